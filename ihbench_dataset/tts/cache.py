@@ -1,0 +1,49 @@
+"""Renders cached on disk by a hash of what determines them: engine version, voice, text."""
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from ..audio import decode_audio, encode_flac
+
+
+def default_cache_dir() -> Path:
+    root = os.environ.get("IHBENCH_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "ihbench"
+    )
+    return Path(root) / "tts"
+
+
+class RenderCache:
+    def __init__(self, directory: Optional[Path] = None):
+        self.directory = Path(directory) if directory else default_cache_dir()
+        self.hits = 0
+        self.misses = 0
+
+    def key(self, engine, text: str) -> str:
+        payload = "\x1f".join([engine.voice_id, engine.version, text])
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+    def render(self, engine, text: str) -> bytes:
+        """FLAC bytes of `text` in `engine`'s voice, synthesised only on a cache miss."""
+        path = self.directory / f"{self.key(engine, text)}.flac"
+        if path.is_file():
+            self.hits += 1
+            return path.read_bytes()
+        self.misses += 1
+        samples = engine.synthesize(text)
+        if samples.size == 0 or not np.all(np.isfinite(samples)):
+            raise ValueError(f"{engine.voice_id} produced unusable audio for {text[:60]!r}")
+        data = encode_flac(samples)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)  # atomic: a crash never leaves a truncated render in the cache
+        return data
+
+    def samples(self, engine, text: str) -> np.ndarray:
+        return decode_audio(self.render(engine, text))
