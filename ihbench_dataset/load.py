@@ -1,0 +1,111 @@
+"""`load_items`: from wherever the data lives to a list of `EvalItem`s."""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from .schema import EvalItem
+from .wide import baselines_from_rows, items_from_conversation_rows
+
+CONVERSATIONS_CONFIG = "conversations"
+BASELINE_CONFIG = "baseline"
+_PREFERRED_SPLITS = ("test", "dev", "validation", "train")
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+class DataSourceError(ValueError):
+    """The source cannot be opened; the message says which source and why."""
+
+
+def load_items(
+    source: Union[str, os.PathLike, Any],
+    *,
+    config: Optional[str] = None,
+    split: Optional[str] = None,
+    baseline: Any = None,
+    revision: Optional[str] = None,
+) -> list[EvalItem]:
+    """All interruption points of an IHBench dataset, in conversation order then turn order.
+
+    `source` is a built local dataset directory, a hub id such as ``"bosonai/IHBench"``, or a
+    ``datasets.Dataset`` in the wide layout. For directories and hub ids the ``baseline``
+    config is attached when the dataset has one; for a ``Dataset`` pass ``baseline=`` (another
+    ``Dataset`` or an iterable of rows) yourself.
+    """
+    import datasets
+
+    config = config or CONVERSATIONS_CONFIG
+    if isinstance(source, datasets.DatasetDict):
+        source = source[_pick_split(list(source), split, "<DatasetDict>")]
+    if isinstance(source, datasets.Dataset):
+        label = f"<Dataset {source.info.dataset_name or 'in memory'}>"
+        baselines = baselines_from_rows(_rows(baseline), source=f"{label} baseline") if baseline is not None else None
+        return items_from_conversation_rows(_rows(source), baselines=baselines, source=label)
+
+    path, label = _resolve(source)
+    conversations = _open(path, label, config, split, revision)
+    if baseline is None and config == CONVERSATIONS_CONFIG and BASELINE_CONFIG in _config_names(path, revision):
+        baseline = _open(path, label, BASELINE_CONFIG, conversations.split._name, revision)
+    baselines = baselines_from_rows(_rows(baseline), source=f"{label} [{BASELINE_CONFIG}]") if baseline is not None else None
+    return items_from_conversation_rows(_rows(conversations), baselines=baselines, source=f"{label} [{config}]")
+
+
+def _rows(data: Any) -> list[dict]:
+    """Plain rows with audio left encoded ({bytes, path}); decoding waits until a model needs it."""
+    import datasets
+
+    if isinstance(data, datasets.Dataset):
+        return data.with_format("arrow")[:].to_pylist()
+    return list(data)
+
+
+def _resolve(source: Union[str, os.PathLike]) -> tuple[str, str]:
+    text = os.fspath(source)
+    path = Path(text).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise DataSourceError(f"{text}: expected a dataset directory (built by `ihbench build`), got a file")
+        # Absolute: a relative name that happens to match a hub id must never go to the hub.
+        return str(path.resolve()), str(path)
+    if _HUB_ID.match(text) and not text.startswith((".", "/")):
+        return text, text
+    raise DataSourceError(f"{text}: no such dataset directory, and not a hub id like 'bosonai/IHBench'")
+
+
+def _config_names(path: str, revision: Optional[str]) -> list[str]:
+    import datasets
+
+    try:
+        return datasets.get_dataset_config_names(path, revision=revision)
+    except Exception:
+        return []
+
+
+def _open(path: str, label: str, config: str, split: Optional[str], revision: Optional[str]):
+    import datasets
+
+    names = _config_names(path, revision)
+    if names and config not in names:
+        raise DataSourceError(f"{label}: no config {config!r}; available: {', '.join(names)}")
+    try:
+        loaded = datasets.load_dataset(path, config, revision=revision)
+    except Exception as error:
+        offline = os.environ.get("HF_HUB_OFFLINE") == "1" or os.environ.get("HF_DATASETS_OFFLINE") == "1"
+        hint = " (HF_HUB_OFFLINE is set: hub datasets must already be in the local cache)" if offline else ""
+        raise DataSourceError(f"{label}: cannot load config {config!r}{hint}: {type(error).__name__}: {error}") from error
+    return loaded[_pick_split(list(loaded), split, f"{label} [{config}]")]
+
+
+def _pick_split(available: list[str], split: Optional[str], label: str) -> str:
+    if split is not None:
+        if split not in available:
+            raise DataSourceError(f"{label}: no split {split!r}; available: {', '.join(available)}")
+        return split
+    if len(available) == 1:
+        return available[0]
+    for name in _PREFERRED_SPLITS:
+        if name in available:
+            return name
+    raise DataSourceError(f"{label}: several splits ({', '.join(available)}); pass split=")

@@ -1,0 +1,213 @@
+"""Reading the in-house conversation sources (one JSON file each; see sources/FORMAT.md).
+
+Parsing is strict about structure (a missing or mistyped field names the file and the field);
+the content rules (prefixes, placeholders, leakage) live in `verify.py`.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Optional, Union
+
+SOURCES_DIR = Path(__file__).parent / "sources" / "conversations"
+DOMAINS = (
+    "saas",
+    "financial_services",
+    "healthcare",
+    "telecom",
+    "e_commerce",
+    "travel",
+    "education",
+    "government",
+    "subscription_media",
+    "professional_services",
+)
+USER_VOICES = ("piper:joe", "flite:slt")
+ASSISTANT_VOICE = "flite:rms"
+
+
+class SourceError(ValueError):
+    """A source file is malformed; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class SourceInterruption:
+    type: str
+    tf_rubric: str
+    rq_rubrics: list[str]
+    baseline: str
+
+
+@dataclass(frozen=True)
+class SourceTurn:
+    index: int  # 0-based; equals the depth of an interruption at this turn
+    stage: str
+    assistant: str
+    user: str
+    delivered: Optional[str] = None
+    interruption: Optional[SourceInterruption] = None
+    user_audio: Optional[Path] = None
+
+    @property
+    def number(self) -> int:
+        """1-based turn number, as in the wide schema's column names."""
+        return self.index + 1
+
+    @property
+    def heard(self) -> str:
+        return self.delivered if self.delivered is not None else self.assistant
+
+
+@dataclass(frozen=True)
+class Conversation:
+    path: Path
+    conversation_id: str
+    domain: dict
+    goal: str
+    knowledge_base: dict
+    system_message: str
+    user_intent: dict
+    user_voice: str
+    turns: list[SourceTurn]
+
+    @property
+    def domain_name(self) -> str:
+        return self.domain["name"]
+
+    @property
+    def interrupted_turns(self) -> list[SourceTurn]:
+        return [t for t in self.turns if t.interruption is not None]
+
+
+def source_files(paths: Optional[Iterable[Union[str, Path]]] = None) -> list[Path]:
+    """JSON files under the given files/directories (default: the shipped dev set), sorted."""
+    files: list[Path] = []
+    for path in [Path(p) for p in (paths or [SOURCES_DIR])]:
+        if path.is_dir():
+            files.extend(sorted(path.glob("*.json")))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise SourceError(f"{path}: no such file or directory")
+    if not files:
+        raise SourceError(f"no conversation JSON files found in {', '.join(map(str, paths or [SOURCES_DIR]))}")
+    return files
+
+
+class _Fields:
+    """Typed access to a JSON object that reports `file: field.path` on every problem."""
+
+    def __init__(self, data: Any, path: Path, prefix: str = ""):
+        self.data, self.path, self.prefix = data, path, prefix
+
+    def error(self, name: str, problem: str) -> SourceError:
+        return SourceError(f"{self.path}: {self.prefix}{name}: {problem}")
+
+    def get(self, name: str, kind: type = str, *, required: bool = True, nonempty: bool = True):
+        if not isinstance(self.data, dict):
+            raise SourceError(f"{self.path}: {self.prefix.rstrip('.') or 'top level'}: expected an object")
+        if name not in self.data or self.data[name] is None:
+            if required:
+                raise self.error(name, "missing")
+            return None
+        value = self.data[name]
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise self.error(name, f"must be {kind.__name__}, got {type(value).__name__}")
+        if nonempty and kind in (str, list, dict) and not (value.strip() if kind is str else value):
+            raise self.error(name, "is empty")
+        return value
+
+    def child(self, name: str, kind: type = dict) -> "_Fields":
+        return _Fields(self.get(name, kind), self.path, f"{self.prefix}{name}.")
+
+    def strings(self, name: str) -> list[str]:
+        values = self.get(name, list, nonempty=False)
+        for i, value in enumerate(values):
+            if not isinstance(value, str) or not value.strip():
+                raise self.error(f"{name}[{i}]", "must be a non-empty string")
+        return values
+
+
+def load_conversation(path: Union[str, Path]) -> Conversation:
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise SourceError(f"{path}: malformed JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
+    except UnicodeDecodeError as error:
+        raise SourceError(f"{path}: not UTF-8 text ({error})") from None
+    top = _Fields(data, path)
+    conversation_id = top.get("conversation_id")
+
+    domain = top.child("domain")
+    name = domain.get("name")
+    if name not in DOMAINS:
+        raise domain.error("name", f"unknown domain {name!r}; expected one of {', '.join(DOMAINS)}")
+    domain.get("description")
+
+    kb = top.child("knowledge_base")
+    stages = kb.get("workflow_stages", list)
+    for i in range(len(stages)):
+        stage = _Fields(stages[i], path, f"knowledge_base.workflow_stages[{i}].")
+        stage.get("name"), stage.get("description"), stage.get("failure_handling")
+        stage.strings("skip_conditions"), stage.strings("termination_conditions")
+    kb.strings("guidelines")
+    user_data = kb.get("user_data", list)
+    for i in range(len(user_data)):
+        entry = _Fields(user_data[i], path, f"knowledge_base.user_data[{i}].")
+        entry.get("field"), entry.get("value")
+
+    intent = top.child("user_intent")
+    intent.get("profile")
+    intent.strings("hidden_info")
+    probabilities = intent.child("interruption_probabilities")
+    for key, value in probabilities.data.items():
+        probabilities.get(key, float, nonempty=False)
+
+    voice = top.get("user_voice")
+    if voice not in USER_VOICES:
+        raise top.error("user_voice", f"unknown voice {voice!r}; expected one of {', '.join(USER_VOICES)}")
+
+    turns = []
+    raw_turns = top.get("turns", list)
+    for i in range(len(raw_turns)):
+        turn = _Fields(raw_turns[i], path, f"turns[{i}].")
+        interruption = None
+        if turn.get("interruption", dict, required=False) is not None:
+            inner = turn.child("interruption")
+            interruption = SourceInterruption(
+                type=inner.get("type"),
+                tf_rubric=inner.get("tf_rubric", nonempty=False),
+                rq_rubrics=inner.get("rq_rubrics", list, nonempty=False),
+                baseline=inner.get("baseline", nonempty=False),
+            )
+        audio = turn.get("user_audio", required=False)
+        turns.append(
+            SourceTurn(
+                index=i,
+                stage=turn.get("stage"),
+                assistant=turn.get("assistant"),
+                user=turn.get("user"),
+                delivered=turn.get("delivered", required=False, nonempty=False),
+                interruption=interruption,
+                user_audio=(path.parent / audio) if audio else None,
+            )
+        )
+        if (interruption is None) != (turns[-1].delivered is None):
+            missing = "delivered" if interruption is not None else "interruption"
+            raise turn.error(missing, "missing: an interrupted turn needs both 'delivered' and 'interruption'")
+
+    return Conversation(
+        path=path,
+        conversation_id=conversation_id,
+        domain=domain.data,
+        goal=top.get("goal"),
+        knowledge_base=kb.data,
+        system_message=top.get("system_message"),
+        user_intent=intent.data,
+        user_voice=voice,
+        turns=turns,
+    )

@@ -1,0 +1,234 @@
+"""`ihbench verify`: the content rules every in-house conversation must pass before it is built.
+
+Each rule protects a measurement: a delivered text that is not a prefix of the plan makes
+"do not repeat what was heard" unjudgeable; an interruption that quotes undelivered words
+leaks information the user could not have; a placeholder makes a correction uncheckable.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Optional, Union
+
+from .audio import AudioError, load_recording
+from .schema import INTERRUPTION_TYPES
+from .sources import Conversation, SourceError, SourceTurn, load_conversation, source_files
+
+MIN_TURNS, MAX_TURNS = 8, 20
+MIN_RQ, MAX_RQ = 2, 4
+MIN_WORDS_EACH_SIDE = 3
+
+PLACEHOLDER_PATTERNS = (
+    re.compile(r"\[[A-Z][A-Z0-9_ ]*\]"),          # [NAME], [ACCOUNT NUMBER]
+    re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}"),    # {account}
+    re.compile(r"\bX{3,}\b"),                     # XXX, XXXX
+    re.compile(r"<[^<>\n]{1,40}>"),               # <...>, <customer name>
+    re.compile(r"\bTBD\b"),
+    re.compile(r"lorem ipsum", re.IGNORECASE),
+)
+
+# Long words a caller says without having heard them: not evidence of leakage.
+_ORDINARY_LONG_WORDS = set(
+    """actually already another anything anyway because before between believe better
+    certainly complicated confused could couldn't definitely different doesn't everything
+    exactly explain explaining forget forgot getting happened honestly hundred important
+    instead listen looking maybe minute minutes morning nothing number obviously okay
+    perfect please possible probably question questions quickly really remember right
+    seriously should something sorry still thanks thank thought thousand through today
+    tomorrow tonight understand wanted whatever without wondering would wouldn't yesterday
+    afternoon evening weekend monday tuesday wednesday thursday friday saturday sunday
+    january february march april june july august september october november december""".split()
+)
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: Path
+    field: str
+    message: str
+    turn: Optional[int] = None  # 1-based turn number
+
+    def __str__(self) -> str:
+        where = f"turn {self.turn}, " if self.turn is not None else ""
+        return f"{self.path}: {where}{self.field}: {self.message}"
+
+
+@dataclass
+class Report:
+    problems: list[Problem]
+    notes: list[str]
+    conversations: list[Conversation]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def verify_paths(paths: Optional[Iterable[Union[str, Path]]] = None, *, check_audio: bool = True) -> Report:
+    """Check every source file; collect all problems rather than stopping at the first."""
+    report = Report(problems=[], notes=[], conversations=[])
+    seen: dict[str, Path] = {}
+    for path in source_files(paths):  # a path that does not exist is a usage error: raises
+        try:
+            conversation = load_conversation(path)
+        except SourceError as error:
+            report.problems.append(Problem(path, "structure", str(error).removeprefix(f"{path}: ")))
+            continue
+        if conversation.conversation_id in seen:
+            report.problems.append(Problem(path, "conversation_id",
+                                           f"duplicate id {conversation.conversation_id!r} (also in {seen[conversation.conversation_id]})"))
+        seen.setdefault(conversation.conversation_id, path)
+        report.problems.extend(check_conversation(conversation))
+        if check_audio:
+            report.notes.extend(_check_audio(conversation, report.problems))
+        report.conversations.append(conversation)
+    return report
+
+
+def check_conversation(conversation: Conversation) -> list[Problem]:
+    c = conversation
+    problems: list[Problem] = []
+
+    def add(field: str, message: str, turn: Optional[SourceTurn] = None) -> None:
+        problems.append(Problem(c.path, field, message, turn.number if turn else None))
+
+    if c.path.stem != c.conversation_id:
+        add("conversation_id", f"{c.conversation_id!r} differs from the file name {c.path.stem!r}")
+    if not MIN_TURNS <= len(c.turns) <= MAX_TURNS:
+        add("turns", f"{len(c.turns)} turns; expected {MIN_TURNS}-{MAX_TURNS} ({2 * MIN_TURNS}-{2 * MAX_TURNS} messages)")
+    probabilities = c.user_intent["interruption_probabilities"]
+    if set(probabilities) != set(INTERRUPTION_TYPES):
+        add("user_intent.interruption_probabilities", f"keys must be exactly {', '.join(INTERRUPTION_TYPES)}")
+    elif abs(sum(probabilities.values()) - 1.0) > 0.01:
+        add("user_intent.interruption_probabilities", f"sum to {sum(probabilities.values()):.3f}, not 1")
+    stage_names = [s["name"] for s in c.knowledge_base["workflow_stages"]]
+    if len(set(stage_names)) != len(stage_names):
+        add("knowledge_base.workflow_stages", "stage names repeat")
+
+    for field, text in _strings(_as_json(c)):
+        for pattern in PLACEHOLDER_PATTERNS:
+            match = pattern.search(text)
+            if match:
+                add(field, f"placeholder token {match.group(0)!r}")
+
+    for turn in c.turns:
+        prefix = f"turns[{turn.index}]"
+        if turn.stage not in stage_names:
+            add(f"{prefix}.stage", f"stage {turn.stage!r} is not in knowledge_base.workflow_stages", turn)
+        if turn.interruption is None:
+            continue
+        problems.extend(Problem(c.path, f"{prefix}.{f}", m, turn.number) for f, m in _check_cut(turn))
+        problems.extend(Problem(c.path, f"{prefix}.interruption.{f}", m, turn.number) for f, m in _check_rubric(turn))
+        leaked = leaked_words(c, turn)
+        if leaked:
+            add(f"{prefix}.user", "the interruption quotes words the user has not heard yet (only in the "
+                f"undelivered part): {', '.join(sorted(leaked))}", turn)
+    return problems
+
+
+def _check_cut(turn: SourceTurn) -> list[tuple[str, str]]:
+    delivered, original = turn.delivered, turn.assistant
+    if not original.startswith(delivered):
+        return [("delivered", "is not a prefix of the assistant text")]
+    rest = original[len(delivered):]
+    if not rest.strip():
+        return [("delivered", "is the whole message: an interruption must cut the turn before its end")]
+    problems = []
+    if re.search(r"[.?!:]['\")]*\s*$", delivered):
+        problems.append(("delivered", "ends at a sentence boundary; cut mid-sentence"))
+    if len(delivered.split()) < MIN_WORDS_EACH_SIDE:
+        problems.append(("delivered", f"fewer than {MIN_WORDS_EACH_SIDE} words delivered"))
+    if len(rest.split()) < MIN_WORDS_EACH_SIDE:
+        problems.append(("delivered", f"fewer than {MIN_WORDS_EACH_SIDE} words left undelivered"))
+    return problems
+
+
+def _check_rubric(turn: SourceTurn) -> list[tuple[str, str]]:
+    i = turn.interruption
+    problems = []
+    if i.type not in INTERRUPTION_TYPES:
+        problems.append(("type", f"unknown type {i.type!r}; expected one of {', '.join(INTERRUPTION_TYPES)}"))
+    if not i.tf_rubric.strip():
+        problems.append(("tf_rubric", "is empty"))
+    if not MIN_RQ <= len(i.rq_rubrics) <= MAX_RQ:
+        problems.append(("rq_rubrics", f"has {len(i.rq_rubrics)} criteria; expected {MIN_RQ}-{MAX_RQ}"))
+    if any(not isinstance(r, str) or not r.strip() for r in i.rq_rubrics):
+        problems.append(("rq_rubrics", "contains an empty criterion"))
+    if not i.baseline.strip():
+        problems.append(("baseline", "is empty"))
+    return problems
+
+
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
+
+
+def _stem(word: str) -> str:
+    word = word.lower().replace("’", "'").removesuffix("'s").strip("'-")
+    for suffix in ("ing", "ed", "es", "s", "ly"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def _stems(text: str) -> set[str]:
+    return {_stem(w) for w in _WORD.findall(text)}
+
+
+def _distinctive(word: str) -> bool:
+    bare = word.strip("'’-")
+    if any(ch.isdigit() for ch in bare):
+        return True
+    if bare.lower() in _ORDINARY_LONG_WORDS:
+        return False
+    return len(bare) >= 7 or (bare[:1].isupper() and bare.upper() != bare and len(bare) > 1 and bare.lower() not in ("i'm",))
+
+
+def leaked_words(conversation: Conversation, turn: SourceTurn) -> set[str]:
+    """Distinctive words of the interruption that the user can only know from the unheard rest."""
+    rest = turn.assistant[len(turn.delivered):] if turn.assistant.startswith(turn.delivered) else ""
+    unheard = _stems(rest)
+    known_texts = [turn.delivered, conversation.goal, _flatten(conversation.user_intent),
+                   _flatten(conversation.knowledge_base.get("user_data", []))]
+    for earlier in conversation.turns[: turn.index]:
+        known_texts += [earlier.heard, earlier.user]
+    known = _stems(" ".join(known_texts))
+    leaked = set()
+    for word in _WORD.findall(turn.user):
+        stem = _stem(word)
+        if _distinctive(word) and stem in unheard and stem not in known:
+            leaked.add(word)
+    return leaked
+
+
+def _check_audio(conversation: Conversation, problems: list[Problem]) -> list[str]:
+    notes = []
+    for turn in conversation.turns:
+        if turn.user_audio is None:
+            continue
+        try:
+            notes.extend(load_recording(turn.user_audio, what=f"turns[{turn.index}].user_audio").notes)
+        except AudioError as error:
+            problems.append(Problem(conversation.path, f"turns[{turn.index}].user_audio", str(error), turn.number))
+    return notes
+
+
+def _as_json(c: Conversation) -> dict:
+    import json
+
+    return json.loads(c.path.read_text(encoding="utf-8"))
+
+
+def _strings(value, field: str = ""):
+    if isinstance(value, str):
+        yield field or "value", value
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            yield from _strings(inner, f"{field}.{key}" if field else key)
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            yield from _strings(inner, f"{field}[{index}]")
+
+
+def _flatten(value) -> str:
+    return " ".join(text for _, text in _strings(value))

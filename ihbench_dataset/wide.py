@@ -1,0 +1,265 @@
+"""The one reader of the official wide schema (one row per conversation, columns per turn).
+
+The official `bosonai/IHBench` data and the in-house build share this layout, so both become
+`EvalItem`s here and nowhere else.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Optional
+
+from .schema import (
+    AudioClip,
+    EvalItem,
+    Interrupted,
+    Message,
+    Rubric,
+    Utterance,
+    canonical_interruption_type,
+    item_id,
+)
+
+CONVERSATION_COLUMNS = (
+    "conversation_id",
+    "domain",
+    "goal",
+    "system_message",
+    "knowledge_base",
+    "user_intent",
+    "num_turns",
+)
+TURN_COLUMNS = (
+    "assistant_turn_{n}_transcript",
+    "assistant_turn_{n}_original",
+    "user_turn_{n}_transcript",
+    "user_turn_{n}_audio",
+    "user_turn_{n}_interruption_type",
+    "turn_{n}_tf_rubric",
+    "turn_{n}_rq_rubrics",
+)
+# Written by the in-house build only: the delivered part of each assistant turn, rendered.
+IN_HOUSE_TURN_COLUMNS = ("assistant_turn_{n}_audio",)
+BASELINE_COLUMN = "turn_{n}_baseline_response"
+
+_TURN_NUMBER = re.compile(r"^(?:assistant_turn|user_turn|turn)_(\d+)_")
+
+
+class SchemaError(ValueError):
+    """The data does not follow the IHBench wide schema; the message names source, row and column."""
+
+
+def turn_columns(n: int, *, in_house: bool = False) -> list[str]:
+    names = TURN_COLUMNS + (IN_HOUSE_TURN_COLUMNS if in_house else ())
+    return [name.format(n=n) for name in names]
+
+
+def max_turn_number(columns: Iterable[str]) -> int:
+    numbers = [int(m.group(1)) for c in columns if (m := _TURN_NUMBER.match(c))]
+    return max(numbers, default=0)
+
+
+def audio_columns(columns: Iterable[str]) -> list[str]:
+    return [c for c in columns if c.endswith("_audio")]
+
+
+def domain_name(domain: Any) -> str:
+    """The official `domain` is a struct; its name field is what reports group by."""
+    if isinstance(domain, Mapping):
+        for key in ("name", "domain", "id"):
+            if isinstance(domain.get(key), str):
+                return domain[key]
+        strings = [v for v in domain.values() if isinstance(v, str)]
+        if strings:
+            return strings[0]
+        raise SchemaError(f"domain struct has no name field: {dict(domain)!r}")
+    if isinstance(domain, str):
+        return domain
+    raise SchemaError(f"domain must be a struct or a string, got {type(domain).__name__}")
+
+
+def _clip(value: Any) -> Optional[AudioClip]:
+    if value is None:
+        return None
+    if isinstance(value, AudioClip):
+        return value
+    if isinstance(value, Mapping):
+        if value.get("bytes") is None and value.get("path") is None:
+            return None
+        return AudioClip(bytes=value.get("bytes"), path=value.get("path"))
+    raise SchemaError(f"audio value must be a {{bytes, path}} struct, got {type(value).__name__}")
+
+
+class _Row:
+    """Column access that names the source, the conversation and the column in every error."""
+
+    def __init__(self, row: Mapping[str, Any], source: str, index: int):
+        self.row = row
+        self.source = source
+        self.label = f"{source}: row {index}"
+        if row.get("conversation_id"):
+            self.label += f" (conversation {row['conversation_id']})"
+
+    def error(self, column: str, problem: str) -> SchemaError:
+        return SchemaError(f"{self.label}: column {column!r} {problem}")
+
+    def get(self, column: str, *, required: bool = True, kind: type | tuple = str) -> Any:
+        if column not in self.row:
+            if required:
+                raise self.error(column, "is missing")
+            return None
+        value = self.row[column]
+        if value is None:
+            if required:
+                raise self.error(column, "is null")
+            return None
+        if kind is not None and not isinstance(value, kind):
+            raise self.error(column, f"must be {getattr(kind, '__name__', kind)}, got {type(value).__name__}")
+        return value
+
+
+@dataclass(frozen=True)
+class WideTurn:
+    """One assistant message and the user message after it, as the wide row stores them."""
+
+    number: int  # 1-based, as in the column names
+    heard: str  # assistant_turn_N_transcript: truncated where the user cut in
+    original: str
+    user_text: str
+    user_audio: Optional[AudioClip]
+    assistant_audio: Optional[AudioClip]  # in-house only
+    interruption_type: Optional[str]
+    rubric: Optional[Rubric]
+
+
+@dataclass(frozen=True)
+class WideConversation:
+    conversation_id: str
+    domain: str
+    goal: str
+    system_prompt: str
+    turns: list[WideTurn]
+
+
+def conversations_from_rows(rows: Iterable[Mapping[str, Any]], *, source: str = "<dataset>") -> list[WideConversation]:
+    """Parse and check each wide row once; ids must be unique across rows."""
+    conversations: list[WideConversation] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(rows):
+        row = _Row(raw, source, index)
+        conversation = _parse_row(row)
+        if conversation.conversation_id in seen:
+            raise row.error("conversation_id", f"repeats {conversation.conversation_id!r}")
+        seen.add(conversation.conversation_id)
+        conversations.append(conversation)
+    return conversations
+
+
+def items_from_conversation_rows(
+    rows: Iterable[Mapping[str, Any]],
+    *,
+    baselines: Optional[Mapping[tuple[str, int], str]] = None,
+    source: str = "<dataset>",
+) -> list[EvalItem]:
+    """Every interruption point of every row, in row order then turn order."""
+    items: list[EvalItem] = []
+    for conversation in conversations_from_rows(rows, source=source):
+        items.extend(items_from_conversation(conversation, baselines or {}))
+    return items
+
+
+def items_from_conversation(conversation: WideConversation, baselines: Mapping[tuple[str, int], str]) -> list[EvalItem]:
+    c = conversation
+    history: list[Message] = []
+    items: list[EvalItem] = []
+    for turn in c.turns:
+        if turn.interruption_type is not None:
+            items.append(
+                EvalItem(
+                    id=item_id(c.conversation_id, turn.number),
+                    conversation_id=c.conversation_id,
+                    domain=c.domain,
+                    goal=c.goal,
+                    interruption_type=turn.interruption_type,
+                    turn=turn.number,
+                    depth=turn.number - 1,
+                    system_prompt=c.system_prompt,
+                    history=list(history),
+                    interrupted=Interrupted(original=turn.original, delivered=turn.heard, audio=turn.assistant_audio),
+                    interruption=Utterance(transcript=turn.user_text, audio=turn.user_audio),
+                    rubric=turn.rubric,
+                    baseline=baselines.get((c.conversation_id, turn.number)),
+                )
+            )
+        history.append(Message("assistant", turn.heard))
+        history.append(Message("user", turn.user_text, turn.user_audio))
+    return items
+
+
+def _parse_row(row: _Row) -> WideConversation:
+    conversation_id = row.get("conversation_id")
+    num_turns = row.get("num_turns", kind=int)
+    if num_turns < 1:
+        raise row.error("num_turns", f"must be >= 1, got {num_turns}")
+    turns = []
+    for n in range(1, num_turns + 1):
+        raw_type = row.get(f"user_turn_{n}_interruption_type", required=False)
+        try:
+            kind = canonical_interruption_type(raw_type)
+        except ValueError as error:
+            raise row.error(f"user_turn_{n}_interruption_type", str(error)) from None
+        rubric = None
+        if kind is not None:
+            tf = row.get(f"turn_{n}_tf_rubric")
+            rq = row.get(f"turn_{n}_rq_rubrics", kind=(list, tuple))
+            if not tf.strip():
+                raise row.error(f"turn_{n}_tf_rubric", "is empty on an interruption turn")
+            if not rq or not all(isinstance(c, str) and c.strip() for c in rq):
+                raise row.error(f"turn_{n}_rq_rubrics", "must be a non-empty list of non-empty strings")
+            rubric = Rubric(tf=tf, rq=list(rq))
+        turns.append(
+            WideTurn(
+                number=n,
+                heard=row.get(f"assistant_turn_{n}_transcript"),
+                original=row.get(f"assistant_turn_{n}_original"),
+                user_text=row.get(f"user_turn_{n}_transcript"),
+                user_audio=_clip(row.get(f"user_turn_{n}_audio", required=False, kind=None)),
+                assistant_audio=_clip(row.get(f"assistant_turn_{n}_audio", required=False, kind=None)),
+                interruption_type=kind,
+                rubric=rubric,
+            )
+        )
+    return WideConversation(
+        conversation_id=conversation_id,
+        domain=domain_name(row.get("domain", kind=None)),
+        goal=row.get("goal"),
+        system_prompt=row.get("system_message"),
+        turns=turns,
+    )
+
+
+def baselines_from_rows(rows: Iterable[Mapping[str, Any]], *, source: str = "<baseline>") -> dict[tuple[str, int], str]:
+    """Baseline responses keyed by (conversation_id, turn).
+
+    Accepts the wide layout the in-house build writes (`turn_N_baseline_response`, one row per
+    conversation) and a long layout (`conversation_id`, `turn`, `baseline_response` or
+    `response`), so a baseline produced by any pipeline can be attached.
+    """
+    result: dict[tuple[str, int], str] = {}
+    for index, raw in enumerate(rows):
+        row = _Row(raw, source, index)
+        conversation_id = row.get("conversation_id")
+        if "turn" in raw:
+            turn = row.get("turn", kind=int)
+            column = "baseline_response" if "baseline_response" in raw else "response"
+            text = row.get(column, required=False)
+            if text is not None:
+                result[(conversation_id, turn)] = text
+            continue
+        for column, value in raw.items():
+            match = re.fullmatch(r"turn_(\d+)_baseline(?:_response)?", column)
+            if match and value is not None:
+                if not isinstance(value, str):
+                    raise row.error(column, f"must be str, got {type(value).__name__}")
+                result[(conversation_id, int(match.group(1)))] = value
+    return result
