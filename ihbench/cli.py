@@ -21,6 +21,49 @@ def _verify(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def _build(args: argparse.Namespace) -> int:
+    from ihbench_dataset.build import build
+
+    result = build(args.out, args.sources or None, cache_dir=args.cache_dir, progress=not args.quiet)
+    for note in result.notes:
+        print(f"note: {note}")
+    s = result.statistics
+    print(f"built {result.out}: {s['conversations']} conversations, {s['interruption_points']} interruption points "
+          f"({result.renders} clips rendered, {result.cache_hits} from cache)")
+    return 0
+
+
+def _info(args: argparse.Namespace) -> int:
+    from ihbench_dataset import load_items
+    from ihbench_dataset.load import load_conversations
+    from ihbench_dataset.stats import dataset_statistics, statistics_markdown
+
+    conversations = load_conversations(args.data, split=args.split)
+    items = load_items(args.data, split=args.split)
+    with_baseline = sum(item.baseline is not None for item in items)
+    print(f"IHBench data: {args.data}")
+    print(f"baseline responses: {with_baseline} of {len(items)} interruption points")
+    print(statistics_markdown(dataset_statistics(conversations, items)))
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from ihbench_dataset import load_items
+    from ihbench_dataset.export import export_conversation, pick_conversation
+    from ihbench_dataset.load import load_conversations
+
+    conversations = load_conversations(args.data, split=args.split)
+    try:
+        conversation = pick_conversation(conversations, args.conversation)
+    except KeyError as error:
+        print(f"ihbench export: error: {error.args[0]}", file=sys.stderr)
+        return 2
+    target = export_conversation(conversation, load_items(args.data, split=args.split), args.out)
+    wavs = len(list(target.glob("*.wav")))
+    print(f"exported {conversation.conversation_id} to {target} (conversation.md + {wavs} WAV files)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ihbench", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -29,19 +72,39 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("paths", nargs="*", help="JSON files or folders (default: the shipped dev set)")
     verify.add_argument("--no-audio", action="store_true", help="skip checking referenced recordings")
     verify.set_defaults(func=_verify)
+
+    build = commands.add_parser("build", help="render audio and write the in-house dataset directory")
+    build.add_argument("--sources", nargs="*", help="JSON files or folders (default: the shipped dev set)")
+    build.add_argument("--out", required=True, type=Path, help="dataset directory to (re)create")
+    build.add_argument("--cache-dir", type=Path, help="TTS render cache (default: $IHBENCH_CACHE or ~/.cache/ihbench)")
+    build.add_argument("--quiet", action="store_true", help="no progress bars")
+    build.set_defaults(func=_build)
+
+    info = commands.add_parser("info", help="summary statistics of a dataset (built dir or hub id)")
+    info.add_argument("data", help="dataset directory or hub id")
+    info.add_argument("--split", help="split (default: the only one, or test/dev)")
+    info.set_defaults(func=_info)
+
+    export = commands.add_parser("export", help="write one conversation as text + WAV files")
+    export.add_argument("data", help="dataset directory or hub id")
+    export.add_argument("--conversation", help="conversation id (default: the first)")
+    export.add_argument("--out", type=Path, default=Path("demo"), help="output folder (default: demo/)")
+    export.add_argument("--split", help="split (default: the only one, or test/dev)")
+    export.set_defaults(func=_export)
     return parser
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     from ihbench_dataset.audio import AudioError
+    from ihbench_dataset.build import BuildError
     from ihbench_dataset.load import DataSourceError
     from ihbench_dataset.sources import SourceError
     from ihbench_dataset.wide import SchemaError
 
     try:
         return args.func(args)
-    except (SourceError, SchemaError, DataSourceError, AudioError) as error:
+    except (SourceError, SchemaError, DataSourceError, AudioError, BuildError) as error:
         print(f"ihbench {args.command}: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from .schema import EvalItem
-from .wide import baselines_from_rows, items_from_conversation_rows
+from .wide import WideConversation, baselines_from_rows, conversations_from_rows, items_from_conversation_rows
 
 CONVERSATIONS_CONFIG = "conversations"
 BASELINE_CONFIG = "baseline"
@@ -50,6 +50,24 @@ def load_items(
         baseline = _open(path, label, BASELINE_CONFIG, conversations.split._name, revision)
     baselines = baselines_from_rows(_rows(baseline), source=f"{label} [{BASELINE_CONFIG}]") if baseline is not None else None
     return items_from_conversation_rows(_rows(conversations), baselines=baselines, source=f"{label} [{config}]")
+
+
+def load_conversations(
+    source: Union[str, os.PathLike, Any],
+    *,
+    split: Optional[str] = None,
+    revision: Optional[str] = None,
+) -> list[WideConversation]:
+    """Whole conversations (every turn, interrupted or not), for export and statistics."""
+    import datasets
+
+    if isinstance(source, datasets.DatasetDict):
+        source = source[_pick_split(list(source), split, "<DatasetDict>")]
+    if isinstance(source, datasets.Dataset):
+        return conversations_from_rows(_rows(source), source="<Dataset>")
+    path, label = _resolve(source)
+    data = _open(path, label, CONVERSATIONS_CONFIG, split, revision)
+    return conversations_from_rows(_rows(data), source=f"{label} [{CONVERSATIONS_CONFIG}]")
 
 
 def _rows(data: Any) -> list[dict]:

@@ -175,13 +175,25 @@ def _stems(text: str) -> set[str]:
     return {_stem(w) for w in _WORD.findall(text)}
 
 
-def _distinctive(word: str) -> bool:
+def _distinctive(word: str, sentence_start: bool) -> bool:
+    """Numbers, codes, long words and mid-sentence capitalised names: things one must have heard."""
     bare = word.strip("'’-")
+    lower = bare.lower()
     if any(ch.isdigit() for ch in bare):
         return True
-    if bare.lower() in _ORDINARY_LONG_WORDS:
+    if lower in _ORDINARY_LONG_WORDS:
         return False
-    return len(bare) >= 7 or (bare[:1].isupper() and bare.upper() != bare and len(bare) > 1 and bare.lower() not in ("i'm",))
+    if len(bare) >= 7:
+        return True
+    is_pronoun_i = lower == "i" or lower.startswith(("i'", "i’"))
+    return bare[:1].isupper() and not sentence_start and not is_pronoun_i
+
+
+def _words_with_position(text: str):
+    """Each word and whether it opens a sentence (where capitals say nothing about names)."""
+    for match in _WORD.finditer(text):
+        before = text[: match.start()].rstrip(" \"'“”‘’(")
+        yield match.group(0), (not before) or before[-1] in ".?!…—-:"
 
 
 def leaked_words(conversation: Conversation, turn: SourceTurn) -> set[str]:
@@ -194,9 +206,9 @@ def leaked_words(conversation: Conversation, turn: SourceTurn) -> set[str]:
         known_texts += [earlier.heard, earlier.user]
     known = _stems(" ".join(known_texts))
     leaked = set()
-    for word in _WORD.findall(turn.user):
+    for word, sentence_start in _words_with_position(turn.user):
         stem = _stem(word)
-        if _distinctive(word) and stem in unheard and stem not in known:
+        if _distinctive(word, sentence_start) and stem in unheard and stem not in known:
             leaked.add(word)
     return leaked
 

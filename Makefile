@@ -1,0 +1,46 @@
+# The two commands a newcomer needs: `make test` and `make demo`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DATA := data/ihbench-dev
+SOURCES := $(wildcard ihbench_dataset/sources/conversations/*.json)
+# No network but the package registries: tests and the demo never touch the hub.
+OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1 GRADIO_ANALYTICS_ENABLED=False
+
+.PHONY: test demo system-deps install
+
+test: system-deps $(STAMP)
+	$(OFFLINE) $(BIN)/python -m pytest
+
+demo: system-deps $(STAMP) $(DATA)/build_info.json
+	$(OFFLINE) $(BIN)/ihbench info $(DATA)
+	$(OFFLINE) $(BIN)/ihbench export $(DATA) --out demo
+
+install: system-deps $(STAMP)
+
+$(DATA)/build_info.json: $(SOURCES) | $(STAMP)
+	$(OFFLINE) $(BIN)/ihbench build --out $(DATA)
+
+# FFmpeg decodes audio (torchcodec); flite is the second TTS voice family.
+system-deps:
+	@missing=""; \
+	command -v ffmpeg >/dev/null 2>&1 || missing="$$missing ffmpeg"; \
+	command -v flite >/dev/null 2>&1 || missing="$$missing flite"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing system packages:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else \
+	    echo "error: missing system packages:$$missing. Install them (Debian/Ubuntu: sudo apt-get install$$missing) and run make again." >&2; \
+	    exit 1; \
+	  fi; \
+	fi
+
+# CPU torch first (a local wheel here): asking pip for anything that needs torch before it is
+# installed would fetch a multi-GB CUDA build. torchcodec 0.13 is the build that matches it.
+$(STAMP): setup.cfg pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q torchcodec==0.13.0 -e '.[tts,models,space,dev]'
+	touch $(STAMP)

@@ -1,0 +1,253 @@
+"""`ihbench build`: in-house sources -> a local Hugging Face dataset directory.
+
+Layout written (all Parquet, audio embedded as 16 kHz mono FLAC):
+
+    OUT/README.md                          the dataset card, with `configs:` for load_dataset
+    OUT/conversations/dev-00000-of-00001.parquet    official wide schema (+ assistant audio)
+    OUT/baseline/dev-00000-of-00001.parquet         baseline responses, wide
+    OUT/interruptions/dev-00000-of-00001.parquet    one row per interruption point, long
+    OUT/stats.png, OUT/build_info.json
+
+Everything is written into a temporary sibling directory and renamed at the end, so a build
+that fails leaves the previous build (or nothing) in place, never half a dataset.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Optional, Union
+
+from .audio import encode_flac, load_recording
+from .features import baseline_features, conversations_features, interruptions_features
+from .schema import INTERRUPTION_TYPES, EvalItem
+from .sources import ASSISTANT_VOICE, Conversation
+from .tts import RenderCache, get_engine
+
+SPLIT = "dev"
+CONFIGS = ("conversations", "baseline", "interruptions")
+BUILD_MARKER = "build_info.json"
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+@dataclass
+class BuildResult:
+    out: Path
+    statistics: dict
+    notes: list[str] = field(default_factory=list)
+    renders: int = 0
+    cache_hits: int = 0
+
+
+def build(
+    out: Union[str, Path],
+    sources: Optional[Iterable[Union[str, Path]]] = None,
+    *,
+    cache_dir: Optional[Union[str, Path]] = None,
+    progress: bool = True,
+) -> BuildResult:
+    from .verify import verify_paths
+
+    out = Path(out).resolve()
+    _refuse_foreign_directory(out)
+    report = verify_paths(sources)
+    if not report.ok:
+        listed = "\n".join(f"  {p}" for p in report.problems[:30])
+        more = f"\n  ... and {len(report.problems) - 30} more" if len(report.problems) > 30 else ""
+        raise BuildError(f"sources do not pass `ihbench verify` ({len(report.problems)} problem(s)):\n{listed}{more}")
+    conversations = report.conversations
+    cache = RenderCache(Path(cache_dir) if cache_dir else None)
+    audio, notes = render_audio(conversations, cache, progress=progress)
+    notes = report.notes + notes
+
+    tmp = out.parent / f".{out.name}.building-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        statistics = _write(tmp, conversations, audio, progress=progress)
+        _write_info(tmp, conversations, statistics, cache, notes)
+        _replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return BuildResult(out=out, statistics=statistics, notes=notes,
+                       renders=cache.misses, cache_hits=cache.hits)
+
+
+def render_audio(conversations: list[Conversation], cache: RenderCache, *, progress: bool = True):
+    """FLAC bytes keyed by (conversation_id, turn index, "user" | "assistant")."""
+    from tqdm.auto import tqdm
+
+    jobs = []
+    for c in conversations:
+        for turn in c.turns:
+            jobs.append((c, turn, "user"))
+            jobs.append((c, turn, "assistant"))
+    audio: dict[tuple[str, int, str], bytes] = {}
+    notes: list[str] = []
+    for c, turn, speaker in tqdm(jobs, desc="rendering audio", unit="clip", disable=not progress):
+        key = (c.conversation_id, turn.index, speaker)
+        if speaker == "user" and turn.user_audio is not None:
+            checked = load_recording(turn.user_audio, what=f"turns[{turn.index}].user_audio")
+            notes.extend(checked.notes)
+            audio[key] = encode_flac(checked.samples)
+        elif speaker == "user":
+            audio[key] = cache.render(get_engine(c.user_voice), turn.user)
+        else:
+            audio[key] = cache.render(get_engine(ASSISTANT_VOICE), turn.heard)
+    return audio, notes
+
+
+def _clip(data: bytes, name: str) -> dict:
+    return {"bytes": data, "path": f"{name}.flac"}
+
+
+def conversation_row(c: Conversation, audio: dict, max_turns: int) -> dict:
+    kb = c.knowledge_base
+    row = {
+        "conversation_id": c.conversation_id,
+        "domain": {"name": c.domain["name"], "description": c.domain["description"]},
+        "goal": c.goal,
+        "system_message": c.system_message,
+        "knowledge_base": {
+            "workflow_stages": [
+                {key: stage[key] for key in ("name", "description", "skip_conditions", "failure_handling",
+                                             "termination_conditions")}
+                for stage in kb["workflow_stages"]
+            ],
+            "guidelines": list(kb["guidelines"]),
+            "user_data": [{"field": d["field"], "value": d["value"]} for d in kb["user_data"]],
+        },
+        "user_intent": {
+            "profile": c.user_intent["profile"],
+            "interruption_probabilities": {k: float(c.user_intent["interruption_probabilities"][k])
+                                           for k in INTERRUPTION_TYPES},
+            "hidden_info": list(c.user_intent["hidden_info"]),
+        },
+        "num_turns": len(c.turns),
+    }
+    for n in range(1, max_turns + 1):
+        turn = c.turns[n - 1] if n <= len(c.turns) else None
+        i = turn.interruption if turn else None
+        row.update({
+            f"assistant_turn_{n}_transcript": turn.heard if turn else None,
+            f"assistant_turn_{n}_original": turn.assistant if turn else None,
+            f"user_turn_{n}_transcript": turn.user if turn else None,
+            f"user_turn_{n}_audio": _clip(audio[(c.conversation_id, turn.index, "user")],
+                                          f"{c.conversation_id}/user_turn_{n}") if turn else None,
+            f"user_turn_{n}_interruption_type": (i.type if i else "") if turn else None,
+            f"turn_{n}_tf_rubric": i.tf_rubric if i else None,
+            f"turn_{n}_rq_rubrics": list(i.rq_rubrics) if i else None,
+            f"assistant_turn_{n}_audio": _clip(audio[(c.conversation_id, turn.index, "assistant")],
+                                               f"{c.conversation_id}/assistant_turn_{n}") if turn else None,
+        })
+    return row
+
+
+def baseline_row(c: Conversation, max_turns: int) -> dict:
+    row = {"conversation_id": c.conversation_id, "num_turns": len(c.turns)}
+    for n in range(1, max_turns + 1):
+        turn = c.turns[n - 1] if n <= len(c.turns) else None
+        row[f"turn_{n}_baseline_response"] = turn.interruption.baseline if turn and turn.interruption else None
+    return row
+
+
+def interruption_row(item: EvalItem) -> dict:
+    """The long layout: everything a model and a judge need for one point, in one row."""
+    return {
+        "id": item.id,
+        "conversation_id": item.conversation_id,
+        "domain": item.domain,
+        "goal": item.goal,
+        "interruption_type": item.interruption_type,
+        "turn": item.turn,
+        "depth": item.depth,
+        "depth_bin": item.depth_bin,
+        "system_prompt": item.system_prompt,
+        "history": [{"role": m.role, "text": m.text, "audio": m.audio.to_hf() if m.audio else None}
+                    for m in item.history],
+        "interrupted_original": item.interrupted.original,
+        "interrupted_delivered": item.interrupted.delivered,
+        "interrupted_audio": item.interrupted.audio.to_hf() if item.interrupted.audio else None,
+        "interruption_transcript": item.interruption.transcript,
+        "interruption_audio": item.interruption.audio.to_hf() if item.interruption.audio else None,
+        "tf_rubric": item.rubric.tf,
+        "rq_rubrics": list(item.rubric.rq),
+        "baseline_response": item.baseline,
+    }
+
+
+def _write(root: Path, conversations: list[Conversation], audio: dict, *, progress: bool) -> dict:
+    import datasets
+
+    from .card import render_card
+    from .load import load_conversations, load_items
+    from .stats import dataset_statistics, plot_statistics
+
+    if not progress:
+        datasets.disable_progress_bars()
+    max_turns = max(len(c.turns) for c in conversations)
+    wide = datasets.Dataset.from_list([conversation_row(c, audio, max_turns) for c in conversations],
+                                      features=conversations_features(max_turns))
+    baseline = datasets.Dataset.from_list([baseline_row(c, max_turns) for c in conversations],
+                                          features=baseline_features(max_turns))
+    # The long config comes out of the same reader users call, so the two can never disagree.
+    items = load_items(wide, baseline=baseline)
+    long = datasets.Dataset.from_list([interruption_row(item) for item in items], features=interruptions_features())
+    for name, data in zip(CONFIGS, (wide, baseline, long)):
+        (root / name).mkdir()
+        data.to_parquet(str(root / name / f"{SPLIT}-00000-of-00001.parquet"))
+    statistics = dataset_statistics(load_conversations(wide), items)
+    plot_statistics(statistics, root / "stats.png")
+    voices = sorted({c.user_voice for c in conversations} | {ASSISTANT_VOICE})
+    (root / "README.md").write_text(
+        render_card(statistics=statistics, features={"conversations": wide.features, "baseline": baseline.features,
+                                                     "interruptions": long.features},
+                    voices={v: get_engine(v) for v in voices}, split=SPLIT, configs=CONFIGS),
+        encoding="utf-8",
+    )
+    return statistics
+
+
+def sources_fingerprint(conversations: list[Conversation]) -> str:
+    digest = hashlib.sha256()
+    for c in sorted(conversations, key=lambda c: c.conversation_id):
+        digest.update(c.path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _write_info(root: Path, conversations, statistics: dict, cache: RenderCache, notes: list[str]) -> None:
+    from importlib.metadata import version
+
+    from . import __name__ as package
+
+    info = {
+        "builder": f"{package} (ihbench {version('ihbench')})",
+        "sources_fingerprint": sources_fingerprint(conversations),
+        "conversations": [c.conversation_id for c in conversations],
+        "split": SPLIT,
+        "configs": list(CONFIGS),
+        "statistics": statistics,
+        "notes": notes,
+    }
+    (root / BUILD_MARKER).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+
+
+def _refuse_foreign_directory(out: Path) -> None:
+    """Replacing a previous build is fine; deleting a directory we did not make is not."""
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / BUILD_MARKER).is_file())):
+        raise BuildError(f"{out}: exists and is not an ihbench build (no {BUILD_MARKER}); choose another --out")
+
+
+def _replace(tmp: Path, out: Path) -> None:
+    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    if out.exists():
+        os.replace(out, old)
+    os.replace(tmp, out)
+    shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,66 @@
+"""Renders `dataset_card.md` (repository root) into the built dataset's README.md."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+TEMPLATE = Path(__file__).with_name("dataset_card.md")
+
+
+def _configs_yaml(configs, split: str) -> str:
+    lines = ["configs:"]
+    for index, name in enumerate(configs):
+        lines.append(f"- config_name: {name}")
+        if index == 0:
+            lines.append("  default: true")
+        lines += ["  data_files:", f"  - split: {split}", f"    path: {name}/{split}-*"]
+    return "\n".join(lines)
+
+
+def _type_name(feature) -> str:
+    from datasets import Audio, List, Value
+
+    if isinstance(feature, Value):
+        return feature.dtype
+    if isinstance(feature, Audio):
+        return f"Audio({feature.sampling_rate} Hz)"
+    if isinstance(feature, List):
+        return f"list<{_type_name(feature.feature)}>"
+    if isinstance(feature, dict):
+        return "struct{" + ", ".join(f"{k}: {_type_name(v)}" for k, v in feature.items()) + "}"
+    return type(feature).__name__
+
+
+def _features_markdown(features: dict) -> str:
+    """One table per config; the per-turn columns are shown once with N in place of the number."""
+    parts = ["## Features"]
+    for config, config_features in features.items():
+        rows, seen = [], set()
+        for column, feature in config_features.items():
+            generic = re.sub(r"_(\d+)_", "_N_", column)
+            if generic in seen:
+                continue
+            seen.add(generic)
+            rows.append(f"| `{generic}` | {_type_name(feature)} |")
+        parts += ["", f"### `{config}`", "", "| column | type |", "|---|---|", *rows]
+    return "\n".join(parts)
+
+
+def render_card(*, statistics: dict, features: dict, voices: dict, split: str, configs) -> str:
+    from .stats import statistics_markdown
+
+    voice_lines = "\n".join(f"  - `{voice_id}` ({engine.version}): {engine.license}" for voice_id, engine in voices.items())
+    replacements = {
+        "configs_yaml": _configs_yaml(configs, split),
+        "split": split,
+        "features": _features_markdown(features),
+        "statistics": statistics_markdown(statistics),
+        "voices": voice_lines,
+    }
+    text = TEMPLATE.read_text(encoding="utf-8")
+    for key, value in replacements.items():
+        text = text.replace("{{" + key + "}}", value)
+    leftover = re.findall(r"\{\{\w+\}\}", text)
+    if leftover:
+        raise ValueError(f"{TEMPLATE}: unfilled placeholders {leftover}")
+    return text

@@ -1,0 +1,73 @@
+"""Export one conversation as readable text plus WAV files, to listen to what a model hears."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Optional, Union
+
+from .audio import encode_wav
+from .schema import EvalItem
+from .wide import WideConversation
+
+
+def export_conversation(
+    conversation: WideConversation,
+    items: list[EvalItem],
+    out: Union[str, Path],
+) -> Path:
+    """Writes OUT/<conversation_id>/conversation.md and turn_NN_{assistant,user}.wav.
+
+    Written to a temporary folder and renamed, so an interrupted export leaves nothing partial.
+    """
+    out = Path(out)
+    target = out / conversation.conversation_id.replace("/", "_")
+    tmp = out / f".{target.name}.partial-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        by_turn = {item.turn: item for item in items if item.conversation_id == conversation.conversation_id}
+        lines = [f"# {conversation.conversation_id}", "", f"- domain: {conversation.domain}",
+                 f"- goal: {conversation.goal}", f"- interruption points: {len(by_turn)}", "",
+                 "## System prompt", "", conversation.system_prompt, "", "## Turns", ""]
+        for turn in conversation.turns:
+            stem = f"turn_{turn.number:02d}"
+            for speaker, clip in (("assistant", turn.assistant_audio), ("user", turn.user_audio)):
+                if clip is not None:
+                    (tmp / f"{stem}_{speaker}.wav").write_bytes(encode_wav(clip.decode()))
+            lines.append(f"### Turn {turn.number}")
+            lines.append("")
+            if turn.interruption_type is None:
+                lines.append(f"**Assistant:** {turn.heard}")
+            else:
+                lines.append(f"**Assistant (delivered):** {turn.heard} —")
+                lines.append("")
+                lines.append(f"*Planned:* {turn.original}")
+            lines.append("")
+            label = f"User, {turn.interruption_type} interruption" if turn.interruption_type else "User"
+            lines.append(f"**{label}:** {turn.user_text}  ({stem}_user.wav)")
+            item = by_turn.get(turn.number)
+            if item is not None:
+                lines += ["", f"- TF criterion: {item.rubric.tf}"]
+                lines += [f"- RQ criterion: {criterion}" for criterion in item.rubric.rq]
+                if item.baseline:
+                    lines.append(f"- Baseline response: {item.baseline}")
+            lines.append("")
+        (tmp / "conversation.md").write_text("\n".join(lines), encoding="utf-8")
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def pick_conversation(conversations: list[WideConversation], conversation_id: Optional[str]) -> WideConversation:
+    if conversation_id is None:
+        return conversations[0]
+    for conversation in conversations:
+        if conversation.conversation_id == conversation_id:
+            return conversation
+    known = ", ".join(c.conversation_id for c in conversations)
+    raise KeyError(f"no conversation {conversation_id!r}; available: {known}")

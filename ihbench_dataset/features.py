@@ -1,0 +1,111 @@
+"""`datasets.Features` of the three configs the in-house build writes.
+
+The `conversations` config is the official wide schema plus one in-house column per turn
+(`assistant_turn_N_audio`, the delivered part rendered); its structs are fixed here so every
+build, whatever its sources, has the same Arrow schema.
+"""
+from __future__ import annotations
+
+
+def _string():
+    from datasets import Value
+
+    return Value("string")
+
+
+def _strings():
+    from datasets import List, Value
+
+    return List(Value("string"))
+
+
+def _audio():
+    from datasets import Audio
+
+    from .schema import SAMPLING_RATE
+
+    return Audio(sampling_rate=SAMPLING_RATE)
+
+
+def knowledge_base_feature() -> dict:
+    from datasets import List
+
+    return {
+        "workflow_stages": List({
+            "name": _string(), "description": _string(), "skip_conditions": _strings(),
+            "failure_handling": _string(), "termination_conditions": _strings(),
+        }),
+        "guidelines": _strings(),
+        "user_data": List({"field": _string(), "value": _string()}),
+    }
+
+
+def user_intent_feature() -> dict:
+    from datasets import Value
+
+    from .schema import INTERRUPTION_TYPES
+
+    return {
+        "profile": _string(),
+        "interruption_probabilities": {kind: Value("float64") for kind in INTERRUPTION_TYPES},
+        "hidden_info": _strings(),
+    }
+
+
+def conversations_features(max_turns: int):
+    from datasets import Features, Value
+
+    features = {
+        "conversation_id": _string(),
+        "domain": {"name": _string(), "description": _string()},
+        "goal": _string(),
+        "system_message": _string(),
+        "knowledge_base": knowledge_base_feature(),
+        "user_intent": user_intent_feature(),
+        "num_turns": Value("int64"),
+    }
+    for n in range(1, max_turns + 1):
+        features.update({
+            f"assistant_turn_{n}_transcript": _string(),
+            f"assistant_turn_{n}_original": _string(),
+            f"user_turn_{n}_transcript": _string(),
+            f"user_turn_{n}_audio": _audio(),
+            f"user_turn_{n}_interruption_type": _string(),
+            f"turn_{n}_tf_rubric": _string(),
+            f"turn_{n}_rq_rubrics": _strings(),
+            f"assistant_turn_{n}_audio": _audio(),
+        })
+    return Features(features)
+
+
+def baseline_features(max_turns: int):
+    from datasets import Features, Value
+
+    features = {"conversation_id": _string(), "num_turns": Value("int64")}
+    features.update({f"turn_{n}_baseline_response": _string() for n in range(1, max_turns + 1)})
+    return Features(features)
+
+
+def interruptions_features():
+    from datasets import Features, List, Value
+
+    return Features({
+        "id": _string(),
+        "conversation_id": _string(),
+        "domain": _string(),
+        "goal": _string(),
+        "interruption_type": _string(),
+        "turn": Value("int64"),
+        "depth": Value("int64"),
+        "depth_bin": _string(),
+        "system_prompt": _string(),
+        "history": List({"role": _string(), "text": _string(), "audio": _audio()}),
+        "interrupted_original": _string(),
+        "interrupted_delivered": _string(),
+        "interrupted_audio": _audio(),
+        "interruption_transcript": _string(),
+        "interruption_audio": _audio(),
+        "tf_rubric": _string(),
+        "rq_rubrics": _strings(),
+        "baseline_response": _string(),
+    })

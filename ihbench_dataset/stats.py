@@ -1,0 +1,102 @@
+"""Dataset statistics (the paper's Appendix A table, plus audio durations) and their plot."""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from statistics import mean
+from typing import Iterable
+
+from .schema import DEPTH_BINS, INTERRUPTION_TYPES, EvalItem
+from .wide import WideConversation
+
+
+def dataset_statistics(conversations: list[WideConversation], items: list[EvalItem], *, durations: bool = True) -> dict:
+    messages = [2 * len(c.turns) for c in conversations]
+    types = Counter(item.interruption_type for item in items)
+    depth = Counter(item.depth_bin for item in items)
+    domains = Counter(c.domain for c in conversations)
+    points_per_domain = Counter(item.domain for item in items)
+    stats = {
+        "conversations": len(conversations),
+        "domains": len(domains),
+        "interruption_points": len(items),
+        "messages_per_conversation": {
+            "mean": round(mean(messages), 1) if messages else 0,
+            "min": min(messages, default=0),
+            "max": max(messages, default=0),
+        },
+        "interruption_types": {kind: types.get(kind, 0) for kind in INTERRUPTION_TYPES},
+        "depth_bins": {f"{low}-{high}": depth.get(f"{low}-{high}", 0) for low, high in DEPTH_BINS},
+        "per_domain": {
+            name: {"conversations": domains[name], "interruption_points": points_per_domain.get(name, 0)}
+            for name in sorted(domains)
+        },
+    }
+    if durations:
+        user = [t.user_audio.duration() for c in conversations for t in c.turns if t.user_audio is not None]
+        interruption = [i.interruption.audio.duration() for i in items if i.interruption.audio is not None]
+        assistant = [t.assistant_audio.duration() for c in conversations for t in c.turns if t.assistant_audio is not None]
+        stats["audio_seconds"] = {
+            "user_turns_total": round(sum(user), 1),
+            "user_turn_mean": round(mean(user), 2) if user else None,
+            "interruption_mean": round(mean(interruption), 2) if interruption else None,
+            "assistant_delivered_total": round(sum(assistant), 1),
+            "user_clips": len(user),
+            "assistant_clips": len(assistant),
+        }
+    return stats
+
+
+def _percent(count: int, total: int) -> str:
+    return f"{count} ({100 * count / total:.1f}%)" if total else str(count)
+
+
+def statistics_markdown(stats: dict) -> str:
+    total = stats["interruption_points"]
+    lines = ["| Statistic | Value |", "|---|---|"]
+    m = stats["messages_per_conversation"]
+    lines += [
+        f"| Conversations | {stats['conversations']} |",
+        f"| Domains | {stats['domains']} |",
+        f"| Interruption points | {total} |",
+        f"| Messages per conversation (mean / min / max) | {m['mean']} / {m['min']} / {m['max']} |",
+    ]
+    lines += [f"| Type: {kind} | {_percent(n, total)} |" for kind, n in stats["interruption_types"].items()]
+    lines += [f"| Depth {bin_}: | {_percent(n, total)} |" for bin_, n in stats["depth_bins"].items()]
+    audio = stats.get("audio_seconds")
+    if audio:
+        lines += [
+            f"| User audio, total (s) | {audio['user_turns_total']} ({audio['user_clips']} clips) |",
+            f"| User turn, mean (s) | {audio['user_turn_mean']} |",
+            f"| Interruption clip, mean (s) | {audio['interruption_mean']} |",
+            f"| Assistant delivered audio, total (s) | {audio['assistant_delivered_total']} ({audio['assistant_clips']} clips) |",
+        ]
+    lines += ["", "| Domain | Conversations | Interruption points |", "|---|---|---|"]
+    lines += [f"| {name} | {d['conversations']} | {d['interruption_points']} |" for name, d in stats["per_domain"].items()]
+    return "\n".join(lines)
+
+
+def plot_statistics(stats: dict, path: Path) -> Path:
+    """Types, depth bins and domains side by side: the shape of the data at a glance."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels: Iterable[tuple[str, dict]] = (
+        ("Interruption type", stats["interruption_types"]),
+        ("Depth (user-turn index)", stats["depth_bins"]),
+        ("Domain (interruption points)", {k: v["interruption_points"] for k, v in stats["per_domain"].items()}),
+    )
+    figure, axes = plt.subplots(1, 3, figsize=(14, 4), constrained_layout=True)
+    for axis, (title, counts) in zip(axes, panels):
+        axis.bar(list(counts), list(counts.values()), color="#4c72b0")
+        axis.set_title(title)
+        axis.set_ylabel("count")
+        axis.tick_params(axis="x", rotation=45)
+        for label in axis.get_xticklabels():
+            label.set_horizontalalignment("right")
+    figure.suptitle(f"IHBench dev set: {stats['interruption_points']} interruption points in {stats['conversations']} conversations")
+    figure.savefig(path, dpi=100, metadata={"Software": None})
+    plt.close(figure)
+    return path

@@ -1,0 +1,180 @@
+"""`ihbench build` + `datasets.load_dataset`: real Piper/flite renders, real Parquet, offline."""
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+
+import datasets
+import numpy as np
+import pytest
+
+from ihbench_dataset import load_items
+from ihbench_dataset.build import BuildError, build
+from ihbench_dataset.load import load_conversations
+from ihbench_dataset.sources import source_files
+
+pytestmark = pytest.mark.slow
+
+
+def _two_shortest():
+    """The two shortest shipped conversations (one per user voice family): a fast but real build."""
+    files = source_files()
+    by_voice = {}
+    for path in sorted(files, key=lambda p: len(json.loads(p.read_text())["turns"])):
+        by_voice.setdefault(json.loads(path.read_text())["user_voice"], path)
+    return sorted(by_voice.values())
+
+
+@pytest.fixture(scope="session")
+def subset():
+    return _two_shortest()
+
+
+@pytest.fixture(scope="session")
+def tts_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("tts-cache")
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory, tts_cache, subset):
+    out = tmp_path_factory.mktemp("build") / "ihbench-dev"
+    result = subprocess.run(
+        [sys.executable, "-m", "ihbench.cli", "build", "--out", str(out), "--cache-dir", str(tts_cache), "--quiet",
+         "--sources", *map(str, subset)],
+        capture_output=True, text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def _digest(root):
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_every_config_opens_with_load_dataset_offline_and_decodes_audio(built):
+    conversations = datasets.load_dataset(str(built), "conversations", split="dev")
+    baseline = datasets.load_dataset(str(built), "baseline", split="dev")
+    points = datasets.load_dataset(str(built), "interruptions", split="dev")
+    assert conversations.num_rows == baseline.num_rows == 2
+    assert isinstance(conversations.features["user_turn_1_audio"], datasets.Audio)
+    samples = conversations[0]["user_turn_1_audio"].get_all_samples()
+    assert samples.sample_rate == 16000 and samples.data.shape[0] == 1 and samples.data.shape[1] > 8000
+    row = points[points.num_rows - 1]
+    assert row["interruption_audio"].get_all_samples().sample_rate == 16000
+    user_history = [m for m in row["history"] if m["role"] == "user"]
+    assert user_history and all(m["audio"] is not None for m in user_history)
+    assert all(m["audio"] is None for m in row["history"] if m["role"] == "assistant")
+
+
+def test_wide_columns_follow_the_official_contract(built):
+    conversations = datasets.load_dataset(str(built), "conversations", split="dev")
+    short, long_ = sorted(conversations, key=lambda r: r["num_turns"])
+    max_turns = long_["num_turns"]
+    for n in range(1, max_turns + 1):
+        for column in ("assistant_turn_{n}_transcript", "assistant_turn_{n}_original", "user_turn_{n}_transcript",
+                       "user_turn_{n}_audio", "user_turn_{n}_interruption_type", "turn_{n}_tf_rubric",
+                       "turn_{n}_rq_rubrics"):
+            assert column.format(n=n) in conversations.column_names
+    past = short["num_turns"] + 1
+    assert short[f"user_turn_{past}_transcript"] is None and short[f"user_turn_{past}_audio"] is None
+    types = [short[f"user_turn_{n}_interruption_type"] for n in range(1, short["num_turns"] + 1)]
+    assert "" in types and any(types)
+    for n in range(1, short["num_turns"] + 1):
+        if short[f"user_turn_{n}_interruption_type"]:
+            assert short[f"assistant_turn_{n}_original"].startswith(short[f"assistant_turn_{n}_transcript"])
+            assert len(short[f"assistant_turn_{n}_original"]) > len(short[f"assistant_turn_{n}_transcript"])
+
+
+def test_long_config_and_reader_agree_item_for_item(built):
+    items = load_items(built)
+    points = datasets.load_dataset(str(built), "interruptions", split="dev")
+    assert [i.id for i in items] == points["id"]
+    for item, row in zip(items, points.select_columns(["interrupted_delivered", "tf_rubric", "rq_rubrics",
+                                                       "baseline_response", "depth", "interruption_type"])):
+        assert (item.interrupted.delivered, item.rubric.tf, item.rubric.rq, item.baseline, item.depth,
+                item.interruption_type) == tuple(row.values())
+    assert all(item.baseline for item in items)
+    assert all(item.interrupted.audio is not None for item in items)
+
+
+def test_card_has_configs_features_statistics_and_voices(built):
+    card = (built / "README.md").read_text()
+    for expected in ("config_name: conversations", "config_name: baseline", "config_name: interruptions",
+                     "`user_turn_N_audio` | Audio(16000 Hz)", "Interruption points", "piper:joe", "flite:slt",
+                     "flite:rms", "written with the data", "stats.png"):
+        assert expected in card, expected
+    info = json.loads((built / "build_info.json").read_text())
+    assert info["statistics"]["interruption_points"] == len(load_items(built))
+    assert (built / "stats.png").stat().st_size > 10_000
+
+
+def test_rebuild_is_byte_identical_and_uses_the_cache(built, tts_cache, tmp_path, subset):
+    again = build(tmp_path / "again", subset, cache_dir=tts_cache, progress=False)
+    assert again.renders == 0 and again.cache_hits > 0
+    assert _digest(again.out) == _digest(built)
+
+
+def test_tts_engines_are_deterministic():
+    from ihbench_dataset.audio import encode_flac
+    from ihbench_dataset.tts import get_engine
+
+    for voice in ("piper:joe", "flite:slt"):
+        engine = get_engine(voice)
+        first, second = engine.synthesize("Mm-hm, go on."), engine.synthesize("Mm-hm, go on.")
+        assert encode_flac(first) == encode_flac(second)
+        assert np.max(np.abs(first)) > 0.05
+
+
+def test_a_failed_build_leaves_the_previous_build_untouched(built, tmp_path, tts_cache, subset):
+    out = tmp_path / "dataset"
+    shutil.copytree(built, out)
+    before = _digest(out)
+    broken = tmp_path / "broken.json"
+    data = json.loads(subset[0].read_text())
+    data["conversation_id"] = "broken"
+    data["turns"][0]["user"] = "call me at {phone}"
+    broken.write_text(json.dumps(data))
+    with pytest.raises(BuildError, match=r"broken\.json.*placeholder"):
+        build(out, [broken], cache_dir=tts_cache, progress=False)
+    assert _digest(out) == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_crash_while_writing_leaves_nothing_half_made(tmp_path, tts_cache, monkeypatch, subset):
+    import ihbench_dataset.build as builder
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(builder, "plot_statistics", explode, raising=False)
+    monkeypatch.setattr("ihbench_dataset.stats.plot_statistics", explode)
+    with pytest.raises(RuntimeError, match="disk full"):
+        build(tmp_path / "new", subset[:1], cache_dir=tts_cache, progress=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_build_refuses_to_replace_a_directory_it_did_not_make(tmp_path, tts_cache, subset):
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("do not delete")
+    with pytest.raises(BuildError, match="not an ihbench build"):
+        build(precious, subset[:1], cache_dir=tts_cache, progress=False)
+    assert (precious / "thesis.tex").read_text() == "do not delete"
+
+
+def test_info_and_export_cli(built, tmp_path):
+    info = subprocess.run([sys.executable, "-m", "ihbench.cli", "info", str(built)], capture_output=True, text=True)
+    assert info.returncode == 0, info.stderr
+    assert "Interruption points" in info.stdout and "Type: filler" in info.stdout
+    first = load_conversations(built)[0]
+    result = subprocess.run([sys.executable, "-m", "ihbench.cli", "export", str(built), "--out", str(tmp_path / "demo")],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    folder = tmp_path / "demo" / first.conversation_id
+    assert len(list(folder.glob("turn_*_user.wav"))) == len(first.turns)
+    text = (folder / "conversation.md").read_text()
+    assert "TF criterion" in text and "Planned:" in text
+    wav = datasets.Audio(sampling_rate=16000).decode_example({"path": str(folder / "turn_01_user.wav"), "bytes": None})
+    assert wav.get_all_samples().data.shape[1] > 8000

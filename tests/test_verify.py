@@ -1,0 +1,240 @@
+"""`ihbench verify`: the shipped set passes; broken copies, one fault each, are rejected by name."""
+import json
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import soundfile
+
+from ihbench_dataset.sources import SOURCES_DIR, SourceError, load_conversation, source_files
+from ihbench_dataset.verify import verify_paths
+
+SHIPPED = source_files()
+
+
+def test_the_shipped_dev_set_passes_and_is_big_enough():
+    report = verify_paths()
+    assert report.ok, "\n".join(map(str, report.problems))
+    conversations = report.conversations
+    points = [t for c in conversations for t in c.interrupted_turns]
+    assert len(conversations) >= 12
+    assert {c.domain_name for c in conversations} == {
+        "saas", "financial_services", "healthcare", "telecom", "e_commerce",
+        "travel", "education", "government", "subscription_media", "professional_services"}
+    assert len(points) >= 100
+    for kind in ("normal", "impatient", "correction", "topic_switch", "filler", "pushback"):
+        assert sum(t.interruption.type == kind for t in points) >= 8, kind
+    assert all(16 <= 2 * len(c.turns) <= 40 for c in conversations)
+    depths = {t.index for t in points}
+    assert {0, 4, 5, 9, 10, 14}.issubset(depths) and any(d >= 15 for d in depths)
+
+
+def test_no_two_shipped_conversations_are_alike():
+    conversations = [load_conversation(p) for p in SHIPPED]
+    for field in ("goal", "system_message"):
+        values = [getattr(c, field) for c in conversations]
+        assert len(set(values)) == len(values), field
+    first_user_lines = [c.turns[0].user for c in conversations]
+    assert len(set(first_user_lines)) == len(first_user_lines)
+
+
+def test_cli_exit_status(tmp_path):
+    good = subprocess.run([sys.executable, "-m", "ihbench.cli", "verify", str(SHIPPED[0])], capture_output=True, text=True)
+    assert good.returncode == 0 and "OK: 1 conversation" in good.stdout
+    bad = _copy(tmp_path)
+    data = json.loads(bad.read_text())
+    data["turns"][0]["user"] += " [NAME]"
+    bad.write_text(json.dumps(data))
+    result = subprocess.run([sys.executable, "-m", "ihbench.cli", "verify", str(bad)], capture_output=True, text=True)
+    assert result.returncode == 1 and "[NAME]" in result.stderr and str(bad) in result.stderr
+
+
+# --- one fault per copy ----------------------------------------------------------------------
+
+def _copy(tmp_path, source=None):
+    source = source or SHIPPED[0]
+    target = tmp_path / source.name
+    shutil.copy(source, target)
+    return target
+
+
+def _interrupted_index(data, kind=None):
+    for index, turn in enumerate(data["turns"]):
+        if "interruption" in turn and (kind is None or turn["interruption"]["type"] == kind):
+            return index
+    raise AssertionError("no interrupted turn")
+
+
+def _break(tmp_path, mutate):
+    path = _copy(tmp_path)
+    data = json.loads(path.read_text())
+    index = mutate(data)
+    path.write_text(json.dumps(data, indent=1))
+    report = verify_paths([path])
+    assert len(report.problems) == 1, "\n".join(map(str, report.problems))
+    problem = report.problems[0]
+    assert problem.path == path
+    if index is not None:
+        assert problem.turn == index + 1 and problem.field.startswith(f"turns[{index}]")
+    return problem
+
+
+def test_delivered_that_is_not_a_prefix(tmp_path):
+    def mutate(data):
+        i = _interrupted_index(data)
+        data["turns"][i]["delivered"] = "Something the assistant never planned to say"
+        return i
+    assert "not a prefix" in _break(tmp_path, mutate).message
+
+
+def test_delivered_that_is_the_whole_message(tmp_path):
+    def mutate(data):
+        i = _interrupted_index(data)
+        data["turns"][i]["delivered"] = data["turns"][i]["assistant"]
+        return i
+    assert "whole message" in _break(tmp_path, mutate).message
+
+
+def test_delivered_cut_at_a_sentence_end(tmp_path):
+    def mutate(data):
+        i = _interrupted_index(data)
+        turn = data["turns"][i]
+        turn["assistant"] = "Here is a complete first sentence. " + turn["assistant"]
+        turn["delivered"] = "Here is a complete first sentence."
+        return i
+    assert "sentence boundary" in _break(tmp_path, mutate).message
+
+
+def test_unknown_interruption_type(tmp_path):
+    def mutate(data):
+        i = _interrupted_index(data)
+        data["turns"][i]["interruption"]["type"] = "sarcasm"
+        return i
+    problem = _break(tmp_path, mutate)
+    assert problem.field.endswith("interruption.type") and "sarcasm" in problem.message
+
+
+@pytest.mark.parametrize("count", [1, 5])
+def test_rq_criteria_outside_two_to_four(tmp_path, count):
+    def mutate(data):
+        i = _interrupted_index(data)
+        data["turns"][i]["interruption"]["rq_rubrics"] = [f"criterion {n}" for n in range(count)]
+        return i
+    problem = _break(tmp_path, mutate)
+    assert problem.field.endswith("rq_rubrics") and f"has {count} criteria" in problem.message
+
+
+def test_empty_tf_criterion(tmp_path):
+    def mutate(data):
+        i = _interrupted_index(data)
+        data["turns"][i]["interruption"]["tf_rubric"] = "  "
+        return i
+    assert _break(tmp_path, mutate).field.endswith("tf_rubric")
+
+
+@pytest.mark.parametrize("token", ["[NAME]", "{account}", "XXX", "<customer name>"])
+def test_placeholder_tokens(tmp_path, token):
+    def mutate(data):
+        data["turns"][2]["user"] += f" My details are {token}."
+        return None
+    problem = _break(tmp_path, mutate)
+    assert problem.field == "turns[2].user" and token in problem.message
+
+
+def test_interruption_quoting_undelivered_words(tmp_path):
+    def mutate(data):
+        i = _interrupted_index(data)
+        turn = data["turns"][i]
+        turn["assistant"] += " Your reference will be QZ-48213 from Thornbury."
+        turn["user"] = "Wait, what is QZ-48213 and why Thornbury?"
+        return i
+    problem = _break(tmp_path, mutate)
+    assert problem.field.endswith(".user") and "QZ-48213" in problem.message and "Thornbury" in problem.message
+
+
+def test_duplicate_conversation_ids(tmp_path):
+    first = _copy(tmp_path)
+    other = tmp_path / "copy"
+    other.mkdir()
+    second = _copy(other)
+    report = verify_paths([first, second])
+    assert [p.field for p in report.problems] == ["conversation_id"]
+    assert "duplicate id" in report.problems[0].message and report.problems[0].path == second
+
+
+def test_turn_count_outside_eight_to_twenty(tmp_path):
+    def mutate(data):
+        data["turns"] = data["turns"][:5]
+        return None
+    assert _break(tmp_path, mutate).field == "turns"
+
+
+def test_malformed_json_names_file_and_line(tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text('{"conversation_id": "broken",\n  "goal": }')
+    with pytest.raises(SourceError, match=r"broken\.json: malformed JSON at line 2"):
+        load_conversation(path)
+    assert verify_paths([path]).problems[0].field == "structure"
+
+
+def test_missing_field_names_file_and_field(tmp_path):
+    path = _copy(tmp_path)
+    data = json.loads(path.read_text())
+    del data["turns"][3]["user"]
+    path.write_text(json.dumps(data))
+    with pytest.raises(SourceError, match=rf"{path.name}: turns\[3\]\.user: missing"):
+        load_conversation(path)
+
+
+# --- recorded user audio ---------------------------------------------------------------------
+
+def _with_recording(tmp_path, write):
+    path = _copy(tmp_path)
+    data = json.loads(path.read_text())
+    audio = tmp_path / "audio"
+    audio.mkdir(exist_ok=True)
+    write(audio / "turn0.wav")
+    data["turns"][0]["user_audio"] = "audio/turn0.wav"
+    path.write_text(json.dumps(data))
+    return verify_paths([path])
+
+
+def _speech_like(seconds=1.0, rate=16000):
+    t = np.arange(int(seconds * rate)) / rate
+    return (0.3 * np.sin(2 * np.pi * 220 * t) * (1 + np.sin(2 * np.pi * 3 * t)) / 2).astype(np.float32)
+
+
+@pytest.mark.parametrize("fault,writer,expected", [
+    ("corrupt", lambda p: p.write_bytes(b"RIFF\x00\x00\x00\x00WAVEnot really audio at all"), "cannot decode"),
+    ("empty", lambda p: p.write_bytes(b""), "file is empty"),
+    ("nan", lambda p: soundfile.write(p, np.full(1600, np.nan, dtype=np.float32), 16000, subtype="FLOAT"), "NaN"),
+    ("silent", lambda p: soundfile.write(p, np.zeros(16000, dtype=np.float32), 16000), "silent"),
+])
+def test_bad_recordings_are_rejected(tmp_path, fault, writer, expected):
+    report = _with_recording(tmp_path, writer)
+    assert len(report.problems) == 1, fault
+    problem = report.problems[0]
+    assert problem.field == "turns[0].user_audio" and expected in problem.message and "turn0.wav" in problem.message
+
+
+def test_stereo_and_8k_recordings_are_converted_and_said_so(tmp_path):
+    stereo = np.stack([_speech_like(rate=8000), _speech_like(rate=8000)], axis=1)
+    report = _with_recording(tmp_path, lambda p: soundfile.write(p, stereo, 8000))
+    assert report.ok
+    assert any("mixed down to mono" in n for n in report.notes)
+    assert any("resampled from 8000 Hz to 16000 Hz" in n for n in report.notes)
+
+
+def test_a_missing_recording_is_named(tmp_path):
+    path = _copy(tmp_path)
+    data = json.loads(path.read_text())
+    data["turns"][1]["user_audio"] = "audio/nowhere.wav"
+    path.write_text(json.dumps(data))
+    problem = verify_paths([path]).problems[0]
+    assert problem.field == "turns[1].user_audio" and "file not found" in problem.message
+
+
+def test_sources_dir_is_inside_the_package():
+    assert SOURCES_DIR.is_dir() and SOURCES_DIR.parent.parent.name == "ihbench_dataset"
