@@ -23,7 +23,8 @@ from typing import Iterable, Optional, Union
 
 from .audio import encode_flac, load_recording
 from .features import baseline_features, conversations_features, interruptions_features
-from .schema import INTERRUPTION_TYPES, EvalItem
+from .long import interruption_row
+from .schema import INTERRUPTION_TYPES
 from .sources import ASSISTANT_VOICE, Conversation
 from .tts import RenderCache, get_engine
 
@@ -158,31 +159,6 @@ def baseline_row(c: Conversation, max_turns: int) -> dict:
     return row
 
 
-def interruption_row(item: EvalItem) -> dict:
-    """The long layout: everything a model and a judge need for one point, in one row."""
-    return {
-        "id": item.id,
-        "conversation_id": item.conversation_id,
-        "domain": item.domain,
-        "goal": item.goal,
-        "interruption_type": item.interruption_type,
-        "turn": item.turn,
-        "depth": item.depth,
-        "depth_bin": item.depth_bin,
-        "system_prompt": item.system_prompt,
-        "history": [{"role": m.role, "text": m.text, "audio": m.audio.to_hf() if m.audio else None}
-                    for m in item.history],
-        "interrupted_original": item.interrupted.original,
-        "interrupted_delivered": item.interrupted.delivered,
-        "interrupted_audio": item.interrupted.audio.to_hf() if item.interrupted.audio else None,
-        "interruption_transcript": item.interruption.transcript,
-        "interruption_audio": item.interruption.audio.to_hf() if item.interruption.audio else None,
-        "tf_rubric": item.rubric.tf,
-        "rq_rubrics": list(item.rubric.rq),
-        "baseline_response": item.baseline,
-    }
-
-
 def _write(root: Path, conversations: list[Conversation], audio: dict, *, progress: bool) -> dict:
     import datasets
 
@@ -218,7 +194,7 @@ def _write(root: Path, conversations: list[Conversation], audio: dict, *, progre
 def sources_fingerprint(conversations: list[Conversation]) -> str:
     digest = hashlib.sha256()
     for c in sorted(conversations, key=lambda c: c.conversation_id):
-        digest.update(c.path.read_bytes())
+        digest.update(c.digest.encode())
     return digest.hexdigest()[:16]
 
 

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from .long import INTERRUPTIONS_CONFIG, items_from_interruption_rows
 from .schema import EvalItem
 from .wide import WideConversation, baselines_from_rows, conversations_from_rows, items_from_conversation_rows
 
@@ -30,7 +31,8 @@ def load_items(
     """All interruption points of an IHBench dataset, in conversation order then turn order.
 
     `source` is a built local dataset directory, a hub id such as ``"bosonai/IHBench"``, or a
-    ``datasets.Dataset`` in the wide layout. For directories and hub ids the ``baseline``
+    ``datasets.Dataset`` in the wide layout. ``config`` is the wide ``conversations`` config
+    (default) or the in-house long ``interruptions`` config; both give identical items. For directories and hub ids the ``baseline``
     config is attached when the dataset has one; for a ``Dataset`` pass ``baseline=`` (another
     ``Dataset`` or an iterable of rows) yourself.
     """
@@ -46,6 +48,8 @@ def load_items(
 
     path, label = _resolve(source)
     conversations = _open(path, label, config, split, revision)
+    if config == INTERRUPTIONS_CONFIG:
+        return items_from_interruption_rows(_rows(conversations), source=f"{label} [{config}]")
     if baseline is None and config == CONVERSATIONS_CONFIG and BASELINE_CONFIG in _config_names(path, revision):
         baseline = _open(path, label, BASELINE_CONFIG, conversations.split._name, revision)
     baselines = baselines_from_rows(_rows(baseline), source=f"{label} [{BASELINE_CONFIG}]") if baseline is not None else None

@@ -65,7 +65,7 @@ def depth_bin(depth: int) -> str:
     raise ValueError(f"depth must be >= 0, got {depth}")
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
 class AudioClip:
     """Encoded audio (file bytes or a path), decoded only when a model actually needs samples.
 

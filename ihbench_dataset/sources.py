@@ -5,6 +5,7 @@ the content rules (prefixes, placeholders, leakage) live in `verify.py`.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +71,8 @@ class Conversation:
     user_intent: dict
     user_voice: str
     turns: list[SourceTurn]
+    raw: dict  # the parsed file, for checks that walk every string
+    digest: str  # sha256 of the file as read, for the build's sources fingerprint
 
     @property
     def domain_name(self) -> str:
@@ -134,7 +137,8 @@ class _Fields:
 def load_conversation(path: Union[str, Path]) -> Conversation:
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        content = path.read_bytes()
+        data = json.loads(content.decode("utf-8"))
     except json.JSONDecodeError as error:
         raise SourceError(f"{path}: malformed JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
     except UnicodeDecodeError as error:
@@ -210,4 +214,6 @@ def load_conversation(path: Union[str, Path]) -> Conversation:
         user_intent=intent.data,
         user_voice=voice,
         turns=turns,
+        raw=data,
+        digest=hashlib.sha256(content).hexdigest(),
     )

@@ -106,7 +106,7 @@ def check_conversation(conversation: Conversation) -> list[Problem]:
     if len(set(stage_names)) != len(stage_names):
         add("knowledge_base.workflow_stages", "stage names repeat")
 
-    for field, text in _strings(_as_json(c)):
+    for field, text in _strings(c.raw):
         for pattern in PLACEHOLDER_PATTERNS:
             match = pattern.search(text)
             if match:
@@ -223,12 +223,6 @@ def _check_audio(conversation: Conversation, problems: list[Problem]) -> list[st
         except AudioError as error:
             problems.append(Problem(conversation.path, f"turns[{turn.index}].user_audio", str(error), turn.number))
     return notes
-
-
-def _as_json(c: Conversation) -> dict:
-    import json
-
-    return json.loads(c.path.read_text(encoding="utf-8"))
 
 
 def _strings(value, field: str = ""):

@@ -178,3 +178,31 @@ def test_info_and_export_cli(built, tmp_path):
     assert "TF criterion" in text and "Planned:" in text
     wav = datasets.Audio(sampling_rate=16000).decode_example({"path": str(folder / "turn_01_user.wav"), "bytes": None})
     assert wav.get_all_samples().data.shape[1] > 8000
+
+
+def test_the_interruptions_config_reads_back_into_identical_items(built):
+    wide = load_items(built)
+    long_ = load_items(built, config="interruptions")
+    assert long_ == wide  # dataclass equality: texts, rubric, baseline and the audio clips' bytes
+    assert long_[-1].history[-1].audio.bytes == wide[-1].history[-1].audio.bytes
+
+
+def test_a_recorded_stereo_8k_user_turn_is_converted_and_said_so(tmp_path, tts_cache, subset):
+    import soundfile
+
+    source = tmp_path / subset[0].name
+    data = json.loads(subset[0].read_text())
+    t = np.arange(8000 * 2) / 8000
+    tone = (0.3 * np.sin(2 * np.pi * 330 * t)).astype(np.float32)
+    soundfile.write(tmp_path / "turn1.wav", np.stack([tone, tone], axis=1), 8000)
+    data["turns"][0]["user_audio"] = "turn1.wav"
+    source.write_text(json.dumps(data))
+    result = build(tmp_path / "out", [source], cache_dir=tts_cache, progress=False)
+    assert any("mixed down to mono" in n for n in result.notes)
+    assert any("resampled from 8000 Hz to 16000 Hz" in n for n in result.notes)
+    import io
+
+    stored = load_conversations(result.out)[0].turns[0].user_audio.bytes
+    info = soundfile.info(io.BytesIO(stored))
+    assert (info.channels, info.samplerate, info.format) == (1, 16000, "FLAC")
+    assert abs(info.frames - 32000) < 400

@@ -1,0 +1,88 @@
+"""Build and load benchmark: cold build, cached rebuild, cold and warm load_dataset, peak memory.
+
+Run: .venv/bin/python benchmarks/build.py [--sources DIR]
+Targets (issue 2): cached rebuild <= 10 s; warm load of all configs <= 1 s.
+Each phase runs in its own process so its peak RSS is its own. Last line: key=value pairs.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIGS = ("conversations", "baseline", "interruptions")
+
+BUILD = """
+import sys, time, resource, json
+from ihbench_dataset.build import build
+t = time.perf_counter()
+r = build(sys.argv[1], sys.argv[3:] or None, cache_dir=sys.argv[2], progress=False)
+print(json.dumps({"seconds": time.perf_counter() - t, "renders": r.renders, "hits": r.cache_hits,
+                  "points": r.statistics["interruption_points"],
+                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+LOAD = """
+import sys, time, resource, json
+import datasets
+datasets.disable_progress_bars()
+t = time.perf_counter()
+rows = 0
+for config in ("conversations", "baseline", "interruptions"):
+    rows += datasets.load_dataset(sys.argv[1], config, split="dev").num_rows
+print(json.dumps({"seconds": time.perf_counter() - t, "rows": rows,
+                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def run(code: str, *args: str, env: dict) -> dict:
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, cwd=REPO)
+    if out.returncode != 0:
+        sys.exit(out.stderr)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sources", nargs="*", default=[], help="source files/folders (default: shipped set)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="ihbench-bench-") as tmp:
+        tmp = Path(tmp)
+        env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_HUB_DISABLE_TELEMETRY="1",
+                   HF_HOME=str(tmp / "hf"), OMP_NUM_THREADS="1")
+        out, cache = str(tmp / "data"), str(tmp / "tts")
+        cold = run(BUILD, out, cache, *args.sources, env=env)
+        print(f"cold build:      {cold['seconds']:7.1f} s  ({cold['renders']} clips rendered, {cold['points']} points, "
+              f"peak {cold['peak_mb']:.0f} MB)")
+        cached = run(BUILD, out, cache, *args.sources, env=env)
+        print(f"cached rebuild:  {cached['seconds']:7.1f} s  ({cached['hits']} clips from cache, peak {cached['peak_mb']:.0f} MB)")
+        cold_load = run(LOAD, out, env=env)
+        print(f"cold load (3 configs): {cold_load['seconds']:6.2f} s  ({cold_load['rows']} rows, peak {cold_load['peak_mb']:.0f} MB)")
+        warm_load = run(LOAD, out, env=env)
+        print(f"warm load (3 configs): {warm_load['seconds']:6.2f} s  (peak {warm_load['peak_mb']:.0f} MB)")
+        size_mb = sum(p.stat().st_size for p in Path(out).rglob("*") if p.is_file()) / 2**20
+        print(f"dataset size: {size_mb:.0f} MB")
+        print(" ".join([
+            f"cold_build_s={cold['seconds']:.1f}",
+            f"cached_rebuild_s={cached['seconds']:.2f}",
+            f"cached_over_cold={cached['seconds'] / cold['seconds']:.3f}",
+            f"cached_rebuild_over_target={cached['seconds'] / 10:.2f}",
+            f"cold_load_s={cold_load['seconds']:.2f}",
+            f"warm_load_s={warm_load['seconds']:.2f}",
+            f"warm_over_cold={warm_load['seconds'] / cold_load['seconds']:.3f}",
+            f"warm_load_over_target={warm_load['seconds'] / 1:.2f}",
+            f"peak_build_mb={max(cold['peak_mb'], cached['peak_mb']):.0f}",
+            f"peak_load_mb={max(cold_load['peak_mb'], warm_load['peak_mb']):.0f}",
+            f"dataset_mb={size_mb:.0f}",
+        ]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""The long layout (`interruptions` config): one row per interruption point, context included.
+
+Written from `EvalItem`s by the build and read back into the same `EvalItem`s, so a user can run
+on either config and get identical items.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from .schema import EvalItem, Interrupted, Message, Rubric, Utterance, canonical_interruption_type
+from .wide import SchemaError, _clip, _Row
+
+INTERRUPTIONS_CONFIG = "interruptions"
+
+
+def interruption_row(item: EvalItem) -> dict:
+    return {
+        "id": item.id,
+        "conversation_id": item.conversation_id,
+        "domain": item.domain,
+        "goal": item.goal,
+        "interruption_type": item.interruption_type,
+        "turn": item.turn,
+        "depth": item.depth,
+        "depth_bin": item.depth_bin,
+        "system_prompt": item.system_prompt,
+        "history": [{"role": m.role, "text": m.text, "audio": m.audio.to_hf() if m.audio else None}
+                    for m in item.history],
+        "interrupted_original": item.interrupted.original,
+        "interrupted_delivered": item.interrupted.delivered,
+        "interrupted_audio": item.interrupted.audio.to_hf() if item.interrupted.audio else None,
+        "interruption_transcript": item.interruption.transcript,
+        "interruption_audio": item.interruption.audio.to_hf() if item.interruption.audio else None,
+        "tf_rubric": item.rubric.tf,
+        "rq_rubrics": list(item.rubric.rq),
+        "baseline_response": item.baseline,
+    }
+
+
+def items_from_interruption_rows(rows: Iterable[Mapping[str, Any]], *, source: str = "<dataset>") -> list[EvalItem]:
+    items = []
+    for index, raw in enumerate(rows):
+        row = _Row(raw, source, index)
+        try:
+            kind = canonical_interruption_type(row.get("interruption_type"))
+        except ValueError as error:
+            raise row.error("interruption_type", str(error)) from None
+        history = []
+        for position, message in enumerate(row.get("history", kind=list)):
+            if message.get("role") not in ("user", "assistant") or not isinstance(message.get("text"), str):
+                raise row.error(f"history[{position}]", "needs role 'user' or 'assistant' and a text")
+            history.append(Message(message["role"], message["text"], _clip(message.get("audio"))))
+        items.append(
+            EvalItem(
+                id=row.get("id"),
+                conversation_id=row.get("conversation_id"),
+                domain=row.get("domain"),
+                goal=row.get("goal"),
+                interruption_type=kind,
+                turn=row.get("turn", kind=int),
+                depth=row.get("depth", kind=int),
+                system_prompt=row.get("system_prompt"),
+                history=history,
+                interrupted=Interrupted(
+                    original=row.get("interrupted_original"),
+                    delivered=row.get("interrupted_delivered"),
+                    audio=_clip(row.get("interrupted_audio", required=False, kind=None)),
+                ),
+                interruption=Utterance(
+                    transcript=row.get("interruption_transcript"),
+                    audio=_clip(row.get("interruption_audio", required=False, kind=None)),
+                ),
+                rubric=Rubric(tf=row.get("tf_rubric"), rq=list(row.get("rq_rubrics", kind=list))),
+                baseline=row.get("baseline_response", required=False),
+            )
+        )
+    if not items:
+        raise SchemaError(f"{source}: no interruption points")
+    return items
