@@ -64,6 +64,19 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _publish_metrics(args: argparse.Namespace) -> int:
+    from ihbench.publish import publish_metrics
+
+    plans = publish_metrics(args.namespace, args.names or None, dry_run=args.dry_run, staging_dir=args.staging_dir)
+    for plan in plans:
+        verb = "would upload" if args.dry_run else "uploaded"
+        print(f"{plan.repo_id}: {verb} {', '.join(plan.files)}  (staged in {plan.staged})")
+    if not args.dry_run:
+        names = ", ".join(f'evaluate.load("{p.repo_id}")' for p in plans[:2])
+        print(f"done: {names} ... now work for anyone")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ihbench", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -91,6 +104,13 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--out", type=Path, default=Path("demo"), help="output folder (default: demo/)")
     export.add_argument("--split", help="split (default: the only one, or test/dev)")
     export.set_defaults(func=_export)
+
+    publish = commands.add_parser("publish-metrics", help="push the metric modules to the Hub as evaluate Spaces")
+    publish.add_argument("--namespace", required=True, help="Hub user or organization")
+    publish.add_argument("names", nargs="*", help="metric folders (default: all)")
+    publish.add_argument("--dry-run", action="store_true", help="stage and list, upload nothing")
+    publish.add_argument("--staging-dir", type=Path, help="where to stage the self-contained folders")
+    publish.set_defaults(func=_publish_metrics)
     return parser
 
 
@@ -104,7 +124,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     try:
         return args.func(args)
-    except (SourceError, SchemaError, DataSourceError, AudioError, BuildError) as error:
+    except (SourceError, SchemaError, DataSourceError, AudioError, BuildError, ValueError, FileNotFoundError) as error:
         print(f"ihbench {args.command}: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -37,6 +37,13 @@ def decode_audio(source: AudioSource, sampling_rate: int = SAMPLING_RATE) -> np.
 
 
 def audio_duration(source: AudioSource) -> float:
+    """From the file header: libsndfile reads WAV/FLAC headers without decoding; FFmpeg otherwise."""
+    import soundfile
+
+    try:
+        return float(soundfile.info(io.BytesIO(source) if isinstance(source, bytes) else os.fspath(source)).duration)
+    except Exception:  # a format libsndfile does not know (mp3 on old builds, m4a, ...)
+        pass
     metadata = _decoder(source).metadata
     if metadata.duration_seconds is not None:
         return float(metadata.duration_seconds)

@@ -169,13 +169,14 @@ def _write(root: Path, conversations: list[Conversation], audio: dict, *, progre
     if not progress:
         datasets.disable_progress_bars()
     max_turns = max(len(c.turns) for c in conversations)
-    wide = datasets.Dataset.from_list([conversation_row(c, audio, max_turns) for c in conversations],
-                                      features=conversations_features(max_turns))
-    baseline = datasets.Dataset.from_list([baseline_row(c, max_turns) for c in conversations],
-                                          features=baseline_features(max_turns))
+    fingerprint = sources_fingerprint(conversations)
+    wide = _dataset([conversation_row(c, audio, max_turns) for c in conversations],
+                    conversations_features(max_turns), f"{fingerprint}-conversations")
+    baseline = _dataset([baseline_row(c, max_turns) for c in conversations],
+                        baseline_features(max_turns), f"{fingerprint}-baseline")
     # The long config comes out of the same reader users call, so the two can never disagree.
     items = load_items(wide, baseline=baseline)
-    long = datasets.Dataset.from_list([interruption_row(item) for item in items], features=interruptions_features())
+    long = _dataset([interruption_row(item) for item in items], interruptions_features(), f"{fingerprint}-interruptions")
     for name, data in zip(CONFIGS, (wide, baseline, long)):
         (root / name).mkdir()
         data.to_parquet(str(root / name / f"{SPLIT}-00000-of-00001.parquet"))
@@ -189,6 +190,17 @@ def _write(root: Path, conversations: list[Conversation], audio: dict, *, progre
         encoding="utf-8",
     )
     return statistics
+
+
+def _dataset(rows: list[dict], features, fingerprint: str):
+    """Rows are already in Arrow form (audio as {bytes, path}), so build the table directly:
+    `Dataset.from_list` would re-encode every clip and hash the whole table for a fingerprint
+    we can give it from the sources' hash."""
+    import datasets
+    import pyarrow as pa
+
+    table = pa.Table.from_pylist(rows, schema=features.arrow_schema)
+    return datasets.Dataset(table, info=datasets.DatasetInfo(features=features), fingerprint=fingerprint)
 
 
 def sources_fingerprint(conversations: list[Conversation]) -> str:

@@ -34,10 +34,14 @@ class PiperEngine:
             ) from error
         self.voice_id = f"piper:{voice}"
         self.version = f"piper-tts {version('piper-tts')}, {package} {version(package.replace('_', '-'))}"
-        self._voice = PiperVoice.load(voice_package.model_path(), config_path=voice_package.config_path())
+        self._paths = (voice_package.model_path(), voice_package.config_path())
+        self._loader = PiperVoice.load
+        self._voice = None  # loaded on first use: a fully cached build never needs the model
         self._config = SynthesisConfig(noise_scale=0.0, noise_w_scale=0.0)
 
     def synthesize(self, text: str) -> np.ndarray:
+        if self._voice is None:
+            self._voice = self._loader(self._paths[0], config_path=self._paths[1])
         chunks = list(self._voice.synthesize(text, syn_config=self._config))
         if not chunks:
             raise ValueError(f"piper produced no audio for {text!r}")

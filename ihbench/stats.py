@@ -1,0 +1,161 @@
+"""Statistics the reports use beside the metric modules: depth slopes, t-tests, TOST, agreement.
+
+These compare runs (models, judges, modalities) rather than score one, so they live on the
+orchestration side; the scores themselves come only from `metrics/`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class TestResult:
+    statistic: float
+    p_value: float
+    n: int
+
+
+@dataclass(frozen=True)
+class LogisticFit:
+    intercept: float
+    slope: float  # change in log-odds per unit of x (per user turn of depth)
+    n: int
+    converged: bool
+
+
+def _vector(values, name: str) -> np.ndarray:
+    array = np.asarray(values, dtype=np.float64)
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"{name}: expected a non-empty 1-D sequence of numbers")
+    bad = np.flatnonzero(~np.isfinite(array))
+    if bad.size:
+        raise ValueError(f"{name}[{bad[0]}]: not a finite number")
+    return array
+
+
+def _same_length(a: np.ndarray, b: np.ndarray, names: str) -> None:
+    if a.size != b.size:
+        raise ValueError(f"{names}: lengths differ ({a.size} vs {b.size})")
+
+
+def logistic_slope(x: Sequence[float], y: Sequence[float], *, max_iter: int = 100, tol: float = 1e-10) -> LogisticFit:
+    """Maximum-likelihood logistic regression of y (0/1, or epoch-averaged fractions) on x.
+
+    Newton-Raphson on two parameters. When the outcome is perfectly separated by x the MLE does
+    not exist; the fit then reports `converged=False` instead of a huge meaningless slope.
+    """
+    x, y = _vector(x, "x"), _vector(y, "y")
+    _same_length(x, y, "x, y")
+    if np.any((y < 0) | (y > 1)):
+        raise ValueError(f"y[{int(np.flatnonzero((y < 0) | (y > 1))[0])}]: outcomes must be in [0, 1]")
+    design = np.column_stack([np.ones_like(x), x])
+    beta = np.zeros(2)
+    for _ in range(max_iter):
+        p = 1.0 / (1.0 + np.exp(-design @ beta))
+        weights = p * (1.0 - p)
+        hessian = design.T @ (design * weights[:, None])
+        if np.linalg.cond(hessian) > 1e12:
+            return LogisticFit(float(beta[0]), float(beta[1]), int(x.size), False)
+        step = np.linalg.solve(hessian, design.T @ (y - p))
+        beta = beta + step
+        if np.max(np.abs(step)) < tol:
+            return LogisticFit(float(beta[0]), float(beta[1]), int(x.size), True)
+    return LogisticFit(float(beta[0]), float(beta[1]), int(x.size), False)
+
+
+def one_sample_t_test(values: Sequence[float], mean: float = 0.0) -> TestResult:
+    """Are per-model depth slopes different from zero (the paper's test)?"""
+    from scipy import stats
+
+    values = _vector(values, "values")
+    if values.size < 2:
+        raise ValueError("values: need at least 2 for a t-test")
+    result = stats.ttest_1samp(values, mean)
+    return TestResult(float(result.statistic), float(result.pvalue), int(values.size))
+
+
+def welch_t_test(a: Sequence[float], b: Sequence[float]) -> TestResult:
+    """Two groups with unequal variances (closed- vs open-weight slopes)."""
+    from scipy import stats
+
+    a, b = _vector(a, "a"), _vector(b, "b")
+    if a.size < 2 or b.size < 2:
+        raise ValueError("a, b: need at least 2 values in each group")
+    result = stats.ttest_ind(a, b, equal_var=False)
+    return TestResult(float(result.statistic), float(result.pvalue), int(a.size + b.size))
+
+
+@dataclass(frozen=True)
+class TostResult:
+    mean_difference: float
+    margin: float
+    p_lower: float  # H0: difference <= -margin
+    p_upper: float  # H0: difference >= +margin
+    p_value: float  # max of the two: equivalence is shown when it is below alpha
+    n: int
+
+    def equivalent(self, alpha: float = 0.05) -> bool:
+        return self.p_value < alpha
+
+
+def tost_paired(a: Sequence[float], b: Sequence[float], margin: float) -> TostResult:
+    """Two one-sided tests on paired differences a - b (audio vs text of the same items)."""
+    from scipy import stats
+
+    a, b = _vector(a, "a"), _vector(b, "b")
+    _same_length(a, b, "a, b")
+    if not np.isfinite(margin) or margin <= 0:
+        raise ValueError(f"margin: must be a positive number, got {margin}")
+    diff = a - b
+    n = diff.size
+    if n < 2:
+        raise ValueError("a, b: need at least 2 pairs")
+    mean = float(diff.mean())
+    se = float(diff.std(ddof=1) / np.sqrt(n))
+    if se == 0.0:
+        inside = -margin < mean < margin
+        p = 0.0 if inside else 1.0
+        return TostResult(mean, margin, p, p, p, n)
+    p_lower = float(stats.t.sf((mean + margin) / se, n - 1))
+    p_upper = float(stats.t.cdf((mean - margin) / se, n - 1))
+    return TostResult(mean, margin, p_lower, p_upper, max(p_lower, p_upper), n)
+
+
+def cohen_kappa(a: Sequence, b: Sequence) -> Optional[float]:
+    """Agreement of two raters beyond chance; None when chance agreement is already perfect."""
+    if len(a) != len(b):
+        raise ValueError(f"a, b: lengths differ ({len(a)} vs {len(b)})")
+    if len(a) == 0:
+        raise ValueError("a, b: empty input")
+    labels = sorted(set(a) | set(b), key=str)
+    index = {label: i for i, label in enumerate(labels)}
+    table = np.zeros((len(labels), len(labels)))
+    for left, right in zip(a, b):
+        table[index[left], index[right]] += 1
+    total = table.sum()
+    observed = np.trace(table) / total
+    expected = float((table.sum(axis=0) * table.sum(axis=1)).sum() / total**2)
+    if expected == 1.0:
+        return None
+    return float((observed - expected) / (1.0 - expected))
+
+
+def spearman(a: Sequence[float], b: Sequence[float]) -> TestResult:
+    from scipy import stats
+
+    a, b = _vector(a, "a"), _vector(b, "b")
+    _same_length(a, b, "a, b")
+    result = stats.spearmanr(a, b)
+    return TestResult(float(result.statistic), float(result.pvalue), int(a.size))
+
+
+def pearson(a: Sequence[float], b: Sequence[float]) -> TestResult:
+    from scipy import stats
+
+    a, b = _vector(a, "a"), _vector(b, "b")
+    _same_length(a, b, "a, b")
+    result = stats.pearsonr(a, b)
+    return TestResult(float(result.statistic), float(result.pvalue), int(a.size))

@@ -1,0 +1,112 @@
+"""Per-item rates with a seeded percentile bootstrap, shared by `rq_pass_rate` and `tf_win_rate`.
+
+Canonical copy lives in `metrics/_shared/`; each module folder links to it so the folder can be
+pushed to the Hub on its own (the link is resolved on upload).
+
+Rows that share an item id are epochs of one item: an item's score is the mean of its rows,
+and the rate is the mean over items. The bootstrap resamples items, not rows, because epochs of
+one item are not independent evidence.
+"""
+import math
+
+import numpy as np
+
+INTERRUPTION_TYPES = ("normal", "impatient", "correction", "topic_switch", "filler", "pushback")
+_ALIASES = {"topicswitch": "topic_switch", "topic_change": "topic_switch", "topic_shift": "topic_switch",
+            "backchannel": "filler", "push_back": "pushback"}
+
+
+def canonical_type(value, index):
+    """Accept the official spellings ("Topic Switch", "topic-switch") of the six types."""
+    if not isinstance(value, str):
+        raise ValueError(f"interruption_types[{index}]: expected a string, got {type(value).__name__}")
+    key = "_".join(value.strip().lower().replace("-", " ").replace("_", " ").split())
+    key = _ALIASES.get(key, key)
+    if key not in INTERRUPTION_TYPES:
+        raise ValueError(f"interruption_types[{index}]: unknown interruption type {value!r}; "
+                         f"expected one of {', '.join(INTERRUPTION_TYPES)}")
+    return key
+
+
+def check_grouping(n_rows, item_ids, interruption_types, n_bootstrap, seed):
+    """Validate the optional per-row arguments; returns (item_ids, types) as lists or None."""
+    if n_rows == 0:
+        raise ValueError("predictions: empty input; at least one row is needed")
+    for name, values in (("item_ids", item_ids), ("interruption_types", interruption_types)):
+        if values is not None and len(values) != n_rows:
+            raise ValueError(f"{name}: length {len(values)} differs from predictions ({n_rows})")
+    if item_ids is not None:
+        for index, value in enumerate(item_ids):
+            if value is None or (isinstance(value, float) and math.isnan(value)):
+                raise ValueError(f"item_ids[{index}]: missing item id")
+    types = None
+    if interruption_types is not None:
+        types = [canonical_type(value, index) for index, value in enumerate(interruption_types)]
+        if item_ids is not None:
+            first = {}
+            for index, (item, kind) in enumerate(zip(item_ids, types)):
+                if first.setdefault(item, (kind, index))[0] != kind:
+                    raise ValueError(f"interruption_types[{index}]: item {item!r} is {kind!r} here but "
+                                     f"{first[item][0]!r} at index {first[item][1]}")
+    if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)) or n_bootstrap < 1:
+        raise ValueError(f"n_bootstrap: expected a positive integer, got {n_bootstrap!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"seed: expected an integer, got {seed!r}")
+    return (list(item_ids) if item_ids is not None else None), types
+
+
+def item_means(row_scores, item_ids):
+    """Epoch-averaged score per item, items in order of first appearance."""
+    scores = np.asarray(row_scores, dtype=np.float64)
+    if item_ids is None:
+        return scores
+    codes = {}
+    index = np.fromiter((codes.setdefault(item, len(codes)) for item in item_ids), dtype=np.int64, count=len(item_ids))
+    sums = np.bincount(index, weights=scores, minlength=len(codes))
+    counts = np.bincount(index, minlength=len(codes))
+    return sums / counts
+
+
+def bootstrap_ci(values, n_bootstrap=1000, seed=0, confidence=0.95):
+    """Percentile bootstrap of the mean, vectorized; resampling in blocks bounds memory.
+
+    With very few resamples the percentile interval can miss the point estimate by resampling
+    noise; the interval is then widened to include it, so `ci_low <= estimate <= ci_high` always.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    n = values.size
+    estimate = float(values.mean())
+    if n == 1 or np.all(values == values[0]):
+        return estimate, estimate
+    rng = np.random.default_rng(seed)
+    means = np.empty(n_bootstrap, dtype=np.float64)
+    block = max(1, min(n_bootstrap, 4_000_000 // n))
+    for start in range(0, n_bootstrap, block):
+        stop = min(n_bootstrap, start + block)
+        index = rng.integers(0, n, size=(stop - start, n), dtype=np.int32 if n < 2**31 else np.int64)
+        means[start:stop] = values[index].mean(axis=1)
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [alpha, 1.0 - alpha])
+    return float(min(low, estimate)), float(max(high, estimate))
+
+
+def summarize(row_scores, item_ids, n_bootstrap, seed, key):
+    """`{key, ci_low, ci_high, n_items, n_rows}` for one group of rows."""
+    per_item = item_means(row_scores, item_ids)
+    low, high = bootstrap_ci(per_item, n_bootstrap, seed)
+    return {key: float(per_item.mean()), "ci_low": low, "ci_high": high,
+            "n_items": int(per_item.size), "n_rows": int(len(row_scores))}
+
+
+def rate_with_types(row_scores, item_ids, types, n_bootstrap, seed, key):
+    """Overall summary, plus `per_type` (types in canonical order) when types are given."""
+    result = summarize(row_scores, item_ids, n_bootstrap, seed, key)
+    if types is not None:
+        per_type = {}
+        for kind in INTERRUPTION_TYPES:
+            rows = [i for i, t in enumerate(types) if t == kind]
+            if rows:
+                ids = [item_ids[i] for i in rows] if item_ids is not None else None
+                per_type[kind] = summarize([row_scores[i] for i in rows], ids, n_bootstrap, seed, key)
+        result["per_type"] = per_type
+    return result

@@ -1,0 +1,1 @@
+../_shared/sid_scoring.py

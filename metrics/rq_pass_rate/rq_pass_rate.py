@@ -1,0 +1,84 @@
+"""IHBench recovery-quality (RQ) pass rate, as an `evaluate` metric module."""
+import datasets
+import evaluate
+
+from .item_bootstrap import check_grouping
+from .item_bootstrap import rate_with_types
+
+_CITATION = """\
+@misc{ihbench2026,
+  title  = {IHBench: Evaluating Post-Interruption Recovery in Voice Agents with Structured Workflows},
+  author = {{Boson AI}},
+  year   = {2026},
+  note   = {Recovery quality pass rate: all type-specific criteria met, 3 epochs, 1000-sample percentile bootstrap}
+}
+"""
+
+_DESCRIPTION = """\
+Recovery quality (RQ) pass rate from IHBench. After a user interrupts a voice agent mid-sentence,
+an LLM judge checks the agent's next response against the interruption's 2-4 type-specific
+criteria (e.g. for a filler: continues exactly where it was cut, does not repeat, does not
+acknowledge the backchannel). A response passes only if every criterion is met. The pass rate is
+the mean over interruption points of the epoch-averaged pass, with a 95 % percentile-bootstrap
+confidence interval over interruption points.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (`list` of `list` of `bool`): one row per (interruption point, epoch): the judge's
+        met / not-met verdict for each criterion. A row passes iff all its verdicts are True.
+    item_ids (`list`, optional): one id per row; rows with the same id are epochs of one
+        interruption point and are averaged first. Default: every row is its own item.
+    interruption_types (`list` of `str`, optional): one type per row (normal, impatient,
+        correction, topic_switch, filler, pushback; official spellings such as "Topic Switch"
+        are accepted). When given, `per_type` is returned.
+    n_bootstrap (`int`, default 1000): bootstrap resamples of the items.
+    seed (`int`, default 0): seed of the bootstrap; the same inputs and seed give the same CI.
+Returns:
+    rq_pass_rate (`float` in [0, 1]): mean over items of the epoch-averaged pass.
+    ci_low, ci_high (`float` in [0, 1]): 95 % percentile-bootstrap interval over items.
+    n_items (`int`), n_rows (`int`): items and rows scored.
+    per_type (`dict`, only with interruption_types): type -> the same five fields.
+Examples:
+    >>> rq = evaluate.load("rq_pass_rate")
+    >>> result = rq.compute(predictions=[[True, True], [True, False], [True, True, True]])
+    >>> round(result["rq_pass_rate"], 4), result["n_items"]
+    (0.6667, 3)
+    >>> result = rq.compute(predictions=[[True], [False], [True]], item_ids=["a", "a", "b"],
+    ...                     interruption_types=["filler", "filler", "pushback"])
+    >>> result["rq_pass_rate"], result["per_type"]["filler"]["rq_pass_rate"], result["n_rows"]
+    (0.75, 0.5, 3)
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class RqPassRate(evaluate.Metric):
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({"predictions": datasets.Sequence(datasets.Value("bool"))}),
+            reference_urls=["https://huggingface.co/datasets/bosonai/IHBench"],
+        )
+
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """Check the raw rows first, so errors name the argument and the index."""
+        if predictions is None:
+            raise ValueError("predictions: required")
+        for index, row in enumerate(predictions):
+            if isinstance(row, (str, bytes)) or not hasattr(row, "__len__"):
+                raise ValueError(f"predictions[{index}]: expected a list of criterion verdicts (bools)")
+            if len(row) == 0:
+                raise ValueError(f"predictions[{index}]: no criterion verdicts")
+            for position, verdict in enumerate(row):
+                if not isinstance(verdict, bool) and type(verdict).__name__ != "bool_":
+                    raise ValueError(f"predictions[{index}][{position}]: expected a bool, got {verdict!r}")
+        check_grouping(len(predictions), kwargs.get("item_ids"), kwargs.get("interruption_types"),
+                       kwargs.get("n_bootstrap", 1000), kwargs.get("seed", 0))
+        return super().compute(predictions=predictions, **kwargs)
+
+    def _compute(self, predictions, item_ids=None, interruption_types=None, n_bootstrap=1000, seed=0):
+        item_ids, types = check_grouping(len(predictions), item_ids, interruption_types, n_bootstrap, seed)
+        passed = [1.0 if all(row) else 0.0 for row in predictions]
+        return rate_with_types(passed, item_ids, types, n_bootstrap, seed, "rq_pass_rate")

@@ -1,0 +1,1 @@
+../_shared/item_bootstrap.py
