@@ -91,6 +91,17 @@ def test_bad_input_names_argument_and_index(rq, tf, module, kwargs, message):
         (rq if module == "rq" else tf).compute(**kwargs)
 
 
+def test_few_distinct_values_take_the_multinomial_path_with_the_same_distribution():
+    """Resampling items is multinomial counts over distinct values: same interval, up to noise."""
+    values = np.repeat([0.0, 1 / 3, 2 / 3, 1.0], [300, 200, 200, 300])
+    low, high = bootstrap.bootstrap_ci(values, n_bootstrap=4000, seed=1)
+    rng = np.random.default_rng(2)
+    means = values[rng.integers(0, values.size, size=(4000, values.size))].mean(axis=1)
+    plain_low, plain_high = np.quantile(means, [0.025, 0.975])
+    assert abs(low - plain_low) < 0.004 and abs(high - plain_high) < 0.004
+    assert low < values.mean() < high
+
+
 rows = st.lists(st.tuples(st.integers(0, 8), st.sampled_from(["model", "baseline", "tie"]),
                           st.sampled_from(["normal", "impatient", "correction", "topic_switch", "filler", "pushback"])),
                 min_size=1, max_size=40)

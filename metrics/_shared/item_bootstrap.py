@@ -79,12 +79,22 @@ def bootstrap_ci(values, n_bootstrap=1000, seed=0, confidence=0.95):
     if n == 1 or np.all(values == values[0]):
         return estimate, estimate
     rng = np.random.default_rng(seed)
-    means = np.empty(n_bootstrap, dtype=np.float64)
-    block = max(1, min(n_bootstrap, 4_000_000 // n))
-    for start in range(0, n_bootstrap, block):
-        stop = min(n_bootstrap, start + block)
-        index = rng.integers(0, n, size=(stop - start, n), dtype=np.int32 if n < 2**31 else np.int64)
-        means[start:stop] = values[index].mean(axis=1)
+    distinct, counts = np.unique(values, return_counts=True)
+    if distinct.size * 8 <= n:
+        # Few distinct values (pass/fail averaged over a few epochs): drawing n items with
+        # replacement is the same as drawing multinomial counts over the distinct values, which
+        # costs B x K numbers instead of B x n.
+        draws = rng.multinomial(n, counts / n, size=n_bootstrap)
+        means = draws @ distinct / n
+    else:
+        means = np.empty(n_bootstrap, dtype=np.float64)
+        # ~130k draws per block keeps indices and gathered values in cache: faster than one
+        # big draw, and memory stays flat however many items there are.
+        block = max(1, min(n_bootstrap, 131_072 // n))
+        for start in range(0, n_bootstrap, block):
+            stop = min(n_bootstrap, start + block)
+            index = rng.integers(0, n, size=(stop - start, n), dtype=np.int32 if n < 2**31 else np.int64)
+            means[start:stop] = values[index].mean(axis=1)
     alpha = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [alpha, 1.0 - alpha])
     return float(min(low, estimate)), float(max(high, estimate))
