@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import doctest
 import importlib.util
-import types
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -27,9 +27,16 @@ def shared(name: str):
 
 
 def run_doctest(text: str, label: str) -> doctest.TestResults:
-    """Runs `>>>` examples with `evaluate.load("name")` resolved to this repository's folders."""
-    shim = types.SimpleNamespace(load=lambda name, config=None, config_name=None: load(name, config or config_name))
-    test = doctest.DocTestParser().get_doctest(text, {"evaluate": shim}, label, label, 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
-    return runner.summarize(verbose=False)
+    """Runs `>>>` examples as a user would, from inside metrics/, where `evaluate.load("apt")`
+    resolves to the local folder (tests are offline, so a name is never sent to the Hub)."""
+    import evaluate
+
+    previous = os.getcwd()
+    os.chdir(METRICS)
+    try:
+        test = doctest.DocTestParser().get_doctest(text, {"evaluate": evaluate}, label, label, 0)
+        runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+        runner.run(test)
+        return runner.summarize(verbose=False)
+    finally:
+        os.chdir(previous)

@@ -5,7 +5,7 @@ import re
 import pytest
 import yaml
 
-from metric_modules import METRICS, MODULE_NAMES, run_doctest
+from metric_modules import METRICS, MODULE_NAMES, load, run_doctest
 
 READY = [name for name in MODULE_NAMES if (METRICS / name / f"{name}.py").exists()]
 
@@ -44,12 +44,7 @@ def test_module_imports_nothing_from_this_project(name):
 def test_docstring_examples_run(name):
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location(f"card_{name}", METRICS / name / f"{name}.py")
-    source = (METRICS / name / f"{name}.py").read_text()
-    # the module uses relative imports (evaluate loads it as a package); read the constant instead
-    examples = re.search(r'_KWARGS_DESCRIPTION = (?:"""(.*?)"""|KWARGS_DESCRIPTION)', source, re.DOTALL)
-    text = examples.group(1) if examples.group(1) else _shared_kwargs(name)
-    results = run_doctest(text, f"{name}._KWARGS_DESCRIPTION")
+    results = run_doctest(_kwargs_description(name), f"{name}._KWARGS_DESCRIPTION")
     assert results.attempted > 0 and results.failed == 0
 
 
@@ -61,7 +56,25 @@ def test_card_examples_run(name):
     assert results.attempted > 0 and results.failed == 0
 
 
-def _shared_kwargs(name):
-    from metric_modules import shared
+@pytest.mark.parametrize("name", READY)
+def test_card_shows_every_docstring_example(name):
+    def prompts(text):
+        return {line.strip() for line in text.splitlines() if line.strip().startswith(">>>")}
 
-    return shared("sid_scoring").KWARGS_DESCRIPTION.replace("{name}", name)
+    card = (METRICS / name / "README.md").read_text()
+    assert prompts(_kwargs_description(name)) <= prompts(card)
+
+
+def _kwargs_description(name):
+    """The module's `_KWARGS_DESCRIPTION`, as evaluate loads it (modules use relative imports)."""
+    import inspect
+
+    module = inspect.getmodule(type(load(name)))
+    return module._KWARGS_DESCRIPTION
+
+
+@pytest.mark.parametrize("name", READY)
+def test_evaluate_loads_the_modules_own_class_with_its_description(name):
+    module = load(name)
+    assert type(module).__module__.split(".")[-1] == name
+    assert module.description.strip() and module.citation.strip() and module.inputs_description.strip()

@@ -158,8 +158,12 @@ def score(predictions, references, tolerance=0.05, definition="notebook"):
             "n_break": n - n_nonbreak, "n_nonbreak": n_nonbreak, "false_alarms": false_alarms, **counts}
 
 
-class SidMetric(evaluate.Metric):
-    """Base of the fir / irl / apt modules: same inputs, same outcome table."""
+class SidMetric:
+    """Mixin of the fir / irl / apt modules: same inputs, same outcome table.
+
+    Not itself an `evaluate.Metric`: evaluate loads the first Metric subclass it finds in a module's
+    namespace, and imported names come first, so only the module's own class may be one.
+    """
 
     description = ""
     citation = ""

@@ -27,7 +27,7 @@ _KWARGS_DESCRIPTION = KWARGS_DESCRIPTION.replace("{name}", "apt")
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Apt(SidMetric):
+class Apt(SidMetric, evaluate.Metric):
     description = _DESCRIPTION
     citation = _CITATION
     kwargs_description = _KWARGS_DESCRIPTION

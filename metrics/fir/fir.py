@@ -27,7 +27,7 @@ _KWARGS_DESCRIPTION = KWARGS_DESCRIPTION.replace("{name}", "fir")
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Fir(SidMetric):
+class Fir(SidMetric, evaluate.Metric):
     description = _DESCRIPTION
     citation = _CITATION
     kwargs_description = _KWARGS_DESCRIPTION
