@@ -77,6 +77,56 @@ def _publish_metrics(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run(args: argparse.Namespace) -> int:
+    import json
+
+    from ihbench.runner import RunSpec, run
+
+    generation = {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "top_p": args.top_p}
+    options = {}
+    for pair in args.option or []:
+        key, _, value = pair.partition("=")
+        if not key or not _:
+            print(f"ihbench run: error: --option expects KEY=VALUE, got {pair!r}", file=sys.stderr)
+            return 2
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    if args.base_url:
+        options["base_url"] = args.base_url
+    if args.concurrency:
+        options["concurrency"] = args.concurrency
+    spec = RunSpec(
+        loader=args.model, model_path=args.model_path, data=args.data, out=args.out, config=args.config,
+        split=args.split, epochs=args.epochs, limit=args.limit,
+        types=[t for t in args.types.split(",") if t] if args.types else None, modality=args.modality,
+        generation=generation, seed=args.seed, loader_options=options, command=["ihbench", *sys.argv[1:]],
+    )
+    summary = run(spec, progress=not args.quiet)
+    print(f"{summary.out}: {summary.written} response(s) written, {summary.skipped} already done, "
+          f"{summary.errors} error(s), {summary.planned} planned ({summary.seconds:.1f} s)")
+    return 0
+
+
+def _models(args: argparse.Namespace) -> int:
+    from loaders import available, get
+
+    for name in available():
+        loader = get(name)
+        doc = (loader.__module__ and sys.modules[loader.__module__].__doc__ or "").strip().splitlines()[0]
+        print(f"{name:18s} {','.join(loader.modalities):11s} {doc}")
+    return 0
+
+
+def _make_tiny_model(args: argparse.Namespace) -> int:
+    from loaders.tiny import make_tiny_model
+
+    path = make_tiny_model(args.family, args.out, seed=args.seed)
+    print(f"tiny random-weight {args.family} written to {path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ihbench", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -111,6 +161,36 @@ def build_parser() -> argparse.ArgumentParser:
     publish.add_argument("--dry-run", action="store_true", help="stage and list, upload nothing")
     publish.add_argument("--staging-dir", type=Path, help="where to stage the self-contained folders")
     publish.set_defaults(func=_publish_metrics)
+
+    run = commands.add_parser("run", help="run a model over interruption points into a resumable run directory")
+    run.add_argument("--model", required=True, help="loader name (see `ihbench models`)")
+    run.add_argument("--model-path", required=True, help="local model directory, cached hub id, or served model name")
+    run.add_argument("--data", required=True, help="dataset directory or hub id")
+    run.add_argument("--config", help="conversations (default) or interruptions")
+    run.add_argument("--split", help="split (default: the only one, or test/dev)")
+    run.add_argument("--epochs", type=int, default=3)
+    run.add_argument("--out", required=True, type=Path, help="run directory (resumed when it exists)")
+    run.add_argument("--limit", type=int, help="first N interruption points (after --types)")
+    run.add_argument("--types", help="comma-separated interruption types, e.g. filler,pushback")
+    run.add_argument("--modality", choices=("audio", "text"), default="audio", help="text: transcripts replace audio")
+    run.add_argument("--max-new-tokens", type=int, default=256)
+    run.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
+    run.add_argument("--top-p", type=float, default=1.0)
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--base-url", help="openai loader: server URL, e.g. http://gpu-node:8000/v1 (vLLM)")
+    run.add_argument("--concurrency", type=int, help="openai loader: requests in flight")
+    run.add_argument("--option", action="append", metavar="KEY=VALUE", help="other loader options (device, dtype, ...)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.set_defaults(func=_run)
+
+    models = commands.add_parser("models", help="list the model loaders")
+    models.set_defaults(func=_models)
+
+    tiny = commands.add_parser("make-tiny-model", help="random-weight model of a real architecture, for smoke tests")
+    tiny.add_argument("family", help="qwen2-audio or phi4-multimodal")
+    tiny.add_argument("--out", required=True, type=Path)
+    tiny.add_argument("--seed", type=int, default=0)
+    tiny.set_defaults(func=_make_tiny_model)
     return parser
 
 
@@ -121,10 +201,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from ihbench_dataset.load import DataSourceError
     from ihbench_dataset.sources import SourceError
     from ihbench_dataset.wide import SchemaError
+    from ihbench.jsonl import CorruptLogError
+    from ihbench.runner import RunConfigError
+    from loaders.base import ModelNotFoundError
 
     try:
         return args.func(args)
-    except (SourceError, SchemaError, DataSourceError, AudioError, BuildError, ValueError, FileNotFoundError) as error:
+    except (SourceError, SchemaError, DataSourceError, AudioError, BuildError, RunConfigError, CorruptLogError,
+            ModelNotFoundError, ValueError, FileNotFoundError, KeyError) as error:
         print(f"ihbench {args.command}: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -1,28 +1,46 @@
-"""Name -> loader class registry; families register themselves with `@register("name")`."""
+"""Name -> loader class registry; families register themselves with `@register("name")`.
+
+Family modules are imported on first lookup, so `import loaders` stays cheap and a family
+whose optional dependency is missing does not break the others.
+"""
 from __future__ import annotations
 
+import importlib
 from typing import Callable, TypeVar
 
 T = TypeVar("T")
 _REGISTRY: dict[str, type] = {}
+FAMILY_MODULES = ("qwen2_audio", "phi4_multimodal", "kimi_audio", "openai_compat")
 
 
 def register(name: str) -> Callable[[T], T]:
     def wrap(cls: T) -> T:
         if name in _REGISTRY and _REGISTRY[name] is not cls:
             raise ValueError(f"loader {name!r} is already registered by {_REGISTRY[name].__name__}")
+        cls.name = name
         _REGISTRY[name] = cls
         return cls
 
     return wrap
 
 
+def _import_families() -> None:
+    for module in FAMILY_MODULES:
+        try:
+            importlib.import_module(f"loaders.{module}")
+        except ModuleNotFoundError as error:
+            if error.name != f"loaders.{module}":
+                raise
+
+
 def available() -> list[str]:
+    _import_families()
     return sorted(_REGISTRY)
 
 
 def get(name: str) -> type:
+    _import_families()
     if name not in _REGISTRY:
-        known = ", ".join(available()) or "none registered yet"
+        known = ", ".join(sorted(_REGISTRY)) or "none registered"
         raise KeyError(f"unknown loader {name!r}; available: {known}")
     return _REGISTRY[name]

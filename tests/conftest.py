@@ -14,6 +14,7 @@ for name, value in {
 }.items():
     os.environ[name] = value
 
+import json  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
@@ -36,3 +37,43 @@ def _one_thread():
     import torch
 
     torch.set_num_threads(1)
+
+
+# --- an in-house build shared by tests (real Piper/flite renders, two short conversations) -----
+
+def _two_shortest():
+    """The two shortest shipped conversations (one per user voice family): a fast but real build."""
+    from ihbench_dataset.sources import source_files
+
+    files = source_files()
+    by_voice = {}
+    for path in sorted(files, key=lambda p: len(json.loads(p.read_text())["turns"])):
+        by_voice.setdefault(json.loads(path.read_text())["user_voice"], path)
+    return sorted(by_voice.values())
+
+
+@pytest.fixture(scope="session")
+def subset():
+    return _two_shortest()
+
+
+@pytest.fixture(scope="session")
+def tts_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("tts-cache")
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory, tts_cache, subset):
+    out = tmp_path_factory.mktemp("build") / "ihbench-dev"
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "ihbench.cli", "build", "--out", str(out), "--cache-dir", str(tts_cache), "--quiet",
+         "--sources", *map(str, subset)],
+        capture_output=True, text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    return out
+
+

@@ -17,37 +17,6 @@ from ihbench_dataset.sources import source_files
 pytestmark = pytest.mark.slow
 
 
-def _two_shortest():
-    """The two shortest shipped conversations (one per user voice family): a fast but real build."""
-    files = source_files()
-    by_voice = {}
-    for path in sorted(files, key=lambda p: len(json.loads(p.read_text())["turns"])):
-        by_voice.setdefault(json.loads(path.read_text())["user_voice"], path)
-    return sorted(by_voice.values())
-
-
-@pytest.fixture(scope="session")
-def subset():
-    return _two_shortest()
-
-
-@pytest.fixture(scope="session")
-def tts_cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("tts-cache")
-
-
-@pytest.fixture(scope="session")
-def built(tmp_path_factory, tts_cache, subset):
-    out = tmp_path_factory.mktemp("build") / "ihbench-dev"
-    result = subprocess.run(
-        [sys.executable, "-m", "ihbench.cli", "build", "--out", str(out), "--cache-dir", str(tts_cache), "--quiet",
-         "--sources", *map(str, subset)],
-        capture_output=True, text=True,
-    )
-    assert result.returncode == 0, result.stderr
-    return out
-
-
 def _digest(root):
     return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(root.rglob("*")) if p.is_file()}

@@ -1,0 +1,160 @@
+"""The contract every model backend implements, and the conversation it is given.
+
+A backend sees one `Conversation` (built from an `EvalItem` by `build_conversation`) and returns
+a `Response`: the text, latency and token counts, or the error that stopped it. Backends never
+see the wide schema, rubrics or baselines: only what a deployed voice agent would have heard.
+"""
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar, Literal, Optional, Sequence
+
+import numpy as np
+
+from ihbench_dataset.schema import SAMPLING_RATE, EvalItem
+
+Modality = Literal["audio", "text"]
+
+
+@dataclass(frozen=True)
+class Turn:
+    role: Literal["system", "user", "assistant"]
+    text: Optional[str] = None
+    audio: Optional[np.ndarray] = None  # 16 kHz mono float32, user turns in audio mode only
+
+    def __post_init__(self):
+        if self.text is None and self.audio is None:
+            raise ValueError(f"a {self.role} turn needs text or audio")
+
+
+@dataclass(frozen=True)
+class Conversation:
+    item_id: str
+    modality: Modality
+    turns: list[Turn]
+    sampling_rate: int = SAMPLING_RATE
+
+    @property
+    def audio_clips(self) -> list[np.ndarray]:
+        return [t.audio for t in self.turns if t.audio is not None]
+
+
+class EmptyAudioError(ValueError):
+    pass
+
+
+def build_conversation(item: EvalItem, modality: Modality = "audio") -> Conversation:
+    """System prompt; history (user turns as audio, or transcripts in text mode; assistant turns
+    as text); the interrupted assistant turn as delivered, never as planned; then the interruption.
+    """
+    if modality not in ("audio", "text"):
+        raise ValueError(f"modality: expected 'audio' or 'text', got {modality!r}")
+    turns = [Turn("system", item.system_prompt)]
+
+    def user(text: str, clip, where: str) -> Turn:
+        if modality == "text":
+            return Turn("user", text)
+        if clip is None:
+            raise EmptyAudioError(f"{item.id}: {where} has no audio (use --modality text for transcripts)")
+        samples = clip.decode(SAMPLING_RATE)
+        if samples.size == 0 or not np.any(samples):
+            raise EmptyAudioError(f"{item.id}: {where} audio is empty or silent")
+        return Turn("user", audio=samples)
+
+    for index, message in enumerate(item.history):
+        if message.role == "assistant":
+            turns.append(Turn("assistant", message.text))
+        else:
+            turns.append(user(message.text, message.audio, f"history[{index}]"))
+    turns.append(Turn("assistant", item.interrupted.delivered))
+    turns.append(user(item.interruption.transcript, item.interruption.audio, "the interruption"))
+    return Conversation(item.id, modality, turns)
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    max_new_tokens: int = 256
+    temperature: float = 0.0  # 0 = greedy: the default, so reruns are reproducible
+    top_p: float = 1.0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Response:
+    text: Optional[str]
+    latency_s: float
+    input_tokens: Optional[int] = None
+    output_tokens: Optional[int] = None
+    error: Optional[str] = None
+
+    @classmethod
+    def failure(cls, error: BaseException, started: float) -> "Response":
+        return cls(text=None, latency_s=time.perf_counter() - started, error=f"{type(error).__name__}: {error}")
+
+
+class ModelNotFoundError(FileNotFoundError):
+    """A local path that does not exist, or a hub id while the hub is unreachable: said at once."""
+
+
+class Loader(ABC):
+    """One model backend. Subclasses register with `@register("name")` and implement `_generate`."""
+
+    name: ClassVar[str] = ""
+    modalities: ClassVar[tuple[str, ...]] = ("audio", "text")
+    #: how many conversations `generate_batch` handles at once (1 = no batching)
+    batch_size: int = 1
+
+    def __init__(self, model_path: str, **options: Any):
+        self.model_path = model_path
+        self.options = options
+
+    def check_modality(self, modality: Modality) -> None:
+        if modality not in self.modalities:
+            raise ValueError(f"loader {self.name!r} does not take {modality} input; it takes {', '.join(self.modalities)}")
+
+    def generate(self, conversation: Conversation, config: GenerationConfig, seed: int) -> Response:
+        """Never raises for a bad item: the error is the response, so a run goes on."""
+        started = time.perf_counter()
+        try:
+            return self._generate(conversation, config, seed)
+        except Exception as error:  # out of memory, too long, a refused request: recorded per item
+            return Response.failure(error, started)
+
+    def generate_batch(self, conversations: Sequence[Conversation], config: GenerationConfig,
+                       seeds: Sequence[int]) -> list[Response]:
+        return [self.generate(c, config, s) for c, s in zip(conversations, seeds)]
+
+    @abstractmethod
+    def _generate(self, conversation: Conversation, config: GenerationConfig, seed: int) -> Response: ...
+
+    def describe(self) -> dict:
+        """What run.json records about the model: path, revision, dtype, device, options."""
+        return {"loader": self.name, "model_path": self.model_path, **self.options}
+
+
+def resolve_model_path(model_path: str, *, revision: Optional[str] = None) -> str:
+    """A local directory, or a hub id already in the local cache; anything else fails at once."""
+    import os
+    import re
+    from pathlib import Path
+
+    path = Path(model_path).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise ModelNotFoundError(f"{model_path}: expected a model directory, got a file")
+        return str(path.resolve())
+    if model_path.startswith((".", "/", "~")) or not re.fullmatch(r"[\w.-]+/[\w.-]+", model_path):
+        raise ModelNotFoundError(f"{model_path}: no such model directory")
+    from huggingface_hub import snapshot_download
+
+    offline = os.environ.get("HF_HUB_OFFLINE") == "1"
+    try:
+        return snapshot_download(model_path, revision=revision, local_files_only=True)
+    except Exception as error:
+        hint = "HF_HUB_OFFLINE is set and it is not in the local cache" if offline else \
+            "it is not in the local cache; download it first (huggingface-cli download) or pass a local path"
+        raise ModelNotFoundError(f"{model_path}: {hint} ({type(error).__name__})") from None

@@ -1,0 +1,81 @@
+"""Any OpenAI-compatible chat-completions server: OpenAI audio models, or vLLM serving
+Qwen2-Audio / Phi-4 on many GPUs or nodes (the scale-out path).
+
+User audio goes as `input_audio` parts (base64 WAV). Requests run concurrently in threads
+(`concurrency`), each with a timeout and the client's bounded retries.
+"""
+from __future__ import annotations
+
+import base64
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Optional, Sequence
+
+from ihbench_dataset.audio import encode_wav
+
+from .base import Conversation, GenerationConfig, Loader, Response
+from .registry import register
+
+
+def to_openai_messages(conversation: Conversation) -> list[dict]:
+    messages = []
+    for turn in conversation.turns:
+        if turn.audio is not None:
+            data = base64.b64encode(encode_wav(turn.audio, conversation.sampling_rate)).decode("ascii")
+            content = [{"type": "input_audio", "input_audio": {"data": data, "format": "wav"}}]
+            if turn.text:
+                content.insert(0, {"type": "text", "text": turn.text})
+            messages.append({"role": turn.role, "content": content})
+        else:
+            messages.append({"role": turn.role, "content": turn.text})
+    return messages
+
+
+@register("openai")
+class OpenAICompatLoader(Loader):
+    def __init__(self, model_path: str, *, base_url: Optional[str] = None, api_key_env: str = "OPENAI_API_KEY",
+                 concurrency: int = 8, timeout: float = 120.0, max_retries: int = 3,
+                 extra_body: Optional[dict] = None, client=None):
+        super().__init__(model_path, base_url=base_url, concurrency=concurrency, timeout=timeout,
+                         max_retries=max_retries, api_key_env=api_key_env)
+        if concurrency < 1:
+            raise ValueError(f"concurrency: must be >= 1, got {concurrency}")
+        self.batch_size = concurrency
+        self.extra_body = extra_body or {}
+        if client is None:
+            from openai import OpenAI
+
+            # vLLM and most proxies accept any key; the key is read from the environment, never logged.
+            client = OpenAI(base_url=base_url, api_key=os.environ.get(api_key_env) or "EMPTY",
+                            timeout=timeout, max_retries=max_retries)
+        self.client = client
+
+    def _generate(self, conversation: Conversation, config: GenerationConfig, seed: int) -> Response:
+        started = time.perf_counter()
+        completion = self.client.chat.completions.create(
+            model=self.model_path,
+            messages=to_openai_messages(conversation),
+            max_tokens=config.max_new_tokens,
+            temperature=config.temperature,
+            top_p=config.top_p,
+            seed=seed,
+            **({"extra_body": self.extra_body} if self.extra_body else {}),
+        )
+        usage = completion.usage
+        return Response(
+            text=completion.choices[0].message.content or "",
+            latency_s=time.perf_counter() - started,
+            input_tokens=usage.prompt_tokens if usage else None,
+            output_tokens=usage.completion_tokens if usage else None,
+        )
+
+    def generate_batch(self, conversations: Sequence[Conversation], config: GenerationConfig,
+                       seeds: Sequence[int]) -> list[Response]:
+        if len(conversations) <= 1:
+            return super().generate_batch(conversations, config, seeds)
+        with ThreadPoolExecutor(max_workers=self.batch_size) as pool:
+            return list(pool.map(lambda pair: self.generate(pair[0], config, pair[1]), zip(conversations, seeds)))
+
+    def describe(self) -> dict:
+        return {"loader": self.name, "model_path": self.model_path, **{k: v for k, v in self.options.items()}}

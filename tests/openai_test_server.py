@@ -1,0 +1,74 @@
+"""A local OpenAI-compatible HTTP server: a TEST DOUBLE standing in for OpenAI / vLLM.
+
+It speaks the real wire format (POST /v1/chat/completions, JSON in and out) so the real
+`openai` client and the real HTTP stack are exercised; it records every request and answers
+with a deterministic text describing what it received.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable, Optional
+
+
+class OpenAITestServer:
+    def __init__(self, delay: float = 0.0, fail_when: Optional[Callable[[dict], Optional[int]]] = None):
+        self.requests: list[dict] = []
+        self.delay = delay
+        self.fail_when = fail_when  # request -> HTTP status to fail with, or None
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with server._lock:
+                    server.requests.append(body)
+                if server.delay:
+                    time.sleep(server.delay)
+                status = server.fail_when(body) if server.fail_when else None
+                if status:
+                    self._send(status, {"error": {"message": "scripted failure", "type": "server_error"}})
+                    return
+                self._send(200, server.completion(body))
+
+            def _send(self, status, payload):
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    @staticmethod
+    def completion(body: dict) -> dict:
+        audio = sum(1 for m in body["messages"] if isinstance(m["content"], list)
+                    for part in m["content"] if part.get("type") == "input_audio")
+        last = body["messages"][-1]["content"]
+        last_text = last if isinstance(last, str) else "<audio>"
+        text = f"heard {audio} audio clip(s); last user turn: {last_text[:40]}"
+        return {
+            "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 100 + audio, "completion_tokens": 12, "total_tokens": 112 + audio},
+        }
+
+    def __enter__(self) -> "OpenAITestServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._server.shutdown()
+        self._server.server_close()

@@ -1,0 +1,204 @@
+"""`ihbench run`: conversation layout, the OpenAI-compatible loader over real HTTP (local test
+double), resumable run directories, crash safety, failures recorded per item."""
+import base64
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import soundfile
+
+from ihbench.jsonl import read_records
+from ihbench.runner import RunConfigError, RunSpec, record_seed, run
+from ihbench_dataset import load_items
+from loaders import ModelNotFoundError, build_conversation, resolve_model_path
+from loaders.openai_compat import OpenAICompatLoader
+from official_layout import write_official_layout
+from openai_test_server import OpenAITestServer
+
+
+@pytest.fixture
+def official(tmp_path):
+    return write_official_layout(tmp_path / "official")
+
+
+@pytest.fixture
+def server():
+    with OpenAITestServer() as test_server:
+        yield test_server
+
+
+def _spec(data, out, server, **overrides):
+    values = dict(loader="openai", model_path="test-model", data=str(data), out=out, epochs=2,
+                  loader_options={"base_url": server.base_url, "concurrency": 2, "max_retries": 0})
+    values.update(overrides)
+    return RunSpec(**values)
+
+
+def test_conversation_layout_puts_the_delivered_part_before_the_interruption(official):
+    item = load_items(official)[2]  # conv-b turn 4, filler
+    conversation = build_conversation(item, "audio")
+    roles = [t.role for t in conversation.turns]
+    assert roles == ["system"] + ["assistant", "user"] * 3 + ["assistant", "user"]
+    assert conversation.turns[0].text == item.system_prompt
+    assert conversation.turns[-2].text == "The next flight leaves at"  # delivered, never the plan
+    assert all(t.audio is not None and t.text is None for t in conversation.turns if t.role == "user")
+    assert conversation.turns[1].text == "Welcome. Before we start, could you"
+    text = build_conversation(item, "text")
+    assert [t.text for t in text.turns if t.role == "user"][-1] == "Mm-hm."
+    assert all(t.audio is None for t in text.turns)
+
+
+def test_openai_requests_carry_well_formed_input_audio(official, server, tmp_path):
+    run(_spec(official, tmp_path / "run", server, epochs=1, limit=1, types=["filler"]), progress=False)
+    (request,) = server.requests
+    assert request["model"] == "test-model" and request["max_tokens"] == 256 and request["temperature"] == 0
+    messages = request["messages"]
+    assert [m["role"] for m in messages] == ["system"] + ["assistant", "user"] * 4
+    audio_parts = [m["content"][0] for m in messages if m["role"] == "user"]
+    assert all(part["type"] == "input_audio" and part["input_audio"]["format"] == "wav" for part in audio_parts)
+    samples, rate = soundfile.read(io.BytesIO(base64.b64decode(audio_parts[-1]["input_audio"]["data"])))
+    assert rate == 16000 and samples.ndim == 1 and len(samples) > 8000
+    assert messages[-2] == {"role": "assistant", "content": "The next flight leaves at"}
+
+
+def test_text_mode_sends_no_audio(official, server, tmp_path):
+    run(_spec(official, tmp_path / "run", server, epochs=1, modality="text"), progress=False)
+    assert len(server.requests) == 3
+    for request in server.requests:
+        assert all(isinstance(m["content"], str) for m in request["messages"])
+    assert server.requests[2]["messages"][-1] == {"role": "user", "content": "Mm-hm."}
+
+
+def test_a_run_writes_items_times_epochs_and_resumes_without_duplicates(official, server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-for-test")
+    out = tmp_path / "run"
+    first = run(_spec(official, out, server, limit=2), progress=False)
+    assert (first.planned, first.written, first.skipped, first.errors) == (4, 4, 0, 0)
+    again = run(_spec(official, out, server, limit=2), progress=False)
+    assert (again.written, again.skipped) == (0, 4) and len(server.requests) == 4
+    more = run(_spec(official, out, server, limit=3, epochs=3), progress=False)  # extend: only the new work
+    assert (more.planned, more.written) == (9, 5)
+    records = read_records(out / "responses.jsonl")
+    assert sorted((r["id"], r["epoch"]) for r in records) == sorted(
+        (i, e) for i in ("conv-a/2", "conv-b/1", "conv-b/4") for e in range(3))
+    assert all(r["seed"] == record_seed(0, r["id"], r["epoch"]) for r in records)
+    assert all(r["response"].startswith("heard ") and r["error"] is None for r in records)
+    info = json.loads((out / "run.json").read_text())
+    for key in ("loader", "model", "data", "data_fingerprint", "generation", "versions", "command", "modality"):
+        assert key in info
+    assert info["model"]["base_url"] == server.base_url and "sk-secret" not in json.dumps(info)
+
+
+def test_resuming_with_different_settings_is_refused(official, server, tmp_path):
+    out = tmp_path / "run"
+    run(_spec(official, out, server, epochs=1, limit=1), progress=False)
+    with pytest.raises(RunConfigError, match="modality is 'audio' there but 'text' now"):
+        run(_spec(official, out, server, epochs=1, limit=1, modality="text"), progress=False)
+
+
+def test_a_failing_item_is_recorded_and_the_run_goes_on(official, tmp_path):
+    def fail_on_correction(body):
+        last = body["messages"][-2]["content"]
+        return 500 if last.startswith("Thanks. The Unlimited Plus") else None
+
+    with OpenAITestServer(fail_when=fail_on_correction) as failing:
+        summary = run(_spec(official, tmp_path / "run", failing, epochs=1), progress=False)
+    records = {r["id"]: r for r in read_records(tmp_path / "run" / "responses.jsonl")}
+    assert summary.errors == 1 and len(records) == 3
+    assert records["conv-a/2"]["response"] is None and "500" in records["conv-a/2"]["error"]
+    assert records["conv-b/1"]["error"] is None
+
+
+def test_empty_audio_is_an_error_record_not_a_crash(official, server, tmp_path):
+    import numpy as np
+
+    from ihbench_dataset.audio import encode_wav
+    from ihbench_dataset.schema import AudioClip, Utterance
+
+    items = load_items(official)
+    silent = Utterance(items[0].interruption.transcript, AudioClip(bytes=encode_wav(np.zeros(1600))))
+    items[0] = type(items[0])(**{**items[0].__dict__, "interruption": silent})
+    summary = run(_spec(official, tmp_path / "run", server, epochs=1), items=items, progress=False)
+    records = {r["id"]: r for r in read_records(tmp_path / "run" / "responses.jsonl")}
+    assert summary.errors == 1 and "EmptyAudioError" in records["conv-a/2"]["error"]
+
+
+def test_kill_9_mid_run_then_the_same_command_completes_exactly_once(official, tmp_path):
+    out = tmp_path / "run"
+    with OpenAITestServer(delay=0.3) as slow:
+        command = [sys.executable, "-m", "ihbench.cli", "run", "--model", "openai", "--model-path", "test-model",
+                   "--data", str(official), "--epochs", "4", "--out", str(out), "--base-url", slow.base_url,
+                   "--concurrency", "1", "--quiet", "--option", "max_retries=0"]
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        responses = out / "responses.jsonl"
+        deadline = time.time() + 60
+        while time.time() < deadline and (not responses.exists() or responses.read_text().count("\n") < 3):
+            time.sleep(0.05)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        with open(responses, "ab") as handle:  # what a crash inside write() leaves: half a line
+            handle.write(b'{"id": "conv-b/4", "epoch": 3, "resp')
+        finished = subprocess.run(command, capture_output=True, text=True)
+    assert finished.returncode == 0, finished.stderr
+    lines = responses.read_text().splitlines()
+    records = [json.loads(line) for line in lines]  # every line parses: the torn one was repaired
+    keys = [(r["id"], r["epoch"]) for r in records]
+    assert len(keys) == 3 * 4 and len(set(keys)) == 12
+
+
+def test_a_missing_model_path_or_uncached_hub_id_fails_at_once(tmp_path):
+    with pytest.raises(ModelNotFoundError, match="nope: no such model directory"):
+        resolve_model_path(str(tmp_path / "nope"))
+    with pytest.raises(ModelNotFoundError, match="Qwen/Qwen2-Audio-7B-Instruct: HF_HUB_OFFLINE is set"):
+        resolve_model_path("Qwen/Qwen2-Audio-7B-Instruct")
+
+
+def test_models_command_lists_the_loaders():
+    result = subprocess.run([sys.executable, "-m", "ihbench.cli", "models"], capture_output=True, text=True)
+    assert result.returncode == 0
+    for name in ("openai", "kimi-audio"):
+        assert name in result.stdout
+
+
+def test_the_in_house_build_runs_end_to_end(built, server, tmp_path):
+    summary = run(_spec(built, tmp_path / "run", server, epochs=1, types=["filler", "pushback"]), progress=False)
+    records = read_records(tmp_path / "run" / "responses.jsonl")
+    assert summary.errors == 0 and len(records) == summary.planned > 0
+    assert {r["interruption_type"] for r in records} <= {"filler", "pushback"}
+
+
+class RecordingKimiApi:
+    """Stand-in for kimia_infer's KimiAudio (GPU only): records the messages it is given."""
+
+    def __init__(self):
+        self.calls = []
+
+    def generate(self, messages, **kwargs):
+        self.calls.append(([dict(m) for m in messages], kwargs,
+                           [open(m["content"], "rb").read()[:4] for m in messages if m["message_type"] == "audio"]))
+        return None, "kimi says hi"
+
+
+def test_kimi_audio_messages(official):
+    from loaders import GenerationConfig
+    from loaders.kimi_audio import KimiAudioLoader
+
+    api = RecordingKimiApi()
+    loader = KimiAudioLoader("moonshotai/Kimi-Audio-7B-Instruct", api=api)
+    item = load_items(official)[2]
+    response = loader.generate(build_conversation(item, "audio"), GenerationConfig(max_new_tokens=64), seed=1)
+    assert response.text == "kimi says hi" and response.error is None
+    messages, kwargs, headers = api.calls[0]
+    assert messages[0] == {"role": "user", "message_type": "text", "content": item.system_prompt}
+    assert [m["role"] for m in messages[1:]] == ["assistant", "user"] * 4
+    assert all(m["message_type"] == "audio" and m["content"].endswith(".wav") for m in messages[2::2])
+    assert messages[-2] == {"role": "assistant", "message_type": "text", "content": "The next flight leaves at"}
+    assert all(h == b"RIFF" for h in headers) and kwargs["output_type"] == "text"
+    assert kwargs["text_temperature"] == 0.0
+    with pytest.raises(ValueError, match="does not take text input"):
+        loader.check_modality("text")
