@@ -127,6 +127,32 @@ def _make_tiny_model(args: argparse.Namespace) -> int:
     return 0
 
 
+def _judge(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from ihbench.judge import JudgeCache, OpenAIJudgeBackend, TransformersJudgeBackend, judge_run
+
+    if args.judge_backend == "transformers":
+        backend = TransformersJudgeBackend(args.judge_model)
+    else:
+        backend = OpenAIJudgeBackend(args.judge_model, base_url=args.judge_base_url, timeout=args.timeout,
+                                     structured=not args.no_json_schema)
+    axes = [a for a in args.axes.split(",") if a]
+
+    async def main():
+        try:
+            return await judge_run(args.run, backend, axes=axes, concurrency=args.concurrency,
+                                   cache=JudgeCache(args.cache) if args.cache else None, out=args.out,
+                                   progress=not args.quiet)
+        finally:
+            await backend.close()
+
+    s = asyncio.run(main())
+    print(f"{s.path}: {s.written} judgment(s) written ({s.judged} judged, {s.judge_errors} judge_error), "
+          f"{s.skipped} already done, {s.calls} judge call(s), {s.cached} from cache ({s.seconds:.1f} s)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ihbench", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -183,6 +209,20 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=_run)
 
+    judge = commands.add_parser("judge", help="judge a run's responses (TF against the baseline, RQ criteria)")
+    judge.add_argument("run", type=Path, help="run directory")
+    judge.add_argument("--judge-model", required=True, help="model name on the server, or a local path (transformers)")
+    judge.add_argument("--judge-base-url", help="OpenAI-compatible server URL (default: OpenAI)")
+    judge.add_argument("--judge-backend", choices=("openai", "transformers"), default="openai")
+    judge.add_argument("--axes", default="tf,rq", help="tf, rq or both (default)")
+    judge.add_argument("--concurrency", type=int, default=16)
+    judge.add_argument("--timeout", type=float, default=60.0, help="seconds per call")
+    judge.add_argument("--out", type=Path, help="judgments file (default RUN/judgments.jsonl); one per judge model")
+    judge.add_argument("--cache", type=Path, help="sqlite cache (default ~/.cache/ihbench/judge_cache.sqlite)")
+    judge.add_argument("--no-json-schema", action="store_true", help="for servers without response_format support")
+    judge.add_argument("--quiet", action="store_true")
+    judge.set_defaults(func=_judge)
+
     models = commands.add_parser("models", help="list the model loaders")
     models.set_defaults(func=_models)
 
@@ -203,11 +243,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from ihbench_dataset.wide import SchemaError
     from ihbench.jsonl import CorruptLogError
     from ihbench.runner import RunConfigError
+    from ihbench.judge import JudgeConfigError
     from loaders.base import ModelNotFoundError
 
     try:
         return args.func(args)
-    except (SourceError, SchemaError, DataSourceError, AudioError, BuildError, RunConfigError, CorruptLogError,
+    except (SourceError, SchemaError, DataSourceError, AudioError, BuildError, RunConfigError, CorruptLogError, JudgeConfigError,
             ModelNotFoundError, ValueError, FileNotFoundError, KeyError) as error:
         print(f"ihbench {args.command}: error: {error}", file=sys.stderr)
         return 2

@@ -9,13 +9,25 @@ from __future__ import annotations
 import json
 import threading
 import time
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable, Optional
 
 
+@dataclass
+class Reply:
+    status: int = 200
+    content: Optional[str] = None
+    headers: dict = field(default_factory=dict)
+    delay: float = 0.0
+
+
 class OpenAITestServer:
-    def __init__(self, delay: float = 0.0, fail_when: Optional[Callable[[dict], Optional[int]]] = None):
+    def __init__(self, delay: float = 0.0, fail_when: Optional[Callable[[dict], Optional[int]]] = None,
+                 respond: Optional[Callable[[dict], "Reply"]] = None):
+        """`respond(request) -> Reply` scripts any answer (status, content, headers, delay)."""
         self.requests: list[dict] = []
+        self.respond = respond
         self.delay = delay
         self.fail_when = fail_when  # request -> HTTP status to fail with, or None
         self._lock = threading.Lock()
@@ -29,6 +41,16 @@ class OpenAITestServer:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with server._lock:
                     server.requests.append(body)
+                if server.respond is not None:
+                    reply = server.respond(body)
+                    if reply.delay:
+                        time.sleep(reply.delay)
+                    if reply.status != 200:
+                        self._send(reply.status, {"error": {"message": "scripted failure", "type": "server_error"}},
+                                   reply.headers)
+                    else:
+                        self._send(200, server.completion(body, reply.content))
+                    return
                 if server.delay:
                     time.sleep(server.delay)
                 status = server.fail_when(body) if server.fail_when else None
@@ -37,13 +59,18 @@ class OpenAITestServer:
                     return
                 self._send(200, server.completion(body))
 
-            def _send(self, status, payload):
+            def _send(self, status, payload, headers=None):
                 data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(status)
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
+                    pass
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -53,12 +80,12 @@ class OpenAITestServer:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
     @staticmethod
-    def completion(body: dict) -> dict:
+    def completion(body: dict, content: Optional[str] = None) -> dict:
         audio = sum(1 for m in body["messages"] if isinstance(m["content"], list)
                     for part in m["content"] if part.get("type") == "input_audio")
         last = body["messages"][-1]["content"]
         last_text = last if isinstance(last, str) else "<audio>"
-        text = f"heard {audio} audio clip(s); last user turn: {last_text[:40]}"
+        text = content if content is not None else f"heard {audio} audio clip(s); last user turn: {last_text[:40]}"
         return {
             "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body["model"],
             "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],

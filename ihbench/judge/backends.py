@@ -1,0 +1,108 @@
+"""Where judge calls go: any OpenAI-compatible server, or a local transformers text model.
+
+A backend makes one call and reports transport failures as `TransportError` (with the
+server's Retry-After when it sent one); retrying is `retry.py`'s job, in one place.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Optional
+
+
+class TransportError(RuntimeError):
+    def __init__(self, message: str, *, retryable: bool, retry_after: Optional[float] = None):
+        super().__init__(message)
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+def _retry_after(headers) -> Optional[float]:
+    value = headers.get("retry-after") if headers is not None else None
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+class OpenAIJudgeBackend:
+    """Chat completions with a JSON schema response format where the server supports it."""
+
+    def __init__(self, model: str, *, base_url: Optional[str] = None, api_key_env: str = "OPENAI_API_KEY",
+                 timeout: float = 60.0, structured: bool = True, temperature: float = 0.0):
+        import os
+
+        from openai import AsyncOpenAI
+
+        self.model = model
+        self.base_url = base_url
+        self.structured = structured
+        self.temperature = temperature
+        self.client = AsyncOpenAI(base_url=base_url, api_key=os.environ.get(api_key_env) or "EMPTY",
+                                  timeout=timeout, max_retries=0)
+
+    async def complete(self, messages: list[dict], schema_name: str, schema: dict) -> str:
+        import openai
+
+        extra = {}
+        if self.structured:
+            extra["response_format"] = {"type": "json_schema",
+                                        "json_schema": {"name": schema_name, "schema": schema, "strict": True}}
+        try:
+            completion = await self.client.chat.completions.create(
+                model=self.model, messages=messages, temperature=self.temperature, **extra)
+        except openai.APIStatusError as error:
+            retryable = error.status_code == 429 or error.status_code >= 500
+            raise TransportError(f"HTTP {error.status_code}: {error.message}", retryable=retryable,
+                                 retry_after=_retry_after(error.response.headers)) from None
+        except (openai.APITimeoutError, openai.APIConnectionError) as error:
+            raise TransportError(f"{type(error).__name__}: {error}", retryable=True) from None
+        return completion.choices[0].message.content or ""
+
+    def describe(self) -> dict:
+        return {"backend": "openai", "model": self.model, "base_url": self.base_url, "structured": self.structured}
+
+    async def close(self) -> None:
+        await self.client.close()
+
+
+class TransformersJudgeBackend:
+    """A local causal LM as judge, for fully local judging; calls run one at a time in a thread."""
+
+    def __init__(self, model_path: str, *, max_new_tokens: int = 512, device: str = "auto"):
+        from loaders.base import resolve_model_path
+
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        path = resolve_model_path(model_path)
+        self.model = model_path
+        self.tokenizer = AutoTokenizer.from_pretrained(path)
+        import torch
+
+        device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
+        self.lm = AutoModelForCausalLM.from_pretrained(path).to(device).eval()
+        self.max_new_tokens = max_new_tokens
+        self._lock = asyncio.Lock()
+
+    def _generate(self, messages: list[dict]) -> str:
+        import torch
+
+        inputs = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
+                                                    return_dict=True).to(self.lm.device)
+        with torch.no_grad():
+            output = self.lm.generate(**inputs, max_new_tokens=self.max_new_tokens, do_sample=False)
+        return self.tokenizer.decode(output[0, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
+
+    async def complete(self, messages: list[dict], schema_name: str, schema: dict) -> str:
+        async with self._lock:
+            return await asyncio.to_thread(self._generate, messages)
+
+    def describe(self) -> dict:
+        return {"backend": "transformers", "model": self.model}
+
+    async def close(self) -> None:
+        pass
+
+
+def elapsed_since(started: float) -> float:
+    return round(time.perf_counter() - started, 4)

@@ -1,0 +1,44 @@
+"""Judgments cached in sqlite: judging the same run again costs no call.
+
+The key hashes only what changes a verdict: judge model, prompt hash, axis, the exact inputs
+(context, criterion or criteria, responses in their order) and the epoch.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Optional
+
+
+def default_cache_path() -> Path:
+    root = os.environ.get("IHBENCH_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "ihbench")
+    return Path(root) / "judge_cache.sqlite"
+
+
+def cache_key(judge_model: str, prompt_hash: str, axis: str, messages: list[dict], epoch: int) -> str:
+    payload = json.dumps([judge_model, prompt_hash, axis, messages, epoch], ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class JudgeCache:
+    def __init__(self, path: Optional[Path] = None):
+        self.path = Path(path) if path else default_cache_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path)
+        self._db.execute("CREATE TABLE IF NOT EXISTS judgments (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        self._db.commit()
+
+    def get(self, key: str) -> Optional[dict]:
+        row = self._db.execute("SELECT value FROM judgments WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put(self, key: str, value: dict) -> None:
+        self._db.execute("INSERT OR REPLACE INTO judgments (key, value) VALUES (?, ?)", (key, json.dumps(value)))
+        self._db.commit()
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,175 @@
+"""`ihbench judge`: every response of a run judged on TF and RQ into judgments.jsonl.
+
+Judge failures (transport errors after retries, answers that stay invalid after one re-ask)
+are recorded as `judge_error`: counted and reported, never scored as a loss for the model. A
+model that produced no response is scored without a call: it loses TF and fails every RQ
+criterion, because silence is not a recovery.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+from ihbench_dataset.schema import EvalItem
+
+from ..jsonl import AppendLog, read_records
+from ..runner import RESPONSES, RUN_JSON, record_seed
+from .backends import TransportError
+from .cache import JudgeCache, cache_key
+from .parse import InvalidJudgment, parse_rq, parse_tf
+from .prompts import PROMPT_VERSION, RQ_SCHEMA, TF_SCHEMA, prompt_hash, rq_messages, tf_messages
+from .retry import with_retries
+
+JUDGMENTS = "judgments.jsonl"
+AXES = ("tf", "rq")
+
+
+class JudgeConfigError(ValueError):
+    pass
+
+
+@dataclass
+class JudgeSummary:
+    path: Path
+    planned: int
+    written: int
+    skipped: int
+    judged: int
+    judge_errors: int
+    calls: int
+    cached: int
+    seconds: float
+
+
+def tf_order(seed: int, item_id: str, epoch: int) -> bool:
+    """True when the model's response is shown as A; balanced and reproducible per (item, epoch)."""
+    return random.Random(record_seed(seed, item_id, epoch) ^ 0x5EED).random() < 0.5
+
+
+async def _ask(backend, messages, schema_name, schema, parse, counter) -> tuple[dict, int]:
+    """One judgment: transport retries, then one re-ask with the validation error if invalid."""
+    calls = 0
+    conversation = list(messages)
+    for ask in range(2):
+        async def call():
+            counter["calls"] += 1
+            return await backend.complete(conversation, schema_name, schema)
+
+        text, attempts = await with_retries(call)
+        calls += attempts
+        try:
+            return parse(text), calls
+        except InvalidJudgment as error:
+            if ask == 1:
+                raise InvalidJudgment(f"invalid after a re-ask: {error}") from None
+            conversation = conversation + [
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": f"That answer could not be used: {error}. Answer again with JSON only."},
+            ]
+    raise AssertionError("unreachable")
+
+
+async def _judge_one(record: dict, item: EvalItem, axis: str, backend, cache: JudgeCache, seed: int, counter) -> dict:
+    base = {"id": record["id"], "epoch": record["epoch"], "axis": axis, "judge_model": backend.model,
+            "prompt_version": PROMPT_VERSION, "prompt_hash": prompt_hash()}
+    started = time.perf_counter()
+    response = record.get("response")
+    if axis == "tf" and not item.baseline:
+        return {**base, "outcome": "judge_error", "error": "item has no baseline response", "latency_s": 0.0}
+    if response is None or not str(response).strip():
+        verdict = ({"verdict": "baseline", "reason": "the model produced no response"} if axis == "tf" else
+                   {"verdict": "fail", "criteria": [False] * len(item.rubric.rq),
+                    "reasons": ["the model produced no response"] * len(item.rubric.rq)})
+        return {**base, "outcome": "judged", **verdict, "calls": 0, "cached": False, "latency_s": 0.0}
+    if axis == "tf":
+        model_first = tf_order(seed, record["id"], record["epoch"])
+        a, b = (response, item.baseline) if model_first else (item.baseline, response)
+        messages, schema_name, schema, parse = tf_messages(item, a, b), "tf_verdict", TF_SCHEMA, parse_tf
+    else:
+        messages, schema_name, schema = rq_messages(item, response), "rq_verdict", RQ_SCHEMA
+        parse = lambda text: parse_rq(text, len(item.rubric.rq))  # noqa: E731
+    key = cache_key(backend.model, prompt_hash(), axis, messages, record["epoch"])
+    parsed, calls, cached = cache.get(key), 0, True
+    if parsed is None:
+        cached = False
+        try:
+            parsed, calls = await _ask(backend, messages, schema_name, schema, parse, counter)
+        except (TransportError, InvalidJudgment) as error:
+            return {**base, "outcome": "judge_error", "error": f"{type(error).__name__}: {error}",
+                    "calls": getattr(error, "attempts", None), "latency_s": round(time.perf_counter() - started, 4)}
+        cache.put(key, parsed)
+    if axis == "tf":
+        model_won = (parsed["winner"] == "A") == model_first
+        verdict = {"verdict": "model" if model_won else "baseline", "order": "model_first" if model_first else
+                   "baseline_first", "winner_label": parsed["winner"], "loser_deficiency": parsed["loser_deficiency"],
+                   "reasoning": parsed["reasoning"]}
+    else:
+        verdict = {"verdict": "pass" if parsed["passed"] else "fail", "criteria": parsed["criteria"],
+                   "reasons": parsed["reasons"]}
+    return {**base, "outcome": "judged", **verdict, "calls": calls, "cached": cached,
+            "latency_s": round(time.perf_counter() - started, 4)}
+
+
+def load_run(run_dir: Path) -> tuple[dict, list[dict], dict[str, EvalItem]]:
+    from ihbench_dataset import load_items
+
+    run_dir = Path(run_dir)
+    if not (run_dir / RUN_JSON).is_file():
+        raise JudgeConfigError(f"{run_dir}: not a run directory (no {RUN_JSON}); run `ihbench run` first")
+    info = json.loads((run_dir / RUN_JSON).read_text(encoding="utf-8"))
+    responses = read_records(run_dir / RESPONSES)
+    items = {item.id: item for item in load_items(info["data"], config=info.get("config"), split=info.get("split"))}
+    missing = sorted({r["id"] for r in responses} - set(items))
+    if missing:
+        raise JudgeConfigError(f"{run_dir}: responses for items not in {info['data']}: {', '.join(missing[:5])}")
+    return info, responses, items
+
+
+async def judge_run(run_dir: Path, backend, *, axes: Sequence[str] = AXES, concurrency: int = 16,
+                    cache: Optional[JudgeCache] = None, out: Optional[Path] = None, seed: Optional[int] = None,
+                    progress: bool = True) -> JudgeSummary:
+    from tqdm.auto import tqdm
+
+    started = time.perf_counter()
+    unknown = sorted(set(axes) - set(AXES))
+    if unknown:
+        raise JudgeConfigError(f"--axes: unknown axis {', '.join(unknown)}; expected tf and/or rq")
+    if concurrency < 1:
+        raise JudgeConfigError(f"--concurrency: must be >= 1, got {concurrency}")
+    info, responses, items = load_run(run_dir)
+    seed = info.get("seed", 0) if seed is None else seed
+    path = Path(out) if out else Path(run_dir) / JUDGMENTS
+    existing = read_records(path)
+    other = {r["judge_model"] for r in existing} - {backend.model}
+    if other:
+        raise JudgeConfigError(f"{path} holds judgments by {', '.join(sorted(other))}; "
+                               f"write another judge's verdicts to another file (--out)")
+    done = {(r["id"], r["epoch"], r["axis"]) for r in existing}
+    todo = [(r, axis) for r in responses for axis in axes if (r["id"], r["epoch"], axis) not in done]
+    cache = cache or JudgeCache()
+    counter = {"calls": 0}
+    semaphore = asyncio.Semaphore(concurrency)
+    written = judged = errors = cached = 0
+
+    async def bounded(record, axis):
+        async with semaphore:
+            return await _judge_one(record, items[record["id"]], axis, backend, cache, seed, counter)
+
+    with AppendLog(path) as log, tqdm(total=len(todo), unit="judgment", desc=f"judging with {backend.model}",
+                                      disable=not progress) as bar:
+        for future in asyncio.as_completed([bounded(r, a) for r, a in todo]):
+            result = await future
+            log.append(result)
+            written += 1
+            judged += result["outcome"] == "judged"
+            errors += result["outcome"] == "judge_error"
+            cached += bool(result.get("cached"))
+            bar.update(1)
+    return JudgeSummary(path=path, planned=len(responses) * len(axes), written=written,
+                        skipped=len(responses) * len(axes) - len(todo), judged=judged, judge_errors=errors,
+                        calls=counter["calls"], cached=cached, seconds=time.perf_counter() - started)

@@ -1,0 +1,230 @@
+"""LLM judges against a local OpenAI-compatible test double that misbehaves on purpose."""
+import asyncio
+import hashlib
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from ihbench.jsonl import read_records
+from ihbench.judge import (
+    PROMPT_VERSION,
+    InvalidJudgment,
+    JudgeCache,
+    OpenAIJudgeBackend,
+    extract_json,
+    judge_run,
+    parse_rq,
+    parse_tf,
+    prompt_hash,
+    tf_order,
+)
+from ihbench.judge.backends import TransportError
+from ihbench.judge.prompts import RQ_SYSTEM, TF_SYSTEM
+from ihbench.judge.retry import with_retries
+from ihbench.runner import RunSpec, run
+from openai_test_server import OpenAITestServer, Reply
+
+# The hash of the judge prompts at each version. Editing a prompt changes the hash: bump
+# PROMPT_VERSION and add the new pair here, so scores from two prompts never mix silently.
+PINNED_PROMPT_HASHES = {"2026-11-22.1": "518ecfe69066"}
+
+
+def test_prompt_changes_need_a_version_bump():
+    assert PINNED_PROMPT_HASHES.get(PROMPT_VERSION) == prompt_hash()
+
+
+# --- parsing ---------------------------------------------------------------------------------
+
+def test_tolerant_parsing_of_fenced_and_chatty_json():
+    assert extract_json('Sure!\n```json\n{"winner": "B", "x": 1}\n```\nHope this helps') == {"winner": "B", "x": 1}
+    assert extract_json('My verdict is {"winner": "A"} and that is final.') == {"winner": "A"}
+    with pytest.raises(InvalidJudgment):
+        extract_json("I think A is better")
+
+
+@pytest.mark.parametrize("deficiency", ["More detail.", "It is longer", "Response A is less detailed and shorter.",
+                                        "lacks detail"])
+def test_length_or_detail_is_not_a_deficiency(deficiency):
+    with pytest.raises(InvalidJudgment, match="length or detail|concrete deficiency"):
+        parse_tf(json.dumps({"winner": "A", "loser_deficiency": deficiency, "reasoning": "x"}))
+
+
+def test_a_concrete_deficiency_is_accepted():
+    verdict = parse_tf(json.dumps({"winner": "b", "loser_deficiency": "It re-reads the fee explanation the user "
+                                   "already heard instead of asking for the parcel number", "reasoning": "r"}))
+    assert verdict["winner"] == "B"
+
+
+def test_rq_needs_one_verdict_per_criterion():
+    good = {"criteria": [{"index": 1, "met": True, "reason": "r"}, {"index": 2, "met": "false", "reason": "r"}]}
+    assert parse_rq(json.dumps(good), 2) == {"criteria": [True, False], "reasons": ["r", "r"], "passed": False}
+    with pytest.raises(InvalidJudgment, match="expected exactly 3"):
+        parse_rq(json.dumps(good), 3)
+
+
+def test_retries_honour_retry_after_and_stop():
+    delays, calls = [], []
+
+    async def sleep(seconds):
+        delays.append(seconds)
+
+    async def flaky():
+        calls.append(1)
+        if len(calls) == 1:
+            raise TransportError("429", retryable=True, retry_after=7.0)
+        if len(calls) == 2:
+            raise TransportError("500", retryable=True)
+        return "ok"
+
+    assert asyncio.run(with_retries(flaky, sleep=sleep)) == ("ok", 3)
+    assert delays[0] == 7.0 and 0 < delays[1] <= 1.0
+
+    async def refused():
+        raise TransportError("400", retryable=False)
+
+    with pytest.raises(TransportError):
+        asyncio.run(with_retries(refused, sleep=sleep))
+
+
+def test_order_randomization_is_balanced_and_reproducible():
+    orders = [tf_order(0, f"conv-{i // 3}/{i % 7}", i % 3) for i in range(3000)]
+    assert 0.47 < sum(orders) / len(orders) < 0.53
+    assert orders == [tf_order(0, f"conv-{i // 3}/{i % 7}", i % 3) for i in range(3000)]
+
+
+# --- a misbehaving judge server ----------------------------------------------------------------
+
+class ScriptedJudge:
+    """Answers like a judge; on about 30 % of first attempts it misbehaves (malformed JSON, 429 with
+    Retry-After, 500, or a reply slower than the client's timeout); some requests stay malformed
+    even after the re-ask, and must end as judge_error."""
+
+    def __init__(self):
+        self.attempts = {}
+        self.always_broken = set()
+        self.broken_requests = 0  # each broken task asks twice (the question, then the re-ask)
+
+    def __call__(self, body):
+        original = json.dumps(body["messages"][:2], sort_keys=True)
+        key = int(hashlib.sha256(original.encode()).hexdigest(), 16)
+        attempt = self.attempts[original] = self.attempts.get(original, 0) + 1
+        if key % 23 == 0:
+            self.always_broken.add(original)
+            self.broken_requests += 1
+            return Reply(content="I refuse to use JSON today.")
+        if attempt == 1 and key % 10 < 3:
+            fault = key % 4
+            if fault == 0:
+                return Reply(content='{"winner": "A", "loser_deficiency": ')
+            if fault == 1:
+                return Reply(status=429, headers={"Retry-After": "0.05"})
+            if fault == 2:
+                return Reply(status=500)
+            return Reply(delay=1.0, content="{}")
+        system, user = body["messages"][0]["content"], body["messages"][1]["content"]
+        if system == TF_SYSTEM:
+            a = user.split("## Response A\n", 1)[1].split("\n\n## Response B", 1)[0]
+            winner = "A" if a.startswith("heard ") else "B"  # the model's canned text always wins
+            return Reply(content="```json\n" + json.dumps({"winner": winner, "loser_deficiency":
+                         "It repeats the part of the sentence the user already heard", "reasoning": "r"}) + "\n```")
+        assert system == RQ_SYSTEM
+        count = len(re.findall(r"^\d+\. ", user.split("## Criteria", 1)[1], re.MULTILINE))
+        return Reply(content=json.dumps({"criteria": [{"index": n + 1, "met": n > 0, "reason": "because"}
+                                                      for n in range(count)]}))
+
+
+@pytest.fixture(scope="module")
+def judged_run(built, tmp_path_factory):
+    """A run of 3 epochs over the in-house subset, judged by the scripted server."""
+    root = tmp_path_factory.mktemp("judged")
+    with OpenAITestServer() as model_server:
+        run(RunSpec(loader="openai", model_path="m", data=str(built), out=root / "run", epochs=3,
+                    loader_options={"base_url": model_server.base_url, "concurrency": 4}), progress=False)
+    script = ScriptedJudge()
+    with OpenAITestServer(respond=script) as judge_server:
+        async def go(out=None, cache_path=root / "cache.sqlite"):
+            backend = OpenAIJudgeBackend("judge-x", base_url=judge_server.base_url, timeout=0.5)
+            try:
+                return await judge_run(root / "run", backend, concurrency=8, cache=JudgeCache(cache_path), out=out,
+                                       progress=False)
+            finally:
+                await backend.close()
+
+        first = asyncio.run(go())
+        requests_after_first = len(judge_server.requests)
+        broken_after_first = script.broken_requests
+        again = asyncio.run(go())
+        requests_after_again = len(judge_server.requests)
+        other_file = asyncio.run(go(out=root / "judgments-again.jsonl"))
+        requests_after_other = len(judge_server.requests)
+    return dict(root=root, first=first, broken_after_first=broken_after_first, again=again, other=other_file, script=script,
+                requests=(requests_after_first, requests_after_again, requests_after_other))
+
+
+def test_every_record_ends_judged_or_judge_error_and_counts_match(judged_run):
+    records = read_records(judged_run["root"] / "run" / "judgments.jsonl")
+    responses = read_records(judged_run["root"] / "run" / "responses.jsonl")
+    keys = [(r["id"], r["epoch"], r["axis"]) for r in records]
+    assert len(keys) == len(set(keys)) == 2 * len(responses) == judged_run["first"].written
+    errors = [r for r in records if r["outcome"] == "judge_error"]
+    assert {r["outcome"] for r in records} <= {"judged", "judge_error"}
+    assert judged_run["script"].always_broken
+    assert len(errors) == judged_run["first"].judge_errors == judged_run["broken_after_first"] // 2
+    assert all("invalid after a re-ask" in r["error"] for r in errors)
+    judged = [r for r in records if r["outcome"] == "judged"]
+    assert all(r["judge_model"] == "judge-x" and r["prompt_hash"] == prompt_hash() for r in judged)
+    assert {r["verdict"] for r in judged if r["axis"] == "tf"} == {"model"}  # mapped back through the order
+    assert all(r["verdict"] == "fail" and r["criteria"][0] is False for r in judged if r["axis"] == "rq")
+
+
+def test_faults_were_really_injected_and_survived(judged_run):
+    attempts = judged_run["script"].attempts.values()
+    assert sum(a > 1 for a in attempts) > 0.15 * len(attempts)
+
+
+def test_judging_again_makes_zero_calls(judged_run):
+    first, again, other = judged_run["requests"]
+    assert again == first and judged_run["again"].written == 0 and judged_run["again"].calls == 0
+    # a fresh judgments file is served from the cache, except the judge errors, which are retried
+    assert other - again == judged_run["other"].calls
+    assert judged_run["other"].cached == judged_run["other"].judged
+
+
+def test_order_is_recorded_and_roughly_balanced_on_a_real_run(judged_run):
+    records = [r for r in read_records(judged_run["root"] / "run" / "judgments.jsonl")
+               if r["axis"] == "tf" and r["outcome"] == "judged"]
+    first = sum(r["order"] == "model_first" for r in records)
+    assert 0 < first < len(records)
+
+
+def test_a_missing_response_loses_without_a_call(built, tmp_path):
+    with OpenAITestServer(fail_when=lambda body: 400) as refusing:
+        run(RunSpec(loader="openai", model_path="m", data=str(built), out=tmp_path / "run", epochs=1, limit=2,
+                    loader_options={"base_url": refusing.base_url, "max_retries": 0}), progress=False)
+    with OpenAITestServer(respond=ScriptedJudge()) as judge_server:
+        async def go():
+            backend = OpenAIJudgeBackend("judge-x", base_url=judge_server.base_url)
+            try:
+                return await judge_run(tmp_path / "run", backend, cache=JudgeCache(tmp_path / "c.sqlite"),
+                                       progress=False)
+            finally:
+                await backend.close()
+        summary = asyncio.run(go())
+        assert judge_server.requests == []
+    records = read_records(tmp_path / "run" / "judgments.jsonl")
+    assert summary.calls == 0 and {r["verdict"] for r in records} == {"baseline", "fail"}
+
+
+def test_judge_cli(judged_run):
+    result = subprocess.run([sys.executable, "-m", "ihbench.cli", "judge", str(judged_run["root"] / "run"),
+                             "--judge-model", "judge-x", "--judge-base-url", "http://127.0.0.1:9/v1",
+                             "--cache", str(judged_run["root"] / "cache.sqlite"), "--quiet"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "0 judgment(s) written" in result.stdout and "0 judge call(s)" in result.stdout
+    other = subprocess.run([sys.executable, "-m", "ihbench.cli", "judge", str(judged_run["root"] / "run"),
+                            "--judge-model", "judge-y", "--quiet"], capture_output=True, text=True)
+    assert other.returncode == 2 and "judge-x" in other.stderr and "--out" in other.stderr
