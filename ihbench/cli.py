@@ -153,6 +153,22 @@ def _judge(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(args: argparse.Namespace) -> int:
+    from ihbench.report import summarize, write_report
+
+    out = args.out or (args.runs[0] if len(args.runs) == 1 else Path("report"))
+    report = summarize(args.runs, tost_margin=args.tost_margin, n_bootstrap=args.n_bootstrap, seed=args.seed)
+    paths = write_report(report, out)
+    for run in report["runs"]:
+        tf, rq = run.get("tf_win_rate"), run.get("rq_pass_rate")
+        print(f"{run['run']}: TF win rate {tf['tf_win_rate']:.3f} [{tf['ci_low']:.3f}, {tf['ci_high']:.3f}]" if tf else
+              f"{run['run']}: no TF judgments", end="")
+        print(f", RQ pass rate {rq['rq_pass_rate']:.3f} [{rq['ci_low']:.3f}, {rq['ci_high']:.3f}]" if rq else
+              ", no RQ judgments")
+    print("wrote " + ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ihbench", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -222,6 +238,15 @@ def build_parser() -> argparse.ArgumentParser:
     judge.add_argument("--no-json-schema", action="store_true", help="for servers without response_format support")
     judge.add_argument("--quiet", action="store_true")
     judge.set_defaults(func=_judge)
+
+    report = commands.add_parser("report", help="scores, per type, depth, diagnostics, plots for judged runs")
+    report.add_argument("runs", nargs="+", type=Path, help="run directories (an audio and a text run of one model "
+                        "get a TOST; a run with two judgments files gets inter-judge agreement)")
+    report.add_argument("--out", type=Path, help="output folder (default: the run, or ./report for several)")
+    report.add_argument("--tost-margin", type=float, default=0.05)
+    report.add_argument("--n-bootstrap", type=int, default=1000)
+    report.add_argument("--seed", type=int, default=0)
+    report.set_defaults(func=_report)
 
     models = commands.add_parser("models", help="list the model loaders")
     models.set_defaults(func=_models)

@@ -77,3 +77,11 @@ def built(tmp_path_factory, tts_cache, subset):
     return out
 
 
+
+
+@pytest.fixture(scope="session")
+def judged_run(built, tmp_path_factory):
+    """A run of 3 epochs over the in-house subset, judged by a scripted, misbehaving judge server."""
+    from judging import make_judged_run
+
+    return make_judged_run(built, tmp_path_factory.mktemp("judged"))

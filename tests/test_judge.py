@@ -25,7 +25,8 @@ from ihbench.judge.backends import TransportError
 from ihbench.judge.prompts import RQ_SYSTEM, TF_SYSTEM
 from ihbench.judge.retry import with_retries
 from ihbench.runner import RunSpec, run
-from openai_test_server import OpenAITestServer, Reply
+from judging import ScriptedJudge
+from openai_test_server import OpenAITestServer
 
 # The hash of the judge prompts at each version. Editing a prompt changes the hash: bump
 # PROMPT_VERSION and add the new pair here, so scores from two prompts never mix silently.
@@ -96,73 +97,6 @@ def test_order_randomization_is_balanced_and_reproducible():
 
 
 # --- a misbehaving judge server ----------------------------------------------------------------
-
-class ScriptedJudge:
-    """Answers like a judge; on about 30 % of first attempts it misbehaves (malformed JSON, 429 with
-    Retry-After, 500, or a reply slower than the client's timeout); some requests stay malformed
-    even after the re-ask, and must end as judge_error."""
-
-    def __init__(self):
-        self.attempts = {}
-        self.always_broken = set()
-        self.broken_requests = 0  # each broken task asks twice (the question, then the re-ask)
-
-    def __call__(self, body):
-        original = json.dumps(body["messages"][:2], sort_keys=True)
-        key = int(hashlib.sha256(original.encode()).hexdigest(), 16)
-        attempt = self.attempts[original] = self.attempts.get(original, 0) + 1
-        if key % 23 == 0:
-            self.always_broken.add(original)
-            self.broken_requests += 1
-            return Reply(content="I refuse to use JSON today.")
-        if attempt == 1 and key % 10 < 3:
-            fault = key % 4
-            if fault == 0:
-                return Reply(content='{"winner": "A", "loser_deficiency": ')
-            if fault == 1:
-                return Reply(status=429, headers={"Retry-After": "0.05"})
-            if fault == 2:
-                return Reply(status=500)
-            return Reply(delay=1.0, content="{}")
-        system, user = body["messages"][0]["content"], body["messages"][1]["content"]
-        if system == TF_SYSTEM:
-            a = user.split("## Response A\n", 1)[1].split("\n\n## Response B", 1)[0]
-            winner = "A" if a.startswith("heard ") else "B"  # the model's canned text always wins
-            return Reply(content="```json\n" + json.dumps({"winner": winner, "loser_deficiency":
-                         "It repeats the part of the sentence the user already heard", "reasoning": "r"}) + "\n```")
-        assert system == RQ_SYSTEM
-        count = len(re.findall(r"^\d+\. ", user.split("## Criteria", 1)[1], re.MULTILINE))
-        return Reply(content=json.dumps({"criteria": [{"index": n + 1, "met": n > 0, "reason": "because"}
-                                                      for n in range(count)]}))
-
-
-@pytest.fixture(scope="module")
-def judged_run(built, tmp_path_factory):
-    """A run of 3 epochs over the in-house subset, judged by the scripted server."""
-    root = tmp_path_factory.mktemp("judged")
-    with OpenAITestServer() as model_server:
-        run(RunSpec(loader="openai", model_path="m", data=str(built), out=root / "run", epochs=3,
-                    loader_options={"base_url": model_server.base_url, "concurrency": 4}), progress=False)
-    script = ScriptedJudge()
-    with OpenAITestServer(respond=script) as judge_server:
-        async def go(out=None, cache_path=root / "cache.sqlite"):
-            backend = OpenAIJudgeBackend("judge-x", base_url=judge_server.base_url, timeout=0.5)
-            try:
-                return await judge_run(root / "run", backend, concurrency=8, cache=JudgeCache(cache_path), out=out,
-                                       progress=False)
-            finally:
-                await backend.close()
-
-        first = asyncio.run(go())
-        requests_after_first = len(judge_server.requests)
-        broken_after_first = script.broken_requests
-        again = asyncio.run(go())
-        requests_after_again = len(judge_server.requests)
-        other_file = asyncio.run(go(out=root / "judgments-again.jsonl"))
-        requests_after_other = len(judge_server.requests)
-    return dict(root=root, first=first, broken_after_first=broken_after_first, again=again, other=other_file, script=script,
-                requests=(requests_after_first, requests_after_again, requests_after_other))
-
 
 def test_every_record_ends_judged_or_judge_error_and_counts_match(judged_run):
     records = read_records(judged_run["root"] / "run" / "judgments.jsonl")

@@ -1,0 +1,203 @@
+"""summary.json -> report.md and plots, with the paper's Table 1 and Table 4 rows beside."""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Optional
+
+from ihbench_dataset.schema import DEPTH_BINS, INTERRUPTION_TYPES
+
+REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference"
+
+
+def paper_table(name: str) -> list[dict]:
+    with open(REFERENCE_DIR / f"ihbench_{name}.csv", newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _paper_model(row: dict) -> str:
+    return row["model"] + (" · thinking" if row.get("thinking") == "True" else "")
+
+
+def _paper(value: str, halfwidth: str) -> str:
+    """Paper cells: the baseline's TF is 0.5 by construction and has no interval."""
+    return f"{float(value):.3f}" + (f" ± {float(halfwidth):.2f}" if halfwidth else "")
+
+
+def _fmt(result: Optional[dict], key: str) -> str:
+    if not result or result.get(key) is None:
+        return "–"
+    return f"{result[key]:.3f} [{result['ci_low']:.3f}, {result['ci_high']:.3f}]"
+
+
+def _label(run: dict) -> str:
+    return f"{Path(str(run['model'])).name} ({run['modality']})"
+
+
+def plot_per_type(report: dict, path: Path) -> Optional[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    runs = [r for r in report["runs"] if r.get("rq_pass_rate")]
+    if not runs:
+        return None
+    figure, axis = plt.subplots(figsize=(10, 4), constrained_layout=True)
+    width = 0.8 / len(runs)
+    for index, run in enumerate(runs):
+        per_type = run["rq_pass_rate"].get("per_type", {})
+        xs, ys, low, high = [], [], [], []
+        for position, kind in enumerate(INTERRUPTION_TYPES):
+            if kind in per_type:
+                value = per_type[kind]
+                xs.append(position + index * width)
+                ys.append(value["rq_pass_rate"])
+                low.append(value["rq_pass_rate"] - value["ci_low"])
+                high.append(value["ci_high"] - value["rq_pass_rate"])
+        axis.bar(xs, ys, width, yerr=[low, high], capsize=3, label=_label(run))
+    axis.set_xticks([p + width * (len(runs) - 1) / 2 for p in range(len(INTERRUPTION_TYPES))], INTERRUPTION_TYPES)
+    axis.set_ylim(0, 1)
+    axis.set_ylabel("RQ pass rate (95 % CI)")
+    axis.set_title("Recovery quality by interruption type")
+    axis.legend(fontsize=8)
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path
+
+
+def plot_depth(report: dict, path: Path) -> Optional[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f"{low}-{high}" for low, high in DEPTH_BINS]
+    figure, axes = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
+    drawn = False
+    for axis, key, title in ((axes[0], "tf_win_rate", "Task fulfillment win rate"),
+                             (axes[1], "rq_pass_rate", "Recovery quality pass rate")):
+        for run in report["runs"]:
+            bins = run.get(f"{key}_by_depth") or {}
+            points = [(i, bins[b]) for i, b in enumerate(labels) if bins.get(b)]
+            if not points:
+                continue
+            drawn = True
+            xs = [i for i, _ in points]
+            ys = [p[key] for _, p in points]
+            errors = [[p[key] - p["ci_low"] for _, p in points], [p["ci_high"] - p[key] for _, p in points]]
+            axis.errorbar(xs, ys, yerr=errors, marker="o", capsize=3, label=_label(run))
+        axis.set_xticks(range(len(labels)), labels)
+        axis.set_xlabel("depth (user-turn index)")
+        axis.set_ylim(0, 1)
+        axis.set_title(title)
+        axis.legend(fontsize=8)
+    if not drawn:
+        plt.close(figure)
+        return None
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path
+
+
+def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
+    runs = report["runs"]
+    lines = ["# IHBench report", "", "## Scores", "",
+             "| run | items | responses | TF win rate [95 % CI] | RQ pass rate [95 % CI] | judge errors (TF/RQ) | "
+             "generation errors |", "|---|---|---|---|---|---|---|"]
+    for run in runs:
+        errors = run["judge_errors"]
+        lines.append(f"| {_label(run)} | {run['n_items']} | {run['n_responses']} | {_fmt(run['tf_win_rate'], 'tf_win_rate')} "
+                     f"| {_fmt(run['rq_pass_rate'], 'rq_pass_rate')} | {errors['tf']}/{errors['rq']} | "
+                     f"{run['generation_errors']} |")
+    lines += ["", "Judge errors are left out of the scores (never counted as a loss for the model).", ""]
+
+    lines += ["## Beside the paper (Table 1)", "",
+              "The paper's numbers are on the official test set with GPT-4o Audio as baseline and its own judge; "
+              "a dev-set run is comparable in shape, not in value.", "",
+              "| model | TF win rate | RQ pass rate | source |", "|---|---|---|---|"]
+    rows = [(float(r["tf_win_rate"]), f"| {_paper_model(r)} | {_paper(r['tf_win_rate'], r['tf_ci_halfwidth'])} "
+             f"| {_paper(r['rq_pass_rate'], r['rq_ci_halfwidth'])} | paper |") for r in paper_table("table1")]
+    rows += [(run["tf_win_rate"]["tf_win_rate"] if run.get("tf_win_rate") else -1.0,
+              f"| **{_label(run)}** | {_fmt(run['tf_win_rate'], 'tf_win_rate')} | "
+              f"{_fmt(run['rq_pass_rate'], 'rq_pass_rate')} | this report |") for run in runs]
+    lines += [row for _, row in sorted(rows, key=lambda pair: -pair[0])]
+
+    lines += ["", "## Recovery quality by interruption type (Table 4 layout)", "",
+              "| model | " + " | ".join(INTERRUPTION_TYPES) + " |", "|---" * (len(INTERRUPTION_TYPES) + 1) + "|"]
+    for run in runs:
+        per_type = (run.get("rq_pass_rate") or {}).get("per_type", {})
+        cells = [f"{per_type[k]['rq_pass_rate']:.2f} (n={per_type[k]['n_items']})" if k in per_type else "–"
+                 for k in INTERRUPTION_TYPES]
+        lines.append(f"| **{_label(run)}** | " + " | ".join(cells) + " |")
+    for row in paper_table("table4"):
+        lines.append(f"| {_paper_model(row)} (paper) | " + " | ".join(_paper(row[k], row[k + "_ci"]) for k in INTERRUPTION_TYPES) + " |")
+    if figures.get("per_type"):
+        lines += ["", f"![RQ by type]({figures['per_type'].name})"]
+
+    lines += ["", "## Depth", "", "| run | " + " | ".join(f"TF {a}-{b}" for a, b in DEPTH_BINS) + " | TF slope / turn |",
+              "|---" * (len(DEPTH_BINS) + 2) + "|"]
+    for run in runs:
+        bins = run.get("tf_win_rate_by_depth") or {}
+        cells = [f"{bins[f'{a}-{b}']['tf_win_rate']:.2f} (n={bins[f'{a}-{b}']['n_items']})" if bins.get(f"{a}-{b}") else "–"
+                 for a, b in DEPTH_BINS]
+        slope = run.get("tf_depth_slope")
+        slope_text = "–" if not slope else f"{slope['slope_per_turn']:+.3f}" + ("" if slope["converged"] else " (not converged)")
+        lines.append(f"| {_label(run)} | " + " | ".join(cells) + f" | {slope_text} |")
+    if report.get("depth_slope_test"):
+        t = report["depth_slope_test"]
+        lines += ["", f"One-sample t-test of the depth slopes against 0: mean {t['mean_slope']:+.3f}, t = {t['t']:.2f}, "
+                  f"p = {t['p_value']:.3g} ({t['n_runs']} runs)."]
+    if figures.get("depth"):
+        lines += ["", f"![Depth]({figures['depth'].name})"]
+
+    lines += ["", "## Judge-free diagnostics", "",
+              "| run | re-delivery ratio (mean) | filler: continues the cut sentence | filler: acknowledges the filler |",
+              "|---|---|---|---|"]
+    for run in runs:
+        d = run["diagnostics"]
+
+        def cell(key):
+            value = d[key]
+            return "–" if value["mean"] is None else f"{value['mean']:.2f} (n={value['n']})"
+        lines.append(f"| {_label(run)} | {cell('redelivery_ratio')} | {cell('filler_continues')} | "
+                     f"{cell('filler_acknowledges')} |")
+
+    for tost in report.get("modality_tost", []):
+        lines += ["", f"## Audio vs text ({tost['audio_run']} vs {tost['text_run']}, margin ±{tost['margin']})", ""]
+        for axis in ("tf", "rq"):
+            r = tost.get(axis)
+            if r:
+                verdict = "equivalent" if r["equivalent_at_0.05"] else "not shown equivalent"
+                lines.append(f"- {axis.upper()}: audio − text = {r['mean_difference_audio_minus_text']:+.3f} over "
+                             f"{r['n_items']} items; TOST p = {r['p_value']:.3g} → {verdict} at α = 0.05")
+    for run in runs:
+        if run.get("inter_judge"):
+            lines += ["", f"## Inter-judge agreement ({_label(run)})", "", "| axis | n | agreement | Cohen's κ | "
+                      "Spearman (items) |", "|---|---|---|---|---|"]
+            for axis in ("tf", "rq"):
+                a = run["inter_judge"].get(axis)
+                if a:
+                    kappa = "–" if a["cohen_kappa"] is None else f"{a['cohen_kappa']:.3f}"
+                    rho = a.get("spearman_items")
+                    lines.append(f"| {axis.upper()} | {a['n']} | {a['agreement']:.3f} | {kappa} | "
+                                 f"{'–' if not rho else format(rho['rho'], '.3f')} |")
+
+    lines += ["", "## Provenance", ""]
+    for run in runs:
+        judges = ", ".join(f"{j['judge_model']} (prompt {j['prompt_version']}, {j['prompt_hash']})" for j in run["judges"])
+        versions = ", ".join(f"{k} {v}" for k, v in run["metric_versions"].items())
+        lines.append(f"- {_label(run)}: data {run['data']} (fingerprint {run['data_fingerprint']}); judges: "
+                     f"{judges or 'none'}; metric modules: {versions}")
+    return "\n".join(lines) + "\n"
+
+
+def write_report(report: dict, out: Path) -> dict[str, Path]:
+    from .summary import write_json
+
+    out.mkdir(parents=True, exist_ok=True)
+    figures = {"per_type": plot_per_type(report, out / "per_type.png"), "depth": plot_depth(report, out / "depth.png")}
+    write_json(out / "summary.json", report)
+    (out / "report.md").write_text(render_markdown(report, figures), encoding="utf-8")
+    return {"summary": out / "summary.json", "report": out / "report.md",
+            **{k: v for k, v in figures.items() if v is not None}}

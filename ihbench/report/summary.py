@@ -1,0 +1,187 @@
+"""`ihbench report`: scores of one or more judged runs, computed by the metric modules.
+
+The arithmetic of TF win rate and RQ pass rate lives in `metrics/`; this module only selects
+rows (judged verdicts, a depth bin, a type) and hands them to `evaluate`. Judge errors are
+counted and left out: they are never a loss for the model.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from functools import lru_cache
+from pathlib import Path
+from typing import Optional, Sequence
+
+from ihbench_dataset.schema import DEPTH_BINS, depth_bin
+
+from .. import stats
+from ..jsonl import read_records
+from ..judge.run import JUDGMENTS, load_run
+from .diagnostics import diagnose
+
+METRICS_DIR = Path(__file__).resolve().parents[2] / "metrics"
+TF_VALUE = {"model": 1.0, "tie": 0.5, "baseline": 0.0}
+
+
+@lru_cache(maxsize=None)
+def metric(name: str):
+    import evaluate
+
+    return evaluate.load(str(METRICS_DIR / name))  # absolute: a bare name would be looked up on the Hub
+
+
+@lru_cache(maxsize=None)
+def metric_version(name: str) -> str:
+    """Hash of the module's code (links resolved), stamped on every score it produced."""
+    digest = hashlib.sha256()
+    for path in sorted((METRICS_DIR / name).glob("*.py")):
+        digest.update(path.name.encode() + path.resolve().read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def _rates(rows: list[dict], items: dict, axis: str, n_bootstrap: int, seed: int) -> Optional[dict]:
+    if not rows:
+        return None
+    kwargs = dict(item_ids=[r["id"] for r in rows], interruption_types=[items[r["id"]].interruption_type for r in rows],
+                  n_bootstrap=n_bootstrap, seed=seed)
+    if axis == "tf":
+        return metric("tf_win_rate").compute(predictions=[r["verdict"] for r in rows], **kwargs)
+    return metric("rq_pass_rate").compute(predictions=[r["criteria"] for r in rows], **kwargs)
+
+
+def per_item_scores(rows: list[dict], axis: str) -> dict[str, float]:
+    """Epoch-averaged outcome per item, for slopes, TOST and rank correlations."""
+    values = defaultdict(list)
+    for r in rows:
+        values[r["id"]].append(TF_VALUE[r["verdict"]] if axis == "tf" else float(r["verdict"] == "pass"))
+    return {key: sum(v) / len(v) for key, v in values.items()}
+
+
+def _judgment_files(run_dir: Path) -> list[Path]:
+    primary = run_dir / JUDGMENTS
+    others = sorted(p for p in run_dir.glob("judgments*.jsonl") if p != primary)
+    return ([primary] if primary.exists() else []) + others
+
+
+def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> dict:
+    run_dir = Path(run_dir)
+    info, responses, items = load_run(run_dir)
+    files = _judgment_files(run_dir)
+    judgments = read_records(files[0]) if files else []
+    judged = {axis: [j for j in judgments if j["axis"] == axis and j["outcome"] == "judged"] for axis in ("tf", "rq")}
+    summary = {
+        "run": str(run_dir),
+        "model": info.get("model", {}).get("model_path", info.get("model_path")),
+        "loader": info.get("loader"),
+        "modality": info.get("modality"),
+        "data": info.get("data"),
+        "data_fingerprint": info.get("data_fingerprint"),
+        "n_items": len({r["id"] for r in responses}),
+        "n_responses": len(responses),
+        "generation_errors": sum(r.get("error") is not None for r in responses),
+        "judgments_file": str(files[0]) if files else None,
+        "judges": sorted({(j["judge_model"], j["prompt_version"], j["prompt_hash"]) for j in judgments}),
+        "judge_errors": {axis: sum(j["axis"] == axis and j["outcome"] == "judge_error" for j in judgments)
+                         for axis in ("tf", "rq")},
+        "metric_versions": {name: metric_version(name) for name in ("tf_win_rate", "rq_pass_rate")},
+    }
+    summary["judges"] = [{"judge_model": m, "prompt_version": v, "prompt_hash": h} for m, v, h in summary["judges"]]
+    for axis, key in (("tf", "tf_win_rate"), ("rq", "rq_pass_rate")):
+        summary[key] = _rates(judged[axis], items, axis, n_bootstrap, seed)
+        summary[f"{key}_by_depth"] = {}
+        for low, high in DEPTH_BINS:
+            label = f"{low}-{high}"
+            rows = [j for j in judged[axis] if depth_bin(items[j["id"]].depth) == label]
+            result = _rates(rows, items, axis, n_bootstrap, seed)
+            summary[f"{key}_by_depth"][label] = None if result is None else \
+                {k: result[k] for k in (key, "ci_low", "ci_high", "n_items")}
+    tf_items = per_item_scores(judged["tf"], "tf")
+    if len(tf_items) >= 2:
+        fit = stats.logistic_slope([items[i].depth for i in tf_items], list(tf_items.values()))
+        summary["tf_depth_slope"] = {"slope_per_turn": fit.slope, "intercept": fit.intercept, "n_items": fit.n,
+                                     "converged": fit.converged}
+    summary["diagnostics"] = _diagnostics(responses, items)
+    if len(files) >= 2:
+        summary["inter_judge"] = inter_judge(read_records(files[0]), read_records(files[1]))
+        summary["inter_judge"]["files"] = [str(files[0]), str(files[1])]
+    return summary
+
+
+def _diagnostics(responses: list[dict], items: dict) -> dict:
+    rows = [diagnose(items[r["id"]], r.get("response")) for r in responses]
+
+    def mean(key):
+        values = [row[key] for row in rows if row[key] is not None]
+        return {"mean": sum(values) / len(values) if values else None, "n": len(values)}
+
+    return {"redelivery_ratio": mean("redelivery_ratio"), "filler_continues": mean("filler_continues"),
+            "filler_acknowledges": mean("filler_acknowledges")}
+
+
+def inter_judge(first: list[dict], second: list[dict]) -> dict:
+    """Sample-level agreement and Cohen's kappa on shared (item, epoch) verdicts; Spearman on
+    per-item epoch-averaged scores (how well the two judges rank the same items)."""
+    result = {}
+    for axis in ("tf", "rq"):
+        a = {(j["id"], j["epoch"]): j["verdict"] for j in first if j["axis"] == axis and j["outcome"] == "judged"}
+        b = {(j["id"], j["epoch"]): j["verdict"] for j in second if j["axis"] == axis and j["outcome"] == "judged"}
+        shared = sorted(set(a) & set(b))
+        if not shared:
+            result[axis] = None
+            continue
+        left, right = [a[k] for k in shared], [b[k] for k in shared]
+        entry = {"n": len(shared), "agreement": sum(x == y for x, y in zip(left, right)) / len(shared),
+                 "cohen_kappa": stats.cohen_kappa(left, right)}
+        per_a = per_item_scores([j for j in first if j["axis"] == axis and j["outcome"] == "judged"], axis)
+        per_b = per_item_scores([j for j in second if j["axis"] == axis and j["outcome"] == "judged"], axis)
+        common = sorted(set(per_a) & set(per_b))
+        if len(common) >= 3 and len({per_a[k] for k in common}) > 1 and len({per_b[k] for k in common}) > 1:
+            rho = stats.spearman([per_a[k] for k in common], [per_b[k] for k in common])
+            entry["spearman_items"] = {"rho": rho.statistic, "p_value": rho.p_value, "n": rho.n}
+        result[axis] = entry
+    return result
+
+
+def modality_tost(audio_dir: Path, text_dir: Path, margin: float) -> dict:
+    """Audio vs text of the same model on the same items: paired per-item differences, TOST."""
+    result = {"audio_run": str(audio_dir), "text_run": str(text_dir), "margin": margin}
+    for axis in ("tf", "rq"):
+        scores = []
+        for run_dir in (audio_dir, text_dir):
+            files = _judgment_files(Path(run_dir))
+            rows = [j for j in (read_records(files[0]) if files else []) if j["axis"] == axis and j["outcome"] == "judged"]
+            scores.append(per_item_scores(rows, axis))
+        common = sorted(set(scores[0]) & set(scores[1]))
+        if len(common) < 2:
+            result[axis] = None
+            continue
+        test = stats.tost_paired([scores[0][k] for k in common], [scores[1][k] for k in common], margin)
+        result[axis] = {"mean_difference_audio_minus_text": test.mean_difference, "p_value": test.p_value,
+                        "p_lower": test.p_lower, "p_upper": test.p_upper, "n_items": test.n,
+                        "equivalent_at_0.05": test.equivalent(0.05)}
+    return result
+
+
+def summarize(run_dirs: Sequence[Path], *, tost_margin: float = 0.05, n_bootstrap: int = 1000, seed: int = 0) -> dict:
+    runs = [summarize_run(Path(d), n_bootstrap=n_bootstrap, seed=seed) for d in run_dirs]
+    report = {"runs": runs, "modality_tost": [], "depth_slope_test": None}
+    by_model = defaultdict(dict)
+    for run in runs:
+        by_model[(run["loader"], run["model"], run["data"])][run["modality"]] = Path(run["run"])
+    for pair in by_model.values():
+        if "audio" in pair and "text" in pair:
+            report["modality_tost"].append(modality_tost(pair["audio"], pair["text"], tost_margin))
+    slopes = [r["tf_depth_slope"]["slope_per_turn"] for r in runs
+              if r.get("tf_depth_slope") and r["tf_depth_slope"]["converged"]]
+    if len(slopes) >= 2:
+        test = stats.one_sample_t_test(slopes)
+        report["depth_slope_test"] = {"mean_slope": sum(slopes) / len(slopes), "t": test.statistic,
+                                      "p_value": test.p_value, "n_runs": test.n}
+    return report
+
+
+def write_json(path: Path, data: dict) -> None:
+    from ..jsonl import write_json_atomic
+
+    write_json_atomic(path, json.loads(json.dumps(data, default=str)))

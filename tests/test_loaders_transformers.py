@@ -1,0 +1,202 @@
+"""The transformers loaders (Qwen2-Audio, Phi-4-multimodal) end to end, offline.
+
+Tiny random-weight checkpoints of the real classes stand in for the weights; the rest is the
+real path: chat template -> processor -> generate -> decode, on items read from the official
+dataset layout with their audio.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import re
+import shutil
+
+import numpy as np
+import pytest
+import torch
+
+from ihbench_dataset import load_items
+from ihbench_dataset.audio import encode_flac
+from ihbench_dataset.schema import AudioClip, Utterance
+from loaders import GenerationConfig, ModelNotFoundError, build_conversation, get
+from loaders.tiny import make_tiny_model, make_tiny_speech_lora
+from official_layout import write_official_layout
+
+FAMILIES = ["qwen2-audio", "phi4-multimodal"]
+SHORT = GenerationConfig(max_new_tokens=6)
+
+
+@pytest.fixture(scope="session")
+def checkpoints(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tiny-models")
+    phi4_base = make_tiny_model("phi4-multimodal", root / "phi4-base")
+    phi4 = shutil.copytree(phi4_base, root / "phi4-multimodal")
+    make_tiny_speech_lora(phi4)  # the real checkpoint ships its speech adapter the same way
+    return {"qwen2-audio": make_tiny_model("qwen2-audio", root / "qwen2-audio"),
+            "phi4-multimodal": phi4, "phi4-base": phi4_base}
+
+
+@pytest.fixture(scope="session")
+def loaders(checkpoints):
+    return {family: get(family)(str(checkpoints[family])) for family in FAMILIES}
+
+
+@pytest.fixture(params=FAMILIES)
+def loader(request, loaders):
+    return loaders[request.param]
+
+
+@pytest.fixture(scope="session")
+def items(tmp_path_factory):
+    return load_items(write_official_layout(tmp_path_factory.mktemp("official") / "data"))
+
+
+@pytest.fixture(scope="session")
+def item(items):
+    """conv-a turn 2: a correction after one audio history turn, so two clips reach the model."""
+    return next(i for i in items if i.interruption_type == "correction")
+
+
+def chirp(seconds: float = 1.5, start: float = 150.0, stop: float = 900.0) -> bytes:
+    t = np.arange(int(16000 * seconds)) / 16000
+    phase = 2 * np.pi * (start * t + (stop - start) * t ** 2 / (2 * seconds))
+    return encode_flac(0.3 * np.sin(phase) * (1 + 0.5 * np.sin(2 * np.pi * 3 * t)))
+
+
+def with_interruption_audio(item, audio: bytes):
+    return dataclasses.replace(item, interruption=Utterance(item.interruption.transcript, AudioClip(bytes=audio)))
+
+
+def first_step_logits(loader, conversation) -> torch.Tensor:
+    """What the model would pick the first token from, given exactly the loader's inputs."""
+    inputs = loader.inputs([conversation])
+    with torch.inference_mode():
+        return loader.model(**inputs).logits[0, -1]
+
+
+class ProcessorSpy:
+    """Records every processor call and passes it on unchanged."""
+
+    def __init__(self, processor):
+        self.processor, self.calls = processor, []
+
+    def __getattr__(self, name):
+        return getattr(self.processor, name)
+
+    def __call__(self, **kwargs):
+        self.calls.append(kwargs)
+        return self.processor(**kwargs)
+
+
+def test_tiny_models_build_and_reload_offline_through_their_loaders(loader, checkpoints, item):
+    from transformers import AutoProcessor, Phi4MultimodalProcessor, Qwen2AudioProcessor
+    from transformers.utils import is_torchvision_available
+
+    assert os.environ["HF_HUB_OFFLINE"] == "1"
+    path = checkpoints[loader.name]
+    assert sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) < 5_000_000
+    expected = {"qwen2-audio": Qwen2AudioProcessor, "phi4-multimodal": Phi4MultimodalProcessor}[loader.name]
+    assert isinstance(loader.processor, expected)
+    if loader.name == "qwen2-audio" or is_torchvision_available():
+        assert isinstance(AutoProcessor.from_pretrained(path), expected)
+
+    response = loader.generate(build_conversation(item, "audio"), SHORT, seed=0)
+
+    assert response.error is None
+    assert isinstance(response.text, str)
+    assert response.latency_s > 0
+    assert response.input_tokens > 0 and 1 <= response.output_tokens <= SHORT.max_new_tokens
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_tiny_model_weights_depend_only_on_the_seed(family, tmp_path):
+    def digest(seed, name):
+        return hashlib.sha256((make_tiny_model(family, tmp_path / name, seed=seed) / "model.safetensors")
+                              .read_bytes()).hexdigest()
+
+    assert digest(0, "a") == digest(0, "b") != digest(1, "c")
+
+
+def test_the_interruption_audio_reaches_the_model(loader, item):
+    original = build_conversation(item, "audio")
+    changed = build_conversation(with_interruption_audio(item, chirp()), "audio")
+
+    baseline = first_step_logits(loader, original)
+
+    assert torch.equal(baseline, first_step_logits(loader, original))  # same input, same numbers
+    assert (baseline - first_step_logits(loader, changed)).abs().max() > 1e-4
+
+
+def test_text_mode_sends_no_audio_and_the_prompt_holds_the_transcripts(loader, item, monkeypatch):
+    spy = ProcessorSpy(loader.processor)
+    monkeypatch.setattr(loader, "processor", spy)
+
+    response = loader.generate(build_conversation(item, "text"), SHORT, seed=0)
+
+    assert response.error is None
+    (call,) = spy.calls
+    assert "audio" not in call and "sampling_rate" not in call
+    (prompt,) = call["text"]
+    for text in [item.system_prompt, *(m.text for m in item.history), item.interrupted.delivered,
+                 item.interruption.transcript]:
+        assert text in prompt
+    assert spy.audio_token not in prompt
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_missing_model_path_fails_at_once_naming_it(family, tmp_path):
+    missing = tmp_path / "no-such-model"
+
+    with pytest.raises(ModelNotFoundError, match=re.escape(str(missing))):
+        get(family)(str(missing))
+
+
+def test_phi4_speech_lora_is_loaded_with_peft_and_used_for_audio_only(loaders, checkpoints, item, monkeypatch):
+    from peft import PeftModel
+    from transformers import Phi4MultimodalForCausalLM
+
+    loader = loaders["phi4-multimodal"]
+    assert isinstance(loader.model, PeftModel)
+    assert loader.model.active_adapter == "speech"
+    assert loader.describe()["speech_adapter"] == str(checkpoints["phi4-multimodal"] / "speech-lora")
+    disabled = []
+    real = loader.model.disable_adapter
+    monkeypatch.setattr(loader.model, "disable_adapter", lambda: disabled.append(True) or real())
+
+    loader.generate(build_conversation(item, "audio"), SHORT, seed=0)
+    assert disabled == []
+    loader.generate(build_conversation(item, "text"), SHORT, seed=0)
+    assert disabled == [True]
+
+    base = get("phi4-multimodal")(str(checkpoints["phi4-base"]))
+    assert type(base.model) is Phi4MultimodalForCausalLM and base.describe()["speech_adapter"] is None
+
+
+@pytest.mark.parametrize("failure", ["out of memory", "max_new_tokens=0"])
+def test_a_failing_generation_becomes_an_error_response(loader, item, monkeypatch, failure):
+    config = SHORT
+    if failure == "out of memory":
+        def out_of_memory(**kwargs):
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        monkeypatch.setattr(loader.model, "generate", out_of_memory)
+    else:
+        config = GenerationConfig(max_new_tokens=0)
+
+    response = loader.generate(build_conversation(item, "audio"), config, seed=0)
+
+    assert response.text is None
+    assert response.error and re.search(r"memory|max_new_tokens", response.error)
+    assert response.latency_s > 0
+
+
+def test_a_left_padded_batch_answers_like_one_at_a_time(loader, items):
+    conversations = [build_conversation(i, "audio") for i in items[:2]]  # different lengths and clip counts
+    assert len({len(c.audio_clips) for c in conversations}) == 2
+
+    batched = loader.generate_batch(conversations, SHORT, seeds=[0, 0])
+
+    singles = [loader.generate(c, SHORT, seed=0) for c in conversations]
+    assert [r.error for r in batched] == [None, None]
+    assert [r.text for r in batched] == [r.text for r in singles]
+    assert [r.input_tokens for r in batched] == [r.input_tokens for r in singles]

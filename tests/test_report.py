@@ -1,0 +1,87 @@
+"""`ihbench report`: numbers come from the metric modules; per type, depth, diagnostics, plots,
+paper tables, inter-judge agreement and the audio-vs-text TOST."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from ihbench.jsonl import read_records
+from ihbench.report.diagnostics import acknowledges, continues_remainder, redelivery_ratio
+from metric_modules import load
+
+
+@pytest.fixture(scope="module")
+def reported(judged_run, tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    result = subprocess.run([sys.executable, "-m", "ihbench.cli", "report", str(judged_run["root"] / "run"),
+                             "--out", str(out)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return out, json.loads((out / "summary.json").read_text()), result.stdout
+
+
+def test_report_numbers_equal_the_metric_modules_on_the_same_verdicts(judged_run, reported):
+    _, summary, _ = reported
+    run = summary["runs"][0]
+    judgments = [j for j in read_records(judged_run["root"] / "run" / "judgments.jsonl") if j["outcome"] == "judged"]
+    from ihbench_dataset import load_items
+
+    items = {i.id: i for i in load_items(json.loads((judged_run["root"] / "run" / "run.json").read_text())["data"])}
+    tf = [j for j in judgments if j["axis"] == "tf"]
+    rq = [j for j in judgments if j["axis"] == "rq"]
+    expected_tf = load("tf_win_rate").compute(predictions=[j["verdict"] for j in tf], item_ids=[j["id"] for j in tf],
+                                              interruption_types=[items[j["id"]].interruption_type for j in tf])
+    expected_rq = load("rq_pass_rate").compute(predictions=[j["criteria"] for j in rq], item_ids=[j["id"] for j in rq],
+                                               interruption_types=[items[j["id"]].interruption_type for j in rq])
+    assert run["tf_win_rate"] == expected_tf and run["rq_pass_rate"] == expected_rq
+    assert run["judge_errors"]["tf"] + run["judge_errors"]["rq"] == judged_run["first"].judge_errors
+
+
+def test_report_files_tables_and_provenance(reported):
+    out, summary, stdout = reported
+    text = (out / "report.md").read_text()
+    for expected in ("TF win rate", "Beside the paper (Table 1)", "GPT Realtime 2 (medium)", "Table 4 layout",
+                     "this report", "Judge-free diagnostics", "Provenance", "judge-x", "![RQ by type](per_type.png)",
+                     "![Depth](depth.png)", "Inter-judge agreement"):
+        assert expected in text, expected
+    assert (out / "per_type.png").stat().st_size > 5000 and (out / "depth.png").stat().st_size > 5000
+    run = summary["runs"][0]
+    assert set(run["tf_win_rate_by_depth"]) == {"0-4", "5-9", "10-14", "15-19"}
+    assert run["metric_versions"]["tf_win_rate"] and run["judges"][0]["prompt_hash"]
+    assert "TF win rate" in stdout
+
+
+def test_two_judgments_of_one_run_give_inter_judge_agreement(reported):
+    _, summary, _ = reported
+    agreement = summary["runs"][0]["inter_judge"]
+    # the second file holds the same verdicts, from the cache: perfect agreement
+    assert agreement["tf"]["agreement"] == 1.0 and agreement["rq"]["agreement"] == 1.0
+
+
+def test_audio_and_text_runs_of_one_model_get_a_tost(judged_run, tmp_path):
+    import shutil
+
+    audio = tmp_path / "audio"
+    text = tmp_path / "text"
+    shutil.copytree(judged_run["root"] / "run", audio)
+    shutil.copytree(judged_run["root"] / "run", text)
+    info = json.loads((text / "run.json").read_text())
+    info["modality"] = "text"
+    (text / "run.json").write_text(json.dumps(info))
+    result = subprocess.run([sys.executable, "-m", "ihbench.cli", "report", str(audio), str(text), "--out",
+                             str(tmp_path / "both")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((tmp_path / "both" / "summary.json").read_text())
+    (tost,) = summary["modality_tost"]
+    assert tost["rq"]["mean_difference_audio_minus_text"] == 0.0 and tost["rq"]["equivalent_at_0.05"]
+    assert "Audio vs text" in (tmp_path / "both" / "report.md").read_text()
+
+
+def test_diagnostics_by_hand():
+    delivered = "The next flight leaves at"
+    assert redelivery_ratio(delivered, "The next flight leaves at nine fifteen.") == 1.0
+    assert redelivery_ratio(delivered, "nine fifteen from gate B12.") == 0.0
+    assert continues_remainder(" nine fifteen from gate B12.", "nine fifteen from gate B12, boarding at nine.")
+    assert not continues_remainder(" nine fifteen from gate B12.", "Sorry, as I said, the next flight leaves at nine.")
+    assert acknowledges("Great, so the flight leaves at nine fifteen.")
+    assert not acknowledges("nine fifteen from gate B12.")

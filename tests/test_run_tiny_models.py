@@ -1,0 +1,31 @@
+"""Tiny random-weight Qwen2-Audio and Phi-4-multimodal models (real classes, built offline)
+run end to end through the CLI on the in-house data."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from ihbench.jsonl import read_records
+
+
+@pytest.mark.parametrize("family,modality", [("qwen2-audio", "audio"), ("phi4-multimodal", "audio"),
+                                             ("qwen2-audio", "text")])
+def test_tiny_model_runs_through_the_cli(built, tmp_path, family, modality):
+    model = tmp_path / f"tiny-{family}"
+    made = subprocess.run([sys.executable, "-m", "ihbench.cli", "make-tiny-model", family, "--out", str(model)],
+                          capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "ihbench.cli", "run", "--model", family, "--model-path", str(model),
+               "--data", str(built), "--epochs", "2", "--limit", "2", "--types", "filler,pushback,impatient",
+               "--max-new-tokens", "6", "--modality", modality, "--out", str(out), "--quiet"]
+    result = subprocess.run(command, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    records = read_records(out / "responses.jsonl")
+    assert len(records) == 4 and all(r["error"] is None for r in records), records
+    assert all(isinstance(r["response"], str) and r["output_tokens"] >= 1 and r["input_tokens"] > 0 for r in records)
+    info = json.loads((out / "run.json").read_text())
+    assert info["model"]["loader"] == family and info["model"]["dtype"] and info["model"]["device"] == "cpu"
+    again = subprocess.run(command, capture_output=True, text=True)
+    assert again.returncode == 0 and "0 response(s) written, 4 already done" in again.stdout
