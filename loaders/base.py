@@ -137,7 +137,8 @@ class Loader(ABC):
 
 
 def resolve_model_path(model_path: str, *, revision: Optional[str] = None) -> str:
-    """A local directory, or a hub id already in the local cache; anything else fails at once."""
+    """A local directory, or a hub id (only the local cache when HF_HUB_OFFLINE=1); a missing
+    path fails at once, naming it."""
     import os
     import re
     from pathlib import Path
@@ -153,8 +154,9 @@ def resolve_model_path(model_path: str, *, revision: Optional[str] = None) -> st
 
     offline = os.environ.get("HF_HUB_OFFLINE") == "1"
     try:
-        return snapshot_download(model_path, revision=revision, local_files_only=True)
+        # offline: only the local cache, so a missing model fails at once instead of after DNS waits
+        return snapshot_download(model_path, revision=revision, local_files_only=offline)
     except Exception as error:
         hint = "HF_HUB_OFFLINE is set and it is not in the local cache" if offline else \
-            "it is not in the local cache; download it first (huggingface-cli download) or pass a local path"
-        raise ModelNotFoundError(f"{model_path}: {hint} ({type(error).__name__})") from None
+            "could not download it from the hub"
+        raise ModelNotFoundError(f"{model_path}: {hint} ({type(error).__name__}: {error})") from None

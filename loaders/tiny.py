@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Callable
 
-FAMILIES = ("qwen2-audio", "phi4-multimodal")
+FAMILIES = ("qwen2-audio", "phi4-multimodal", "qwen2-text")  # qwen2-text: a local judge for smoke tests
 
 # Qwen2-Audio-7B-Instruct's template: ChatML, one "Audio N:" line per clip.
 QWEN2_AUDIO_CHAT_TEMPLATE = (
@@ -55,6 +55,7 @@ def make_tiny_model(family: str, out: Path, *, seed: int = 0) -> Path:
     builders: dict[str, Callable[[Path], None]] = {
         "qwen2-audio": _qwen2_audio,
         "phi4-multimodal": _phi4_multimodal,
+        "qwen2-text": _qwen2_text,
     }
     if family not in builders:
         raise ValueError(f"unknown family {family!r}; expected one of {', '.join(FAMILIES)}")
@@ -115,6 +116,26 @@ def _qwen2_audio(out: Path) -> None:
     _save_model(model, out, {"eos_token_id": [ids["<|im_end|>"], ids["<|endoftext|>"]],
                              "pad_token_id": ids["<|endoftext|>"], "bos_token_id": ids["<|endoftext|>"]})
     processor.save_pretrained(out)
+
+
+TEXT_CHAT_TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+                      "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+
+def _qwen2_text(out: Path) -> None:
+    """A text-only causal LM: stands in for a local judge model (`--judge-backend transformers`)."""
+    from transformers import Qwen2Config, Qwen2ForCausalLM, Qwen2Tokenizer
+
+    tokenizer = Qwen2Tokenizer(vocab=_byte_vocab(), merges=[], extra_special_tokens=["<|im_start|>", "<|im_end|>"])
+    tokenizer.chat_template = TEXT_CHAT_TEMPLATE
+    ids = {token: tokenizer.convert_tokens_to_ids(token) for token in ("<|endoftext|>", "<|im_end|>")}
+    config = Qwen2Config(vocab_size=_padded(len(tokenizer)), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32768,
+                         bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"],
+                         pad_token_id=ids["<|endoftext|>"])
+    _save_model(Qwen2ForCausalLM(config).eval(), out, {"eos_token_id": ids["<|im_end|>"],
+                                                        "pad_token_id": ids["<|endoftext|>"]})
+    tokenizer.save_pretrained(out)
 
 
 def _phi4_tokenizer():

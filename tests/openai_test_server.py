@@ -34,6 +34,9 @@ class OpenAITestServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as real servers: no new connection per request
+            disable_nagle_algorithm = True  # headers and body go out as two writes: no 40 ms delayed-ACK stall
+
             def log_message(self, *args):
                 pass
 

@@ -162,3 +162,22 @@ def test_judge_cli(judged_run):
     other = subprocess.run([sys.executable, "-m", "ihbench.cli", "judge", str(judged_run["root"] / "run"),
                             "--judge-model", "judge-y", "--quiet"], capture_output=True, text=True)
     assert other.returncode == 2 and "judge-x" in other.stderr and "--out" in other.stderr
+
+
+def test_a_local_transformers_judge_runs_and_its_garbage_is_judge_error(tmp_path):
+    """A tiny random-weight text model stands in for a local judge: its output is not JSON, so
+    every judgment must end as judge_error after one re-ask, with the calls counted."""
+    from ihbench.judge import TransformersJudgeBackend
+    from loaders.tiny import make_tiny_model
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "official")
+    with OpenAITestServer() as model_server:
+        run(RunSpec(loader="openai", model_path="m", data=str(data), out=tmp_path / "run", epochs=1,
+                    loader_options={"base_url": model_server.base_url}), progress=False)
+    backend = TransformersJudgeBackend(str(make_tiny_model("qwen2-text", tmp_path / "judge")), max_new_tokens=8)
+    summary = asyncio.run(judge_run(tmp_path / "run", backend, cache=JudgeCache(tmp_path / "c.sqlite"),
+                                    progress=False))
+    records = read_records(tmp_path / "run" / "judgments.jsonl")
+    assert summary.judge_errors == len(records) == 6 and summary.calls == 12
+    assert all(r["outcome"] == "judge_error" and r["judge_model"].endswith("judge") for r in records)

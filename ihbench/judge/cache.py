@@ -29,6 +29,10 @@ class JudgeCache:
         self.path = Path(path) if path else default_cache_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(self.path)
+        # WAL + NORMAL: a commit does not wait for the disk. A crash can lose the last few cached
+        # verdicts (they are also in judgments.jsonl, fsynced), never corrupt the cache.
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS judgments (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         self._db.commit()
 

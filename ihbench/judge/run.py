@@ -19,7 +19,6 @@ from ihbench_dataset.schema import EvalItem
 
 from ..jsonl import AppendLog, read_records
 from ..runner import RESPONSES, RUN_JSON, record_seed
-from .backends import TransportError
 from .cache import JudgeCache, cache_key
 from .parse import InvalidJudgment, parse_rq, parse_tf
 from .prompts import PROMPT_VERSION, RQ_SCHEMA, TF_SCHEMA, prompt_hash, rq_messages, tf_messages
@@ -99,7 +98,7 @@ async def _judge_one(record: dict, item: EvalItem, axis: str, backend, cache: Ju
         cached = False
         try:
             parsed, calls = await _ask(backend, messages, schema_name, schema, parse, counter)
-        except (TransportError, InvalidJudgment) as error:
+        except Exception as error:  # transport, invalid answers, a local judge's own failure: all judge_error
             return {**base, "outcome": "judge_error", "error": f"{type(error).__name__}: {error}",
                     "calls": getattr(error, "attempts", None), "latency_s": round(time.perf_counter() - started, 4)}
         cache.put(key, parsed)
@@ -164,7 +163,7 @@ async def judge_run(run_dir: Path, backend, *, axes: Sequence[str] = AXES, concu
                                       disable=not progress) as bar:
         for future in asyncio.as_completed([bounded(r, a) for r, a in todo]):
             result = await future
-            log.append(result)
+            await asyncio.to_thread(log.append, result)  # the fsync must not stall calls in flight
             written += 1
             judged += result["outcome"] == "judged"
             errors += result["outcome"] == "judge_error"

@@ -1,0 +1,253 @@
+"""Interruption detectors for SID-Bench behind one interface, so baselines and models score alike.
+
+A detector hears one clip and says whether, and when, the speaker starts to take the turn:
+`{"total_nonbreak": True, "break_time": -1.0}` (SID-Bench's own "no break") or
+`{"total_nonbreak": False, "break_time": seconds}`.
+
+- `silero-vad`: first speech onset from Silero VAD; the classic baseline. It fires on any speech,
+  backchannels ("mm-hm", "yeah") included, so on SID-Bench's non-break clips it false-alarms.
+- `energy`: a frame-energy VAD with no model at all: the floor any detector has to beat.
+- `audio-llm`: any `loaders` backend asked, on growing prefixes of the clip, whether the speaker
+  has started a request; what a cascaded voice agent could do with an audio LLM.
+"""
+from __future__ import annotations
+
+import inspect
+import re
+import warnings
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Iterable, Optional, Sequence
+
+import numpy as np
+
+from ihbench_dataset.audio import resample
+from ihbench_dataset.schema import SAMPLING_RATE
+
+
+def no_break() -> dict:
+    return {"total_nonbreak": True, "break_time": -1.0}
+
+
+def break_at(seconds: float) -> dict:
+    return {"total_nonbreak": False, "break_time": float(seconds)}
+
+
+def prepare(samples: np.ndarray, sampling_rate: int) -> np.ndarray:
+    """16 kHz mono float32, which every detector here is built for; bad input fails loudly
+    instead of being scored as silence."""
+    samples = np.asarray(samples, dtype=np.float32)
+    if samples.ndim == 2:  # (channels, samples) or (samples, channels): the short axis is channels
+        samples = samples.mean(axis=0 if samples.shape[0] <= samples.shape[1] else 1)
+    if samples.ndim != 1:
+        raise ValueError(f"samples: expected mono audio (1-D), got shape {samples.shape}")
+    if sampling_rate <= 0:
+        raise ValueError(f"sampling_rate: must be > 0, got {sampling_rate}")
+    if not np.all(np.isfinite(samples)):
+        raise ValueError("samples: contain NaN or infinite values")
+    return resample(samples, int(sampling_rate), SAMPLING_RATE)
+
+
+class Detector(ABC):
+    """Subclasses implement `_onset`; `calls` counts model invocations (one per clip for the VADs,
+    one per prefix for `audio-llm`), `calls_per_clip` keeps them clip by clip."""
+
+    name: ClassVar[str] = ""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.calls_per_clip: list[int] = []
+
+    def detect(self, samples: np.ndarray, sampling_rate: int) -> dict:
+        samples = prepare(samples, sampling_rate)
+        before = self.calls
+        onset = self._onset(samples) if samples.size else None
+        self.calls_per_clip.append(self.calls - before)
+        if onset is None:
+            return no_break()
+        return break_at(min(max(onset, 0.0), samples.size / SAMPLING_RATE))
+
+    @abstractmethod
+    def _onset(self, samples: np.ndarray) -> Optional[float]:
+        """Seconds from the start of the 16 kHz clip to the detected break, or None."""
+
+    def describe(self) -> dict:
+        return {"detector": self.name}
+
+
+class SileroVadDetector(Detector):
+    """The weights ship inside the `silero-vad` package, so nothing is fetched at run time."""
+
+    name = "silero-vad"
+
+    def __init__(self, *, threshold: float = 0.5, min_speech_duration_ms: int = 250,
+                 speech_pad_ms: int = 0, onnx: bool = False):
+        super().__init__()
+        try:
+            from silero_vad import get_speech_timestamps, load_silero_vad
+        except ImportError as error:
+            raise ImportError("the silero-vad detector needs the silero-vad package: pip install silero-vad") from error
+        self._timestamps = get_speech_timestamps
+        with warnings.catch_warnings():  # its loader uses APIs torch and importlib now call deprecated
+            warnings.simplefilter("ignore", DeprecationWarning)
+            self.model = load_silero_vad(onnx=onnx)
+        # speech_pad_ms defaults to 0 (silero's is 30): padding suits cutting segments, but
+        # here it would move every onset 30 ms early, most of SID-Bench's 50 ms tolerance.
+        self.options = {"threshold": threshold, "min_speech_duration_ms": min_speech_duration_ms,
+                        "speech_pad_ms": speech_pad_ms, "onnx": onnx}
+
+    def _onset(self, samples: np.ndarray) -> Optional[float]:
+        import torch
+
+        self.calls += 1
+        options = {k: v for k, v in self.options.items() if k != "onnx"}
+        stamps = self._timestamps(torch.from_numpy(samples), self.model, sampling_rate=SAMPLING_RATE, **options)
+        return stamps[0]["start"] / SAMPLING_RATE if stamps else None
+
+    def describe(self) -> dict:
+        from importlib.metadata import version
+
+        return {"detector": self.name, "silero_vad": version("silero-vad"), **self.options}
+
+
+class EnergyDetector(Detector):
+    """Voiced = a frame louder than both the clip's noise floor + `margin_db` and `floor_dbfs`;
+    the onset is the first run of `min_frames` voiced frames. The floor is taken over the whole
+    clip, so this baseline peeks ahead; it is a floor to beat, not a streaming system."""
+
+    name = "energy"
+
+    def __init__(self, *, frame_ms: float = 30.0, margin_db: float = 12.0, floor_dbfs: float = -50.0,
+                 min_frames: int = 3, noise_percentile: float = 10.0):
+        super().__init__()
+        if frame_ms <= 0 or min_frames < 1:
+            raise ValueError("frame_ms must be > 0 and min_frames >= 1")
+        self.options = {"frame_ms": frame_ms, "margin_db": margin_db, "floor_dbfs": floor_dbfs,
+                        "min_frames": min_frames, "noise_percentile": noise_percentile}
+
+    def frame_energies(self, samples: np.ndarray) -> np.ndarray:
+        """Mean-square energy per frame in dBFS (a full-scale sine is -3 dBFS)."""
+        frame = max(1, round(SAMPLING_RATE * self.options["frame_ms"] / 1000))
+        count = samples.size // frame
+        frames = samples[:count * frame].astype(np.float64).reshape(count, frame)
+        return 10.0 * np.log10(np.mean(frames ** 2, axis=1) + 1e-12)
+
+    def _onset(self, samples: np.ndarray) -> Optional[float]:
+        self.calls += 1
+        energies = self.frame_energies(samples)
+        run = self.options["min_frames"]
+        if energies.size < run:
+            return None
+        floor = float(np.percentile(energies, self.options["noise_percentile"]))
+        voiced = energies > max(floor + self.options["margin_db"], self.options["floor_dbfs"])
+        starts = np.flatnonzero(np.convolve(voiced.astype(int), np.ones(run, dtype=int), "valid") == run)
+        return float(starts[0]) * self.options["frame_ms"] / 1000 if starts.size else None
+
+    def describe(self) -> dict:
+        return {"detector": self.name, **self.options}
+
+
+SYSTEM_PROMPT = ("You monitor a live microphone for a voice assistant that is talking. You decide whether the user "
+                 "has started to take the turn. Reply with one word: yes or no.")
+QUESTION = ("Has the speaker clearly begun a request, a question or an objection that the assistant should stop "
+            "and listen to? Backchannels such as 'mm-hm' or 'yeah', fillers, silence and noise do not count. "
+            "Answer yes or no.")
+_YES = re.compile(r"^[\s\"'*`(\[]*yes\b", re.IGNORECASE)
+
+
+def says_yes(text: Optional[str]) -> bool:
+    return bool(text) and bool(_YES.match(text))
+
+
+class AudioLLMDetector(Detector):
+    """Asks the model about prefixes ending every `hop_ms` (the last one is the whole clip) and
+    stops at the first "yes"; break_time is that prefix's end, so timing is at best one hop late.
+    A clip of D seconds with no "yes" costs ceil(D / hop) generations."""
+
+    name = "audio-llm"
+
+    def __init__(self, loader, hop_ms: float = 500.0, *, question: str = QUESTION, system: str = SYSTEM_PROMPT,
+                 max_new_tokens: int = 3, seed: int = 0):
+        super().__init__()
+        from loaders import GenerationConfig
+
+        if hop_ms <= 0:
+            raise ValueError(f"hop_ms: must be > 0, got {hop_ms}")
+        loader.check_modality("audio")
+        self.loader, self.hop_ms, self.question, self.system, self.seed = loader, float(hop_ms), question, system, seed
+        self.config = GenerationConfig(max_new_tokens=max_new_tokens, temperature=0.0)
+        self.errors: list[str] = []  # a loader never raises; its failures are kept here and count as "no"
+
+    def prefix_ends(self, n_samples: int) -> list[int]:
+        hop = max(1, round(SAMPLING_RATE * self.hop_ms / 1000))
+        return [*range(hop, n_samples, hop), n_samples] if n_samples else []
+
+    def _conversation(self, prefix: np.ndarray, end: int):
+        from loaders import Conversation, Turn
+
+        return Conversation(f"sid-prefix-{end}", "audio",
+                            [Turn("system", self.system), Turn("user", audio=prefix), Turn("user", self.question)])
+
+    def _onset(self, samples: np.ndarray) -> Optional[float]:
+        for end in self.prefix_ends(samples.size):
+            self.calls += 1
+            response = self.loader.generate(self._conversation(samples[:end], end), self.config, self.seed)
+            if response.error:
+                self.errors.append(f"prefix ending at {end / SAMPLING_RATE:.3f}s: {response.error}")
+            elif says_yes(response.text):
+                return end / SAMPLING_RATE
+        return None
+
+    def describe(self) -> dict:
+        return {"detector": self.name, "hop_ms": self.hop_ms, "question": self.question, "system": self.system,
+                "max_new_tokens": self.config.max_new_tokens, "seed": self.seed, "model": self.loader.describe()}
+
+
+DETECTORS: dict[str, type] = {cls.name: cls for cls in (SileroVadDetector, EnergyDetector, AudioLLMDetector)}
+
+
+def available_detectors() -> list[str]:
+    return sorted(DETECTORS)
+
+
+def _loader_from_name(options: dict) -> dict:
+    """`audio-llm` from the command line: a loader name plus `model_path` instead of an instance."""
+    if not isinstance(options.get("loader"), str):
+        return options
+    import loaders
+
+    options = dict(options)
+    name, model_path = options.pop("loader"), options.pop("model_path", None)
+    if model_path is None:
+        raise ValueError(f"audio-llm: loader {name!r} given by name needs model_path=")
+    options["loader"] = loaders.get(name)(model_path, **options.pop("loader_options", {}))
+    return options
+
+
+def get_detector(name: str, **options: Any) -> Detector:
+    """A detector by name; unknown names and options fail with what is accepted."""
+    if name not in DETECTORS:
+        raise KeyError(f"unknown detector {name!r}; available: {', '.join(available_detectors())}")
+    cls = DETECTORS[name]
+    if cls is AudioLLMDetector:
+        options = _loader_from_name(options)
+    try:
+        inspect.signature(cls).bind(**options)
+    except TypeError as error:
+        accepted = ", ".join(inspect.signature(cls).parameters)
+        raise ValueError(f"detector {name!r}: {error}; it accepts {accepted}") from None
+    return cls(**options)
+
+
+def run_detector(detector: Detector, clips: Iterable[np.ndarray], names: Optional[Sequence[str]] = None, *,
+                 sampling_rate: int = SAMPLING_RATE, progress: bool = True) -> list[dict]:
+    """Predictions for every clip, each with `audio` (its file name) when names are known, which is
+    SID-Bench's prediction-file row."""
+    from tqdm.auto import tqdm
+
+    names = list(names) if names is not None else getattr(clips, "names", None)
+    total = len(clips) if hasattr(clips, "__len__") else None
+    predictions = []
+    for index, samples in enumerate(tqdm(clips, total=total, unit="clip", desc=detector.name, disable=not progress)):
+        prediction = detector.detect(samples, sampling_rate)
+        predictions.append({"audio": names[index], **prediction} if names is not None else prediction)
+    return predictions

@@ -1,0 +1,106 @@
+"""Score SID-Bench predictions with the repository's own `apt` metric module, both definitions.
+
+The published numbers follow SID-Bench's notebook; its README words FIR and IRL differently.
+Reporting both side by side keeps a comparison with the paper honest whichever one a reader
+has in mind. Scoring goes through `evaluate.load` on the module folder, exactly as users call
+it, so this file can never drift from the metric card.
+"""
+from __future__ import annotations
+
+import math
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Optional, Union
+
+from .predictions import align
+
+METRICS_DIR = Path(__file__).resolve().parents[2] / "metrics"
+DEFINITIONS = ("notebook", "readme")
+
+
+@lru_cache(maxsize=None)
+def _module(path: str, definition: str):
+    import evaluate  # slow to import; only scoring needs it
+
+    return evaluate.load(path, definition)
+
+
+def _apt_path(metric_dir: Optional[Union[str, os.PathLike]]) -> str:
+    path = Path(metric_dir) if metric_dir else METRICS_DIR / "apt"
+    if not (path / "apt.py").is_file():
+        raise FileNotFoundError(f"{path}: no apt metric module (apt.py) here; pass metric_dir= pointing at metrics/apt")
+    return str(path.resolve())
+
+
+def _joined(predictions: list[dict], references: list[dict]) -> list[dict]:
+    """Join by audio name when both sides carry one; otherwise trust the order, as the module does."""
+    if all("audio" in row for row in predictions) and all("audio" in row for row in references):
+        return align(predictions, references)
+    if len(predictions) != len(references):
+        raise ValueError(f"predictions has {len(predictions)} rows but references has {len(references)}, "
+                         "and without audio names they cannot be joined")
+    return list(predictions)
+
+
+def _metric_rows(predictions: list[dict], references: list[dict]) -> tuple[list[dict], list[dict], int]:
+    """Plain Python values (the module's features reject numpy scalars), with a break predicted past the
+    listed duration clamped to it: the WAV can outlast the listed duration by a few milliseconds."""
+    predicted, truth, clamped = [], [], 0
+    for prediction, reference in zip(predictions, references):
+        duration, time = float(reference["duration"]), float(prediction["break_time"])
+        nonbreak = bool(prediction["total_nonbreak"])
+        if not nonbreak and time > duration:
+            time, clamped = duration, clamped + 1
+        predicted.append({"total_nonbreak": nonbreak, "break_time": -1.0 if nonbreak else time})
+        truth.append({"total_nonbreak": bool(reference["total_nonbreak"]),
+                      "break_time": float(reference["break_time"]), "duration": duration})
+    return predicted, truth, clamped
+
+
+def score_both(predictions: list[dict], references: list[dict], *, tolerance: float = 0.05,
+               metric_dir: Optional[Union[str, os.PathLike]] = None) -> dict:
+    """`{"notebook": result, "readme": result}`; each result is the apt module's full outcome table
+    (fir, irl, apt, counts) plus `clamped_to_duration`."""
+    predicted, truth, clamped = _metric_rows(_joined(predictions, references), references)
+    path = _apt_path(metric_dir)
+    results = {}
+    for definition in DEFINITIONS:
+        result = _module(path, definition).compute(predictions=predicted, references=truth, tolerance=tolerance)
+        results[definition] = {**result, "clamped_to_duration": clamped}
+    return results
+
+
+def timing_errors(predictions: list[dict], references: list[dict]) -> list[float]:
+    """Predicted minus true break time (seconds) on clips where both say "break": negative is
+    early (a false alarm under SID-Bench's rule), positive is latency."""
+    joined = _joined(predictions, references)
+    return [float(p["break_time"]) - float(r["break_time"]) for p, r in zip(joined, references)
+            if not p["total_nonbreak"] and not r["total_nonbreak"]]
+
+
+def plot_timing_histogram(errors: list[float], path: Union[str, os.PathLike], *, tolerance: float = 0.05,
+                          title: str = "SID-Bench timing error") -> Path:
+    """Where detections land relative to the true break, with the tolerance band marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path = Path(path)
+    values = [e for e in errors if math.isfinite(e)]
+    figure, axis = plt.subplots(figsize=(7, 4), constrained_layout=True)
+    if values:
+        axis.hist(values, bins=min(50, max(5, len(values) // 4)), color="#4c72b0")
+    else:
+        axis.text(0.5, 0.5, "no clip where both prediction and truth say break", ha="center", va="center",
+                  transform=axis.transAxes)
+    axis.axvspan(-tolerance, tolerance, color="#55a868", alpha=0.25, label=f"within ±{tolerance * 1000:.0f} ms")
+    axis.axvline(0.0, color="black", linewidth=1)
+    axis.set_xlabel("predicted − true break time (s)")
+    axis.set_ylabel("clips")
+    axis.set_title(f"{title} (n={len(values)})")
+    axis.legend(loc="upper right")
+    figure.savefig(path, dpi=100, metadata={"Software": None})
+    plt.close(figure)
+    return path

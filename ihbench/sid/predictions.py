@@ -1,0 +1,134 @@
+"""SID-Bench's prediction files, and joining them to the ground truth by audio file.
+
+A prediction row is `{"audio": "<file>.wav", "total_nonbreak": bool, "break_time": seconds}`, with
+`break_time == -1` on "no break" (SID-Bench's reference notebook reads exactly this). Scores are
+only meaningful on the same clips as the truth, so `align` refuses any mismatch instead of
+scoring the overlap.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections import Counter
+from pathlib import Path, PurePath
+from typing import Iterable, Union
+
+PREDICTION_FIELDS = ("audio", "total_nonbreak", "break_time")
+_MAX_LISTED = 10
+
+
+class PredictionFormatError(ValueError):
+    """A prediction file or row that cannot be scored; the message names file/row and field."""
+
+
+class PredictionMismatchError(ValueError):
+    """Predictions and references are not about the same clips."""
+
+
+def _problem(row) -> str | None:
+    if not isinstance(row, dict):
+        return f"expected a JSON object, got {type(row).__name__}"
+    missing = [name for name in PREDICTION_FIELDS if name not in row]
+    if missing:
+        return f"missing field(s) {', '.join(missing)}"
+    if not isinstance(row["audio"], str) or not row["audio"].strip():
+        return f"audio must be a file name, got {row['audio']!r}"
+    if not isinstance(row["total_nonbreak"], bool):
+        return f"total_nonbreak must be true or false, got {row['total_nonbreak']!r}"
+    time = row["break_time"]
+    if isinstance(time, bool) or not isinstance(time, (int, float)) or not math.isfinite(time):
+        return f"break_time must be a finite number, got {time!r}"
+    if not row["total_nonbreak"] and time < 0:
+        return f"break_time {time} is negative on a break prediction"
+    return None
+
+
+def normalise(row: dict) -> dict:
+    """Just the three fields, with -1 on "no break" whatever the detector put there."""
+    nonbreak = bool(row["total_nonbreak"])
+    return {"audio": str(row["audio"]), "total_nonbreak": nonbreak,
+            "break_time": -1.0 if nonbreak else float(row["break_time"])}
+
+
+def read_predictions(path: Union[str, os.PathLike]) -> list[dict]:
+    path = Path(path)
+    rows = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise PredictionFormatError(f"{path} line {number}: not valid JSON ({error.msg})") from None
+            problem = _problem(row)
+            if problem:
+                raise PredictionFormatError(f"{path} line {number}: {problem}")
+            rows.append({name: row[name] for name in PREDICTION_FIELDS})
+    if not rows:
+        raise PredictionFormatError(f"{path}: no predictions")
+    return rows
+
+
+def write_predictions(predictions: Iterable[dict], path: Union[str, os.PathLike]) -> Path:
+    """Written to a temporary file and renamed, so a crash never leaves a truncated file to score."""
+    path = Path(path)
+    rows = []
+    for index, row in enumerate(predictions):
+        problem = _problem(row)
+        if problem:
+            raise PredictionFormatError(f"predictions[{index}]: {problem}")
+        rows.append(json.dumps(normalise(row), ensure_ascii=False))
+    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        temporary.write_text("".join(f"{line}\n" for line in rows), encoding="utf-8")
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+    return path
+
+
+def audio_key(name: str) -> str:
+    """The file name alone: references may carry full paths, prediction files carry names."""
+    return PurePath(str(name)).name
+
+
+def _listed(names: list[str]) -> str:
+    shown = ", ".join(names[:_MAX_LISTED])
+    return shown + (f", ... ({len(names) - _MAX_LISTED} more)" if len(names) > _MAX_LISTED else "")
+
+
+def _duplicates(rows: list[dict], what: str) -> list[str]:
+    counts = Counter(audio_key(row["audio"]) for row in rows)
+    repeated = sorted(name for name, count in counts.items() if count > 1)
+    if not repeated:
+        return []
+    return [f"{len(repeated)} audio name(s) appear more than once in the {what}: "
+            f"{_listed([f'{name} (x{counts[name]})' for name in repeated])}"]
+
+
+def _missing_field(rows: list[dict], what: str) -> None:
+    for index, row in enumerate(rows):
+        if not isinstance(row, dict) or not row.get("audio"):
+            raise PredictionMismatchError(f"{what}[{index}]: no audio name to join on")
+
+
+def align(predictions: list[dict], references: list[dict]) -> list[dict]:
+    """Predictions reordered to match `references` (both need `audio`); any missing, extra or
+    duplicated audio name is an error that names them and counts them."""
+    _missing_field(predictions, "predictions")
+    _missing_field(references, "references")
+    problems = _duplicates(predictions, "predictions") + _duplicates(references, "references")
+    by_name = {audio_key(row["audio"]): row for row in predictions}
+    wanted = [audio_key(row["audio"]) for row in references]
+    missing = [name for name in dict.fromkeys(wanted) if name not in by_name]
+    extra = sorted(set(by_name) - set(wanted))
+    if missing:
+        problems.append(f"{len(missing)} reference clip(s) have no prediction: {_listed(missing)}")
+    if extra:
+        problems.append(f"{len(extra)} prediction(s) are for clips not in the references: {_listed(extra)}")
+    if problems:
+        raise PredictionMismatchError(f"predictions ({len(predictions)} rows) do not match references "
+                                      f"({len(references)} rows): " + "; ".join(problems))
+    return [by_name[name] for name in wanted]
