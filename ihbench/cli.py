@@ -24,7 +24,8 @@ def _verify(args: argparse.Namespace) -> int:
 def _build(args: argparse.Namespace) -> int:
     from ihbench_dataset.build import build
 
-    result = build(args.out, args.sources or None, cache_dir=args.cache_dir, progress=not args.quiet)
+    result = build(args.out, args.sources or None, cache_dir=args.cache_dir, progress=not args.quiet,
+                   sid=not args.no_sid, sid_sources=args.sid_sources, sid_noise_clips=args.sid_noise_clips)
     for note in result.notes:
         print(f"note: {note}")
     s = result.statistics
@@ -169,6 +170,46 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sid_import(args: argparse.Namespace) -> int:
+    from ihbench_dataset.sid import import_sid
+
+    result = import_sid(args.folder, args.out, progress=not args.quiet)
+    for note in result.get("notes", []):
+        print(f"note: {note}")
+    counts = ", ".join(f"{name} ({n} clips)" for name, n in result["configs"].items())
+    print(f"imported {counts} into {result['out']}")
+    return 0
+
+
+def _sid(args: argparse.Namespace) -> int:
+    import json
+
+    from ihbench.sid.run_sid import run_sid
+
+    options = {}
+    for pair in args.option or []:
+        key, _, value = pair.partition("=")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    if args.hop is not None:
+        options["hop_ms"] = args.hop
+    if args.model:
+        options.update(loader=args.model, model_path=args.model_path)
+    summary = run_sid(args.data, args.config, args.out, detector=args.detector, predictions_file=args.predictions,
+                      options=options, limit=args.limit, tolerance=args.tolerance, progress=not args.quiet)
+    for definition, score in summary["scores"].items():
+        irl = "–" if score["irl"] is None else f"{score['irl']:.3f} s"
+        fir = "–" if score["fir"] is None else f"{score['fir']:.3f}"
+        print(f"{definition:9s} FIR {fir}  IRL {irl}  APT {score['apt']:.3f} s  ({score['n_clips']} clips)")
+    if summary["real_time_factor"] is not None:
+        print(f"real-time factor {summary['real_time_factor']:.4f}; model calls per clip "
+              f"{summary['model_calls_per_clip']:.2f}")
+    print(f"wrote {args.out}/predictions.jsonl, summary.json, timing_errors.png")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ihbench", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -183,6 +224,9 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--out", required=True, type=Path, help="dataset directory to (re)create")
     build.add_argument("--cache-dir", type=Path, help="TTS render cache (default: $IHBENCH_CACHE or ~/.cache/ihbench)")
     build.add_argument("--quiet", action="store_true", help="no progress bars")
+    build.add_argument("--no-sid", action="store_true", help="skip the SID-style configs")
+    build.add_argument("--sid-sources", type=Path, help="SID utterances JSON (default: the shipped one)")
+    build.add_argument("--sid-noise-clips", type=int, default=90, help="seeded noise/silence clips (default 90)")
     build.set_defaults(func=_build)
 
     info = commands.add_parser("info", help="summary statistics of a dataset (built dir or hub id)")
@@ -248,6 +292,28 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--seed", type=int, default=0)
     report.set_defaults(func=_report)
 
+    sid_import = commands.add_parser("sid-import", help="add SID-Bench (as downloaded) to a dataset directory")
+    sid_import.add_argument("folder", type=Path, help="SID-Bench folder (test_wavs/*.jsonl and WAV folders)")
+    sid_import.add_argument("--out", required=True, type=Path, help="dataset directory (configs sid_en/zh/noise)")
+    sid_import.add_argument("--quiet", action="store_true")
+    sid_import.set_defaults(func=_sid_import)
+
+    sid = commands.add_parser("sid", help="semantic interruption detection: FIR, IRL, APT")
+    sid.add_argument("--data", required=True, help="dataset directory with sid_* configs, or a SID-Bench folder")
+    sid.add_argument("--config", default="sid_en", help="sid_en, sid_zh, sid_noise, ... (default sid_en)")
+    sid.add_argument("--out", required=True, type=Path)
+    source = sid.add_mutually_exclusive_group(required=True)
+    source.add_argument("--detector", help="silero-vad, energy or audio-llm")
+    source.add_argument("--predictions", type=Path, help="score a prediction file in SID's jsonl format")
+    sid.add_argument("--hop", type=int, help="audio-llm: ms between growing prefixes")
+    sid.add_argument("--model", help="audio-llm: loader name (see `ihbench models`)")
+    sid.add_argument("--model-path", help="audio-llm: model path")
+    sid.add_argument("--option", action="append", metavar="KEY=VALUE", help="detector options (threshold, ...)")
+    sid.add_argument("--limit", type=int, help="first N clips")
+    sid.add_argument("--tolerance", type=float, default=0.05)
+    sid.add_argument("--quiet", action="store_true")
+    sid.set_defaults(func=_sid)
+
     models = commands.add_parser("models", help="list the model loaders")
     models.set_defaults(func=_models)
 
@@ -269,11 +335,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from ihbench.jsonl import CorruptLogError
     from ihbench.runner import RunConfigError
     from ihbench.judge import JudgeConfigError
+    from ihbench_dataset.sid import SidFormatError
     from loaders.base import ModelNotFoundError
 
     try:
         return args.func(args)
-    except (SourceError, SchemaError, DataSourceError, AudioError, BuildError, RunConfigError, CorruptLogError, JudgeConfigError,
+    except (SourceError, SchemaError, DataSourceError, AudioError, BuildError, RunConfigError, CorruptLogError, JudgeConfigError, SidFormatError,
             ModelNotFoundError, ValueError, FileNotFoundError, KeyError) as error:
         print(f"ihbench {args.command}: error: {error}", file=sys.stderr)
         return 2

@@ -52,7 +52,12 @@ def build(
     *,
     cache_dir: Optional[Union[str, Path]] = None,
     progress: bool = True,
+    sid: bool = True,
+    sid_sources: Optional[Union[str, Path]] = None,
+    sid_noise_clips: int = 90,
 ) -> BuildResult:
+    """`sid`: also render the in-house SID-style configs (`sid_dev_en`, `sid_dev_noise`) from
+    `sid_sources` (default: the shipped utterances) with `sid_noise_clips` seeded noise clips."""
     from .verify import verify_paths
 
     out = Path(out).resolve()
@@ -66,12 +71,13 @@ def build(
     cache = RenderCache(Path(cache_dir) if cache_dir else None)
     audio, notes = render_audio(conversations, cache, progress=progress)
     notes = report.notes + notes
+    sid_rows = _sid_rows(sid_sources, sid_noise_clips, cache, progress) if sid else {}
 
     tmp = out.parent / f".{out.name}.building-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
-        statistics = _write(tmp, conversations, audio, progress=progress)
+        statistics = _write(tmp, conversations, audio, sid_rows, progress=progress)
         _write_info(tmp, conversations, statistics, cache, notes)
         _replace(tmp, out)
     except BaseException:
@@ -159,7 +165,14 @@ def baseline_row(c: Conversation, max_turns: int) -> dict:
     return row
 
 
-def _write(root: Path, conversations: list[Conversation], audio: dict, *, progress: bool) -> dict:
+def _sid_rows(sid_sources, noise_clips: int, cache: RenderCache, progress: bool) -> dict[str, list[dict]]:
+    from .sid_build import load_sid_sources, noise_rows, speech_rows
+
+    return {"sid_dev_en": speech_rows(load_sid_sources(sid_sources), cache, progress=progress),
+            "sid_dev_noise": noise_rows(noise_clips)}
+
+
+def _write(root: Path, conversations: list[Conversation], audio: dict, sid_rows: dict, *, progress: bool) -> dict:
     import datasets
 
     from .card import render_card
@@ -177,16 +190,26 @@ def _write(root: Path, conversations: list[Conversation], audio: dict, *, progre
     # The long config comes out of the same reader users call, so the two can never disagree.
     items = load_items(wide, baseline=baseline)
     long = _dataset([interruption_row(item) for item in items], interruptions_features(), f"{fingerprint}-interruptions")
-    for name, data in zip(CONFIGS, (wide, baseline, long)):
+    written = dict(zip(CONFIGS, (wide, baseline, long)))
+    if sid_rows:
+        from .sid import sid_features
+
+        written.update({name: _dataset(rows, sid_features(), f"{fingerprint}-{name}") for name, rows in sid_rows.items()})
+    for name, data in written.items():
         (root / name).mkdir()
         data.to_parquet(str(root / name / f"{SPLIT}-00000-of-00001.parquet"))
     statistics = dataset_statistics(load_conversations(wide), items)
+    if sid_rows:
+        speech = sid_rows["sid_dev_en"]
+        statistics["sid"] = {"clips": sum(len(rows) for rows in sid_rows.values()),
+                             "positives": sum(not r["total_nonbreak"] for r in speech),
+                             "negatives": sum(r["total_nonbreak"] for r in speech),
+                             "noise": len(sid_rows["sid_dev_noise"])}
     plot_statistics(statistics, root / "stats.png")
     voices = sorted({c.user_voice for c in conversations} | {ASSISTANT_VOICE})
     (root / "README.md").write_text(
-        render_card(statistics=statistics, features={"conversations": wide.features, "baseline": baseline.features,
-                                                     "interruptions": long.features},
-                    voices={v: get_engine(v) for v in voices}, split=SPLIT, configs=CONFIGS),
+        render_card(statistics=statistics, features={name: data.features for name, data in written.items()},
+                    voices={v: get_engine(v) for v in voices}, split=SPLIT, configs=tuple(written)),
         encoding="utf-8",
     )
     return statistics
@@ -220,7 +243,7 @@ def _write_info(root: Path, conversations, statistics: dict, cache: RenderCache,
         "sources_fingerprint": sources_fingerprint(conversations),
         "conversations": [c.conversation_id for c in conversations],
         "split": SPLIT,
-        "configs": list(CONFIGS),
+        "configs": sorted(p.name for p in root.iterdir() if p.is_dir()),
         "statistics": statistics,
         "notes": notes,
     }

@@ -441,10 +441,12 @@ def sid_rows(dataset_or_dir: Any, config: str = "sid_en") -> tuple[list[dict], S
     if isinstance(dataset_or_dir, datasets.Dataset):
         return _from_dataset(dataset_or_dir)
     root = Path(dataset_or_dir)
+    if (root / config).is_dir() and any((root / config).glob("*.parquet")):
+        loaded = datasets.load_dataset(str(root.resolve()), config)  # imported sid_* or an in-house sid_dev_*
+        return _from_dataset(loaded[SPLIT] if SPLIT in loaded else loaded[next(iter(loaded))])
     if config not in SID_CONFIGS:
-        raise ValueError(f"config: expected one of {', '.join(SID_CONFIGS)}, got {config!r}")
-    if (root / config / PARQUET_NAME).is_file():
-        return _from_dataset(datasets.load_dataset(str(root), config, split=SPLIT))
+        raise ValueError(f"config: expected one of {', '.join(SID_CONFIGS)} or a config of the dataset directory, "
+                         f"got {config!r}")
     configs = read_sid_folder(root)
     if config not in configs:
         raise SidFormatError(f"{root}: has no {config} (neither an imported {config}/ nor {SID_CONFIGS[config][0]})")

@@ -71,6 +71,10 @@ def statistics_markdown(stats: dict) -> str:
             f"| Interruption clip, mean (s) | {audio['interruption_mean']} |",
             f"| Assistant delivered audio, total (s) | {audio['assistant_delivered_total']} ({audio['assistant_clips']} clips) |",
         ]
+    sid = stats.get("sid")
+    if sid:
+        lines.append(f"| SID-style clips (positives / negatives / noise) | {sid['clips']} "
+                     f"({sid['positives']} / {sid['negatives']} / {sid['noise']}) |")
     lines += ["", "| Domain | Conversations | Interruption points |", "|---|---|---|"]
     lines += [f"| {name} | {d['conversations']} | {d['interruption_points']} |" for name, d in stats["per_domain"].items()]
     return "\n".join(lines)

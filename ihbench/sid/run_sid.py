@@ -1,0 +1,58 @@
+"""`ihbench sid`: a detector (or a prediction file) over a SID config into a run folder.
+
+    OUT/predictions.jsonl   SID-Bench's own prediction format, one line per clip
+    OUT/summary.json        FIR / IRL / APT under both definitions, counts, cost, real-time factor
+    OUT/timing_errors.png   where detections land relative to the true break
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Optional
+
+from ..jsonl import write_json_atomic
+
+
+def run_sid(data: str, config: str, out: Path, *, detector: Optional[str] = None, predictions_file: Optional[Path] = None,
+            options: Optional[dict] = None, limit: Optional[int] = None, tolerance: float = 0.05,
+            progress: bool = True) -> dict:
+    from ihbench_dataset.sid import sid_rows
+
+    from .detectors import get_detector, run_detector
+    from .evaluate_sid import plot_timing_histogram, score_both, timing_errors
+    from .predictions import align, read_predictions, write_predictions
+
+    if (detector is None) == (predictions_file is None):
+        raise ValueError("give either --detector or --predictions")
+    references, clips = sid_rows(data, config)
+    names = list(clips.names)
+    if limit is not None:
+        references, names = references[:limit], names[:limit]
+    seconds, calls, description = None, None, {"predictions_file": str(predictions_file)}
+    if predictions_file is not None:
+        predictions = align(read_predictions(predictions_file), references)
+    else:
+        model = get_detector(detector, **(options or {}))
+        subset = [clips[i] for i in range(len(names))] if limit is not None else clips
+        started = time.perf_counter()
+        predictions = run_detector(model, subset, names, progress=progress)
+        seconds = time.perf_counter() - started
+        calls = model.calls
+        description = model.describe()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_predictions(predictions, out / "predictions.jsonl")
+    audio_seconds = sum(r["duration"] for r in references)
+    errors = timing_errors(predictions, references)
+    plot_timing_histogram(errors, out / "timing_errors.png", tolerance=tolerance, title=f"{detector or 'predictions'} on {config}")
+    summary = {
+        "data": str(data), "config": config, "detector": description, "n_clips": len(references),
+        "tolerance": tolerance, "scores": score_both(predictions, references, tolerance=tolerance),
+        "model_calls": calls, "model_calls_per_clip": None if calls is None else calls / len(references),
+        "seconds": seconds, "audio_seconds": audio_seconds,
+        "real_time_factor": None if seconds is None else seconds / audio_seconds,
+        "timing_errors": {"n": len(errors), "median": sorted(errors)[len(errors) // 2] if errors else None},
+    }
+    write_json_atomic(out / "summary.json", json.loads(json.dumps(summary, default=str)))
+    return summary
