@@ -80,7 +80,10 @@ def test_card_has_configs_features_statistics_and_voices(built):
 
 
 def test_rebuild_is_byte_identical_and_uses_the_cache(built, tts_cache, tmp_path, subset):
-    again = build(tmp_path / "again", subset, cache_dir=tts_cache, progress=False)
+    from conftest import FIXTURES
+
+    again = build(tmp_path / "again", subset, cache_dir=tts_cache, progress=False,
+                  sid_sources=FIXTURES / "sid_small.json", sid_noise_clips=7)
     assert again.renders == 0 and again.cache_hits > 0
     assert _digest(again.out) == _digest(built)
 
@@ -106,7 +109,7 @@ def test_a_failed_build_leaves_the_previous_build_untouched(built, tmp_path, tts
     data["turns"][0]["user"] = "call me at {phone}"
     broken.write_text(json.dumps(data))
     with pytest.raises(BuildError, match=r"broken\.json.*placeholder"):
-        build(out, [broken], cache_dir=tts_cache, progress=False)
+        build(out, [broken], cache_dir=tts_cache, progress=False, sid=False)
     assert _digest(out) == before
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
@@ -120,7 +123,7 @@ def test_a_crash_while_writing_leaves_nothing_half_made(tmp_path, tts_cache, mon
     monkeypatch.setattr(builder, "plot_statistics", explode, raising=False)
     monkeypatch.setattr("ihbench_dataset.stats.plot_statistics", explode)
     with pytest.raises(RuntimeError, match="disk full"):
-        build(tmp_path / "new", subset[:1], cache_dir=tts_cache, progress=False)
+        build(tmp_path / "new", subset[:1], cache_dir=tts_cache, progress=False, sid=False)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -129,7 +132,7 @@ def test_build_refuses_to_replace_a_directory_it_did_not_make(tmp_path, tts_cach
     precious.mkdir()
     (precious / "thesis.tex").write_text("do not delete")
     with pytest.raises(BuildError, match="not an ihbench build"):
-        build(precious, subset[:1], cache_dir=tts_cache, progress=False)
+        build(precious, subset[:1], cache_dir=tts_cache, progress=False, sid=False)
     assert (precious / "thesis.tex").read_text() == "do not delete"
 
 
@@ -166,7 +169,7 @@ def test_a_recorded_stereo_8k_user_turn_is_converted_and_said_so(tmp_path, tts_c
     soundfile.write(tmp_path / "turn1.wav", np.stack([tone, tone], axis=1), 8000)
     data["turns"][0]["user_audio"] = "turn1.wav"
     source.write_text(json.dumps(data))
-    result = build(tmp_path / "out", [source], cache_dir=tts_cache, progress=False)
+    result = build(tmp_path / "out", [source], cache_dir=tts_cache, progress=False, sid=False)
     assert any("mixed down to mono" in n for n in result.notes)
     assert any("resampled from 8000 Hz to 16000 Hz" in n for n in result.notes)
     import io
