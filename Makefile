@@ -13,9 +13,12 @@ OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 HF_HUB_D
 test: system-deps $(STAMP)
 	$(OFFLINE) $(BIN)/python -m pytest
 
+# Builds the dev set when its sources changed, summarizes it, exports one conversation to demo/,
+# then serves the Space on http://127.0.0.1:$${PORT:-7860} (Ctrl-C to stop).
 demo: system-deps $(STAMP) $(DATA)/build_info.json
 	$(OFFLINE) $(BIN)/ihbench info $(DATA)
 	$(OFFLINE) $(BIN)/ihbench export $(DATA) --out demo
+	$(OFFLINE) IHBENCH_DATA=$(abspath $(DATA)) $(BIN)/python spaces/app.py
 
 install: system-deps $(STAMP)
 

@@ -1,0 +1,323 @@
+"""What the Gradio Space shows, as plain functions (testable without a browser).
+
+The Space (`spaces/app.py`) only lays these out. Errors meant for the page are `UserError`s with
+messages that name no server path and no secret.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterator, Optional
+
+import numpy as np
+
+from ihbench_dataset.schema import INTERRUPTION_TYPES, SAMPLING_RATE
+
+REPO = Path(__file__).resolve().parents[1]
+MAX_UPLOAD_BYTES = 20 * 2**20
+MAX_ITEMS = 20
+
+
+class UserError(ValueError):
+    """A problem to show in the page; the message is safe to display."""
+
+
+def data_dir() -> str:
+    return os.environ.get("IHBENCH_DATA") or str(REPO / "data" / "ihbench-dev")
+
+
+def runs_dir() -> Path:
+    return Path(os.environ.get("IHBENCH_RUNS") or REPO / "runs")
+
+
+@lru_cache(maxsize=4)
+def _dataset(data: str):
+    from ihbench_dataset import load_items
+    from ihbench_dataset.load import load_conversations
+
+    try:
+        return load_conversations(data), load_items(data)
+    except Exception as error:
+        raise UserError(f"the dataset could not be opened ({type(error).__name__})") from None
+
+
+# --- Browse ------------------------------------------------------------------------------------
+
+def conversation_choices(domain: Optional[str] = None, kind: Optional[str] = None) -> list[str]:
+    conversations, items = _dataset(data_dir())
+    with_kind = {i.conversation_id for i in items if not kind or i.interruption_type == kind}
+    return [c.conversation_id for c in conversations
+            if (not domain or c.domain == domain) and c.conversation_id in with_kind]
+
+
+def domains() -> list[str]:
+    return sorted({c.domain for c in _dataset(data_dir())[0]})
+
+
+def _conversation(conversation_id: str):
+    for conversation in _dataset(data_dir())[0]:
+        if conversation.conversation_id == conversation_id:
+            return conversation
+    raise UserError(f"no conversation {conversation_id!r}")
+
+
+def turn_choices(conversation_id: str) -> list[str]:
+    return [f"{t.number}" + (f" · {t.interruption_type}" if t.interruption_type else "")
+            for t in _conversation(conversation_id).turns]
+
+
+def conversation_markdown(conversation_id: str) -> str:
+    c = _conversation(conversation_id)
+    lines = [f"### {c.conversation_id}", f"**Domain:** {c.domain} · **Goal:** {c.goal}", ""]
+    for t in c.turns:
+        if t.interruption_type:
+            lines.append(f"**{t.number}. Assistant (cut off):** {t.heard} —")
+            lines.append(f"**User ({t.interruption_type}):** {t.user_text}")
+        else:
+            lines.append(f"**{t.number}. Assistant:** {t.heard}")
+            lines.append(f"**User:** {t.user_text}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def turn_detail(conversation_id: str, turn_label: str):
+    """(markdown with delivered vs planned text and the rubric, assistant audio, user audio)."""
+    c = _conversation(conversation_id)
+    number = int(str(turn_label).split(" ")[0])
+    turn = c.turns[number - 1]
+    item = next((i for i in _dataset(data_dir())[1] if i.conversation_id == c.conversation_id and i.turn == number), None)
+    lines = [f"#### Turn {number}"]
+    if item is None:
+        lines += [f"**Assistant:** {turn.heard}", f"**User:** {turn.user_text}", "", "_Not an interruption point._"]
+    else:
+        lines += [f"**Delivered (what the user heard):** {item.interrupted.delivered}",
+                  f"**Planned:** {item.interrupted.original}",
+                  f"**Interruption ({item.interruption_type}):** {item.interruption.transcript}", "",
+                  f"**TF criterion:** {item.rubric.tf}", "", "**RQ criteria:**",
+                  *[f"- {criterion}" for criterion in item.rubric.rq], "",
+                  f"**Baseline response:** {item.baseline or '–'}"]
+    clip = lambda audio: None if audio is None else (SAMPLING_RATE, audio.decode())  # noqa: E731
+    return "\n".join(lines), clip(turn.assistant_audio), clip(turn.user_audio)
+
+
+# --- Evaluate ----------------------------------------------------------------------------------
+
+def select(kind: Optional[str], domain: Optional[str], count: int):
+    _, items = _dataset(data_dir())
+    chosen = [i for i in items if (not kind or i.interruption_type == kind) and (not domain or i.domain == domain)]
+    if not chosen:
+        raise UserError("no interruption points match these filters")
+    return chosen[: max(1, min(int(count), MAX_ITEMS))]
+
+
+def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], domain: Optional[str], count: int,
+                    epochs: int, max_new_tokens: int = 64, base_url: Optional[str] = None) -> Iterator[tuple]:
+    """Yields (rows, last interruption audio) as responses arrive; rows are
+    [id, type, interruption, response, re-delivery, error]."""
+    from loaders import GenerationConfig, ModelNotFoundError, build_conversation, get
+
+    from .report.diagnostics import diagnose
+    from .runner import record_seed
+
+    if not model_path or not model_path.strip():
+        raise UserError("enter a model path or id")
+    options = {"base_url": base_url} if loader_name == "openai" and base_url else {}
+    try:
+        loader = get(loader_name)(model_path.strip(), **options)
+    except ModelNotFoundError:
+        raise UserError("that model was not found (check the path or id; the hub is not reachable here)") from None
+    except KeyError:
+        raise UserError(f"unknown model family {loader_name!r}") from None
+    except Exception as error:
+        raise UserError(f"the model could not be loaded ({type(error).__name__})") from None
+    config = GenerationConfig(max_new_tokens=int(max_new_tokens))
+    rows = []
+    for item in select(kind, domain, count):
+        for epoch in range(max(1, int(epochs))):
+            response = loader.generate(build_conversation(item, "audio"), config, record_seed(0, item.id, epoch))
+            diagnostics = diagnose(item, response.text)
+            ratio = diagnostics["redelivery_ratio"]
+            rows.append([item.id, item.interruption_type, item.interruption.transcript, response.text or "",
+                         None if ratio is None else round(ratio, 3), response.error or ""])
+            yield rows, (SAMPLING_RATE, item.interruption.audio.decode()) if item.interruption.audio else None
+
+
+def judge_rows(rows: list[list], judge_base_url: str, judge_model: str):
+    """TF and RQ (with CIs) of the streamed responses, and a per-type RQ chart."""
+    import asyncio
+
+    from ihbench.judge import JudgeCache, OpenAIJudgeBackend, judge_run
+    from ihbench.jsonl import AppendLog, write_json_atomic
+    from ihbench.report.summary import summarize_run
+
+    if not rows:
+        raise UserError("run a model first")
+    if not judge_base_url or not judge_model:
+        raise UserError("set the judge endpoint and model")
+    work = Path(tempfile.mkdtemp(prefix="ihbench-space-"))
+    write_json_atomic(work / "run.json", {"loader": "space", "model_path": "space", "data": data_dir(), "config": None,
+                                          "split": None, "modality": "audio", "seed": 0})
+    with AppendLog(work / "responses.jsonl") as log:
+        epochs: dict[str, int] = {}
+        for row in rows:
+            epoch = epochs[row[0]] = epochs.get(row[0], -1) + 1
+            log.append({"id": row[0], "epoch": epoch, "response": row[3] or None, "error": row[5] or None})
+    backend = OpenAIJudgeBackend(judge_model, base_url=judge_base_url, timeout=60)
+
+    async def go():
+        try:
+            return await judge_run(work, backend, cache=JudgeCache(work / "cache.sqlite"), progress=False)
+        finally:
+            await backend.close()
+
+    try:
+        summary = asyncio.run(go())
+    except Exception as error:
+        raise UserError(f"the judge endpoint did not answer ({type(error).__name__})") from None
+    if summary.judged == 0:
+        raise UserError(f"the judge returned no usable verdicts ({summary.judge_errors} judge errors)")
+    report = summarize_run(work)
+    table = []
+    for key in ("tf_win_rate", "rq_pass_rate"):
+        r = report.get(key)
+        if r:
+            table.append([key, round(r[key], 3), round(r["ci_low"], 3), round(r["ci_high"], 3), r["n_items"]])
+    table.append(["judge_errors", summary.judge_errors, None, None, None])
+    return table, per_type_figure(report)
+
+
+def per_type_figure(report: dict):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    per_type = (report.get("rq_pass_rate") or {}).get("per_type", {})
+    figure, axis = plt.subplots(figsize=(7, 3), constrained_layout=True)
+    kinds = [k for k in INTERRUPTION_TYPES if k in per_type]
+    values = [per_type[k]["rq_pass_rate"] for k in kinds]
+    errors = [[per_type[k]["rq_pass_rate"] - per_type[k]["ci_low"] for k in kinds],
+              [per_type[k]["ci_high"] - per_type[k]["rq_pass_rate"] for k in kinds]]
+    axis.bar(kinds, values, yerr=errors, capsize=3, color="#4c72b0")
+    axis.set_ylim(0, 1)
+    axis.set_ylabel("RQ pass rate")
+    axis.set_title("Recovery quality by interruption type")
+    return figure
+
+
+# --- Detect ------------------------------------------------------------------------------------
+
+def sid_clip_choices() -> list[str]:
+    from ihbench_dataset.sid import sid_rows
+
+    try:
+        references, _ = sid_rows(data_dir(), "sid_dev_en")
+    except Exception:
+        return []
+    return [r["audio"] for r in references]
+
+
+def _read_upload(path: str) -> np.ndarray:
+    from ihbench_dataset.audio import AudioError, load_recording
+
+    if os.path.getsize(path) > MAX_UPLOAD_BYTES:
+        raise UserError(f"the file is larger than {MAX_UPLOAD_BYTES // 2**20} MB")
+    try:
+        return load_recording(path).samples
+    except AudioError as error:
+        reason = str(error).rsplit(":", 1)[-1].strip()
+        raise UserError(f"that file is not usable audio: {reason}") from None
+
+
+def detect(detector_name: str, upload: Optional[str], sid_clip: Optional[str]):
+    """(waveform figure with predicted and true break, result dict)."""
+    from ihbench.sid.detectors import get_detector
+    from ihbench_dataset.sid import sid_rows
+
+    truth = None
+    if upload:
+        samples = _read_upload(upload)
+    elif sid_clip:
+        references, clips = sid_rows(data_dir(), "sid_dev_en")
+        index = [r["audio"] for r in references].index(sid_clip)
+        samples, truth = clips[index], references[index]
+    else:
+        raise UserError("record or upload a clip, or pick an SID clip")
+    prediction = get_detector(detector_name).detect(samples, SAMPLING_RATE)
+    return waveform_figure(samples, prediction, truth), {"prediction": prediction, "truth": truth}
+
+
+def waveform_figure(samples: np.ndarray, prediction: dict, truth: Optional[dict]):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(8, 2.5), constrained_layout=True)
+    t = np.arange(len(samples)) / SAMPLING_RATE
+    axis.plot(t, samples, linewidth=0.5, color="#555555")
+    if not prediction["total_nonbreak"]:
+        axis.axvline(prediction["break_time"], color="#d62728", label=f"predicted {prediction['break_time']:.2f} s")
+    if truth and not truth["total_nonbreak"]:
+        axis.axvline(truth["break_time"], color="#2ca02c", linestyle="--", label=f"true {truth['break_time']:.2f} s")
+    axis.set_xlabel("seconds")
+    axis.legend(loc="upper right", fontsize=8)
+    return figure
+
+
+# --- Metrics and leaderboard -------------------------------------------------------------------
+
+def metrics_table(metric: str, upload: Optional[str]) -> list[list]:
+    """Upload a jsonl of verdicts or SID predictions+references; get the module's result as a table.
+
+    Lines: rq_pass_rate {"verdicts": [bool,...], "item_id"?, "interruption_type"?}; tf_win_rate
+    {"verdict": "model"|"baseline"|"tie", ...}; fir/irl/apt {"prediction": {...}, "reference": {...}}.
+    """
+    from ihbench.report.summary import metric as load_metric
+
+    if not upload:
+        raise UserError("upload a .jsonl file")
+    if os.path.getsize(upload) > MAX_UPLOAD_BYTES:
+        raise UserError("the file is too large")
+    try:
+        rows = [json.loads(line) for line in Path(upload).read_text(encoding="utf-8").splitlines() if line.strip()]
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UserError(f"not a JSON-lines file ({type(error).__name__})") from None
+    try:
+        if metric in ("rq_pass_rate", "tf_win_rate"):
+            field = "verdicts" if metric == "rq_pass_rate" else "verdict"
+            kwargs = {"predictions": [r[field] for r in rows]}
+            if all("item_id" in r for r in rows):
+                kwargs["item_ids"] = [r["item_id"] for r in rows]
+            if all("interruption_type" in r for r in rows):
+                kwargs["interruption_types"] = [r["interruption_type"] for r in rows]
+            result = load_metric(metric).compute(**kwargs)
+        elif metric in ("fir", "irl", "apt"):
+            result = load_metric(metric).compute(predictions=[r["prediction"] for r in rows],
+                                                 references=[r["reference"] for r in rows])
+        else:
+            raise UserError(f"unknown metric {metric!r}")
+    except (KeyError, TypeError) as error:
+        raise UserError(f"each line needs the fields described above (missing {error})") from None
+    except ValueError as error:
+        raise UserError(str(error)) from None
+    return [[key, json.dumps(value) if isinstance(value, (dict, list)) else value] for key, value in result.items()]
+
+
+def leaderboard() -> list[list]:
+    from .report.render import paper_table
+
+    rows = [[r["model"] + (" · thinking" if r["thinking"] == "True" else ""), float(r["tf_win_rate"]),
+             float(r["rq_pass_rate"]), "paper (official test set)"] for r in paper_table("table1")]
+    for summary_path in sorted(runs_dir().glob("*/summary.json")):
+        try:
+            for run in json.loads(summary_path.read_text())["runs"]:
+                tf, rq = run.get("tf_win_rate"), run.get("rq_pass_rate")
+                rows.append([f"{Path(str(run['model'])).name} ({run['modality']})", tf and round(tf["tf_win_rate"], 3),
+                             rq and round(rq["rq_pass_rate"], 3), f"runs/{summary_path.parent.name}"])
+        except (KeyError, json.JSONDecodeError):
+            continue
+    return sorted(rows, key=lambda row: -(row[1] or 0))

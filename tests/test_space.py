@@ -1,0 +1,133 @@
+"""The Gradio Space through gradio_client: each tab's main function against a launched app."""
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+sys.path.insert(0, str(REPO / "spaces"))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def space(built, tmp_path_factory):
+    os.environ["IHBENCH_DATA"] = str(built)
+    runs = tmp_path_factory.mktemp("runs")
+    os.environ["IHBENCH_RUNS"] = str(runs)
+    (runs / "tiny").mkdir()
+    (runs / "tiny" / "summary.json").write_text(json.dumps({"runs": [{
+        "model": "/x/tiny-model", "modality": "audio", "tf_win_rate": {"tf_win_rate": 0.91},
+        "rq_pass_rate": {"rq_pass_rate": 0.42}}]}))
+    import app as space_app
+    from gradio_client import Client
+
+    demo = space_app.build_app()
+    port = _free_port()
+    demo.queue().launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, max_file_size="20mb",
+                        quiet=True)
+    try:
+        yield Client(f"http://127.0.0.1:{port}/", verbose=False), built
+    finally:
+        demo.close()
+
+
+def test_browse_shows_turns_audio_and_rubric(space):
+    client, built = space
+    from ihbench_dataset import load_items
+
+    item = load_items(built)[0]
+    transcript, turns = client.predict(item.conversation_id, api_name="/show_conversation")
+    assert item.interrupted.delivered in transcript
+    label = f"{item.turn} · {item.interruption_type}"
+    detail, assistant_audio, user_audio = client.predict(item.conversation_id, label, api_name="/show_turn")
+    assert "TF criterion" in detail and item.rubric.tf in detail and item.interrupted.original in detail
+    assert Path(user_audio).stat().st_size > 1000 and Path(assistant_audio).stat().st_size > 1000
+
+
+def test_evaluate_streams_responses_from_a_tiny_local_model(space, tmp_path):
+    from loaders.tiny import make_tiny_model
+
+    client, _ = space
+    model = make_tiny_model("qwen2-audio", tmp_path / "tiny")
+    rows, audio = client.predict("qwen2-audio", str(model), "", "", 2, 1, 4, "", api_name="/run_model")
+    assert len(rows["data"]) == 2 and all(row[5] == "" for row in rows["data"])
+    assert Path(audio).stat().st_size > 1000
+
+
+def test_a_missing_model_path_is_a_message_not_a_crash(space):
+    from gradio_client.exceptions import AppError
+
+    client, _ = space
+    with pytest.raises(AppError) as error:
+        client.predict("qwen2-audio", "/secret/place/nope", "", "", 1, 1, 4, "", api_name="/run_model")
+    assert "not found" in str(error.value) and "/secret/place" not in str(error.value)
+    assert client.predict(api_name="/leaderboard")  # still serving
+
+
+def test_judging_streamed_responses_gives_scores_and_a_chart(space):
+    from judging import ScriptedJudge
+    from openai_test_server import OpenAITestServer
+
+    client, built = space
+    from ihbench_dataset import load_items
+
+    items = load_items(built)[:2]
+    rows = {"headers": ["id", "type", "interruption", "response", "re-delivery", "error"],
+            "data": [[i.id, i.interruption_type, i.interruption.transcript, "heard 3 audio clip(s)", 0.0, ""]
+                     for i in items]}
+    import app as space_app
+
+    with OpenAITestServer(respond=ScriptedJudge()) as judge_server:
+        table, chart = space_app.judge.__wrapped__(rows["data"], judge_server.base_url, "judge-x")
+    names = [row[0] for row in table]
+    assert "tf_win_rate" in names and "rq_pass_rate" in names and chart is not None
+
+
+def test_detect_on_an_sid_clip_and_bad_uploads(space, tmp_path):
+    from gradio_client import handle_file
+    from gradio_client.exceptions import AppError
+
+    client, _ = space
+    import app as space_app
+    from ihbench import ui
+
+    clip = ui.sid_clip_choices()[0]
+    figure, result = client.predict("energy", None, clip, api_name="/detect")
+    assert "prediction" in result and result["truth"]["audio"] == clip
+    not_audio = tmp_path / "notes.wav"
+    not_audio.write_text("this is not audio")
+    with pytest.raises(AppError, match="not usable audio"):
+        client.predict("energy", handle_file(str(not_audio)), "", api_name="/detect")
+
+
+def test_metrics_tab_scores_an_uploaded_file(space, tmp_path):
+    from gradio_client import handle_file
+    from gradio_client.exceptions import AppError
+
+    client, _ = space
+    path = tmp_path / "verdicts.jsonl"
+    path.write_text("\n".join(json.dumps({"verdicts": v, "item_id": i}) for v, i in
+                              [([True, True], "a"), ([True, False], "a"), ([True], "b")]))
+    table = client.predict("rq_pass_rate", handle_file(str(path)), api_name="/score_file")
+    values = {row[0]: row[1] for row in table["data"]}
+    assert float(values["rq_pass_rate"]) == 0.75 and int(values["n_items"]) == 2
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("{not json")
+    with pytest.raises(AppError, match="not a JSON-lines file"):
+        client.predict("rq_pass_rate", handle_file(str(broken)), api_name="/score_file")
+
+
+def test_leaderboard_shows_the_paper_and_local_runs(space):
+    client, _ = space
+    table = client.predict(api_name="/leaderboard")
+    sources = [row[3] for row in table["data"]]
+    assert "paper (official test set)" in sources and "runs/tiny" in sources
