@@ -8,9 +8,9 @@ SOURCES := $(wildcard ihbench_dataset/sources/conversations/*.json)
 # No network but the package registries: tests and the demo never touch the hub.
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1 GRADIO_ANALYTICS_ENABLED=False
 
-.PHONY: test demo system-deps install
+.PHONY: test demo system-deps browser-deps install
 
-test: system-deps $(STAMP)
+test: system-deps browser-deps $(STAMP)
 	$(OFFLINE) $(BIN)/python -m pytest
 
 # Builds the dev set when its sources changed, summarizes it, exports one conversation to demo/,
@@ -37,6 +37,18 @@ system-deps:
 	  else \
 	    echo "error: missing system packages:$$missing. Install them (Debian/Ubuntu: sudo apt-get install$$missing) and run make again." >&2; \
 	    exit 1; \
+	  fi; \
+	fi
+
+# Debian's Chromium for the Space's browser tests (Playwright drives it; never `playwright install`).
+# Without root the browser tests are skipped, and pytest says why.
+browser-deps:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium for the browser tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "note: chromium is not installed and this is not root: the browser tests will be skipped"; \
 	  fi; \
 	fi
 

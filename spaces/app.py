@@ -150,7 +150,8 @@ def build_app() -> gr.Blocks:
                 judge_base_url = gr.Textbox(label="Judge endpoint (OpenAI-compatible URL)")
                 judge_model = gr.Textbox(label="Judge model")
             judge_button = gr.Button("Judge (key from the server's OPENAI_API_KEY)", elem_id="judge")
-            scores = gr.Dataframe(headers=["metric", "value", "ci_low", "ci_high", "n_items"], label="Scores")
+            scores = gr.Dataframe(headers=["metric", "value", "ci_low", "ci_high", "n_items"], label="Scores",
+                                  elem_id="scores")
             chart = gr.Plot(label="RQ by type", elem_id="chart")
             run_button.click(run_model, [loader, model_path, eval_kind, eval_domain, count, epochs, max_new_tokens,
                                          base_url], [responses, interruption_audio, responses_state])

@@ -1,0 +1,103 @@
+"""The Space in a real browser: Playwright for Python driving Debian's Chromium (never
+`playwright install`). Screenshots per tab go to tests/artifacts/ (ignored by git)."""
+import json
+import os
+import shutil
+import socket
+import sys
+
+import pytest
+
+from conftest import REPO
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+ARTIFACTS = REPO / "tests" / "artifacts"
+
+if not os.path.exists(CHROMIUM):
+    pytest.skip("Debian chromium is not installed (make test installs it when run as root)", allow_module_level=True)
+playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed")
+sys.path.insert(0, str(REPO / "spaces"))
+
+
+@pytest.fixture(scope="module")
+def page(built, tmp_path_factory):
+    import app as space_app
+    from judging import ScriptedJudge
+    from openai_test_server import OpenAITestServer
+
+    os.environ["IHBENCH_DATA"] = str(built)
+    os.environ["IHBENCH_RUNS"] = str(tmp_path_factory.mktemp("runs"))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    demo = space_app.build_app()
+    demo.queue().launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    ARTIFACTS.mkdir(exist_ok=True)
+    with OpenAITestServer(respond=ScriptedJudge()) as judge_server, playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        tab = browser.new_page(viewport={"width": 1400, "height": 1000})
+        tab.goto(f"http://127.0.0.1:{port}/")
+        tab.judge_url = judge_server.base_url
+        yield tab
+        browser.close()
+    demo.close()
+
+
+def _pick(page, elem_id, value):
+    box = page.locator(f"#{elem_id} input")
+    box.click()
+    box.fill(value)
+    page.get_by_role("option", name=value, exact=True).click()
+
+
+def test_browse_pick_a_conversation_and_see_its_rubric(page, built):
+    from ihbench_dataset import load_items
+
+    items = load_items(built)
+    other = items[-1]
+    page.get_by_text("TF criterion").first.wait_for(timeout=30_000)
+    _pick(page, "conversation", other.conversation_id)
+    page.locator("#transcript").get_by_text(other.conversation_id).wait_for(timeout=30_000)
+    page.get_by_text("RQ criteria").first.wait_for(timeout=30_000)
+    page.screenshot(path=str(ARTIFACTS / "space-browse.png"), full_page=True)
+
+
+def test_evaluate_a_tiny_model_on_two_items_and_see_responses_and_a_chart(page, tmp_path, built):
+    from ihbench_dataset import load_items
+    from loaders.tiny import make_tiny_model
+
+    first, second = load_items(built)[:2]
+
+    model = make_tiny_model("qwen2-audio", tmp_path / "tiny")
+    page.get_by_role("tab", name="Evaluate").click()
+    page.locator("#model-path textarea").fill(str(model))
+    page.locator("#run").click()
+    for item in (first, second):
+        playwright_api.expect(page.locator("#responses")).to_contain_text(item.id, timeout=120_000)
+    page.get_by_label("Judge endpoint (OpenAI-compatible URL)").fill(page.judge_url)
+    page.get_by_label("Judge model").fill("judge-x")
+    page.locator("#judge").click()
+    playwright_api.expect(page.locator("#scores")).to_contain_text("rq_pass_rate", timeout=120_000)
+    page.locator("#chart img").first.wait_for(timeout=60_000)
+    page.screenshot(path=str(ARTIFACTS / "space-evaluate.png"), full_page=True)
+
+
+def test_detect_on_an_sid_clip_plots_the_waveform(page):
+    from ihbench import ui
+
+    page.get_by_role("tab", name="Detect").click()
+    _pick(page, "sid-clip", ui.sid_clip_choices()[0])
+    page.locator("#detect").click()
+    page.locator("#waveform img").first.wait_for(timeout=60_000)
+    page.screenshot(path=str(ARTIFACTS / "space-detect.png"), full_page=True)
+
+
+def test_metrics_and_leaderboard_tabs_render(page):
+    page.get_by_role("tab", name="Leaderboard").click()
+    playwright_api.expect(page.locator("#leaderboard")).to_contain_text("GPT Realtime 2 (medium)", timeout=30_000)
+    page.screenshot(path=str(ARTIFACTS / "space-leaderboard.png"), full_page=True)
+    page.get_by_role("tab", name="Metrics").click()
+    page.locator("#score").wait_for(timeout=30_000)
+    page.screenshot(path=str(ARTIFACTS / "space-metrics.png"), full_page=True)
