@@ -131,3 +131,28 @@ def test_leaderboard_shows_the_paper_and_local_runs(space):
     table = client.predict(api_name="/leaderboard")
     sources = [row[3] for row in table["data"]]
     assert "paper (official test set)" in sources and "runs/tiny" in sources
+
+
+def test_a_judge_endpoint_that_does_not_answer_is_a_message(built, monkeypatch):
+    from ihbench import ui
+
+    monkeypatch.setenv("IHBENCH_DATA", str(built))
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    rows = [["government-01-property-tax-installment-plan/1", "normal", "x", "a response", 0.0, ""]]
+    with pytest.raises(ui.UserError, match="no usable verdicts") as error:
+        ui.judge_rows(rows, dead, "judge-x")
+    assert "127.0.0.1" not in str(error.value)
+
+
+def test_oversize_uploads_are_refused_with_a_message(tmp_path, monkeypatch):
+    from ihbench import ui
+
+    monkeypatch.setattr(ui, "MAX_UPLOAD_BYTES", 1000)
+    big = tmp_path / "big.wav"
+    big.write_bytes(b"\0" * 5000)
+    with pytest.raises(ui.UserError, match="larger than"):
+        ui.detect("energy", str(big), None)
+    with pytest.raises(ui.UserError, match="too large"):
+        ui.metrics_table("rq_pass_rate", str(big))
