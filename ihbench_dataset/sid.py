@@ -84,6 +84,26 @@ def _row_problem(row: Any) -> Optional[str]:
     return None
 
 
+def checked_jsonl(path: PathLike, problem, error: type) -> Iterator[tuple[int, dict]]:
+    """(line number, row) of a SID-style jsonl; a bad line raises `error` naming file and line.
+
+    Shared by ground-truth and prediction files: both are hand-made by other people's scripts.
+    """
+    path = Path(path)
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as decode_error:
+                raise error(f"{path} line {number}: not valid JSON ({decode_error.msg})") from None
+            message = problem(row)
+            if message:
+                raise error(f"{path} line {number}: {message}")
+            yield number, row
+
+
 def read_sid_annotations(path: PathLike) -> list[dict]:
     """One ground-truth jsonl, validated, with `line` kept so later errors can point back to it.
 
@@ -91,23 +111,13 @@ def read_sid_annotations(path: PathLike) -> list[dict]:
     """
     path = Path(path)
     rows, seen = [], {}
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise SidFormatError(f"{path} line {number}: not valid JSON ({error.msg})") from None
-            problem = _row_problem(row)
-            if problem:
-                raise SidFormatError(f"{path} line {number}: {problem}")
-            if row["audio"] in seen:
-                raise SidFormatError(f"{path} line {number}: audio {row['audio']!r} already listed on line "
-                                     f"{seen[row['audio']]}")
-            seen[row["audio"]] = number
-            rows.append({**{name: row[name] for name in FIELDS}, "duration": float(row["duration"]),
-                         "break_time": float(row["break_time"]), "line": number})
+    for number, row in checked_jsonl(path, _row_problem, SidFormatError):
+        if row["audio"] in seen:
+            raise SidFormatError(f"{path} line {number}: audio {row['audio']!r} already listed on line "
+                                 f"{seen[row['audio']]}")
+        seen[row["audio"]] = number
+        rows.append({**{name: row[name] for name in FIELDS}, "duration": float(row["duration"]),
+                     "break_time": float(row["break_time"]), "line": number})
     if not rows:
         raise SidFormatError(f"{path}: no rows")
     return rows

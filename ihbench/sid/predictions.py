@@ -52,20 +52,11 @@ def normalise(row: dict) -> dict:
 
 
 def read_predictions(path: Union[str, os.PathLike]) -> list[dict]:
+    from ihbench_dataset.sid import checked_jsonl
+
     path = Path(path)
-    rows = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise PredictionFormatError(f"{path} line {number}: not valid JSON ({error.msg})") from None
-            problem = _problem(row)
-            if problem:
-                raise PredictionFormatError(f"{path} line {number}: {problem}")
-            rows.append({name: row[name] for name in PREDICTION_FIELDS})
+    rows = [{name: row[name] for name in PREDICTION_FIELDS}
+            for _, row in checked_jsonl(path, _problem, PredictionFormatError)]
     if not rows:
         raise PredictionFormatError(f"{path}: no predictions")
     return rows
