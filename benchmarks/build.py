@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-CONFIGS = ("conversations", "baseline", "interruptions")
 
 BUILD = """
 import sys, time, resource, json
@@ -35,7 +34,7 @@ import datasets
 datasets.disable_progress_bars()
 t = time.perf_counter()
 rows = 0
-for config in ("conversations", "baseline", "interruptions"):
+for config in datasets.get_dataset_config_names(sys.argv[1]):
     rows += datasets.load_dataset(sys.argv[1], config, split="dev").num_rows
 print(json.dumps({"seconds": time.perf_counter() - t, "rows": rows,
                   "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
@@ -64,9 +63,9 @@ def main() -> None:
         cached = run(BUILD, out, cache, *args.sources, env=env)
         print(f"cached rebuild:  {cached['seconds']:7.1f} s  ({cached['hits']} clips from cache, peak {cached['peak_mb']:.0f} MB)")
         cold_load = run(LOAD, out, env=env)
-        print(f"cold load (3 configs): {cold_load['seconds']:6.2f} s  ({cold_load['rows']} rows, peak {cold_load['peak_mb']:.0f} MB)")
+        print(f"cold load (all configs): {cold_load['seconds']:6.2f} s  ({cold_load['rows']} rows, peak {cold_load['peak_mb']:.0f} MB)")
         warm_load = run(LOAD, out, env=env)
-        print(f"warm load (3 configs): {warm_load['seconds']:6.2f} s  (peak {warm_load['peak_mb']:.0f} MB)")
+        print(f"warm load (all configs): {warm_load['seconds']:6.2f} s  (peak {warm_load['peak_mb']:.0f} MB)")
         size_mb = sum(p.stat().st_size for p in Path(out).rglob("*") if p.is_file()) / 2**20
         print(f"dataset size: {size_mb:.0f} MB")
         print(" ".join([

@@ -8,7 +8,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..audio import decode_audio, encode_flac
+from ..audio import encode_flac
 
 
 def default_cache_dir() -> Path:
@@ -46,4 +46,11 @@ class RenderCache:
         return data
 
     def samples(self, engine, text: str) -> np.ndarray:
-        return decode_audio(self.render(engine, text))
+        """Our own 16 kHz mono FLAC: libsndfile reads it directly, so a cached rebuild never has
+        to import torch and torchcodec just to decode renders."""
+        import io
+
+        import soundfile
+
+        samples, _ = soundfile.read(io.BytesIO(self.render(engine, text)), dtype="float32")
+        return samples
