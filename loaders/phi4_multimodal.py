@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from .base import Conversation
-from .qwen2_audio import TransformersLoader
+from .transformers_base import TransformersLoader
 from .registry import register
 
 SPEECH_ADAPTER = "speech-lora"

@@ -1,0 +1,140 @@
+"""What every transformers-backed loader shares: device and dtype choice, seeding, greedy or
+sampled generation, left-padded batches, decoding only the new tokens. Families subclass it
+and say how a conversation becomes processor inputs."""
+from __future__ import annotations
+
+import time
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from .base import Conversation, GenerationConfig, Loader, Response, resolve_model_path
+
+DTYPES = ("float32", "float16", "bfloat16")
+
+
+def resolve_device(device: str) -> str:
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
+def resolve_dtype(dtype: str, device: str):
+    """bfloat16 on GPUs (what the checkpoints ship in), float32 on CPU (bfloat16 matmuls are slow there)."""
+    import torch
+
+    if dtype == "auto":
+        return torch.bfloat16 if device.startswith("cuda") else torch.float32
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype: expected auto or one of {', '.join(DTYPES)}, got {dtype!r}")
+    return getattr(torch, dtype)
+
+
+def sampling_options(config: GenerationConfig) -> dict:
+    """Greedy at temperature 0; sampling knobs only when sampling, so transformers does not warn."""
+    if config.temperature == 0:
+        return {"do_sample": False, "max_new_tokens": config.max_new_tokens}
+    return {"do_sample": True, "temperature": config.temperature, "top_p": config.top_p,
+            "max_new_tokens": config.max_new_tokens}
+
+
+class TransformersLoader(Loader):
+    """A transformers model + processor; subclasses load them and build the prompt."""
+
+    def __init__(self, model_path: str, *, device: str = "auto", dtype: str = "auto",
+                 revision: Optional[str] = None, batch_size: int = 1, **options: Any):
+        super().__init__(model_path, device=device, dtype=dtype, revision=revision, **options)
+        self.path = resolve_model_path(model_path, revision=revision)  # before any slow import
+        self.device = resolve_device(device)
+        self.dtype = resolve_dtype(dtype, self.device)
+        self.batch_size = max(1, int(batch_size))
+        self.processor = self.load_processor()
+        self.processor.tokenizer.padding_side = "left"  # a batch's prompts must end where generation starts
+        self.model = self.load_model().to(self.device).eval()
+
+    # -- what a family provides ---------------------------------------------------------------
+    def load_processor(self):
+        from transformers import AutoProcessor
+
+        return AutoProcessor.from_pretrained(self.path)
+
+    def load_model(self):
+        raise NotImplementedError
+
+    def prompt(self, conversation: Conversation) -> str:
+        raise NotImplementedError
+
+    def model_for(self, conversations: Sequence[Conversation]):
+        """The module that generates; a family may switch adapters by modality here."""
+        return self.model
+
+    # -- shared -------------------------------------------------------------------------------
+    @property
+    def sampling_rate(self) -> int:
+        extractor = getattr(self.processor, "feature_extractor", None) or self.processor.audio_processor
+        return int(extractor.sampling_rate)
+
+    def clips(self, conversation: Conversation) -> list[np.ndarray]:
+        """Our clips at the feature extractor's rate (both are 16 kHz for the shipped families)."""
+        from ihbench_dataset.audio import resample
+
+        return [resample(clip, conversation.sampling_rate, self.sampling_rate) for clip in conversation.audio_clips]
+
+    def inputs(self, conversations: Sequence[Conversation]):
+        """Tokenised prompts (left-padded) and, only when there is audio, the audio features."""
+        texts = [self.prompt(c) for c in conversations]
+        clips = [clip for c in conversations for clip in self.clips(c)]
+        kwargs: dict[str, Any] = {"text": texts, "return_tensors": "pt", "padding": True}
+        if clips:
+            kwargs.update(audio=clips, sampling_rate=self.sampling_rate)
+        return self.processor(**kwargs).to(self.device)
+
+    def _run(self, conversations: Sequence[Conversation], config: GenerationConfig, seed: int) -> list[Response]:
+        import torch
+
+        started = time.perf_counter()
+        inputs = self.inputs(conversations)
+        features = {k: (v.to(self.dtype) if torch.is_floating_point(v) else v) for k, v in inputs.items()}
+        torch.manual_seed(seed)
+        with torch.inference_mode():
+            output = self.model_for(conversations).generate(**features, **sampling_options(config))
+        latency = (time.perf_counter() - started) / len(conversations)
+        prompt_length = inputs["input_ids"].shape[1]
+        return [self._response(inputs["attention_mask"][row], output[row, prompt_length:], latency)
+                for row in range(len(conversations))]
+
+    def _response(self, attention_mask, new_tokens, latency: float) -> Response:
+        generated = self._until_end(new_tokens.tolist())
+        text = self.processor.tokenizer.decode(generated, skip_special_tokens=True)
+        return Response(text=text.strip(), latency_s=latency, input_tokens=int(attention_mask.sum()),
+                        output_tokens=len(generated))
+
+    def _until_end(self, tokens: list[int]) -> list[int]:
+        """Up to and including the first end token: a batch's shorter answers are padded after it."""
+        ends = self.model.generation_config.eos_token_id
+        ends = set(ends if isinstance(ends, list) else [ends] if ends is not None else [])
+        for index, token in enumerate(tokens):
+            if token in ends:
+                return tokens[:index + 1]
+        return tokens
+
+    def _generate(self, conversation: Conversation, config: GenerationConfig, seed: int) -> Response:
+        return self._run([conversation], config, seed)[0]
+
+    def generate_batch(self, conversations: Sequence[Conversation], config: GenerationConfig,
+                       seeds: Sequence[int]) -> list[Response]:
+        """One left-padded `generate` per batch: sampling is seeded by the batch's first seed and
+        each response's latency is an equal share of the batch's. If the batch fails, each
+        conversation is retried alone so only the bad one records an error."""
+        if len(conversations) <= 1 or len({c.modality for c in conversations}) > 1:
+            return super().generate_batch(conversations, config, seeds)
+        try:
+            return self._run(conversations, config, seeds[0])
+        except Exception:
+            return super().generate_batch(conversations, config, seeds)
+
+    def describe(self) -> dict:
+        return {**super().describe(), "resolved_path": self.path, "device": self.device,
+                "dtype": str(self.dtype).removeprefix("torch."), "batch_size": self.batch_size}
