@@ -25,6 +25,17 @@ PREDICTION_FEATURES = {"total_nonbreak": datasets.Value("bool"), "break_time": d
 REFERENCE_FEATURES = {"total_nonbreak": datasets.Value("bool"), "break_time": datasets.Value("float64"),
                       "duration": datasets.Value("float64")}
 
+CITATION = """\
+@misc{xia2026sid,
+  title         = {Semantic-Aware Interruption Detection in Spoken Dialogue Systems: Benchmark, Metric, and Model},
+  author        = {Kangxiang Xia and Bingshen Mu and Xian Shi and Jin Xu and Lei Xie},
+  year          = {2026},
+  eprint        = {2603.24144},
+  archivePrefix = {arXiv},
+  primaryClass  = {cs.SD}
+}
+"""
+
 KWARGS_DESCRIPTION = """
 Args:
     predictions (`list` of `dict`): per clip, the detector's output {"total_nonbreak": bool,

@@ -1,19 +1,11 @@
 """SID-Bench False Interruption Rate (FIR), as an `evaluate` metric module."""
 import evaluate
 
+from .sid_scoring import CITATION
 from .sid_scoring import KWARGS_DESCRIPTION
 from .sid_scoring import SidMetric
 
-_CITATION = """\
-@misc{xia2026sid,
-  title         = {Semantic-Aware Interruption Detection in Spoken Dialogue Systems: Benchmark, Metric, and Model},
-  author        = {Kangxiang Xia and Bingshen Mu and Xian Shi and Jin Xu and Lei Xie},
-  year          = {2026},
-  eprint        = {2603.24144},
-  archivePrefix = {arXiv},
-  primaryClass  = {cs.SD}
-}
-"""
+_CITATION = CITATION
 
 _DESCRIPTION = """\
 FIR: how often a semantic interruption detector claims the floor when it should not (lower is better). From SID-Bench (semantic interruption detection): each clip is a user utterance
