@@ -20,47 +20,8 @@ from .schema import (
     item_id,
 )
 
-CONVERSATION_COLUMNS = (
-    "conversation_id",
-    "domain",
-    "goal",
-    "system_message",
-    "knowledge_base",
-    "user_intent",
-    "num_turns",
-)
-TURN_COLUMNS = (
-    "assistant_turn_{n}_transcript",
-    "assistant_turn_{n}_original",
-    "user_turn_{n}_transcript",
-    "user_turn_{n}_audio",
-    "user_turn_{n}_interruption_type",
-    "turn_{n}_tf_rubric",
-    "turn_{n}_rq_rubrics",
-)
-# Written by the in-house build only: the delivered part of each assistant turn, rendered.
-IN_HOUSE_TURN_COLUMNS = ("assistant_turn_{n}_audio",)
-BASELINE_COLUMN = "turn_{n}_baseline_response"
-
-_TURN_NUMBER = re.compile(r"^(?:assistant_turn|user_turn|turn)_(\d+)_")
-
-
 class SchemaError(ValueError):
     """The data does not follow the IHBench wide schema; the message names source, row and column."""
-
-
-def turn_columns(n: int, *, in_house: bool = False) -> list[str]:
-    names = TURN_COLUMNS + (IN_HOUSE_TURN_COLUMNS if in_house else ())
-    return [name.format(n=n) for name in names]
-
-
-def max_turn_number(columns: Iterable[str]) -> int:
-    numbers = [int(m.group(1)) for c in columns if (m := _TURN_NUMBER.match(c))]
-    return max(numbers, default=0)
-
-
-def audio_columns(columns: Iterable[str]) -> list[str]:
-    return [c for c in columns if c.endswith("_audio")]
 
 
 def domain_name(domain: Any) -> str:

@@ -6,7 +6,6 @@ server's Retry-After when it sent one); retrying is `retry.py`'s job, in one pla
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Optional
 
 
@@ -102,7 +101,3 @@ class TransformersJudgeBackend:
 
     async def close(self) -> None:
         pass
-
-
-def elapsed_since(started: float) -> float:
-    return round(time.perf_counter() - started, 4)
