@@ -1,4 +1,10 @@
-"""`ihbench` command line: thin wrappers over the packages, one function per subcommand."""
+"""IHBench: does a voice agent recover after a user interrupts it mid-sentence?
+
+Build or open the interruption data, run an audio model over it, judge the responses, and
+report scores with confidence intervals; score interruption detection (SID-Bench) too; publish
+metrics, data and the Space on the Hugging Face Hub. `ihbench COMMAND --help` tells more.
+"""
+# The module docstring above is the top-level --help text: it is written for users.
 from __future__ import annotations
 
 import argparse
@@ -7,12 +13,17 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 
+def _notes(args: argparse.Namespace, notes) -> None:
+    if not args.quiet:
+        for note in notes:
+            print(f"note: {note}")
+
+
 def _verify(args: argparse.Namespace) -> int:
     from ihbench_dataset.verify import verify_paths
 
     report = verify_paths(args.paths or None, check_audio=not args.no_audio)
-    for note in report.notes:
-        print(f"note: {note}")
+    _notes(args, report.notes)
     for problem in report.problems:
         print(problem, file=sys.stderr)
     points = sum(len(c.interrupted_turns) for c in report.conversations)
@@ -26,8 +37,7 @@ def _build(args: argparse.Namespace) -> int:
 
     result = build(args.out, args.sources or None, cache_dir=args.cache_dir, progress=not args.quiet,
                    sid=not args.no_sid, sid_sources=args.sid_sources, sid_noise_clips=args.sid_noise_clips)
-    for note in result.notes:
-        print(f"note: {note}")
+    _notes(args, result.notes)
     s = result.statistics
     print(f"built {result.out}: {s['conversations']} conversations, {s['interruption_points']} interruption points "
           f"({result.renders} clips rendered, {result.cache_hits} from cache)")
@@ -70,11 +80,39 @@ def _publish_metrics(args: argparse.Namespace) -> int:
 
     plans = publish_metrics(args.namespace, args.names or None, dry_run=args.dry_run, staging_dir=args.staging_dir)
     for plan in plans:
-        verb = "would upload" if args.dry_run else "uploaded"
-        print(f"{plan.repo_id}: {verb} {', '.join(plan.files)}  (staged in {plan.staged})")
+        _print_plan(plan, args.dry_run)
     if not args.dry_run:
         names = ", ".join(f'evaluate.load("{p.repo_id}")' for p in plans[:2])
         print(f"done: {names} ... now work for anyone")
+    return 0
+
+
+def _print_plan(plan, dry_run: bool) -> None:
+    verb = "would upload" if dry_run else "uploaded"
+    shown = ", ".join(plan.files[:8]) + (f", ... ({len(plan.files)} files)" if len(plan.files) > 8 else "")
+    print(f"{plan.repo_id} ({plan.repo_type}): {verb} {shown}  (from {plan.staged})")
+    for key, value in plan.variables.items():
+        print(f"{plan.repo_id}: {'would set' if dry_run else 'set'} Space variable {key}={value}")
+
+
+def _publish_dataset(args: argparse.Namespace) -> int:
+    from ihbench.publish import publish_dataset
+
+    plan = publish_dataset(args.data, args.repo, private=args.private, dry_run=args.dry_run)
+    _print_plan(plan, args.dry_run)
+    if not args.dry_run:
+        print(f'done: load_dataset("{plan.repo_id}", "interruptions") now works for anyone with access')
+    return 0
+
+
+def _publish_space(args: argparse.Namespace) -> int:
+    from ihbench.publish import publish_space
+
+    plan = publish_space(args.repo, data=args.data, private=args.private, dry_run=args.dry_run,
+                         staging_dir=args.staging_dir)
+    _print_plan(plan, args.dry_run)
+    if not args.dry_run:
+        print(f"done: https://huggingface.co/spaces/{plan.repo_id}")
     return 0
 
 
@@ -107,6 +145,10 @@ def _run(args: argparse.Namespace) -> int:
     summary = run(spec, progress=not args.quiet)
     print(f"{summary.out}: {summary.written} response(s) written, {summary.skipped} already done, "
           f"{summary.errors} error(s), {summary.planned} planned ({summary.seconds:.1f} s)")
+    if summary.written and summary.errors == summary.written:
+        print(f"ihbench run: error: every item failed; see the error field in {summary.out}/responses.jsonl",
+              file=sys.stderr)
+        return 1
     return 0
 
 
@@ -149,8 +191,13 @@ def _judge(args: argparse.Namespace) -> int:
             await backend.close()
 
     s = asyncio.run(main())
+    retried = f", {s.retried} earlier judge_error(s) retried" if s.retried else ""
     print(f"{s.path}: {s.written} judgment(s) written ({s.judged} judged, {s.judge_errors} judge_error), "
-          f"{s.skipped} already done, {s.calls} judge call(s), {s.cached} from cache ({s.seconds:.1f} s)")
+          f"{s.skipped} already done{retried}, {s.calls} judge call(s), {s.cached} from cache ({s.seconds:.1f} s)")
+    if s.judge_errors:
+        print(f"ihbench judge: error: {s.judge_errors} judgment(s) failed (see the error field in {s.path}); "
+              "run the same command again to retry only those", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -160,6 +207,8 @@ def _report(args: argparse.Namespace) -> int:
     out = args.out or (args.runs[0] if len(args.runs) == 1 else Path("report"))
     report = summarize(args.runs, tost_margin=args.tost_margin, n_bootstrap=args.n_bootstrap, seed=args.seed)
     paths = write_report(report, out)
+    if args.quiet:
+        return 0
     for run in report["runs"]:
         tf, rq = run.get("tf_win_rate"), run.get("rq_pass_rate")
         print(f"{run['run']}: TF win rate {tf['tf_win_rate']:.3f} [{tf['ci_low']:.3f}, {tf['ci_high']:.3f}]" if tf else
@@ -174,8 +223,7 @@ def _sid_import(args: argparse.Namespace) -> int:
     from ihbench_dataset.sid import import_sid
 
     result = import_sid(args.folder, args.out, progress=not args.quiet)
-    for note in result.get("notes", []):
-        print(f"note: {note}")
+    _notes(args, result.get("notes", []))
     counts = ", ".join(f"{name} ({n} clips)" for name, n in result["configs"].items())
     print(f"imported {counts} into {result['out']}")
     return 0
@@ -211,97 +259,119 @@ def _sid(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ihbench", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
+    from ihbench import __version__
 
-    verify = commands.add_parser("verify", help="check in-house conversation sources")
+    parser = argparse.ArgumentParser(prog="ihbench", description=__doc__.split("\n\n# ")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--quiet", action="store_true", help="no progress bars and no notes; results and errors only")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add = lambda name, **kw: commands.add_parser(name, parents=[common], **kw)  # noqa: E731
+
+    verify = add("verify", help="check in-house conversation sources")
     verify.add_argument("paths", nargs="*", help="JSON files or folders (default: the shipped dev set)")
     verify.add_argument("--no-audio", action="store_true", help="skip checking referenced recordings")
     verify.set_defaults(func=_verify)
 
-    build = commands.add_parser("build", help="render audio and write the in-house dataset directory")
+    build = add("build", help="render audio and write the in-house dataset directory")
     build.add_argument("--sources", nargs="*", help="JSON files or folders (default: the shipped dev set)")
     build.add_argument("--out", required=True, type=Path, help="dataset directory to (re)create")
     build.add_argument("--cache-dir", type=Path, help="TTS render cache (default: $IHBENCH_CACHE or ~/.cache/ihbench)")
-    build.add_argument("--quiet", action="store_true", help="no progress bars")
     build.add_argument("--no-sid", action="store_true", help="skip the SID-style configs")
     build.add_argument("--sid-sources", type=Path, help="SID utterances JSON (default: the shipped one)")
     build.add_argument("--sid-noise-clips", type=int, default=90, help="seeded noise/silence clips (default 90)")
     build.set_defaults(func=_build)
 
-    info = commands.add_parser("info", help="summary statistics of a dataset (built dir or hub id)")
+    info = add("info", help="summary statistics of a dataset (built dir or hub id)")
     info.add_argument("data", help="dataset directory or hub id")
     info.add_argument("--split", help="split (default: the only one, or test/dev)")
     info.set_defaults(func=_info)
 
-    export = commands.add_parser("export", help="write one conversation as text + WAV files")
+    export = add("export", help="write one conversation as text + WAV files")
     export.add_argument("data", help="dataset directory or hub id")
     export.add_argument("--conversation", help="conversation id (default: the first)")
     export.add_argument("--out", type=Path, default=Path("demo"), help="output folder (default: demo/)")
     export.add_argument("--split", help="split (default: the only one, or test/dev)")
     export.set_defaults(func=_export)
 
-    publish = commands.add_parser("publish-metrics", help="push the metric modules to the Hub as evaluate Spaces")
+    publish = add("publish-metrics", help="push the metric modules to the Hub as evaluate Spaces")
     publish.add_argument("--namespace", required=True, help="Hub user or organization")
     publish.add_argument("names", nargs="*", help="metric folders (default: all)")
     publish.add_argument("--dry-run", action="store_true", help="stage and list, upload nothing")
     publish.add_argument("--staging-dir", type=Path, help="where to stage the self-contained folders")
     publish.set_defaults(func=_publish_metrics)
 
-    run = commands.add_parser("run", help="run a model over interruption points into a resumable run directory")
+    publish_data = add("publish-dataset", help="push a built dataset folder to the Hub as a dataset repository")
+    publish_data.add_argument("data", help="folder written by `ihbench build` (checked readable before upload)")
+    publish_data.add_argument("--repo", required=True, help="Hub dataset id, NAMESPACE/NAME")
+    publish_data.add_argument("--private", action="store_true", help="create the repository as private")
+    publish_data.add_argument("--dry-run", action="store_true", help="check and list, upload nothing")
+    publish_data.set_defaults(func=_publish_dataset)
+
+    publish_space = add("publish-space", help="stage the Gradio Space (app, toolkit, data) and push it to the Hub")
+    publish_space.add_argument("--repo", required=True, help="Hub Space id, NAMESPACE/NAME")
+    publish_space.add_argument("--data", help="a Hub dataset id (set as the Space variable IHBENCH_DATA) or a built "
+                               "folder (copied into the Space); without it the Space asks for IHBENCH_DATA")
+    publish_space.add_argument("--private", action="store_true", help="create the Space as private")
+    publish_space.add_argument("--dry-run", action="store_true", help="stage and list, upload nothing")
+    publish_space.add_argument("--staging-dir", type=Path, help="empty folder to stage the Space in (default: a "
+                               "temporary folder)")
+    publish_space.set_defaults(func=_publish_space)
+
+    run = add("run", help="run a model over interruption points into a resumable run directory")
     run.add_argument("--model", required=True, help="loader name (see `ihbench models`)")
     run.add_argument("--model-path", required=True, help="local model directory, cached hub id, or served model name")
     run.add_argument("--data", required=True, help="dataset directory or hub id")
     run.add_argument("--config", help="conversations (default) or interruptions")
     run.add_argument("--split", help="split (default: the only one, or test/dev)")
-    run.add_argument("--epochs", type=int, default=3)
+    run.add_argument("--epochs", type=int, default=3, help="responses per interruption point (default 3, as the paper)")
     run.add_argument("--out", required=True, type=Path, help="run directory (resumed when it exists)")
     run.add_argument("--limit", type=int, help="first N interruption points (after --types)")
     run.add_argument("--types", help="comma-separated interruption types, e.g. filler,pushback")
     run.add_argument("--modality", choices=("audio", "text"), default="audio", help="text: transcripts replace audio")
-    run.add_argument("--max-new-tokens", type=int, default=256)
+    run.add_argument("--max-new-tokens", type=int, default=256, help="length limit of each response (default 256)")
     run.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
-    run.add_argument("--top-p", type=float, default=1.0)
-    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass when sampling (default 1.0)")
+    run.add_argument("--seed", type=int, default=0, help="base seed; each (item, epoch) derives its own (default 0)")
     run.add_argument("--base-url", help="openai loader: server URL, e.g. http://gpu-node:8000/v1 (vLLM)")
     run.add_argument("--concurrency", type=int, help="openai loader: requests in flight")
     run.add_argument("--option", action="append", metavar="KEY=VALUE", help="other loader options (device, dtype, ...)")
-    run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=_run)
 
-    judge = commands.add_parser("judge", help="judge a run's responses (TF against the baseline, RQ criteria)")
+    judge = add("judge", help="judge a run's responses (TF against the baseline, RQ criteria)")
     judge.add_argument("run", type=Path, help="run directory")
     judge.add_argument("--judge-model", required=True, help="model name on the server, or a local path (transformers)")
     judge.add_argument("--judge-base-url", help="OpenAI-compatible server URL (default: OpenAI)")
-    judge.add_argument("--judge-backend", choices=("openai", "transformers"), default="openai")
+    judge.add_argument("--judge-backend", choices=("openai", "transformers"), default="openai",
+                       help="openai: any OpenAI-compatible server (default); transformers: a local text model")
     judge.add_argument("--axes", default="tf,rq", help="tf, rq or both (default)")
-    judge.add_argument("--concurrency", type=int, default=16)
+    judge.add_argument("--concurrency", type=int, default=16, help="judge calls in flight (default 16)")
     judge.add_argument("--timeout", type=float, default=60.0, help="seconds per call")
     judge.add_argument("--out", type=Path, help="judgments file (default RUN/judgments.jsonl); one per judge model")
     judge.add_argument("--cache", type=Path, help="sqlite cache (default ~/.cache/ihbench/judge_cache.sqlite)")
     judge.add_argument("--no-json-schema", action="store_true", help="for servers without response_format support")
-    judge.add_argument("--quiet", action="store_true")
     judge.set_defaults(func=_judge)
 
-    report = commands.add_parser("report", help="scores, per type, depth, diagnostics, plots for judged runs")
+    report = add("report", help="scores, per type, depth, diagnostics, plots for judged runs")
     report.add_argument("runs", nargs="+", type=Path, help="run directories (an audio and a text run of one model "
                         "get a TOST; a run with two judgments files gets inter-judge agreement)")
     report.add_argument("--out", type=Path, help="output folder (default: the run, or ./report for several)")
-    report.add_argument("--tost-margin", type=float, default=0.05)
-    report.add_argument("--n-bootstrap", type=int, default=1000)
-    report.add_argument("--seed", type=int, default=0)
+    report.add_argument("--tost-margin", type=float, default=0.05,
+                        help="equivalence margin of the audio-vs-text TOST, in score units (default 0.05)")
+    report.add_argument("--n-bootstrap", type=int, default=1000, help="bootstrap resamples per CI (default 1000)")
+    report.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     report.set_defaults(func=_report)
 
-    sid_import = commands.add_parser("sid-import", help="add SID-Bench (as downloaded) to a dataset directory")
+    sid_import = add("sid-import", help="add SID-Bench (as downloaded) to a dataset directory")
     sid_import.add_argument("folder", type=Path, help="SID-Bench folder (test_wavs/*.jsonl and WAV folders)")
     sid_import.add_argument("--out", required=True, type=Path, help="dataset directory (configs sid_en/zh/noise)")
-    sid_import.add_argument("--quiet", action="store_true")
     sid_import.set_defaults(func=_sid_import)
 
-    sid = commands.add_parser("sid", help="semantic interruption detection: FIR, IRL, APT")
+    sid = add("sid", help="semantic interruption detection: FIR, IRL, APT")
     sid.add_argument("--data", required=True, help="dataset directory with sid_* configs, or a SID-Bench folder")
     sid.add_argument("--config", default="sid_en", help="sid_en, sid_zh, sid_noise, ... (default sid_en)")
-    sid.add_argument("--out", required=True, type=Path)
+    sid.add_argument("--out", required=True, type=Path, help="run folder for predictions.jsonl, summary.json and plots")
     source = sid.add_mutually_exclusive_group(required=True)
     source.add_argument("--detector", help="silero-vad, energy or audio-llm")
     source.add_argument("--predictions", type=Path, help="score a prediction file in SID's jsonl format")
@@ -310,17 +380,17 @@ def build_parser() -> argparse.ArgumentParser:
     sid.add_argument("--model-path", help="audio-llm: model path")
     sid.add_argument("--option", action="append", metavar="KEY=VALUE", help="detector options (threshold, ...)")
     sid.add_argument("--limit", type=int, help="first N clips")
-    sid.add_argument("--tolerance", type=float, default=0.05)
-    sid.add_argument("--quiet", action="store_true")
+    sid.add_argument("--tolerance", type=float, default=0.05,
+                     help="seconds around the true break that count as exact (default 0.05, as SID-Bench)")
     sid.set_defaults(func=_sid)
 
-    models = commands.add_parser("models", help="list the model loaders")
+    models = add("models", help="list the model loaders")
     models.set_defaults(func=_models)
 
-    tiny = commands.add_parser("make-tiny-model", help="random-weight model of a real architecture, for smoke tests")
-    tiny.add_argument("family", help="qwen2-audio or phi4-multimodal")
-    tiny.add_argument("--out", required=True, type=Path)
-    tiny.add_argument("--seed", type=int, default=0)
+    tiny = add("make-tiny-model", help="random-weight model of a real architecture, for smoke tests")
+    tiny.add_argument("family", help="model family, e.g. qwen2-audio or phi4-multimodal")
+    tiny.add_argument("--out", required=True, type=Path, help="folder to write the model, tokenizer and processor to")
+    tiny.add_argument("--seed", type=int, default=0, help="seed of the random weights (default 0)")
     tiny.set_defaults(func=_make_tiny_model)
     return parser
 
@@ -337,11 +407,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from ihbench.judge import JudgeConfigError
     from ihbench_dataset.sid import SidFormatError
     from loaders.base import ModelNotFoundError
+    from ihbench.resources import ResourceError
 
     try:
         return args.func(args)
     except (SourceError, SchemaError, DataSourceError, AudioError, BuildError, RunConfigError, CorruptLogError, JudgeConfigError, SidFormatError,
-            ModelNotFoundError, ValueError, FileNotFoundError, KeyError) as error:
+            ModelNotFoundError, ResourceError, ValueError, FileNotFoundError, FileExistsError, KeyError) as error:
         print(f"ihbench {args.command}: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -16,28 +16,61 @@ import numpy as np
 
 from ihbench_dataset.schema import INTERRUPTION_TYPES, SAMPLING_RATE
 
-REPO = Path(__file__).resolve().parents[1]
 MAX_UPLOAD_BYTES = 20 * 2**20
 MAX_ITEMS = 20
+DEFAULT_DATA = Path("data") / "ihbench-dev"  # where `make demo` and `ihbench publish-space` put a built set
+
+SETUP_HELP = (
+    "Set `IHBENCH_DATA` to a dataset folder written by `ihbench build` (e.g. `ihbench build --out "
+    "data/ihbench-dev`) or to a Hub dataset id (e.g. `bosonai/IHBench`), then restart. On a Space, "
+    "add it under Settings → Variables. Without it the Metrics and Leaderboard tabs still work."
+)
 
 
 class UserError(ValueError):
     """A problem to show in the page; the message is safe to display."""
 
 
-def data_dir() -> str:
-    return os.environ.get("IHBENCH_DATA") or str(REPO / "data" / "ihbench-dev")
+def data_dir() -> Optional[str]:
+    """`$IHBENCH_DATA` (a folder or a Hub id), else ./data/ihbench-dev when it exists, else None.
+
+    A folder is made absolute: a relative name that is not found is sent to the Hub by `datasets`.
+    """
+    value = os.environ.get("IHBENCH_DATA", "").strip()
+    if value:
+        return str(Path(value).resolve()) if Path(value).exists() else value
+    return str(DEFAULT_DATA.resolve()) if DEFAULT_DATA.is_dir() else None
 
 
 def runs_dir() -> Path:
-    return Path(os.environ.get("IHBENCH_RUNS") or REPO / "runs")
+    return Path(os.environ.get("IHBENCH_RUNS") or Path.cwd() / "runs")
+
+
+def data_problem() -> Optional[str]:
+    """Why the data tabs cannot be shown (for the setup page), or None when the data opens."""
+    data = data_dir()
+    if data is None:
+        return "No dataset is configured. " + SETUP_HELP
+    try:
+        _dataset(data)
+    except UserError as error:
+        return f"The dataset `{data}` could not be opened: {error}. " + SETUP_HELP
+    return None
+
+
+def loader_names() -> list[str]:
+    from loaders import available
+
+    return available()
 
 
 @lru_cache(maxsize=4)
-def _dataset(data: str):
+def _dataset(data: Optional[str]):
     from ihbench_dataset import load_items
     from ihbench_dataset.load import load_conversations
 
+    if data is None:
+        raise UserError("no dataset is configured (set IHBENCH_DATA)")
     try:
         return load_conversations(data), load_items(data)
     except Exception as error:
@@ -190,10 +223,9 @@ def judge_rows(rows: list[list], judge_base_url: str, judge_model: str):
 
 
 def per_type_figure(report: dict):
-    import matplotlib
+    from ihbench_dataset.plotting import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     per_type = (report.get("rq_pass_rate") or {}).get("per_type", {})
     figure, axis = plt.subplots(figsize=(7, 3), constrained_layout=True)
@@ -251,10 +283,9 @@ def detect(detector_name: str, upload: Optional[str], sid_clip: Optional[str]):
 
 
 def waveform_figure(samples: np.ndarray, prediction: dict, truth: Optional[dict]):
-    import matplotlib
+    from ihbench_dataset.plotting import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     figure, axis = plt.subplots(figsize=(8, 2.5), constrained_layout=True)
     t = np.arange(len(samples)) / SAMPLING_RATE

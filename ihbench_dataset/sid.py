@@ -454,6 +454,12 @@ def sid_rows(dataset_or_dir: Any, config: str = "sid_en") -> tuple[list[dict], S
     if (root / config).is_dir() and any((root / config).glob("*.parquet")):
         loaded = datasets.load_dataset(str(root.resolve()), config)  # imported sid_* or an in-house sid_dev_*
         return _from_dataset(loaded[SPLIT] if SPLIT in loaded else loaded[next(iter(loaded))])
+    built = sorted(d.name for d in root.iterdir() if d.is_dir() and any(d.glob("*.parquet"))) if root.is_dir() else []
+    if built:  # a dataset directory without this config: say what it does have
+        sid = [name for name in built if name.startswith("sid")]
+        raise SidFormatError(f"{root}: the dataset has no config {config!r}; its SID configs: "
+                             f"{', '.join(sid) or 'none (run ihbench sid-import or ihbench build)'}; "
+                             f"all configs: {', '.join(built)}")
     if config not in SID_CONFIGS:
         raise ValueError(f"config: expected one of {', '.join(SID_CONFIGS)} or a config of the dataset directory, "
                          f"got {config!r}")

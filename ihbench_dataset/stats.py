@@ -82,10 +82,9 @@ def statistics_markdown(stats: dict) -> str:
 
 def plot_statistics(stats: dict, path: Path) -> Path:
     """Types, depth bins and domains side by side: the shape of the data at a glance."""
-    import matplotlib
+    from .plotting import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     panels: Iterable[tuple[str, dict]] = (
         ("Interruption type", stats["interruption_types"]),

@@ -1,24 +1,23 @@
 """IHBench Space: browse the data, run a local audio model on it, detect interruptions, score files.
 
-Launch: `make demo` (127.0.0.1, port $PORT or 7860), or `python spaces/app.py`. The layout is all
-this file does; what each tab computes lives in `ihbench.ui`.
+Launch: `make demo`, `python spaces/app.py`, or as a Hugging Face Space (`ihbench publish-space`).
+The data comes from `$IHBENCH_DATA` (a folder or a Hub id); without it the page says what to set.
+The address is gradio's own: `GRADIO_SERVER_NAME` (a Space sets 0.0.0.0) and `GRADIO_SERVER_PORT`
+or `PORT` (default 7860). The layout is all this file does; what each tab computes lives in
+`ihbench.ui`.
 """
 from __future__ import annotations
 
 import functools
 import inspect
 import os
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+import gradio as gr
 
-import gradio as gr  # noqa: E402
+from ihbench import ui
+from ihbench_dataset.schema import INTERRUPTION_TYPES
 
-from ihbench import ui  # noqa: E402
-from ihbench_dataset.schema import INTERRUPTION_TYPES  # noqa: E402
-
-try:  # ZeroGPU hardware on Hugging Face Spaces; a no-op elsewhere (in a checkout, `spaces` is this folder)
+try:  # ZeroGPU hardware on Hugging Face Spaces; a no-op elsewhere
     import spaces
 
     gpu = spaces.GPU
@@ -26,7 +25,6 @@ except (ImportError, AttributeError):
     def gpu(function):
         return function
 
-LOADERS = ["qwen2-audio", "phi4-multimodal", "openai"]
 DETECTORS = ["silero-vad", "energy"]
 METRICS = ["rq_pass_rate", "tf_win_rate", "fir", "irl", "apt"]
 
@@ -108,83 +106,99 @@ def leaderboard():
 
 
 def build_app() -> gr.Blocks:
+    problem = ui.data_problem()
     with gr.Blocks(title="IHBench") as app:
         gr.Markdown("# IHBench: does your voice agent recover after being interrupted?")
-        responses_state = gr.State([])
-        with gr.Tab("Browse"):
-            with gr.Row():
-                domain = gr.Dropdown([""] + ui.domains(), value="", label="Domain")
-                kind = gr.Dropdown([""] + list(INTERRUPTION_TYPES), value="", label="Interruption type")
-            conversations = ui.conversation_choices()
-            conversation = gr.Dropdown(conversations, value=conversations[0] if conversations else None,
-                                       label="Conversation", elem_id="conversation")
-            with gr.Row():
-                with gr.Column(scale=3):
-                    transcript = gr.Markdown(elem_id="transcript")
-                with gr.Column(scale=2):
-                    turn = gr.Dropdown([], label="Turn", elem_id="turn")
-                    detail = gr.Markdown(elem_id="turn-detail")
-                    assistant_audio = gr.Audio(label="Assistant (delivered part)", type="numpy")
-                    user_audio = gr.Audio(label="User", type="numpy")
-            domain.change(filter_conversations, [domain, kind], conversation)
-            kind.change(filter_conversations, [domain, kind], conversation)
-            conversation.change(show_conversation, conversation, [transcript, turn])
-            turn.change(show_turn, [conversation, turn], [detail, assistant_audio, user_audio])
-            app.load(show_conversation, conversation, [transcript, turn])
-        with gr.Tab("Evaluate"):
-            with gr.Row():
-                loader = gr.Dropdown(LOADERS, value="qwen2-audio", label="Model family")
-                model_path = gr.Textbox(label="Model path or id", elem_id="model-path")
-                base_url = gr.Textbox(label="Server URL (openai family only)")
-            with gr.Row():
-                eval_kind = gr.Dropdown([""] + list(INTERRUPTION_TYPES), value="", label="Type")
-                eval_domain = gr.Dropdown([""] + ui.domains(), value="", label="Domain")
-                count = gr.Slider(1, ui.MAX_ITEMS, value=2, step=1, label="Interruption points")
-                epochs = gr.Slider(1, 3, value=1, step=1, label="Epochs")
-                max_new_tokens = gr.Slider(1, 512, value=64, step=1, label="Max new tokens")
-            run_button = gr.Button("Run", variant="primary", elem_id="run")
-            responses = gr.Dataframe(headers=["id", "type", "interruption", "response", "re-delivery", "error"],
-                                     label="Responses", elem_id="responses", wrap=True)
-            interruption_audio = gr.Audio(label="Interruption audio", type="numpy")
-            with gr.Row():
-                judge_base_url = gr.Textbox(label="Judge endpoint (OpenAI-compatible URL)")
-                judge_model = gr.Textbox(label="Judge model")
-            judge_button = gr.Button("Judge (key from the server's OPENAI_API_KEY)", elem_id="judge")
-            scores = gr.Dataframe(headers=["metric", "value", "ci_low", "ci_high", "n_items"], label="Scores",
-                                  elem_id="scores")
-            chart = gr.Plot(label="RQ by type", elem_id="chart")
-            run_button.click(run_model, [loader, model_path, eval_kind, eval_domain, count, epochs, max_new_tokens,
-                                         base_url], [responses, interruption_audio, responses_state])
-            judge_button.click(judge, [responses_state, judge_base_url, judge_model], [scores, chart])
-        with gr.Tab("Detect"):
-            with gr.Row():
-                detector = gr.Dropdown(DETECTORS, value="silero-vad", label="Detector")
-                sid_clip = gr.Dropdown([""] + ui.sid_clip_choices(), value="", label="SID clip", elem_id="sid-clip")
-            upload = gr.Audio(label="Record or upload", type="filepath", sources=["upload", "microphone"])
-            detect_button = gr.Button("Detect", elem_id="detect")
-            waveform = gr.Plot(label="Waveform", elem_id="waveform")
-            detection = gr.JSON(label="Result")
-            detect_button.click(detect, [detector, upload, sid_clip], [waveform, detection])
-        with gr.Tab("Metrics"):
-            metric = gr.Dropdown(METRICS, value="rq_pass_rate", label="Metric module")
-            verdicts = gr.File(label="Verdicts or predictions (.jsonl)", file_types=[".jsonl"])
-            metric_button = gr.Button("Score", elem_id="score")
-            metric_result = gr.Dataframe(headers=["key", "value"], label="Result")
-            gr.Markdown(ui.metrics_table.__doc__.split("\n\n", 1)[1])
-            metric_button.click(score_file, [metric, verdicts], metric_result)
-        with gr.Tab("Leaderboard"):
-            board = gr.Dataframe(headers=["model", "TF win rate", "RQ pass rate", "source"], elem_id="leaderboard")
-            refresh = gr.Button("Refresh")
-            refresh.click(leaderboard, None, board)
-            app.load(leaderboard, None, board)
+        if problem:
+            with gr.Tab("Setup"):
+                gr.Markdown(problem, elem_id="setup")
+        else:
+            _data_tabs(app)
+        _metric_tabs(app)
     return app
 
 
+def _data_tabs(app: gr.Blocks) -> None:
+    """Browse, Evaluate and Detect: they need the dataset."""
+    responses_state = gr.State([])
+    with gr.Tab("Browse"):
+        with gr.Row():
+            domain = gr.Dropdown([""] + ui.domains(), value="", label="Domain")
+            kind = gr.Dropdown([""] + list(INTERRUPTION_TYPES), value="", label="Interruption type")
+        conversations = ui.conversation_choices()
+        conversation = gr.Dropdown(conversations, value=conversations[0] if conversations else None,
+                                   label="Conversation", elem_id="conversation")
+        with gr.Row():
+            with gr.Column(scale=3):
+                transcript = gr.Markdown(elem_id="transcript")
+            with gr.Column(scale=2):
+                turn = gr.Dropdown([], label="Turn", elem_id="turn")
+                detail = gr.Markdown(elem_id="turn-detail")
+                assistant_audio = gr.Audio(label="Assistant (delivered part)", type="numpy")
+                user_audio = gr.Audio(label="User", type="numpy")
+        domain.change(filter_conversations, [domain, kind], conversation)
+        kind.change(filter_conversations, [domain, kind], conversation)
+        conversation.change(show_conversation, conversation, [transcript, turn])
+        turn.change(show_turn, [conversation, turn], [detail, assistant_audio, user_audio])
+        app.load(show_conversation, conversation, [transcript, turn])
+    with gr.Tab("Evaluate"):
+        with gr.Row():
+            loader = gr.Dropdown(ui.loader_names(), value="qwen2-audio", label="Model family")
+            model_path = gr.Textbox(label="Model path or id", elem_id="model-path")
+            base_url = gr.Textbox(label="Server URL (openai family only)")
+        with gr.Row():
+            eval_kind = gr.Dropdown([""] + list(INTERRUPTION_TYPES), value="", label="Type")
+            eval_domain = gr.Dropdown([""] + ui.domains(), value="", label="Domain")
+            count = gr.Slider(1, ui.MAX_ITEMS, value=2, step=1, label="Interruption points")
+            epochs = gr.Slider(1, 3, value=1, step=1, label="Epochs")
+            max_new_tokens = gr.Slider(1, 512, value=64, step=1, label="Max new tokens")
+        run_button = gr.Button("Run", variant="primary", elem_id="run")
+        responses = gr.Dataframe(headers=["id", "type", "interruption", "response", "re-delivery", "error"],
+                                 label="Responses", elem_id="responses", wrap=True)
+        interruption_audio = gr.Audio(label="Interruption audio", type="numpy")
+        with gr.Row():
+            judge_base_url = gr.Textbox(label="Judge endpoint (OpenAI-compatible URL)")
+            judge_model = gr.Textbox(label="Judge model")
+        judge_button = gr.Button("Judge (key from the server's OPENAI_API_KEY)", elem_id="judge")
+        scores = gr.Dataframe(headers=["metric", "value", "ci_low", "ci_high", "n_items"], label="Scores",
+                              elem_id="scores")
+        chart = gr.Plot(label="RQ by type", elem_id="chart")
+        run_button.click(run_model, [loader, model_path, eval_kind, eval_domain, count, epochs, max_new_tokens,
+                                     base_url], [responses, interruption_audio, responses_state])
+        judge_button.click(judge, [responses_state, judge_base_url, judge_model], [scores, chart])
+    with gr.Tab("Detect"):
+        with gr.Row():
+            detector = gr.Dropdown(DETECTORS, value="silero-vad", label="Detector")
+            sid_clip = gr.Dropdown([""] + ui.sid_clip_choices(), value="", label="SID clip", elem_id="sid-clip")
+        upload = gr.Audio(label="Record or upload", type="filepath", sources=["upload", "microphone"])
+        detect_button = gr.Button("Detect", elem_id="detect")
+        waveform = gr.Plot(label="Waveform", elem_id="waveform")
+        detection = gr.JSON(label="Result")
+        detect_button.click(detect, [detector, upload, sid_clip], [waveform, detection])
+
+
+def _metric_tabs(app: gr.Blocks) -> None:
+    """Metrics and Leaderboard: they work without a dataset."""
+    with gr.Tab("Metrics"):
+        metric = gr.Dropdown(METRICS, value="rq_pass_rate", label="Metric module")
+        verdicts = gr.File(label="Verdicts or predictions (.jsonl)", file_types=[".jsonl"])
+        metric_button = gr.Button("Score", elem_id="score")
+        metric_result = gr.Dataframe(headers=["key", "value"], label="Result")
+        gr.Markdown(ui.metrics_table.__doc__.split("\n\n", 1)[1])
+        metric_button.click(score_file, [metric, verdicts], metric_result)
+    with gr.Tab("Leaderboard"):
+        board = gr.Dataframe(headers=["model", "TF win rate", "RQ pass rate", "source"], elem_id="leaderboard")
+        refresh = gr.Button("Refresh")
+        refresh.click(leaderboard, None, board)
+        app.load(leaderboard, None, board)
+
+
 def main() -> None:
-    port = int(os.environ.get("PORT", "7860"))
+    port = int(os.environ.get("GRADIO_SERVER_PORT") or os.environ.get("PORT") or 7860)
+    host = os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
     app = build_app()
-    print(f"IHBench Space on http://127.0.0.1:{port}", flush=True)
-    app.queue().launch(server_name="127.0.0.1", server_port=port, max_file_size="20mb", show_error=False)
+    print(f"IHBench Space on http://{host}:{port}", flush=True)
+    app.queue().launch(server_name=host, server_port=port, max_file_size="20mb", show_error=False)
 
 
 if __name__ == "__main__":

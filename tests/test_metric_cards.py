@@ -7,7 +7,7 @@ import yaml
 
 from metric_modules import METRICS, MODULE_NAMES, load, run_doctest
 
-READY = [name for name in MODULE_NAMES if (METRICS / name / f"{name}.py").exists()]
+READY = MODULE_NAMES  # every module the project promises; a missing folder fails, it is not skipped
 
 
 @pytest.mark.parametrize("name", READY)
@@ -16,7 +16,8 @@ def test_folder_has_module_card_widget_and_requirements(name):
     for file in (f"{name}.py", "README.md", "app.py", "requirements.txt"):
         assert (folder / file).is_file(), file
     app = (folder / "app.py").read_text()
-    assert f'evaluate.load("{name}")' in app and "launch_gradio_widget(module)" in app
+    # the widget loads the folder it sits in (a bare name would be evaluate-metric/<name> on the Hub)
+    assert "evaluate.load(str(Path(__file__).resolve().parent))" in app and "launch_gradio_widget(module)" in app
 
 
 @pytest.mark.parametrize("name", READY)

@@ -132,7 +132,7 @@ def test_rates_in_unit_interval_and_penalties_bounded_by_duration(data, guesses)
                   for nonbreak, t, d in data]
     predictions = [{"total_nonbreak": g_nonbreak, "break_time": -1.0 if g_nonbreak else fraction * r["duration"]}
                    for (g_nonbreak, fraction), r in zip(guesses, references)]
-    sid.check_inputs(predictions, references, 0.05)
+    sid.check_inputs(predictions, references)
     result = sid.score(predictions, references)
     assert 0.0 <= result["fir"] <= 1.0
     assert 0.0 <= result["apt"] <= max(r["duration"] for r in references)

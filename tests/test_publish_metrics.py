@@ -1,19 +1,35 @@
-"""`ihbench publish-metrics`: staged folders are self-contained Spaces; uploads go where they should."""
+"""`ihbench publish-metrics`: staged folders are self-contained Spaces named for their namespace;
+uploads go where they should."""
+import re
 import subprocess
 import sys
 
 import pytest
 
-from ihbench.publish import metric_names, publish_metrics
+from ihbench.publish import publish_metrics
+from ihbench.resources import metric_names
 
 
 def test_dry_run_stages_every_module_with_links_resolved(tmp_path):
     plans = publish_metrics("acme", dry_run=True, staging_dir=tmp_path)
     assert [p.repo_id for p in plans] == [f"acme/{name}" for name in metric_names()]
+    assert metric_names() == ["apt", "fir", "irl", "rq_pass_rate", "tf_win_rate", "turn_taking_agreement"]
     staged = tmp_path / "rq_pass_rate" / "item_bootstrap.py"
     assert staged.is_file() and not staged.is_symlink() and "def bootstrap_ci" in staged.read_text()
     for plan in plans:
         assert {f"{plan.name}.py", "README.md", "app.py", "requirements.txt"} <= set(plan.files)
+
+
+@pytest.mark.parametrize("name", ["apt", "rq_pass_rate", "turn_taking_agreement"])
+def test_staged_widget_and_card_load_the_module_by_its_namespace(tmp_path, name):
+    publish_metrics("acme", [name], dry_run=True, staging_dir=tmp_path)
+    app = (tmp_path / name / "app.py").read_text()
+    assert f'evaluate.load("acme/{name}")' in app and "launch_gradio_widget(module)" in app
+    card = (tmp_path / name / "README.md").read_text()
+    loads = re.findall(r'evaluate\.load\(([^),]*)', card)
+    # by the namespace (never evaluate-metric/<name>), or from the installed toolkit
+    assert loads and set(loads) == {f'"acme/{name}"', f'ihbench.metric_path("{name}"'}, loads
+    assert "NAMESPACE" not in card
 
 
 def test_a_staged_folder_loads_alone_with_evaluate(tmp_path):
@@ -28,13 +44,16 @@ def test_a_staged_folder_loads_alone_with_evaluate(tmp_path):
 
 
 class RecordingHubApi:
-    """Stand-in for huggingface_hub.HfApi: the Hub cannot be reached from here."""
+    """Stand-in for huggingface_hub.HfApi: the Hub cannot be reached from here. It records the calls."""
 
     def __init__(self):
         self.calls = []
 
     def create_repo(self, repo_id, **kwargs):
         self.calls.append(("create_repo", repo_id, kwargs))
+
+    def add_space_variable(self, repo_id, key, value):
+        self.calls.append(("add_space_variable", repo_id, {key: value}))
 
     def upload_folder(self, **kwargs):
         self.calls.append(("upload_folder", kwargs["repo_id"], kwargs))
@@ -46,18 +65,19 @@ def test_publish_creates_gradio_spaces_and_uploads_the_staged_folders(tmp_path):
     assert [(c[0], c[1]) for c in api.calls] == [("create_repo", "acme/fir"), ("upload_folder", "acme/fir"),
                                                   ("create_repo", "acme/tf_win_rate"), ("upload_folder", "acme/tf_win_rate")]
     assert api.calls[0][2] == {"repo_type": "space", "space_sdk": "gradio", "exist_ok": True}
-    assert api.calls[1][2]["folder_path"] == str(tmp_path / "fir")
+    assert api.calls[1][2]["folder_path"] == str(tmp_path / "fir") and api.calls[1][2]["repo_type"] == "space"
 
 
 def test_cli_dry_run_and_bad_names():
     ok = subprocess.run([sys.executable, "-m", "ihbench.cli", "publish-metrics", "--namespace", "acme", "--dry-run", "apt"],
                         capture_output=True, text=True)
-    assert ok.returncode == 0 and "acme/apt: would upload" in ok.stdout
+    assert ok.returncode == 0 and "acme/apt (space): would upload" in ok.stdout
     bad = subprocess.run([sys.executable, "-m", "ihbench.cli", "publish-metrics", "--namespace", "acme", "--dry-run",
                           "bleu"], capture_output=True, text=True)
     assert bad.returncode == 2 and "unknown metric(s) bleu" in bad.stderr
 
 
-def test_namespace_must_be_a_name():
+@pytest.mark.parametrize("namespace", ["acme/extra", "", "-acme", "a b"])
+def test_namespace_must_be_a_name(namespace):
     with pytest.raises(ValueError, match="namespace"):
-        publish_metrics("acme/extra", dry_run=True)
+        publish_metrics(namespace, dry_run=True)

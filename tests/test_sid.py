@@ -22,7 +22,8 @@ from ihbench.sid.predictions import (
 )
 
 SR = 16_000
-REFERENCE = Path("/work/shared/reference/sid-bench")
+# SID-Bench's example prediction file joined by audio name to its zh ground truth (as in test_metrics_sid)
+ZH_EXAMPLE = Path(__file__).resolve().parent / "fixtures" / "sid_zh_example.jsonl"
 REQUEST_PAD = 0.6  # known leading silence before the rendered request
 
 
@@ -362,8 +363,8 @@ def test_perfect_predictions_score_zero_and_detector_output_scores_finite(import
 
 
 def test_score_both_reproduces_the_published_zh_numbers():
-    references = read_sid_annotations(REFERENCE / "test_wavs" / "zh_test_lines.jsonl")
-    scores = score_both(read_predictions(REFERENCE / "zh_our_res.jsonl"), references)
+    rows = [json.loads(line) for line in ZH_EXAMPLE.read_text().splitlines()]
+    scores = score_both([r["prediction"] for r in rows], [r["reference"] for r in rows])
     notebook = scores["notebook"]
     assert (notebook["fir"], notebook["irl"], notebook["apt"]) == (0.1375, 0.33837436932391457, 0.6561522135416662)
     assert scores["readme"]["apt"] == notebook["apt"]

@@ -1,7 +1,9 @@
 """`ihbench judge`: every response of a run judged on TF and RQ into judgments.jsonl.
 
 Judge failures (transport errors after retries, answers that stay invalid after one re-ask)
-are recorded as `judge_error`: counted and reported, never scored as a loss for the model. A
+are recorded as `judge_error`: counted and reported, never scored as a loss for the model, and
+retried by the next `ihbench judge` on the same file. The file stays append-only: a retry appends
+a new record for the same (id, epoch, axis), and readers take the last one (`read_judgments`). A
 model that produced no response is scored without a call: it loses TF and fails every RQ
 criterion, because silence is not a recovery.
 """
@@ -43,6 +45,7 @@ class JudgeSummary:
     calls: int
     cached: int
     seconds: float
+    retried: int = 0  # judge errors of an earlier pass that this pass tried again
 
 
 def tf_order(seed: int, item_id: str, epoch: int) -> bool:
@@ -78,8 +81,9 @@ async def _judge_one(record: dict, item: EvalItem, axis: str, backend, cache: Ju
             "prompt_version": PROMPT_VERSION, "prompt_hash": prompt_hash()}
     started = time.perf_counter()
     response = record.get("response")
-    if axis == "tf" and not item.baseline:
-        return {**base, "outcome": "judge_error", "error": "item has no baseline response", "latency_s": 0.0}
+    if axis == "tf" and not item.baseline:  # retrying cannot help: the data lacks what TF compares with
+        return {**base, "outcome": "judge_error", "error": "item has no baseline response", "retryable": False,
+                "latency_s": 0.0}
     if response is None or not str(response).strip():
         verdict = ({"verdict": "baseline", "reason": "the model produced no response"} if axis == "tf" else
                    {"verdict": "fail", "criteria": [False] * len(item.rubric.rq),
@@ -114,6 +118,26 @@ async def _judge_one(record: dict, item: EvalItem, axis: str, backend, cache: Ju
             "latency_s": round(time.perf_counter() - started, 4)}
 
 
+def judgment_key(record: dict) -> tuple:
+    return record["id"], record["epoch"], record["axis"]
+
+
+def latest_judgments(records: Sequence[dict]) -> list[dict]:
+    """The last record per (id, epoch, axis): a judge_error that a later pass retried is superseded."""
+    latest: dict[tuple, dict] = {}
+    for record in records:
+        latest[judgment_key(record)] = record
+    return list(latest.values())
+
+
+def read_judgments(path: Path) -> list[dict]:
+    return latest_judgments(read_records(path))
+
+
+def _settled(record: dict) -> bool:
+    return record["outcome"] == "judged" or record.get("retryable") is False
+
+
 def load_run(run_dir: Path) -> tuple[dict, list[dict], dict[str, EvalItem]]:
     from ihbench_dataset import load_items
 
@@ -143,13 +167,15 @@ async def judge_run(run_dir: Path, backend, *, axes: Sequence[str] = AXES, concu
     info, responses, items = load_run(run_dir)
     seed = info.get("seed", 0) if seed is None else seed
     path = Path(out) if out else Path(run_dir) / JUDGMENTS
-    existing = read_records(path)
+    existing = read_judgments(path)
     other = {r["judge_model"] for r in existing} - {backend.model}
     if other:
         raise JudgeConfigError(f"{path} holds judgments by {', '.join(sorted(other))}; "
                                f"write another judge's verdicts to another file (--out)")
-    done = {(r["id"], r["epoch"], r["axis"]) for r in existing}
+    done = {judgment_key(r) for r in existing if _settled(r)}
+    failed_before = {judgment_key(r) for r in existing if not _settled(r)}
     todo = [(r, axis) for r in responses for axis in axes if (r["id"], r["epoch"], axis) not in done]
+    retried = sum((r["id"], r["epoch"], axis) in failed_before for r, axis in todo)
     cache = cache or JudgeCache()
     counter = {"calls": 0}
     semaphore = asyncio.Semaphore(concurrency)
@@ -171,4 +197,5 @@ async def judge_run(run_dir: Path, backend, *, axes: Sequence[str] = AXES, concu
             bar.update(1)
     return JudgeSummary(path=path, planned=len(responses) * len(axes), written=written,
                         skipped=len(responses) * len(axes) - len(todo), judged=judged, judge_errors=errors,
-                        calls=counter["calls"], cached=cached, seconds=time.perf_counter() - started)
+                        calls=counter["calls"], cached=cached, seconds=time.perf_counter() - started,
+                        retried=retried)

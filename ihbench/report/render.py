@@ -7,11 +7,12 @@ from typing import Optional
 
 from ihbench_dataset.schema import DEPTH_BINS, INTERRUPTION_TYPES
 
-REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference"
+from ..resources import reference_table
+
 
 
 def paper_table(name: str) -> list[dict]:
-    with open(REFERENCE_DIR / f"ihbench_{name}.csv", newline="", encoding="utf-8") as handle:
+    with open(reference_table(name), newline="", encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
 
 
@@ -35,10 +36,9 @@ def _label(run: dict) -> str:
 
 
 def plot_per_type(report: dict, path: Path) -> Optional[Path]:
-    import matplotlib
+    from ihbench_dataset.plotting import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     runs = [r for r in report["runs"] if r.get("rq_pass_rate")]
     if not runs:
@@ -67,10 +67,9 @@ def plot_per_type(report: dict, path: Path) -> Optional[Path]:
 
 
 def plot_depth(report: dict, path: Path) -> Optional[Path]:
-    import matplotlib
+    from ihbench_dataset.plotting import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     labels = [f"{low}-{high}" for low, high in DEPTH_BINS]
     figure, axes = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)

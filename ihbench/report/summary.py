@@ -16,11 +16,10 @@ from typing import Optional, Sequence
 from ihbench_dataset.schema import DEPTH_BINS, depth_bin
 
 from .. import stats
-from ..jsonl import read_records
-from ..judge.run import JUDGMENTS, load_run
+from ..resources import metric_path
+from ..judge.run import JUDGMENTS, load_run, read_judgments
 from .diagnostics import diagnose
 
-METRICS_DIR = Path(__file__).resolve().parents[2] / "metrics"
 TF_VALUE = {"model": 1.0, "tie": 0.5, "baseline": 0.0}
 
 
@@ -28,14 +27,14 @@ TF_VALUE = {"model": 1.0, "tie": 0.5, "baseline": 0.0}
 def metric(name: str):
     import evaluate
 
-    return evaluate.load(str(METRICS_DIR / name))  # absolute: a bare name would be looked up on the Hub
+    return evaluate.load(metric_path(name))
 
 
 @lru_cache(maxsize=None)
 def metric_version(name: str) -> str:
     """Hash of the module's code (links resolved), stamped on every score it produced."""
     digest = hashlib.sha256()
-    for path in sorted((METRICS_DIR / name).glob("*.py")):
+    for path in sorted(Path(metric_path(name)).glob("*.py")):
         digest.update(path.name.encode() + path.resolve().read_bytes())
     return digest.hexdigest()[:12]
 
@@ -68,7 +67,7 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
     run_dir = Path(run_dir)
     info, responses, items = load_run(run_dir)
     files = _judgment_files(run_dir)
-    judgments = read_records(files[0]) if files else []
+    judgments = read_judgments(files[0]) if files else []
     judged = {axis: [j for j in judgments if j["axis"] == axis and j["outcome"] == "judged"] for axis in ("tf", "rq")}
     summary = {
         "run": str(run_dir),
@@ -103,7 +102,7 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
                                      "converged": fit.converged}
     summary["diagnostics"] = _diagnostics(responses, items)
     if len(files) >= 2:
-        summary["inter_judge"] = inter_judge(read_records(files[0]), read_records(files[1]))
+        summary["inter_judge"] = inter_judge(read_judgments(files[0]), read_judgments(files[1]))
         summary["inter_judge"]["files"] = [str(files[0]), str(files[1])]
     return summary
 
@@ -150,7 +149,7 @@ def modality_tost(audio_dir: Path, text_dir: Path, margin: float) -> dict:
         scores = []
         for run_dir in (audio_dir, text_dir):
             files = _judgment_files(Path(run_dir))
-            rows = [j for j in (read_records(files[0]) if files else []) if j["axis"] == axis and j["outcome"] == "judged"]
+            rows = [j for j in (read_judgments(files[0]) if files else []) if j["axis"] == axis and j["outcome"] == "judged"]
             scores.append(per_item_scores(rows, axis))
         common = sorted(set(scores[0]) & set(scores[1]))
         if len(common) < 2:

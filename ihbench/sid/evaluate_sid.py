@@ -13,9 +13,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Union
 
+from ..resources import metric_path
 from .predictions import align
 
-METRICS_DIR = Path(__file__).resolve().parents[2] / "metrics"
 DEFINITIONS = ("notebook", "readme")
 
 
@@ -27,9 +27,11 @@ def _module(path: str, definition: str):
 
 
 def _apt_path(metric_dir: Optional[Union[str, os.PathLike]]) -> str:
-    path = Path(metric_dir) if metric_dir else METRICS_DIR / "apt"
+    if not metric_dir:
+        return metric_path("apt")
+    path = Path(metric_dir)
     if not (path / "apt.py").is_file():
-        raise FileNotFoundError(f"{path}: no apt metric module (apt.py) here; pass metric_dir= pointing at metrics/apt")
+        raise FileNotFoundError(f"{path}: no apt metric module (apt.py) here")
     return str(path.resolve())
 
 
@@ -43,32 +45,26 @@ def _joined(predictions: list[dict], references: list[dict]) -> list[dict]:
     return list(predictions)
 
 
-def _metric_rows(predictions: list[dict], references: list[dict]) -> tuple[list[dict], list[dict], int]:
-    """Plain Python values (the module's features reject numpy scalars), with a break predicted past the
-    listed duration clamped to it: the WAV can outlast the listed duration by a few milliseconds."""
-    predicted, truth, clamped = [], [], 0
+def _metric_rows(predictions: list[dict], references: list[dict]) -> tuple[list[dict], list[dict]]:
+    """Plain Python values: the module's features reject numpy scalars. A break predicted after the
+    clip's end is passed through; the module scores it as a late detection and counts it."""
+    predicted, truth = [], []
     for prediction, reference in zip(predictions, references):
-        duration, time = float(reference["duration"]), float(prediction["break_time"])
         nonbreak = bool(prediction["total_nonbreak"])
-        if not nonbreak and time > duration:
-            time, clamped = duration, clamped + 1
-        predicted.append({"total_nonbreak": nonbreak, "break_time": -1.0 if nonbreak else time})
+        predicted.append({"total_nonbreak": nonbreak, "break_time": -1.0 if nonbreak else float(prediction["break_time"])})
         truth.append({"total_nonbreak": bool(reference["total_nonbreak"]),
-                      "break_time": float(reference["break_time"]), "duration": duration})
-    return predicted, truth, clamped
+                      "break_time": float(reference["break_time"]), "duration": float(reference["duration"])})
+    return predicted, truth
 
 
 def score_both(predictions: list[dict], references: list[dict], *, tolerance: float = 0.05,
                metric_dir: Optional[Union[str, os.PathLike]] = None) -> dict:
     """`{"notebook": result, "readme": result}`; each result is the apt module's full outcome table
-    (fir, irl, apt, counts) plus `clamped_to_duration`."""
-    predicted, truth, clamped = _metric_rows(_joined(predictions, references), references)
+    (fir, irl, apt, counts, predictions_past_duration)."""
+    predicted, truth = _metric_rows(_joined(predictions, references), references)
     path = _apt_path(metric_dir)
-    results = {}
-    for definition in DEFINITIONS:
-        result = _module(path, definition).compute(predictions=predicted, references=truth, tolerance=tolerance)
-        results[definition] = {**result, "clamped_to_duration": clamped}
-    return results
+    return {definition: _module(path, definition).compute(predictions=predicted, references=truth, tolerance=tolerance)
+            for definition in DEFINITIONS}
 
 
 def timing_errors(predictions: list[dict], references: list[dict]) -> list[float]:
@@ -82,10 +78,9 @@ def timing_errors(predictions: list[dict], references: list[dict]) -> list[float
 def plot_timing_histogram(errors: list[float], path: Union[str, os.PathLike], *, tolerance: float = 0.05,
                           title: str = "SID-Bench timing error") -> Path:
     """Where detections land relative to the true break, with the tolerance band marked."""
-    import matplotlib
+    from ihbench_dataset.plotting import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     path = Path(path)
     values = [e for e in errors if math.isfinite(e)]

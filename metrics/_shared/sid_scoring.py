@@ -40,7 +40,8 @@ KWARGS_DESCRIPTION = """
 Args:
     predictions (`list` of `dict`): per clip, the detector's output {"total_nonbreak": bool,
         "break_time": float seconds}. When total_nonbreak is True, break_time is ignored (SID-Bench
-        files use -1).
+        files use -1). A break_time past the clip's duration (a detector that waited for trailing
+        silence) is scored as a late detection, as the reference notebook does.
     references (`list` of `dict`): per clip, the ground truth {"total_nonbreak": bool,
         "break_time": float, "duration": float}, aligned with predictions (join by audio file
         first). SID-Bench stores break_time == duration on non-break clips; that is accepted.
@@ -55,6 +56,7 @@ Returns:
     false_alarms (`int`): all false alarms (on non-break clips and early detections).
     false_alarms_nonbreak (`int`), early_detections (`int`): the two kinds of false alarm.
     misses (`int`), hits_within_tolerance (`int`), late_hits (`int`), correct_rejections (`int`).
+    predictions_past_duration (`int`): break predictions later than the clip's end.
 Examples:
     >>> module = evaluate.load("{name}")
     >>> predictions = [{"total_nonbreak": False, "break_time": 1.02}, {"total_nonbreak": False, "break_time": 2.5},
@@ -84,7 +86,13 @@ def _flag(value, where):
     return bool(value)
 
 
-def check_inputs(predictions, references, tolerance):
+def check_tolerance(tolerance):
+    _number(tolerance, "tolerance")
+    if tolerance < 0:
+        raise ValueError(f"tolerance: must be >= 0, got {tolerance}")
+
+
+def check_inputs(predictions, references):
     """Validate raw rows; errors name the argument, the index and the field."""
     if predictions is None or references is None:
         raise ValueError("predictions and references: both are required")
@@ -92,9 +100,6 @@ def check_inputs(predictions, references, tolerance):
         raise ValueError("predictions: empty input; at least one clip is needed")
     if len(predictions) != len(references):
         raise ValueError(f"predictions has {len(predictions)} rows but references has {len(references)}")
-    _number(tolerance, "tolerance")
-    if tolerance < 0:
-        raise ValueError(f"tolerance: must be >= 0, got {tolerance}")
     for index, (prediction, reference) in enumerate(zip(predictions, references)):
         for name, row, fields in (("predictions", prediction, PREDICTION_FEATURES),
                                   ("references", reference, REFERENCE_FEATURES)):
@@ -116,8 +121,6 @@ def check_inputs(predictions, references, tolerance):
         predicted_time = _number(prediction["break_time"], f"predictions[{index}]['break_time']")
         if not predicted_nonbreak and predicted_time < 0:
             raise ValueError(f"predictions[{index}]['break_time']: negative time {predicted_time} on a break prediction")
-        if not predicted_nonbreak and predicted_time > duration:
-            raise ValueError(f"predictions[{index}]['break_time']: {predicted_time} is past the clip's duration {duration}")
 
 
 def _mean(values):
@@ -156,6 +159,10 @@ def score(predictions, references, tolerance=0.05, definition="notebook"):
         else:
             counts["early_detections"] += 1
             penalties.append(duration)
+    # A detector that waits for trailing silence may fire after the clip ends; the reference
+    # notebook scores that as a late detection, so do we, and say how often it happened.
+    past_duration = sum(1 for p, r in zip(predictions, references)
+                        if not p["total_nonbreak"] and p["break_time"] > r["duration"])
     n = len(predictions)
     n_nonbreak = sum(1 for r in references if r["total_nonbreak"])
     false_alarms = counts["false_alarms_nonbreak"] + counts["early_detections"]
@@ -166,7 +173,8 @@ def score(predictions, references, tolerance=0.05, definition="notebook"):
         fir = counts["false_alarms_nonbreak"] / n_nonbreak if n_nonbreak else None
         irl = _mean(exact_errors)
     return {"fir": fir, "irl": irl, "apt": _mean(penalties), "definition": definition, "n_clips": n,
-            "n_break": n - n_nonbreak, "n_nonbreak": n_nonbreak, "false_alarms": false_alarms, **counts}
+            "n_break": n - n_nonbreak, "n_nonbreak": n_nonbreak, "false_alarms": false_alarms,
+            "predictions_past_duration": past_duration, **counts}
 
 
 class SidMetric:
@@ -193,9 +201,23 @@ class SidMetric:
             reference_urls=["https://github.com/xkx-hub/SID-bench", "https://huggingface.co/datasets/kxxia/SID-bench"],
         )
 
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Rows are checked as they arrive, so an error names the index in this batch."""
+        check_inputs(predictions, references)
+        return super().add_batch(predictions=predictions, references=references, **kwargs)
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """One row, checked as it arrives."""
+        check_inputs([prediction], [reference])
+        return super().add(prediction=prediction, reference=reference, **kwargs)
+
     def compute(self, *, predictions=None, references=None, **kwargs):
-        """Check the raw rows first, so errors name the argument, the index and the field."""
-        check_inputs(predictions, references, kwargs.get("tolerance", 0.05))
+        """Check the raw rows first, so errors name the argument, the index and the field.
+        Without inputs, the rows come from earlier `add`/`add_batch` calls (checked there)."""
+        check_tolerance(kwargs.get("tolerance", 0.05))
+        if predictions is None and references is None:
+            return super().compute(**kwargs)
+        check_inputs(predictions, references)
         return super().compute(predictions=predictions, references=references, **kwargs)
 
     def _compute(self, predictions, references, tolerance=0.05):

@@ -51,6 +51,19 @@ Examples:
 """
 
 
+def _check_rows(predictions):
+    if predictions is None:
+        raise ValueError("predictions: required")
+    for index, row in enumerate(predictions):
+        if isinstance(row, (str, bytes)) or not hasattr(row, "__len__"):
+            raise ValueError(f"predictions[{index}]: expected a list of criterion verdicts (bools)")
+        if len(row) == 0:
+            raise ValueError(f"predictions[{index}]: no criterion verdicts")
+        for position, verdict in enumerate(row):
+            if not isinstance(verdict, bool) and type(verdict).__name__ != "bool_":
+                raise ValueError(f"predictions[{index}][{position}]: expected a bool, got {verdict!r}")
+
+
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class RqPassRate(evaluate.Metric):
     def _info(self):
@@ -62,18 +75,22 @@ class RqPassRate(evaluate.Metric):
             reference_urls=["https://huggingface.co/datasets/bosonai/IHBench"],
         )
 
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Rows are checked as they arrive, so an error names the index in this batch."""
+        _check_rows(predictions)
+        return super().add_batch(predictions=predictions, **kwargs)
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """One row, checked as it arrives."""
+        _check_rows([prediction])
+        return super().add(prediction=prediction, **kwargs)
+
     def compute(self, *, predictions=None, references=None, **kwargs):
-        """Check the raw rows first, so errors name the argument and the index."""
+        """Check the raw rows first, so errors name the argument and the index. Without
+        predictions, the rows come from earlier `add`/`add_batch` calls (checked there)."""
         if predictions is None:
-            raise ValueError("predictions: required")
-        for index, row in enumerate(predictions):
-            if isinstance(row, (str, bytes)) or not hasattr(row, "__len__"):
-                raise ValueError(f"predictions[{index}]: expected a list of criterion verdicts (bools)")
-            if len(row) == 0:
-                raise ValueError(f"predictions[{index}]: no criterion verdicts")
-            for position, verdict in enumerate(row):
-                if not isinstance(verdict, bool) and type(verdict).__name__ != "bool_":
-                    raise ValueError(f"predictions[{index}][{position}]: expected a bool, got {verdict!r}")
+            return super().compute(**kwargs)
+        _check_rows(predictions)
         check_grouping(len(predictions), kwargs.get("item_ids"), kwargs.get("interruption_types"),
                        kwargs.get("n_bootstrap", 1000), kwargs.get("seed", 0))
         return super().compute(predictions=predictions, **kwargs)

@@ -1,0 +1,43 @@
+"""`ihbench publish-dataset`: a built dataset folder (Parquet + card with `configs:`) to the Hub.
+
+The folder is checked the way a user will open it (every IHBench config read back through
+`load_items`) before anything is uploaded: a dataset on the Hub that the toolkit cannot read is
+worse than none.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from .hub import PublishPlan, check_repo_id, staged_files, upload
+
+IGNORED = [".*", "**/.*", "*.lock", "**/__pycache__/**"]
+
+
+def _readable(folder: Path) -> int:
+    from ihbench_dataset import load_items
+
+    if not (folder / "README.md").is_file():
+        raise FileNotFoundError(f"{folder}: no README.md; publish a folder written by `ihbench build`")
+    try:
+        items = load_items(str(folder))
+    except Exception as error:
+        raise ValueError(f"{folder}: the toolkit cannot read this dataset ({type(error).__name__}: {error}); "
+                         "nothing was uploaded") from None
+    if not items:
+        raise ValueError(f"{folder}: no interruption points; nothing was uploaded")
+    return len(items)
+
+
+def publish_dataset(data_dir, repo_id: str, *, private: bool = False, dry_run: bool = False,
+                    token: Optional[str] = None, api=None) -> PublishPlan:
+    folder = Path(data_dir).resolve()
+    check_repo_id(repo_id)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{data_dir}: not a directory")
+    _readable(folder)
+    files = [f for f in staged_files(folder) if not any(part.startswith(".") for part in Path(f).parts)]
+    plan = PublishPlan(folder.name, repo_id, "dataset", folder, files)
+    if not dry_run:
+        upload(plan, api=api, token=token, private=private, ignore_patterns=IGNORED)
+    return plan

@@ -1,0 +1,57 @@
+"""The one place that talks to the Hub: create the repository, upload the staged folder."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+@dataclass
+class PublishPlan:
+    """What was (or, with --dry-run, would be) uploaded, and from where."""
+
+    name: str
+    repo_id: str
+    repo_type: str
+    staged: Path
+    files: list[str] = field(default_factory=list)
+    variables: dict[str, str] = field(default_factory=dict)
+
+
+def check_repo_id(repo_id: str, what: str = "--repo") -> str:
+    if not isinstance(repo_id, str) or not _REPO_ID.match(repo_id):
+        raise ValueError(f"{what}: expected NAMESPACE/NAME (letters, digits, '.', '_', '-'), got {repo_id!r}")
+    return repo_id
+
+
+def check_namespace(namespace: str) -> str:
+    if not isinstance(namespace, str) or not _NAME.match(namespace):
+        raise ValueError(f"namespace: expected a user or organization name, got {namespace!r}")
+    return namespace
+
+
+def staged_files(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+def upload(plan: PublishPlan, *, api=None, token: Optional[str] = None, private: bool = False,
+           space_sdk: Optional[str] = None, ignore_patterns: Optional[list[str]] = None) -> None:
+    if api is None:
+        from huggingface_hub import HfApi
+
+        api = HfApi(token=token)
+    create = {"repo_type": plan.repo_type, "exist_ok": True}
+    if private:
+        create["private"] = True
+    if space_sdk:
+        create["space_sdk"] = space_sdk
+    api.create_repo(plan.repo_id, **create)
+    for key, value in plan.variables.items():
+        api.add_space_variable(plan.repo_id, key, value)
+    extra = {"ignore_patterns": ignore_patterns} if ignore_patterns else {}
+    api.upload_folder(repo_id=plan.repo_id, repo_type=plan.repo_type, folder_path=str(plan.staged),
+                      commit_message=f"Publish {plan.name} from the IHBench toolkit", **extra)

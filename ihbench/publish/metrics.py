@@ -1,0 +1,65 @@
+"""`ihbench publish-metrics`: each metric folder as an evaluate Space under the user's namespace.
+
+In the toolkit a folder links to shared arithmetic (`metrics/_shared/`) and its widget loads the
+folder it sits in. Staging copies the link targets and rewrites the widget and the card for the
+namespace, so what lands on the Hub is self-contained and `evaluate.load("NAMESPACE/apt")`
+(never evaluate's own `evaluate-metric/apt`) is what its card tells people to type.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Optional, Sequence
+
+from ..resources import metric_names, metrics_root
+from .hub import PublishPlan, check_namespace, upload
+
+_APP = '''import evaluate
+from evaluate.utils import launch_gradio_widget
+
+module = evaluate.load("{repo_id}")
+launch_gradio_widget(module)
+'''
+
+
+def for_namespace(text: str, namespace: str, names: Sequence[str]) -> str:
+    """Card text that names the published modules: `NAMESPACE/x` and bare `evaluate.load("x"`."""
+    text = text.replace("NAMESPACE/", f"{namespace}/").replace("--namespace NAMESPACE", f"--namespace {namespace}")
+    pattern = "|".join(re.escape(name) for name in names)
+    return re.sub(rf'evaluate\.load\("({pattern})"', rf'evaluate.load("{namespace}/\1"', text)
+
+
+def stage_metric(name: str, namespace: str, target: Path) -> list[str]:
+    source = metrics_root() / name
+    names = metric_names()
+    target.mkdir(parents=True, exist_ok=True)
+    for required in (f"{name}.py", "README.md", "requirements.txt"):
+        if not (source / required).is_file():
+            raise FileNotFoundError(f"{source}: missing {required}; every metric folder needs it to run as a Space")
+    for path in sorted(source.glob("*.py")):
+        if path.name != "app.py":
+            shutil.copyfile(path.resolve(), target / path.name)  # resolve: links become real files
+    shutil.copyfile(source / "requirements.txt", target / "requirements.txt")
+    card = (source / "README.md").read_text(encoding="utf-8")
+    (target / "README.md").write_text(for_namespace(card, namespace, names), encoding="utf-8")
+    (target / "app.py").write_text(_APP.format(repo_id=f"{namespace}/{name}"), encoding="utf-8")
+    return sorted(p.name for p in target.iterdir())
+
+
+def publish_metrics(namespace: str, names: Optional[Sequence[str]] = None, *, dry_run: bool = False,
+                    token: Optional[str] = None, api=None, staging_dir: Optional[Path] = None) -> list[PublishPlan]:
+    available = metric_names()
+    names = list(names) if names else available
+    unknown = sorted(set(names) - set(available))
+    if unknown:
+        raise ValueError(f"unknown metric(s) {', '.join(unknown)}; available: {', '.join(available)}")
+    check_namespace(namespace)
+    root = Path(staging_dir) if staging_dir else Path(tempfile.mkdtemp(prefix="ihbench-metrics-"))
+    plans = [PublishPlan(name, f"{namespace}/{name}", "space", root / name, stage_metric(name, namespace, root / name))
+             for name in names]
+    if not dry_run:
+        for plan in plans:
+            upload(plan, api=api, token=token, space_sdk="gradio")
+    return plans

@@ -1,0 +1,104 @@
+"""`ihbench publish-space`: the Gradio Space as a self-contained folder, then on the Hub.
+
+The Hub builds a Space by installing `requirements.txt` before the rest of the repository is
+there, so a wheel inside the folder could not be installed from it. The staged folder carries
+the toolkit's packages themselves (the exact code of the installed version, metric modules
+included) next to `app.py`, where Python finds them, and `requirements.txt` lists what those
+packages depend on, read from the installed distribution's own metadata.
+"""
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import tempfile
+from importlib import metadata
+from pathlib import Path
+from typing import Optional
+
+from ..resources import space_dir
+from .hub import PublishPlan, check_repo_id, staged_files, upload
+
+PACKAGES = ("ihbench", "ihbench_dataset", "loaders")
+EXTRAS = ("models", "space")
+PINNED = ("torch", "torchcodec")  # the pair is ABI-bound: pin what this toolkit was installed with
+DATA_FOLDER = Path("data") / "ihbench-dev"
+_SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".*", "spaces")
+
+
+def space_requirements() -> list[str]:
+    from packaging.requirements import Requirement
+
+    try:
+        declared = metadata.requires("ihbench") or []
+    except metadata.PackageNotFoundError:
+        raise RuntimeError("ihbench is not installed as a package (pip install ihbench, or pip install -e . "
+                           "in a checkout); its dependencies are read from the installed metadata") from None
+    lines = {}
+    for text in declared:
+        requirement = Requirement(text)
+        if requirement.marker and not any(requirement.marker.evaluate({"extra": e}) for e in EXTRAS):
+            continue
+        requirement.marker = None
+        name = requirement.name.lower()
+        if name in PINNED:
+            try:
+                lines[name] = f"{requirement.name}=={metadata.version(requirement.name)}"
+                continue
+            except metadata.PackageNotFoundError:
+                pass
+        lines[name] = str(requirement)
+    return [lines[name] for name in sorted(lines)]
+
+
+def _package_folder(name: str) -> Path:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError(f"package {name} is not importable; install the toolkit first")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def _write_card(target: Path, repo_id: str, data: Optional[str]) -> None:
+    from huggingface_hub import SpaceCard
+
+    card = SpaceCard.load(space_dir() / "README.md")
+    card.data.title = repo_id.split("/", 1)[1]
+    if data and not Path(data).exists():
+        card.data.datasets = [data]
+    card.save(target / "README.md")
+
+
+def stage_space(repo_id: str, target: Path, *, data: Optional[str] = None) -> PublishPlan:
+    """app.py, card, requirements.txt, packages.txt, the toolkit's packages, and the data
+    (copied when `data` is a folder; a Hub id is set as the Space variable IHBENCH_DATA)."""
+    check_repo_id(repo_id)
+    target = Path(target)
+    if target.exists() and any(target.iterdir()):
+        raise FileExistsError(f"{target}: staging folder is not empty")
+    target.mkdir(parents=True, exist_ok=True)
+    variables = {}
+    if data:
+        folder = Path(data)
+        if folder.is_dir():
+            from .dataset import _readable
+
+            _readable(folder.resolve())
+            shutil.copytree(folder, target / DATA_FOLDER, ignore=shutil.ignore_patterns(".*"))
+            variables["IHBENCH_DATA"] = str(DATA_FOLDER)
+        else:
+            variables["IHBENCH_DATA"] = check_repo_id(data, "--data (not a folder, so a Hub dataset id)")
+    shutil.copyfile(space_dir() / "app.py", target / "app.py")
+    _write_card(target, repo_id, data)
+    (target / "requirements.txt").write_text("\n".join(space_requirements()) + "\n", encoding="utf-8")
+    (target / "packages.txt").write_text("ffmpeg\n", encoding="utf-8")  # torchcodec decodes through FFmpeg
+    for package in PACKAGES:
+        shutil.copytree(_package_folder(package), target / package, ignore=_SKIP)  # links become real files
+    return PublishPlan(repo_id.split("/", 1)[1], repo_id, "space", target, staged_files(target), variables)
+
+
+def publish_space(repo_id: str, *, data: Optional[str] = None, private: bool = False, dry_run: bool = False,
+                  token: Optional[str] = None, api=None, staging_dir: Optional[Path] = None) -> PublishPlan:
+    root = Path(staging_dir) if staging_dir else Path(tempfile.mkdtemp(prefix="ihbench-space-"))
+    plan = stage_space(repo_id, root, data=data)
+    if not dry_run:
+        upload(plan, api=api, token=token, private=private, space_sdk="gradio")
+    return plan

@@ -1,0 +1,69 @@
+"""The metric modules as evaluate users call them: from the installed package by
+`ihbench.metric_path`, incrementally with add/add_batch, and on SID predictions past the clip."""
+import pytest
+
+import ihbench
+from ihbench.resources import ResourceError
+from metric_modules import load
+
+
+def test_metric_path_is_an_absolute_folder_evaluate_loads():
+    import evaluate
+
+    path = ihbench.metric_path("apt")
+    assert path.startswith("/") and path.endswith("/apt")
+    assert evaluate.load(path).compute(predictions=[{"total_nonbreak": True, "break_time": -1.0}],
+                                       references=[{"total_nonbreak": True, "break_time": 3.0,
+                                                    "duration": 3.0}])["apt"] == 0.0
+
+
+def test_metric_path_names_the_shipped_modules_on_a_wrong_name():
+    with pytest.raises(ResourceError, match="no metric module 'bleu'; shipped modules: apt, fir, irl"):
+        ihbench.metric_path("bleu")
+
+
+RQ = [[True, True], [True, False], [False], [True]]
+TF = ["model", "baseline", "tie", "model"]
+IDS = ["a/1", "a/1", "b/2", "c/3"]
+TYPES = ["filler", "filler", "pushback", "normal"]
+
+
+@pytest.mark.parametrize("name, rows", [("rq_pass_rate", RQ), ("tf_win_rate", TF)])
+def test_add_batch_then_compute_equals_one_compute(name, rows):
+    module = load(name)
+    expected = module.compute(predictions=rows, item_ids=IDS, interruption_types=TYPES)
+    module.add_batch(predictions=rows[:2])
+    module.add(prediction=rows[2])
+    module.add_batch(predictions=rows[3:])
+    assert module.compute(item_ids=IDS, interruption_types=TYPES) == expected
+    assert expected["n_items"] == 3 and expected["n_rows"] == 4
+
+
+@pytest.mark.parametrize("name, bad, message", [("rq_pass_rate", [[True], ["yes"]], r"predictions\[1\]\[0\]"),
+                                                ("tf_win_rate", ["model", "win"], r"predictions\[1\]")])
+def test_add_batch_checks_rows_and_names_the_index(name, bad, message):
+    with pytest.raises(ValueError, match=message):
+        load(name).add_batch(predictions=bad)
+
+
+SID_PREDICTIONS = [{"total_nonbreak": False, "break_time": 1.02}, {"total_nonbreak": True, "break_time": -1.0},
+                   {"total_nonbreak": False, "break_time": 3.5}]
+SID_REFERENCES = [{"total_nonbreak": False, "break_time": 1.0, "duration": 3.0},
+                  {"total_nonbreak": True, "break_time": 2.0, "duration": 2.0},
+                  {"total_nonbreak": False, "break_time": 2.5, "duration": 3.0}]
+
+
+@pytest.mark.parametrize("name", ["fir", "irl", "apt"])
+def test_sid_modules_accumulate_batches(name):
+    module = load(name)
+    expected = module.compute(predictions=SID_PREDICTIONS, references=SID_REFERENCES)
+    module.add_batch(predictions=SID_PREDICTIONS[:2], references=SID_REFERENCES[:2])
+    module.add(prediction=SID_PREDICTIONS[2], reference=SID_REFERENCES[2])
+    assert module.compute() == expected
+
+
+def test_a_break_predicted_after_the_clip_ends_is_a_late_detection_and_counted():
+    """The reference notebook charges the delay (3.5 - 2.5 = 1.0 s), as for any late detection."""
+    result = load("apt").compute(predictions=SID_PREDICTIONS, references=SID_REFERENCES)
+    assert result["predictions_past_duration"] == 1 and result["late_hits"] == 1
+    assert result["irl"] == pytest.approx(1.0) and result["apt"] == pytest.approx(1.0 / 3)
