@@ -15,7 +15,8 @@ class ScriptedJudge:
     Retry-After, 500, or a reply slower than the client's timeout); some requests stay malformed
     even after the re-ask, and must end as judge_error."""
 
-    def __init__(self):
+    def __init__(self, faults: bool = True):
+        self.faults = faults  # False: a well-behaved judge
         self.attempts = {}
         self.always_broken = set()
         self.broken_requests = 0  # each broken task asks twice (the question, then the re-ask)
@@ -24,11 +25,11 @@ class ScriptedJudge:
         original = json.dumps(body["messages"][:2], sort_keys=True)
         key = int(hashlib.sha256(original.encode()).hexdigest(), 16)
         attempt = self.attempts[original] = self.attempts.get(original, 0) + 1
-        if key % 23 == 0:
+        if self.faults and key % 23 == 0:
             self.always_broken.add(original)
             self.broken_requests += 1
             return Reply(content="I refuse to use JSON today.")
-        if attempt == 1 and key % 10 < 3:
+        if self.faults and attempt == 1 and key % 10 < 3:
             fault = key % 4
             if fault == 0:
                 return Reply(content='{"winner": "A", "loser_deficiency": ')

@@ -22,6 +22,7 @@ from ihbench.judge import (
     tf_order,
 )
 from ihbench.judge.backends import TransportError
+from ihbench.judge.run import read_judgments
 from ihbench.judge.prompts import RQ_SYSTEM, TF_SYSTEM
 from ihbench.judge.retry import with_retries
 from ihbench.runner import RunSpec, run
@@ -99,10 +100,13 @@ def test_order_randomization_is_balanced_and_reproducible():
 # --- a misbehaving judge server ----------------------------------------------------------------
 
 def test_every_record_ends_judged_or_judge_error_and_counts_match(judged_run):
-    records = read_records(judged_run["root"] / "run" / "judgments.jsonl")
+    everything = read_records(judged_run["root"] / "run" / "judgments.jsonl")
+    records = read_judgments(judged_run["root"] / "run" / "judgments.jsonl")  # the last record per key
     responses = read_records(judged_run["root"] / "run" / "responses.jsonl")
     keys = [(r["id"], r["epoch"], r["axis"]) for r in records]
     assert len(keys) == len(set(keys)) == 2 * len(responses) == judged_run["first"].written
+    # the second pass appended one retry per judge error and nothing else
+    assert len(everything) == len(records) + judged_run["first"].judge_errors
     errors = [r for r in records if r["outcome"] == "judge_error"]
     assert {r["outcome"] for r in records} <= {"judged", "judge_error"}
     assert judged_run["script"].always_broken
@@ -119,9 +123,13 @@ def test_faults_were_really_injected_and_survived(judged_run):
     assert sum(a > 1 for a in attempts) > 0.15 * len(attempts)
 
 
-def test_judging_again_makes_zero_calls(judged_run):
+def test_judging_again_retries_only_the_judge_errors(judged_run):
     first, again, other = judged_run["requests"]
-    assert again == first and judged_run["again"].written == 0 and judged_run["again"].calls == 0
+    errors = judged_run["first"].judge_errors
+    repeat = judged_run["again"]
+    assert errors > 0 and repeat.written == repeat.retried == errors and repeat.skipped == repeat.planned - errors
+    # the always-broken answers fail again: a question and a re-ask each, nothing else is asked
+    assert again - first == repeat.calls == 2 * errors and repeat.judge_errors == errors
     # a fresh judgments file is served from the cache, except the judge errors, which are retried
     assert other - again == judged_run["other"].calls
     assert judged_run["other"].cached == judged_run["other"].judged
@@ -152,13 +160,27 @@ def test_a_missing_response_loses_without_a_call(built, tmp_path):
     assert summary.calls == 0 and {r["verdict"] for r in records} == {"baseline", "fail"}
 
 
-def test_judge_cli(judged_run):
-    result = subprocess.run([sys.executable, "-m", "ihbench.cli", "judge", str(judged_run["root"] / "run"),
-                             "--judge-model", "judge-x", "--judge-base-url", "http://127.0.0.1:9/v1",
-                             "--cache", str(judged_run["root"] / "cache.sqlite"), "--quiet"],
-                            capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    assert "0 judgment(s) written" in result.stdout and "0 judge call(s)" in result.stdout
+def test_judge_cli(judged_run, tmp_path):
+    """A dead endpoint: the earlier judge errors are retried, fail again, and the exit status says
+    so; once the endpoint answers, a rerun fixes exactly those and exits 0."""
+    import shutil
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(judged_run["root"] / "run", run_dir)
+    errors = judged_run["first"].judge_errors
+    command = [sys.executable, "-m", "ihbench.cli", "judge", str(run_dir), "--judge-model", "judge-x",
+               "--cache", str(judged_run["root"] / "cache.sqlite"), "--quiet", "--timeout", "2"]
+    result = subprocess.run(command + ["--judge-base-url", "http://127.0.0.1:9/v1"], capture_output=True, text=True)
+    assert result.returncode == 1, result.stderr
+    assert f"{errors} judgment(s) written (0 judged, {errors} judge_error)" in result.stdout
+    assert f"{errors} earlier judge_error(s) retried" in result.stdout and "retry only those" in result.stderr
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as healthy:
+        fixed = subprocess.run(command + ["--judge-base-url", healthy.base_url], capture_output=True, text=True)
+        assert fixed.returncode == 0, fixed.stderr
+        assert f"{errors} judgment(s) written ({errors} judged, 0 judge_error)" in fixed.stdout
+        assert len(healthy.requests) == errors  # only the failed ones were asked again
+    latest = read_judgments(run_dir / "judgments.jsonl")
+    assert {r["outcome"] for r in latest} == {"judged"} and len(latest) == judged_run["first"].written
     other = subprocess.run([sys.executable, "-m", "ihbench.cli", "judge", str(judged_run["root"] / "run"),
                             "--judge-model", "judge-y", "--quiet"], capture_output=True, text=True)
     assert other.returncode == 2 and "judge-x" in other.stderr and "--out" in other.stderr

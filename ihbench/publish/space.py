@@ -27,6 +27,7 @@ _SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".*", "spaces")
 
 def space_requirements() -> list[str]:
     from packaging.requirements import Requirement
+    from packaging.version import Version
 
     try:
         declared = metadata.requires("ihbench") or []
@@ -42,7 +43,8 @@ def space_requirements() -> list[str]:
         name = requirement.name.lower()
         if name in PINNED:
             try:
-                lines[name] = f"{requirement.name}=={metadata.version(requirement.name)}"
+                # public part only: a local label such as +cpu names a build no index serves
+                lines[name] = f"{requirement.name}=={Version(metadata.version(requirement.name)).public}"
                 continue
             except metadata.PackageNotFoundError:
                 pass

@@ -1,0 +1,118 @@
+"""A user's `pip install ihbench`: the built wheel in a fresh environment, used from a directory
+outside the repository, with the repository not importable.
+
+The wheel is built from the tracked files of this checkout and installed without `-e`. Its
+dependencies are borrowed from the test interpreter's site-packages through a `.pth` line (a
+plain path entry: the editable install's own hooks there are not run), so the test costs
+seconds, not a multi-GB download; the package itself, its data files and its console script
+come only from the wheel.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, REPO
+from judging import ScriptedJudge
+from openai_test_server import OpenAITestServer
+
+
+def _export_tree(target: Path) -> Path:
+    """The files a clean clone has (tracked, plus new ones not ignored), links kept as links."""
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, capture_output=True,
+                            check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source, destination = REPO / name, target / name
+        if not source.exists() and not source.is_symlink():
+            continue  # deleted in the work tree
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():
+            os.symlink(os.readlink(source), destination)
+        else:
+            shutil.copy2(source, destination)
+    return target
+
+
+@pytest.fixture(scope="session")
+def wheel_env(tmp_path_factory):
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("needs a git checkout to know which files a clean clone has")
+    root = tmp_path_factory.mktemp("wheel")
+    source = _export_tree(root / "src")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                    str(root / "dist"), str(source)], check=True, capture_output=True)
+    wheel = next((root / "dist").glob("ihbench-*.whl"))
+    env = root / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    python = env / "bin" / "python"
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--no-index",
+                    str(wheel)], check=True, capture_output=True)
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    (site / "zz_borrowed_test_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    work = root / "work"  # the user's own directory: no repository anywhere near
+    work.mkdir()
+    variables = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    variables["PATH"] = f"{env / 'bin'}{os.pathsep}{variables.get('PATH', '')}"
+    return {"env": env, "site": site, "work": work, "vars": variables, "wheel": wheel}
+
+
+def _run(wheel_env, *command, ok=True):
+    result = subprocess.run(list(command), cwd=wheel_env["work"], env=wheel_env["vars"], capture_output=True, text=True)
+    if ok:
+        assert result.returncode == 0, f"{command}\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+def test_the_packages_come_from_the_wheel_not_the_repository(wheel_env):
+    code = "import ihbench, ihbench_dataset, loaders; print(ihbench.__file__, ihbench_dataset.__file__, loaders.__file__)"
+    files = _run(wheel_env, "python", "-c", code).stdout.split()
+    assert all(f.startswith(str(wheel_env["site"])) for f in files), files
+    assert _run(wheel_env, "ihbench", "--version").stdout.strip() == "ihbench 0.1.0"
+    metric = _run(wheel_env, "python", "-c", "import ihbench; print(ihbench.metric_path('apt'))").stdout.strip()
+    assert metric.startswith(str(wheel_env["site"])) and Path(metric, "sid_scoring.py").is_file()
+
+
+def test_run_judge_report_sid_and_publish_from_another_directory(wheel_env, built, subset, tts_cache):
+    """`built` runs first so the TTS cache holds the renders this build reuses; the sources are
+    the copies shipped inside the installed package."""
+    site, work = wheel_env["site"], wheel_env["work"]
+    shipped = site / "ihbench_dataset" / "sources" / "conversations"
+    _run(wheel_env, "ihbench", "build", "--out", "data", "--cache-dir", str(tts_cache), "--quiet",
+         "--sid-sources", str(FIXTURES / "sid_small.json"), "--sid-noise-clips", "3",
+         "--sources", *[str(shipped / path.name) for path in subset])
+    _run(wheel_env, "ihbench", "make-tiny-model", "qwen2-audio", "--out", "tiny")
+    _run(wheel_env, "ihbench", "run", "--model", "qwen2-audio", "--model-path", "tiny", "--data", "data",
+         "--epochs", "1", "--limit", "2", "--max-new-tokens", "4", "--out", "runs/tiny", "--quiet")
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge_server:
+        judged = _run(wheel_env, "ihbench", "judge", "runs/tiny", "--judge-model", "judge-x", "--judge-base-url",
+                      judge_server.base_url, "--cache", "judge-cache.sqlite", "--quiet")
+    assert "4 judgment(s) written (4 judged, 0 judge_error)" in judged.stdout
+    reported = _run(wheel_env, "ihbench", "report", "runs/tiny")
+    assert "TF win rate" in reported.stdout and reported.stderr == ""
+    summary = json.loads((work / "runs" / "tiny" / "summary.json").read_text())
+    assert summary["runs"][0]["rq_pass_rate"]["n_items"] == 2
+    _run(wheel_env, "ihbench", "sid", "--detector", "energy", "--data", "data", "--config", "sid_dev_en",
+         "--out", "runs/sid", "--quiet")
+    assert json.loads((work / "runs" / "sid" / "summary.json").read_text())["scores"]["notebook"]["n_clips"] > 0
+    _run(wheel_env, "ihbench", "publish-metrics", "--namespace", "acme", "--dry-run", "--staging-dir", "staged")
+    assert 'evaluate.load("acme/apt")' in (work / "staged" / "apt" / "app.py").read_text()
+
+
+def test_the_readme_python_examples_work_from_another_directory(wheel_env, built):
+    code = f"""
+import evaluate, ihbench
+from datasets import load_dataset
+from ihbench_dataset import load_items
+rq = evaluate.load(ihbench.metric_path("rq_pass_rate"))
+assert rq.compute(predictions=[[True, True], [True, False]], item_ids=["a/3", "a/3"])["rq_pass_rate"] == 0.5
+points = load_dataset({str(built)!r}, "interruptions", split="dev")
+assert len(points) == len(load_items({str(built)!r})) > 0
+print("ok")
+"""
+    assert _run(wheel_env, "python", "-c", code).stdout.strip() == "ok"
