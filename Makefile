@@ -18,7 +18,7 @@ test: system-deps browser-deps $(STAMP)
 demo: system-deps $(STAMP) $(DATA)/build_info.json
 	$(OFFLINE) $(BIN)/ihbench info $(DATA)
 	$(OFFLINE) $(BIN)/ihbench export $(DATA) --out demo
-	$(OFFLINE) IHBENCH_DATA=$(abspath $(DATA)) $(BIN)/python spaces/app.py
+	$(OFFLINE) $(BIN)/ihbench space --data $(abspath $(DATA)) --port $${PORT:-7860}
 
 install: system-deps $(STAMP)
 

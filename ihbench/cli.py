@@ -13,6 +13,24 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 
+def parse_options(pairs) -> dict:
+    """`--option KEY=VALUE`, each VALUE read as JSON when it is (1, true, [..]), else as text."""
+    import json
+
+    from ihbench_dataset.errors import UsageError
+
+    options = {}
+    for pair in pairs or []:
+        key, equals, value = pair.partition("=")
+        if not key.strip() or not equals:
+            raise UsageError(f"--option expects KEY=VALUE, got {pair!r}")
+        try:
+            options[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key.strip()] = value
+    return options
+
+
 def _notes(args: argparse.Namespace, notes) -> None:
     if not args.quiet:
         for note in notes:
@@ -116,22 +134,25 @@ def _publish_space(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run(args: argparse.Namespace) -> int:
-    import json
+def _space(args: argparse.Namespace) -> int:
+    import os
+    import runpy
 
+    from ihbench.resources import space_dir
+
+    if args.data:
+        os.environ["IHBENCH_DATA"] = args.data
+    os.environ["GRADIO_SERVER_PORT"] = str(args.port)
+    os.environ["GRADIO_SERVER_NAME"] = args.host
+    runpy.run_path(str(space_dir() / "app.py"), run_name="__main__")  # the very file a Space runs
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
     from ihbench.runner import RunSpec, run
 
     generation = {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "top_p": args.top_p}
-    options = {}
-    for pair in args.option or []:
-        key, _, value = pair.partition("=")
-        if not key or not _:
-            print(f"ihbench run: error: --option expects KEY=VALUE, got {pair!r}", file=sys.stderr)
-            return 2
-        try:
-            options[key] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key] = value
+    options = parse_options(args.option)
     if args.base_url:
         options["base_url"] = args.base_url
     if args.concurrency:
@@ -141,6 +162,7 @@ def _run(args: argparse.Namespace) -> int:
         split=args.split, epochs=args.epochs, limit=args.limit,
         types=[t for t in args.types.split(",") if t] if args.types else None, modality=args.modality,
         generation=generation, seed=args.seed, loader_options=options, command=["ihbench", *sys.argv[1:]],
+        allow_endpoint_change=args.allow_endpoint_change,
     )
     summary = run(spec, progress=not args.quiet)
     print(f"{summary.out}: {summary.written} response(s) written, {summary.skipped} already done, "
@@ -230,17 +252,9 @@ def _sid_import(args: argparse.Namespace) -> int:
 
 
 def _sid(args: argparse.Namespace) -> int:
-    import json
-
     from ihbench.sid.run_sid import run_sid
 
-    options = {}
-    for pair in args.option or []:
-        key, _, value = pair.partition("=")
-        try:
-            options[key] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key] = value
+    options = parse_options(args.option)
     if args.hop is not None:
         options["hop_ms"] = args.hop
     if args.model:
@@ -319,6 +333,13 @@ def build_parser() -> argparse.ArgumentParser:
                                "temporary folder)")
     publish_space.set_defaults(func=_publish_space)
 
+    space = add("space", help="serve the Gradio Space locally (Browse, Evaluate, Detect, Metrics, Leaderboard)")
+    space.add_argument("--data", help="dataset folder or Hub id (default: $IHBENCH_DATA, else ./data/ihbench-dev)")
+    space.add_argument("--port", type=int, default=7860, help="port (default 7860)")
+    space.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; 0.0.0.0 for "
+                       "every interface)")
+    space.set_defaults(func=_space)
+
     run = add("run", help="run a model over interruption points into a resumable run directory")
     run.add_argument("--model", required=True, help="loader name (see `ihbench models`)")
     run.add_argument("--model-path", required=True, help="local model directory, cached hub id, or served model name")
@@ -337,6 +358,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--base-url", help="openai loader: server URL, e.g. http://gpu-node:8000/v1 (vLLM)")
     run.add_argument("--concurrency", type=int, help="openai loader: requests in flight")
     run.add_argument("--option", action="append", metavar="KEY=VALUE", help="other loader options (device, dtype, ...)")
+    run.add_argument("--allow-endpoint-change", action="store_true",
+                     help="resume a run whose --base-url changed (only when the new server serves the same model)")
     run.set_defaults(func=_run)
 
     judge = add("judge", help="judge a run's responses (TF against the baseline, RQ criteria)")
@@ -396,24 +419,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = build_parser().parse_args(argv)
-    from ihbench_dataset.audio import AudioError
-    from ihbench_dataset.build import BuildError
-    from ihbench_dataset.load import DataSourceError
-    from ihbench_dataset.sources import SourceError
-    from ihbench_dataset.wide import SchemaError
-    from ihbench.jsonl import CorruptLogError
-    from ihbench.runner import RunConfigError
-    from ihbench.judge import JudgeConfigError
-    from ihbench_dataset.sid import SidFormatError
-    from loaders.base import ModelNotFoundError
-    from ihbench.resources import ResourceError
+    import logging
 
+    args = build_parser().parse_args(argv)
+    from ihbench_dataset.errors import IHBenchError
+
+    # Library code reports (bad records, notes) on the "ihbench" logger; here they become one line each.
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"ihbench {args.command}: warning: %(message)s"))
+    logger = logging.getLogger("ihbench")
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
+    logger.propagate = False
     try:
         return args.func(args)
-    except (SourceError, SchemaError, DataSourceError, AudioError, BuildError, RunConfigError, CorruptLogError, JudgeConfigError, SidFormatError,
-            ModelNotFoundError, ResourceError, ValueError, FileNotFoundError, FileExistsError, KeyError) as error:
+    except IHBenchError as error:  # meant for the user: one line; anything else is a bug and keeps its traceback
         print(f"ihbench {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:  # the machine said no: full disk, read-only folder, permission, ...
+        where = f": {error.filename}" if error.filename else ""
+        print(f"ihbench {args.command}: error: {error.strerror or error}{where}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

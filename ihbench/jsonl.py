@@ -6,40 +6,51 @@ holds every finished record plus at most one torn last line, which `read_records
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import IHBenchError
 import json
+import logging
 import os
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
+
+log = logging.getLogger("ihbench")
 
 
-class CorruptLogError(ValueError):
+class CorruptLogError(IHBenchError, ValueError):
     pass
 
 
-def read_records(path: Path, *, repair: bool = True) -> list[dict]:
-    """All complete records; a torn final line (no newline) is cut off when `repair` is set."""
+def read_records(path: Path, *, repair: bool = False, check: Optional[Callable[[dict], Optional[str]]] = None) -> list[dict]:
+    """All complete records. A torn final line (no newline) is cut off when `repair` is set (only
+    the file's writer, holding its lock, may do that) and otherwise ignored: a reader may be looking
+    at a line still being written. `check(record)` returns why a record is unusable, or None; such
+    a record is reported (file and line, on the `ihbench` logger) and left out, so nothing built on
+    it counts as done."""
     path = Path(path)
     if not path.exists():
         return []
     data = path.read_bytes()
     end = data.rfind(b"\n") + 1
-    if end < len(data):
-        if not repair:
-            raise CorruptLogError(f"{path}: last line is incomplete (a crash mid-write?)")
+    if end < len(data) and repair:
         with open(path, "r+b") as handle:
             handle.truncate(end)
             handle.flush()
             os.fsync(handle.fileno())
-        data = data[:end]
+    data = data[:end]
     records = []
     for number, line in enumerate(data.decode("utf-8").splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            records.append(json.loads(line))
+            record = json.loads(line)
         except json.JSONDecodeError as error:
             raise CorruptLogError(f"{path}: line {number} is not valid JSON ({error.msg}); "
                                   "the file was edited or damaged, not torn by a crash") from None
+        problem = "not a JSON object" if not isinstance(record, dict) else (check(record) if check else None)
+        if problem:
+            log.warning("%s line %d: %s; the record is left out and will be redone", path, number, problem)
+            continue
+        records.append(record)
     return records
 
 

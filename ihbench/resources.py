@@ -7,11 +7,12 @@ one of these functions; nothing computes a path from `__file__`.
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import IHBenchError
 from importlib import resources
 from pathlib import Path
 
 
-class ResourceError(LookupError):
+class ResourceError(IHBenchError, LookupError):
     """A shipped file or module is missing: the installation is incomplete, or the name is wrong."""
 
 

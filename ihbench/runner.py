@@ -1,13 +1,13 @@
-"""`ihbench run`: a model over interruption points x epochs into a resumable run directory.
-
-    runs/<name>/run.json          what was run (model, loader, data, generation, versions)
-    runs/<name>/responses.jsonl   one line per (item id, epoch), appended and fsynced
+"""`ihbench run`: a model over interruption points x epochs into a resumable run directory
+(`ihbench.rundir`: run.json and responses.jsonl).
 
 Running the same command again resumes: finished (item, epoch) records are skipped, so none is
-written twice; a torn last line from a crash is repaired first.
+written twice; a torn last line from a crash is repaired first. The directory is locked for the
+life of the command, so a second `ihbench run` on it fails at once instead of doubling records.
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import IHBenchError
 import hashlib
 import platform
 import sys
@@ -18,15 +18,15 @@ from typing import Optional, Sequence
 
 from ihbench_dataset.schema import EvalItem, canonical_interruption_type
 
-from .jsonl import AppendLog, read_records, write_json_atomic
+from .jsonl import AppendLog
+from .rundir import RunDir
 
-RESPONSES = "responses.jsonl"
-RUN_JSON = "run.json"
-# Fields that define a run: resuming with any of them changed would mix two experiments.
-IDENTITY = ("loader", "model_path", "data", "config", "split", "modality", "generation", "seed", "types")
+# Fields that define a run: resuming with any of them changed would mix two experiments. The
+# endpoint (an OpenAI-compatible server's URL; never its key) may point at another model.
+IDENTITY = ("loader", "model_path", "data", "config", "split", "modality", "generation", "seed", "types", "endpoint")
 
 
-class RunConfigError(ValueError):
+class RunConfigError(IHBenchError, ValueError):
     pass
 
 
@@ -46,6 +46,7 @@ class RunSpec:
     seed: int = 0
     loader_options: dict = field(default_factory=dict)
     command: Optional[list[str]] = None
+    allow_endpoint_change: bool = False
 
 
 @dataclass
@@ -98,35 +99,55 @@ def _versions() -> dict:
     return versions
 
 
-def _check_same_run(existing: dict, identity: dict, path: Path) -> None:
+def _check_same_run(existing: dict, identity: dict, path: Path, allow_endpoint_change: bool = False) -> None:
     for key in IDENTITY:
+        if key == "endpoint" and allow_endpoint_change:
+            continue
         if existing.get(key) != identity.get(key):
+            hint = (" (--allow-endpoint-change if the new server serves the same model)" if key == "endpoint"
+                    else "")
             raise RunConfigError(
                 f"{path} belongs to a different run: {key} is {existing.get(key)!r} there but {identity.get(key)!r} "
-                "now; use another --out (or the same options to resume)")
+                f"now; use another --out (or the same options to resume){hint}")
 
 
 def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, progress: bool = True) -> RunSummary:
-    from loaders import GenerationConfig, build_conversation, get
-    from loaders.base import EmptyAudioError, Response
+    from loaders import GenerationConfig
 
     started = time.perf_counter()
     out = Path(spec.out)
+    if out.exists() and not out.is_dir():
+        raise RunConfigError(f"--out: {out} is a file, not a run directory")
     generation = GenerationConfig(**spec.generation)
     identity = {"loader": spec.loader, "model_path": spec.model_path, "data": spec.data, "config": spec.config,
                 "split": spec.split, "modality": spec.modality, "generation": generation.to_dict(),
-                "seed": spec.seed, "types": sorted(spec.types) if spec.types else None}
-    existing = None
-    if (out / RUN_JSON).exists():
-        import json
-
-        existing = json.loads((out / RUN_JSON).read_text(encoding="utf-8"))
-        _check_same_run(existing, identity, out / RUN_JSON)
+                "seed": spec.seed, "types": sorted(spec.types) if spec.types else None,
+                "endpoint": spec.loader_options.get("base_url")}
     if spec.epochs < 1:
         raise RunConfigError(f"--epochs: must be >= 1, got {spec.epochs}")
+    run_dir = RunDir(out)
+    created = not out.exists()
+    try:
+        with run_dir.writing():
+            return _run_locked(spec, run_dir, identity, generation, loader, items, progress, started)
+    except BaseException:
+        if created and out.is_dir() and {p.name for p in out.iterdir()} <= {".lock"}:
+            (out / ".lock").unlink(missing_ok=True)  # nothing was written: leave no empty directory behind
+            out.rmdir()
+        raise
 
+
+def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, loader, items, progress: bool,
+                started: float) -> RunSummary:
+    from loaders import build_conversation, create
+    from loaders.base import EmptyAudioError, Response
+
+    out = run_dir.path
+    existing = run_dir.info() if run_dir.exists() else None
+    if existing:
+        _check_same_run(existing, identity, run_dir.info_path, spec.allow_endpoint_change)
     if loader is None:
-        loader = get(spec.loader)(spec.model_path, **spec.loader_options)  # fails fast on a missing model
+        loader = create(spec.loader, spec.model_path, **spec.loader_options)  # fails fast: missing model, bad option
     loader.check_modality(spec.modality)
     if items is None:
         from ihbench_dataset import load_items
@@ -134,9 +155,9 @@ def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, p
         items = load_items(spec.data, config=spec.config, split=spec.split)
     items = select_items(items, spec.types, spec.limit)
 
-    out.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(out / RUN_JSON, {
+    run_dir.write_info({
         **identity,
+        "endpoint": identity["endpoint"] if not existing else existing.get("endpoint", identity["endpoint"]),
         "epochs": spec.epochs,
         "limit": spec.limit,
         "model": loader.describe(),
@@ -147,13 +168,13 @@ def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, p
         "created": existing.get("created") if existing else time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     })
 
-    done = {(r["id"], r["epoch"]) for r in read_records(out / RESPONSES)}
+    done = {(r["id"], r["epoch"]) for r in run_dir.responses(repair=True)}
     todo = [(item, epoch) for item in items for epoch in range(spec.epochs) if (item.id, epoch) not in done]
     planned = len(items) * spec.epochs
     written = errors = 0
     from tqdm.auto import tqdm
 
-    with AppendLog(out / RESPONSES) as log, tqdm(total=planned, initial=planned - len(todo), unit="response",
+    with AppendLog(run_dir.responses_path) as log, tqdm(total=planned, initial=planned - len(todo), unit="response",
                                                  desc=f"{spec.loader} {Path(spec.model_path).name}",
                                                  disable=not progress) as bar:
         for start in range(0, len(todo), max(1, loader.batch_size)):

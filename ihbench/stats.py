@@ -5,6 +5,7 @@ orchestration side; the scores themselves come only from `metrics/`.
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import UsageError
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -29,16 +30,16 @@ class LogisticFit:
 def _vector(values, name: str) -> np.ndarray:
     array = np.asarray(values, dtype=np.float64)
     if array.ndim != 1 or array.size == 0:
-        raise ValueError(f"{name}: expected a non-empty 1-D sequence of numbers")
+        raise UsageError(f"{name}: expected a non-empty 1-D sequence of numbers")
     bad = np.flatnonzero(~np.isfinite(array))
     if bad.size:
-        raise ValueError(f"{name}[{bad[0]}]: not a finite number")
+        raise UsageError(f"{name}[{bad[0]}]: not a finite number")
     return array
 
 
 def _same_length(a: np.ndarray, b: np.ndarray, names: str) -> None:
     if a.size != b.size:
-        raise ValueError(f"{names}: lengths differ ({a.size} vs {b.size})")
+        raise UsageError(f"{names}: lengths differ ({a.size} vs {b.size})")
 
 
 def logistic_slope(x: Sequence[float], y: Sequence[float], *, max_iter: int = 100, tol: float = 1e-10) -> LogisticFit:
@@ -50,7 +51,7 @@ def logistic_slope(x: Sequence[float], y: Sequence[float], *, max_iter: int = 10
     x, y = _vector(x, "x"), _vector(y, "y")
     _same_length(x, y, "x, y")
     if np.any((y < 0) | (y > 1)):
-        raise ValueError(f"y[{int(np.flatnonzero((y < 0) | (y > 1))[0])}]: outcomes must be in [0, 1]")
+        raise UsageError(f"y[{int(np.flatnonzero((y < 0) | (y > 1))[0])}]: outcomes must be in [0, 1]")
     design = np.column_stack([np.ones_like(x), x])
     beta = np.zeros(2)
     for _ in range(max_iter):
@@ -72,7 +73,7 @@ def one_sample_t_test(values: Sequence[float], mean: float = 0.0) -> TestResult:
 
     values = _vector(values, "values")
     if values.size < 2:
-        raise ValueError("values: need at least 2 for a t-test")
+        raise UsageError("values: need at least 2 for a t-test")
     result = stats.ttest_1samp(values, mean)
     return TestResult(float(result.statistic), float(result.pvalue), int(values.size))
 
@@ -83,7 +84,7 @@ def welch_t_test(a: Sequence[float], b: Sequence[float]) -> TestResult:
 
     a, b = _vector(a, "a"), _vector(b, "b")
     if a.size < 2 or b.size < 2:
-        raise ValueError("a, b: need at least 2 values in each group")
+        raise UsageError("a, b: need at least 2 values in each group")
     result = stats.ttest_ind(a, b, equal_var=False)
     return TestResult(float(result.statistic), float(result.pvalue), int(a.size + b.size))
 
@@ -108,11 +109,11 @@ def tost_paired(a: Sequence[float], b: Sequence[float], margin: float) -> TostRe
     a, b = _vector(a, "a"), _vector(b, "b")
     _same_length(a, b, "a, b")
     if not np.isfinite(margin) or margin <= 0:
-        raise ValueError(f"margin: must be a positive number, got {margin}")
+        raise UsageError(f"margin: must be a positive number, got {margin}")
     diff = a - b
     n = diff.size
     if n < 2:
-        raise ValueError("a, b: need at least 2 pairs")
+        raise UsageError("a, b: need at least 2 pairs")
     mean = float(diff.mean())
     se = float(diff.std(ddof=1) / np.sqrt(n))
     if se == 0.0:
@@ -127,9 +128,9 @@ def tost_paired(a: Sequence[float], b: Sequence[float], margin: float) -> TostRe
 def cohen_kappa(a: Sequence, b: Sequence) -> Optional[float]:
     """Agreement of two raters beyond chance; None when chance agreement is already perfect."""
     if len(a) != len(b):
-        raise ValueError(f"a, b: lengths differ ({len(a)} vs {len(b)})")
+        raise UsageError(f"a, b: lengths differ ({len(a)} vs {len(b)})")
     if len(a) == 0:
-        raise ValueError("a, b: empty input")
+        raise UsageError("a, b: empty input")
     labels = sorted(set(a) | set(b), key=str)
     index = {label: i for i, label in enumerate(labels)}
     table = np.zeros((len(labels), len(labels)))

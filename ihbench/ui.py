@@ -150,7 +150,7 @@ def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], doma
                     epochs: int, max_new_tokens: int = 64, base_url: Optional[str] = None) -> Iterator[tuple]:
     """Yields (rows, last interruption audio) as responses arrive; rows are
     [id, type, interruption, response, re-delivery, error]."""
-    from loaders import GenerationConfig, ModelNotFoundError, build_conversation, get
+    from loaders import GenerationConfig, ModelNotFoundError, build_conversation, create
 
     from .report.diagnostics import diagnose
     from .runner import record_seed
@@ -159,7 +159,7 @@ def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], doma
         raise UserError("enter a model path or id")
     options = {"base_url": base_url} if loader_name == "openai" and base_url else {}
     try:
-        loader = get(loader_name)(model_path.strip(), **options)
+        loader = create(loader_name, model_path.strip(), **options)
     except ModelNotFoundError:
         raise UserError("that model was not found (check the path or id; the hub is not reachable here)") from None
     except KeyError:

@@ -5,6 +5,7 @@ byte-identical on re-encode), so a rebuild from the same renders gives the same 
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import IHBenchError
 import io
 import os
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from .schema import SAMPLING_RATE
 AudioSource = Union[bytes, str, os.PathLike]
 
 
-class AudioError(ValueError):
+class AudioError(IHBenchError, ValueError):
     """A recording that cannot be used; the message names the file."""
 
 

@@ -13,6 +13,7 @@ that fails leaves the previous build (or nothing) in place, never half a dataset
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import IHBenchError
 import hashlib
 import json
 import os
@@ -25,6 +26,7 @@ from .audio import encode_flac, load_recording
 from .features import baseline_features, conversations_features, interruptions_features
 from .long import interruption_row
 from .schema import INTERRUPTION_TYPES
+from .locks import exclusive, lock_file_for
 from .sources import ASSISTANT_VOICE, Conversation
 from .tts import RenderCache, get_engine
 
@@ -33,7 +35,7 @@ CONFIGS = ("conversations", "baseline", "interruptions")
 BUILD_MARKER = "build_info.json"
 
 
-class BuildError(RuntimeError):
+class BuildError(IHBenchError, RuntimeError):
     pass
 
 
@@ -57,11 +59,22 @@ def build(
     sid_noise_clips: int = 90,
 ) -> BuildResult:
     """`sid`: also render the in-house SID-style configs (`sid_dev_en`, `sid_dev_noise`) from
-    `sid_sources` (default: the shipped utterances) with `sid_noise_clips` seeded noise clips."""
+    `sid_sources` (default: the shipped utterances) with `sid_noise_clips` seeded noise clips.
+
+    A rebuild replaces what the previous build wrote and keeps everything else in the folder
+    (configs added by `ihbench sid-import`, a user's own files), listed in the new card as before."""
+    out = Path(out).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with exclusive(lock_file_for(out), f"dataset directory {out}"):
+        return _build_locked(out, sources, cache_dir=cache_dir, progress=progress, sid=sid, sid_sources=sid_sources,
+                             sid_noise_clips=sid_noise_clips)
+
+
+def _build_locked(out: Path, sources, *, cache_dir, progress: bool, sid: bool, sid_sources, sid_noise_clips: int):
     from .verify import verify_paths
 
-    out = Path(out).resolve()
     _refuse_foreign_directory(out)
+    _remove_stale_work(out)
     report = verify_paths(sources)
     if not report.ok:
         listed = "\n".join(f"  {p}" for p in report.problems[:30])
@@ -78,7 +91,10 @@ def build(
     tmp.mkdir(parents=True)
     try:
         statistics = _write(tmp, conversations, audio, sid_rows, progress=progress)
-        _write_info(tmp, conversations, statistics, cache, notes)
+        kept = _carry_over(out, tmp)
+        if kept:
+            notes.append(f"kept what this build does not make: {', '.join(kept)}")
+        _write_info(tmp, conversations, statistics, cache, notes, kept)
         _replace(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -233,7 +249,8 @@ def sources_fingerprint(conversations: list[Conversation]) -> str:
     return digest.hexdigest()[:16]
 
 
-def _write_info(root: Path, conversations, statistics: dict, cache: RenderCache, notes: list[str]) -> None:
+def _write_info(root: Path, conversations, statistics: dict, cache: RenderCache, notes: list[str],
+                kept: list[str]) -> None:
     from importlib.metadata import version
 
     from . import __name__ as package
@@ -243,7 +260,9 @@ def _write_info(root: Path, conversations, statistics: dict, cache: RenderCache,
         "sources_fingerprint": sources_fingerprint(conversations),
         "conversations": [c.conversation_id for c in conversations],
         "split": SPLIT,
-        "configs": sorted(p.name for p in root.iterdir() if p.is_dir()),
+        "configs": sorted(p.name for p in root.iterdir() if p.is_dir() and p.name not in kept),
+        "files": sorted(p.name for p in root.iterdir() if p.name not in kept) + [BUILD_MARKER],
+        "kept": kept,
         "statistics": statistics,
         "notes": notes,
     }
@@ -254,6 +273,58 @@ def _refuse_foreign_directory(out: Path) -> None:
     """Replacing a previous build is fine; deleting a directory we did not make is not."""
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / BUILD_MARKER).is_file())):
         raise BuildError(f"{out}: exists and is not an ihbench build (no {BUILD_MARKER}); choose another --out")
+
+
+def _own_entries(out: Path) -> set[str]:
+    """Top-level names the previous build wrote (older builds did not list their files)."""
+    try:
+        info = json.loads((out / BUILD_MARKER).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return set()
+    return set(info.get("files") or []) | set(info.get("configs") or []) | {"README.md", "stats.png", BUILD_MARKER}
+
+
+def _carry_over(out: Path, tmp: Path) -> list[str]:
+    """Move into the new build what the old folder holds that no build wrote; list kept configs
+    in the new card with the entries they had."""
+    if not out.is_dir():
+        return []
+    own, made = _own_entries(out), {p.name for p in tmp.iterdir()}
+    kept = sorted(p.name for p in out.iterdir() if p.name not in own and p.name not in made)
+    for name in kept:
+        shutil.copytree(out / name, tmp / name, symlinks=True) if (out / name).is_dir() else \
+            shutil.copy2(out / name, tmp / name)  # copied, not moved: the old build stays whole until the swap
+    configs = [name for name in kept if (out / name).is_dir() and any((out / name).rglob("*.parquet"))]
+    if configs and (out / "README.md").is_file():
+        from huggingface_hub import DatasetCard
+
+        entries = {entry.get("config_name"): entry for entry in DatasetCard.load(out / "README.md").data.get("configs") or []}
+        card = DatasetCard.load(tmp / "README.md")
+        card.data.configs = list(card.data.get("configs") or []) + [entries[c] for c in configs if c in entries]
+        card.save(tmp / "README.md")
+    return kept
+
+
+def _remove_stale_work(out: Path) -> None:
+    """Working folders of builds that were killed (their process is gone): hundreds of MB each."""
+    for leftover in out.parent.glob(f".{out.name}.building-*"):
+        pid = leftover.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            shutil.rmtree(leftover, ignore_errors=True)
+    for leftover in out.parent.glob(f".{out.name}.old-*"):
+        pid = leftover.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _replace(tmp: Path, out: Path) -> None:

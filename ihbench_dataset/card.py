@@ -1,6 +1,7 @@
 """Renders `dataset_card.md` (repository root) into the built dataset's README.md."""
 from __future__ import annotations
 
+from ihbench_dataset.errors import UsageError
 import re
 from pathlib import Path
 
@@ -62,5 +63,5 @@ def render_card(*, statistics: dict, features: dict, voices: dict, split: str, c
         text = text.replace("{{" + key + "}}", value)
     leftover = re.findall(r"\{\{\w+\}\}", text)
     if leftover:
-        raise ValueError(f"{TEMPLATE}: unfilled placeholders {leftover}")
+        raise UsageError(f"{TEMPLATE}: unfilled placeholders {leftover}")
     return text

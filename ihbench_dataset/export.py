@@ -1,6 +1,7 @@
 """Export one conversation as readable text plus WAV files, to listen to what a model hears."""
 from __future__ import annotations
 
+from ihbench_dataset.errors import UnknownNameError
 import os
 import shutil
 from pathlib import Path
@@ -70,4 +71,4 @@ def pick_conversation(conversations: list[WideConversation], conversation_id: Op
         if conversation.conversation_id == conversation_id:
             return conversation
     known = ", ".join(c.conversation_id for c in conversations)
-    raise KeyError(f"no conversation {conversation_id!r}; available: {known}")
+    raise UnknownNameError(f"no conversation {conversation_id!r}; available: {known}")

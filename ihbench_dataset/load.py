@@ -1,6 +1,7 @@
 """`load_items`: from wherever the data lives to a list of `EvalItem`s."""
 from __future__ import annotations
 
+from ihbench_dataset.errors import IHBenchError
 import os
 import re
 from pathlib import Path
@@ -16,7 +17,7 @@ _PREFERRED_SPLITS = ("test", "dev", "validation", "train")
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
-class DataSourceError(ValueError):
+class DataSourceError(IHBenchError, ValueError):
     """The source cannot be opened; the message says which source and why."""
 
 

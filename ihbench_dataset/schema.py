@@ -6,6 +6,7 @@ The reader in `ihbench_dataset.wide` is the only place that turns the former int
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import UsageError
 import re
 from dataclasses import dataclass, field
 from typing import Literal, Optional
@@ -49,7 +50,7 @@ def canonical_interruption_type(value: Optional[str]) -> Optional[str]:
     key = re.sub(r"_+", "_", key).strip("_")
     key = _ALIASES.get(key, key)
     if key not in INTERRUPTION_TYPES:
-        raise ValueError(
+        raise UsageError(
             f"unknown interruption type {value!r}; expected one of {', '.join(INTERRUPTION_TYPES)}"
         )
     return key
@@ -62,7 +63,7 @@ def depth_bin(depth: int) -> str:
             return f"{low}-{high}"
     if depth > DEPTH_BINS[-1][1]:
         return f"{DEPTH_BINS[-1][0]}-{DEPTH_BINS[-1][1]}"
-    raise ValueError(f"depth must be >= 0, got {depth}")
+    raise UsageError(f"depth must be >= 0, got {depth}")
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ class AudioClip:
 
     def __post_init__(self) -> None:
         if self.bytes is None and self.path is None:
-            raise ValueError("AudioClip needs bytes or a path")
+            raise UsageError("AudioClip needs bytes or a path")
 
     def decode(self, sampling_rate: int = SAMPLING_RATE):
         """Mono float32 samples in [-1, 1] at `sampling_rate`."""

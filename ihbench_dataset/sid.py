@@ -11,6 +11,8 @@ in `<break>`, and 31 rows of the English split hold Mandarin clips.
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import IHBenchError, UsageError
+from ihbench_dataset.locks import exclusive, lock_file_for
 import json
 import math
 import os
@@ -41,7 +43,7 @@ _DURATION_SLACK_S = 0.1
 PathLike = Union[str, os.PathLike]
 
 
-class SidFormatError(ValueError):
+class SidFormatError(IHBenchError, ValueError):
     """The SID-Bench folder cannot be used; the message names the file and the line."""
 
 
@@ -247,8 +249,15 @@ def import_sid(root: PathLike, out_dir: PathLike, *, progress: bool = True) -> d
     from tqdm.auto import tqdm
 
     configs = read_sid_folder(root)
-    out = Path(out_dir)
+    out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
+    with exclusive(lock_file_for(out), f"dataset directory {out}"):  # one writer: not during a build
+        return _import_locked(root, out, configs, progress)
+
+
+def _import_locked(root, out: Path, configs, progress: bool) -> dict:
+    from tqdm.auto import tqdm
+
     annotations = {config: str(_annotation_file(Path(root), SID_CONFIGS[config][0])) for config in configs}
     notes, written = list(configs.notes), {}
     try:
@@ -461,7 +470,7 @@ def sid_rows(dataset_or_dir: Any, config: str = "sid_en") -> tuple[list[dict], S
                              f"{', '.join(sid) or 'none (run ihbench sid-import or ihbench build)'}; "
                              f"all configs: {', '.join(built)}")
     if config not in SID_CONFIGS:
-        raise ValueError(f"config: expected one of {', '.join(SID_CONFIGS)} or a config of the dataset directory, "
+        raise UsageError(f"config: expected one of {', '.join(SID_CONFIGS)} or a config of the dataset directory, "
                          f"got {config!r}")
     configs = read_sid_folder(root)
     if config not in configs:

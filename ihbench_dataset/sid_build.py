@@ -8,6 +8,7 @@ Noise clips (white, pink, brown noise, mains hum, silence) are seeded, so rebuil
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import IHBenchError
 import json
 from pathlib import Path
 from typing import Optional
@@ -25,7 +26,7 @@ ONSET_FRAME_S = 0.005
 ONSET_FRACTION = 0.05  # speech starts at the first 5 ms frame above 5 % of the segment's loudest frame
 
 
-class SidSourceError(ValueError):
+class SidSourceError(IHBenchError, ValueError):
     pass
 
 

@@ -5,6 +5,7 @@ the content rules (prefixes, placeholders, leakage) live in `verify.py`.
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import IHBenchError
 import hashlib
 import json
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ USER_VOICES = ("piper:joe", "flite:slt")
 ASSISTANT_VOICE = "flite:rms"
 
 
-class SourceError(ValueError):
+class SourceError(IHBenchError, ValueError):
     """A source file is malformed; the message names the file and the field."""
 
 

@@ -5,6 +5,7 @@ The official `bosonai/IHBench` data and the in-house build share this layout, so
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import IHBenchError
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional
@@ -20,7 +21,7 @@ from .schema import (
     item_id,
 )
 
-class SchemaError(ValueError):
+class SchemaError(IHBenchError, ValueError):
     """The data does not follow the IHBench wide schema; the message names source, row and column."""
 
 

@@ -1,7 +1,7 @@
 """Model loaders: one file per model family, registered by name.
 
-    from loaders import get, available, build_conversation
-    loader = get("qwen2-audio")("path/to/model")
+    from loaders import create, available, build_conversation
+    loader = create("qwen2-audio", "path/to/model", dtype="bfloat16")
     response = loader.generate(build_conversation(item, "audio"), GenerationConfig(), seed=0)
 """
 from .base import (
@@ -9,24 +9,27 @@ from .base import (
     EmptyAudioError,
     GenerationConfig,
     Loader,
+    ModelFolderError,
     ModelNotFoundError,
     Response,
     Turn,
     build_conversation,
     resolve_model_path,
 )
-from .registry import available, get, register
+from .registry import available, create, get, register
 
 __all__ = [
     "Conversation",
     "EmptyAudioError",
     "GenerationConfig",
     "Loader",
+    "ModelFolderError",
     "ModelNotFoundError",
     "Response",
     "Turn",
     "available",
     "build_conversation",
+    "create",
     "get",
     "register",
     "resolve_model_path",

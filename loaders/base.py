@@ -6,6 +6,7 @@ see the wide schema, rubrics or baselines: only what a deployed voice agent woul
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import IHBenchError, UsageError
 import time
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
@@ -26,7 +27,7 @@ class Turn:
 
     def __post_init__(self):
         if self.text is None and self.audio is None:
-            raise ValueError(f"a {self.role} turn needs text or audio")
+            raise UsageError(f"a {self.role} turn needs text or audio")
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ def build_conversation(item: EvalItem, modality: Modality = "audio") -> Conversa
     as text); the interrupted assistant turn as delivered, never as planned; then the interruption.
     """
     if modality not in ("audio", "text"):
-        raise ValueError(f"modality: expected 'audio' or 'text', got {modality!r}")
+        raise UsageError(f"modality: expected 'audio' or 'text', got {modality!r}")
     turns = [Turn("system", item.system_prompt)]
 
     def user(text: str, clip, where: str) -> Turn:
@@ -96,8 +97,55 @@ class Response:
         return cls(text=None, latency_s=time.perf_counter() - started, error=f"{type(error).__name__}: {error}")
 
 
-class ModelNotFoundError(FileNotFoundError):
+class ModelNotFoundError(IHBenchError, FileNotFoundError):
     """A local path that does not exist, or a hub id while the hub is unreachable: said at once."""
+
+
+class ModelFolderError(IHBenchError, ValueError):
+    """A local model folder that cannot be loaded (a missing config, a truncated weights file)."""
+
+
+def check_model_folder(path) -> None:
+    """Fail at once, naming the file, before transformers touches the folder: without config.json
+    it guesses (and once grew to 24 GB before the kernel killed it); a truncated safetensors file
+    otherwise surfaces as a raw SafetensorError mid-load."""
+    import json
+    import struct
+    from pathlib import Path
+
+    folder = Path(path)
+    if not (folder / "config.json").is_file():
+        raise ModelFolderError(f"{folder}: no config.json; this is not a transformers model folder "
+                               "(point --model-path at the folder that holds config.json and the weights)")
+    index = folder / "model.safetensors.index.json"
+    if index.is_file():
+        try:
+            shards = sorted(set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values()))
+        except (ValueError, KeyError, TypeError) as error:
+            raise ModelFolderError(f"{index}: not a valid safetensors index ({type(error).__name__})") from None
+        missing = [name for name in shards if not (folder / name).is_file()]
+        if missing:
+            raise ModelFolderError(f"{folder}: weights listed in {index.name} are missing: {', '.join(missing)}")
+    weights = sorted(folder.glob("*.safetensors"))
+    if not weights and not any(folder.glob("*.bin")):
+        raise ModelFolderError(f"{folder}: no weights (*.safetensors or *.bin)")
+    for file in weights:
+        size = file.stat().st_size
+        with file.open("rb") as handle:
+            head = handle.read(8)
+            if len(head) < 8:
+                raise ModelFolderError(f"{file}: truncated ({size} bytes; not even a safetensors header)")
+            (length,) = struct.unpack("<Q", head)
+            if length > size - 8:
+                raise ModelFolderError(f"{file}: truncated (header says {length} bytes, file has {size})")
+            try:
+                header = json.loads(handle.read(length))
+            except ValueError:
+                raise ModelFolderError(f"{file}: damaged safetensors header") from None
+        end = max((t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0)
+        if size < 8 + length + end:
+            raise ModelFolderError(f"{file}: truncated ({size} bytes, the header describes {8 + length + end}); "
+                                   "download or copy it again")
 
 
 class Loader(ABC):
@@ -112,9 +160,25 @@ class Loader(ABC):
         self.model_path = model_path
         self.options = options
 
+    @classmethod
+    def option_names(cls) -> list[str]:
+        """The keyword options this loader takes (for --option KEY=VALUE), from its constructors."""
+        import inspect
+
+        names = set()
+        for klass in cls.__mro__:
+            init = klass.__dict__.get("__init__")
+            if init is None:
+                continue
+            for parameter in list(inspect.signature(init).parameters.values())[1:]:
+                if parameter.kind in (parameter.KEYWORD_ONLY, parameter.POSITIONAL_OR_KEYWORD) \
+                        and parameter.name not in ("model_path", "api", "client"):
+                    names.add(parameter.name)
+        return sorted(names)
+
     def check_modality(self, modality: Modality) -> None:
         if modality not in self.modalities:
-            raise ValueError(f"loader {self.name!r} does not take {modality} input; it takes {', '.join(self.modalities)}")
+            raise UsageError(f"loader {self.name!r} does not take {modality} input; it takes {', '.join(self.modalities)}")
 
     def generate(self, conversation: Conversation, config: GenerationConfig, seed: int) -> Response:
         """Never raises for a bad item: the error is the response, so a run goes on."""
@@ -147,6 +211,7 @@ def resolve_model_path(model_path: str, *, revision: Optional[str] = None) -> st
     if path.exists():
         if not path.is_dir():
             raise ModelNotFoundError(f"{model_path}: expected a model directory, got a file")
+        check_model_folder(path)
         return str(path.resolve())
     if model_path.startswith((".", "/", "~")) or not re.fullmatch(r"[\w.-]+/[\w.-]+", model_path):
         raise ModelNotFoundError(f"{model_path}: no such model directory")

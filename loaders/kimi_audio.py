@@ -6,6 +6,7 @@ roles are user and assistant: the system prompt goes first as a user text messag
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import MissingDependencyError
 import tempfile
 import time
 from pathlib import Path
@@ -39,7 +40,7 @@ class KimiAudioLoader(Loader):
             try:
                 from kimia_infer.api.kimia import KimiAudio
             except ImportError as error:
-                raise RuntimeError("kimi-audio needs the kimia_infer package (GPU, flash-attn): "
+                raise MissingDependencyError("kimi-audio needs the kimia_infer package (GPU, flash-attn): "
                                    "see https://github.com/MoonshotAI/Kimi-Audio") from error
             api = KimiAudio(model_path=resolve_model_path(model_path), load_detokenizer=False)
         self.api = api

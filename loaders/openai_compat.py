@@ -6,6 +6,7 @@ User audio goes as `input_audio` parts (base64 WAV). Requests run concurrently i
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import UsageError
 import base64
 import os
 import time
@@ -40,7 +41,7 @@ class OpenAICompatLoader(Loader):
         super().__init__(model_path, base_url=base_url, concurrency=concurrency, timeout=timeout,
                          max_retries=max_retries, api_key_env=api_key_env)
         if concurrency < 1:
-            raise ValueError(f"concurrency: must be >= 1, got {concurrency}")
+            raise UsageError(f"concurrency: must be >= 1, got {concurrency}")
         self.batch_size = concurrency
         self.extra_body = extra_body or {}
         if client is None:

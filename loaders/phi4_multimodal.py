@@ -10,6 +10,7 @@ for audio input only; text-only input runs the base model, as Microsoft's own ex
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import UsageError
 from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Sequence
@@ -88,7 +89,7 @@ class Phi4MultimodalLoader(TransformersLoader):
                     for turn in conversation.turns]
         text = self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
         if text.count(token) != len(conversation.audio_clips):
-            raise ValueError(f"the chat template wrote {text.count(token)} {token} for "
+            raise UsageError(f"the chat template wrote {text.count(token)} {token} for "
                              f"{len(conversation.audio_clips)} clip(s)")
         return text
 

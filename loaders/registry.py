@@ -5,6 +5,7 @@ whose optional dependency is missing does not break the others.
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import UnknownNameError, UsageError
 import importlib
 from typing import Callable, TypeVar
 
@@ -16,7 +17,7 @@ FAMILY_MODULES = ("qwen2_audio", "phi4_multimodal", "kimi_audio", "openai_compat
 def register(name: str) -> Callable[[T], T]:
     def wrap(cls: T) -> T:
         if name in _REGISTRY and _REGISTRY[name] is not cls:
-            raise ValueError(f"loader {name!r} is already registered by {_REGISTRY[name].__name__}")
+            raise UsageError(f"loader {name!r} is already registered by {_REGISTRY[name].__name__}")
         cls.name = name
         _REGISTRY[name] = cls
         return cls
@@ -42,5 +43,16 @@ def get(name: str) -> type:
     _import_families()
     if name not in _REGISTRY:
         known = ", ".join(sorted(_REGISTRY)) or "none registered"
-        raise KeyError(f"unknown loader {name!r}; available: {known}")
+        raise UnknownNameError(f"unknown loader {name!r}; available: {known}")
     return _REGISTRY[name]
+
+
+def create(name: str, model_path: str, **options):
+    """The loader `name` for `model_path`; an option it does not take is named, with the ones it does."""
+    cls = get(name)
+    accepted = cls.option_names()
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise UsageError(f"--option {unknown[0]}: not an option of the {name} loader; "
+                         f"its options: {', '.join(accepted) or 'none'}")
+    return cls(model_path, **options)

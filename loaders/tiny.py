@@ -8,6 +8,7 @@ text encodes and the files stay a few MB.
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import UsageError
 import json
 from pathlib import Path
 from typing import Callable
@@ -58,7 +59,7 @@ def make_tiny_model(family: str, out: Path, *, seed: int = 0) -> Path:
         "qwen2-text": _qwen2_text,
     }
     if family not in builders:
-        raise ValueError(f"unknown family {family!r}; expected one of {', '.join(FAMILIES)}")
+        raise UsageError(f"unknown family {family!r}; expected one of {', '.join(FAMILIES)}")
     import torch
 
     out = Path(out)

@@ -3,6 +3,7 @@ sampled generation, left-padded batches, decoding only the new tokens. Families 
 and say how a conversation becomes processor inputs."""
 from __future__ import annotations
 
+from ihbench_dataset.errors import UsageError
 import time
 from typing import Any, Optional, Sequence
 
@@ -28,7 +29,7 @@ def resolve_dtype(dtype: str, device: str):
     if dtype == "auto":
         return torch.bfloat16 if device.startswith("cuda") else torch.float32
     if dtype not in DTYPES:
-        raise ValueError(f"dtype: expected auto or one of {', '.join(DTYPES)}, got {dtype!r}")
+        raise UsageError(f"dtype: expected auto or one of {', '.join(DTYPES)}, got {dtype!r}")
     return getattr(torch, dtype)
 
 

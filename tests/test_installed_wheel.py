@@ -116,3 +116,28 @@ assert len(points) == len(load_items({str(built)!r})) > 0
 print("ok")
 """
     assert _run(wheel_env, "python", "-c", code).stdout.strip() == "ok"
+
+
+def test_the_space_serves_from_the_installed_package(wheel_env, built):
+    import time
+    import urllib.request
+
+    from space_browser import free_port
+
+    port = free_port()
+    process = subprocess.Popen(["ihbench", "space", "--data", str(built), "--port", str(port)], cwd=wheel_env["work"],
+                               env=wheel_env["vars"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert process.poll() is None, process.stdout.read()
+            try:
+                page = urllib.request.urlopen(f"http://127.0.0.1:{port}/config", timeout=2).read().decode()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the Space did not answer"
+                time.sleep(0.5)
+        assert '"title":"IHBench"' in page.replace(" ", "") and "Browse" in page and "Leaderboard" in page
+    finally:
+        process.terminate()
+        process.wait(timeout=20)

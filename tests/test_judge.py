@@ -22,7 +22,7 @@ from ihbench.judge import (
     tf_order,
 )
 from ihbench.judge.backends import TransportError
-from ihbench.judge.run import read_judgments
+from ihbench.rundir import read_judgments
 from ihbench.judge.prompts import RQ_SYSTEM, TF_SYSTEM
 from ihbench.judge.retry import with_retries
 from ihbench.runner import RunSpec, run

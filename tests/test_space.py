@@ -1,6 +1,5 @@
 """The Gradio Space through gradio_client: each tab's main function against a launched app."""
 import json
-import os
 import socket
 import sys
 from pathlib import Path
@@ -8,21 +7,14 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
+from space_browser import free_port
 
 sys.path.insert(0, str(REPO / "spaces"))
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def space(built, tmp_path_factory):
-    os.environ["IHBENCH_DATA"] = str(built)
     runs = tmp_path_factory.mktemp("runs")
-    os.environ["IHBENCH_RUNS"] = str(runs)
     (runs / "tiny").mkdir()
     (runs / "tiny" / "summary.json").write_text(json.dumps({"runs": [{
         "model": "/x/tiny-model", "modality": "audio", "tf_win_rate": {"tf_win_rate": 0.91},
@@ -30,14 +22,17 @@ def space(built, tmp_path_factory):
     import app as space_app
     from gradio_client import Client
 
-    demo = space_app.build_app()
-    port = _free_port()
-    demo.queue().launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, max_file_size="20mb",
-                        quiet=True)
-    try:
-        yield Client(f"http://127.0.0.1:{port}/", verbose=False), built
-    finally:
-        demo.close()
+    with pytest.MonkeyPatch.context() as environment:
+        environment.setenv("IHBENCH_DATA", str(built))
+        environment.setenv("IHBENCH_RUNS", str(runs))
+        demo = space_app.build_app()
+        port = free_port()
+        demo.queue().launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True,
+                            max_file_size="20mb", quiet=True)
+        try:
+            yield Client(f"http://127.0.0.1:{port}/", verbose=False), built
+        finally:
+            demo.close()
 
 
 def test_browse_shows_turns_audio_and_rubric(space):
@@ -140,7 +135,10 @@ def test_a_judge_endpoint_that_does_not_answer_is_a_message(built, monkeypatch):
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
-    rows = [["government-01-property-tax-installment-plan/1", "normal", "x", "a response", 0.0, ""]]
+    from ihbench_dataset import load_items
+
+    item = load_items(built)[0]
+    rows = [[item.id, item.interruption_type, "x", "a response", 0.0, ""]]
     with pytest.raises(ui.UserError, match="no usable verdicts") as error:
         ui.judge_rows(rows, dead, "judge-x")
     assert "127.0.0.1" not in str(error.value)
@@ -156,3 +154,19 @@ def test_oversize_uploads_are_refused_with_a_message(tmp_path, monkeypatch):
         ui.detect("energy", str(big), None)
     with pytest.raises(ui.UserError, match="too large"):
         ui.metrics_table("rq_pass_rate", str(big))
+
+
+def test_without_data_the_space_builds_a_setup_page_not_a_traceback(tmp_path, monkeypatch):
+    """No IHBENCH_DATA and no ./data/ihbench-dev: the page says what to set; metrics still work."""
+    import app as space_app
+    from ihbench import ui
+
+    monkeypatch.delenv("IHBENCH_DATA", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert ui.data_dir() is None and "Set `IHBENCH_DATA`" in ui.data_problem()
+    demo = space_app.build_app()
+    markdown = [block.value for block in demo.blocks.values() if type(block).__name__ == "Markdown"]
+    assert any("IHBENCH_DATA" in text for text in markdown)
+    monkeypatch.setenv("IHBENCH_DATA", str(tmp_path / "missing"))
+    assert ui.data_dir() == str(tmp_path / "missing")  # not a folder here: passed on as a Hub id
+    assert "could not be opened" in ui.data_problem()

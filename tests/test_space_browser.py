@@ -1,23 +1,18 @@
 """The Space in a real browser: Playwright for Python driving Debian's Chromium (never
 `playwright install`). Screenshots per tab go to tests/artifacts/ (ignored by git)."""
-import json
-import os
-import shutil
-import socket
 import sys
 
 import pytest
 
 from conftest import REPO
+from space_browser import chromium_missing, free_port, launch
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 ARTIFACTS = REPO / "tests" / "artifacts"
 
-if not os.path.exists(CHROMIUM):
-    pytest.skip("Debian chromium is not installed (make test installs it when run as root)", allow_module_level=True)
-playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed")
+if chromium_missing():
+    pytest.skip(chromium_missing(), allow_module_level=True)
+import playwright.sync_api as playwright_api  # noqa: E402
+
 sys.path.insert(0, str(REPO / "spaces"))
 
 
@@ -27,22 +22,21 @@ def page(built, tmp_path_factory):
     from judging import ScriptedJudge
     from openai_test_server import OpenAITestServer
 
-    os.environ["IHBENCH_DATA"] = str(built)
-    os.environ["IHBENCH_RUNS"] = str(tmp_path_factory.mktemp("runs"))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    demo = space_app.build_app()
-    demo.queue().launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    ARTIFACTS.mkdir(exist_ok=True)
-    with OpenAITestServer(respond=ScriptedJudge()) as judge_server, playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        tab = browser.new_page(viewport={"width": 1400, "height": 1000})
-        tab.goto(f"http://127.0.0.1:{port}/")
-        tab.judge_url = judge_server.base_url
-        yield tab
-        browser.close()
-    demo.close()
+    with pytest.MonkeyPatch.context() as environment:
+        environment.setenv("IHBENCH_DATA", str(built))
+        environment.setenv("IHBENCH_RUNS", str(tmp_path_factory.mktemp("runs")))
+        port = free_port()
+        demo = space_app.build_app()
+        demo.queue().launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+        ARTIFACTS.mkdir(exist_ok=True)
+        with OpenAITestServer(respond=ScriptedJudge()) as judge_server, playwright_api.sync_playwright() as p:
+            browser = launch(p)
+            tab = browser.new_page(viewport={"width": 1400, "height": 1000})
+            tab.goto(f"http://127.0.0.1:{port}/")
+            tab.judge_url = judge_server.base_url
+            yield tab
+            browser.close()
+        demo.close()
 
 
 def _pick(page, elem_id, value):

@@ -4,7 +4,8 @@ from .backends import OpenAIJudgeBackend, TransformersJudgeBackend, TransportErr
 from .cache import JudgeCache
 from .parse import InvalidJudgment, extract_json, parse_rq, parse_tf
 from .prompts import PROMPT_VERSION, prompt_hash
-from .run import JUDGMENTS, JudgeConfigError, JudgeSummary, judge_run, tf_order
+from ..rundir import JUDGMENTS
+from .run import JudgeConfigError, JudgeSummary, judge_run, tf_order
 
 __all__ = [
     "JUDGMENTS", "PROMPT_VERSION", "InvalidJudgment", "JudgeCache", "JudgeConfigError", "JudgeSummary",

@@ -3,12 +3,13 @@
 Judge failures (transport errors after retries, answers that stay invalid after one re-ask)
 are recorded as `judge_error`: counted and reported, never scored as a loss for the model, and
 retried by the next `ihbench judge` on the same file. The file stays append-only: a retry appends
-a new record for the same (id, epoch, axis), and readers take the last one (`read_judgments`). A
+a new record for the same (id, epoch, axis), and readers take the last one (`RunDir.judgments`). A
 model that produced no response is scored without a call: it loses TF and fails every RQ
 criterion, because silence is not a recovery.
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import IHBenchError
 import asyncio
 import json
 import random
@@ -19,18 +20,17 @@ from typing import Optional, Sequence
 
 from ihbench_dataset.schema import EvalItem
 
-from ..jsonl import AppendLog, read_records
-from ..runner import RESPONSES, RUN_JSON, record_seed
+from ..jsonl import AppendLog
+from ..rundir import AXES, JUDGMENTS, RunDir, judgment_key
+from ..runner import record_seed
 from .cache import JudgeCache, cache_key
 from .parse import InvalidJudgment, parse_rq, parse_tf
 from .prompts import PROMPT_VERSION, RQ_SCHEMA, TF_SCHEMA, prompt_hash, rq_messages, tf_messages
 from .retry import with_retries
 
-JUDGMENTS = "judgments.jsonl"
-AXES = ("tf", "rq")
 
 
-class JudgeConfigError(ValueError):
+class JudgeConfigError(IHBenchError, ValueError):
     pass
 
 
@@ -118,56 +118,33 @@ async def _judge_one(record: dict, item: EvalItem, axis: str, backend, cache: Ju
             "latency_s": round(time.perf_counter() - started, 4)}
 
 
-def judgment_key(record: dict) -> tuple:
-    return record["id"], record["epoch"], record["axis"]
-
-
-def latest_judgments(records: Sequence[dict]) -> list[dict]:
-    """The last record per (id, epoch, axis): a judge_error that a later pass retried is superseded."""
-    latest: dict[tuple, dict] = {}
-    for record in records:
-        latest[judgment_key(record)] = record
-    return list(latest.values())
-
-
-def read_judgments(path: Path) -> list[dict]:
-    return latest_judgments(read_records(path))
-
-
 def _settled(record: dict) -> bool:
     return record["outcome"] == "judged" or record.get("retryable") is False
-
-
-def load_run(run_dir: Path) -> tuple[dict, list[dict], dict[str, EvalItem]]:
-    from ihbench_dataset import load_items
-
-    run_dir = Path(run_dir)
-    if not (run_dir / RUN_JSON).is_file():
-        raise JudgeConfigError(f"{run_dir}: not a run directory (no {RUN_JSON}); run `ihbench run` first")
-    info = json.loads((run_dir / RUN_JSON).read_text(encoding="utf-8"))
-    responses = read_records(run_dir / RESPONSES)
-    items = {item.id: item for item in load_items(info["data"], config=info.get("config"), split=info.get("split"))}
-    missing = sorted({r["id"] for r in responses} - set(items))
-    if missing:
-        raise JudgeConfigError(f"{run_dir}: responses for items not in {info['data']}: {', '.join(missing[:5])}")
-    return info, responses, items
 
 
 async def judge_run(run_dir: Path, backend, *, axes: Sequence[str] = AXES, concurrency: int = 16,
                     cache: Optional[JudgeCache] = None, out: Optional[Path] = None, seed: Optional[int] = None,
                     progress: bool = True) -> JudgeSummary:
-    from tqdm.auto import tqdm
-
     started = time.perf_counter()
     unknown = sorted(set(axes) - set(AXES))
     if unknown:
         raise JudgeConfigError(f"--axes: unknown axis {', '.join(unknown)}; expected tf and/or rq")
     if concurrency < 1:
         raise JudgeConfigError(f"--concurrency: must be >= 1, got {concurrency}")
-    info, responses, items = load_run(run_dir)
+    run = RunDir(run_dir)
+    info, responses, items = run.load()
     seed = info.get("seed", 0) if seed is None else seed
-    path = Path(out) if out else Path(run_dir) / JUDGMENTS
-    existing = read_judgments(path)
+    path = run.judgments_path(out)
+    with run.judging(path):
+        return await _judge_locked(run, path, info, responses, items, backend, axes, concurrency, cache, seed,
+                                   progress, started)
+
+
+async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, items: dict, backend, axes, concurrency,
+                        cache, seed, progress, started) -> JudgeSummary:
+    from tqdm.auto import tqdm
+
+    existing = run.judgments(path, repair=True)
     other = {r["judge_model"] for r in existing} - {backend.model}
     if other:
         raise JudgeConfigError(f"{path} holds judgments by {', '.join(sorted(other))}; "

@@ -6,6 +6,7 @@ worse than none.
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import MissingFileError, UsageError
 from pathlib import Path
 from typing import Optional
 
@@ -18,14 +19,14 @@ def _readable(folder: Path) -> int:
     from ihbench_dataset import load_items
 
     if not (folder / "README.md").is_file():
-        raise FileNotFoundError(f"{folder}: no README.md; publish a folder written by `ihbench build`")
+        raise MissingFileError(f"{folder}: no README.md; publish a folder written by `ihbench build`")
     try:
         items = load_items(str(folder))
     except Exception as error:
-        raise ValueError(f"{folder}: the toolkit cannot read this dataset ({type(error).__name__}: {error}); "
+        raise UsageError(f"{folder}: the toolkit cannot read this dataset ({type(error).__name__}: {error}); "
                          "nothing was uploaded") from None
     if not items:
-        raise ValueError(f"{folder}: no interruption points; nothing was uploaded")
+        raise UsageError(f"{folder}: no interruption points; nothing was uploaded")
     return len(items)
 
 
@@ -34,7 +35,7 @@ def publish_dataset(data_dir, repo_id: str, *, private: bool = False, dry_run: b
     folder = Path(data_dir).resolve()
     check_repo_id(repo_id)
     if not folder.is_dir():
-        raise FileNotFoundError(f"{data_dir}: not a directory")
+        raise MissingFileError(f"{data_dir}: not a directory")
     _readable(folder)
     files = [f for f in staged_files(folder) if not any(part.startswith(".") for part in Path(f).parts)]
     plan = PublishPlan(folder.name, repo_id, "dataset", folder, files)

@@ -1,6 +1,7 @@
 """The one place that talks to the Hub: create the repository, upload the staged folder."""
 from __future__ import annotations
 
+from ihbench_dataset.errors import UsageError
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,13 +25,13 @@ class PublishPlan:
 
 def check_repo_id(repo_id: str, what: str = "--repo") -> str:
     if not isinstance(repo_id, str) or not _REPO_ID.match(repo_id):
-        raise ValueError(f"{what}: expected NAMESPACE/NAME (letters, digits, '.', '_', '-'), got {repo_id!r}")
+        raise UsageError(f"{what}: expected NAMESPACE/NAME (letters, digits, '.', '_', '-'), got {repo_id!r}")
     return repo_id
 
 
 def check_namespace(namespace: str) -> str:
     if not isinstance(namespace, str) or not _NAME.match(namespace):
-        raise ValueError(f"namespace: expected a user or organization name, got {namespace!r}")
+        raise UsageError(f"namespace: expected a user or organization name, got {namespace!r}")
     return namespace
 
 

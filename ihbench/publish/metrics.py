@@ -7,6 +7,7 @@ namespace, so what lands on the Hub is self-contained and `evaluate.load("NAMESP
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import MissingFileError, UsageError
 import re
 import shutil
 import tempfile
@@ -37,7 +38,7 @@ def stage_metric(name: str, namespace: str, target: Path) -> list[str]:
     target.mkdir(parents=True, exist_ok=True)
     for required in (f"{name}.py", "README.md", "requirements.txt"):
         if not (source / required).is_file():
-            raise FileNotFoundError(f"{source}: missing {required}; every metric folder needs it to run as a Space")
+            raise MissingFileError(f"{source}: missing {required}; every metric folder needs it to run as a Space")
     for path in sorted(source.glob("*.py")):
         if path.name != "app.py":
             shutil.copyfile(path.resolve(), target / path.name)  # resolve: links become real files
@@ -54,7 +55,7 @@ def publish_metrics(namespace: str, names: Optional[Sequence[str]] = None, *, dr
     names = list(names) if names else available
     unknown = sorted(set(names) - set(available))
     if unknown:
-        raise ValueError(f"unknown metric(s) {', '.join(unknown)}; available: {', '.join(available)}")
+        raise UsageError(f"unknown metric(s) {', '.join(unknown)}; available: {', '.join(available)}")
     check_namespace(namespace)
     root = Path(staging_dir) if staging_dir else Path(tempfile.mkdtemp(prefix="ihbench-metrics-"))
     plans = [PublishPlan(name, f"{namespace}/{name}", "space", root / name, stage_metric(name, namespace, root / name))

@@ -8,6 +8,7 @@ packages depend on, read from the installed distribution's own metadata.
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import MissingDependencyError, UsageError
 import importlib.util
 import shutil
 import tempfile
@@ -32,7 +33,7 @@ def space_requirements() -> list[str]:
     try:
         declared = metadata.requires("ihbench") or []
     except metadata.PackageNotFoundError:
-        raise RuntimeError("ihbench is not installed as a package (pip install ihbench, or pip install -e . "
+        raise MissingDependencyError("ihbench is not installed as a package (pip install ihbench, or pip install -e . "
                            "in a checkout); its dependencies are read from the installed metadata") from None
     lines = {}
     for text in declared:
@@ -55,7 +56,7 @@ def space_requirements() -> list[str]:
 def _package_folder(name: str) -> Path:
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError(f"package {name} is not importable; install the toolkit first")
+        raise MissingDependencyError(f"package {name} is not importable; install the toolkit first")
     return Path(list(spec.submodule_search_locations)[0])
 
 
@@ -75,7 +76,7 @@ def stage_space(repo_id: str, target: Path, *, data: Optional[str] = None) -> Pu
     check_repo_id(repo_id)
     target = Path(target)
     if target.exists() and any(target.iterdir()):
-        raise FileExistsError(f"{target}: staging folder is not empty")
+        raise UsageError(f"{target}: staging folder is not empty")
     target.mkdir(parents=True, exist_ok=True)
     variables = {}
     if data:

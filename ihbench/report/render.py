@@ -32,7 +32,9 @@ def _fmt(result: Optional[dict], key: str) -> str:
 
 
 def _label(run: dict) -> str:
-    return f"{Path(str(run['model'])).name} ({run['modality']})"
+    """Model and modality; plus the data when the report mixes datasets, so rows can be told apart."""
+    data = f", data {Path(str(run['data'])).name}@{str(run.get('data_fingerprint'))[:6]}" if run.get("mixed_data") else ""
+    return f"{Path(str(run['model'])).name} ({run['modality']}{data})"
 
 
 def plot_per_type(report: dict, path: Path) -> Optional[Path]:
@@ -101,7 +103,8 @@ def plot_depth(report: dict, path: Path) -> Optional[Path]:
 
 def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
     runs = report["runs"]
-    lines = ["# IHBench report", "", "## Scores", "",
+    warning = [f"> **Warning:** {report['mixed_data']}", ""] if report.get("mixed_data") else []
+    lines = ["# IHBench report", "", *warning, "## Scores", "",
              "| run | items | responses | TF win rate [95 % CI] | RQ pass rate [95 % CI] | judge errors (TF/RQ) | "
              "generation errors |", "|---|---|---|---|---|---|---|"]
     for run in runs:
@@ -170,6 +173,8 @@ def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
                 verdict = "equivalent" if r["equivalent_at_0.05"] else "not shown equivalent"
                 lines.append(f"- {axis.upper()}: audio − text = {r['mean_difference_audio_minus_text']:+.3f} over "
                              f"{r['n_items']} items; TOST p = {r['p_value']:.3g} → {verdict} at α = 0.05")
+    for reason in report.get("refused", []):
+        lines += ["", f"- Refused: {reason}."]
     for run in runs:
         if run.get("inter_judge"):
             lines += ["", f"## Inter-judge agreement ({_label(run)})", "", "| axis | n | agreement | Cohen's κ | "

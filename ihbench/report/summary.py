@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections import defaultdict
 from functools import lru_cache
 from pathlib import Path
@@ -17,8 +18,10 @@ from ihbench_dataset.schema import DEPTH_BINS, depth_bin
 
 from .. import stats
 from ..resources import metric_path
-from ..judge.run import JUDGMENTS, load_run, read_judgments
+from ..rundir import RunDir
 from .diagnostics import diagnose
+
+log = logging.getLogger("ihbench")
 
 TF_VALUE = {"model": 1.0, "tie": 0.5, "baseline": 0.0}
 
@@ -57,17 +60,11 @@ def per_item_scores(rows: list[dict], axis: str) -> dict[str, float]:
     return {key: sum(v) / len(v) for key, v in values.items()}
 
 
-def _judgment_files(run_dir: Path) -> list[Path]:
-    primary = run_dir / JUDGMENTS
-    others = sorted(p for p in run_dir.glob("judgments*.jsonl") if p != primary)
-    return ([primary] if primary.exists() else []) + others
-
-
 def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> dict:
-    run_dir = Path(run_dir)
-    info, responses, items = load_run(run_dir)
-    files = _judgment_files(run_dir)
-    judgments = read_judgments(files[0]) if files else []
+    run = RunDir(run_dir)
+    info, responses, items = run.load()
+    files = run.judgment_files()
+    judgments = run.judgments(files[0]) if files else []
     judged = {axis: [j for j in judgments if j["axis"] == axis and j["outcome"] == "judged"] for axis in ("tf", "rq")}
     summary = {
         "run": str(run_dir),
@@ -102,7 +99,7 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
                                      "converged": fit.converged}
     summary["diagnostics"] = _diagnostics(responses, items)
     if len(files) >= 2:
-        summary["inter_judge"] = inter_judge(read_judgments(files[0]), read_judgments(files[1]))
+        summary["inter_judge"] = inter_judge(run.judgments(files[0]), run.judgments(files[1]))
         summary["inter_judge"]["files"] = [str(files[0]), str(files[1])]
     return summary
 
@@ -148,8 +145,9 @@ def modality_tost(audio_dir: Path, text_dir: Path, margin: float) -> dict:
     for axis in ("tf", "rq"):
         scores = []
         for run_dir in (audio_dir, text_dir):
-            files = _judgment_files(Path(run_dir))
-            rows = [j for j in (read_judgments(files[0]) if files else []) if j["axis"] == axis and j["outcome"] == "judged"]
+            run = RunDir(run_dir)
+            files = run.judgment_files()
+            rows = [j for j in (run.judgments(files[0]) if files else []) if j["axis"] == axis and j["outcome"] == "judged"]
             scores.append(per_item_scores(rows, axis))
         common = sorted(set(scores[0]) & set(scores[1]))
         if len(common) < 2:
@@ -164,13 +162,27 @@ def modality_tost(audio_dir: Path, text_dir: Path, margin: float) -> dict:
 
 def summarize(run_dirs: Sequence[Path], *, tost_margin: float = 0.05, n_bootstrap: int = 1000, seed: int = 0) -> dict:
     runs = [summarize_run(Path(d), n_bootstrap=n_bootstrap, seed=seed) for d in run_dirs]
-    report = {"runs": runs, "modality_tost": [], "depth_slope_test": None}
+    report = {"runs": runs, "modality_tost": [], "depth_slope_test": None, "mixed_data": None, "refused": []}
+    datasets = sorted({(str(r["data"]), str(r["data_fingerprint"])) for r in runs})
+    if len(datasets) > 1:
+        report["mixed_data"] = ("these runs used different data (" + "; ".join(f"{d} @ {f[:6]}" for d, f in datasets)
+                                + "): their scores are over different items and are not directly comparable")
+        log.warning("%s", report["mixed_data"])
+        for run in runs:
+            run["mixed_data"] = True
     by_model = defaultdict(dict)
     for run in runs:
-        by_model[(run["loader"], run["model"], run["data"])][run["modality"]] = Path(run["run"])
+        by_model[(run["loader"], run["model"])].setdefault(run["modality"], []).append(run)
     for pair in by_model.values():
-        if "audio" in pair and "text" in pair:
-            report["modality_tost"].append(modality_tost(pair["audio"], pair["text"], tost_margin))
+        for audio in pair.get("audio", []):
+            for text in pair.get("text", []):
+                if audio["data_fingerprint"] != text["data_fingerprint"]:
+                    reason = (f"no audio-vs-text TOST for {audio['run']} and {text['run']}: they ran on different "
+                              "data, and the test pairs the same items")
+                    report["refused"].append(reason)
+                    log.warning("%s", reason)
+                    continue
+                report["modality_tost"].append(modality_tost(Path(audio["run"]), Path(text["run"]), tost_margin))
     slopes = [r["tf_depth_slope"]["slope_per_turn"] for r in runs
               if r.get("tf_depth_slope") and r["tf_depth_slope"]["converged"]]
     if len(slopes) >= 2:

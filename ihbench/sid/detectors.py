@@ -12,6 +12,7 @@ A detector hears one clip and says whether, and when, the speaker starts to take
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import UnknownNameError, UsageError
 import inspect
 import re
 import warnings
@@ -39,11 +40,11 @@ def prepare(samples: np.ndarray, sampling_rate: int) -> np.ndarray:
     if samples.ndim == 2:  # (channels, samples) or (samples, channels): the short axis is channels
         samples = samples.mean(axis=0 if samples.shape[0] <= samples.shape[1] else 1)
     if samples.ndim != 1:
-        raise ValueError(f"samples: expected mono audio (1-D), got shape {samples.shape}")
+        raise UsageError(f"samples: expected mono audio (1-D), got shape {samples.shape}")
     if sampling_rate <= 0:
-        raise ValueError(f"sampling_rate: must be > 0, got {sampling_rate}")
+        raise UsageError(f"sampling_rate: must be > 0, got {sampling_rate}")
     if not np.all(np.isfinite(samples)):
-        raise ValueError("samples: contain NaN or infinite values")
+        raise UsageError("samples: contain NaN or infinite values")
     return resample(samples, int(sampling_rate), SAMPLING_RATE)
 
 
@@ -120,7 +121,7 @@ class EnergyDetector(Detector):
                  min_frames: int = 3, noise_percentile: float = 10.0):
         super().__init__()
         if frame_ms <= 0 or min_frames < 1:
-            raise ValueError("frame_ms must be > 0 and min_frames >= 1")
+            raise UsageError("frame_ms must be > 0 and min_frames >= 1")
         self.options = {"frame_ms": frame_ms, "margin_db": margin_db, "floor_dbfs": floor_dbfs,
                         "min_frames": min_frames, "noise_percentile": noise_percentile}
 
@@ -171,7 +172,7 @@ class AudioLLMDetector(Detector):
         from loaders import GenerationConfig
 
         if hop_ms <= 0:
-            raise ValueError(f"hop_ms: must be > 0, got {hop_ms}")
+            raise UsageError(f"hop_ms: must be > 0, got {hop_ms}")
         loader.check_modality("audio")
         self.loader, self.hop_ms, self.question, self.system, self.seed = loader, float(hop_ms), question, system, seed
         self.config = GenerationConfig(max_new_tokens=max_new_tokens, temperature=0.0)
@@ -218,7 +219,7 @@ def _loader_from_name(options: dict) -> dict:
     options = dict(options)
     name, model_path = options.pop("loader"), options.pop("model_path", None)
     if model_path is None:
-        raise ValueError(f"audio-llm: loader {name!r} given by name needs model_path=")
+        raise UsageError(f"audio-llm: loader {name!r} given by name needs model_path=")
     options["loader"] = loaders.get(name)(model_path, **options.pop("loader_options", {}))
     return options
 
@@ -226,7 +227,7 @@ def _loader_from_name(options: dict) -> dict:
 def get_detector(name: str, **options: Any) -> Detector:
     """A detector by name; unknown names and options fail with what is accepted."""
     if name not in DETECTORS:
-        raise KeyError(f"unknown detector {name!r}; available: {', '.join(available_detectors())}")
+        raise UnknownNameError(f"unknown detector {name!r}; available: {', '.join(available_detectors())}")
     cls = DETECTORS[name]
     if cls is AudioLLMDetector:
         options = _loader_from_name(options)
@@ -234,7 +235,7 @@ def get_detector(name: str, **options: Any) -> Detector:
         inspect.signature(cls).bind(**options)
     except TypeError as error:
         accepted = ", ".join(inspect.signature(cls).parameters)
-        raise ValueError(f"detector {name!r}: {error}; it accepts {accepted}") from None
+        raise UsageError(f"detector {name!r}: {error}; it accepts {accepted}") from None
     return cls(**options)
 
 

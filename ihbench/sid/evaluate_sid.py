@@ -7,6 +7,7 @@ it, so this file can never drift from the metric card.
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import MissingFileError, UsageError
 import math
 import os
 from functools import lru_cache
@@ -31,7 +32,7 @@ def _apt_path(metric_dir: Optional[Union[str, os.PathLike]]) -> str:
         return metric_path("apt")
     path = Path(metric_dir)
     if not (path / "apt.py").is_file():
-        raise FileNotFoundError(f"{path}: no apt metric module (apt.py) here")
+        raise MissingFileError(f"{path}: no apt metric module (apt.py) here")
     return str(path.resolve())
 
 
@@ -40,7 +41,7 @@ def _joined(predictions: list[dict], references: list[dict]) -> list[dict]:
     if all("audio" in row for row in predictions) and all("audio" in row for row in references):
         return align(predictions, references)
     if len(predictions) != len(references):
-        raise ValueError(f"predictions has {len(predictions)} rows but references has {len(references)}, "
+        raise UsageError(f"predictions has {len(predictions)} rows but references has {len(references)}, "
                          "and without audio names they cannot be joined")
     return list(predictions)
 

@@ -7,6 +7,7 @@ scoring the overlap.
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import IHBenchError
 import json
 import math
 import os
@@ -18,11 +19,11 @@ PREDICTION_FIELDS = ("audio", "total_nonbreak", "break_time")
 _MAX_LISTED = 10
 
 
-class PredictionFormatError(ValueError):
+class PredictionFormatError(IHBenchError, ValueError):
     """A prediction file or row that cannot be scored; the message names file/row and field."""
 
 
-class PredictionMismatchError(ValueError):
+class PredictionMismatchError(IHBenchError, ValueError):
     """Predictions and references are not about the same clips."""
 
 

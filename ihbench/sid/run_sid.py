@@ -6,6 +6,7 @@
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import UsageError
 import json
 import time
 from pathlib import Path
@@ -24,7 +25,7 @@ def run_sid(data: str, config: str, out: Path, *, detector: Optional[str] = None
     from .predictions import align, read_predictions, write_predictions
 
     if (detector is None) == (predictions_file is None):
-        raise ValueError("give either --detector or --predictions")
+        raise UsageError("give either --detector or --predictions")
     references, clips = sid_rows(data, config)
     names = list(clips.names)
     if limit is not None:

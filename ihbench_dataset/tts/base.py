@@ -1,6 +1,7 @@
 """The TTS contract and its registry."""
 from __future__ import annotations
 
+from ihbench_dataset.errors import UsageError
 from typing import Callable, Protocol
 
 import numpy as np
@@ -43,7 +44,7 @@ def get_engine(voice_id: str) -> TTSEngine:
     _load_builtin_engines()
     name, _, voice = voice_id.partition(":")
     if name not in _FACTORIES or not voice:
-        raise ValueError(f"unknown TTS voice {voice_id!r}; use ENGINE:VOICE with ENGINE in {sorted(_FACTORIES)}")
+        raise UsageError(f"unknown TTS voice {voice_id!r}; use ENGINE:VOICE with ENGINE in {sorted(_FACTORIES)}")
     _INSTANCES[voice_id] = _FACTORIES[name](voice)
     return _INSTANCES[voice_id]
 

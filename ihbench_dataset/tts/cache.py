@@ -1,6 +1,7 @@
 """Renders cached on disk by a hash of what determines them: engine version, voice, text."""
 from __future__ import annotations
 
+from ihbench_dataset.errors import UsageError
 import hashlib
 import os
 from pathlib import Path
@@ -37,7 +38,7 @@ class RenderCache:
         self.misses += 1
         samples = engine.synthesize(text)
         if samples.size == 0 or not np.all(np.isfinite(samples)):
-            raise ValueError(f"{engine.voice_id} produced unusable audio for {text[:60]!r}")
+            raise UsageError(f"{engine.voice_id} produced unusable audio for {text[:60]!r}")
         data = encode_flac(samples)
         self.directory.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".tmp{os.getpid()}")

@@ -1,6 +1,7 @@
 """Debian's flite (CMU, BSD-like license): a second, very different voice family for variety."""
 from __future__ import annotations
 
+from ihbench_dataset.errors import MissingDependencyError, UsageError
 import shutil
 import subprocess
 import tempfile
@@ -19,10 +20,10 @@ class FliteEngine:
 
     def __init__(self, voice: str):
         if voice not in FLITE_VOICES:
-            raise ValueError(f"unknown flite voice {voice!r}; known: {FLITE_VOICES}")
+            raise UsageError(f"unknown flite voice {voice!r}; known: {FLITE_VOICES}")
         self._binary = shutil.which("flite")
         if self._binary is None:
-            raise RuntimeError("flite is not installed: apt-get install flite (make test does it as root)")
+            raise MissingDependencyError("flite is not installed: apt-get install flite (make test does it as root)")
         self.voice_id = f"flite:{voice}"
         self._voice = voice
         banner = subprocess.run([self._binary, "--version"], capture_output=True, text=True).stdout.strip()

