@@ -1,0 +1,259 @@
+"""Nothing lost, nothing doubled: the faults and misuse of issue 11, one test per promise."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from ihbench.jsonl import read_records
+from ihbench.runner import RunConfigError, RunSpec, run
+from official_layout import write_official_layout
+from openai_test_server import OpenAITestServer
+
+CLI = [sys.executable, "-m", "ihbench.cli"]
+
+
+@pytest.fixture
+def official(tmp_path):
+    return write_official_layout(tmp_path / "official")
+
+
+def _run_command(data, out, url, epochs=3):
+    return [*CLI, "run", "--model", "openai", "--model-path", "test-model", "--data", str(data), "--epochs", str(epochs),
+            "--out", str(out), "--base-url", url, "--concurrency", "1", "--quiet", "--option", "max_retries=0"]
+
+
+def _wait_for_lines(path, n, timeout=60):
+    deadline = time.time() + timeout
+    while time.time() < deadline and (not path.exists() or path.read_text().count("\n") < n):
+        time.sleep(0.05)
+
+
+# --- 1. a rebuild keeps what it did not write ---------------------------------------------------
+
+def test_a_rebuild_keeps_imported_configs_and_user_files(built, subset, tts_cache, tmp_path):
+    import datasets
+
+    from ihbench_dataset.build import build
+    from ihbench_dataset.sid import update_readme_configs
+
+    out = tmp_path / "data"
+    shutil.copytree(built, out)
+    (out / "sid_en").mkdir()
+    datasets.Dataset.from_dict({"audio_file": ["a.wav"], "total_nonbreak": [True], "break_time": [1.0],
+                                "duration": [1.0]}).to_parquet(out / "sid_en" / "test-00000-of-00001.parquet")
+    update_readme_configs(out / "README.md", ["sid_en"])  # exactly what `ihbench sid-import` does
+    (out / "my-notes.txt").write_text("mine")
+    result = build(out, subset, cache_dir=tts_cache, progress=False, sid=False)
+    assert (out / "my-notes.txt").read_text() == "mine"
+    assert "sid_en" in (out / "README.md").read_text() and any("kept" in note for note in result.notes)
+    assert datasets.load_dataset(str(out), "sid_en", split="test")["audio_file"] == ["a.wav"]
+    assert len(datasets.load_dataset(str(out), "interruptions", split="dev")) > 0
+    info = json.loads((out / "build_info.json").read_text())
+    assert info["kept"] == ["my-notes.txt", "sid_en"] and "sid_dev_en" not in info["configs"]  # --no-sid this time
+    build(out, subset, cache_dir=tts_cache, progress=False, sid=False)  # and again: still kept
+    assert (out / "my-notes.txt").exists() and (out / "sid_en").is_dir()
+
+
+def test_stale_work_folders_of_killed_builds_are_removed(built, subset, tts_cache, tmp_path):
+    from ihbench_dataset.build import build
+
+    out = tmp_path / "data"
+    shutil.copytree(built, out)
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # its pid now belongs to nobody: a killed build's leftover
+    alive = subprocess.Popen(["sleep", "60"])  # a build still running elsewhere: not ours to delete
+    try:
+        stale, running = tmp_path / f".data.building-{gone.pid}", tmp_path / f".data.building-{alive.pid}"
+        for folder in (stale, running):
+            (folder / "conversations").mkdir(parents=True)
+            (folder / "conversations" / "big.parquet").write_bytes(b"x" * 1000)
+        build(out, subset, cache_dir=tts_cache, progress=False, sid=False)
+        assert not stale.exists() and running.exists()
+    finally:
+        alive.kill()
+
+
+# --- 2. one writer per run directory and per judgments file ---------------------------------------
+
+def test_a_second_run_on_the_same_directory_fails_at_once_and_nothing_doubles(official, tmp_path):
+    out = tmp_path / "run"
+    with OpenAITestServer(delay=0.2) as slow:
+        first = subprocess.Popen(_run_command(official, out, slow.base_url), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        _wait_for_lines(out / "responses.jsonl", 1)
+        started = time.time()
+        second = subprocess.run(_run_command(official, out, slow.base_url), capture_output=True, text=True)
+        assert time.time() - started < 30
+        assert second.returncode == 2 and f"pid {first.pid}" in second.stderr and "in use" in second.stderr
+        assert first.wait(timeout=120) == 0
+    keys = [(r["id"], r["epoch"]) for r in read_records(out / "responses.jsonl")]
+    assert len(keys) == len(set(keys)) == 3 * 3
+
+
+def test_a_lock_left_by_a_killed_run_is_taken_over(official, tmp_path):
+    out = tmp_path / "run"
+    with OpenAITestServer(delay=0.2) as slow:
+        process = subprocess.Popen(_run_command(official, out, slow.base_url), stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE)
+        _wait_for_lines(out / "responses.jsonl", 2)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        assert f"pid {process.pid}" in (out / ".lock").read_text()  # the dead holder's note is still there
+        again = subprocess.run(_run_command(official, out, slow.base_url), capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    keys = [(r["id"], r["epoch"]) for r in read_records(out / "responses.jsonl")]
+    assert len(keys) == len(set(keys)) == 9
+
+
+def test_a_second_judge_on_the_same_file_fails_at_once(official, tmp_path):
+    from judging import ScriptedJudge
+
+    out = tmp_path / "run"
+    with OpenAITestServer() as model:
+        run(RunSpec(loader="openai", model_path="m", data=str(official), out=out, epochs=2,
+                    loader_options={"base_url": model.base_url}), progress=False)
+    slow_judge = ScriptedJudge(faults=False)
+    with OpenAITestServer(respond=lambda body: (time.sleep(0.3), slow_judge(body))[1]) as judge:
+        command = [*CLI, "judge", str(out), "--judge-model", "judge-x", "--judge-base-url", judge.base_url,
+                   "--cache", str(tmp_path / "cache.sqlite"), "--concurrency", "1", "--quiet"]
+        first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        _wait_for_lines(out / "judgments.jsonl", 1)
+        second = subprocess.run(command, capture_output=True, text=True)
+        assert second.returncode == 2 and "judgments file" in second.stderr and f"pid {first.pid}" in second.stderr
+        assert first.wait(timeout=120) == 0
+    keys = [(r["id"], r["epoch"], r["axis"]) for r in read_records(out / "judgments.jsonl")]
+    assert len(keys) == len(set(keys)) == 3 * 2 * 2
+
+
+# --- 3. model folders are checked before anything loads ---------------------------------------------
+
+def test_a_model_folder_without_config_fails_at_once_naming_the_file(tmp_path):
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "model.safetensors").write_bytes(b"\0" * 16)
+    started = time.time()
+    result = subprocess.run([*CLI, "run", "--model", "qwen2-audio", "--model-path", str(tmp_path / "model"), "--data",
+                             str(tmp_path), "--out", str(tmp_path / "run")], capture_output=True, text=True)
+    assert result.returncode == 2 and "no config.json" in result.stderr and "Traceback" not in result.stderr
+    assert time.time() - started < 60 and not (tmp_path / "run").exists()
+
+
+def test_a_truncated_weights_file_is_named(tmp_path):
+    from loaders import ModelFolderError, resolve_model_path
+    from loaders.tiny import make_tiny_model
+
+    model = make_tiny_model("qwen2-audio", tmp_path / "tiny")
+    weights = next(model.glob("*.safetensors"))
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    with pytest.raises(ModelFolderError, match=rf"{weights.name}: truncated"):
+        resolve_model_path(str(model))
+
+
+# --- 4. records of the wrong shape are never trusted -------------------------------------------------
+
+def test_a_response_record_of_the_wrong_shape_is_reported_and_redone(official, tmp_path, caplog):
+    out = tmp_path / "run"
+    with OpenAITestServer() as server:
+        spec = RunSpec(loader="openai", model_path="m", data=str(official), out=out, epochs=1,
+                       loader_options={"base_url": server.base_url})
+        run(spec, progress=False)
+        lines = (out / "responses.jsonl").read_text().splitlines()
+        broken = json.loads(lines[1])
+        broken["epoch"] = "zero"
+        lines[1] = json.dumps(broken)
+        (out / "responses.jsonl").write_text("\n".join(lines) + "\n")
+        with caplog.at_level("WARNING", logger="ihbench"):
+            summary = run(spec, progress=False)
+    assert summary.written == 1 and "responses.jsonl line 2: field 'epoch' has the wrong type" in caplog.text
+    good = read_records(out / "responses.jsonl", check=lambda r: None if isinstance(r["epoch"], int) else "bad")
+    assert sorted((r["id"], r["epoch"]) for r in good) == sorted({(r["id"], r["epoch"]) for r in good})
+
+
+# --- 6. misuse ends in one clear line, state intact ----------------------------------------------------
+
+def test_out_naming_a_file_and_an_unknown_loader_option_are_one_line(official, tmp_path):
+    (tmp_path / "file").write_text("x")
+    with OpenAITestServer() as server:
+        as_file = subprocess.run(_run_command(official, tmp_path / "file", server.base_url), capture_output=True,
+                                 text=True)
+        option = subprocess.run(_run_command(official, tmp_path / "run", server.base_url) + ["--option", "api_key=s3"],
+                                capture_output=True, text=True)
+    assert as_file.returncode == 2 and "is a file, not a run directory" in as_file.stderr
+    assert option.returncode == 2 and "--option api_key: not an option of the openai loader" in option.stderr
+    assert "s3" not in option.stderr and "Traceback" not in option.stderr + as_file.stderr
+    assert not (tmp_path / "run").exists() and (tmp_path / "file").read_text() == "x"
+
+
+def test_a_full_disk_during_a_build_is_one_line_and_the_previous_build_survives(built, tmp_path, monkeypatch, capsys):
+    import errno
+
+    import ihbench_dataset.build as builder
+    from ihbench.cli import main
+
+    out = tmp_path / "data"
+    shutil.copytree(built, out)
+    before = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / ".data.building-1" / "x.parquet"))
+
+    monkeypatch.setattr(builder, "_write", full)
+    code = main(["build", "--out", str(out), "--no-sid", "--quiet", "--sources", *map(str, _sources(built))])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "No space left on device" in err and "x.parquet" in err
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == before
+    assert not list(tmp_path.glob(".data.building-*"))
+
+
+def _sources(built):
+    from ihbench_dataset.sources import source_files
+
+    ids = set(json.loads((built / "build_info.json").read_text())["conversations"])
+    return [p for p in source_files() if p.stem in ids]
+
+
+# --- 7. a report that mixes datasets says so -----------------------------------------------------------
+
+def test_a_report_over_different_data_warns_labels_and_refuses_the_tost(official, tmp_path, caplog):
+    from ihbench.report import summarize
+    from ihbench.report.render import render_markdown
+
+    other = tmp_path / "other"
+    shutil.copytree(official, other)
+    runs = []
+    with OpenAITestServer() as server:
+        for data, modality in ((official, "audio"), (other, "text")):
+            out = tmp_path / f"run-{modality}"
+            run(RunSpec(loader="openai", model_path="m", data=str(data), out=out, epochs=1, modality=modality,
+                        loader_options={"base_url": server.base_url}), progress=False)
+            runs.append(out)
+    info = json.loads((runs[1] / "run.json").read_text())
+    info["data_fingerprint"] = "f" * 16  # what a run on an edited copy of the data records
+    (runs[1] / "run.json").write_text(json.dumps(info))
+    with caplog.at_level("WARNING", logger="ihbench"):
+        report = summarize(runs, n_bootstrap=50)
+    assert report["mixed_data"] and "different data" in caplog.text
+    assert report["modality_tost"] == [] and "no audio-vs-text TOST" in report["refused"][0]
+    markdown = render_markdown(report, {})
+    assert "**Warning:**" in markdown and "@ffffff" in markdown
+
+
+# --- 8. a changed endpoint is part of the run's identity -------------------------------------------------
+
+def test_resuming_with_another_base_url_is_refused_unless_allowed(official, tmp_path):
+    out = tmp_path / "run"
+    with OpenAITestServer() as first, OpenAITestServer() as second:
+        run(RunSpec(loader="openai", model_path="m", data=str(official), out=out, epochs=1,
+                    loader_options={"base_url": first.base_url}), progress=False)
+        assert json.loads((out / "run.json").read_text())["endpoint"] == first.base_url
+        moved = RunSpec(loader="openai", model_path="m", data=str(official), out=out, epochs=2,
+                        loader_options={"base_url": second.base_url})
+        with pytest.raises(RunConfigError, match="endpoint .*--allow-endpoint-change"):
+            run(moved, progress=False)
+        moved.allow_endpoint_change = True
+        summary = run(moved, progress=False)
+    assert summary.written == 3 and len(second.requests) == 3
