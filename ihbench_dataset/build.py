@@ -177,7 +177,11 @@ def baseline_row(c: Conversation, max_turns: int) -> dict:
     row = {"conversation_id": c.conversation_id, "num_turns": len(c.turns)}
     for n in range(1, max_turns + 1):
         turn = c.turns[n - 1] if n <= len(c.turns) else None
-        row[f"turn_{n}_baseline_response"] = turn.interruption.baseline if turn and turn.interruption else None
+        i = turn.interruption if turn else None
+        verdicts = i.baseline_rq_verdicts if i else None
+        row[f"turn_{n}_baseline_response"] = i.baseline if i else None
+        row[f"turn_{n}_baseline_rq_verdicts"] = [v.met for v in verdicts] if verdicts else None
+        row[f"turn_{n}_baseline_rq_reasons"] = [v.reason for v in verdicts] if verdicts else None
     return row
 
 

@@ -19,6 +19,12 @@ def _strings():
     return List(Value("string"))
 
 
+def _bools():
+    from datasets import List, Value
+
+    return List(Value("bool"))
+
+
 def _audio():
     from datasets import Audio
 
@@ -82,7 +88,10 @@ def baseline_features(max_turns: int):
     from datasets import Features, Value
 
     features = {"conversation_id": _string(), "num_turns": Value("int64")}
-    features.update({f"turn_{n}_baseline_response": _string() for n in range(1, max_turns + 1)})
+    for n in range(1, max_turns + 1):
+        features[f"turn_{n}_baseline_response"] = _string()
+        features[f"turn_{n}_baseline_rq_verdicts"] = _bools()  # the baseline judged on each RQ criterion
+        features[f"turn_{n}_baseline_rq_reasons"] = _strings()
     return Features(features)
 
 
@@ -108,4 +117,5 @@ def interruptions_features():
         "tf_rubric": _string(),
         "rq_rubrics": _strings(),
         "baseline_response": _string(),
+        "baseline_rq_verdicts": _bools(),
     })

@@ -34,6 +34,7 @@ def interruption_row(item: EvalItem) -> dict:
         "tf_rubric": item.rubric.tf,
         "rq_rubrics": list(item.rubric.rq),
         "baseline_response": item.baseline,
+        "baseline_rq_verdicts": item.baseline_rq,
     }
 
 
@@ -72,6 +73,7 @@ def items_from_interruption_rows(rows: Iterable[Mapping[str, Any]], *, source: s
                 ),
                 rubric=Rubric(tf=row.get("tf_rubric"), rq=list(row.get("rq_rubrics", kind=list))),
                 baseline=row.get("baseline_response", required=False),
+                baseline_rq=row.get("baseline_rq_verdicts", required=False, kind=None),
             )
         )
     if not items:

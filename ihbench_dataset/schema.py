@@ -149,6 +149,8 @@ class EvalItem:
     interruption: Utterance
     rubric: Rubric
     baseline: Optional[str] = None
+    #: the baseline judged against each RQ criterion (in-house data; None when not judged)
+    baseline_rq: Optional[list[bool]] = None
 
     @property
     def depth_bin(self) -> str:

@@ -33,12 +33,25 @@ class SourceError(IHBenchError, ValueError):
     """A source file is malformed; the message names the file and the field."""
 
 
+REVIEW_QUESTIONS = ("leakage", "user_knowledge", "type", "grounding")
+
+
+@dataclass(frozen=True)
+class BaselineVerdict:
+    """The baseline response judged against one RQ criterion: the anchor TF win rates are relative to."""
+
+    met: bool
+    reason: str
+
+
 @dataclass(frozen=True)
 class SourceInterruption:
     type: str
     tf_rubric: str
     rq_rubrics: list[str]
     baseline: str
+    baseline_rq_verdicts: Optional[list[BaselineVerdict]] = None  # one per RQ criterion, when judged
+    review: Optional[dict] = None  # a second reader's answers to the verifier's four questions
 
 
 @dataclass(frozen=True)
@@ -74,6 +87,7 @@ class Conversation:
     turns: list[SourceTurn]
     raw: dict  # the parsed file, for checks that walk every string
     digest: str  # sha256 of the file as read, for the build's sources fingerprint
+    provenance: Optional[dict] = None  # who wrote, reviewed and judged what (free-form strings)
 
     @property
     def domain_name(self) -> str:
@@ -135,6 +149,29 @@ class _Fields:
         return values
 
 
+def _verdicts(inner: _Fields) -> Optional[list[BaselineVerdict]]:
+    raw = inner.get("baseline_rq_verdicts", list, required=False)
+    if raw is None:
+        return None
+    verdicts = []
+    for i in range(len(raw)):
+        entry = _Fields(raw[i], inner.path, f"{inner.prefix}baseline_rq_verdicts[{i}].")
+        verdicts.append(BaselineVerdict(met=entry.get("met", bool), reason=entry.get("reason")))
+    return verdicts
+
+
+def _review(inner: _Fields) -> Optional[dict]:
+    if inner.get("review", dict, required=False) is None:
+        return None
+    review = inner.child("review")
+    review.get("reviewer")
+    for question in REVIEW_QUESTIONS:
+        review.get(question)
+    for optional in ("finding", "resolution"):
+        review.get(optional, required=False)
+    return review.data
+
+
 def load_conversation(path: Union[str, Path]) -> Conversation:
     path = Path(path)
     try:
@@ -188,6 +225,8 @@ def load_conversation(path: Union[str, Path]) -> Conversation:
                 tf_rubric=inner.get("tf_rubric", nonempty=False),
                 rq_rubrics=inner.get("rq_rubrics", list, nonempty=False),
                 baseline=inner.get("baseline", nonempty=False),
+                baseline_rq_verdicts=_verdicts(inner),
+                review=_review(inner),
             )
         audio = turn.get("user_audio", required=False)
         turns.append(
@@ -205,7 +244,11 @@ def load_conversation(path: Union[str, Path]) -> Conversation:
             missing = "delivered" if interruption is not None else "interruption"
             raise turn.error(missing, "missing: an interrupted turn needs both 'delivered' and 'interruption'")
 
+    provenance = top.get("provenance", dict, required=False)
+    for key in provenance or {}:
+        _Fields(provenance, path, "provenance.").get(key)
     return Conversation(
+        provenance=provenance,
         path=path,
         conversation_id=conversation_id,
         domain=domain.data,

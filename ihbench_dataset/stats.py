@@ -32,6 +32,15 @@ def dataset_statistics(conversations: list[WideConversation], items: list[EvalIt
             for name in sorted(domains)
         },
     }
+    judged = [item for item in items if item.baseline_rq]
+    if judged:
+        def rate(group):
+            return round(sum(all(i.baseline_rq) for i in group) / len(group), 3) if group else None
+
+        stats["baseline_rq_pass_rate"] = {
+            "overall": rate(judged), "n": len(judged),
+            "per_type": {kind: rate([i for i in judged if i.interruption_type == kind]) for kind in INTERRUPTION_TYPES},
+        }
     if durations:
         user = [t.user_audio.duration() for c in conversations for t in c.turns if t.user_audio is not None]
         interruption = [i.interruption.audio.duration() for i in items if i.interruption.audio is not None]
@@ -71,6 +80,11 @@ def statistics_markdown(stats: dict) -> str:
             f"| Interruption clip, mean (s) | {audio['interruption_mean']} |",
             f"| Assistant delivered audio, total (s) | {audio['assistant_delivered_total']} ({audio['assistant_clips']} clips) |",
         ]
+    baseline = stats.get("baseline_rq_pass_rate")
+    if baseline:
+        per_type = ", ".join(f"{kind} {value:.2f}" for kind, value in baseline["per_type"].items() if value is not None)
+        lines.append(f"| Baseline RQ pass rate (all criteria met) | {baseline['overall']:.3f} over {baseline['n']} "
+                     f"points; {per_type} |")
     sid = stats.get("sid")
     if sid:
         lines.append(f"| SID-style clips (positives / negatives / noise) | {sid['clips']} "

@@ -157,6 +157,9 @@ def _check_rubric(turn: SourceTurn) -> list[tuple[str, str]]:
         problems.append(("rq_rubrics", "contains an empty criterion"))
     if not i.baseline.strip():
         problems.append(("baseline", "is empty"))
+    if i.baseline_rq_verdicts is not None and len(i.baseline_rq_verdicts) != len(i.rq_rubrics):
+        problems.append(("baseline_rq_verdicts", f"has {len(i.baseline_rq_verdicts)} verdicts for "
+                                                 f"{len(i.rq_rubrics)} criteria; expected one per criterion"))
     return problems
 
 

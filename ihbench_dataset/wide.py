@@ -8,7 +8,7 @@ from __future__ import annotations
 from ihbench_dataset.errors import IHBenchError
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Iterable, Mapping, NamedTuple, Optional
 
 from .schema import (
     AudioClip,
@@ -130,7 +130,7 @@ def items_from_conversation_rows(
     return items
 
 
-def items_from_conversation(conversation: WideConversation, baselines: Mapping[tuple[str, int], str]) -> list[EvalItem]:
+def items_from_conversation(conversation: WideConversation, baselines: Mapping[tuple[str, int], "Baseline"]) -> list[EvalItem]:
     c = conversation
     history: list[Message] = []
     items: list[EvalItem] = []
@@ -150,7 +150,10 @@ def items_from_conversation(conversation: WideConversation, baselines: Mapping[t
                     interrupted=Interrupted(original=turn.original, delivered=turn.heard, audio=turn.assistant_audio),
                     interruption=Utterance(transcript=turn.user_text, audio=turn.user_audio),
                     rubric=turn.rubric,
-                    baseline=baselines.get((c.conversation_id, turn.number)),
+                    baseline=baselines[(c.conversation_id, turn.number)].text
+                    if (c.conversation_id, turn.number) in baselines else None,
+                    baseline_rq=baselines[(c.conversation_id, turn.number)].rq_verdicts
+                    if (c.conversation_id, turn.number) in baselines else None,
                 )
             )
         history.append(Message("assistant", turn.heard))
@@ -200,8 +203,13 @@ def _parse_row(row: _Row) -> WideConversation:
     )
 
 
-def baselines_from_rows(rows: Iterable[Mapping[str, Any]], *, source: str = "<baseline>") -> dict[tuple[str, int], str]:
-    """Baseline responses keyed by (conversation_id, turn).
+class Baseline(NamedTuple):
+    text: str
+    rq_verdicts: Optional[list[bool]] = None
+
+
+def baselines_from_rows(rows: Iterable[Mapping[str, Any]], *, source: str = "<baseline>") -> dict[tuple[str, int], Baseline]:
+    """Baseline responses (and, in the in-house build, their RQ verdicts) keyed by (conversation_id, turn).
 
     Accepts the wide layout the in-house build writes (`turn_N_baseline_response`, one row per
     conversation) and a long layout (`conversation_id`, `turn`, `baseline_response` or
@@ -216,12 +224,16 @@ def baselines_from_rows(rows: Iterable[Mapping[str, Any]], *, source: str = "<ba
             column = "baseline_response" if "baseline_response" in raw else "response"
             text = row.get(column, required=False)
             if text is not None:
-                result[(conversation_id, turn)] = text
+                result[(conversation_id, turn)] = Baseline(text)
             continue
         for column, value in raw.items():
             match = re.fullmatch(r"turn_(\d+)_baseline(?:_response)?", column)
             if match and value is not None:
                 if not isinstance(value, str):
                     raise row.error(column, f"must be str, got {type(value).__name__}")
-                result[(conversation_id, int(match.group(1)))] = value
+                number = int(match.group(1))
+                verdicts = raw.get(f"turn_{number}_baseline_rq_verdicts")
+                if verdicts is not None and not all(isinstance(v, bool) for v in verdicts):
+                    raise row.error(f"turn_{number}_baseline_rq_verdicts", "must be a list of true/false")
+                result[(conversation_id, number)] = Baseline(value, list(verdicts) if verdicts is not None else None)
     return result

@@ -72,7 +72,7 @@ def test_card_has_configs_features_statistics_and_voices(built):
     card = (built / "README.md").read_text()
     for expected in ("config_name: conversations", "config_name: baseline", "config_name: interruptions",
                      "`user_turn_N_audio` | Audio(16000 Hz)", "Interruption points", "piper:joe", "flite:slt",
-                     "flite:rms", "written with the data", "stats.png"):
+                     "flite:rms", "written blind to the rubric", "Baseline RQ pass rate", "stats.png"):
         assert expected in card, expected
     info = json.loads((built / "build_info.json").read_text())
     assert info["statistics"]["interruption_points"] == len(load_items(built))

@@ -32,12 +32,73 @@ def test_the_shipped_dev_set_passes_and_is_big_enough():
 
 
 def test_no_two_shipped_conversations_are_alike():
+    """A goal may have several callers (the paper's several intents per goal), never twice the same."""
     conversations = [load_conversation(p) for p in SHIPPED]
-    for field in ("goal", "system_message"):
-        values = [getattr(c, field) for c in conversations]
-        assert len(set(values)) == len(values), field
+    by_goal = {}
+    for c in conversations:
+        by_goal.setdefault(c.goal, []).append(c)
+    assert any(len(group) >= 2 for group in by_goal.values())
+    for group in by_goal.values():
+        assert len({c.user_intent["profile"] for c in group}) == len(group)
+        assert len({json.dumps(c.user_intent["interruption_probabilities"], sort_keys=True) for c in group}) == len(group)
     first_user_lines = [c.turns[0].user for c in conversations]
     assert len(set(first_user_lines)) == len(first_user_lines)
+
+
+PAPER_TYPES = {"pushback": 24.5, "impatient": 19.6, "normal": 18.9, "topic_switch": 17.1, "filler": 14.0,
+               "correction": 5.8}  # the IHBench paper, Appendix A (percent of 428 points)
+PAPER_DEPTH = {"0-4": 39.5, "5-9": 30.4, "10-14": 18.7, "15-19": 11.4}
+
+
+def test_the_dev_set_is_a_faithful_miniature_of_the_paper():
+    from collections import Counter
+
+    from ihbench_dataset.schema import depth_bin
+
+    conversations = [load_conversation(p) for p in SHIPPED]
+    points = [t for c in conversations for t in c.interrupted_turns]
+    assert len(conversations) >= 28 and len(points) >= 250
+    assert min(Counter(c.domain_name for c in conversations).values()) >= 2 and \
+        len({c.domain_name for c in conversations}) == 10
+    types, bins = Counter(t.interruption.type for t in points), Counter(depth_bin(t.index) for t in points)
+    for kind, percent in PAPER_TYPES.items():
+        assert abs(100 * types[kind] / len(points) - percent) <= 5, kind
+    for label, percent in PAPER_DEPTH.items():
+        assert abs(100 * bins[label] / len(points) - percent) <= 5, label
+    fillers = Counter(t.user.strip().lower().rstrip(".!") for t in points if t.interruption.type == "filler")
+    assert fillers.most_common(1)[0][1] <= len(points) // 20  # no single stock backchannel
+    assert sum(c.interrupted_turns[0].index == 0 for c in conversations) < len(conversations)
+
+
+def test_system_prompts_say_nothing_about_handling_interruptions():
+    import re
+
+    hint = re.compile(r"interrupt|\bcuts? in\b|cut you off|uh-huh|mm-hm|backchannel|face value|already (know|heard)|"
+                      r"where you left off", re.IGNORECASE)
+    for path in SHIPPED:
+        message = load_conversation(path).system_message
+        assert not hint.search(message), f"{path.name}: {hint.search(message).group(0)!r}"
+
+
+def test_every_point_is_reviewed_and_its_baseline_judged():
+    points = [t for p in SHIPPED for t in load_conversation(p).interrupted_turns]
+    for turn in points:
+        review = turn.interruption.review
+        assert review and all(review[q].strip() for q in ("leakage", "user_knowledge", "type", "grounding"))
+        assert review.get("finding") is None or review.get("resolution")
+        assert len(turn.interruption.baseline_rq_verdicts) == len(turn.interruption.rq_rubrics)
+    passed = sum(all(v.met for v in t.interruption.baseline_rq_verdicts) for t in points) / len(points)
+    assert 0.5 <= passed <= 0.8, passed  # a decent model's baseline, as in the paper (about 0.65)
+
+
+def test_verdicts_must_match_the_criteria(tmp_path):
+    path = _copy(tmp_path)
+    data = json.loads(path.read_text())
+    turn = next(t for t in data["turns"] if "interruption" in t)
+    turn["interruption"]["baseline_rq_verdicts"] = [{"met": True, "reason": "ok"}]
+    path.write_text(json.dumps(data))
+    report = verify_paths([path], check_audio=False)
+    assert any(p.field.endswith("baseline_rq_verdicts") and "one per criterion" in p.message for p in report.problems)
 
 
 def test_cli_exit_status(tmp_path):
@@ -121,6 +182,7 @@ def test_rq_criteria_outside_two_to_four(tmp_path, count):
     def mutate(data):
         i = _interrupted_index(data)
         data["turns"][i]["interruption"]["rq_rubrics"] = [f"criterion {n}" for n in range(count)]
+        data["turns"][i]["interruption"].pop("baseline_rq_verdicts", None)  # one fault at a time
         return i
     problem = _break(tmp_path, mutate)
     assert problem.field.endswith("rq_rubrics") and f"has {count} criteria" in problem.message
