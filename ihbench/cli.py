@@ -134,6 +134,14 @@ def _publish_space(args: argparse.Namespace) -> int:
     return 0
 
 
+def _set_baseline(args: argparse.Namespace) -> int:
+    from ihbench.baselines import set_baseline
+
+    out = set_baseline(args.run, args.data, args.out, epoch=args.epoch)
+    print(f"wrote {out}: the baselines are now epoch {args.epoch} of {args.run} (see its README.md)")
+    return 0
+
+
 def _space(args: argparse.Namespace) -> int:
     import os
     import runpy
@@ -236,7 +244,9 @@ def _report(args: argparse.Namespace) -> int:
         print(f"{run['run']}: TF win rate {tf['tf_win_rate']:.3f} [{tf['ci_low']:.3f}, {tf['ci_high']:.3f}]" if tf else
               f"{run['run']}: no TF judgments", end="")
         print(f", RQ pass rate {rq['rq_pass_rate']:.3f} [{rq['ci_low']:.3f}, {rq['ci_high']:.3f}]" if rq else
-              ", no RQ judgments")
+              ", no RQ judgments", end="")
+        anchor = run.get("baseline_rq_pass_rate")
+        print(f" (baseline RQ on the same items {anchor['rq_pass_rate']:.3f})" if anchor else "")
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
 
@@ -375,6 +385,13 @@ def build_parser() -> argparse.ArgumentParser:
     judge.add_argument("--cache", type=Path, help="sqlite cache (default ~/.cache/ihbench/judge_cache.sqlite)")
     judge.add_argument("--no-json-schema", action="store_true", help="for servers without response_format support")
     judge.set_defaults(func=_judge)
+
+    rebase = add("set-baseline", help="make one epoch of a run's responses the baselines of a copy of its dataset")
+    rebase.add_argument("run", type=Path, help="run directory that covered every point of --data")
+    rebase.add_argument("--data", required=True, help="the built dataset folder the run used")
+    rebase.add_argument("--out", required=True, type=Path, help="new dataset folder to write (must not exist)")
+    rebase.add_argument("--epoch", type=int, default=0, help="which epoch's responses to use (default 0)")
+    rebase.set_defaults(func=_set_baseline)
 
     report = add("report", help="scores, per type, depth, diagnostics, plots for judged runs")
     report.add_argument("runs", nargs="+", type=Path, help="run directories (an audio and a text run of one model "

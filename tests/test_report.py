@@ -85,3 +85,19 @@ def test_diagnostics_by_hand():
     assert not continues_remainder(" nine fifteen from gate B12.", "Sorry, as I said, the next flight leaves at nine.")
     assert acknowledges("Great, so the flight leaves at nine fifteen.")
     assert not acknowledges("nine fifteen from gate B12.")
+
+
+def test_report_shows_the_baselines_own_rq_pass_rate_beside_the_run(judged_run, reported):
+    """Computed by hand from the verdicts that ship with the data, on the items the run covered."""
+    from ihbench_dataset import load_items
+
+    out, summary, stdout = reported
+    run = summary["runs"][0]
+    ids = {r["id"] for r in read_records(judged_run["root"] / "run" / "responses.jsonl")}
+    items = [i for i in load_items(json.loads((judged_run["root"] / "run" / "run.json").read_text())["data"]) if i.id in ids]
+    assert all(item.baseline_rq for item in items)
+    by_hand = sum(all(item.baseline_rq) for item in items) / len(items)
+    assert run["baseline_rq_pass_rate"]["rq_pass_rate"] == pytest.approx(by_hand)
+    assert run["baseline_rq_pass_rate"]["n_items"] == len(items)
+    assert "baseline RQ (same items)" in (out / "report.md").read_text()
+    assert f"baseline RQ on the same items {by_hand:.3f}" in stdout

@@ -52,6 +52,17 @@ def _rates(rows: list[dict], items: dict, axis: str, n_bootstrap: int, seed: int
     return metric("rq_pass_rate").compute(predictions=[r["criteria"] for r in rows], **kwargs)
 
 
+def baseline_rq(ids: Sequence[str], items: dict, n_bootstrap: int, seed: int) -> Optional[dict]:
+    """The baseline's own RQ pass rate on the items this run covered: the anchor its TF is relative to
+    (a TF of 0.5 against a baseline that passes 0.3 of the time is not parity with a decent model)."""
+    judged = [i for i in ids if items[i].baseline_rq]
+    if not judged:
+        return None
+    return metric("rq_pass_rate").compute(predictions=[list(items[i].baseline_rq) for i in judged], item_ids=judged,
+                                          interruption_types=[items[i].interruption_type for i in judged],
+                                          n_bootstrap=n_bootstrap, seed=seed)
+
+
 def per_item_scores(rows: list[dict], axis: str) -> dict[str, float]:
     """Epoch-averaged outcome per item, for slopes, TOST and rank correlations."""
     values = defaultdict(list)
@@ -83,6 +94,7 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
         "metric_versions": {name: metric_version(name) for name in ("tf_win_rate", "rq_pass_rate")},
     }
     summary["judges"] = [{"judge_model": m, "prompt_version": v, "prompt_hash": h} for m, v, h in summary["judges"]]
+    summary["baseline_rq_pass_rate"] = baseline_rq(sorted({r["id"] for r in responses}), items, n_bootstrap, seed)
     for axis, key in (("tf", "tf_win_rate"), ("rq", "rq_pass_rate")):
         summary[key] = _rates(judged[axis], items, axis, n_bootstrap, seed)
         summary[f"{key}_by_depth"] = {}

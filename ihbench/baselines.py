@@ -1,0 +1,40 @@
+"""`ihbench set-baseline`: a real model's responses (one epoch of a run) become a dataset's baselines.
+
+This is how a user with API access reproduces the paper's protocol exactly: run the fixed
+baseline model (GPT-4o Audio there) through the `openai` loader, then make its responses the
+anchor the TF win rate of every other model is measured against.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from ihbench_dataset.errors import UsageError
+
+from .rundir import RunDir
+from .runner import items_fingerprint
+
+
+def set_baseline(run_dir, data_dir, out_dir, *, epoch: int = 0) -> Path:
+    from ihbench_dataset import load_items
+    from ihbench_dataset.rebaseline import replace_baselines
+
+    run = RunDir(run_dir)
+    info = run.info()
+    items = load_items(str(Path(data_dir).resolve()))
+    if info.get("data_fingerprint") != items_fingerprint(items):
+        raise UsageError(f"{run.path} did not run on every interruption point of {data_dir} (its data fingerprint "
+                         f"differs; runs with --limit or --types cannot replace a whole set of baselines)")
+    responses = {r["id"]: r["response"] for r in run.responses() if r["epoch"] == epoch and r["response"]}
+    failed = sorted({item.id for item in items} - set(responses))
+    if failed:
+        raise UsageError(f"{run.path}: epoch {epoch} has no response for {len(failed)} point(s), e.g. "
+                         f"{', '.join(failed[:3])} (errors or an unfinished run); finish or rerun it first")
+    model = info.get("model", {})
+    provenance = (f"Replaced on {time.strftime('%Y-%m-%d')} by `ihbench set-baseline` with epoch {epoch} of the run "
+                  f"`{run.path.name}`: loader `{info.get('loader')}`, model `{info.get('model_path')}`"
+                  + (f" at `{info['endpoint']}`" if info.get("endpoint") else "")
+                  + f", {info.get('modality')} input, generation {info.get('generation')}, run created "
+                  f"{info.get('created')}, ihbench {info.get('versions', {}).get('ihbench')}"
+                  + (f", dtype {model.get('dtype')}" if model.get("dtype") else "") + ".")
+    return replace_baselines(data_dir, out_dir, responses, provenance)

@@ -1,0 +1,38 @@
+"""`ihbench set-baseline`: one epoch of a real run (here the local OpenAI-compatible test double
+stands in for an API model) becomes the baselines of a copy of the dataset."""
+import json
+import subprocess
+import sys
+
+from ihbench.jsonl import read_records
+from ihbench.runner import RunSpec, run
+from ihbench_dataset import load_items
+from openai_test_server import OpenAITestServer
+
+
+def test_set_baseline_replaces_every_baseline_and_says_where_they_came_from(built, tmp_path):
+    with OpenAITestServer() as server:
+        run(RunSpec(loader="openai", model_path="gpt-4o-audio-preview", data=str(built), out=tmp_path / "run",
+                    epochs=2, modality="text", loader_options={"base_url": server.base_url}), progress=False)
+    result = subprocess.run([sys.executable, "-m", "ihbench.cli", "set-baseline", str(tmp_path / "run"), "--data",
+                             str(built), "--out", str(tmp_path / "rebased"), "--epoch", "1"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    responses = {r["id"]: r["response"] for r in read_records(tmp_path / "run" / "responses.jsonl") if r["epoch"] == 1}
+    new = load_items(str(tmp_path / "rebased"))
+    assert {i.id: i.baseline for i in new} == responses and all(i.baseline_rq is None for i in new)
+    long = load_items(str(tmp_path / "rebased"), config="interruptions")
+    assert [i.baseline for i in long] == [i.baseline for i in new]
+    card = (tmp_path / "rebased" / "README.md").read_text()
+    assert "gpt-4o-audio-preview" in card and "epoch 1" in card and server.base_url in card
+    original = load_items(str(built))
+    assert all(i.baseline_rq is not None for i in original)  # the source dataset is untouched
+
+
+def test_set_baseline_refuses_a_partial_run(built, tmp_path):
+    with OpenAITestServer() as server:
+        run(RunSpec(loader="openai", model_path="m", data=str(built), out=tmp_path / "run", epochs=1, limit=2,
+                    loader_options={"base_url": server.base_url}), progress=False)
+    result = subprocess.run([sys.executable, "-m", "ihbench.cli", "set-baseline", str(tmp_path / "run"), "--data",
+                             str(built), "--out", str(tmp_path / "rebased")], capture_output=True, text=True)
+    assert result.returncode == 2 and "did not run on every interruption point" in result.stderr
+    assert not (tmp_path / "rebased").exists()
