@@ -1,0 +1,66 @@
+"""`ihbench verify --judge-model`: the verifier's semantic questions answered by a scripted local
+OpenAI-compatible server (a stand-in for an LLM), including malformed answers."""
+import json
+import re
+import subprocess
+import sys
+
+from ihbench.judge.review import REVIEW_SYSTEM, review_prompt_hash
+from openai_test_server import OpenAITestServer, Reply
+
+# Editing the review prompt changes its hash: bump REVIEW_PROMPT_VERSION and pin the new pair here.
+PINNED_REVIEW_HASHES = {"2026-11-23.1": "b8b2fb8d98d7"}
+
+
+def _one_source(subset):
+    return str(subset[0])
+
+
+def _answer(problems=(), reason="fine"):
+    return json.dumps({q: {"problem": q in problems, "reason": reason if q not in problems else f"{q} issue"}
+                       for q in ("leakage", "user_knowledge", "type", "grounding")})
+
+
+def _verify(source, url, cache):
+    return subprocess.run([sys.executable, "-m", "ihbench.cli", "verify", source, "--no-audio", "--judge-model",
+                           "reviewer", "--judge-base-url", url, "--cache", str(cache), "--quiet", "--timeout", "5"],
+                          capture_output=True, text=True)
+
+
+def test_clean_answers_pass_and_a_finding_fails_naming_the_turn(subset, tmp_path):
+    source = _one_source(subset)
+    with OpenAITestServer(respond=lambda body: Reply(content=_answer())) as clean:
+        ok = _verify(source, clean.base_url, tmp_path / "a.sqlite")
+        assert all(r["messages"][0]["content"] == REVIEW_SYSTEM for r in clean.requests)
+        assert "NOT heard (cut off):" in clean.requests[0]["messages"][1]["content"]
+    assert ok.returncode == 0, ok.stderr
+    points = int(re.search(r"(\d+) point\(s\), 0 finding", ok.stdout).group(1))
+    assert points > 0
+
+    with OpenAITestServer(respond=lambda body: Reply(content=_answer(("leakage",)))) as leaky:
+        bad = _verify(source, leaky.base_url, tmp_path / "b.sqlite")
+    assert bad.returncode == 1 and f"{points} point(s), {points} finding(s)" in bad.stdout
+    assert len(re.findall(r": turn \d+: leakage: leakage issue", bad.stderr)) == points
+
+
+def test_malformed_answers_are_reasked_then_reported_as_not_checked(subset, tmp_path):
+    source = _one_source(subset)
+    attempts = {}
+
+    def flaky(body):
+        key = body["messages"][1]["content"]
+        attempts[key] = attempts.get(key, 0) + 1
+        return Reply(content="```json\n" + _answer() + "\n```" if attempts[key] > 1 else "Sure! Looks good to me.")
+    with OpenAITestServer(respond=flaky) as server:
+        fixed = _verify(source, server.base_url, tmp_path / "c.sqlite")
+    assert fixed.returncode == 0, fixed.stderr  # each point: one malformed answer, one re-ask, then fine
+    assert set(attempts.values()) == {2}
+    with OpenAITestServer(respond=lambda body: Reply(content="no")) as hopeless:
+        failed = _verify(source, hopeless.base_url, tmp_path / "d.sqlite")
+    assert failed.returncode == 1 and "not checked (InvalidJudgment: invalid after a re-ask" in failed.stderr
+
+
+def test_the_review_prompt_is_pinned():
+    from ihbench.judge.review import REVIEW_PROMPT_VERSION
+
+    assert PINNED_REVIEW_HASHES[REVIEW_PROMPT_VERSION] == review_prompt_hash()
