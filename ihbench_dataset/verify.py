@@ -83,7 +83,37 @@ def verify_paths(paths: Optional[Iterable[Union[str, Path]]] = None, *, check_au
         if check_audio:
             report.notes.extend(_check_audio(conversation, report.problems))
         report.conversations.append(conversation)
+    report.problems.extend(shared_identities(report.conversations))
     return report
+
+
+_PERSON = re.compile(r"[A-Z][a-z'’-]+(?: [A-Z][a-z'’.-]+){1,2}")  # a person's name: "Emmett Calloway"
+
+
+def _identities(conversation: Conversation) -> set[str]:
+    """The caller's names and long numbers (phones, accounts): what must not recur across calls."""
+    values = set()
+    for entry in conversation.knowledge_base["user_data"]:
+        text = str(entry["value"])
+        values.update(d for d in (re.sub(r"\D", "", m) for m in re.findall(r"\d[\d\s().-]{5,}\d", text)) if len(d) >= 6)
+        person = re.sub(r"\s*\(.*?\)", "", text).strip()
+        if "name" in entry["field"].lower() or _PERSON.fullmatch(person):
+            values.add(person.lower())
+    return values
+
+
+def shared_identities(conversations: list[Conversation]) -> list[Problem]:
+    """Two callers of different goals with the same name or number read as one person reused: a
+    template, not a set of calls. Callers of one goal may share the account by design."""
+    problems, owners = [], {}
+    for c in conversations:
+        for value in sorted(_identities(c)):
+            other = owners.setdefault(value, c)
+            if other is not c and other.goal != c.goal:
+                problems.append(Problem(c.path, "knowledge_base.user_data",
+                                        f"{value!r} also appears in {other.path.name} (another goal); use distinct "
+                                        "names and numbers per caller"))
+    return problems
 
 
 def check_conversation(conversation: Conversation) -> list[Problem]:

@@ -300,3 +300,14 @@ def test_a_missing_recording_is_named(tmp_path):
 
 def test_sources_dir_is_inside_the_package():
     assert SOURCES_DIR.is_dir() and SOURCES_DIR.parent.parent.name == "ihbench_dataset"
+
+
+def test_a_name_or_number_reused_across_goals_is_a_problem(tmp_path):
+    first, second = (json.loads(p.read_text()) for p in SHIPPED[:2])
+    assert first["goal"] != second["goal"]
+    second["knowledge_base"]["user_data"].append(dict(first["knowledge_base"]["user_data"][0]))
+    for data, path in ((first, SHIPPED[0]), (second, SHIPPED[1])):
+        (tmp_path / path.name).write_text(json.dumps(data))
+    report = verify_paths([tmp_path], check_audio=False)
+    value = str(first["knowledge_base"]["user_data"][0]["value"])
+    assert any("also appears in" in p.message and p.path.name == SHIPPED[1].name for p in report.problems), value
