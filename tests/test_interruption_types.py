@@ -27,3 +27,26 @@ def test_unknown_type_is_an_error_naming_the_value():
 
 def test_depth_bins_follow_the_paper():
     assert [depth_bin(d) for d in (0, 4, 5, 9, 10, 15, 19)] == ["0-4", "0-4", "5-9", "5-9", "10-14", "15-19", "15-19"]
+
+
+SPELLINGS = ["normal", "Impatient", "CORRECTION", "corrections", "Topic Switch", "topic-switch", "topic_change",
+             "topic shift", "topicswitch", "Filler", "backchannel", "Back Channel", "push back", "push-back",
+             "Pushback", "sarcasm", "topic", "fillers", "normal interruption", " impatient "]
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_the_dataset_layer_and_the_metric_modules_read_spellings_alike(spelling):
+    """The metric modules stay self-contained (their own copy of the mapping); this proves the two
+    copies accept and reject exactly the same spellings, and map them to the same type."""
+    from metric_modules import shared
+
+    bootstrap = shared("item_bootstrap")
+    try:
+        ours = canonical_interruption_type(spelling)
+    except ValueError:
+        ours = "rejected"
+    try:
+        theirs = bootstrap.canonical_type(spelling, 0)
+    except ValueError:
+        theirs = "rejected"
+    assert ours == theirs, (spelling, ours, theirs)

@@ -203,3 +203,15 @@ def test_a_local_transformers_judge_runs_and_its_garbage_is_judge_error(tmp_path
     records = read_records(tmp_path / "run" / "judgments.jsonl")
     assert summary.judge_errors == len(records) == 6 and summary.calls == 12
     assert all(r["outcome"] == "judge_error" and r["judge_model"].endswith("judge") for r in records)
+
+
+def test_the_cache_key_tells_two_servers_with_the_same_model_name_apart():
+    from ihbench.judge.cache import cache_key
+
+    messages = [{"role": "user", "content": "x"}]
+    here, there = (OpenAIJudgeBackend("default", base_url=url) for url in ("http://a:8000/v1", "http://b:8000/v1"))
+    strict = OpenAIJudgeBackend("default", base_url="http://a:8000/v1", structured=False)
+    keys = {cache_key(b.describe(), prompt_hash(), "tf", messages, 0) for b in (here, there, strict)}
+    assert len(keys) == 3
+    assert cache_key(here.describe(), prompt_hash(), "tf", messages, 0) == \
+        cache_key(OpenAIJudgeBackend("default", base_url="http://a:8000/v1").describe(), prompt_hash(), "tf", messages, 0)

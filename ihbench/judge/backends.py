@@ -59,7 +59,8 @@ class OpenAIJudgeBackend:
         return completion.choices[0].message.content or ""
 
     def describe(self) -> dict:
-        return {"backend": "openai", "model": self.model, "base_url": self.base_url, "structured": self.structured}
+        return {"backend": "openai", "model": self.model, "base_url": self.base_url, "structured": self.structured,
+                "temperature": self.temperature}
 
     async def close(self) -> None:
         await self.client.close()
@@ -97,7 +98,7 @@ class TransformersJudgeBackend:
             return await asyncio.to_thread(self._generate, messages)
 
     def describe(self) -> dict:
-        return {"backend": "transformers", "model": self.model}
+        return {"backend": "transformers", "model": self.model, "max_new_tokens": self.max_new_tokens}
 
     async def close(self) -> None:
         pass

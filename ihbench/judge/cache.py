@@ -1,7 +1,9 @@
 """Judgments cached in sqlite: judging the same run again costs no call.
 
-The key hashes only what changes a verdict: judge model, prompt hash, axis, the exact inputs
-(context, criterion or criteria, responses in their order) and the epoch.
+The key hashes only what changes a verdict: the judge backend's full identity (model name, server
+URL, temperature, structured-output mode: two servers that both call their model "default" are
+different judges), the prompt hash, axis, the exact inputs (context, criterion or criteria,
+responses in their order) and the epoch.
 """
 from __future__ import annotations
 
@@ -19,8 +21,9 @@ def default_cache_path() -> Path:
     return Path(root) / "judge_cache.sqlite"
 
 
-def cache_key(judge_model: str, prompt_hash: str, axis: str, messages: list[dict], epoch: int) -> str:
-    payload = json.dumps([judge_model, prompt_hash, axis, messages, epoch], ensure_ascii=False, sort_keys=True)
+def cache_key(judge: dict, prompt_hash: str, axis: str, messages: list[dict], epoch: int) -> str:
+    """`judge`: the backend's `describe()`."""
+    payload = json.dumps([judge, prompt_hash, axis, messages, epoch], ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 

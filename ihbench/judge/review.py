@@ -132,7 +132,7 @@ async def review_conversations(conversations: Sequence[Conversation], backend, *
 
     async def one(conversation, turn) -> PointReview:
         messages = review_messages(conversation, turn)
-        key = cache_key(backend.model, review_prompt_hash(), "review", messages, 0)
+        key = cache_key(backend.describe(), review_prompt_hash(), "review", messages, 0)
         answer = cache.get(key)
         if answer is None:
             async with semaphore:

@@ -96,7 +96,7 @@ async def _judge_one(record: dict, item: EvalItem, axis: str, backend, cache: Ju
     else:
         messages, schema_name, schema = rq_messages(item, response), "rq_verdict", RQ_SCHEMA
         parse = lambda text: parse_rq(text, len(item.rubric.rq))  # noqa: E731
-    key = cache_key(backend.model, prompt_hash(), axis, messages, record["epoch"])
+    key = cache_key(backend.describe(), prompt_hash(), axis, messages, record["epoch"])
     parsed, calls, cached = cache.get(key), 0, True
     if parsed is None:
         cached = False

@@ -13,7 +13,7 @@ import numpy as np
 
 INTERRUPTION_TYPES = ("normal", "impatient", "correction", "topic_switch", "filler", "pushback")
 _ALIASES = {"topicswitch": "topic_switch", "topic_change": "topic_switch", "topic_shift": "topic_switch",
-            "backchannel": "filler", "push_back": "pushback"}
+            "backchannel": "filler", "push_back": "pushback", "corrections": "correction"}
 
 
 def canonical_type(value, index):
