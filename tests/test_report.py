@@ -51,29 +51,88 @@ def test_report_files_tables_and_provenance(reported):
     assert "TF win rate" in stdout
 
 
-def test_two_judgments_of_one_run_give_inter_judge_agreement(reported):
-    _, summary, _ = reported
-    agreement = summary["runs"][0]["inter_judge"]
-    # the second file holds the same verdicts, from the cache: perfect agreement
-    assert agreement["tf"]["agreement"] == 1.0 and agreement["rq"]["agreement"] == 1.0
+def _latest_judged(path):
+    from ihbench.rundir import read_judgments
+
+    return [j for j in read_judgments(path) if j["outcome"] == "judged"]
 
 
-def test_audio_and_text_runs_of_one_model_get_a_tost(judged_run, tmp_path):
+def _write(path, records):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def _flip(record):
+    """The other verdict, with criteria that agree with it."""
+    flipped = dict(record)
+    if record["axis"] == "tf":
+        flipped["verdict"] = "baseline" if record["verdict"] == "model" else "model"
+    elif record["verdict"] == "pass":
+        flipped["verdict"], flipped["criteria"] = "fail", [False] + record["criteria"][1:]
+    else:
+        flipped["verdict"], flipped["criteria"] = "pass", [True] * len(record["criteria"])
+    return flipped
+
+
+def _kappa(pairs):
+    """Cohen's kappa by its definition: (observed - chance agreement) / (1 - chance agreement)."""
+    n = len(pairs)
+    labels = {x for pair in pairs for x in pair}
+    observed = sum(a == b for a, b in pairs) / n
+    chance = sum((sum(a == label for a, _ in pairs) / n) * (sum(b == label for _, b in pairs) / n) for label in labels)
+    return (observed - chance) / (1 - chance)
+
+
+def test_two_judges_that_disagree_give_the_agreement_and_kappa_computed_by_hand(judged_run, tmp_path):
     import shutil
 
-    audio = tmp_path / "audio"
-    text = tmp_path / "text"
-    shutil.copytree(judged_run["root"] / "run", audio)
-    shutil.copytree(judged_run["root"] / "run", text)
+    run_dir = tmp_path / "run"
+    shutil.copytree(judged_run["root"] / "run", run_dir)
+    (run_dir / "judgments-again.jsonl").unlink()
+    first = _latest_judged(run_dir / "judgments.jsonl")
+    second = [_flip(r) if index % 3 == 0 else r for index, r in enumerate(first)]  # every third verdict differs
+    _write(run_dir / "judgments-other.jsonl", [{**r, "judge_model": "judge-y"} for r in second])
+    result = subprocess.run([sys.executable, "-m", "ihbench.cli", "report", str(run_dir), "--out", str(tmp_path / "r"),
+                             "--quiet"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    agreement = json.loads((tmp_path / "r" / "summary.json").read_text())["runs"][0]["inter_judge"]
+    for axis in ("tf", "rq"):
+        pairs = [(a["verdict"], b["verdict"]) for a, b in zip(first, second) if a["axis"] == axis]
+        assert agreement[axis]["n"] == len(pairs)
+        assert agreement[axis]["agreement"] == pytest.approx(sum(a == b for a, b in pairs) / len(pairs))
+        assert agreement[axis]["agreement"] < 0.75
+        assert agreement[axis]["cohen_kappa"] == pytest.approx(_kappa(pairs))
+
+
+def test_audio_and_text_runs_of_one_model_get_a_tost_on_their_real_difference(judged_run, tmp_path):
+    import shutil
+
+    audio, text = tmp_path / "audio", tmp_path / "text"
+    for target in (audio, text):
+        shutil.copytree(judged_run["root"] / "run", target)
+        (target / "judgments-again.jsonl").unlink()
     info = json.loads((text / "run.json").read_text())
     info["modality"] = "text"
     (text / "run.json").write_text(json.dumps(info))
+    judged = _latest_judged(text / "judgments.jsonl")
+    _write(text / "judgments.jsonl", [_flip(r) if r["axis"] == "rq" and r["verdict"] == "fail" else r for r in judged])
     result = subprocess.run([sys.executable, "-m", "ihbench.cli", "report", str(audio), str(text), "--out",
                              str(tmp_path / "both")], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     summary = json.loads((tmp_path / "both" / "summary.json").read_text())
     (tost,) = summary["modality_tost"]
-    assert tost["rq"]["mean_difference_audio_minus_text"] == 0.0 and tost["rq"]["equivalent_at_0.05"]
+
+    def per_item(path):
+        scores = {}
+        for r in _latest_judged(path):
+            if r["axis"] == "rq":
+                scores.setdefault(r["id"], []).append(r["verdict"] == "pass")
+        return {k: sum(v) / len(v) for k, v in scores.items()}
+
+    a, t = per_item(audio / "judgments.jsonl"), per_item(text / "judgments.jsonl")
+    by_hand = sum(a[k] - t[k] for k in a) / len(a)
+    assert by_hand < -0.5  # the text run passes everything, the audio run mostly fails
+    assert tost["rq"]["mean_difference_audio_minus_text"] == pytest.approx(by_hand)
+    assert tost["rq"]["equivalent_at_0.05"] is False
     assert "Audio vs text" in (tmp_path / "both" / "report.md").read_text()
 
 
