@@ -14,7 +14,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from ihbench_dataset.schema import EvalItem, canonical_interruption_type
 
@@ -111,7 +111,9 @@ def _check_same_run(existing: dict, identity: dict, path: Path, allow_endpoint_c
                 f"now; use another --out (or the same options to resume){hint}")
 
 
-def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, progress: bool = True) -> RunSummary:
+def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, progress: bool = True,
+        on_record: Optional[Callable[[dict], None]] = None) -> RunSummary:
+    """`on_record(record)` is called after each record is durable (the Space streams with it)."""
     from loaders import GenerationConfig
 
     started = time.perf_counter()
@@ -129,7 +131,7 @@ def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, p
     created = not out.exists()
     try:
         with run_dir.writing():
-            return _run_locked(spec, run_dir, identity, generation, loader, items, progress, started)
+            return _run_locked(spec, run_dir, identity, generation, loader, items, progress, started, on_record)
     except BaseException:
         if created and out.is_dir() and {p.name for p in out.iterdir()} <= {".lock"}:
             (out / ".lock").unlink(missing_ok=True)  # nothing was written: leave no empty directory behind
@@ -138,7 +140,7 @@ def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, p
 
 
 def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, loader, items, progress: bool,
-                started: float) -> RunSummary:
+                started: float, on_record: Optional[Callable[[dict], None]]) -> RunSummary:
     from loaders import build_conversation, create
     from loaders.base import EmptyAudioError, Response
 
@@ -193,13 +195,16 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
                                                                         [seeds[p] for p in ready])):
                 responses[position] = response
             for (item, epoch), seed, response in zip(batch, seeds, responses):
-                log.append({
+                record = {
                     "id": item.id, "epoch": epoch, "seed": seed, "response": response.text, "error": response.error,
                     "latency_s": round(response.latency_s, 4), "input_tokens": response.input_tokens,
                     "output_tokens": response.output_tokens, "modality": spec.modality,
                     "conversation_id": item.conversation_id, "interruption_type": item.interruption_type,
                     "depth": item.depth,
-                })
+                }
+                log.append(record)
+                if on_record:
+                    on_record(record)
                 written += 1
                 errors += response.error is not None
                 bar.update(1)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterator, Optional
@@ -148,61 +147,73 @@ def select(kind: Optional[str], domain: Optional[str], count: int):
 
 def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], domain: Optional[str], count: int,
                     epochs: int, max_new_tokens: int = 64, base_url: Optional[str] = None) -> Iterator[tuple]:
-    """Yields (rows, last interruption audio) as responses arrive; rows are
-    [id, type, interruption, response, re-delivery, error]."""
-    from loaders import GenerationConfig, ModelNotFoundError, build_conversation, create
+    """Runs the chosen points through the runner into a real run directory under the runs folder
+    (the Leaderboard picks it up once judged). Yields (rows, last interruption audio, run dir) as
+    responses arrive; rows are [id, type, interruption, response, re-delivery, error]."""
+    import queue
+    import threading
+    import time
+
+    from loaders import ModelNotFoundError
 
     from .report.diagnostics import diagnose
-    from .runner import record_seed
+    from .runner import RunSpec, run
 
     if not model_path or not model_path.strip():
         raise UserError("enter a model path or id")
+    items = select(kind, domain, count)
+    by_id = {item.id: item for item in items}
     options = {"base_url": base_url} if loader_name == "openai" and base_url else {}
-    try:
-        loader = create(loader_name, model_path.strip(), **options)
-    except ModelNotFoundError:
-        raise UserError("that model was not found (check the path or id; the hub is not reachable here)") from None
-    except KeyError:
-        raise UserError(f"unknown model family {loader_name!r}") from None
-    except Exception as error:
-        raise UserError(f"the model could not be loaded ({type(error).__name__})") from None
-    config = GenerationConfig(max_new_tokens=int(max_new_tokens))
+    out = runs_dir() / f"space-{time.strftime('%Y%m%d-%H%M%S')}-{loader_name}"
+    spec = RunSpec(loader=loader_name, model_path=model_path.strip(), data=data_dir(), out=out, epochs=max(1, int(epochs)),
+                   generation={"max_new_tokens": int(max_new_tokens)}, loader_options=options,
+                   command=["space", loader_name, model_path.strip()])
+    arrived: queue.Queue = queue.Queue()
+    outcome: dict = {}
+
+    def work():
+        try:
+            run(spec, items=items, progress=False, on_record=arrived.put)
+        except BaseException as error:  # reported on the page below
+            outcome["error"] = error
+        finally:
+            arrived.put(None)
+
+    threading.Thread(target=work, daemon=True).start()
     rows = []
-    for item in select(kind, domain, count):
-        for epoch in range(max(1, int(epochs))):
-            response = loader.generate(build_conversation(item, "audio"), config, record_seed(0, item.id, epoch))
-            diagnostics = diagnose(item, response.text)
-            ratio = diagnostics["redelivery_ratio"]
-            rows.append([item.id, item.interruption_type, item.interruption.transcript, response.text or "",
-                         None if ratio is None else round(ratio, 3), response.error or ""])
-            yield rows, (SAMPLING_RATE, item.interruption.audio.decode()) if item.interruption.audio else None
+    while (record := arrived.get()) is not None:
+        item = by_id[record["id"]]
+        ratio = diagnose(item, record["response"])["redelivery_ratio"]
+        rows.append([item.id, item.interruption_type, item.interruption.transcript, record["response"] or "",
+                     None if ratio is None else round(ratio, 3), record["error"] or ""])
+        audio = (SAMPLING_RATE, item.interruption.audio.decode()) if item.interruption.audio else None
+        yield rows, audio, str(out)
+    error = outcome.get("error")
+    if isinstance(error, ModelNotFoundError):
+        raise UserError("that model was not found (check the path or id; the hub is not reachable here)")
+    if isinstance(error, KeyError):
+        raise UserError(f"unknown model family {loader_name!r}")
+    if error is not None:
+        raise UserError(f"the model could not be run ({type(error).__name__})")
 
 
-def judge_rows(rows: list[list], judge_base_url: str, judge_model: str):
-    """TF and RQ (with CIs) of the streamed responses, and a per-type RQ chart."""
+def judge_run_dir(run_dir: Optional[str], judge_base_url: str, judge_model: str):
+    """Judges the Space's run (TF and RQ), then reports it like `ihbench report`: scores with CIs,
+    and the report's own per-type plot."""
     import asyncio
 
-    from ihbench.judge import JudgeCache, OpenAIJudgeBackend, judge_run
-    from ihbench.jsonl import AppendLog, write_json_atomic
-    from ihbench.report.summary import summarize_run
+    from ihbench.judge import OpenAIJudgeBackend, judge_run
+    from ihbench.report import summarize, write_report
 
-    if not rows:
+    if not run_dir or not Path(run_dir, "run.json").is_file():
         raise UserError("run a model first")
     if not judge_base_url or not judge_model:
         raise UserError("set the judge endpoint and model")
-    work = Path(tempfile.mkdtemp(prefix="ihbench-space-"))
-    write_json_atomic(work / "run.json", {"loader": "space", "model_path": "space", "data": data_dir(), "config": None,
-                                          "split": None, "modality": "audio", "seed": 0})
-    with AppendLog(work / "responses.jsonl") as log:
-        epochs: dict[str, int] = {}
-        for row in rows:
-            epoch = epochs[row[0]] = epochs.get(row[0], -1) + 1
-            log.append({"id": row[0], "epoch": epoch, "response": row[3] or None, "error": row[5] or None})
     backend = OpenAIJudgeBackend(judge_model, base_url=judge_base_url, timeout=60)
 
     async def go():
         try:
-            return await judge_run(work, backend, cache=JudgeCache(work / "cache.sqlite"), progress=False)
+            return await judge_run(Path(run_dir), backend, progress=False)
         finally:
             await backend.close()
 
@@ -212,32 +223,17 @@ def judge_rows(rows: list[list], judge_base_url: str, judge_model: str):
         raise UserError(f"the judge endpoint did not answer ({type(error).__name__})") from None
     if summary.judged == 0:
         raise UserError(f"the judge returned no usable verdicts ({summary.judge_errors} judge errors)")
-    report = summarize_run(work)
+    report = summarize([Path(run_dir)])
+    paths = write_report(report, Path(run_dir))
+    scores = report["runs"][0]
     table = []
     for key in ("tf_win_rate", "rq_pass_rate"):
-        r = report.get(key)
+        r = scores.get(key)
         if r:
             table.append([key, round(r[key], 3), round(r["ci_low"], 3), round(r["ci_high"], 3), r["n_items"]])
     table.append(["judge_errors", summary.judge_errors, None, None, None])
-    return table, per_type_figure(report)
-
-
-def per_type_figure(report: dict):
-    from ihbench_dataset.plotting import pyplot
-
-    plt = pyplot()
-
-    per_type = (report.get("rq_pass_rate") or {}).get("per_type", {})
-    figure, axis = plt.subplots(figsize=(7, 3), constrained_layout=True)
-    kinds = [k for k in INTERRUPTION_TYPES if k in per_type]
-    values = [per_type[k]["rq_pass_rate"] for k in kinds]
-    errors = [[per_type[k]["rq_pass_rate"] - per_type[k]["ci_low"] for k in kinds],
-              [per_type[k]["ci_high"] - per_type[k]["rq_pass_rate"] for k in kinds]]
-    axis.bar(kinds, values, yerr=errors, capsize=3, color="#4c72b0")
-    axis.set_ylim(0, 1)
-    axis.set_ylabel("RQ pass rate")
-    axis.set_title("Recovery quality by interruption type")
-    return figure
+    chart = paths.get("per_type")
+    return table, str(chart) if chart else None
 
 
 # --- Detect ------------------------------------------------------------------------------------

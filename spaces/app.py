@@ -80,14 +80,14 @@ def show_turn(conversation_id, turn):
 @gpu
 @shown
 def run_model(loader, model_path, kind, domain, count, epochs, max_new_tokens, base_url):
-    for rows, audio in ui.evaluate_stream(loader, model_path, kind or None, domain or None, count, epochs,
-                                          max_new_tokens, base_url or None):
-        yield rows, audio, rows
+    for rows, audio, run_dir in ui.evaluate_stream(loader, model_path, kind or None, domain or None, count, epochs,
+                                                   max_new_tokens, base_url or None):
+        yield rows, audio, run_dir
 
 
 @shown
-def judge(rows, judge_base_url, judge_model):
-    return ui.judge_rows(rows, judge_base_url, judge_model)
+def judge(run_dir, judge_base_url, judge_model):
+    return ui.judge_run_dir(run_dir, judge_base_url, judge_model)
 
 
 @shown
@@ -120,7 +120,7 @@ def build_app() -> gr.Blocks:
 
 def _data_tabs(app: gr.Blocks) -> None:
     """Browse, Evaluate and Detect: they need the dataset."""
-    responses_state = gr.State([])
+    run_state = gr.State(None)  # the run directory the Evaluate tab wrote
     with gr.Tab("Browse"):
         with gr.Row():
             domain = gr.Dropdown([""] + ui.domains(), value="", label="Domain")
@@ -162,10 +162,10 @@ def _data_tabs(app: gr.Blocks) -> None:
         judge_button = gr.Button("Judge (key from the server's OPENAI_API_KEY)", elem_id="judge")
         scores = gr.Dataframe(headers=["metric", "value", "ci_low", "ci_high", "n_items"], label="Scores",
                               elem_id="scores")
-        chart = gr.Plot(label="RQ by type", elem_id="chart")
+        chart = gr.Image(label="RQ by type (the report's plot)", type="filepath", elem_id="chart")
         run_button.click(run_model, [loader, model_path, eval_kind, eval_domain, count, epochs, max_new_tokens,
-                                     base_url], [responses, interruption_audio, responses_state])
-        judge_button.click(judge, [responses_state, judge_base_url, judge_model], [scores, chart])
+                                     base_url], [responses, interruption_audio, run_state])
+        judge_button.click(judge, [run_state, judge_base_url, judge_model], [scores, chart])
     with gr.Tab("Detect"):
         with gr.Row():
             detector = gr.Dropdown(DETECTORS, value="silero-vad", label="Detector")

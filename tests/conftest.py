@@ -10,6 +10,7 @@ for name, value in {
     "HF_HUB_DISABLE_TELEMETRY": "1",
     "GRADIO_ANALYTICS_ENABLED": "False",
     "HF_HOME": os.path.join(_SESSION_HOME, "hf-home"),
+    "IHBENCH_CACHE": os.path.join(_SESSION_HOME, "ihbench-cache"),  # never the user's TTS or judge cache
     "OMP_NUM_THREADS": "1",
 }.items():
     os.environ[name] = value

@@ -48,7 +48,8 @@ def test_browse_shows_turns_audio_and_rubric(space):
     assert Path(user_audio).stat().st_size > 1000 and Path(assistant_audio).stat().st_size > 1000
 
 
-def test_evaluate_streams_responses_from_a_tiny_local_model(space, tmp_path):
+def test_evaluate_streams_responses_from_a_tiny_local_model_into_a_run_directory(space, tmp_path):
+    from ihbench.rundir import RunDir
     from loaders.tiny import make_tiny_model
 
     client, _ = space
@@ -56,6 +57,11 @@ def test_evaluate_streams_responses_from_a_tiny_local_model(space, tmp_path):
     rows, audio = client.predict("qwen2-audio", str(model), "", "", 2, 1, 4, "", api_name="/run_model")
     assert len(rows["data"]) == 2 and all(row[5] == "" for row in rows["data"])
     assert Path(audio).stat().st_size > 1000
+    import os
+
+    run_dir = RunDir(max(Path(os.environ.get("IHBENCH_RUNS", "runs")).glob("space-*"), key=lambda p: p.stat().st_mtime))
+    assert run_dir.info()["loader"] == "qwen2-audio"  # the runner wrote it: a real run.json, not a stand-in
+    assert [r["id"] for r in run_dir.responses()] == [row[0] for row in rows["data"]]
 
 
 def test_a_missing_model_path_is_a_message_not_a_crash(space):
@@ -68,23 +74,22 @@ def test_a_missing_model_path_is_a_message_not_a_crash(space):
     assert client.predict(api_name="/leaderboard")  # still serving
 
 
-def test_judging_streamed_responses_gives_scores_and_a_chart(space):
+def test_judging_the_spaces_run_gives_scores_a_chart_and_a_report(built, tmp_path):
     from judging import ScriptedJudge
     from openai_test_server import OpenAITestServer
 
-    client, built = space
-    from ihbench_dataset import load_items
-
-    items = load_items(built)[:2]
-    rows = {"headers": ["id", "type", "interruption", "response", "re-delivery", "error"],
-            "data": [[i.id, i.interruption_type, i.interruption.transcript, "heard 3 audio clip(s)", 0.0, ""]
-                     for i in items]}
+    from ihbench.runner import RunSpec, run
     import app as space_app
 
+    with OpenAITestServer() as model:
+        run(RunSpec(loader="openai", model_path="m", data=str(built), out=tmp_path / "space-run", epochs=1, limit=2,
+                    loader_options={"base_url": model.base_url}), progress=False)
     with OpenAITestServer(respond=ScriptedJudge()) as judge_server:
-        table, chart = space_app.judge.__wrapped__(rows["data"], judge_server.base_url, "judge-x")
+        table, chart = space_app.judge.__wrapped__(str(tmp_path / "space-run"), judge_server.base_url, "judge-x")
     names = [row[0] for row in table]
-    assert "tf_win_rate" in names and "rq_pass_rate" in names and chart is not None
+    assert "tf_win_rate" in names and "rq_pass_rate" in names
+    assert Path(chart).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "space-run" / "summary.json").is_file() and (tmp_path / "space-run" / "report.md").is_file()
 
 
 def test_detect_on_an_sid_clip_and_bad_uploads(space, tmp_path):
@@ -128,19 +133,20 @@ def test_leaderboard_shows_the_paper_and_local_runs(space):
     assert "paper (official test set)" in sources and "runs/tiny" in sources
 
 
-def test_a_judge_endpoint_that_does_not_answer_is_a_message(built, monkeypatch):
+def test_a_judge_endpoint_that_does_not_answer_is_a_message(built, tmp_path, monkeypatch):
     from ihbench import ui
+    from ihbench.runner import RunSpec, run
+    from openai_test_server import OpenAITestServer
 
     monkeypatch.setenv("IHBENCH_DATA", str(built))
+    with OpenAITestServer() as model:
+        run(RunSpec(loader="openai", model_path="m", data=str(built), out=tmp_path / "run", epochs=1, limit=1,
+                    loader_options={"base_url": model.base_url}), progress=False)
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
-    from ihbench_dataset import load_items
-
-    item = load_items(built)[0]
-    rows = [[item.id, item.interruption_type, "x", "a response", 0.0, ""]]
     with pytest.raises(ui.UserError, match="no usable verdicts") as error:
-        ui.judge_rows(rows, dead, "judge-x")
+        ui.judge_run_dir(str(tmp_path / "run"), dead, "judge-x")
     assert "127.0.0.1" not in str(error.value)
 
 
