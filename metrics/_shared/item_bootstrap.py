@@ -120,3 +120,34 @@ def rate_with_types(row_scores, item_ids, types, n_bootstrap, seed, key):
                 per_type[kind] = summarize([row_scores[i] for i in rows], ids, n_bootstrap, seed, key)
         result["per_type"] = per_type
     return result
+
+
+class RowCheckedMetric:
+    """Mixin of the rq_pass_rate / tf_win_rate modules: raw rows are checked before evaluate
+    converts them (so an error names the argument and the index), in one call or incrementally.
+
+    Not itself an `evaluate.Metric`: evaluate loads the first Metric subclass it finds in a module's
+    namespace, so only the module's own class may be one. The module sets `check_rows`.
+    """
+
+    check_rows = None
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Rows are checked as they arrive, so an error names the index in this batch."""
+        type(self).check_rows(predictions)
+        return super().add_batch(predictions=predictions, **kwargs)
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """One row, checked as it arrives."""
+        type(self).check_rows([prediction])
+        return super().add(prediction=prediction, **kwargs)
+
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """Check the raw rows first. Without predictions, the rows come from earlier `add` /
+        `add_batch` calls (checked there)."""
+        if predictions is None:
+            return super().compute(**kwargs)
+        type(self).check_rows(predictions)
+        check_grouping(len(predictions), kwargs.get("item_ids"), kwargs.get("interruption_types"),
+                       kwargs.get("n_bootstrap", 1000), kwargs.get("seed", 0))
+        return super().compute(predictions=predictions, **kwargs)

@@ -3,6 +3,7 @@ import datasets
 import evaluate
 
 from .item_bootstrap import check_grouping
+from .item_bootstrap import RowCheckedMetric
 from .item_bootstrap import rate_with_types
 
 _CITATION = """\
@@ -65,7 +66,7 @@ def _check_rows(predictions):
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class RqPassRate(evaluate.Metric):
+class RqPassRate(RowCheckedMetric, evaluate.Metric):
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
@@ -75,25 +76,7 @@ class RqPassRate(evaluate.Metric):
             reference_urls=["https://huggingface.co/datasets/bosonai/IHBench"],
         )
 
-    def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Rows are checked as they arrive, so an error names the index in this batch."""
-        _check_rows(predictions)
-        return super().add_batch(predictions=predictions, **kwargs)
-
-    def add(self, *, prediction=None, reference=None, **kwargs):
-        """One row, checked as it arrives."""
-        _check_rows([prediction])
-        return super().add(prediction=prediction, **kwargs)
-
-    def compute(self, *, predictions=None, references=None, **kwargs):
-        """Check the raw rows first, so errors name the argument and the index. Without
-        predictions, the rows come from earlier `add`/`add_batch` calls (checked there)."""
-        if predictions is None:
-            return super().compute(**kwargs)
-        _check_rows(predictions)
-        check_grouping(len(predictions), kwargs.get("item_ids"), kwargs.get("interruption_types"),
-                       kwargs.get("n_bootstrap", 1000), kwargs.get("seed", 0))
-        return super().compute(predictions=predictions, **kwargs)
+    check_rows = staticmethod(_check_rows)
 
     def _compute(self, predictions, item_ids=None, interruption_types=None, n_bootstrap=1000, seed=0):
         item_ids, types = check_grouping(len(predictions), item_ids, interruption_types, n_bootstrap, seed)
