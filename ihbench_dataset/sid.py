@@ -61,20 +61,30 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _row_problem(row: Any) -> Optional[str]:
-    """Why a parsed line is not a SID-Bench row, or None; checked field by field so the message is exact."""
+PREDICTION_FIELDS = ("audio", "total_nonbreak", "break_time")
+
+
+def row_problem(row: Any, *, prediction: bool = False) -> Optional[str]:
+    """Why a parsed line is not a SID-Bench row, or None; checked field by field so the message is
+    exact. Ground truth and prediction files share the checks; a prediction has no duration or text,
+    and its break may fall after the clip's end (a detector that waited for trailing silence)."""
     if not isinstance(row, dict):
         return f"expected a JSON object, got {type(row).__name__}"
-    missing = [name for name in FIELDS if name not in row]
+    fields = PREDICTION_FIELDS if prediction else FIELDS
+    missing = [name for name in fields if name not in row]
     if missing:
         return f"missing field(s) {', '.join(missing)}"
     if not isinstance(row["audio"], str) or not row["audio"].strip():
         return f"audio is absent (got {row['audio']!r}); expected a WAV file name"
     if not isinstance(row["total_nonbreak"], bool):
         return f"total_nonbreak must be true or false, got {row['total_nonbreak']!r}"
-    for name in ("duration", "break_time"):
-        if not _is_number(row[name]):
+    for name in fields:
+        if name in ("duration", "break_time") and not _is_number(row[name]):
             return f"{name} must be a finite number, got {row[name]!r}"
+    if prediction:
+        if not row["total_nonbreak"] and row["break_time"] < 0:
+            return f"break_time {row['break_time']} is negative on a break prediction"
+        return None
     if row["duration"] <= 0:
         return f"duration must be > 0, got {row['duration']}"
     if row["break_time"] > row["duration"]:
@@ -113,7 +123,7 @@ def read_sid_annotations(path: PathLike) -> list[dict]:
     """
     path = Path(path)
     rows, seen = [], {}
-    for number, row in checked_jsonl(path, _row_problem, SidFormatError):
+    for number, row in checked_jsonl(path, row_problem, SidFormatError):
         if row["audio"] in seen:
             raise SidFormatError(f"{path} line {number}: audio {row['audio']!r} already listed on line "
                                  f"{seen[row['audio']]}")

@@ -8,14 +8,13 @@ scoring the overlap.
 from __future__ import annotations
 
 from ihbench_dataset.errors import IHBenchError
+from ihbench_dataset.sid import PREDICTION_FIELDS, row_problem
 import json
-import math
 import os
 from collections import Counter
 from pathlib import Path, PurePath
 from typing import Iterable, Union
 
-PREDICTION_FIELDS = ("audio", "total_nonbreak", "break_time")
 _MAX_LISTED = 10
 
 
@@ -28,21 +27,7 @@ class PredictionMismatchError(IHBenchError, ValueError):
 
 
 def _problem(row) -> str | None:
-    if not isinstance(row, dict):
-        return f"expected a JSON object, got {type(row).__name__}"
-    missing = [name for name in PREDICTION_FIELDS if name not in row]
-    if missing:
-        return f"missing field(s) {', '.join(missing)}"
-    if not isinstance(row["audio"], str) or not row["audio"].strip():
-        return f"audio must be a file name, got {row['audio']!r}"
-    if not isinstance(row["total_nonbreak"], bool):
-        return f"total_nonbreak must be true or false, got {row['total_nonbreak']!r}"
-    time = row["break_time"]
-    if isinstance(time, bool) or not isinstance(time, (int, float)) or not math.isfinite(time):
-        return f"break_time must be a finite number, got {time!r}"
-    if not row["total_nonbreak"] and time < 0:
-        return f"break_time {time} is negative on a break prediction"
-    return None
+    return row_problem(row, prediction=True)
 
 
 def normalise(row: dict) -> dict:
