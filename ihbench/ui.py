@@ -14,6 +14,7 @@ from typing import Iterator, Optional
 import numpy as np
 
 from ihbench_dataset.schema import INTERRUPTION_TYPES, SAMPLING_RATE
+from ihbench_dataset.sid_build import SID_DEV_SPEECH
 
 MAX_UPLOAD_BYTES = 20 * 2**20
 MAX_ITEMS = 20
@@ -242,7 +243,7 @@ def sid_clip_choices() -> list[str]:
     from ihbench_dataset.sid import sid_rows
 
     try:
-        references, _ = sid_rows(data_dir(), "sid_dev_en")
+        references, _ = sid_rows(data_dir(), SID_DEV_SPEECH)
     except Exception:
         return []
     return [r["audio"] for r in references]
@@ -269,7 +270,7 @@ def detect(detector_name: str, upload: Optional[str], sid_clip: Optional[str]):
     if upload:
         samples = _read_upload(upload)
     elif sid_clip:
-        references, clips = sid_rows(data_dir(), "sid_dev_en")
+        references, clips = sid_rows(data_dir(), SID_DEV_SPEECH)
         index = [r["audio"] for r in references].index(sid_clip)
         samples, truth = clips[index], references[index]
     else:

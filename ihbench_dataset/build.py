@@ -27,6 +27,7 @@ from .features import baseline_features, conversations_features, interruptions_f
 from .long import interruption_row
 from .schema import INTERRUPTION_TYPES
 from .locks import exclusive, lock_file_for
+from .sid_build import SID_DEV_NOISE, SID_DEV_SPEECH
 from .sources import ASSISTANT_VOICE, Conversation
 from .tts import RenderCache, get_engine
 
@@ -188,8 +189,8 @@ def baseline_row(c: Conversation, max_turns: int) -> dict:
 def _sid_rows(sid_sources, noise_clips: int, cache: RenderCache, progress: bool) -> dict[str, list[dict]]:
     from .sid_build import load_sid_sources, noise_rows, speech_rows
 
-    return {"sid_dev_en": speech_rows(load_sid_sources(sid_sources), cache, progress=progress),
-            "sid_dev_noise": noise_rows(noise_clips)}
+    return {SID_DEV_SPEECH: speech_rows(load_sid_sources(sid_sources), cache, progress=progress),
+            SID_DEV_NOISE: noise_rows(noise_clips)}
 
 
 def _write(root: Path, conversations: list[Conversation], audio: dict, sid_rows: dict, *, progress: bool) -> dict:
@@ -220,11 +221,11 @@ def _write(root: Path, conversations: list[Conversation], audio: dict, sid_rows:
         data.to_parquet(str(root / name / f"{SPLIT}-00000-of-00001.parquet"))
     statistics = dataset_statistics(load_conversations(wide), items)
     if sid_rows:
-        speech = sid_rows["sid_dev_en"]
+        speech = sid_rows[SID_DEV_SPEECH]
         statistics["sid"] = {"clips": sum(len(rows) for rows in sid_rows.values()),
                              "positives": sum(not r["total_nonbreak"] for r in speech),
                              "negatives": sum(r["total_nonbreak"] for r in speech),
-                             "noise": len(sid_rows["sid_dev_noise"])}
+                             "noise": len(sid_rows[SID_DEV_NOISE])}
     plot_statistics(statistics, root / "stats.png")
     voices = sorted({c.user_voice for c in conversations} | {ASSISTANT_VOICE})
     (root / "README.md").write_text(

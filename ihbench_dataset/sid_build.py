@@ -20,7 +20,8 @@ from .schema import SAMPLING_RATE
 from .sources import USER_VOICES
 
 SID_SOURCES = Path(__file__).parent / "sources" / "sid" / "utterances.json"
-SID_DEV_CONFIGS = ("sid_dev_en", "sid_dev_noise")
+SID_DEV_SPEECH, SID_DEV_NOISE = "sid_dev_en", "sid_dev_noise"
+SID_DEV_CONFIGS = (SID_DEV_SPEECH, SID_DEV_NOISE)
 GAP_S = 0.12  # pause between lead-in and cue: a natural breath
 ONSET_FRAME_S = 0.005
 ONSET_FRACTION = 0.05  # speech starts at the first 5 ms frame above 5 % of the segment's loudest frame
@@ -83,9 +84,9 @@ def speech_rows(sources: dict, cache, *, progress: bool = True) -> list[dict]:
             lead, cue = cache.samples(engine, entry["lead"]), cache.samples(engine, entry["cue"])
             samples = np.concatenate([lead, gap, cue])
             break_time = (len(lead) + len(gap) + speech_onset(cue)) / SAMPLING_RATE
-            rows.append(_row("sid_dev_en", name, samples, False, break_time, f"{entry['lead']} <break>{entry['cue']}"))
+            rows.append(_row(SID_DEV_SPEECH, name, samples, False, break_time, f"{entry['lead']} <break>{entry['cue']}"))
         else:
-            rows.append(_row("sid_dev_en", name, cache.samples(engine, entry), True, None, f"{entry}<break>"))
+            rows.append(_row(SID_DEV_SPEECH, name, cache.samples(engine, entry), True, None, f"{entry}<break>"))
     return rows
 
 
@@ -115,5 +116,5 @@ def noise_rows(count: int, seed: int = 0) -> list[dict]:
         samples = (signal / peak * (level if kind not in ("silence", "near_silence") else 1.0)).astype(np.float32)
         if kind == "near_silence":
             samples = (signal).astype(np.float32)
-        rows.append(_row("sid_dev_noise", f"noise_{index:03d}_{kind}", samples, True, None, None))
+        rows.append(_row(SID_DEV_NOISE, f"noise_{index:03d}_{kind}", samples, True, None, None))
     return rows
