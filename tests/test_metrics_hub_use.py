@@ -67,3 +67,11 @@ def test_a_break_predicted_after_the_clip_ends_is_a_late_detection_and_counted()
     result = load("apt").compute(predictions=SID_PREDICTIONS, references=SID_REFERENCES)
     assert result["predictions_past_duration"] == 1 and result["late_hits"] == 1
     assert result["irl"] == pytest.approx(1.0) and result["apt"] == pytest.approx(1.0 / 3)
+
+
+def test_return_items_gives_the_epoch_averaged_score_of_each_item():
+    result = load("tf_win_rate").compute(predictions=TF, item_ids=IDS, return_items=True)
+    assert result["per_item"] == {"a/1": 0.5, "b/2": 0.5, "c/3": 1.0}  # a tie counts 0.5
+    assert load("rq_pass_rate").compute(predictions=RQ, item_ids=IDS, return_items=True)["per_item"] == \
+        {"a/1": 0.5, "b/2": 0.0, "c/3": 1.0}
+    assert "per_item" not in load("rq_pass_rate").compute(predictions=RQ)

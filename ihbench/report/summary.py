@@ -23,7 +23,6 @@ from .diagnostics import diagnose
 
 log = logging.getLogger("ihbench")
 
-TF_VALUE = {"model": 1.0, "tie": 0.5, "baseline": 0.0}
 
 
 @lru_cache(maxsize=None)
@@ -64,11 +63,13 @@ def baseline_rq(ids: Sequence[str], items: dict, n_bootstrap: int, seed: int) ->
 
 
 def per_item_scores(rows: list[dict], axis: str) -> dict[str, float]:
-    """Epoch-averaged outcome per item, for slopes, TOST and rank correlations."""
-    values = defaultdict(list)
-    for r in rows:
-        values[r["id"]].append(TF_VALUE[r["verdict"]] if axis == "tf" else float(r["verdict"] == "pass"))
-    return {key: sum(v) / len(v) for key, v in values.items()}
+    """Epoch-averaged outcome per item (for slopes, TOST and rank correlations), from the metric
+    module itself: the outcome values (a tie is 0.5) live there and nowhere else."""
+    if not rows:
+        return {}
+    name, field = ("tf_win_rate", "verdict") if axis == "tf" else ("rq_pass_rate", "criteria")
+    return metric(name).compute(predictions=[r[field] for r in rows], item_ids=[r["id"] for r in rows],
+                                n_bootstrap=1, return_items=True)["per_item"]
 
 
 def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> dict:

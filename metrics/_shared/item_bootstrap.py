@@ -108,9 +108,13 @@ def summarize(row_scores, item_ids, n_bootstrap, seed, key):
             "n_items": int(per_item.size), "n_rows": int(len(row_scores))}
 
 
-def rate_with_types(row_scores, item_ids, types, n_bootstrap, seed, key):
-    """Overall summary, plus `per_type` (types in canonical order) when types are given."""
+def rate_with_types(row_scores, item_ids, types, n_bootstrap, seed, key, return_items=False):
+    """Overall summary, plus `per_type` (types in canonical order) when types are given, plus
+    `per_item` (item id -> epoch-averaged score) when asked."""
     result = summarize(row_scores, item_ids, n_bootstrap, seed, key)
+    if return_items:
+        ids = list(dict.fromkeys(item_ids)) if item_ids is not None else list(range(len(row_scores)))
+        result["per_item"] = dict(zip(ids, item_means(row_scores, item_ids).tolist()))
     if types is not None:
         per_type = {}
         for kind in INTERRUPTION_TYPES:

@@ -34,6 +34,8 @@ Args:
         correction, topic_switch, filler, pushback; official spellings such as "Topic Switch"
         are accepted). When given, `per_type` is returned.
     n_bootstrap (`int`, default 1000): bootstrap resamples of the items.
+    return_items (`bool`, default False): also return `per_item`, the epoch-averaged score of each item
+        (for depth slopes, paired tests and rank correlations on the same numbers).
     seed (`int`, default 0): seed of the bootstrap; the same inputs and seed give the same CI.
 Returns:
     rq_pass_rate (`float` in [0, 1]): mean over items of the epoch-averaged pass.
@@ -78,7 +80,8 @@ class RqPassRate(RowCheckedMetric, evaluate.Metric):
 
     check_rows = staticmethod(_check_rows)
 
-    def _compute(self, predictions, item_ids=None, interruption_types=None, n_bootstrap=1000, seed=0):
+    def _compute(self, predictions, item_ids=None, interruption_types=None, n_bootstrap=1000, seed=0,
+                 return_items=False):
         item_ids, types = check_grouping(len(predictions), item_ids, interruption_types, n_bootstrap, seed)
         passed = [1.0 if all(row) else 0.0 for row in predictions]
-        return rate_with_types(passed, item_ids, types, n_bootstrap, seed, "rq_pass_rate")
+        return rate_with_types(passed, item_ids, types, n_bootstrap, seed, "rq_pass_rate", return_items)

@@ -35,6 +35,8 @@ Args:
         correction, topic_switch, filler, pushback; official spellings accepted). When given,
         `per_type` is returned.
     n_bootstrap (`int`, default 1000): bootstrap resamples of the items.
+    return_items (`bool`, default False): also return `per_item`, the epoch-averaged score of each item
+        (for depth slopes, paired tests and rank correlations on the same numbers).
     seed (`int`, default 0): seed of the bootstrap.
 Returns:
     tf_win_rate (`float` in [0, 1]): mean over items of the epoch-averaged outcome.
@@ -75,7 +77,8 @@ class TfWinRate(RowCheckedMetric, evaluate.Metric):
 
     check_rows = staticmethod(_check_rows)
 
-    def _compute(self, predictions, item_ids=None, interruption_types=None, n_bootstrap=1000, seed=0):
+    def _compute(self, predictions, item_ids=None, interruption_types=None, n_bootstrap=1000, seed=0,
+                 return_items=False):
         item_ids, types = check_grouping(len(predictions), item_ids, interruption_types, n_bootstrap, seed)
         outcomes = [OUTCOMES[verdict.strip().lower()] for verdict in predictions]
-        return rate_with_types(outcomes, item_ids, types, n_bootstrap, seed, "tf_win_rate")
+        return rate_with_types(outcomes, item_ids, types, n_bootstrap, seed, "tf_win_rate", return_items)
