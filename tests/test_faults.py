@@ -188,7 +188,11 @@ def test_out_naming_a_file_and_an_unknown_loader_option_are_one_line(official, t
     assert not (tmp_path / "run").exists() and (tmp_path / "file").read_text() == "x"
 
 
-def test_a_full_disk_during_a_build_is_one_line_and_the_previous_build_survives(built, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("code_name, text", [("ENOSPC", "No space left on device"), ("EROFS", "Read-only file system"),
+                                             ("EACCES", "Permission denied")])
+def test_a_disk_fault_during_a_build_is_one_line_and_the_previous_build_survives(built, tmp_path, monkeypatch, capsys,
+                                                                                 code_name, text):
+    """The fault is injected where the build writes (tests run as root, which ignores permissions)."""
     import errno
 
     import ihbench_dataset.build as builder
@@ -198,13 +202,13 @@ def test_a_full_disk_during_a_build_is_one_line_and_the_previous_build_survives(
     shutil.copytree(built, out)
     before = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
 
-    def full(*args, **kwargs):
-        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / ".data.building-1" / "x.parquet"))
+    def fault(*args, **kwargs):
+        raise OSError(getattr(errno, code_name), text, str(tmp_path / ".data.building-1" / "x.parquet"))
 
-    monkeypatch.setattr(builder, "_write", full)
+    monkeypatch.setattr(builder, "_write", fault)
     code = main(["build", "--out", str(out), "--no-sid", "--quiet", "--sources", *map(str, _sources(built))])
     err = capsys.readouterr().err
-    assert code == 2 and err.count("\n") == 1 and "No space left on device" in err and "x.parquet" in err
+    assert code == 2 and err.count("\n") == 1 and text in err and "x.parquet" in err
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == before
     assert not list(tmp_path.glob(".data.building-*"))
 

@@ -379,3 +379,12 @@ def test_detector_interface_is_small():
             return 99.0  # clamped to the clip's end
 
     assert Always().detect(np.ones(8000, np.float32) * 0.1, 8000) == {"total_nonbreak": False, "break_time": 1.0}
+
+
+def test_a_config_the_dataset_lacks_is_named_with_the_ones_it_has(built):
+    """`ihbench sid --config sid_en` on an in-house build (no imported SID-Bench): say so, list configs."""
+    with pytest.raises(SidFormatError) as error:
+        sid_rows(built, "sid_en")
+    message = str(error.value)
+    assert "has no config 'sid_en'" in message and "sid_dev_en" in message and "interruptions" in message
+    assert "annotation file" not in message
