@@ -25,11 +25,10 @@ def load(config_name="default"):
 
 
 def module_source():
-    path = MODULE_DIR / "turn_taking_agreement.py"
-    spec = importlib.util.spec_from_file_location("turn_taking_agreement_source", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The module evaluate imported (it has a sibling file, so it is imported as a package member)."""
+    import inspect
+
+    return inspect.getmodule(type(load()))
 
 
 def p(C=0.0, NA=0.0, I=0.0, BC=0.0, T=0.0):  # noqa: N803 - the judge's label names
