@@ -8,14 +8,10 @@ from pathlib import Path
 TEMPLATE = Path(__file__).with_name("dataset_card.md")
 
 
-def _configs_yaml(configs, split: str) -> str:
-    lines = ["configs:"]
-    for index, name in enumerate(configs):
-        lines.append(f"- config_name: {name}")
-        if index == 0:
-            lines.append("  default: true")
-        lines += ["  data_files:", f"  - split: {split}", f"    path: {name}/{split}-*"]
-    return "\n".join(lines)
+def config_entries(configs, split: str) -> list[dict]:
+    """The card's `configs:` metadata (what `load_dataset(dir, name)` reads); the first is the default."""
+    return [{"config_name": name, **({"default": True} if index == 0 else {}),
+             "data_files": [{"split": split, "path": f"{name}/{split}-*"}]} for index, name in enumerate(configs)]
 
 
 def _type_name(feature) -> str:
@@ -52,7 +48,6 @@ def render_card(*, statistics: dict, features: dict, voices: dict, split: str, c
 
     voice_lines = "\n".join(f"  - `{voice_id}` ({engine.version}): {engine.license}" for voice_id, engine in voices.items())
     replacements = {
-        "configs_yaml": _configs_yaml(configs, split),
         "split": split,
         "features": _features_markdown(features),
         "statistics": statistics_markdown(statistics),
@@ -64,4 +59,8 @@ def render_card(*, statistics: dict, features: dict, voices: dict, split: str, c
     leftover = re.findall(r"\{\{\w+\}\}", text)
     if leftover:
         raise UsageError(f"{TEMPLATE}: unfilled placeholders {leftover}")
-    return text
+    from huggingface_hub import DatasetCard
+
+    card = DatasetCard(text)
+    card.data.configs = config_entries(configs, split)
+    return str(card)

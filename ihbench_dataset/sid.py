@@ -296,99 +296,26 @@ def _clean_up(temporaries) -> None:
 
 # --- README configs --------------------------------------------------------------------------
 
-def _config_entry(config: str, indent: str = "", default: bool = False) -> list[str]:
-    lines = [f"{indent}- config_name: {config}"]
-    if default:
-        lines.append(f"{indent}  default: true")
-    return lines + [f"{indent}  data_files:", f"{indent}  - split: {SPLIT}", f"{indent}    path: {config}/{SPLIT}-*"]
-
-
-def _new_readme(configs: Sequence[str]) -> str:
-    entries = [line for index, config in enumerate(configs) for line in _config_entry(config, default=index == 0)]
-    return "\n".join(["---", "configs:", *entries, "---", "", "# SID-Bench (imported)", "",
-                      "Semantic Interruption Detection benchmark (https://huggingface.co/datasets/kxxia/SID-bench),",
-                      "imported by `ihbench_dataset.sid.import_sid`. Configs: " + ", ".join(f"`{c}`" for c in configs)
-                      + f"; split `{SPLIT}`.", ""])
-
-
-def _front_matter(lines: list[str]) -> Optional[int]:
-    """Index of the closing `---` of the YAML header, or None when the README has none."""
-    if not lines or lines[0].rstrip("\r\n") != "---":
-        return None
-    for index in range(1, len(lines)):
-        if lines[index].rstrip("\r\n") == "---":
-            return index
-    return None
-
-
-def _configs_block(lines: list[str], end: int) -> Optional[tuple[int, int]]:
-    """[start, stop) of the `configs:` key and its list inside the header."""
-    for start in range(1, end):
-        if re.match(r"configs:\s*$", lines[start]):
-            stop = start + 1
-            while stop < end and (lines[stop].startswith((" ", "\t", "-")) or not lines[stop].strip()):
-                stop += 1
-            while stop > start + 1 and not lines[stop - 1].strip():  # blank lines after the list stay after it
-                stop -= 1
-            return start, stop
-    return None
-
-
-def _entries(block: list[str]) -> Iterator[list[str]]:
-    """Split a configs list into its items; an item starts with the list's own `- ` indentation."""
-    items = [line for line in block if line.strip()]
-    if not items:
-        return
-    marker = re.match(r"\s*- ", items[0]).group(0) if re.match(r"\s*- ", items[0]) else "- "
-    current: list[str] = []
-    for line in block:
-        if line.startswith(marker) and current:
-            yield current
-            current = []
-        current.append(line)
-    if current:
-        yield current
-
-
-def _entry_name(entry: list[str]) -> Optional[str]:
-    for line in entry:
-        match = re.search(r"config_name:\s*['\"]?([^'\"\s]+)", line)
-        if match:
-            return match.group(1)
-    return None
-
-
-def _merged_block(block: list[str], configs: Sequence[str], newline: str) -> list[str]:
-    """The existing list minus the entries we rewrite, then ours, in the list's own indentation."""
-    kept = [entry for entry in _entries(block) if _entry_name(entry) not in configs]
-    indent = re.match(r"\s*", kept[0][0]).group(0) if kept else ""
-    ours = [line + newline for config in configs for line in _config_entry(config, indent)]
-    return [line for entry in kept for line in entry] + ours
+def _new_readme_body(configs: Sequence[str]) -> str:
+    return ("\n# SID-Bench (imported)\n\nSemantic Interruption Detection benchmark "
+            "(https://huggingface.co/datasets/kxxia/SID-bench), imported by `ihbench_dataset.sid.import_sid`. "
+            "Configs: " + ", ".join(f"`{c}`" for c in configs) + f"; split `{SPLIT}`.\n")
 
 
 def update_readme_configs(readme: PathLike, configs: Sequence[str]) -> None:
-    """Add or replace only these configs' entries; every other byte of the card stays as it was,
-    so an ihbench build's card keeps its own configs, default and text."""
+    """Add or replace only these configs' entries in the card's metadata, read and written by
+    huggingface_hub's own card classes; the card's text, other keys and other configs stay, so an
+    ihbench build's card keeps its own configs, default and text."""
+    from huggingface_hub import DatasetCard
+
     readme = Path(readme)
-    if not readme.is_file():
-        _atomic_write(readme, _new_readme(configs))
-        return
-    text = readme.read_text(encoding="utf-8")
-    lines = text.splitlines(keepends=True)
-    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
-    end = _front_matter(lines)
-    if end is None:
-        header = ["---\n", "configs:\n", *(line + "\n" for c in configs for line in _config_entry(c)), "---\n"]
-        _atomic_write(readme, "".join(header) + text)
-        return
-    block = _configs_block(lines, end)
-    if block is None:
-        added = [f"configs:{newline}", *(line + newline for c in configs for line in _config_entry(c))]
-        lines[end:end] = added
-    else:
-        start, stop = block
-        lines[start + 1:stop] = _merged_block(lines[start + 1:stop], configs, newline)
-    _atomic_write(readme, "".join(lines))
+    text = readme.read_text(encoding="utf-8") if readme.is_file() else _new_readme_body(configs)
+    card = DatasetCard(text)
+    kept = [entry for entry in card.data.get("configs") or [] if entry.get("config_name") not in configs]
+    ours = [{"config_name": config, **({"default": True} if not kept and index == 0 else {}),
+             "data_files": [{"split": SPLIT, "path": f"{config}/{SPLIT}-*"}]} for index, config in enumerate(configs)]
+    card.data.configs = kept + ours
+    _atomic_write(readme, str(card))
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -4,14 +4,11 @@ Likelihood vectors are written with `p(...)` in the judge's order C, NA, I, BC, 
 sequences as space-separated strings. Chunks that are not instances get likelihoods that would
 flip the result if they were wrongly counted.
 """
-import doctest
-import importlib.util
 import math
 import re
 from pathlib import Path
 
 import evaluate
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

@@ -143,11 +143,13 @@ def test_import_writes_three_configs_that_load_dataset_opens(imported):
 def test_import_into_an_ihbench_build_touches_only_the_sid_entries(sid_folder, tmp_path):
     import yaml
 
-    from ihbench_dataset.card import _configs_yaml
+    from ihbench_dataset.card import config_entries
 
     out = tmp_path / "build"
     out.mkdir()
-    card = f"---\npretty_name: IHBench in-house dev set\n{_configs_yaml(('conversations', 'baseline'), 'dev')}\n---\n\n# Card\n\ntext\n"
+    header = yaml.safe_dump({"pretty_name": "IHBench in-house dev set",
+                             "configs": config_entries(("conversations", "baseline"), "dev")}, sort_keys=False)
+    card = f"---\n{header}---\n\n# Card\n\ntext\n"
     (out / "README.md").write_text(card, encoding="utf-8")
     import_sid(sid_folder, out, progress=False)
     once = (out / "README.md").read_text(encoding="utf-8")
