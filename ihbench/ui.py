@@ -13,7 +13,7 @@ from typing import Iterator, Optional
 
 import numpy as np
 
-from ihbench_dataset.schema import INTERRUPTION_TYPES, SAMPLING_RATE
+from ihbench_dataset.schema import SAMPLING_RATE
 from ihbench_dataset.sid_build import SID_DEV_SPEECH
 
 MAX_UPLOAD_BYTES = 20 * 2**20

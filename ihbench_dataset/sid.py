@@ -16,7 +16,6 @@ from ihbench_dataset.locks import exclusive, lock_file_for
 import json
 import math
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, Iterator, Optional, Sequence, Union
@@ -256,8 +255,6 @@ def import_sid(root: PathLike, out_dir: PathLike, *, progress: bool = True) -> d
     Everything is read and checked before anything is replaced; each Parquet is written to a
     temporary file and renamed only once every config is complete.
     """
-    from tqdm.auto import tqdm
-
     configs = read_sid_folder(root)
     out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ihbench_dataset.errors import IHBenchError, UsageError
 import time
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal, Optional, Sequence
 
 import numpy as np

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from ihbench_dataset.errors import IHBenchError
 import asyncio
-import json
 import random
 import time
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from typing import Optional, Sequence
 from ihbench_dataset.schema import EvalItem
 
 from ..jsonl import AppendLog
-from ..rundir import AXES, JUDGMENTS, RunDir, judgment_key
+from ..rundir import AXES, RunDir, judgment_key
 from ..runner import record_seed
 from .cache import JudgeCache, cache_key
 from .parse import InvalidJudgment, parse_rq, parse_tf
