@@ -17,6 +17,7 @@ from ihbench_dataset.audio import encode_wav
 
 from .base import Conversation, GenerationConfig, Loader, Response
 from .registry import register
+from .retry import retry_sync, transport_error
 
 
 def to_openai_messages(conversation: Conversation) -> list[dict]:
@@ -48,21 +49,34 @@ class OpenAICompatLoader(Loader):
             from openai import OpenAI
 
             # vLLM and most proxies accept any key; the key is read from the environment, never logged.
+            # the client's own retries are off: `loaders.retry` is the one policy (the judges' too)
             client = OpenAI(base_url=base_url, api_key=os.environ.get(api_key_env) or "EMPTY",
-                            timeout=timeout, max_retries=max_retries)
+                            timeout=timeout, max_retries=0)
         self.client = client
+        self.max_retries = max(0, int(max_retries))
 
     def _generate(self, conversation: Conversation, config: GenerationConfig, seed: int) -> Response:
         started = time.perf_counter()
-        completion = self.client.chat.completions.create(
-            model=self.model_path,
-            messages=to_openai_messages(conversation),
-            max_tokens=config.max_new_tokens,
-            temperature=config.temperature,
-            top_p=config.top_p,
-            seed=seed,
-            **({"extra_body": self.extra_body} if self.extra_body else {}),
-        )
+        messages = to_openai_messages(conversation)
+
+        def call():
+            try:
+                return self.client.chat.completions.create(
+                    model=self.model_path,
+                    messages=messages,
+                    max_tokens=config.max_new_tokens,
+                    temperature=config.temperature,
+                    top_p=config.top_p,
+                    seed=seed,
+                    **({"extra_body": self.extra_body} if self.extra_body else {}),
+                )
+            except Exception as error:
+                converted = transport_error(error)
+                if converted is None:
+                    raise
+                raise converted from None
+
+        completion, _ = retry_sync(call, attempts=self.max_retries + 1)
         usage = completion.usage
         return Response(
             text=completion.choices[0].message.content or "",

@@ -24,7 +24,7 @@ from ihbench.judge import (
 from ihbench.judge.backends import TransportError
 from ihbench.rundir import read_judgments
 from ihbench.judge.prompts import RQ_SYSTEM, TF_SYSTEM
-from ihbench.judge.retry import with_retries
+from loaders.retry import with_retries
 from ihbench.runner import RunSpec, run
 from judging import ScriptedJudge
 from openai_test_server import OpenAITestServer

@@ -202,3 +202,25 @@ def test_kimi_audio_messages(official):
     assert kwargs["text_temperature"] == 0.0
     with pytest.raises(ValueError, match="does not take text input"):
         loader.check_modality("text")
+
+
+def test_the_openai_loader_retries_a_429_by_the_shared_policy_honouring_retry_after(official, tmp_path):
+    """One policy for loader and judge (loaders.retry): a 429 with Retry-After is waited out and
+    retried; a 400 is final at once."""
+    from openai_test_server import Reply
+
+    seen = []
+
+    def flaky(body):
+        seen.append(time.monotonic())
+        return Reply(status=429, headers={"Retry-After": "0.3"}) if len(seen) == 1 else Reply(content="fine")
+    with OpenAITestServer(respond=flaky) as server:
+        summary = run(_spec(official, tmp_path / "run", server, epochs=1, limit=1,
+                            loader_options={"base_url": server.base_url, "max_retries": 2}), progress=False)
+    assert summary.errors == 0 and len(seen) == 2 and seen[1] - seen[0] >= 0.3
+    assert read_records(tmp_path / "run" / "responses.jsonl")[0]["response"] == "fine"
+    with OpenAITestServer(fail_when=lambda body: 400) as refusing:
+        run(_spec(official, tmp_path / "final", refusing, epochs=1, limit=1,
+                  loader_options={"base_url": refusing.base_url, "max_retries": 3}), progress=False)
+        assert len(refusing.requests) == 1
+    assert "HTTP 400" in read_records(tmp_path / "final" / "responses.jsonl")[0]["error"]

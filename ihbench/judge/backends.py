@@ -1,27 +1,15 @@
 """Where judge calls go: any OpenAI-compatible server, or a local transformers text model.
 
 A backend makes one call and reports transport failures as `TransportError` (with the
-server's Retry-After when it sent one); retrying is `retry.py`'s job, in one place.
+server's Retry-After when it sent one); retrying is `loaders.retry`'s job, the one policy the
+`openai` loader uses too.
 """
 from __future__ import annotations
 
 import asyncio
 from typing import Optional
 
-
-class TransportError(RuntimeError):
-    def __init__(self, message: str, *, retryable: bool, retry_after: Optional[float] = None):
-        super().__init__(message)
-        self.retryable = retryable
-        self.retry_after = retry_after
-
-
-def _retry_after(headers) -> Optional[float]:
-    value = headers.get("retry-after") if headers is not None else None
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None
+from loaders.retry import TransportError, transport_error  # noqa: F401  (TransportError: re-exported)
 
 
 class OpenAIJudgeBackend:
@@ -50,12 +38,11 @@ class OpenAIJudgeBackend:
         try:
             completion = await self.client.chat.completions.create(
                 model=self.model, messages=messages, temperature=self.temperature, **extra)
-        except openai.APIStatusError as error:
-            retryable = error.status_code == 429 or error.status_code >= 500
-            raise TransportError(f"HTTP {error.status_code}: {error.message}", retryable=retryable,
-                                 retry_after=_retry_after(error.response.headers)) from None
-        except (openai.APITimeoutError, openai.APIConnectionError) as error:
-            raise TransportError(f"{type(error).__name__}: {error}", retryable=True) from None
+        except openai.OpenAIError as error:
+            converted = transport_error(error)
+            if converted is None:
+                raise
+            raise converted from None
         return completion.choices[0].message.content or ""
 
     def describe(self) -> dict:

@@ -25,7 +25,7 @@ from ..runner import record_seed
 from .cache import JudgeCache, cache_key
 from .parse import InvalidJudgment, parse_rq, parse_tf
 from .prompts import PROMPT_VERSION, RQ_SCHEMA, TF_SCHEMA, prompt_hash, rq_messages, tf_messages
-from .retry import with_retries
+from loaders.retry import with_retries
 
 
 

@@ -1,0 +1,84 @@
+"""One retry policy for every call to a model server: the judges' and the `openai` loader's.
+
+A call reports a transport failure as `TransportError` (retryable or not, with the server's
+Retry-After when it sent one); `with_retries` (async, the judges) and `retry_sync` (threads, the
+loader) retry it the same way: bounded attempts, exponential backoff with jitter, Retry-After
+honoured. The openai client's own retries are off wherever this is used, so nothing retries twice.
+"""
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from typing import Awaitable, Callable, Optional, TypeVar
+
+T = TypeVar("T")
+ATTEMPTS, BASE_DELAY, MAX_DELAY = 4, 0.5, 30.0
+
+
+class TransportError(RuntimeError):
+    def __init__(self, message: str, *, retryable: bool, retry_after: Optional[float] = None):
+        super().__init__(message)
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+def _retry_after(headers) -> Optional[float]:
+    value = headers.get("retry-after") if headers is not None else None
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def transport_error(error: BaseException) -> Optional[TransportError]:
+    """The openai client's failure as a TransportError (429 and 5xx and timeouts are retryable),
+    or None when it is not a transport failure."""
+    import openai
+
+    if isinstance(error, openai.APIStatusError):
+        retryable = error.status_code == 429 or error.status_code >= 500
+        return TransportError(f"HTTP {error.status_code}: {error.message}", retryable=retryable,
+                              retry_after=_retry_after(error.response.headers))
+    if isinstance(error, (openai.APITimeoutError, openai.APIConnectionError)):
+        return TransportError(f"{type(error).__name__}: {error}", retryable=True)
+    return None
+
+
+def retry_delay(error: TransportError, attempt: int, rng: random.Random, base_delay: float = BASE_DELAY,
+                max_delay: float = MAX_DELAY) -> float:
+    if error.retry_after is not None:
+        return min(error.retry_after, max_delay)
+    return min(max_delay, base_delay * 2 ** (attempt - 1)) * (0.5 + rng.random() / 2)
+
+
+async def with_retries(call: Callable[[], Awaitable[T]], *, attempts: int = ATTEMPTS, base_delay: float = BASE_DELAY,
+                       max_delay: float = MAX_DELAY, rng: random.Random | None = None,
+                       sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> tuple[T, int]:
+    """(result, calls made). Raises the last TransportError when attempts run out or it is final."""
+    rng = rng or random.Random(0)
+    for attempt in range(1, attempts + 1):
+        try:
+            return await call(), attempt
+        except TransportError as error:
+            if not error.retryable or attempt == attempts:
+                error.attempts = attempt
+                raise
+            await sleep(retry_delay(error, attempt, rng, base_delay, max_delay))
+    raise AssertionError("unreachable")
+
+
+def retry_sync(call: Callable[[], T], *, attempts: int = ATTEMPTS, base_delay: float = BASE_DELAY,
+               max_delay: float = MAX_DELAY, rng: random.Random | None = None,
+               sleep: Callable[[float], None] = time.sleep) -> tuple[T, int]:
+    """The same policy for blocking calls (the loader's worker threads)."""
+    rng = rng or random.Random(0)
+    for attempt in range(1, attempts + 1):
+        try:
+            return call(), attempt
+        except TransportError as error:
+            if not error.retryable or attempt == attempts:
+                error.attempts = attempt
+                raise
+            sleep(retry_delay(error, attempt, rng, base_delay, max_delay))
+    raise AssertionError("unreachable")
