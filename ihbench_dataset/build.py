@@ -193,17 +193,12 @@ def _sid_rows(sid_sources, noise_clips: int, cache: RenderCache, progress: bool)
             SID_DEV_NOISE: noise_rows(noise_clips)}
 
 
-def _write(root: Path, conversations: list[Conversation], audio: dict, sid_rows: dict, *, progress: bool) -> dict:
-    import datasets
-
-    from .card import render_card
+def ihbench_configs(conversations: list[Conversation], audio: dict, fingerprint: str) -> tuple[dict, dict]:
+    """The IHBench configs ({name: Dataset}, default first) and their part of the card's statistics."""
     from .load import load_conversations, load_items
-    from .stats import dataset_statistics, plot_statistics
+    from .stats import dataset_statistics
 
-    if not progress:
-        datasets.disable_progress_bars()
     max_turns = max(len(c.turns) for c in conversations)
-    fingerprint = sources_fingerprint(conversations)
     wide = _dataset([conversation_row(c, audio, max_turns) for c in conversations],
                     conversations_features(max_turns), f"{fingerprint}-conversations")
     baseline = _dataset([baseline_row(c, max_turns) for c in conversations],
@@ -211,21 +206,41 @@ def _write(root: Path, conversations: list[Conversation], audio: dict, sid_rows:
     # The long config comes out of the same reader users call, so the two can never disagree.
     items = load_items(wide, baseline=baseline)
     long = _dataset([interruption_row(item) for item in items], interruptions_features(), f"{fingerprint}-interruptions")
-    written = dict(zip(CONFIGS, (wide, baseline, long)))
-    if sid_rows:
-        from .sid import sid_features
+    return dict(zip(CONFIGS, (wide, baseline, long))), dataset_statistics(load_conversations(wide), items)
 
-        written.update({name: _dataset(rows, sid_features(), f"{fingerprint}-{name}") for name, rows in sid_rows.items()})
+
+def sid_configs(sid_rows: dict, fingerprint: str) -> tuple[dict, dict]:
+    """The in-house SID-style configs and their line of the card's statistics."""
+    from .sid import sid_features
+
+    tables = {name: _dataset(rows, sid_features(), f"{fingerprint}-{name}") for name, rows in sid_rows.items()}
+    speech = sid_rows[SID_DEV_SPEECH]
+    return tables, {"sid": {"clips": sum(len(rows) for rows in sid_rows.values()),
+                            "positives": sum(not r["total_nonbreak"] for r in speech),
+                            "negatives": sum(r["total_nonbreak"] for r in speech),
+                            "noise": len(sid_rows[SID_DEV_NOISE])}}
+
+
+def _write(root: Path, conversations: list[Conversation], audio: dict, sid_rows: dict, *, progress: bool) -> dict:
+    """Each builder gives its configs and statistics; this writes them all, the plot and the card."""
+    import datasets
+
+    from .card import render_card
+    from .stats import plot_statistics
+
+    if not progress:
+        datasets.disable_progress_bars()
+    fingerprint = sources_fingerprint(conversations)
+    parts = [ihbench_configs(conversations, audio, fingerprint)]
+    if sid_rows:
+        parts.append(sid_configs(sid_rows, fingerprint))
+    written, statistics = {}, {}
+    for tables, part in parts:
+        written.update(tables)
+        statistics.update(part)
     for name, data in written.items():
         (root / name).mkdir()
         data.to_parquet(str(root / name / f"{SPLIT}-00000-of-00001.parquet"))
-    statistics = dataset_statistics(load_conversations(wide), items)
-    if sid_rows:
-        speech = sid_rows[SID_DEV_SPEECH]
-        statistics["sid"] = {"clips": sum(len(rows) for rows in sid_rows.values()),
-                             "positives": sum(not r["total_nonbreak"] for r in speech),
-                             "negatives": sum(r["total_nonbreak"] for r in speech),
-                             "noise": len(sid_rows[SID_DEV_NOISE])}
     plot_statistics(statistics, root / "stats.png")
     voices = sorted({c.user_voice for c in conversations} | {ASSISTANT_VOICE})
     (root / "README.md").write_text(
