@@ -1,0 +1,98 @@
+"""One SID config as (references, clips) for detectors and scoring, from an imported folder, a raw
+SID-Bench folder or a loaded `Dataset`; clips are decoded one at a time."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import Any, Iterator, Sequence, Union
+
+import numpy as np
+
+from ..audio import decode_audio
+from ..errors import UsageError
+from ..schema import SAMPLING_RATE
+from .read import REFERENCE_FIELDS, SID_CONFIGS, SPLIT, SidFormatError, read_sid_folder
+
+@dataclass
+class SidClips(Sequence):
+    """Clips decoded on demand (16 kHz mono float32): a whole split would not fit in memory.
+
+    `sources` holds WAV paths, or a lazy view of a dataset's embedded bytes."""
+
+    sources: Sequence[Union[str, bytes]]
+    names: list[str]
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return SidClips([self.sources[i] for i in range(len(self))[index]], self.names[index])
+        return decode_audio(self.sources[index], SAMPLING_RATE)
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        return (self[index] for index in range(len(self)))
+
+
+class _EmbeddedAudio(Sequence):
+    """One clip's bytes at a time from the Arrow table, never the whole column."""
+
+    def __init__(self, dataset):
+        import datasets
+
+        self.dataset = dataset.select_columns(["audio"]).cast_column("audio", datasets.Audio(decode=False))
+
+    def __len__(self) -> int:
+        return len(self.dataset)
+
+    def __getitem__(self, index):
+        audio = self.dataset[index]["audio"]
+        return audio["bytes"] if audio["bytes"] is not None else audio["path"]
+
+
+def _reference(row: dict, name: str) -> dict:
+    return {"audio": name, **{field: row[field] for field in REFERENCE_FIELDS}}
+
+
+def _from_dataset(dataset) -> tuple[list[dict], SidClips]:
+    if "audio_file" in dataset.column_names:
+        names = list(dataset["audio_file"])
+    else:  # a Dataset built elsewhere: fall back on the embedded file names
+        names = [PurePath(row["audio"]["path"] or "").name for row in _EmbeddedAudio(dataset).dataset]
+    fields = dataset.select_columns(list(REFERENCE_FIELDS))
+    references = [_reference(row, name) for row, name in zip(fields, names)]
+    return references, SidClips(_EmbeddedAudio(dataset), names)
+
+
+def _from_sid_folder(rows: list[dict]) -> tuple[list[dict], SidClips]:
+    references = [_reference(row, PurePath(row["audio"]).name) for row in rows]
+    return references, SidClips([row["audio"] for row in rows], [r["audio"] for r in references])
+
+
+def sid_rows(dataset_or_dir: Any, config: str = "sid_en") -> tuple[list[dict], SidClips]:
+    """(references, clips) of one config, from an imported dataset directory, a raw SID-Bench folder
+    or a loaded `Dataset`. References are what the fir/irl/apt modules take, plus `audio` (the file
+    name) so predictions can be joined to them."""
+    import datasets
+
+    if isinstance(dataset_or_dir, datasets.DatasetDict):
+        dataset_or_dir = dataset_or_dir[SPLIT]
+    if isinstance(dataset_or_dir, datasets.Dataset):
+        return _from_dataset(dataset_or_dir)
+    root = Path(dataset_or_dir)
+    if (root / config).is_dir() and any((root / config).glob("*.parquet")):
+        loaded = datasets.load_dataset(str(root.resolve()), config)  # imported sid_* or an in-house sid_dev_*
+        return _from_dataset(loaded[SPLIT] if SPLIT in loaded else loaded[next(iter(loaded))])
+    built = sorted(d.name for d in root.iterdir() if d.is_dir() and any(d.glob("*.parquet"))) if root.is_dir() else []
+    if built:  # a dataset directory without this config: say what it does have
+        sid = [name for name in built if name.startswith("sid")]
+        raise SidFormatError(f"{root}: the dataset has no config {config!r}; its SID configs: "
+                             f"{', '.join(sid) or 'none (run ihbench sid-import or ihbench build)'}; "
+                             f"all configs: {', '.join(built)}")
+    if config not in SID_CONFIGS:
+        raise UsageError(f"config: expected one of {', '.join(SID_CONFIGS)} or a config of the dataset directory, "
+                         f"got {config!r}")
+    configs = read_sid_folder(root)
+    if config not in configs:
+        raise SidFormatError(f"{root}: has no {config} (neither an imported {config}/ nor {SID_CONFIGS[config][0]})")
+    return _from_sid_folder(configs[config])

@@ -1,0 +1,159 @@
+"""`ihbench sid-import`: SID-Bench into Parquet configs of a local dataset folder, listed in its card."""
+from __future__ import annotations
+
+import os
+from pathlib import Path, PurePath
+from typing import Sequence
+
+from ..audio import audio_duration
+from ..locks import exclusive, lock_file_for
+from ..schema import SAMPLING_RATE
+from .read import (
+    PARQUET_NAME,
+    SID_CONFIGS,
+    SPLIT,
+    _DURATION_SLACK_S,
+    _MAX_LISTED,
+    _ROWS_PER_GROUP,
+    PathLike,
+    SidFormatError,
+    _annotation_file,
+    read_sid_folder,
+)
+
+def sid_features():
+    import datasets
+
+    return datasets.Features({
+        "audio": datasets.Audio(sampling_rate=SAMPLING_RATE),
+        "audio_file": datasets.Value("string"),
+        "total_nonbreak": datasets.Value("bool"),
+        "duration": datasets.Value("float64"),
+        "break_time": datasets.Value("float64"),
+        "text_with_break": datasets.Value("string"),
+    })
+
+
+def _wav_bytes(row: dict, annotations: str) -> tuple[bytes, float]:
+    """The file's own bytes (the benchmark is defined on them) and its duration from the header."""
+    path = Path(row["audio"])
+    data = path.read_bytes()
+    try:
+        duration = audio_duration(data)
+    except Exception as error:  # libsndfile and FFmpeg raise different types
+        raise SidFormatError(f"{annotations} line {row['line']}: {path} is not a readable audio file "
+                             f"({type(error).__name__}: {error})") from None
+    return data, duration
+
+
+def _arrow_rows(rows: list[dict], annotations: str, mismatched: list[str]) -> list[dict]:
+    arrow = []
+    for row in rows:
+        data, duration = _wav_bytes(row, annotations)
+        name = PurePath(row["audio"]).name
+        if abs(duration - row["duration"]) > _DURATION_SLACK_S:
+            mismatched.append(f"{name} ({duration:.3f}s, listed {row['duration']}s)")
+        arrow.append({"audio": {"bytes": data, "path": name}, "audio_file": name,
+                      "total_nonbreak": row["total_nonbreak"], "duration": row["duration"],
+                      "break_time": row["break_time"], "text_with_break": row["text_with_break"]})
+    return arrow
+
+
+def _write_parquet(rows: list[dict], target: Path, annotations: str, progress) -> list[str]:
+    """Row groups of a few dozen clips, so a split with three-minute noise clips never sits in memory."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = sid_features().arrow_schema
+    mismatched: list[str] = []
+    with pq.ParquetWriter(str(target), schema) as writer:
+        for start in range(0, len(rows), _ROWS_PER_GROUP):
+            chunk = rows[start:start + _ROWS_PER_GROUP]
+            writer.write_table(pa.Table.from_pylist(_arrow_rows(chunk, annotations, mismatched), schema=schema))
+            progress.update(len(chunk))
+    return mismatched
+
+
+def _duration_note(config: str, mismatched: list[str]) -> list[str]:
+    if not mismatched:
+        return []
+    listed = ", ".join(mismatched[:_MAX_LISTED]) + (", ..." if len(mismatched) > _MAX_LISTED else "")
+    return [f"{config}: {len(mismatched)} WAV(s) differ from the listed duration by more than "
+            f"{_DURATION_SLACK_S}s (scores use the listed one): {listed}"]
+
+
+def import_sid(root: PathLike, out_dir: PathLike, *, progress: bool = True) -> dict:
+    """Write SID-Bench's configs into `out_dir` (a new directory or an ihbench build) and list them
+    in its README, so `load_dataset(out_dir, "sid_en", split="test")` opens them offline.
+
+    Everything is read and checked before anything is replaced; each Parquet is written to a
+    temporary file and renamed only once every config is complete.
+    """
+    configs = read_sid_folder(root)
+    out = Path(out_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    with exclusive(lock_file_for(out), f"dataset directory {out}"):  # one writer: not during a build
+        return _import_locked(root, out, configs, progress)
+
+
+def _import_locked(root, out: Path, configs, progress: bool) -> dict:
+    from tqdm.auto import tqdm
+
+    annotations = {config: str(_annotation_file(Path(root), SID_CONFIGS[config][0])) for config in configs}
+    notes, written = list(configs.notes), {}
+    try:
+        with tqdm(total=sum(map(len, configs.values())), unit="clip", desc="importing SID-Bench",
+                  disable=not progress) as bar:
+            for config, rows in configs.items():
+                (out / config).mkdir(exist_ok=True)
+                written[config] = out / config / f".{PARQUET_NAME}.tmp-{os.getpid()}"
+                notes += _duration_note(config, _write_parquet(rows, written[config], annotations[config], bar))
+        for config, temporary in written.items():
+            os.replace(temporary, out / config / PARQUET_NAME)
+    finally:
+        _clean_up(written.values())
+    update_readme_configs(out / "README.md", list(configs))
+    return {"out": str(out), "configs": {config: len(rows) for config, rows in configs.items()},
+            "split": SPLIT, "notes": notes}
+
+
+def _clean_up(temporaries) -> None:
+    """Remove leftovers of a failed import, and the config folders it created for nothing."""
+    for temporary in temporaries:
+        temporary.unlink(missing_ok=True)
+        if not any(temporary.parent.iterdir()):
+            temporary.parent.rmdir()
+
+
+def _new_readme_body(configs: Sequence[str]) -> str:
+    return ("\n# SID-Bench (imported)\n\nSemantic Interruption Detection benchmark "
+            "(https://huggingface.co/datasets/kxxia/SID-bench), imported by `ihbench_dataset.sid.import_sid`. "
+            "Configs: " + ", ".join(f"`{c}`" for c in configs) + f"; split `{SPLIT}`.\n")
+
+
+def update_readme_configs(readme: PathLike, configs: Sequence[str]) -> None:
+    """Add or replace only these configs' entries in the card's metadata, read and written by
+    huggingface_hub's own card classes; the card's text, other keys and other configs stay, so an
+    ihbench build's card keeps its own configs, default and text."""
+    from huggingface_hub import DatasetCard
+
+    readme = Path(readme)
+    text = readme.read_text(encoding="utf-8") if readme.is_file() else _new_readme_body(configs)
+    card = DatasetCard(text)
+    kept = [entry for entry in card.data.get("configs") or [] if entry.get("config_name") not in configs]
+    ours = [{"config_name": config, **({"default": True} if not kept and index == 0 else {}),
+             "data_files": [{"split": SPLIT, "path": f"{config}/{SPLIT}-*"}]} for index, config in enumerate(configs)]
+    card.data.configs = kept + ours
+    _atomic_write(readme, str(card))
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with temporary.open("w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
