@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Optional, Union
 
@@ -196,6 +197,7 @@ def _check_rubric(turn: SourceTurn) -> list[tuple[str, str]]:
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
 
 
+@lru_cache(maxsize=1 << 16)  # every point re-reads its whole history: the same words again and again
 def _stem(word: str) -> str:
     word = word.lower().replace("’", "'").removesuffix("'s").strip("'-")
     for suffix in ("ing", "ed", "es", "s", "ly"):
