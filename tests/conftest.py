@@ -86,3 +86,12 @@ def judged_run(built, tmp_path_factory):
     from judging import make_judged_run
 
     return make_judged_run(built, tmp_path_factory.mktemp("judged"))
+
+
+def png_size(path) -> tuple[int, int]:
+    """(width, height) from a PNG's header; raises when the file is not a PNG."""
+    import struct
+
+    data = Path(path).read_bytes()[:24]
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    return struct.unpack(">II", data[16:24])

@@ -44,7 +44,9 @@ def test_report_files_tables_and_provenance(reported):
                      "this report", "Judge-free diagnostics", "Provenance", "judge-x", "![RQ by type](per_type.png)",
                      "![Depth](depth.png)", "Inter-judge agreement"):
         assert expected in text, expected
-    assert (out / "per_type.png").stat().st_size > 5000 and (out / "depth.png").stat().st_size > 5000
+    from conftest import png_size
+
+    assert png_size(out / "per_type.png") == (1000, 400) and png_size(out / "depth.png") == (1100, 400)
     run = summary["runs"][0]
     assert set(run["tf_win_rate_by_depth"]) == {"0-4", "5-9", "10-14", "15-19"}
     assert run["metric_versions"]["tf_win_rate"] and run["judges"][0]["prompt_hash"]
