@@ -3,6 +3,9 @@
     OUT/predictions.jsonl   SID-Bench's own prediction format, one line per clip
     OUT/summary.json        FIR / IRL / APT under both definitions, counts, cost, real-time factor
     OUT/timing_errors.png   where detections land relative to the true break
+
+The folder is a `RunDir`: locked for the life of the command (a second `ihbench sid` on it fails
+at once), with its summary where every run keeps it.
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..jsonl import write_json_atomic
+from ..rundir import RunDir
 
 
 def run_sid(data: str, config: str, out: Path, *, detector: Optional[str] = None, predictions_file: Optional[Path] = None,
@@ -21,8 +25,7 @@ def run_sid(data: str, config: str, out: Path, *, detector: Optional[str] = None
     from ihbench_dataset.sid import sid_rows
 
     from .detectors import get_detector, run_detector
-    from .evaluate_sid import plot_timing_histogram, score_both, timing_errors
-    from .predictions import align, read_predictions, write_predictions
+    from .predictions import align, read_predictions
 
     if (detector is None) == (predictions_file is None):
         raise UsageError("give either --detector or --predictions")
@@ -41,8 +44,19 @@ def run_sid(data: str, config: str, out: Path, *, detector: Optional[str] = None
         seconds = time.perf_counter() - started
         calls = model.calls
         description = model.describe()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    run = RunDir(out)
+    if run.path.exists() and not run.path.is_dir():
+        raise UsageError(f"--out: {run.path} is a file, not a run folder")
+    with run.writing():
+        return _write_run(run, data, config, predictions, references, description, calls, seconds, detector, tolerance)
+
+
+def _write_run(run: RunDir, data, config, predictions, references, description, calls, seconds, detector,
+               tolerance) -> dict:
+    from .evaluate_sid import plot_timing_histogram, score_both, timing_errors
+    from .predictions import write_predictions
+
+    out = run.path
     write_predictions(predictions, out / "predictions.jsonl")
     audio_seconds = sum(r["duration"] for r in references)
     errors = timing_errors(predictions, references)
@@ -55,5 +69,5 @@ def run_sid(data: str, config: str, out: Path, *, detector: Optional[str] = None
         "real_time_factor": None if seconds is None else seconds / audio_seconds,
         "timing_errors": {"n": len(errors), "median": sorted(errors)[len(errors) // 2] if errors else None},
     }
-    write_json_atomic(out / "summary.json", json.loads(json.dumps(summary, default=str)))
+    write_json_atomic(run.summary_path, json.loads(json.dumps(summary, default=str)))
     return summary
