@@ -219,10 +219,13 @@ def _run(args: argparse.Namespace) -> int:
 def _models(args: argparse.Namespace) -> int:
     from loaders import available, get
 
+    print(f"{'loader':18s} {'input':11s} {'installed':10s} runs via")
     for name in available():
         loader = get(name)
-        doc = (loader.__module__ and sys.modules[loader.__module__].__doc__ or "").strip().splitlines()[0]
-        print(f"{name:18s} {','.join(loader.modalities):11s} {doc}")
+        missing = loader.missing()
+        state = "yes" if not missing else "no: " + ", ".join(missing)
+        print(f"{name:18s} {','.join(loader.modalities):11s} {state:10s} {loader.runs_via}")
+    print("Models without a loader (e.g. MiMo-Audio) run through `openai` against a server that serves them.")
     return 0
 
 

@@ -153,6 +153,17 @@ class Loader(ABC):
 
     name: ClassVar[str] = ""
     modalities: ClassVar[tuple[str, ...]] = ("audio", "text")
+    #: how the family runs, for `ihbench models`: "transformers", "own package", or "server"
+    runs_via: ClassVar[str] = "transformers"
+    #: Python modules it needs at run time (checked, not imported, by `ihbench models`)
+    requires: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def missing(cls) -> list[str]:
+        """Which of `requires` this environment lacks."""
+        import importlib.util
+
+        return [module for module in cls.requires if importlib.util.find_spec(module) is None]
     #: how many conversations `generate_batch` handles at once (1 = no batching)
     batch_size: int = 1
 

@@ -32,6 +32,9 @@ def to_kimia_messages(conversation: Conversation, audio_dir: Path) -> list[dict]
 
 @register("kimi-audio")
 class KimiAudioLoader(Loader):
+    runs_via = "own package (kimia_infer; GPU, flash-attn)"
+    requires = ("kimia_infer",)
+
     modalities = ("audio",)  # the paper could not run Kimi-Audio text-only either
 
     def __init__(self, model_path: str, *, api=None, **options):

@@ -36,6 +36,9 @@ def to_openai_messages(conversation: Conversation) -> list[dict]:
 
 @register("openai")
 class OpenAICompatLoader(Loader):
+    runs_via = "server (OpenAI-compatible: OpenAI, vLLM, a vendor endpoint)"
+    requires = ("openai",)
+
     def __init__(self, model_path: str, *, base_url: Optional[str] = None, api_key_env: str = "OPENAI_API_KEY",
                  concurrency: int = 8, timeout: float = 120.0, max_retries: int = 3,
                  extra_body: Optional[dict] = None, client=None):

@@ -65,6 +65,8 @@ def speech_adapter_dir(path: str) -> Optional[Path]:
 
 @register("phi4-multimodal")
 class Phi4MultimodalLoader(TransformersLoader):
+    requires = ("torch", "transformers", "peft")  # the checkpoint's speech adapter is a LoRA
+
     def load_processor(self):
         return load_phi4_processor(self.path)
 

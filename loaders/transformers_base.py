@@ -44,6 +44,9 @@ def sampling_options(config: GenerationConfig) -> dict:
 class TransformersLoader(Loader):
     """A transformers model + processor; subclasses load them and build the prompt."""
 
+    runs_via = "transformers"
+    requires = ("torch", "transformers")
+
     def __init__(self, model_path: str, *, device: str = "auto", dtype: str = "auto",
                  revision: Optional[str] = None, batch_size: int = 1, **options: Any):
         super().__init__(model_path, device=device, dtype=dtype, revision=revision, **options)

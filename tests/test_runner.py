@@ -158,11 +158,16 @@ def test_a_missing_model_path_or_uncached_hub_id_fails_at_once(tmp_path):
         resolve_model_path("Qwen/Qwen2-Audio-7B-Instruct")
 
 
-def test_models_command_lists_the_loaders():
+def test_models_command_lists_every_loader_how_it_runs_and_whether_it_is_installed():
+    from loaders import available
+
     result = subprocess.run([sys.executable, "-m", "ihbench.cli", "models"], capture_output=True, text=True)
     assert result.returncode == 0
-    for name in ("openai", "kimi-audio"):
-        assert name in result.stdout
+    lines = {line.split()[0]: line for line in result.stdout.splitlines()[1:] if line.strip()}
+    assert set(available()) <= set(lines)
+    assert "yes" in lines["qwen2-audio"] and "transformers" in lines["qwen2-audio"]
+    assert "no: kimia_infer" in lines["kimi-audio"] and "own package" in lines["kimi-audio"]
+    assert "server" in lines["openai"] and "yes" in lines["openai"]
 
 
 def test_the_in_house_build_runs_end_to_end(built, server, tmp_path):
