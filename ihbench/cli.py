@@ -195,8 +195,8 @@ def _run(args: argparse.Namespace) -> int:
 
     generation = {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "top_p": args.top_p}
     options = parse_options(args.option)
-    if args.base_url:
-        options["base_url"] = args.base_url
+    if args.base_url:  # several servers: requests are spread over them, a retry goes to the next
+        options["base_url"] = args.base_url[0] if len(args.base_url) == 1 else args.base_url
     if args.concurrency:
         options["concurrency"] = args.concurrency
     spec = RunSpec(
@@ -408,7 +408,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
     run.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass when sampling (default 1.0)")
     run.add_argument("--seed", type=int, default=0, help="base seed; each (item, epoch) derives its own (default 0)")
-    run.add_argument("--base-url", help="openai loader: server URL, e.g. http://gpu-node:8000/v1 (vLLM)")
+    run.add_argument("--base-url", action="append", help="openai loader: server URL, e.g. http://gpu-node:8000/v1 "
+                     "(vLLM); give it several times to spread requests over several servers")
     run.add_argument("--concurrency", type=int, help="openai loader: requests in flight")
     run.add_argument("--option", action="append", metavar="KEY=VALUE", help="other loader options (device, dtype, ...)")
     run.add_argument("--allow-endpoint-change", action="store_true",

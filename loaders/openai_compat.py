@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from ihbench_dataset.errors import UsageError
 import base64
+import itertools
 import os
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 from ihbench_dataset.audio import encode_wav
 
@@ -39,7 +41,8 @@ class OpenAICompatLoader(Loader):
     runs_via = "server (OpenAI-compatible: OpenAI, vLLM, a vendor endpoint)"
     requires = ("openai",)
 
-    def __init__(self, model_path: str, *, base_url: Optional[str] = None, api_key_env: str = "OPENAI_API_KEY",
+    def __init__(self, model_path: str, *, base_url: Union[str, Sequence[str], None] = None,
+                 api_key_env: str = "OPENAI_API_KEY",
                  concurrency: int = 8, timeout: float = 120.0, max_retries: int = 3,
                  extra_body: Optional[dict] = None, client=None):
         super().__init__(model_path, base_url=base_url, concurrency=concurrency, timeout=timeout,
@@ -48,23 +51,38 @@ class OpenAICompatLoader(Loader):
             raise UsageError(f"concurrency: must be >= 1, got {concurrency}")
         self.batch_size = concurrency
         self.extra_body = extra_body or {}
+        urls = [base_url] if base_url is None or isinstance(base_url, str) else list(base_url)
+        if not urls:
+            raise UsageError("base_url: give at least one server URL")
         if client is None:
             from openai import OpenAI
 
             # vLLM and most proxies accept any key; the key is read from the environment, never logged.
             # the client's own retries are off: `loaders.retry` is the one policy (the judges' too)
-            client = OpenAI(base_url=base_url, api_key=os.environ.get(api_key_env) or "EMPTY",
-                            timeout=timeout, max_retries=0)
-        self.client = client
+            self.clients = [OpenAI(base_url=url, api_key=os.environ.get(api_key_env) or "EMPTY", timeout=timeout,
+                                   max_retries=0) for url in urls]
+        else:
+            self.clients = [client]
         self.max_retries = max(0, int(max_retries))
+        # Several servers (vLLM data parallel, several nodes): requests go round the list, and a
+        # retry goes to the next server, so a dead one costs an attempt, never a record.
+        self._next = itertools.count()
+        self._lock = threading.Lock()
+
+    def _client(self, offset: int):
+        return self.clients[offset % len(self.clients)]
 
     def _generate(self, conversation: Conversation, config: GenerationConfig, seed: int) -> Response:
         started = time.perf_counter()
         messages = to_openai_messages(conversation)
+        with self._lock:
+            first = next(self._next)
+        attempt = itertools.count(first)
 
         def call():
+            client = self._client(next(attempt))
             try:
-                return self.client.chat.completions.create(
+                return client.chat.completions.create(
                     model=self.model_path,
                     messages=messages,
                     max_tokens=config.max_new_tokens,
@@ -79,7 +97,8 @@ class OpenAICompatLoader(Loader):
                     raise
                 raise converted from None
 
-        completion, _ = retry_sync(call, attempts=self.max_retries + 1)
+        attempts = self.max_retries + 1 if len(self.clients) == 1 else max(self.max_retries + 1, len(self.clients))
+        completion, _ = retry_sync(call, attempts=attempts, base_delay=0.5 if len(self.clients) == 1 else 0.05)
         usage = completion.usage
         return Response(
             text=completion.choices[0].message.content or "",

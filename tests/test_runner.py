@@ -229,3 +229,27 @@ def test_the_openai_loader_retries_a_429_by_the_shared_policy_honouring_retry_af
                   loader_options={"base_url": refusing.base_url, "max_retries": 3}), progress=False)
         assert len(refusing.requests) == 1
     assert "HTTP 400" in read_records(tmp_path / "final" / "responses.jsonl")[0]["error"]
+
+
+def test_requests_spread_over_several_servers_and_a_dead_one_loses_nothing(official, tmp_path):
+    """`--base-url` given twice: both servers answer; with one of them dead, every record still
+    arrives (its attempts move to the live server)."""
+    import socket
+
+    with OpenAITestServer() as first, OpenAITestServer() as second:
+        command = [sys.executable, "-m", "ihbench.cli", "run", "--model", "openai", "--model-path", "m", "--data",
+                   str(official), "--epochs", "4", "--out", str(tmp_path / "both"), "--base-url", first.base_url,
+                   "--base-url", second.base_url, "--concurrency", "2", "--quiet"]
+        assert subprocess.run(command, capture_output=True, text=True).returncode == 0
+        assert len(first.requests) > 0 and len(second.requests) > 0
+        assert len(first.requests) + len(second.requests) == 12
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    with OpenAITestServer() as alive:
+        summary = run(_spec(official, tmp_path / "half", alive, epochs=4,
+                            loader_options={"base_url": [dead, alive.base_url], "max_retries": 1}), progress=False)
+        assert len(alive.requests) == 12
+    records = read_records(tmp_path / "half" / "responses.jsonl")
+    assert summary.errors == 0 and len({(r["id"], r["epoch"]) for r in records}) == len(records) == 12
+    assert json.loads((tmp_path / "half" / "run.json").read_text())["endpoint"] == [dead, alive.base_url]
