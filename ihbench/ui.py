@@ -154,6 +154,7 @@ def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], doma
     import queue
     import threading
     import time
+    import uuid
 
     from loaders import ModelNotFoundError
 
@@ -165,7 +166,8 @@ def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], doma
     items = select(kind, domain, count)
     by_id = {item.id: item for item in items}
     options = {"base_url": base_url} if loader_name == "openai" and base_url else {}
-    out = runs_dir() / f"space-{time.strftime('%Y%m%d-%H%M%S')}-{loader_name}"
+    # unique per click: two runs in the same second must never share (and be refused by) one folder
+    out = runs_dir() / f"space-{time.strftime('%Y%m%d-%H%M%S')}-{loader_name}-{uuid.uuid4().hex[:6]}"
     spec = RunSpec(loader=loader_name, model_path=model_path.strip(), data=data_dir(), out=out, epochs=max(1, int(epochs)),
                    generation={"max_new_tokens": int(max_new_tokens)}, loader_options=options,
                    command=["space", loader_name, model_path.strip()])

@@ -185,3 +185,20 @@ def test_without_data_the_space_builds_a_setup_page_not_a_traceback(tmp_path, mo
     monkeypatch.setenv("IHBENCH_DATA", str(tmp_path / "missing"))
     assert ui.data_dir() == str(tmp_path / "missing")  # not a folder here: passed on as a Hub id
     assert "could not be opened" in ui.data_problem()
+
+
+def test_two_runs_in_the_same_second_get_their_own_folders(built, tmp_path, monkeypatch):
+    """A click's run folder is unique: a second run within the same second used to reuse (and be
+    refused by) the first one's folder."""
+    import time
+
+    from ihbench import ui
+    from openai_test_server import OpenAITestServer
+
+    monkeypatch.setenv("IHBENCH_DATA", str(built))
+    monkeypatch.setenv("IHBENCH_RUNS", str(tmp_path / "runs"))
+    monkeypatch.setattr(time, "strftime", lambda *args: "20261123-120000")
+    with OpenAITestServer() as server:
+        folders = [list(ui.evaluate_stream("openai", model, None, None, 1, 1, 4, server.base_url))[-1][2]
+                   for model in ("model-a", "model-b")]
+    assert folders[0] != folders[1] and all(Path(f, "run.json").is_file() for f in folders)
