@@ -6,12 +6,13 @@ holds every finished record plus at most one torn last line, which `read_records
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import IHBenchError
 import json
 import logging
 import os
 from pathlib import Path
 from typing import Callable, Iterable, Optional
+
+from ihbench_dataset.errors import IHBenchError
 
 log = logging.getLogger("ihbench")
 

@@ -7,9 +7,10 @@ one of these functions; nothing computes a path from `__file__`.
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import IHBenchError
 from importlib import resources
 from pathlib import Path
+
+from ihbench_dataset.errors import IHBenchError
 
 
 class ResourceError(IHBenchError, LookupError):

@@ -12,12 +12,12 @@ Every record read back is checked against its schema; a bad one is reported and 
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import IHBenchError
 import json
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
+from ihbench_dataset.errors import IHBenchError
 from ihbench_dataset.locks import exclusive, lock_file_for
 
 from .jsonl import read_records, write_json_atomic

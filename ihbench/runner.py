@@ -7,7 +7,6 @@ life of the command, so a second `ihbench run` on it fails at once instead of do
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import IHBenchError
 import hashlib
 import platform
 import sys
@@ -16,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from ihbench_dataset.errors import IHBenchError
 from ihbench_dataset.schema import EvalItem, canonical_interruption_type
 
 from .jsonl import AppendLog

@@ -5,11 +5,12 @@ orchestration side; the scores themselves come only from `metrics/`.
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import UsageError
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
 import numpy as np
+
+from ihbench_dataset.errors import UsageError
 
 
 @dataclass(frozen=True)

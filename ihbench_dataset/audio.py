@@ -5,7 +5,6 @@ byte-identical on re-encode), so a rebuild from the same renders gives the same 
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import IHBenchError
 import io
 import os
 from dataclasses import dataclass, field
@@ -14,6 +13,7 @@ from typing import Union
 
 import numpy as np
 
+from .errors import IHBenchError
 from .schema import SAMPLING_RATE
 
 AudioSource = Union[bytes, str, os.PathLike]

@@ -13,7 +13,6 @@ that fails leaves the previous build (or nothing) in place, never half a dataset
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import IHBenchError
 import hashlib
 import json
 import os
@@ -23,10 +22,11 @@ from pathlib import Path
 from typing import Iterable, Optional, Union
 
 from .audio import encode_flac, load_recording
+from .errors import IHBenchError
 from .features import baseline_features, conversations_features, interruptions_features
+from .locks import exclusive, lock_file_for
 from .long import interruption_row
 from .schema import INTERRUPTION_TYPES
-from .locks import exclusive, lock_file_for
 from .sid_build import SID_DEV_NOISE, SID_DEV_SPEECH
 from .sources import ASSISTANT_VOICE, Conversation
 from .tts import RenderCache, get_engine

@@ -1,9 +1,10 @@
 """Renders `dataset_card.md` (repository root) into the built dataset's README.md."""
 from __future__ import annotations
 
-from ihbench_dataset.errors import UsageError
 import re
 from pathlib import Path
+
+from .errors import UsageError
 
 TEMPLATE = Path(__file__).with_name("dataset_card.md")
 

@@ -1,13 +1,13 @@
 """Export one conversation as readable text plus WAV files, to listen to what a model hears."""
 from __future__ import annotations
 
-from ihbench_dataset.errors import UnknownNameError
 import os
 import shutil
 from pathlib import Path
 from typing import Optional, Union
 
 from .audio import encode_wav
+from .errors import UnknownNameError
 from .schema import EvalItem
 from .wide import WideConversation
 

@@ -1,12 +1,12 @@
 """`load_items`: from wherever the data lives to a list of `EvalItem`s."""
 from __future__ import annotations
 
-from ihbench_dataset.errors import IHBenchError
 import os
 import re
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from .errors import IHBenchError
 from .long import INTERRUPTIONS_CONFIG, items_from_interruption_rows
 from .schema import EvalItem
 from .wide import WideConversation, baselines_from_rows, conversations_from_rows, items_from_conversation_rows

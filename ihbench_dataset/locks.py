@@ -8,7 +8,6 @@ lock two different files).
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import IHBenchError
 import errno
 import fcntl
 import os
@@ -16,6 +15,8 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Union
+
+from .errors import IHBenchError
 
 
 class LockedError(IHBenchError, RuntimeError):

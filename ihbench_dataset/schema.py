@@ -6,10 +6,11 @@ The reader in `ihbench_dataset.wide` is the only place that turns the former int
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import UsageError
 import re
 from dataclasses import dataclass, field
 from typing import Literal, Optional
+
+from .errors import UsageError
 
 INTERRUPTION_TYPES: tuple[str, ...] = (
     "normal",

@@ -8,7 +8,6 @@ Noise clips (white, pink, brown noise, mains hum, silence) are seeded, so rebuil
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import IHBenchError
 import json
 from pathlib import Path
 from typing import Optional
@@ -16,6 +15,7 @@ from typing import Optional
 import numpy as np
 
 from .audio import encode_flac
+from .errors import IHBenchError
 from .schema import SAMPLING_RATE
 from .sources import USER_VOICES
 

@@ -5,12 +5,13 @@ the content rules (prefixes, placeholders, leakage) live in `verify.py`.
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import IHBenchError
 import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional, Union
+
+from .errors import IHBenchError
 
 SOURCES_DIR = Path(__file__).parent / "sources" / "conversations"
 DOMAINS = (

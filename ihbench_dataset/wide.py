@@ -5,11 +5,11 @@ The official `bosonai/IHBench` data and the in-house build share this layout, so
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import IHBenchError
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, NamedTuple, Optional
 
+from .errors import IHBenchError
 from .schema import (
     AudioClip,
     EvalItem,
@@ -20,6 +20,7 @@ from .schema import (
     canonical_interruption_type,
     item_id,
 )
+
 
 class SchemaError(IHBenchError, ValueError):
     """The data does not follow the IHBench wide schema; the message names source, row and column."""

@@ -6,7 +6,6 @@ see the wide schema, rubrics or baselines: only what a deployed voice agent woul
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import IHBenchError, UsageError
 import time
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
@@ -14,6 +13,7 @@ from typing import Any, ClassVar, Literal, Optional, Sequence
 
 import numpy as np
 
+from ihbench_dataset.errors import IHBenchError, UsageError
 from ihbench_dataset.schema import SAMPLING_RATE, EvalItem
 
 Modality = Literal["audio", "text"]

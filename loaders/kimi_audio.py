@@ -6,12 +6,12 @@ roles are user and assistant: the system prompt goes first as a user text messag
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import MissingDependencyError
 import tempfile
 import time
 from pathlib import Path
 
 from ihbench_dataset.audio import encode_wav
+from ihbench_dataset.errors import MissingDependencyError
 
 from .base import Conversation, GenerationConfig, Loader, Response, resolve_model_path
 from .registry import register

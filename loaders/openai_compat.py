@@ -6,7 +6,6 @@ User audio goes as `input_audio` parts (base64 WAV). Requests run concurrently i
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import UsageError
 import base64
 import itertools
 import os
@@ -16,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Optional, Sequence, Union
 
 from ihbench_dataset.audio import encode_wav
+from ihbench_dataset.errors import UsageError
 
 from .base import Conversation, GenerationConfig, Loader, Response
 from .registry import register

@@ -10,14 +10,15 @@ for audio input only; text-only input runs the base model, as Microsoft's own ex
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import UsageError
 from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Sequence
 
+from ihbench_dataset.errors import UsageError
+
 from .base import Conversation
-from .transformers_base import TransformersLoader
 from .registry import register
+from .transformers_base import TransformersLoader
 
 SPEECH_ADAPTER = "speech-lora"
 

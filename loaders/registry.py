@@ -5,9 +5,10 @@ whose optional dependency is missing does not break the others.
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import UnknownNameError, UsageError
 import importlib
 from typing import Callable, TypeVar
+
+from ihbench_dataset.errors import UnknownNameError, UsageError
 
 T = TypeVar("T")
 _REGISTRY: dict[str, type] = {}

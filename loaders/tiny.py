@@ -8,10 +8,11 @@ text encodes and the files stay a few MB.
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import UsageError
 import json
 from pathlib import Path
 from typing import Callable
+
+from ihbench_dataset.errors import UsageError
 
 FAMILIES = ("qwen2-audio", "phi4-multimodal", "qwen2-text")  # qwen2-text: a local judge for smoke tests
 
@@ -149,7 +150,11 @@ def _phi4_tokenizer():
 
 
 def _phi4_multimodal(out: Path) -> None:
-    from transformers import Phi4MultimodalConfig, Phi4MultimodalFeatureExtractor, Phi4MultimodalForCausalLM
+    from transformers import (
+        Phi4MultimodalConfig,
+        Phi4MultimodalFeatureExtractor,
+        Phi4MultimodalForCausalLM,
+    )
 
     tokenizer = _phi4_tokenizer()
     tokenizer.add_tokens(["<|system|>", "<|user|>", "<|assistant|>", "<|end|>"], special_tokens=True)

@@ -3,11 +3,12 @@ sampled generation, left-padded batches, decoding only the new tokens. Families 
 and say how a conversation becomes processor inputs."""
 from __future__ import annotations
 
-from ihbench_dataset.errors import UsageError
 import time
 from typing import Any, Optional, Sequence
 
 import numpy as np
+
+from ihbench_dataset.errors import UsageError
 
 from .base import Conversation, GenerationConfig, Loader, Response, resolve_model_path
 

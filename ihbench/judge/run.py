@@ -9,7 +9,6 @@ criterion, because silence is not a recovery.
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import IHBenchError
 import asyncio
 import random
 import time
@@ -17,7 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
+from ihbench_dataset.errors import IHBenchError
 from ihbench_dataset.schema import EvalItem
+from loaders.retry import with_retries
 
 from ..jsonl import AppendLog
 from ..rundir import AXES, RunDir, judgment_key
@@ -25,8 +26,6 @@ from ..runner import record_seed
 from .cache import JudgeCache, cache_key
 from .parse import InvalidJudgment, parse_rq, parse_tf
 from .prompts import PROMPT_VERSION, RQ_SCHEMA, TF_SCHEMA, prompt_hash, rq_messages, tf_messages
-from loaders.retry import with_retries
-
 
 
 class JudgeConfigError(IHBenchError, ValueError):

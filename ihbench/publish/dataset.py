@@ -6,9 +6,10 @@ worse than none.
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import MissingFileError, UsageError
 from pathlib import Path
 from typing import Optional
+
+from ihbench_dataset.errors import MissingFileError, UsageError
 
 from .hub import PublishPlan, check_repo_id, staged_files, upload
 

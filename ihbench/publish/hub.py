@@ -1,11 +1,12 @@
 """The one place that talks to the Hub: create the repository, upload the staged folder."""
 from __future__ import annotations
 
-from ihbench_dataset.errors import UsageError
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
+
+from ihbench_dataset.errors import UsageError
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")

@@ -7,12 +7,13 @@ namespace, so what lands on the Hub is self-contained and `evaluate.load("NAMESP
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import MissingFileError, UsageError
 import re
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Optional, Sequence
+
+from ihbench_dataset.errors import MissingFileError, UsageError
 
 from ..resources import metric_names, metrics_root
 from .hub import PublishPlan, check_namespace, upload

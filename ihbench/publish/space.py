@@ -8,13 +8,14 @@ packages depend on, read from the installed distribution's own metadata.
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import MissingDependencyError, UsageError
 import importlib.util
 import shutil
 import tempfile
 from importlib import metadata
 from pathlib import Path
 from typing import Optional
+
+from ihbench_dataset.errors import MissingDependencyError, UsageError
 
 from ..resources import space_dir
 from .hub import PublishPlan, check_repo_id, staged_files, upload

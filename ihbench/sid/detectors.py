@@ -12,7 +12,6 @@ A detector hears one clip and says whether, and when, the speaker starts to take
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import UnknownNameError, UsageError
 import inspect
 import re
 import warnings
@@ -22,6 +21,7 @@ from typing import Any, ClassVar, Iterable, Optional, Sequence
 import numpy as np
 
 from ihbench_dataset.audio import resample
+from ihbench_dataset.errors import UnknownNameError, UsageError
 from ihbench_dataset.schema import SAMPLING_RATE
 
 

@@ -7,12 +7,13 @@ it, so this file can never drift from the metric card.
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import MissingFileError, UsageError
 import math
 import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Union
+
+from ihbench_dataset.errors import MissingFileError, UsageError
 
 from ..resources import metric_path
 from .predictions import align

@@ -7,13 +7,14 @@ scoring the overlap.
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import IHBenchError
-from ihbench_dataset.sid import PREDICTION_FIELDS, row_problem
 import json
 import os
 from collections import Counter
 from pathlib import Path, PurePath
 from typing import Iterable, Union
+
+from ihbench_dataset.errors import IHBenchError
+from ihbench_dataset.sid import PREDICTION_FIELDS, row_problem
 
 _MAX_LISTED = 10
 

@@ -9,11 +9,12 @@ at once), with its summary where every run keeps it.
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import UsageError
 import json
 import time
 from pathlib import Path
 from typing import Optional
+
+from ihbench_dataset.errors import UsageError
 
 from ..jsonl import write_json_atomic
 from ..rundir import RunDir

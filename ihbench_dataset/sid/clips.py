@@ -13,6 +13,7 @@ from ..errors import UsageError
 from ..schema import SAMPLING_RATE
 from .read import REFERENCE_FIELDS, SID_CONFIGS, SPLIT, SidFormatError, read_sid_folder
 
+
 @dataclass
 class SidClips(Sequence):
     """Clips decoded on demand (16 kHz mono float32): a whole split would not fit in memory.

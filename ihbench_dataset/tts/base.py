@@ -1,10 +1,11 @@
 """The TTS contract and its registry."""
 from __future__ import annotations
 
-from ihbench_dataset.errors import UsageError
 from typing import Callable, Protocol
 
 import numpy as np
+
+from ..errors import UsageError
 
 
 class TTSEngine(Protocol):

@@ -1,7 +1,6 @@
 """Renders cached on disk by a hash of what determines them: engine version, voice, text."""
 from __future__ import annotations
 
-from ihbench_dataset.errors import UsageError
 import hashlib
 import os
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import Optional
 import numpy as np
 
 from ..audio import encode_flac
+from ..errors import UsageError
 
 
 def default_cache_dir() -> Path:

@@ -1,7 +1,6 @@
 """Debian's flite (CMU, BSD-like license): a second, very different voice family for variety."""
 from __future__ import annotations
 
-from ihbench_dataset.errors import MissingDependencyError, UsageError
 import shutil
 import subprocess
 import tempfile
@@ -10,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ..audio import decode_audio
+from ..errors import MissingDependencyError, UsageError
 from .base import register_engine
 
 FLITE_VOICES = ("slt", "rms", "awb", "kal16")

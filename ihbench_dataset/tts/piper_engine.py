@@ -5,10 +5,10 @@ byte-identical across runs, which the build relies on.
 """
 from __future__ import annotations
 
-from ihbench_dataset.errors import MissingDependencyError, UsageError
 import numpy as np
 
 from ..audio import resample
+from ..errors import MissingDependencyError, UsageError
 from .base import register_engine
 
 # voice name -> (python package that carries the .onnx, license of the voice data)
