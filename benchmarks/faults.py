@@ -59,8 +59,8 @@ def _commands(data: Path, out: Path, url: str, cache: Path):
     run = [sys.executable, "-m", "ihbench.cli", "run", "--model", "openai", "--model-path", "m", "--data", str(data),
            "--epochs", str(EPOCHS), "--out", str(out), "--base-url", url, "--concurrency", "2", "--quiet",
            "--option", "timeout=1", "--option", "max_retries=2"]
-    judge = [sys.executable, "-m", "ihbench.cli", "judge", str(out), "--judge-model", "judge-x", "--judge-base-url", url,
-             "--timeout", "1", "--concurrency", "4", "--cache", str(cache), "--quiet"]
+    judge = [sys.executable, "-m", "ihbench.cli", "judge", str(out), "--judge-model", "judge-x",
+             "--judge-base-url", url, "--timeout", "1", "--concurrency", "4", "--cache", str(cache), "--quiet"]
     return run, judge
 
 

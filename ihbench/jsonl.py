@@ -21,7 +21,8 @@ class CorruptLogError(IHBenchError, ValueError):
     pass
 
 
-def read_records(path: Path, *, repair: bool = False, check: Optional[Callable[[dict], Optional[str]]] = None) -> list[dict]:
+def read_records(path: Path, *, repair: bool = False,
+                 check: Optional[Callable[[dict], Optional[str]]] = None) -> list[dict]:
     """All complete records. A torn final line (no newline) is cut off when `repair` is set (only
     the file's writer, holding its lock, may do that) and otherwise ignored: a reader may be looking
     at a line still being written. `check(record)` returns why a record is unusable, or None; such

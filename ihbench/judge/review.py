@@ -124,7 +124,7 @@ async def review_conversations(conversations: Sequence[Conversation], backend, *
                                cache: Optional[JudgeCache] = None, progress: bool = True) -> list[PointReview]:
     from tqdm.auto import tqdm
 
-    from .run import _ask
+    from .run import ask_judge
 
     cache = cache or JudgeCache()
     semaphore, counter = asyncio.Semaphore(concurrency), {"calls": 0}
@@ -137,9 +137,11 @@ async def review_conversations(conversations: Sequence[Conversation], backend, *
         if answer is None:
             async with semaphore:
                 try:
-                    answer, _ = await _ask(backend, messages, "point_review", REVIEW_SCHEMA, parse_review, counter)
+                    answer, _ = await ask_judge(backend, messages, "point_review", REVIEW_SCHEMA, parse_review,
+                                                counter)
                 except Exception as error:  # a reviewer failure is reported as such, never as a pass
-                    return PointReview(conversation.conversation_id, turn.number, None, f"{type(error).__name__}: {error}")
+                    return PointReview(conversation.conversation_id, turn.number, None,
+                                       f"{type(error).__name__}: {error}")
             cache.put(key, answer)
         return PointReview(conversation.conversation_id, turn.number, answer)
 

@@ -51,7 +51,7 @@ def tf_order(seed: int, item_id: str, epoch: int) -> bool:
     return random.Random(record_seed(seed, item_id, epoch) ^ 0x5EED).random() < 0.5
 
 
-async def _ask(backend, messages, schema_name, schema, parse, counter) -> tuple[dict, int]:
+async def ask_judge(backend, messages, schema_name, schema, parse, counter) -> tuple[dict, int]:
     """One judgment: transport retries, then one re-ask with the validation error if invalid."""
     calls = 0
     conversation = list(messages)
@@ -99,7 +99,7 @@ async def _judge_one(record: dict, item: EvalItem, axis: str, backend, cache: Ju
     if parsed is None:
         cached = False
         try:
-            parsed, calls = await _ask(backend, messages, schema_name, schema, parse, counter)
+            parsed, calls = await ask_judge(backend, messages, schema_name, schema, parse, counter)
         except Exception as error:  # transport, invalid answers, a local judge's own failure: all judge_error
             return {**base, "outcome": "judge_error", "error": f"{type(error).__name__}: {error}",
                     "calls": getattr(error, "attempts", None), "latency_s": round(time.perf_counter() - started, 4)}

@@ -16,7 +16,7 @@ from .hub import PublishPlan, check_repo_id, staged_files, upload
 IGNORED = [".*", "**/.*", "*.lock", "**/__pycache__/**"]
 
 
-def _readable(folder: Path) -> int:
+def check_readable(folder: Path) -> int:
     from ihbench_dataset import load_items
 
     if not (folder / "README.md").is_file():
@@ -37,7 +37,7 @@ def publish_dataset(data_dir, repo_id: str, *, private: bool = False, dry_run: b
     check_repo_id(repo_id)
     if not folder.is_dir():
         raise MissingFileError(f"{data_dir}: not a directory")
-    _readable(folder)
+    check_readable(folder)
     files = [f for f in staged_files(folder) if not any(part.startswith(".") for part in Path(f).parts)]
     plan = PublishPlan(folder.name, repo_id, "dataset", folder, files)
     if not dry_run:

@@ -18,6 +18,7 @@ from typing import Optional
 from ihbench_dataset.errors import MissingDependencyError, UsageError
 
 from ..resources import space_dir
+from .dataset import check_readable
 from .hub import PublishPlan, check_repo_id, staged_files, upload
 
 PACKAGES = ("ihbench", "ihbench_dataset", "loaders")
@@ -83,9 +84,7 @@ def stage_space(repo_id: str, target: Path, *, data: Optional[str] = None) -> Pu
     if data:
         folder = Path(data)
         if folder.is_dir():
-            from .dataset import _readable
-
-            _readable(folder.resolve())
+            check_readable(folder.resolve())
             shutil.copytree(folder, target / DATA_FOLDER, ignore=shutil.ignore_patterns(".*"))
             variables["IHBENCH_DATA"] = str(DATA_FOLDER)
         else:

@@ -33,7 +33,9 @@ def _fmt(result: Optional[dict], key: str) -> str:
 
 def _label(run: dict) -> str:
     """Model and modality; plus the data when the report mixes datasets, so rows can be told apart."""
-    data = f", data {Path(str(run['data'])).name}@{str(run.get('data_fingerprint'))[:6]}" if run.get("mixed_data") else ""
+    data = ""
+    if run.get("mixed_data"):
+        data = f", data {Path(str(run['data'])).name}@{str(run.get('data_fingerprint'))[:6]}"
     return f"{Path(str(run['model'])).name} ({run['modality']}{data})"
 
 
@@ -109,8 +111,9 @@ def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
              "judge errors (TF/RQ) | generation errors |", "|---|---|---|---|---|---|---|---|"]
     for run in runs:
         errors = run["judge_errors"]
-        lines.append(f"| {_label(run)} | {run['n_items']} | {run['n_responses']} | {_fmt(run['tf_win_rate'], 'tf_win_rate')} "
-                     f"| {_fmt(run['rq_pass_rate'], 'rq_pass_rate')} | {_fmt(run.get('baseline_rq_pass_rate'), 'rq_pass_rate')} "
+        lines.append(f"| {_label(run)} | {run['n_items']} | {run['n_responses']} "
+                     f"| {_fmt(run['tf_win_rate'], 'tf_win_rate')} | {_fmt(run['rq_pass_rate'], 'rq_pass_rate')} "
+                     f"| {_fmt(run.get('baseline_rq_pass_rate'), 'rq_pass_rate')} "
                      f"| {errors['tf']}/{errors['rq']} | {run['generation_errors']} |")
     lines += ["", "Judge errors are left out of the scores (never counted as a loss for the model). The baseline's "
               "RQ pass rate (its verdicts ship with the data) is the anchor TF is relative to: TF 0.5 is parity with "
