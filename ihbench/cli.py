@@ -192,6 +192,7 @@ def _space(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from ihbench.runner import RunSpec, run
+    from loaders.base import parse_history_audio
 
     generation = {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "top_p": args.top_p}
     options = parse_options(args.option)
@@ -203,7 +204,8 @@ def _run(args: argparse.Namespace) -> int:
         loader=args.model, model_path=args.model_path, data=args.data, out=args.out, config=args.config,
         split=args.split, epochs=args.epochs, limit=args.limit,
         types=[t for t in args.types.split(",") if t] if args.types else None, modality=args.modality,
-        generation=generation, seed=args.seed, loader_options=options, command=["ihbench", *sys.argv[1:]],
+        history_audio=parse_history_audio(args.history_audio), generation=generation, seed=args.seed,
+        loader_options=options, command=["ihbench", *sys.argv[1:]],
         allow_endpoint_change=args.allow_endpoint_change,
     )
     summary = run(spec, progress=not args.quiet)
@@ -404,6 +406,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--limit", type=int, help="first N interruption points (after --types)")
     run.add_argument("--types", help="comma-separated interruption types, e.g. filler,pushback")
     run.add_argument("--modality", choices=("audio", "text"), default="audio", help="text: transcripts replace audio")
+    run.add_argument("--history-audio", metavar="all|last:K", default="all",
+                     help="last:K keeps the audio of the last K user turns (the interruption included) and gives "
+                     "older ones as transcripts, for models whose context cannot hold a deep point's history; "
+                     "recorded in run.json (default all)")
     run.add_argument("--max-new-tokens", type=int, default=256, help="length limit of each response (default 256)")
     run.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
     run.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass when sampling (default 1.0)")

@@ -23,7 +23,12 @@ from .rundir import RunDir
 
 # Fields that define a run: resuming with any of them changed would mix two experiments. The
 # endpoint (an OpenAI-compatible server's URL; never its key) may point at another model.
-IDENTITY = ("loader", "model_path", "data", "config", "split", "modality", "generation", "seed", "types", "endpoint")
+IDENTITY = ("loader", "model_path", "data", "config", "split", "modality", "history_audio", "generation", "seed",
+            "types", "endpoint", "loader_options")
+
+
+# Loader options that say how requests travel, not what the model answers: a resume may change them.
+TRANSPORT_OPTIONS = ("base_url", "concurrency", "timeout", "max_retries", "api_key_env", "batch_size", "device")
 
 
 class RunConfigError(IHBenchError, ValueError):
@@ -42,6 +47,8 @@ class RunSpec:
     limit: Optional[int] = None
     types: Optional[list[str]] = None
     modality: str = "audio"
+    #: keep the audio of only the last K user turns (older ones as transcripts); None: all audio
+    history_audio: Optional[int] = None
     generation: dict = field(default_factory=dict)
     seed: int = 0
     loader_options: dict = field(default_factory=dict)
@@ -122,9 +129,14 @@ def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, p
         raise RunConfigError(f"--out: {out} is a file, not a run directory")
     generation = GenerationConfig(**spec.generation)
     identity = {"loader": spec.loader, "model_path": spec.model_path, "data": spec.data, "config": spec.config,
-                "split": spec.split, "modality": spec.modality, "generation": generation.to_dict(),
+                "split": spec.split, "modality": spec.modality,
+                "history_audio": f"last:{spec.history_audio}" if spec.history_audio else None,
+                "generation": generation.to_dict(),
                 "seed": spec.seed, "types": sorted(spec.types) if spec.types else None,
-                "endpoint": spec.loader_options.get("base_url")}
+                "endpoint": spec.loader_options.get("base_url"),
+                # options that change answers (thinking=true, dtype, ...), not where they come from
+                "loader_options": {k: v for k, v in sorted(spec.loader_options.items())
+                                   if k not in TRANSPORT_OPTIONS} or None}
     if spec.epochs < 1:
         raise RunConfigError(f"--epochs: must be >= 1, got {spec.epochs}")
     run_dir = RunDir(out)
@@ -187,7 +199,7 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
             for position, (item, _) in enumerate(batch):
                 built = time.perf_counter()
                 try:
-                    conversations.append(build_conversation(item, spec.modality))
+                    conversations.append(build_conversation(item, spec.modality, history_audio=spec.history_audio))
                     ready.append(position)
                 except EmptyAudioError as error:
                     responses[position] = Response.failure(error, built)
@@ -202,6 +214,8 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
                     "conversation_id": item.conversation_id, "interruption_type": item.interruption_type,
                     "depth": item.depth,
                 }
+                if response.reasoning is not None:  # a thinking model's thoughts: kept, never judged
+                    record["reasoning"] = response.reasoning
                 log.append(record)
                 if on_record:
                     on_record(record)

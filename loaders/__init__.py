@@ -14,6 +14,7 @@ from .base import (
     Response,
     Turn,
     build_conversation,
+    parse_history_audio,
     resolve_model_path,
 )
 from .registry import available, create, get, register
@@ -31,6 +32,7 @@ __all__ = [
     "build_conversation",
     "create",
     "get",
+    "parse_history_audio",
     "register",
     "resolve_model_path",
 ]

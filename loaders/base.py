@@ -46,16 +46,36 @@ class EmptyAudioError(ValueError):
     pass
 
 
-def build_conversation(item: EvalItem, modality: Modality = "audio") -> Conversation:
+def parse_history_audio(value: Optional[str]) -> Optional[int]:
+    """`last:K` -> K (keep the audio of the last K user turns, the interruption included)."""
+    if value in (None, "", "all"):
+        return None
+    kind, _, count = str(value).partition(":")
+    if kind != "last" or not count.isdigit() or int(count) < 1:
+        raise UsageError(f"--history-audio: expected all or last:K with K >= 1, got {value!r}")
+    return int(count)
+
+
+def build_conversation(item: EvalItem, modality: Modality = "audio", *,
+                       history_audio: Optional[int] = None) -> Conversation:
     """System prompt; history (user turns as audio, or transcripts in text mode; assistant turns
     as text); the interrupted assistant turn as delivered, never as planned; then the interruption.
+
+    `history_audio=K` keeps the audio of only the last K user turns (the interruption counts as
+    one) and gives older user turns as transcripts: an explicit, recorded choice for models whose
+    context cannot hold a deep point's whole history as audio. Default: every user turn as audio.
     """
     if modality not in ("audio", "text"):
         raise UsageError(f"modality: expected 'audio' or 'text', got {modality!r}")
     turns = [Turn("system", item.system_prompt)]
+    user_turns = sum(m.role == "user" for m in item.history) + 1
+    as_text_before = 0 if history_audio is None else user_turns - history_audio  # user turns heard as text
+    seen = 0
 
     def user(text: str, clip, where: str) -> Turn:
-        if modality == "text":
+        nonlocal seen
+        seen += 1
+        if modality == "text" or seen <= as_text_before:
             return Turn("user", text)
         if clip is None:
             raise EmptyAudioError(f"{item.id}: {where} has no audio (use --modality text for transcripts)")
@@ -91,6 +111,8 @@ class Response:
     input_tokens: Optional[int] = None
     output_tokens: Optional[int] = None
     error: Optional[str] = None
+    #: a thinking model's reasoning, kept apart from `text` so judges see only what the agent says
+    reasoning: Optional[str] = None
 
     @classmethod
     def failure(cls, error: BaseException, started: float) -> "Response":

@@ -23,7 +23,10 @@ def chat_messages(conversation: Conversation) -> list[dict]:
 @register("qwen2-audio")
 class Qwen2AudioLoader(TransformersLoader):
     """Qwen2-Audio's template writes one "Audio N: <|audio_bos|><|AUDIO|><|audio_eos|>" line per
-    clip; the processor expands each <|AUDIO|> to the clip's length in encoder frames."""
+    clip; the processor expands each <|AUDIO|> to the clip's length in encoder frames. Its Whisper
+    feature extractor keeps only the first 30 s of a clip (25 audio tokens a second)."""
+
+    max_clip_seconds = 30.0
 
     def load_model(self):
         from transformers import Qwen2AudioForConditionalGeneration

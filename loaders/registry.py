@@ -12,7 +12,8 @@ from ihbench_dataset.errors import UnknownNameError, UsageError
 
 T = TypeVar("T")
 _REGISTRY: dict[str, type] = {}
-FAMILY_MODULES = ("qwen2_audio", "phi4_multimodal", "kimi_audio", "openai_compat")
+FAMILY_MODULES = ("qwen2_audio", "phi4_multimodal", "gemma4", "gemma3n", "voxtral", "qwen2_5_omni", "qwen3_omni",
+                  "kimi_audio", "openai_compat")
 
 
 def register(name: str) -> Callable[[T], T]:

@@ -11,6 +11,7 @@ import numpy as np
 from ihbench_dataset.errors import UsageError
 
 from .base import Conversation, GenerationConfig, Loader, Response, resolve_model_path
+from .limits import check_clips, check_context
 
 DTYPES = ("float32", "float16", "bfloat16")
 
@@ -47,6 +48,9 @@ class TransformersLoader(Loader):
 
     runs_via = "transformers"
     requires = ("torch", "transformers")
+    #: the longest clip the family's processor takes whole (None: no per-clip cap). A longer clip
+    #: is an error on that item, never a silent cut; tests check it against the processor.
+    max_clip_seconds: Optional[float] = None
 
     def __init__(self, model_path: str, *, device: str = "auto", dtype: str = "auto",
                  revision: Optional[str] = None, batch_size: int = 1, **options: Any):
@@ -75,6 +79,17 @@ class TransformersLoader(Loader):
         """The module that generates; a family may switch adapters by modality here."""
         return self.model
 
+    def split_reasoning(self, raw: str) -> tuple[str, Optional[str]]:
+        """(what the agent says, its reasoning) from the decoded text with special tokens kept.
+        Families with a thinking mode override this (see `loaders.reasoning`)."""
+        return raw, None
+
+    def context_tokens(self) -> Optional[int]:
+        """How many tokens the model's positions cover (None: not stated in its config)."""
+        config = self.model.config
+        text = config.get_text_config() if hasattr(config, "get_text_config") else config
+        return getattr(text, "max_position_embeddings", None)
+
     # -- shared -------------------------------------------------------------------------------
     @property
     def sampling_rate(self) -> int:
@@ -90,6 +105,8 @@ class TransformersLoader(Loader):
     def inputs(self, conversations: Sequence[Conversation]):
         """Tokenised prompts (left-padded) and, only when there is audio, the audio features."""
         texts = [self.prompt(c) for c in conversations]
+        for conversation in conversations:
+            check_clips(conversation, self.name, self.max_clip_seconds)
         clips = [clip for c in conversations for clip in self.clips(c)]
         kwargs: dict[str, Any] = {"text": texts, "return_tensors": "pt", "padding": True}
         if clips:
@@ -101,6 +118,8 @@ class TransformersLoader(Loader):
 
         started = time.perf_counter()
         inputs = self.inputs(conversations)
+        check_context(inputs["input_ids"].shape[1], config.max_new_tokens, self.context_tokens(), self.name,
+                      conversations[0].item_id if len(conversations) == 1 else "")
         features = {k: (v.to(self.dtype) if torch.is_floating_point(v) else v) for k, v in inputs.items()}
         torch.manual_seed(seed)
         with torch.inference_mode():
@@ -112,9 +131,12 @@ class TransformersLoader(Loader):
 
     def _response(self, attention_mask, new_tokens, latency: float) -> Response:
         generated = self._until_end(new_tokens.tolist())
-        text = self.processor.tokenizer.decode(generated, skip_special_tokens=True)
+        tokenizer = self.processor.tokenizer
+        text, reasoning = self.split_reasoning(tokenizer.decode(generated, skip_special_tokens=False))
+        for special in tokenizer.all_special_tokens:  # what skip_special_tokens would have dropped
+            text = text.replace(special, "")
         return Response(text=text.strip(), latency_s=latency, input_tokens=int(attention_mask.sum()),
-                        output_tokens=len(generated))
+                        output_tokens=len(generated), reasoning=reasoning)
 
     def _until_end(self, tokens: list[int]) -> list[int]:
         """Up to and including the first end token: a batch's shorter answers are padded after it."""

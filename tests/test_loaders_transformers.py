@@ -20,10 +20,11 @@ from ihbench_dataset import load_items
 from ihbench_dataset.audio import encode_flac
 from ihbench_dataset.schema import AudioClip, Utterance
 from loaders import GenerationConfig, ModelNotFoundError, build_conversation, get
-from loaders.tiny import make_tiny_model, make_tiny_speech_lora
+from loaders.tiny import AUDIO_FAMILIES, make_tiny_model, make_tiny_speech_lora, processor_class
 from official_layout import write_official_layout
 
-FAMILIES = ["qwen2-audio", "phi4-multimodal"]
+# every family with a tiny builder goes through every test here (IHBENCH_TINY_FAMILIES=a,b: only those)
+FAMILIES = [f for f in AUDIO_FAMILIES if f in os.environ.get("IHBENCH_TINY_FAMILIES", f).split(",")]
 SHORT = GenerationConfig(max_new_tokens=6)
 
 
@@ -33,8 +34,8 @@ def checkpoints(tmp_path_factory):
     phi4_base = make_tiny_model("phi4-multimodal", root / "phi4-base")
     phi4 = shutil.copytree(phi4_base, root / "phi4-multimodal")
     make_tiny_speech_lora(phi4)  # the real checkpoint ships its speech adapter the same way
-    return {"qwen2-audio": make_tiny_model("qwen2-audio", root / "qwen2-audio"),
-            "phi4-multimodal": phi4, "phi4-base": phi4_base}
+    made = {family: make_tiny_model(family, root / family) for family in FAMILIES if family != "phi4-multimodal"}
+    return {**made, "phi4-multimodal": phi4, "phi4-base": phi4_base}
 
 
 @pytest.fixture(scope="session")
@@ -90,15 +91,16 @@ class ProcessorSpy:
 
 
 def test_tiny_models_build_and_reload_offline_through_their_loaders(loader, checkpoints, item):
-    from transformers import AutoProcessor, Phi4MultimodalProcessor, Qwen2AudioProcessor
+    import transformers
+    from transformers import AutoProcessor
     from transformers.utils import is_torchvision_available
 
     assert os.environ["HF_HUB_OFFLINE"] == "1"
     path = checkpoints[loader.name]
     assert sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) < 5_000_000
-    expected = {"qwen2-audio": Qwen2AudioProcessor, "phi4-multimodal": Phi4MultimodalProcessor}[loader.name]
+    expected = getattr(transformers, processor_class(loader.name))
     assert isinstance(loader.processor, expected)
-    if loader.name == "qwen2-audio" or is_torchvision_available():
+    if loader.name != "phi4-multimodal" or is_torchvision_available():
         assert isinstance(AutoProcessor.from_pretrained(path), expected)
 
     response = loader.generate(build_conversation(item, "audio"), SHORT, seed=0)
@@ -200,3 +202,27 @@ def test_a_left_padded_batch_answers_like_one_at_a_time(loader, items):
     assert [r.error for r in batched] == [None, None]
     assert [r.text for r in batched] == [r.text for r in singles]
     assert [r.input_tokens for r in batched] == [r.input_tokens for r in singles]
+
+
+def test_the_declared_clip_limit_is_what_the_processor_does(loader):
+    """A family's `max_clip_seconds` is measured, not assumed: the prompt stops growing there."""
+    from loaders.limits import measure_clip_handling
+
+    measured = measure_clip_handling(loader)
+
+    assert measured["tokens_per_second"] > 0
+    assert measured["clip_cap_seconds"] == loader.max_clip_seconds, measured
+
+
+def test_a_clip_beyond_the_processor_limit_is_an_error_on_that_item(loader, item):
+    if loader.max_clip_seconds is None:
+        pytest.skip(f"{loader.name} takes clips of any length")
+    long_clip = np.zeros(int(16000 * (loader.max_clip_seconds + 5)), dtype=np.float32)
+    long_clip[::50] = 0.2
+    conversation = build_conversation(with_interruption_audio(item, encode_flac(long_clip)), "audio")
+
+    response = loader.generate(conversation, SHORT, seed=0)
+
+    assert response.text is None
+    assert "AudioTooLongError" in response.error and f"{loader.max_clip_seconds:g} s" in response.error
+    assert "--history-audio last:K" in response.error and item.id in response.error

@@ -1,5 +1,5 @@
-"""Tiny random-weight Qwen2-Audio and Phi-4-multimodal models (real classes, built offline)
-run end to end through the CLI on the in-house data."""
+"""Every tiny random-weight family (real classes, built offline) runs end to end through the CLI
+on the in-house data."""
 import json
 import subprocess
 import sys
@@ -7,9 +7,10 @@ import sys
 import pytest
 
 from ihbench.jsonl import read_records
+from loaders.tiny import AUDIO_FAMILIES
 
 
-@pytest.mark.parametrize("family,modality", [("qwen2-audio", "audio"), ("phi4-multimodal", "audio"),
+@pytest.mark.parametrize("family,modality", [*((family, "audio") for family in AUDIO_FAMILIES),
                                              ("qwen2-audio", "text")])
 def test_tiny_model_runs_through_the_cli(built, tmp_path, family, modality):
     model = tmp_path / f"tiny-{family}"
@@ -27,5 +28,7 @@ def test_tiny_model_runs_through_the_cli(built, tmp_path, family, modality):
     assert all(isinstance(r["response"], str) and r["output_tokens"] >= 1 and r["input_tokens"] > 0 for r in records)
     info = json.loads((out / "run.json").read_text())
     assert info["model"]["loader"] == family and info["model"]["dtype"] and info["model"]["device"] == "cpu"
+    if family != "qwen2-audio":
+        return  # resuming is the runner's, not the family's: checked once
     again = subprocess.run(command, capture_output=True, text=True)
     assert again.returncode == 0 and "0 response(s) written, 4 already done" in again.stdout

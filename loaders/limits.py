@@ -1,0 +1,74 @@
+"""Audio that does not fit is an error on that item, never a silent cut.
+
+Two limits matter for deep interruption points (up to 20 user turns of audio): a processor that
+keeps only the first N seconds of each clip (Whisper-style extractors pad or cut to 30 s), and
+the model's context, which the whole history's audio tokens must fit in with room to answer.
+Both are checked before generation; the message says what to do instead.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from ihbench_dataset.errors import IHBenchError
+
+from .base import Conversation
+
+ADVICE = "use --history-audio last:K (older user turns as transcripts) or --modality text"
+
+
+class AudioTooLongError(IHBenchError, ValueError):
+    """A clip longer than the processor takes whole, or a prompt longer than the context."""
+
+
+def check_clips(conversation: Conversation, family: str, max_seconds: Optional[float]) -> None:
+    if max_seconds is None:
+        return
+    for number, clip in enumerate(conversation.audio_clips, start=1):
+        seconds = len(clip) / conversation.sampling_rate
+        if seconds > max_seconds + 1e-6:
+            raise AudioTooLongError(
+                f"{conversation.item_id}: audio clip {number} of {len(conversation.audio_clips)} is {seconds:.1f} s; "
+                f"the {family} processor keeps only the first {max_seconds:g} s of a clip (not cut silently: "
+                f"{ADVICE})")
+
+
+def check_context(prompt_tokens: int, max_new_tokens: int, context: Optional[int], family: str,
+                  item_id: str = "") -> None:
+    if context is None or prompt_tokens + max_new_tokens <= context:
+        return
+    where = f"{item_id}: " if item_id else ""
+    raise AudioTooLongError(
+        f"{where}the prompt is {prompt_tokens} tokens and {max_new_tokens} new tokens do not fit in the "
+        f"{family} context of {context} tokens ({ADVICE})")
+
+
+def prompt_tokens_for_clip(loader, seconds: float, *, seed: int = 0) -> int:
+    """Prompt length (tokens) of a one-turn conversation whose user turn is `seconds` of noise,
+    measured through the loader's own processor with the per-clip check off: comparing lengths
+    shows how many tokens a second of audio costs and where a processor stops taking more."""
+    import numpy as np
+
+    from .base import Turn
+
+    rate = 16000
+    noise = np.random.default_rng(seed).standard_normal(int(rate * seconds)).astype(np.float32) * 0.1
+    conversation = Conversation("measure", "audio", [Turn("system", "Listen."), Turn("user", audio=noise)], rate)
+    saved, loader.max_clip_seconds = loader.max_clip_seconds, None
+    try:
+        return int(loader.inputs([conversation])["input_ids"].shape[1])
+    finally:
+        loader.max_clip_seconds = saved
+
+
+def measure_clip_handling(loader, seconds=(10.0, 20.0, 40.0, 70.0)) -> dict:
+    """Audio tokens per second, and the clip length after which the processor takes no more
+    (None when the prompt keeps growing up to the longest clip tried)."""
+    lengths = [prompt_tokens_for_clip(loader, s) for s in seconds]
+    per_second = (lengths[1] - lengths[0]) / (seconds[1] - seconds[0])
+    cap = None
+    for (short, long_), (a, b) in zip(zip(seconds, seconds[1:]), zip(lengths, lengths[1:])):
+        if b - a < 0.9 * per_second * (long_ - short):  # grew less than a second's worth per second
+            cap = round(short + (b - a) / per_second if per_second else short, 1)
+            break
+    return {"tokens_per_second": round(per_second, 2), "clip_cap_seconds": cap,
+            "prompt_tokens": dict(zip(seconds, lengths))}

@@ -1,0 +1,61 @@
+"""Tiny random-weight checkpoints of the real model families, built offline.
+
+Nothing can be downloaded from the hub here, yet the loaders must be tested end to end. These
+checkpoints keep everything but the weights real: the architecture class, the processor class,
+the feature extractor, the special tokens, the chat template and the save/load round trip. The
+vocabulary is the 256 byte-level symbols plus each family's special tokens (no merges), so any
+text encodes and the files stay a few MB.
+
+One module per family (`loaders/tiny/<module>.py`) with `build(out)` and `PROCESSOR` (the
+processor class name the real checkpoint loads, or None for a tokenizer-only model).
+"""
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from ihbench_dataset.errors import UsageError
+
+# family name (as `ihbench run --model` spells it) -> builder module
+MODULES = {
+    "qwen2-audio": "qwen2_audio",
+    "phi4-multimodal": "phi4_multimodal",
+    "gemma4": "gemma4",
+    "gemma3n": "gemma3n",
+    "voxtral": "voxtral",
+    "qwen2.5-omni": "qwen2_5_omni",
+    "qwen3-omni": "qwen3_omni",
+    "qwen2-text": "qwen2_text",  # a local judge for smoke tests, not an audio model
+}
+FAMILIES = tuple(name for name, module in MODULES.items() if (Path(__file__).parent / f"{module}.py").is_file())
+AUDIO_FAMILIES = tuple(name for name in FAMILIES if name != "qwen2-text")
+
+
+def builder(family: str):
+    if family not in MODULES:
+        raise UsageError(f"unknown family {family!r}; expected one of {', '.join(FAMILIES)}")
+    return importlib.import_module(f"{__name__}.{MODULES[family]}")
+
+
+def processor_class(family: str):
+    """The processor class name a checkpoint of `family` is loaded with (None: tokenizer only)."""
+    return builder(family).PROCESSOR
+
+
+def make_tiny_model(family: str, out: Path, *, seed: int = 0) -> Path:
+    """Write a loadable checkpoint of `family` into `out`; the same seed gives the same weights."""
+    module = builder(family)
+    import torch
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        module.build(out)
+    return out
+
+
+def make_tiny_speech_lora(model_dir: Path, *, seed: int = 0, subfolder: str = "speech-lora") -> Path:
+    from .phi4_multimodal import make_tiny_speech_lora as make
+
+    return make(model_dir, seed=seed, subfolder=subfolder)
