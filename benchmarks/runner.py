@@ -1,10 +1,13 @@
-"""Runner overhead: `ihbench run` machinery versus a bare loop of the same generate calls.
+"""Runner overhead and batching, per model family: `ihbench run` machinery versus a bare loop of
+the same generate calls, and left-padded batches versus one item at a time.
 
-Run: .venv/bin/python benchmarks/runner.py [--data DIR] [--rounds 3]
-Both sides build the same conversations and call the same tiny Qwen2-Audio model (real classes,
-random weights, built offline) with the same seeds; the runner adds seeding, JSONL records with
-fsync, progress and run.json. Rounds are interleaved (bare, runner, bare, ...) so drift hits both.
-Target (issue 4): overhead_ratio <= 1.05. Last line: key=value pairs.
+Run: .venv/bin/python benchmarks/runner.py [--data DIR] [--families a,b] [--rounds 3]
+For every family with a tiny builder (real classes, random weights, built offline) both sides
+build the same conversations and call the same model with the same seeds; the runner adds
+seeding, JSONL records with fsync, progress and run.json. Rounds are interleaved (bare, runner,
+bare, ...) so drift hits both. Targets (issue 14): overhead_ratio <= 1.05 per family.
+With a CUDA device it also times the transformers loader on it (batch 1 and batched); on a
+CPU-only machine that part is skipped with a line saying so. Last line per family: key=value pairs.
 """
 from __future__ import annotations
 
@@ -17,55 +20,91 @@ from pathlib import Path
 from _data import dataset_dir
 
 
+def timed(function) -> float:
+    started = time.perf_counter()
+    function()
+    return time.perf_counter() - started
+
+
+def bench_family(family: str, items, data: Path, work: Path, args, device: str = "cpu") -> dict:
+    from ihbench.runner import RunSpec, record_seed, run
+    from loaders import GenerationConfig, build_conversation, get
+    from loaders.tiny import make_tiny_model
+
+    model_dir = make_tiny_model(family, work / f"tiny-{family}")
+    loader = get(family)(str(model_dir), device=device)
+    batched = get(family)(str(model_dir), device=device, batch_size=args.batch_size)
+    config = GenerationConfig(max_new_tokens=16)
+    conversations = [build_conversation(item, "audio") for item in items]
+    loader.generate(conversations[0], config, 0)  # warm-up
+
+    def bare():  # builds each conversation as the runner does (decoding the audio is part of a run)
+        for item in items:
+            for epoch in range(args.epochs):
+                loader.generate(build_conversation(item, "audio"), config, record_seed(0, item.id, epoch))
+
+    def runner(index: int):
+        spec = RunSpec(loader=family, model_path=str(model_dir), data=str(data), out=work / f"{family}-run-{index}",
+                       epochs=args.epochs, limit=args.limit, generation=config.to_dict())
+        run(spec, loader=loader, items=items, progress=False)
+
+    def one_by_one():
+        loader.generate_batch(conversations, config, [0] * len(conversations))
+
+    def in_batches():
+        for start in range(0, len(conversations), args.batch_size):
+            chunk = conversations[start:start + args.batch_size]
+            batched.generate_batch(chunk, config, [0] * len(chunk))
+
+    bare_times, runner_times, single_times, batch_times = [], [], [], []
+    for index in range(args.rounds):
+        bare_times.append(timed(bare))
+        runner_times.append(timed(lambda: runner(index)))
+        single_times.append(timed(one_by_one))
+        batch_times.append(timed(in_batches))
+    calls = len(items) * args.epochs
+    median = statistics.median
+    return {"family": family, "device": device, "overhead_ratio": median(runner_times) / median(bare_times),
+            "runner_items_per_s": calls / median(runner_times),
+            "one_by_one_items_per_s": len(items) / median(single_times),
+            "batched_items_per_s": len(items) / median(batch_times)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", help="built dataset directory (default: data/ihbench-dev or a small build)")
+    parser.add_argument("--families", help="comma-separated tiny families (default: all)")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--limit", type=int, default=12)
+    parser.add_argument("--limit", type=int, default=8)
     parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--batch-size", type=int, default=4)
     args = parser.parse_args()
 
     import torch
 
     torch.set_num_threads(1)
-    from ihbench.runner import RunSpec, record_seed, run, select_items
+    from ihbench.runner import select_items
     from ihbench_dataset import load_items
-    from loaders import GenerationConfig, build_conversation, get
-    from loaders.tiny import make_tiny_model
+    from loaders.tiny import AUDIO_FAMILIES
 
+    families = args.families.split(",") if args.families else list(AUDIO_FAMILIES)
     data = dataset_dir(args.data)
     items = select_items(load_items(data), None, args.limit)
     work = Path(tempfile.mkdtemp(prefix="ihbench-bench-runner-"))
-    model_dir = make_tiny_model("qwen2-audio", work / "tiny-qwen2-audio")
-    loader = get("qwen2-audio")(str(model_dir))
-    config = GenerationConfig(max_new_tokens=16)
-    loader.generate(build_conversation(items[0]), config, 0)  # warm-up
-
-    def bare() -> float:
-        started = time.perf_counter()
-        for item in items:
-            for epoch in range(args.epochs):
-                loader.generate(build_conversation(item, "audio"), config, record_seed(0, item.id, epoch))
-        return time.perf_counter() - started
-
-    def runner(index: int) -> float:
-        spec = RunSpec(loader="qwen2-audio", model_path=str(model_dir), data=str(data), out=work / f"run-{index}",
-                       epochs=args.epochs, limit=args.limit, generation=config.to_dict())
-        started = time.perf_counter()
-        run(spec, loader=loader, items=items, progress=False)
-        return time.perf_counter() - started
-
-    bare_times, runner_times = [], []
-    for index in range(args.rounds):
-        bare_times.append(bare())
-        runner_times.append(runner(index))
-        print(f"round {index + 1}: bare loop {bare_times[-1]:.2f} s, runner {runner_times[-1]:.2f} s")
-    calls = len(items) * args.epochs
-    ratio = statistics.median(runner_times) / statistics.median(bare_times)
-    print(f"{calls} generate calls per side; median bare {statistics.median(bare_times):.2f} s, "
-          f"median runner {statistics.median(runner_times):.2f} s")
-    print(f"overhead_ratio={ratio:.3f} items_per_s={calls / statistics.median(runner_times):.2f} "
-          f"overhead_over_target={ratio / 1.05:.3f}")
+    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    if len(devices) == 1:
+        print("no CUDA device here: the GPU items/s of the transformers loaders are skipped")
+    print(f"{len(items)} items x {args.epochs} epochs, {args.rounds} interleaved rounds, batch size {args.batch_size}")
+    for family in families:
+        for device in devices:
+            result = bench_family(family, items, data, work, args, device)
+            print(f"family={family} device={device} overhead_ratio={result['overhead_ratio']:.3f} "
+                  f"overhead_over_target={result['overhead_ratio'] / 1.05:.3f} "
+                  f"runner_items_per_s={result['runner_items_per_s']:.2f} "
+                  f"one_by_one_items_per_s={result['one_by_one_items_per_s']:.2f} "
+                  f"batched_items_per_s={result['batched_items_per_s']:.2f} "
+                  f"batch_speedup={result['batched_items_per_s'] / result['one_by_one_items_per_s']:.2f}",
+                  flush=True)
 
 
 if __name__ == "__main__":

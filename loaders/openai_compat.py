@@ -18,6 +18,7 @@ from ihbench_dataset.audio import encode_wav
 from ihbench_dataset.errors import UsageError
 
 from .base import Conversation, GenerationConfig, Loader, Response
+from .reasoning import split_reasoning
 from .registry import register
 from .retry import retry_sync, transport_error
 
@@ -34,6 +35,17 @@ def to_openai_messages(conversation: Conversation) -> list[dict]:
         else:
             messages.append({"role": turn.role, "content": turn.text})
     return messages
+
+
+def message_text(message) -> tuple[str, Optional[str]]:
+    """(what the agent says, its reasoning). A server with a reasoning parser (vLLM
+    `--reasoning-parser`) returns the thoughts in `reasoning_content` (or `reasoning`); one
+    without it leaves `<think>...</think>` in the content, which is split off here."""
+    extra = message.model_extra or {}
+    reasoning = extra.get("reasoning_content") or extra.get("reasoning")
+    text, inline = split_reasoning(message.content or "", "<think>", "</think>")
+    thoughts = [part for part in (reasoning, inline) if part]
+    return text, "\n\n".join(thoughts) if thoughts else None
 
 
 @register("openai")
@@ -100,11 +112,13 @@ class OpenAICompatLoader(Loader):
         attempts = self.max_retries + 1 if len(self.clients) == 1 else max(self.max_retries + 1, len(self.clients))
         completion, _ = retry_sync(call, attempts=attempts, base_delay=0.5 if len(self.clients) == 1 else 0.05)
         usage = completion.usage
+        text, reasoning = message_text(completion.choices[0].message)
         return Response(
-            text=completion.choices[0].message.content or "",
+            text=text,
             latency_s=time.perf_counter() - started,
             input_tokens=usage.prompt_tokens if usage else None,
             output_tokens=usage.completion_tokens if usage else None,
+            reasoning=reasoning,
         )
 
     def generate_batch(self, conversations: Sequence[Conversation], config: GenerationConfig,

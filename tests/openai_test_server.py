@@ -20,6 +20,7 @@ class Reply:
     content: Optional[str] = None
     headers: dict = field(default_factory=dict)
     delay: float = 0.0
+    reasoning: Optional[str] = None  # vLLM's --reasoning-parser puts thoughts in `reasoning_content`
 
 
 class OpenAITestServer:
@@ -52,7 +53,7 @@ class OpenAITestServer:
                         self._send(reply.status, {"error": {"message": "scripted failure", "type": "server_error"}},
                                    reply.headers)
                     else:
-                        self._send(200, server.completion(body, reply.content))
+                        self._send(200, server.completion(body, reply.content, reply.reasoning))
                     return
                 if server.delay:
                     time.sleep(server.delay)
@@ -83,7 +84,7 @@ class OpenAITestServer:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
     @staticmethod
-    def completion(body: dict, content: Optional[str] = None) -> dict:
+    def completion(body: dict, content: Optional[str] = None, reasoning: Optional[str] = None) -> dict:
         audio = sum(1 for m in body["messages"] if isinstance(m["content"], list)
                     for part in m["content"] if part.get("type") == "input_audio")
         last = body["messages"][-1]["content"]
@@ -91,7 +92,8 @@ class OpenAITestServer:
         text = content if content is not None else f"heard {audio} audio clip(s); last user turn: {last_text[:40]}"
         return {
             "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                "role": "assistant", "content": text, **({"reasoning_content": reasoning} if reasoning else {})}}],
             "usage": {"prompt_tokens": 100 + audio, "completion_tokens": 12, "total_tokens": 112 + audio},
         }
 

@@ -16,9 +16,8 @@ from ihbench.jsonl import read_records
 from ihbench.runner import RunConfigError, RunSpec, record_seed, run
 from ihbench_dataset import load_items
 from loaders import ModelNotFoundError, build_conversation, resolve_model_path
-from loaders.openai_compat import OpenAICompatLoader
 from official_layout import write_official_layout
-from openai_test_server import OpenAITestServer
+from openai_test_server import OpenAITestServer, Reply
 
 
 @pytest.fixture
@@ -212,7 +211,6 @@ def test_kimi_audio_messages(official):
 def test_the_openai_loader_retries_a_429_by_the_shared_policy_honouring_retry_after(official, tmp_path):
     """One policy for loader and judge (loaders.retry): a 429 with Retry-After is waited out and
     retried; a 400 is final at once."""
-    from openai_test_server import Reply
 
     seen = []
 
@@ -253,3 +251,18 @@ def test_requests_spread_over_several_servers_and_a_dead_one_loses_nothing(offic
     records = read_records(tmp_path / "half" / "responses.jsonl")
     assert summary.errors == 0 and len({(r["id"], r["epoch"]) for r in records}) == len(records) == 12
     assert json.loads((tmp_path / "half" / "run.json").read_text())["endpoint"] == [dead, alive.base_url]
+
+
+@pytest.mark.parametrize("reply,thoughts", [
+    (Reply(content="Sure, skipping ahead.", reasoning="She is in a hurry."), "She is in a hurry."),
+    (Reply(content="<think>She is in a hurry.</think>Sure, skipping ahead."), "She is in a hurry."),
+    (Reply(content="Sure, skipping ahead."), None),
+])
+def test_a_thinking_model_s_reasoning_is_recorded_apart_and_never_judged(official, tmp_path, reply, thoughts):
+    """From vLLM's reasoning parser (`reasoning_content`) or inline <think> tags: the response
+    field, which judges read, holds only what the agent says."""
+    with OpenAITestServer(respond=lambda body: reply) as server:
+        run(_spec(official, tmp_path / "run", server, epochs=1, limit=1), progress=False)
+    (record,) = read_records(tmp_path / "run" / "responses.jsonl")
+    assert record["response"] == "Sure, skipping ahead."
+    assert record.get("reasoning") == thoughts
