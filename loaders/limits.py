@@ -62,13 +62,19 @@ def prompt_tokens_for_clip(loader, seconds: float, *, seed: int = 0) -> int:
 
 def measure_clip_handling(loader, seconds=(10.0, 20.0, 40.0, 70.0)) -> dict:
     """Audio tokens per second, and the clip length after which the processor takes no more
-    (None when the prompt keeps growing up to the longest clip tried)."""
+    (None when the prompt still grows over the last span tried). Processors that pad to whole
+    windows (Voxtral: 30 s) grow in steps, so the rate is the average over the whole range when
+    the first span shows no growth."""
     lengths = [prompt_tokens_for_clip(loader, s) for s in seconds]
-    per_second = (lengths[1] - lengths[0]) / (seconds[1] - seconds[0])
+    spans = list(zip(zip(seconds, seconds[1:]), zip(lengths, lengths[1:])))
+    first_rate = (lengths[1] - lengths[0]) / (seconds[1] - seconds[0])
+    per_second = first_rate if first_rate > 0 else (lengths[-1] - lengths[0]) / (seconds[-1] - seconds[0])
     cap = None
-    for (short, long_), (a, b) in zip(zip(seconds, seconds[1:]), zip(lengths, lengths[1:])):
-        if b - a < 0.9 * per_second * (long_ - short):  # grew less than a second's worth per second
-            cap = round(short + (b - a) / per_second if per_second else short, 1)
-            break
+    (last_short, last_long), (last_a, last_b) = spans[-1]
+    if per_second and last_b - last_a < 0.9 * per_second * (last_long - last_short):  # stopped growing
+        for (short, long_), (a, b) in spans:
+            if b - a < 0.9 * per_second * (long_ - short):
+                cap = round(short + (b - a) / per_second, 1)
+                break
     return {"tokens_per_second": round(per_second, 2), "clip_cap_seconds": cap,
             "prompt_tokens": dict(zip(seconds, lengths))}
