@@ -42,10 +42,12 @@ def check_context(prompt_tokens: int, max_new_tokens: int, context: Optional[int
         f"{family} context of {context} tokens ({ADVICE})")
 
 
-def prompt_tokens_for_clip(loader, seconds: float, *, seed: int = 0) -> int:
-    """Prompt length (tokens) of a one-turn conversation whose user turn is `seconds` of noise,
-    measured through the loader's own processor with the per-clip check off: comparing lengths
-    shows how many tokens a second of audio costs and where a processor stops taking more."""
+FRAME_MASKS = ("input_features_mask", "feature_attention_mask")  # which feature frames are real audio
+
+
+def clip_cost(loader, seconds: float, *, seed: int = 0) -> tuple[int, int | None]:
+    """(prompt tokens, real feature frames or None) of a one-turn conversation whose user turn is
+    `seconds` of noise, through the loader's own processor with the per-clip check off."""
     import numpy as np
 
     from .base import Turn
@@ -55,17 +57,25 @@ def prompt_tokens_for_clip(loader, seconds: float, *, seed: int = 0) -> int:
     conversation = Conversation("measure", "audio", [Turn("system", "Listen."), Turn("user", audio=noise)], rate)
     saved, loader.max_clip_seconds = loader.max_clip_seconds, None
     try:
-        return int(loader.inputs([conversation])["input_ids"].shape[1])
+        inputs = loader.inputs([conversation])
     finally:
         loader.max_clip_seconds = saved
+    mask = next((inputs[key] for key in FRAME_MASKS if key in inputs), None)
+    return int(inputs["input_ids"].shape[1]), None if mask is None else int(mask.sum())
 
 
 def measure_clip_handling(loader, seconds=(10.0, 20.0, 40.0, 70.0)) -> dict:
-    """Audio tokens per second, and the clip length after which the processor takes no more
-    (None when the prompt still grows over the last span tried). Processors that pad to whole
+    """How much a second of audio costs, and the clip length after which the processor takes no
+    more (None when it still grows over the last span tried).
+
+    Measured in prompt tokens; a family that spends a fixed number of tokens per clip (Gemma 3n:
+    188) is measured in the feature frames its processor keeps. Processors that pad to whole
     windows (Voxtral: 30 s) grow in steps, so the rate is the average over the whole range when
     the first span shows no growth."""
-    lengths = [prompt_tokens_for_clip(loader, s) for s in seconds]
+    costs = [clip_cost(loader, s) for s in seconds]
+    lengths, unit = [tokens for tokens, _ in costs], "prompt tokens"
+    if len(set(lengths)) == 1 and costs[0][1] is not None:
+        lengths, unit = [frames for _, frames in costs], "feature frames"
     spans = list(zip(zip(seconds, seconds[1:]), zip(lengths, lengths[1:])))
     first_rate = (lengths[1] - lengths[0]) / (seconds[1] - seconds[0])
     per_second = first_rate if first_rate > 0 else (lengths[-1] - lengths[0]) / (seconds[-1] - seconds[0])
@@ -76,5 +86,5 @@ def measure_clip_handling(loader, seconds=(10.0, 20.0, 40.0, 70.0)) -> dict:
             if b - a < 0.9 * per_second * (long_ - short):
                 cap = round(short + (b - a) / per_second, 1)
                 break
-    return {"tokens_per_second": round(per_second, 2), "clip_cap_seconds": cap,
-            "prompt_tokens": dict(zip(seconds, lengths))}
+    return {"unit": unit, "per_second": round(per_second, 2), "clip_cap_seconds": cap,
+            "measured": dict(zip(seconds, lengths))}

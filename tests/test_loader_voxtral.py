@@ -11,7 +11,7 @@ import pytest
 from ihbench_dataset.errors import UsageError
 from loaders import GenerationConfig, get
 from loaders.base import Conversation, Turn
-from loaders.limits import measure_clip_handling, prompt_tokens_for_clip
+from loaders.limits import clip_cost, measure_clip_handling
 from loaders.tiny import make_tiny_model
 
 WINDOW = 375  # audio tokens per 30 s window (12.5 a second)
@@ -127,11 +127,11 @@ def test_a_control_token_in_a_transcript_is_an_item_error_in_text_mode(loader):
 def test_clips_are_padded_to_30_second_windows_and_never_cut(loader):
     """The measurement behind `max_clip_seconds = None`. The shared check's default points (10 s,
     20 s, ...) fall in one window, so it is measured here at window multiples."""
-    one_window = prompt_tokens_for_clip(loader, 1.0)
+    one_window = clip_cost(loader, 1.0)[0]
 
-    assert prompt_tokens_for_clip(loader, 30.0) == one_window
-    assert prompt_tokens_for_clip(loader, 30.1) == one_window + WINDOW
-    assert prompt_tokens_for_clip(loader, 600.0) == one_window + 19 * WINDOW  # ten minutes, all of it
+    assert clip_cost(loader, 30.0)[0] == one_window
+    assert clip_cost(loader, 30.1)[0] == one_window + WINDOW
+    assert clip_cost(loader, 600.0)[0] == one_window + 19 * WINDOW  # ten minutes, all of it
     measured = measure_clip_handling(loader, seconds=(30.0, 60.0, 90.0, 120.0))
-    assert measured["tokens_per_second"] == 12.5 and measured["clip_cap_seconds"] is None
+    assert measured["per_second"] == 12.5 and measured["clip_cap_seconds"] is None
     assert loader.max_clip_seconds is None

@@ -100,7 +100,7 @@ def test_tiny_models_build_and_reload_offline_through_their_loaders(loader, chec
     assert sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) < 5_000_000
     expected = getattr(transformers, processor_class(loader.name))
     assert isinstance(loader.processor, expected)
-    if loader.name != "phi4-multimodal" or is_torchvision_available():
+    if type(loader.processor) is expected or is_torchvision_available():  # not the no-torchvision subclass
         assert isinstance(AutoProcessor.from_pretrained(path), expected)
 
     response = loader.generate(build_conversation(item, "audio"), SHORT, seed=0)
@@ -215,7 +215,7 @@ def test_the_declared_clip_limit_is_what_the_processor_does(loader):
         seconds = (10.0, 20.0, loader.max_clip_seconds - 10, loader.max_clip_seconds + 30)
     measured = measure_clip_handling(loader, seconds)
 
-    assert measured["tokens_per_second"] > 0
+    assert measured["per_second"] > 0
     assert measured["clip_cap_seconds"] == loader.max_clip_seconds, measured
 
 

@@ -1,0 +1,42 @@
+"""Qwen3-Omni (Qwen/Qwen3-Omni-30B-A3B-Instruct, Qwen/Qwen3-Omni-30B-A3B-Thinking) through
+transformers: only the text-producing MoE thinker (`Qwen3OmniMoeThinkerForConditionalGeneration`)
+with `Qwen3OmniMoeProcessor`; the talker and code2wav (Instruct only) are never built.
+
+- Loading, the missing end token and the torchvision-free processor work as for Qwen2.5-Omni
+  (`loaders.qwen2_5_omni`).
+- Audio parts are `<|audio_start|><|audio_pad|><|audio_end|>`; the processor pads clips to the
+  longest and never cuts one (no per-clip cap), at about 13 tokens a second (13 per 100 frames).
+- The Thinking checkpoint writes `<think>...</think>` before its answer. The `thinking` option
+  (default false) reaches the template as `enable_thinking`, the Qwen3 templates' switch: false
+  closes an empty think block after the generation prompt (Qwen3's no-thinking form), true lets
+  the model think. Reasoning is split off whatever the option, so it never reaches the judges.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ihbench_dataset.errors import UsageError
+
+from .qwen2_5_omni import OmniThinkerLoader
+from .reasoning import split_reasoning
+from .registry import register
+
+THINK_START, THINK_END = "<think>", "</think>"
+
+
+@register("qwen3-omni")
+class Qwen3OmniLoader(OmniThinkerLoader):
+    PROCESSOR = "Qwen3OmniMoeProcessor"
+    THINKER = "Qwen3OmniMoeThinkerForConditionalGeneration"
+
+    def __init__(self, model_path: str, *, thinking: bool = False, **options: Any):
+        if not isinstance(thinking, bool):
+            raise UsageError(f"thinking: expected true or false, got {thinking!r}")
+        self.thinking = thinking
+        super().__init__(model_path, thinking=thinking, **options)
+
+    def template_options(self) -> dict:
+        return {"enable_thinking": self.thinking}
+
+    def split_reasoning(self, raw: str) -> tuple[str, Optional[str]]:
+        return split_reasoning(raw, THINK_START, THINK_END)
