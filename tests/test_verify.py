@@ -67,7 +67,11 @@ def test_the_dev_set_is_a_faithful_miniature_of_the_paper():
         assert abs(100 * bins[label] / len(points) - percent) <= 5, label
     fillers = Counter(t.user.strip().lower().rstrip(".!") for t in points if t.interruption.type == "filler")
     assert fillers.most_common(1)[0][1] <= len(points) // 20  # no single stock backchannel
-    assert sum(c.interrupted_turns[0].index == 0 for c in conversations) < len(conversations)
+    firsts = Counter(c.interrupted_turns[0].index for c in conversations)
+    assert all(3 * c.interrupted_turns[0].index < len(c.turns) for c in conversations)  # in the first third
+    assert len(firsts) >= 3 and max(firsts.values()) <= 0.4 * len(conversations), firsts  # and not one stock place
+    lasts = [len(c.turns) - c.interrupted_turns[-1].index for c in conversations]
+    assert max(Counter(lasts).values()) <= 0.5 * len(conversations), Counter(lasts)
 
 
 def test_system_prompts_say_nothing_about_handling_interruptions():
