@@ -49,7 +49,8 @@ def bench_family(family: str, items, data: Path, work: Path, args, device: str =
         run(spec, loader=loader, items=items, progress=False)
 
     def one_by_one():
-        loader.generate_batch(conversations, config, [0] * len(conversations))
+        for conversation in conversations:
+            loader.generate(conversation, config, 0)
 
     def in_batches():
         for start in range(0, len(conversations), args.batch_size):
