@@ -482,6 +482,10 @@ def build_parser() -> argparse.ArgumentParser:
     tiny.add_argument("--out", required=True, type=Path, help="folder to write the model, tokenizer and processor to")
     tiny.add_argument("--seed", type=int, default=0, help="seed of the random weights (default 0)")
     tiny.set_defaults(func=_make_tiny_model)
+
+    from ihbench.generate.cli import add_parser as add_generate  # its options live with the pipeline
+
+    add_generate(add)
     return parser
 
 

@@ -11,6 +11,8 @@ from typing import Optional
 
 from loaders.retry import TransportError, transport_error  # noqa: F401  (TransportError: re-exported)
 
+__all__ = ["OpenAIJudgeBackend", "TransformersJudgeBackend", "TransportError"]
+
 
 class OpenAIJudgeBackend:
     """Chat completions with a JSON schema response format where the server supports it."""
@@ -29,6 +31,10 @@ class OpenAIJudgeBackend:
                                   timeout=timeout, max_retries=0)
 
     async def complete(self, messages: list[dict], schema_name: str, schema: dict) -> str:
+        return (await self.complete_with_usage(messages, schema_name, schema))[0]
+
+    async def complete_with_usage(self, messages: list[dict], schema_name: str, schema: dict) -> tuple[str, dict]:
+        """The answer and the server's token counts (empty when it sent none): what a cost estimate needs."""
         import openai
 
         extra = {}
@@ -43,7 +49,10 @@ class OpenAIJudgeBackend:
             if converted is None:
                 raise
             raise converted from None
-        return completion.choices[0].message.content or ""
+        usage = getattr(completion, "usage", None)
+        counts = {key: getattr(usage, key) for key in ("prompt_tokens", "completion_tokens")
+                  if isinstance(getattr(usage, key, None), int)}
+        return completion.choices[0].message.content or "", counts
 
     def describe(self) -> dict:
         return {"backend": "openai", "model": self.model, "base_url": self.base_url, "structured": self.structured,
@@ -71,16 +80,21 @@ class TransformersJudgeBackend:
         self.max_new_tokens = max_new_tokens
         self._lock = asyncio.Lock()
 
-    def _generate(self, messages: list[dict]) -> str:
+    def _generate(self, messages: list[dict]) -> tuple[str, dict]:
         import torch
 
         inputs = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
                                                     return_dict=True).to(self.lm.device)
         with torch.no_grad():
             output = self.lm.generate(**inputs, max_new_tokens=self.max_new_tokens, do_sample=False)
-        return self.tokenizer.decode(output[0, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
+        prompt_tokens = inputs["input_ids"].shape[1]
+        text = self.tokenizer.decode(output[0, prompt_tokens:], skip_special_tokens=True)
+        return text, {"prompt_tokens": int(prompt_tokens), "completion_tokens": int(output.shape[1] - prompt_tokens)}
 
     async def complete(self, messages: list[dict], schema_name: str, schema: dict) -> str:
+        return (await self.complete_with_usage(messages, schema_name, schema))[0]
+
+    async def complete_with_usage(self, messages: list[dict], schema_name: str, schema: dict) -> tuple[str, dict]:
         async with self._lock:
             return await asyncio.to_thread(self._generate, messages)
 

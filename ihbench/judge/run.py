@@ -51,22 +51,31 @@ def tf_order(seed: int, item_id: str, epoch: int) -> bool:
     return random.Random(record_seed(seed, item_id, epoch) ^ 0x5EED).random() < 0.5
 
 
-async def ask_judge(backend, messages, schema_name, schema, parse, counter) -> tuple[dict, int]:
-    """One judgment: transport retries, then one re-ask with the validation error if invalid."""
+async def ask_judge(backend, messages, schema_name, schema, parse, counter, *, reasks: int = 1) -> tuple[dict, int]:
+    """One judgment: transport retries, then up to `reasks` re-asks with the validation error if
+    invalid (bounded: a model that never answers usably is a failure, not a loop). Token counts
+    are added to `counter` (prompt_tokens, completion_tokens) when the backend reports them."""
     calls = 0
     conversation = list(messages)
-    for ask in range(2):
+    for ask in range(reasks + 1):
         async def call():
             counter["calls"] += 1
-            return await backend.complete(conversation, schema_name, schema)
+            with_usage = getattr(backend, "complete_with_usage", None)
+            if with_usage is None:
+                return await backend.complete(conversation, schema_name, schema)
+            text, usage = await with_usage(conversation, schema_name, schema)
+            for key, value in usage.items():
+                counter[key] = counter.get(key, 0) + value
+            return text
 
         text, attempts = await with_retries(call)
         calls += attempts
         try:
             return parse(text), calls
         except InvalidJudgment as error:
-            if ask == 1:
-                raise InvalidJudgment(f"invalid after a re-ask: {error}") from None
+            if ask == reasks:
+                after = "a re-ask" if reasks == 1 else f"{reasks} re-asks"
+                raise InvalidJudgment(f"invalid after {after}: {error}") from None
             conversation = conversation + [
                 {"role": "assistant", "content": text},
                 {"role": "user", "content": f"That answer could not be used: {error}. Answer again with JSON only."},

@@ -1,0 +1,295 @@
+"""`ihbench generate`: prerequisites, then each call through simulation, the verify-modify loop and
+the baselines, into source files that `ihbench verify` accepts and `ihbench build` turns into data.
+
+Output folder (one writer at a time, locked):
+  conversations/<id>.json   finished calls, source format, written whole (temp file + rename)
+  prerequisites/<slug>.json knowledge base, system message, intents of a goal
+  discarded.jsonl           calls the verifier discarded, and calls that failed (append-only)
+  generate.json             versions, LLM, seeds, token counts, cost estimate, one entry per run
+
+Rerunning the command continues: a call whose file is present and valid is never regenerated; a
+discarded call is not retried unless asked; a failed call (an agent that never answered usably,
+a server that stayed down) is tried again. Every LLM call goes through the cache, so redoing work
+with the same inputs sends nothing.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional
+
+from ihbench_dataset.errors import UsageError
+from ihbench_dataset.locks import exclusive
+from ihbench_dataset.sources import DOMAINS, SourceError, load_conversation
+from ihbench_dataset.verify import check_conversation
+
+from ..jsonl import AppendLog, read_records
+from ..judge.cache import JudgeCache
+from ..runner import record_seed
+from . import agents as a
+from .prerequisites import prepare, slugify
+from .prompts import PROMPT_VERSION, prompt_hash
+from .simulate import simulate
+from .source import lexical_problems, source_document, write_json_atomic
+from .usage import Usage, cost_estimate
+from .verify_loop import verify_and_fix
+from .workflow import load_workflow
+
+log = logging.getLogger("ihbench")
+
+PIPELINE_VERSION = "1.0"
+DISCARDED, INFO, LOCK = "discarded.jsonl", "generate.json", ".generate.lock"
+STAGES = ("simulate", "verify", "baselines")
+
+
+@dataclass
+class GenerateSpec:
+    out: Path
+    domain: Optional[str] = None
+    goal: Optional[str] = None
+    description: Optional[str] = None
+    workflow: Optional[Path] = None
+    intents: int = 3
+    conversations: int = 5
+    seed: int = 0
+    concurrency: int = 4
+    max_reasks: int = 2
+    max_fix_rounds: int = 3
+    retry_discarded: bool = False
+    price_input: Optional[float] = None  # US dollars per 1k prompt tokens
+    price_output: Optional[float] = None  # US dollars per 1k completion tokens
+    command: Optional[list[str]] = None
+
+
+@dataclass
+class GenerateSummary:
+    out: Path
+    planned: int
+    written: int = 0
+    skipped: int = 0  # finished by an earlier run
+    discarded: int = 0
+    failed: int = 0
+    kept_out: int = 0  # discarded by an earlier run, not retried
+    usage: Usage = field(default_factory=Usage)
+    cost: object = "unknown"
+    seconds: float = 0.0
+    failures: list[str] = field(default_factory=list)
+
+
+def check_spec(spec: GenerateSpec) -> tuple[str, str, Optional[str], Optional[dict]]:
+    workflow = None
+    if spec.workflow is not None:
+        if spec.domain or spec.goal or spec.description:
+            raise UsageError("give either --workflow FILE or --domain/--goal/--description, not both (the file "
+                             "names its domain, goal and description)")
+        workflow = load_workflow(spec.workflow)
+        domain, goal, description = workflow["domain"], workflow["goal"], workflow["description"]
+    else:
+        if not spec.domain or not spec.goal:
+            raise UsageError("--domain and --goal are required (or --workflow FILE)")
+        domain, goal, description = spec.domain, spec.goal.strip(), spec.description
+        if domain not in DOMAINS:
+            raise UsageError(f"--domain: unknown domain {domain!r}; expected one of {', '.join(DOMAINS)}")
+    for name, value, low in (("--intents", spec.intents, 1), ("--conversations", spec.conversations, 1),
+                             ("--concurrency", spec.concurrency, 1), ("--max-reasks", spec.max_reasks, 0),
+                             ("--max-fix-rounds", spec.max_fix_rounds, 0)):
+        if value < low:
+            raise UsageError(f"{name}: must be >= {low}, got {value}")
+    if (spec.price_input is None) != (spec.price_output is None):
+        raise UsageError("give both --price-per-1k-input and --price-per-1k-output, or neither")
+    return domain, goal, description, workflow
+
+
+def finished(path: Path) -> bool:
+    """A call is done when its file is there and passes the lexical verifier."""
+    if not path.exists():
+        return False
+    try:
+        problems = check_conversation(load_conversation(path))
+    except SourceError as error:
+        problems = [error]
+    if problems:
+        log.warning("%s does not pass `ihbench verify` (%s); generating it again", path, problems[0])
+    return not problems
+
+
+def _llm_line(describe: dict) -> str:
+    where = f" at {describe['base_url']}" if describe.get("base_url") else ""
+    temperature = f", temperature {describe['temperature']}" if "temperature" in describe else ""
+    return f"{describe.get('backend', '?')} backend, model {describe.get('model')}{where}{temperature}"
+
+
+def _cost_text(usage: Usage, spec: GenerateSpec) -> str:
+    cost = cost_estimate(usage, spec.price_input, spec.price_output)
+    if cost == "unknown":
+        return "unknown (no --price-per-1k-input/--price-per-1k-output given)" if spec.price_input is None else \
+            "unknown (the backend reported no token counts)"
+    return f"${cost:.4f} at ${spec.price_input}/${spec.price_output} per 1k prompt/completion tokens"
+
+
+async def generate(spec: GenerateSpec, backend, *, cache: Optional[JudgeCache] = None,
+                   progress: bool = True) -> GenerateSummary:
+    domain, goal, description, workflow = check_spec(spec)
+    out = Path(spec.out)
+    out.mkdir(parents=True, exist_ok=True)
+    with exclusive(out / LOCK, f"generate output folder {out}"):
+        return await _generate_locked(spec, out, backend, cache or JudgeCache(), progress, domain, goal,
+                                      description, workflow)
+
+
+async def _generate_locked(spec, out, backend, cache, progress, domain, goal, description, workflow):
+    from tqdm.auto import tqdm
+
+    started, started_at = time.perf_counter(), datetime.now(timezone.utc).isoformat(timespec="seconds")
+    slug = slugify(goal)
+    ids = [f"{domain}-{slug}-{n:02d}" for n in range(1, spec.conversations + 1)]
+    conversations = out / "conversations"
+    conversations.mkdir(exist_ok=True)
+    for stale in [*out.glob(".*.tmp"), *out.glob("*/.*.tmp")]:  # half-written by a killed run; we hold the lock
+        stale.unlink()
+    last = {r["conversation_id"]: r for r in read_records(out / DISCARDED, repair=True)}
+    summary = GenerateSummary(out=out, planned=len(ids))
+    todo = []
+    for slot, conversation_id in enumerate(ids):
+        if finished(conversations / f"{conversation_id}.json"):
+            summary.skipped += 1
+        elif last.get(conversation_id, {}).get("outcome") == "discarded" and not spec.retry_discarded:
+            summary.kept_out += 1
+        else:
+            todo.append((slot, conversation_id))
+    agents = a.Agents(backend, cache, reasks=spec.max_reasks, run_usage=summary.usage)
+
+    with AppendLog(out / DISCARDED) as log:
+        def record(conversation_id: str, outcome: str, reason: str, **extra) -> None:
+            entry = {"conversation_id": conversation_id, "outcome": outcome, "reason": reason, **extra,
+                     "time": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+            log.append(entry)
+
+        prereq = None
+        if todo:
+            with tqdm(total=1, desc="prerequisites", unit="goal", disable=not progress) as bar:
+                try:
+                    prereq = await prepare(agents, out, domain=domain, goal=goal, description=description,
+                                           workflow=workflow, intents=spec.intents)
+                except a.AgentFailure as error:
+                    for _, conversation_id in todo:
+                        record(conversation_id, "failed", str(error), agent=error.agent)
+                    summary.failed += len(todo)
+                    summary.failures.append(str(error))
+                bar.update(1)
+        if prereq is not None:
+            await _calls(spec, out, agents, prereq, todo, record, summary, progress, slug)
+
+    summary.seconds = time.perf_counter() - started
+    summary.cost = cost_estimate(summary.usage, spec.price_input, spec.price_output)
+    _write_info(spec, out, backend, summary, started_at, domain, goal, slug, ids)
+    return summary
+
+
+async def _calls(spec, out, agents, prereq, todo, record, summary, progress, slug) -> None:
+    from tqdm.auto import tqdm
+
+    semaphore = asyncio.Semaphore(spec.concurrency)
+    bars = {stage: tqdm(total=len(todo), desc=stage, unit="call", position=n + 1, disable=not progress)
+            for n, stage in enumerate(STAGES)}
+    n_intents = len(prereq["intents"])
+
+    async def one(slot: int, conversation_id: str) -> None:
+        intent_index = slot % n_intents
+        intent = {k: prereq["intents"][intent_index][k] for k in ("profile", "interruption_probabilities",
+                                                                  "hidden_info")}
+        seed = record_seed(spec.seed, conversation_id, 0)
+        usage = Usage()
+        async with semaphore:
+            try:
+                turns = await simulate(agents, usage, prereq, intent, seed)
+                bars["simulate"].update(1)
+                outcome = await verify_and_fix(agents, usage, prereq, intent, conversation_id, turns,
+                                               max_rounds=spec.max_fix_rounds)
+                bars["verify"].update(1)
+                if not outcome.passed:
+                    record(conversation_id, "discarded", outcome.reason, findings=outcome.findings, seed=seed,
+                           usage=usage.as_dict())
+                    summary.discarded += 1
+                    return
+                turns = outcome.turns
+                for index, turn in enumerate(turns):
+                    if "interruption" in turn:
+                        turn["interruption"]["baseline"] = await a.write_baseline(agents, usage, prereq, turns, index)
+                bars["baselines"].update(1)
+            except a.AgentFailure as error:
+                record(conversation_id, "failed", str(error), agent=error.agent, seed=seed, usage=usage.as_dict())
+                summary.failed += 1
+                summary.failures.append(f"{conversation_id}: {error}")
+                return
+        provenance = _provenance(spec, agents.backend.describe(), seed, intent_index, n_intents, usage, outcome, slug)
+        document = source_document(prereq, intent, conversation_id, turns, provenance)
+        problems = await asyncio.to_thread(lexical_problems, document)
+        if problems:  # the baselines are the only text not yet checked; nothing `ihbench verify` refuses is written
+            record(conversation_id, "failed", f"final check: {problems[0]}", agent="baseline", seed=seed,
+                   usage=usage.as_dict())
+            summary.failed += 1
+            summary.failures.append(f"{conversation_id}: final check: {problems[0]}")
+            return
+        path = out / "conversations" / f"{conversation_id}.json"
+        await asyncio.to_thread(write_json_atomic, path, document)
+        summary.written += 1
+
+    try:
+        await asyncio.gather(*(one(slot, conversation_id) for slot, conversation_id in todo))
+    finally:
+        for bar in bars.values():
+            bar.close()
+
+
+def _provenance(spec, describe, seed, intent_index, n_intents, usage, outcome, slug) -> dict:
+    checks = (f"passed the LLM verifier and the lexical checks of `ihbench verify` after {outcome.rounds} "
+              f"modify round(s); {len(outcome.fixed)} finding(s) sent to the modifier")
+    return {
+        "author": f"ihbench generate (pipeline {PIPELINE_VERSION}, prompts {PROMPT_VERSION}, "
+                  f"prompt hash {prompt_hash()})",
+        "llm": _llm_line(describe),
+        "seed": f"{seed} (run seed {spec.seed}; intent {intent_index + 1} of {n_intents})",
+        "tokens": usage.describe(),
+        "cost_estimate": _cost_text(usage, spec),
+        "prerequisites": f"prerequisites/{slug}.json: knowledge base, system message and intents by the same LLM",
+        "review": checks,
+        "baselines": "written by the pipeline's baseline writer (same LLM), blind to the rubric: it saw only what "
+                     "the evaluated model sees (system prompt, history as heard, delivered part, interruption); "
+                     "`ihbench set-baseline` replaces them with a real model's responses",
+    }
+
+
+def _write_info(spec, out, backend, summary, started_at, domain, goal, slug, ids) -> None:
+    path = out / INFO
+    try:
+        previous = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    except json.JSONDecodeError:
+        previous = {}
+    total = Usage(**{k: v for k, v in (previous.get("tokens") or {}).items() if k != "total_tokens"})
+    total.merge(summary.usage)
+    run = {
+        "command": spec.command, "started": started_at, "seconds": round(summary.seconds, 2),
+        "domain": domain, "goal": goal, "workflow": str(spec.workflow) if spec.workflow else None,
+        "seed": spec.seed, "intents": spec.intents, "conversations": spec.conversations,
+        "llm": backend.describe(), "written": summary.written, "already_done": summary.skipped,
+        "discarded": summary.discarded, "failed": summary.failed, "kept_out_discarded": summary.kept_out,
+        "usage": summary.usage.as_dict(), "cost_estimate": summary.cost,
+    }
+    info = {
+        "pipeline_version": PIPELINE_VERSION, "prompt_version": PROMPT_VERSION, "prompt_hash": prompt_hash(),
+        "llm": backend.describe(), "domain": domain, "goal": goal, "prerequisites": f"prerequisites/{slug}.json",
+        "seed": spec.seed, "conversation_seeds": {cid: record_seed(spec.seed, cid, 0) for cid in ids},
+        "prices_per_1k_tokens": (None if spec.price_input is None else
+                                 {"input": spec.price_input, "output": spec.price_output, "currency": "USD"}),
+        "tokens": total.as_dict(),
+        "cost_estimate": cost_estimate(total, spec.price_input, spec.price_output),
+        "cost_note": "US dollars from the prices given on the command line; \"unknown\" without them",
+        "runs": (previous.get("runs") or []) + [run],
+    }
+    write_json_atomic(path, info)
