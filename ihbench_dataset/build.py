@@ -245,7 +245,8 @@ def _write(root: Path, conversations: list[Conversation], audio: dict, sid_rows:
     voices = sorted({c.user_voice for c in conversations} | {ASSISTANT_VOICE})
     (root / "README.md").write_text(
         render_card(statistics=statistics, features={name: data.features for name, data in written.items()},
-                    voices={v: get_engine(v) for v in voices}, split=SPLIT, configs=tuple(written)),
+                    voices={v: get_engine(v) for v in voices}, split=SPLIT, configs=tuple(written),
+                    provenances=[c.provenance for c in conversations]),
         encoding="utf-8",
     )
     return statistics

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Optional, Sequence
 
 from .errors import UsageError
 
@@ -44,7 +45,36 @@ def _features_markdown(features: dict) -> str:
     return "\n".join(parts)
 
 
-def render_card(*, statistics: dict, features: dict, voices: dict, split: str, configs) -> str:
+GENERATED_BY = "ihbench generate"
+IN_HOUSE_BLOCK = re.compile(r"<!-- in-house provenance -->\n.*?<!-- end in-house provenance -->\n", re.S)
+
+
+def _distinct(values) -> list[str]:
+    return sorted({v for v in values if v})
+
+
+def generated_provenance(provenances: Sequence[Optional[dict]]) -> Optional[str]:
+    """How the generated conversations among the sources were made, from their own provenance
+    (None when there are none): a suite made by `ihbench generate` must not be described as the
+    hand-written dev set."""
+    made = [p for p in provenances if p and str(p.get("author", "")).startswith(GENERATED_BY)]
+    if not made:
+        return None
+    lines = [f"{len(made)} conversation(s) were generated with `{GENERATED_BY}`, the toolkit's version of the "
+             "IHBench paper's pipeline (prerequisites, round planner, branched assistant and user simulators, "
+             "rubric generator, verifier and modifier), all by one LLM:", ""]
+    for label, key in (("Pipeline", "author"), ("LLM", "llm"), ("Checks", "review"), ("Baselines", "baselines"),
+                       ("Prerequisites", "prerequisites")):
+        for value in _distinct(p.get(key) for p in made):
+            lines.append(f"- **{label}**: {value}")
+    lines += ["", "Seeds, token counts and cost estimates are in each source file's `provenance`:", ""]
+    lines += [f"- {p.get('seed', '?')}: {p.get('tokens', '?')}; cost {p.get('cost_estimate', 'unknown')}"
+              for p in made]
+    return "\n".join(lines) + "\n"
+
+
+def render_card(*, statistics: dict, features: dict, voices: dict, split: str, configs,
+                provenances: Sequence[Optional[dict]] = ()) -> str:
     from .stats import statistics_markdown
 
     voice_lines = "\n".join(f"  - `{voice_id}` ({engine.version}): {engine.license}" for voice_id, engine in voices.items())
@@ -57,6 +87,13 @@ def render_card(*, statistics: dict, features: dict, voices: dict, split: str, c
     text = TEMPLATE.read_text(encoding="utf-8")
     for key, value in replacements.items():
         text = text.replace("{{" + key + "}}", value)
+    generated = generated_provenance(provenances)
+    if generated and all(p and str(p.get("author", "")).startswith(GENERATED_BY) for p in provenances):
+        text = IN_HOUSE_BLOCK.sub(lambda _: generated, text)
+        text = text.replace("IHBench in-house dev set", "IHBench-format suite made with ihbench generate")
+    elif generated:
+        text = text.replace("<!-- end in-house provenance -->\n",
+                            "<!-- end in-house provenance -->\n" + generated + "\n", 1)
     leftover = re.findall(r"\{\{\w+\}\}", text)
     if leftover:
         raise UsageError(f"{TEMPLATE}: unfilled placeholders {leftover}")

@@ -174,6 +174,9 @@ def test_the_output_passes_verify_and_builds_into_a_dataset(tmp_path, tts_cache,
     items = load_items(str(tmp_path / "data"))
     assert [i.turn for i in items] == [2, 4, 6, 8] and all(i.baseline and len(i.rubric.rq) == 2 for i in items)
     assert items[0].conversation_id == ID.format(1) and items[0].interrupted.delivered.endswith("payment plan")
+    card = (tmp_path / "data" / "README.md").read_text()  # says how this suite was made, not the dev set's story
+    assert "made with ihbench generate" in card and "written in-house" not in card
+    assert "generated with `ihbench generate`" in card and "prompt hash" in card
 
 
 WORKFLOW = """domain: telecom
