@@ -29,11 +29,12 @@ def timed(function) -> float:
 def bench_family(family: str, items, data: Path, work: Path, args, device: str = "cpu") -> dict:
     from ihbench.runner import RunSpec, record_seed, run
     from loaders import GenerationConfig, build_conversation, get
-    from loaders.tiny import make_tiny_model
+    from loaders.tiny import loader_name, make_tiny_model
 
     model_dir = make_tiny_model(family, work / f"tiny-{family}")
-    loader = get(family)(str(model_dir), device=device)
-    batched = get(family)(str(model_dir), device=device, batch_size=args.batch_size)
+    name = loader_name(family)  # gemma4-unified (the 12B) runs through the gemma4 loader
+    loader = get(name)(str(model_dir), device=device)
+    batched = get(name)(str(model_dir), device=device, batch_size=args.batch_size)
     config = GenerationConfig(max_new_tokens=16)
     conversations = [build_conversation(item, "audio") for item in items]
     loader.generate(conversations[0], config, 0)  # warm-up
@@ -44,7 +45,7 @@ def bench_family(family: str, items, data: Path, work: Path, args, device: str =
                 loader.generate(build_conversation(item, "audio"), config, record_seed(0, item.id, epoch))
 
     def runner(index: int):
-        spec = RunSpec(loader=family, model_path=str(model_dir), data=str(data), out=work / f"{family}-run-{index}",
+        spec = RunSpec(loader=name, model_path=str(model_dir), data=str(data), out=work / f"{family}-run-{index}",
                        epochs=args.epochs, limit=args.limit, generation=config.to_dict())
         run(spec, loader=loader, items=items, progress=False)
 

@@ -1,8 +1,11 @@
 """What is Gemma 4's own: the thinking switch and its thought channel, the E-series template, the
-processor without torchvision, the real processor settings."""
+processor without torchvision, the real processor settings; and the architecture choice: the
+same loader takes the 12B (`gemma4_unified`: raw-waveform audio, a template that pre-fills an
+empty thought when thinking is off), read from config.json before anything is loaded."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -10,7 +13,8 @@ import torch
 
 from ihbench_dataset.errors import UsageError
 from loaders import GenerationConfig, create, get
-from loaders.base import Conversation, Turn
+from loaders.base import Conversation, ModelFolderError, Turn
+from loaders.limits import measure_clip_handling
 from loaders.tiny import make_tiny_model
 
 
@@ -27,6 +31,21 @@ def loader(checkpoint):
 @pytest.fixture(scope="module")
 def thinking_loader(checkpoint):
     return create("gemma4", str(checkpoint), thinking=True)  # as `--option thinking=true` reaches it
+
+
+@pytest.fixture(scope="module")
+def unified_checkpoint(tmp_path_factory):
+    return make_tiny_model("gemma4-unified", tmp_path_factory.mktemp("tiny") / "gemma4-unified")
+
+
+@pytest.fixture(scope="module")
+def unified_loader(unified_checkpoint):
+    return get("gemma4")(str(unified_checkpoint))
+
+
+@pytest.fixture(scope="module")
+def unified_thinking_loader(unified_checkpoint):
+    return create("gemma4", str(unified_checkpoint), thinking=True)
 
 
 def noise(seconds: float) -> np.ndarray:
@@ -121,3 +140,87 @@ def test_a_turn_ends_at_turn_end_as_in_the_real_generation_config(loader):
     ends = loader.model.generation_config.eos_token_id
 
     assert sorted(ends) == sorted(tokenizer.convert_tokens_to_ids(["<eos>", "<turn|>", "<|tool_response>"]))
+
+
+# -- the architecture, chosen from config.json's model_type --------------------------------------
+
+def test_each_checkpoint_loads_as_the_architecture_its_config_names(loader, unified_loader):
+    from transformers import (Gemma4ForConditionalGeneration, Gemma4Processor, Gemma4UnifiedForConditionalGeneration,
+                              Gemma4UnifiedProcessor)
+
+    assert type(loader.model) is Gemma4ForConditionalGeneration and isinstance(loader.processor, Gemma4Processor)
+    assert type(unified_loader.model) is Gemma4UnifiedForConditionalGeneration
+    assert isinstance(unified_loader.processor, Gemma4UnifiedProcessor)
+    assert loader.describe()["architecture"] == "gemma4"
+    assert unified_loader.describe()["architecture"] == "gemma4_unified"
+    # the clip limit is each architecture's own, set on the instance at load
+    assert (loader.max_clip_seconds, unified_loader.max_clip_seconds) == (30.0, None)
+    assert get("gemma4").max_clip_seconds == 30.0
+
+
+@pytest.mark.parametrize("model_type", ["qwen2_audio", None])
+def test_a_checkpoint_of_another_architecture_is_refused_naming_its_config(unified_checkpoint, tmp_path,
+                                                                            monkeypatch, model_type):
+    import transformers
+
+    folder = shutil.copytree(unified_checkpoint, tmp_path / "other")
+    config = json.loads((folder / "config.json").read_text())
+    if model_type is None:
+        del config["model_type"]
+    else:
+        config["model_type"] = model_type
+    (folder / "config.json").write_text(json.dumps(config))
+
+    def no_loading(*args, **kwargs):
+        raise AssertionError("loaded before the model_type was checked")
+
+    for loads in (transformers.AutoProcessor, transformers.ProcessorMixin, transformers.PreTrainedModel):
+        monkeypatch.setattr(loads, "from_pretrained", classmethod(no_loading))
+    with pytest.raises(ModelFolderError) as error:
+        get("gemma4")(str(folder))
+
+    message = str(error.value)
+    assert str(folder / "config.json") in message and repr(model_type) in message
+    assert "gemma4 or gemma4_unified" in message
+
+
+def test_the_12b_template_prefills_an_empty_thought_unless_thinking(unified_loader, unified_thinking_loader):
+    turns = ("<|turn>user\n<|audio|><turn|>\n<|turn>model\nYour balance is<turn|>\n"
+             "<|turn>user\n<|audio|><turn|>\n<|turn>model\n")
+
+    assert unified_loader.prompt(CONVERSATION) == (
+        "<bos><|turn>system\nYou are the bank's voice agent.<turn|>\n" + turns + "<|channel>thought\n<channel|>")
+    assert unified_thinking_loader.prompt(CONVERSATION) == (
+        "<bos><|turn>system\n<|think|>\nYou are the bank's voice agent.<turn|>\n" + turns)
+
+
+def test_the_12b_thought_channel_is_split_as_the_e_series_one(unified_thinking_loader, unified_loader, monkeypatch):
+    thought = answer_with(unified_thinking_loader, monkeypatch,
+                          "<|channel>thought\nThe caller changed the amount.<channel|>Sure, 40 dollars then.")
+    plain = answer_with(unified_loader, monkeypatch, "Sure, 40 dollars then.")
+
+    assert (thought.text, thought.reasoning) == ("Sure, 40 dollars then.", "The caller changed the amount.")
+    assert (plain.text, plain.reasoning) == ("Sure, 40 dollars then.", None)
+
+
+def test_the_12b_processor_has_the_real_settings_and_ends(unified_loader, unified_checkpoint):
+    from transformers import Gemma4UnifiedAudioFeatureExtractor
+
+    processor = unified_loader.processor
+    assert (processor.audio_seq_length, processor.audio_ms_per_token, processor.image_seq_length) == (750, 40, 280)
+    assert processor.feature_extractor.to_dict() == Gemma4UnifiedAudioFeatureExtractor().to_dict()
+    assert processor.feature_extractor.audio_samples_per_token == 640  # 40 ms at 16 kHz
+    saved = json.loads((unified_checkpoint / "processor_config.json").read_text())
+    assert saved["processor_class"] == "Gemma4UnifiedProcessor"
+    assert saved["image_processor"]["image_processor_type"] == "Gemma4UnifiedImageProcessor"
+    assert saved["video_processor"]["video_processor_type"] == "Gemma4UnifiedVideoProcessor"
+    tokenizer = processor.tokenizer
+    ends = unified_loader.model.generation_config.eos_token_id
+    assert sorted(ends) == sorted(tokenizer.convert_tokens_to_ids(["<eos>", "<turn|>", "<|tool_response>"]))
+
+
+def test_the_12b_takes_clips_of_any_length_at_25_tokens_a_second(unified_loader):
+    """Raw 40 ms frames, one token each; `audio_seq_length=750` (30 s) is never applied."""
+    measured = measure_clip_handling(unified_loader, (10.0, 20.0, 300.0, 900.0))
+
+    assert measured["per_second"] == 25.0 and measured["clip_cap_seconds"] is None, measured

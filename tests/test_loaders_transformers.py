@@ -20,7 +20,7 @@ from ihbench_dataset import load_items
 from ihbench_dataset.audio import encode_flac
 from ihbench_dataset.schema import AudioClip, Utterance
 from loaders import GenerationConfig, ModelNotFoundError, build_conversation, get
-from loaders.tiny import AUDIO_FAMILIES, make_tiny_model, make_tiny_speech_lora, processor_class
+from loaders.tiny import AUDIO_FAMILIES, loader_name, make_tiny_model, make_tiny_speech_lora, processor_class
 from official_layout import write_official_layout
 
 # every family with a tiny builder goes through every test here (IHBENCH_TINY_FAMILIES=a,b: only those)
@@ -40,12 +40,17 @@ def checkpoints(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def loaders(checkpoints):
-    return {family: get(family)(str(checkpoints[family])) for family in FAMILIES}
+    return {family: get(loader_name(family))(str(checkpoints[family])) for family in FAMILIES}
 
 
 @pytest.fixture(params=FAMILIES)
-def loader(request, loaders):
-    return loaders[request.param]
+def family(request):
+    return request.param
+
+
+@pytest.fixture
+def loader(family, loaders):
+    return loaders[family]
 
 
 @pytest.fixture(scope="session")
@@ -90,15 +95,15 @@ class ProcessorSpy:
         return self.processor(**kwargs)
 
 
-def test_tiny_models_build_and_reload_offline_through_their_loaders(loader, checkpoints, item):
+def test_tiny_models_build_and_reload_offline_through_their_loaders(family, loader, checkpoints, item):
     import transformers
     from transformers import AutoProcessor
     from transformers.utils import is_torchvision_available
 
     assert os.environ["HF_HUB_OFFLINE"] == "1"
-    path = checkpoints[loader.name]
+    path = checkpoints[family]
     assert sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) < 5_000_000
-    expected = getattr(transformers, processor_class(loader.name))
+    expected = getattr(transformers, processor_class(family))
     assert isinstance(loader.processor, expected)
     if type(loader.processor) is expected or is_torchvision_available():  # not the no-torchvision subclass
         assert isinstance(AutoProcessor.from_pretrained(path), expected)
@@ -151,7 +156,7 @@ def test_a_missing_model_path_fails_at_once_naming_it(family, tmp_path):
     missing = tmp_path / "no-such-model"
 
     with pytest.raises(ModelNotFoundError, match=re.escape(str(missing))):
-        get(family)(str(missing))
+        get(loader_name(family))(str(missing))
 
 
 def test_phi4_speech_lora_is_loaded_with_peft_and_used_for_audio_only(loaders, checkpoints, item, monkeypatch):
@@ -219,9 +224,9 @@ def test_the_declared_clip_limit_is_what_the_processor_does(loader):
     assert measured["clip_cap_seconds"] == loader.max_clip_seconds, measured
 
 
-def test_a_clip_beyond_the_processor_limit_is_an_error_on_that_item(loader, item):
+def test_a_clip_beyond_the_processor_limit_is_an_error_on_that_item(family, loader, item):
     if loader.max_clip_seconds is None:
-        pytest.skip(f"{loader.name} takes clips of any length")
+        pytest.skip(f"{family} takes clips of any length")
     long_clip = np.zeros(int(16000 * (loader.max_clip_seconds + 5)), dtype=np.float32)
     long_clip[::50] = 0.2
     conversation = build_conversation(with_interruption_audio(item, encode_flac(long_clip)), "audio")

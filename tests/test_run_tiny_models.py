@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from ihbench.jsonl import read_records
-from loaders.tiny import AUDIO_FAMILIES
+from loaders.tiny import AUDIO_FAMILIES, loader_name
 
 
 @pytest.mark.parametrize("family,modality", [*((family, "audio") for family in AUDIO_FAMILIES),
@@ -18,7 +18,7 @@ def test_tiny_model_runs_through_the_cli(built, tmp_path, family, modality):
                           capture_output=True, text=True)
     assert made.returncode == 0, made.stderr
     out = tmp_path / "run"
-    command = [sys.executable, "-m", "ihbench.cli", "run", "--model", family, "--model-path", str(model),
+    command = [sys.executable, "-m", "ihbench.cli", "run", "--model", loader_name(family), "--model-path", str(model),
                "--data", str(built), "--epochs", "2", "--limit", "2", "--types", "filler,pushback,impatient",
                "--max-new-tokens", "6", "--modality", modality, "--out", str(out), "--quiet"]
     result = subprocess.run(command, capture_output=True, text=True)
@@ -27,7 +27,8 @@ def test_tiny_model_runs_through_the_cli(built, tmp_path, family, modality):
     assert len(records) == 4 and all(r["error"] is None for r in records), records
     assert all(isinstance(r["response"], str) and r["output_tokens"] >= 1 and r["input_tokens"] > 0 for r in records)
     info = json.loads((out / "run.json").read_text())
-    assert info["model"]["loader"] == family and info["model"]["dtype"] and info["model"]["device"] == "cpu"
+    assert info["model"]["loader"] == loader_name(family)
+    assert info["model"]["dtype"] and info["model"]["device"] == "cpu"
     if family != "qwen2-audio":
         return  # resuming is the runner's, not the family's: checked once
     again = subprocess.run(command, capture_output=True, text=True)

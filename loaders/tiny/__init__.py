@@ -7,7 +7,9 @@ vocabulary is the 256 byte-level symbols plus each family's special tokens (no m
 text encodes and the files stay a few MB.
 
 One module per family (`loaders/tiny/<module>.py`) with `build(out)` and `PROCESSOR` (the
-processor class name the real checkpoint loads, or None for a tokenizer-only model).
+processor class name the real checkpoint loads, or None for a tokenizer-only model), and
+`LOADER` when the loader that serves it has another name (one loader may take several
+architectures: `gemma4` reads which from the checkpoint).
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ MODULES = {
     "qwen2-audio": "qwen2_audio",
     "phi4-multimodal": "phi4_multimodal",
     "gemma4": "gemma4",
+    "gemma4-unified": "gemma4_unified",  # Gemma 4 12B, served by the gemma4 loader
     "gemma3n": "gemma3n",
     "voxtral": "voxtral",
     "qwen2.5-omni": "qwen2_5_omni",
@@ -40,6 +43,11 @@ def builder(family: str):
 def processor_class(family: str):
     """The processor class name a checkpoint of `family` is loaded with (None: tokenizer only)."""
     return builder(family).PROCESSOR
+
+
+def loader_name(family: str) -> str:
+    """The loader (`ihbench run --model`) that serves a checkpoint of `family`."""
+    return getattr(builder(family), "LOADER", family)
 
 
 def make_tiny_model(family: str, out: Path, *, seed: int = 0) -> Path:
