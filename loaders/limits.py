@@ -64,7 +64,14 @@ def clip_cost(loader, seconds: float, *, seed: int = 0) -> tuple[int, int | None
     return int(inputs["input_ids"].shape[1]), None if mask is None else int(mask.sum())
 
 
-def measure_clip_handling(loader, seconds=(10.0, 20.0, 40.0, 70.0)) -> dict:
+def probe_seconds(loader) -> tuple[float, ...]:
+    """Clip lengths that show a cap: the usual 30 s ones, or around a longer declared cap
+    (Qwen2.5-Omni's extractor keeps 300 s)."""
+    cap = loader.max_clip_seconds
+    return (10.0, 20.0, cap - 10, cap + 30) if cap and cap > 40 else (10.0, 20.0, 40.0, 70.0)
+
+
+def measure_clip_handling(loader, seconds=None) -> dict:
     """How much a second of audio costs, and the clip length after which the processor takes no
     more (None when it still grows over the last span tried).
 
@@ -72,6 +79,7 @@ def measure_clip_handling(loader, seconds=(10.0, 20.0, 40.0, 70.0)) -> dict:
     188) is measured in the feature frames its processor keeps. Processors that pad to whole
     windows (Voxtral: 30 s) grow in steps, so the rate is the average over the whole range when
     the first span shows no growth."""
+    seconds = tuple(seconds or probe_seconds(loader))
     costs = [clip_cost(loader, s) for s in seconds]
     lengths, unit = [tokens for tokens, _ in costs], "prompt tokens"
     if len(set(lengths)) == 1 and costs[0][1] is not None:
