@@ -519,6 +519,9 @@ def build_parser() -> argparse.ArgumentParser:
     from ihbench.generate.cli import add_parser as add_generate  # its options live with the pipeline
 
     add_generate(add)
+    from ihbench.turns.cli import add_parser as add_turns
+
+    add_turns(add)
     return parser
 
 

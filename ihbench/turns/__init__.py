@@ -1,3 +1,51 @@
 """Turn-taking from two-channel recordings (the Talking Turns protocol): voice activity per
 channel, inter-pausal units, backchannels, and the floor-state machine that turns both channels
-into the 40 ms `events` and `turns` the `turn_taking_agreement` metric module takes."""
+into the 40 ms `events` and `turns` the `turn_taking_agreement` metric module takes.
+
+    audio.py        stereo file or pair of mono files -> 16 kHz channels (A the AI, B the user)
+    vad.py          silero-vad speech segments per channel, both channels batched
+    ipus.py         IPUs (200 ms rule) and backchannels (by words, or the short-IPU heuristic)
+    transcripts.py  the --transcripts file (word timings per recording and channel)
+    floor.py        the floor-state machine: intervals -> events, turns, end_times
+    stats.py        Section 3.1 corpus statistics and the timing figures
+    judge.py        the `TurnTakingJudge` interface and the --judge-likelihoods file formats
+    plot.py         the timeline PNG
+    run.py          `run_turns`: the whole command; `analyze_intervals` for known intervals
+    cli.py          `ihbench turns`
+
+summary.json (read by `ihbench report`; keys marked * are part of that contract)::
+
+    {
+      "kind": "turns",                                  *
+      "model_name": str | null,                         *  --model-name
+      "recordings": int,                                *  number of recordings
+      "timing": {                                       *  pooled over recordings
+        "response_latency_s": {"mean", "median", "ci_low", "ci_high", "n"},   *  seconds
+        "stop_latency_s":     {"mean", "median", "ci_low", "ci_high", "n"},   *  seconds
+        "turn_over_rate":     {"value", "ci_low", "ci_high", "n"}             *  share in [0, 1]
+      },
+      "statistics": {                                   *
+        "duration_s": float,
+        "speakers": {"ai": S, "user": S},  "both": S,
+            S = {kind: {"count", "per_minute", "duration_s", "share", "mean_s"}}
+            for kind in ipu, pause, gap, overlap, backchannel
+      },
+      "agreement": null | {                             *  with --judge-likelihoods
+        "judge", "metric", "metric_version", "n_recordings", "n_chunks",
+        "metrics": {speak_up | backchannel | interrupt | convey_turn | handle_interruption:
+                    the metric module's result: {"metric", "threshold", "n_instances",
+                    CLASS: {"agreement", "n", "ci_low", "ci_high"}, ...}},
+        "single_label": {"labels", "confusion_matrix", "confusion_matrix_row_normalized",
+                         "f1", "macro_f1", "n_chunks"}
+      },
+      "duration_s", "seconds", "real_time_factor",         processing cost
+      "channels", "vad", "transcripts", "per_recording", "notes", "ihbench_version", "command"
+    }
+
+Every mean, median and bound is null when n = 0; the latency interval is null below n = 2.
+Latency intervals are 1000-resample percentile bootstraps of the mean (seed 0); the rate's is
+the 95 % Wilson interval. Definitions: `stats.py`.
+"""
+# Nothing else is imported here: the dataset build imports `ihbench.turns.floor` for its ground
+# truth, and the data layer must not pull in the orchestration (`run_turns` lives in `.run`,
+# `TurnTakingJudge` in `.judge`).

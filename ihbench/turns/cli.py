@@ -1,0 +1,63 @@
+"""The `ihbench turns` command: its options and the function the CLI calls."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_parser(add) -> argparse.ArgumentParser:
+    """`add(name, **kw)`: the CLI's subcommand factory (it adds the common options such as --quiet)."""
+    p = add("turns", help="turn-taking events, statistics and timing from two-channel recordings (Talking Turns)")
+    p.add_argument("audio", nargs="+", type=Path, metavar="AUDIO",
+                   help="stereo files (channel 0 the AI system, channel 1 the user), or with --pair mono files "
+                   "two by two (AI, user)")
+    p.add_argument("--pair", action="store_true", help="AUDIO are mono files in pairs: the AI's, then the user's")
+    p.add_argument("--swap", action="store_true", help="the user comes first (channel 0, or the first file of a pair)")
+    p.add_argument("--transcripts", type=Path, metavar="FILE",
+                   help="JSON lines with word timings per recording and channel, to find backchannels by word "
+                   "(see the README); without it a short IPU inside the other's speech is a backchannel")
+    p.add_argument("--judge-likelihoods", type=Path, metavar="FILE",
+                   help="a turn-taking judge's likelihoods per 40 ms chunk (C, NA, I, BC, T): .npz keyed by "
+                   "recording, .npy for one recording, or .jsonl; adds the five agreement metrics")
+    p.add_argument("--model-name", metavar="NAME", help="name of the AI system recorded, for `ihbench report` (default: none)")
+    p.add_argument("--out", required=True, type=Path, metavar="DIR", help="output folder: summary.json and per recording "
+                   "events.json and timeline.png")
+    p.set_defaults(func=main)
+    return p
+
+
+def _mean(figure: dict, unit: str = " s") -> str:
+    if not figure["n"]:
+        return "none"
+    interval = "" if figure["ci_low"] is None else f" [{figure['ci_low']:.3f}, {figure['ci_high']:.3f}]"
+    return f"mean {figure['mean']:.3f}{unit}{interval}, median {figure['median']:.3f}{unit} (n={figure['n']})"
+
+
+def main(args: argparse.Namespace) -> int:
+    from .run import run_turns
+
+    summary = run_turns(args.audio, args.out, pair=args.pair, swap=args.swap, transcripts=args.transcripts,
+                        judge_likelihoods=args.judge_likelihoods, model_name=args.model_name,
+                        progress=not args.quiet, command=["ihbench", *sys.argv[1:]])
+    if not args.quiet:
+        for note in summary["notes"]:
+            print(f"note: {note}")
+    timing = summary["timing"]
+    rate = timing["turn_over_rate"]
+    print(f"{summary['recordings']} recording(s), {summary['duration_s'] / 60:.1f} min of audio "
+          f"(real-time factor {summary['real_time_factor']:.3f})")
+    print(f"response latency: {_mean(timing['response_latency_s'])}")
+    print(f"stop latency after a user barge-in: {_mean(timing['stop_latency_s'])}")
+    print("turn-over rate on user barge-ins: " + ("none" if not rate["n"] else
+          f"{rate['value']:.3f} [{rate['ci_low']:.3f}, {rate['ci_high']:.3f}] (n={rate['n']})"))
+    if summary["agreement"]:
+        for name, result in summary["agreement"]["metrics"].items():
+            classes = [f"{k} {v['agreement']:.3f} (n={v['n']})" if v["agreement"] is not None else f"{k} - (n=0)"
+                       for k, v in result.items() if isinstance(v, dict)]
+            print(f"agreement {name}: {', '.join(classes)}")
+        single = summary["agreement"]["single_label"]
+        if single["macro_f1"] is not None:
+            print(f"single-label macro F1 {single['macro_f1']:.3f} over {single['n_chunks']} chunks")
+    print(f"wrote {args.out}/summary.json and events.json + timeline.png per recording")
+    return 0

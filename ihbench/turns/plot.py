@@ -1,0 +1,90 @@
+"""Timeline PNG of one conversation: what each channel did and what the floor-state machine made of it.
+
+Rows: the AI's channel and the user's (loudness envelope in grey, IPUs as bars, backchannels in
+orange, overlaps shaded red across both), then the 40 ms events (T, I, BC; C and NA left blank so
+the decisions stand out) and who held the floor. A reader checks a suspicious statistic here
+before trusting it: a VAD that split a sentence or missed a quiet "mm-hm" is visible at a glance.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+
+from ihbench_dataset.plotting import pyplot
+from ihbench_dataset.schema import SAMPLING_RATE
+
+from .floor import CHUNK_SECONDS, FloorLabels, Interval
+
+EVENT_COLOURS = {"T": "#111111", "I": "#d62728", "BC": "#ff7f0e"}
+FLOOR_COLOURS = {"A": "#1f77b4", "B": "#2ca02c", "AB": "#9467bd", "BA": "#8c564b"}
+CHANNEL_COLOURS = {"A": "#1f77b4", "B": "#2ca02c"}
+
+
+def _envelope(samples: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray]:
+    frames = samples[: samples.size // step * step].reshape(-1, step)
+    peak = np.abs(frames).max(axis=1) if frames.size else np.zeros(0)
+    return np.arange(peak.size) * step / SAMPLING_RATE, peak / max(float(peak.max(initial=0.0)), 1e-9)
+
+
+def _runs(values: Sequence[str], end_times: Sequence[float]) -> list[tuple[str, float, float]]:
+    """(value, start, end) for each run of equal chunk values; chunk k covers (e_k, e_k + 40 ms]."""
+    runs = []
+    for value, end in zip(values, end_times):
+        if runs and runs[-1][0] == value and abs(runs[-1][2] - end) < 1e-6:
+            runs[-1][2] = end + CHUNK_SECONDS
+        else:
+            runs.append([value, end, end + CHUNK_SECONDS])
+    return [tuple(run) for run in runs]
+
+
+def plot_timeline(path: Path, name: str, duration: float, labels: FloorLabels, *,
+                  speech: Sequence[Sequence[Interval]], backchannels: Sequence[Sequence[Interval]],
+                  channels: Optional[Sequence[np.ndarray]] = None) -> Path:
+    """Write the PNG; its width grows with the conversation (5 s per inch, 10 to 60 inches)."""
+    plt = pyplot()
+    width = float(np.clip(duration / 5.0, 10.0, 60.0))
+    figure, axes = plt.subplots(4, 1, figsize=(width, 4.6), sharex=True,
+                                gridspec_kw={"height_ratios": [2, 2, 0.7, 0.7]})
+    for row, (role, title) in enumerate((("A", "AI (A)"), ("B", "user (B)"))):
+        axis = axes[row]
+        if channels is not None:
+            times, peak = _envelope(np.asarray(channels[row]), max(1, SAMPLING_RATE // 50))
+            axis.fill_between(times, -peak, peak, color="#bbbbbb", linewidth=0)
+        for start, end in speech[row]:
+            axis.add_patch(plt.Rectangle((start, -0.35), end - start, 0.7, color=CHANNEL_COLOURS[role], alpha=0.75))
+        for start, end in backchannels[row]:
+            axis.add_patch(plt.Rectangle((start, -0.35), end - start, 0.7, color=EVENT_COLOURS["BC"], alpha=0.9))
+        axis.set_ylim(-1.05, 1.05)
+        axis.set_yticks([])
+        axis.set_ylabel(title, rotation=0, ha="right", va="center")
+    for a_start, a_end in [*speech[0], *backchannels[0]]:
+        for b_start, b_end in [*speech[1], *backchannels[1]]:
+            start, end = max(a_start, b_start), min(a_end, b_end)
+            if start < end:
+                for axis in axes[:2]:
+                    axis.axvspan(start, end, color="#d62728", alpha=0.18, linewidth=0)
+    for row, (values, colours, title) in enumerate(((labels.events, EVENT_COLOURS, "events"),
+                                                    (labels.turns, FLOOR_COLOURS, "floor")), start=2):
+        axis = axes[row]
+        for value, start, end in _runs(values, labels.end_times):
+            if value in colours:
+                axis.axvspan(start, end, color=colours[value], linewidth=0)
+        axis.set_yticks([])
+        axis.set_ylabel(title, rotation=0, ha="right", va="center")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in
+               (CHANNEL_COLOURS["A"], CHANNEL_COLOURS["B"], EVENT_COLOURS["BC"], "#f4c2c2", EVENT_COLOURS["T"],
+                EVENT_COLOURS["I"], FLOOR_COLOURS["AB"], FLOOR_COLOURS["BA"])]
+    names = ["AI IPU", "user IPU", "backchannel (BC)", "overlap", "turn change (T)", "interruption (I)",
+             "floor AB (user overlaps AI)", "floor BA (AI overlaps user)"]
+    axes[0].legend(handles, names, loc="lower left", bbox_to_anchor=(0.0, 1.02), fontsize=8, frameon=False,
+                   ncol=len(names) if width >= 16 else len(names) // 2)
+    axes[-1].set_xlim(0, max(duration, CHUNK_SECONDS))
+    axes[-1].set_xlabel("seconds")
+    figure.suptitle(name, x=0.01, ha="left", y=0.995, fontsize=10)
+    figure.tight_layout()
+    path = Path(path)
+    figure.savefig(path, dpi=80)
+    plt.close(figure)
+    return path

@@ -1,0 +1,237 @@
+"""`ihbench turns`: two-channel recordings -> events, statistics, timing and (with a judge) agreement.
+
+    OUT/summary.json              pooled statistics, timing figures, agreement or null (schema in
+                                  `ihbench/turns/__init__.py`)
+    OUT/<recording>/events.json   events, turns, end_times, the intervals they came from, and the
+                                  recording's own statistics and timing events
+    OUT/<recording>/timeline.png  both channels with IPUs, backchannels, overlaps and events
+
+Per recording: silero-vad on both channels (`vad.py`), IPUs by the 200 ms rule and backchannels
+by words or heuristic (`ipus.py`), the floor-state machine (`floor.py`), statistics and timing
+(`stats.py`). Agreement goes through the `turn_taking_agreement` metric module, loaded with
+`evaluate.load` exactly as users load it, so nothing here re-implements its arithmetic. OUT is
+locked for the life of the command (one writer per directory).
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Mapping, Optional, Sequence
+
+from ihbench_dataset.errors import UsageError
+
+from ..jsonl import write_json_atomic
+from ..rundir import RunDir
+from .audio import TwoChannel, plan_recordings, read_recording
+from .floor import FloorLabels, Interval, floor_labels
+from .ipus import MAX_BACKCHANNEL_S, backchannels_by_heuristic, backchannels_from_words, merge_ipus, split_backchannels
+from .judge import TurnTakingJudge, likelihoods_for, read_likelihood_file, run_judge
+from .stats import event_totals, pool_totals, statistics, timing_events, timing_summary
+
+AGREEMENT_METRICS = ("speak_up", "backchannel", "interrupt", "convey_turn", "handle_interruption")
+CHANNELS = ("A", "B")
+
+
+@dataclass
+class Analysis:
+    """Everything `ihbench turns` derives from one recording; `events_json()` is its events.json."""
+
+    name: str
+    duration: float
+    vad: tuple[list[Interval], list[Interval]]
+    ipus: tuple[list[Interval], list[Interval]]
+    backchannels: tuple[list[Interval], list[Interval]]
+    speech: tuple[list[Interval], list[Interval]]
+    backchannel_method: tuple[str, str]
+    labels: FloorLabels
+    sources: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def totals(self) -> dict:
+        return event_totals(*self.ipus, *self.backchannels)
+
+    @property
+    def timing(self) -> dict:
+        return timing_events(*self.speech)
+
+    def events_json(self) -> dict:
+        def spans(intervals):
+            return [[round(s, 4), round(e, 4)] for s, e in intervals]
+
+        channels = {}
+        for index, role in enumerate(CHANNELS):
+            channels[role] = {"speaker": ("ai", "user")[index], "vad": spans(self.vad[index]),
+                              "ipus": spans(self.ipus[index]), "speech": spans(self.speech[index]),
+                              "backchannels": spans(self.backchannels[index]),
+                              "backchannel_method": self.backchannel_method[index]}
+        return {"recording": self.name, "sources": list(self.sources), "duration_s": round(self.duration, 6),
+                **self.labels.to_reference(), "intervals": channels,
+                "statistics": statistics(self.totals, self.duration), "timing": self.timing,
+                "notes": list(self.notes)}
+
+
+def analyze_intervals(name: str, duration: float, vad: Sequence[Sequence[Interval]], *,
+                      words: Optional[Mapping[str, list]] = None, sources: Sequence[str] = (),
+                      notes: Sequence[str] = ()) -> Analysis:
+    """From each channel's voice-activity segments (and optional words per channel A/B) on:
+    the part of the analysis that needs no audio, so ground-truth intervals go through it too."""
+    ipus = (merge_ipus(vad[0]), merge_ipus(vad[1]))
+    backchannels, methods = [], []
+    for index, role in enumerate(CHANNELS):
+        if words is not None and role in words:
+            backchannels.append(backchannels_from_words(ipus[index], words[role]))
+            methods.append("words")
+        else:
+            backchannels.append(backchannels_by_heuristic(ipus[index], ipus[1 - index]))
+            methods.append(f"heuristic (<= {MAX_BACKCHANNEL_S:g} s inside the other's speech)")
+    speech = (split_backchannels(ipus[0], backchannels[0]), split_backchannels(ipus[1], backchannels[1]))
+    labels = floor_labels(speech[0], speech[1], duration, a_backchannels=backchannels[0], b_backchannels=backchannels[1])
+    return Analysis(name, duration, (list(vad[0]), list(vad[1])), ipus, (backchannels[0], backchannels[1]), speech,
+                    (methods[0], methods[1]), labels, tuple(sources), tuple(notes))
+
+
+def analyze(recording: TwoChannel, vad, *, words: Optional[Mapping[str, list]] = None) -> Analysis:
+    """One recording through silero-vad (`vad` is a `ChannelVad`) and `analyze_intervals`."""
+    segments = vad.speech([recording.a, recording.b])
+    return analyze_intervals(recording.name, recording.duration, segments, words=words,
+                             sources=recording.sources, notes=recording.notes)
+
+
+@lru_cache(maxsize=None)
+def _module(config: str):
+    import evaluate  # slow to import: only agreement needs it
+
+    from ..resources import metric_path
+
+    return evaluate.load(metric_path("turn_taking_agreement"), config)
+
+
+def agreement(analyses: Sequence[Analysis], likelihoods: Mapping[str, object], *, source: str) -> dict:
+    """The five agreement metrics and the single-label evaluation, all recordings pooled."""
+    from ..report.summary import metric_version
+
+    predictions = [likelihoods[a.name].tolist() for a in analyses]
+    references = [a.labels.to_reference() for a in analyses]
+    metrics = {name: _module("default").compute(predictions=predictions, references=references, metric=name)
+               for name in AGREEMENT_METRICS}
+    single = _module("single_label").compute(predictions=predictions, references=references)
+    return {"judge": source, "metric": "turn_taking_agreement", "metric_version": metric_version("turn_taking_agreement"),
+            "n_recordings": len(analyses), "n_chunks": sum(len(a.labels.events) for a in analyses),
+            "metrics": metrics, "single_label": single}
+
+
+def _words_by_recording(transcripts: Optional[Path]) -> Optional[dict]:
+    if transcripts is None:
+        return None
+    from .transcripts import read_transcripts
+
+    grouped: dict[str, dict] = {}
+    for (recording, channel), words in read_transcripts(transcripts).items():
+        grouped.setdefault(recording, {})[channel] = words
+    return grouped
+
+
+def _planned_seconds(plan) -> float:
+    from ihbench_dataset.audio import audio_duration
+
+    try:
+        return sum(max(audio_duration(path) for path in files) for _, files in plan)
+    except Exception:  # a header that cannot be read fails properly when the file is decoded
+        return 0.0
+
+
+def _warm_up() -> None:
+    """Import the decoder and the plotting library before the clock starts: one-off costs of a
+    few seconds that would otherwise be billed to the first recording's real-time factor."""
+    import importlib
+
+    from ihbench_dataset.plotting import pyplot
+
+    importlib.import_module("torchcodec.decoders")
+    pyplot()
+
+
+def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, transcripts=None,
+              judge_likelihoods=None, judge: Optional[TurnTakingJudge] = None, model_name: Optional[str] = None,
+              progress: bool = True, vad_options: Optional[dict] = None, seed: int = 0,
+              command: Optional[Sequence[str]] = None) -> dict:
+    """Analyse every recording into OUT and return summary.json's content.
+
+    Inputs are checked before any audio is decoded: the files exist and name distinct
+    recordings, the transcripts and likelihood files parse. Agreement needs `judge_likelihoods`
+    (a file, see `judge.py`) or a `judge` object; without either it is null.
+    """
+    from tqdm.auto import tqdm
+
+    from ihbench import __version__
+
+    from .plot import plot_timeline
+    from .vad import ChannelVad
+
+    if judge_likelihoods is not None and judge is not None:
+        raise UsageError("give judge likelihoods or a judge, not both")
+    plan = plan_recordings(audio, pair=pair)
+    words = _words_by_recording(Path(transcripts) if transcripts else None)
+    raw_likelihoods = read_likelihood_file(judge_likelihoods) if judge_likelihoods is not None else None
+    notes = []
+    if words is not None:
+        unknown = sorted(set(words) - {name for name, _ in plan})
+        if unknown:
+            notes.append(f"{transcripts}: no recording named {', '.join(map(repr, unknown[:5]))}; those lines are unused")
+    run = RunDir(out)
+    if run.path.exists() and not run.path.is_dir():
+        raise UsageError(f"--out: {run.path} is a file, not a folder")
+    vad = ChannelVad(**(vad_options or {}))
+    _warm_up()
+    analyses, judged, rows = [], {}, []
+    started = time.perf_counter()
+    with run.writing():
+        with tqdm(total=round(_planned_seconds(plan), 1) or None, unit="s", desc="turns", disable=not progress,
+                  bar_format="{l_bar}{bar}| {n:.0f}/{total_fmt} s of audio [{elapsed}<{remaining}]") as bar:
+            for name, files in plan:
+                recording = read_recording(files, swap=swap)
+                analysis = analyze(recording, vad, words=(words or {}).get(name))
+                if judge is not None:
+                    judged[name] = run_judge(judge, recording)
+                folder = run.path / name
+                folder.mkdir(parents=True, exist_ok=True)
+                events = analysis.events_json()
+                write_json_atomic(folder / "events.json", events)
+                plot_timeline(folder / "timeline.png", name, analysis.duration, analysis.labels,
+                              speech=analysis.speech, backchannels=analysis.backchannels,
+                              channels=(recording.a, recording.b))
+                analyses.append(analysis)
+                notes.extend(recording.notes)
+                rows.append({"recording": name, "sources": list(recording.sources),
+                             "duration_s": round(analysis.duration, 6), "n_chunks": len(analysis.labels.events),
+                             "events": f"{name}/events.json", "timeline": f"{name}/timeline.png",
+                             "responses": len(events["timing"]["responses"]),
+                             "barge_ins": len(events["timing"]["barge_ins"])})
+                bar.update(round(analysis.duration, 1))
+        seconds = time.perf_counter() - started
+        result = None
+        if raw_likelihoods is not None:
+            chunks = {a.name: len(a.labels.events) for a in analyses}
+            result = agreement(analyses, likelihoods_for(raw_likelihoods, judge_likelihoods, chunks),
+                               source=str(judge_likelihoods))
+        elif judge is not None:
+            result = agreement(analyses, judged, source=f"judge {getattr(judge, 'name', type(judge).__name__)}")
+        duration = sum(a.duration for a in analyses)
+        summary = {
+            "kind": "turns", "model_name": model_name, "recordings": len(analyses),
+            "timing": timing_summary([a.timing for a in analyses], seed=seed),
+            "statistics": statistics(pool_totals([a.totals for a in analyses]), duration),
+            "agreement": result,
+            "duration_s": round(duration, 6), "seconds": round(seconds, 3),
+            "real_time_factor": seconds / duration if duration else None,
+            "channels": {"A": "ai", "B": "user", "swap": swap, "pair": pair},
+            "vad": vad.describe(), "transcripts": str(transcripts) if transcripts else None,
+            "per_recording": rows, "notes": notes, "ihbench_version": __version__,
+            "command": list(command) if command else None,
+        }
+        write_json_atomic(run.summary_path, json.loads(json.dumps(summary)))
+    return summary
