@@ -2,6 +2,7 @@
 
 Run: .venv/bin/python benchmarks/build.py [--sources DIR]
 Targets (issues 2, 13): cold build <= 8 min; cached rebuild <= 10 s; warm load of all configs <= 1 s.
+Also the share of each build spent on the `duplex` config (issue 16): mixing plus writing its Parquet.
 Each phase runs in its own process so its peak RSS is its own. Last line: key=value pairs.
 """
 from __future__ import annotations
@@ -9,11 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -24,7 +23,7 @@ from ihbench_dataset.build import build
 t = time.perf_counter()
 r = build(sys.argv[1], sys.argv[3:] or None, cache_dir=sys.argv[2], progress=False)
 print(json.dumps({"seconds": time.perf_counter() - t, "renders": r.renders, "hits": r.cache_hits,
-                  "points": r.statistics["interruption_points"],
+                  "points": r.statistics["interruption_points"], "timings": r.timings,
                   "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
@@ -48,6 +47,13 @@ def run(code: str, *args: str, env: dict) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def duplex_share(result: dict) -> tuple[float, float]:
+    """(wall seconds, share of the build) spent mixing the duplex recordings and writing them."""
+    timings = result["timings"]
+    seconds = sum(timings.get(phase, {}).get("wall_s", 0.0) for phase in ("duplex", "write duplex"))
+    return seconds, seconds / result["seconds"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sources", nargs="*", default=[], help="source files/folders (default: shipped set)")
@@ -62,6 +68,11 @@ def main() -> None:
               f"peak {cold['peak_mb']:.0f} MB)")
         cached = run(BUILD, out, cache, *args.sources, env=env)
         print(f"cached rebuild:  {cached['seconds']:7.1f} s  ({cached['hits']} clips from cache, peak {cached['peak_mb']:.0f} MB)")
+        for label, result in (("cold", cold), ("cached", cached)):
+            seconds, share = duplex_share(result)
+            phases = ", ".join(f"{k} {v['wall_s']:.1f} s (cpu {v['cpu_s']:.1f})" for k, v in result["timings"].items())
+            print(f"{label} build phases: {phases}")
+            print(f"duplex share of the {label} build: {seconds:.1f} s = {100 * share:.0f} %")
         cold_load = run(LOAD, out, env=env)
         print(f"cold load (all configs): {cold_load['seconds']:6.2f} s  ({cold_load['rows']} rows, peak {cold_load['peak_mb']:.0f} MB)")
         warm_load = run(LOAD, out, env=env)
@@ -74,6 +85,10 @@ def main() -> None:
             f"cold_build_over_target={cold['seconds'] / 480:.2f}",
             f"cached_over_cold={cached['seconds'] / cold['seconds']:.3f}",
             f"cached_rebuild_over_target={cached['seconds'] / 10:.2f}",
+            f"duplex_cold_s={duplex_share(cold)[0]:.1f}",
+            f"duplex_cold_share={duplex_share(cold)[1]:.3f}",
+            f"duplex_cached_s={duplex_share(cached)[0]:.2f}",
+            f"duplex_cached_share={duplex_share(cached)[1]:.3f}",
             f"cold_load_s={cold_load['seconds']:.2f}",
             f"warm_load_s={warm_load['seconds']:.2f}",
             f"warm_over_cold={warm_load['seconds'] / cold_load['seconds']:.3f}",

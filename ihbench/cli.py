@@ -88,7 +88,8 @@ def _build(args: argparse.Namespace) -> int:
     from ihbench_dataset.build import build
 
     result = build(args.out, args.sources or None, cache_dir=args.cache_dir, progress=not args.quiet,
-                   sid=not args.no_sid, sid_sources=args.sid_sources, sid_noise_clips=args.sid_noise_clips)
+                   sid=not args.no_sid, sid_sources=args.sid_sources, sid_noise_clips=args.sid_noise_clips,
+                   duplex=not args.no_duplex)
     _notes(args, result.notes)
     s = result.statistics
     print(f"built {result.out}: {s['conversations']} conversations, {s['interruption_points']} interruption points "
@@ -366,6 +367,8 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--out", required=True, type=Path, help="dataset directory to (re)create")
     build.add_argument("--cache-dir", type=Path, help="TTS render cache (default: $IHBENCH_CACHE or ~/.cache/ihbench)")
     build.add_argument("--no-sid", action="store_true", help="skip the SID-style configs")
+    build.add_argument("--no-duplex", action="store_true",
+                       help="skip the `duplex` config (two-channel recordings with turn-taking labels)")
     build.add_argument("--sid-sources", type=Path, help="SID utterances JSON (default: the shipped one)")
     build.add_argument("--sid-noise-clips", type=int, default=90, help="seeded noise/silence clips (default 90)")
     build.set_defaults(func=_build)

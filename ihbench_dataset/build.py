@@ -6,6 +6,7 @@ Layout written (all Parquet, audio embedded as 16 kHz mono FLAC):
     OUT/conversations/dev-00000-of-00001.parquet    official wide schema (+ assistant audio)
     OUT/baseline/dev-00000-of-00001.parquet         baseline responses, wide
     OUT/interruptions/dev-00000-of-00001.parquet    one row per interruption point, long
+    OUT/duplex/dev-00000-of-00001.parquet           one two-channel recording per conversation + turn-taking labels
     OUT/stats.png, OUT/build_info.json
 
 Everything is written into a temporary sibling directory and renamed at the end, so a build
@@ -17,6 +18,8 @@ import hashlib
 import json
 import os
 import shutil
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional, Union
@@ -47,6 +50,21 @@ class BuildResult:
     notes: list[str] = field(default_factory=list)
     renders: int = 0
     cache_hits: int = 0
+    #: wall and CPU seconds per phase (`benchmarks/build.py` reports them); never written to the
+    #: build, which must stay byte-identical across rebuilds
+    timings: dict = field(default_factory=dict)
+
+
+@contextmanager
+def _timed(timings: dict, phase: str):
+    """CPU time includes child processes: the flite voices render in a subprocess."""
+    def cpu() -> float:
+        t = os.times()
+        return t.user + t.system + t.children_user + t.children_system
+
+    wall, used = time.perf_counter(), cpu()
+    yield
+    timings[phase] = {"wall_s": round(time.perf_counter() - wall, 3), "cpu_s": round(cpu() - used, 3)}
 
 
 def build(
@@ -58,9 +76,12 @@ def build(
     sid: bool = True,
     sid_sources: Optional[Union[str, Path]] = None,
     sid_noise_clips: int = 90,
+    duplex: bool = True,
 ) -> BuildResult:
     """`sid`: also render the in-house SID-style configs (`sid_dev_en`, `sid_dev_noise`) from
     `sid_sources` (default: the shipped utterances) with `sid_noise_clips` seeded noise clips.
+    `duplex`: also mix each conversation into a two-channel recording with its turn-taking
+    ground truth (config `duplex`, see `duplex.py`).
 
     A rebuild replaces what the previous build wrote and keeps everything else in the folder
     (configs added by `ihbench sid-import`, a user's own files), listed in the new card as before."""
@@ -68,10 +89,12 @@ def build(
     out.parent.mkdir(parents=True, exist_ok=True)
     with exclusive(lock_file_for(out), f"dataset directory {out}"):
         return _build_locked(out, sources, cache_dir=cache_dir, progress=progress, sid=sid, sid_sources=sid_sources,
-                             sid_noise_clips=sid_noise_clips)
+                             sid_noise_clips=sid_noise_clips, duplex=duplex)
 
 
-def _build_locked(out: Path, sources, *, cache_dir, progress: bool, sid: bool, sid_sources, sid_noise_clips: int):
+def _build_locked(out: Path, sources, *, cache_dir, progress: bool, sid: bool, sid_sources, sid_noise_clips: int,
+                  duplex: bool):
+    from .duplex import duplex_rows
     from .verify import verify_paths
 
     _refuse_foreign_directory(out)
@@ -83,15 +106,20 @@ def _build_locked(out: Path, sources, *, cache_dir, progress: bool, sid: bool, s
         raise BuildError(f"sources do not pass `ihbench verify` ({len(report.problems)} problem(s)):\n{listed}{more}")
     conversations = report.conversations
     cache = RenderCache(Path(cache_dir) if cache_dir else None)
-    audio, notes = render_audio(conversations, cache, progress=progress)
+    timings: dict = {}
+    with _timed(timings, "render"):
+        audio, notes = render_audio(conversations, cache, progress=progress)
     notes = report.notes + notes
-    sid_rows = _sid_rows(sid_sources, sid_noise_clips, cache, progress) if sid else {}
+    with _timed(timings, "sid"):
+        sid_rows = _sid_rows(sid_sources, sid_noise_clips, cache, progress) if sid else {}
+    with _timed(timings, "duplex"):
+        mixes = duplex_rows(conversations, audio, cache, progress=progress) if duplex else []
 
     tmp = out.parent / f".{out.name}.building-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
-        statistics = _write(tmp, conversations, audio, sid_rows, progress=progress)
+        statistics = _write(tmp, conversations, audio, sid_rows, mixes, progress=progress, timings=timings)
         kept = _carry_over(out, tmp)
         if kept:
             notes.append(f"kept what this build does not make: {', '.join(kept)}")
@@ -101,7 +129,7 @@ def _build_locked(out: Path, sources, *, cache_dir, progress: bool, sid: bool, s
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return BuildResult(out=out, statistics=statistics, notes=notes,
-                       renders=cache.misses, cache_hits=cache.hits)
+                       renders=cache.misses, cache_hits=cache.hits, timings=timings)
 
 
 def render_audio(conversations: list[Conversation], cache: RenderCache, *, progress: bool = True):
@@ -221,7 +249,17 @@ def sid_configs(sid_rows: dict, fingerprint: str) -> tuple[dict, dict]:
                             "noise": len(sid_rows[SID_DEV_NOISE])}}
 
 
-def _write(root: Path, conversations: list[Conversation], audio: dict, sid_rows: dict, *, progress: bool) -> dict:
+def duplex_configs(rows: list[dict], fingerprint: str) -> tuple[dict, dict]:
+    """The two-channel recordings and their line of the card's statistics."""
+    from .duplex import DUPLEX_CONFIG, duplex_statistics
+    from .features import duplex_features
+
+    return ({DUPLEX_CONFIG: _dataset(rows, duplex_features(), f"{fingerprint}-{DUPLEX_CONFIG}")},
+            {"duplex": duplex_statistics(rows)})
+
+
+def _write(root: Path, conversations: list[Conversation], audio: dict, sid_rows: dict, duplex_rows: list[dict], *,
+           progress: bool, timings: dict) -> dict:
     """Each builder gives its configs and statistics; this writes them all, the plot and the card."""
     import datasets
 
@@ -234,13 +272,16 @@ def _write(root: Path, conversations: list[Conversation], audio: dict, sid_rows:
     parts = [ihbench_configs(conversations, audio, fingerprint)]
     if sid_rows:
         parts.append(sid_configs(sid_rows, fingerprint))
+    if duplex_rows:
+        parts.append(duplex_configs(duplex_rows, fingerprint))
     written, statistics = {}, {}
     for tables, part in parts:
         written.update(tables)
         statistics.update(part)
     for name, data in written.items():
         (root / name).mkdir()
-        data.to_parquet(str(root / name / f"{SPLIT}-00000-of-00001.parquet"))
+        with _timed(timings, f"write {name}"):
+            data.to_parquet(str(root / name / f"{SPLIT}-00000-of-00001.parquet"))
     plot_statistics(statistics, root / "stats.png")
     voices = sorted({c.user_voice for c in conversations} | {ASSISTANT_VOICE})
     (root / "README.md").write_text(

@@ -22,7 +22,8 @@ def _type_name(feature) -> str:
     if isinstance(feature, Value):
         return feature.dtype
     if isinstance(feature, Audio):
-        return f"Audio({feature.sampling_rate} Hz)"
+        channels = getattr(feature, "num_channels", None)  # datasets >= 4.4
+        return f"Audio({feature.sampling_rate} Hz{f', {channels} channels' if channels else ''})"
     if isinstance(feature, List):
         return f"list<{_type_name(feature.feature)}>"
     if isinstance(feature, dict):

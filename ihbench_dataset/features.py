@@ -1,4 +1,4 @@
-"""`datasets.Features` of the three configs the in-house build writes.
+"""`datasets.Features` of the configs the in-house build writes.
 
 The `conversations` config is the official wide schema plus one in-house column per turn
 (`assistant_turn_N_audio`, the delivered part rendered); its structs are fixed here so every
@@ -118,4 +118,37 @@ def interruptions_features():
         "rq_rubrics": _strings(),
         "baseline_response": _string(),
         "baseline_rq_verdicts": _bools(),
+    })
+
+
+def _intervals():
+    from datasets import List, Value
+
+    return List({"start": Value("float64"), "end": Value("float64")})
+
+
+def duplex_features():
+    """One two-channel recording per conversation and its ground truth (see `duplex.py`)."""
+    from datasets import Audio, Features, List, Value
+
+    from .schema import SAMPLING_RATE
+
+    seconds = Value("float64")
+    return Features({
+        "conversation_id": _string(),
+        "audio": Audio(sampling_rate=SAMPLING_RATE, num_channels=2),  # channel 0 assistant, 1 user
+        "duration": seconds,
+        "assistant_speech": _intervals(),
+        "user_speech": _intervals(),
+        "user_backchannels": _intervals(),
+        "events": _strings(),
+        "turns": _strings(),
+        "end_times": List(seconds),
+        "interruptions": List({
+            "id": _string(), "turn": Value("int64"), "interruption_type": _string(),
+            "user_start": seconds, "user_end": seconds, "cut_point": seconds, "assistant_stop": seconds,
+            "stop_latency": seconds, "overlap_start": seconds, "overlap_end": seconds,
+        }),
+        "segments": List({"channel": Value("int64"), "turn": Value("int64"), "kind": _string(), "text": _string(),
+                          "start": seconds, "end": seconds}),
     })

@@ -89,6 +89,11 @@ def statistics_markdown(stats: dict) -> str:
     if sid:
         lines.append(f"| SID-style clips (positives / negatives / noise) | {sid['clips']} "
                      f"({sid['positives']} / {sid['negatives']} / {sid['noise']}) |")
+    duplex = stats.get("duplex")
+    if duplex:
+        lines.append(f"| Duplex recordings (minutes; interruption overlaps / fillers; mean stop latency) | "
+                     f"{duplex['recordings']} ({duplex['minutes']} min; {duplex['interruptions']} / {duplex['fillers']}; "
+                     f"{duplex['stop_latency_mean_s']} s) |")
     lines += ["", "| Domain | Conversations | Interruption points |", "|---|---|---|"]
     lines += [f"| {name} | {d['conversations']} | {d['interruption_points']} |" for name, d in stats["per_domain"].items()]
     return "\n".join(lines)
