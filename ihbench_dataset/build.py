@@ -3,10 +3,11 @@
 Layout written (all Parquet, audio embedded as 16 kHz mono FLAC):
 
     OUT/README.md                          the dataset card, with `configs:` for load_dataset
-    OUT/conversations/dev-00000-of-00001.parquet    official wide schema (+ assistant audio)
-    OUT/baseline/dev-00000-of-00001.parquet         baseline responses, wide
-    OUT/interruptions/dev-00000-of-00001.parquet    one row per interruption point, long
-    OUT/duplex/dev-00000-of-00001.parquet           one two-channel recording per conversation + turn-taking labels
+    OUT/conversations/dev-<hash>.parquet    official wide schema (+ assistant audio)
+    OUT/baseline/dev-<hash>.parquet         baseline responses, wide
+    OUT/interruptions/dev-<hash>.parquet    one row per interruption point, long
+    OUT/duplex/dev-<hash>.parquet           one two-channel recording per conversation + turn-taking labels
+    (<hash>: of the file's bytes, so a rebuild in place is never read back from the datasets cache)
     OUT/stats.png, OUT/build_info.json
 
 Everything is written into a temporary sibling directory and renamed at the end, so a build
@@ -278,19 +279,35 @@ def _write(root: Path, conversations: list[Conversation], audio: dict, sid_rows:
     for tables, part in parts:
         written.update(tables)
         statistics.update(part)
+    files = {}
     for name, data in written.items():
         (root / name).mkdir()
         with _timed(timings, f"write {name}"):
-            data.to_parquet(str(root / name / f"{SPLIT}-00000-of-00001.parquet"))
+            files[name] = f"{name}/{_write_parquet(data, root / name).name}"
     plot_statistics(statistics, root / "stats.png")
     voices = sorted({c.user_voice for c in conversations} | {ASSISTANT_VOICE})
     (root / "README.md").write_text(
         render_card(statistics=statistics, features={name: data.features for name, data in written.items()},
                     voices={v: get_engine(v) for v in voices}, split=SPLIT, configs=tuple(written),
-                    provenances=[c.provenance for c in conversations]),
+                    provenances=[c.provenance for c in conversations], files=files),
         encoding="utf-8",
     )
     return statistics
+
+
+def _write_parquet(data, folder: Path) -> Path:
+    """`dev-<content hash>.parquet`: `datasets` caches a local folder's configs by their file names,
+    and patterns, so a rebuild in place was read back from the old cache; a name that changes
+    with the bytes, written exactly into the card, makes every `load_dataset` see the new data."""
+    staging = folder / f".{SPLIT}.parquet.partial"
+    data.to_parquet(str(staging))
+    digest = hashlib.sha256()
+    with staging.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    final = folder / f"{SPLIT}-{digest.hexdigest()[:16]}.parquet"
+    staging.rename(final)
+    return final
 
 
 def _dataset(rows: list[dict], features, fingerprint: str):

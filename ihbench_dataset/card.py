@@ -10,10 +10,15 @@ from .errors import UsageError
 TEMPLATE = Path(__file__).with_name("dataset_card.md")
 
 
-def config_entries(configs, split: str) -> list[dict]:
-    """The card's `configs:` metadata (what `load_dataset(dir, name)` reads); the first is the default."""
+def config_entries(configs, split: str, files: Optional[dict] = None) -> list[dict]:
+    """The card's `configs:` metadata (what `load_dataset(dir, name)` reads); the first is the default.
+
+    `files` names each config's file exactly: `datasets` keys a local folder's cache on these
+    paths, so a build whose file names change with their bytes is never read from a stale cache."""
+    files = files or {}
     return [{"config_name": name, **({"default": True} if index == 0 else {}),
-             "data_files": [{"split": split, "path": f"{name}/{split}-*"}]} for index, name in enumerate(configs)]
+             "data_files": [{"split": split, "path": files.get(name, f"{name}/{split}-*")}]}
+            for index, name in enumerate(configs)]
 
 
 def _type_name(feature) -> str:
@@ -75,7 +80,7 @@ def generated_provenance(provenances: Sequence[Optional[dict]]) -> Optional[str]
 
 
 def render_card(*, statistics: dict, features: dict, voices: dict, split: str, configs,
-                provenances: Sequence[Optional[dict]] = ()) -> str:
+                provenances: Sequence[Optional[dict]] = (), files: Optional[dict] = None) -> str:
     from .stats import statistics_markdown
 
     voice_lines = "\n".join(f"  - `{voice_id}` ({engine.version}): {engine.license}" for voice_id, engine in voices.items())
@@ -101,5 +106,5 @@ def render_card(*, statistics: dict, features: dict, voices: dict, split: str, c
     from huggingface_hub import DatasetCard
 
     card = DatasetCard(text)
-    card.data.configs = config_entries(configs, split)
+    card.data.configs = config_entries(configs, split, files)
     return str(card)

@@ -181,3 +181,26 @@ def test_a_recorded_stereo_8k_user_turn_is_converted_and_said_so(tmp_path, tts_c
     info = soundfile.info(io.BytesIO(stored))
     assert (info.channels, info.samplerate, info.format) == (1, 16000, "FLAC")
     assert abs(info.frames - 32000) < 400
+
+
+def test_a_rebuild_in_place_is_never_read_back_from_the_datasets_cache(tmp_path, tts_cache):
+    """`datasets` keys a local folder's cache on the card's data-file paths: the build names each
+    file by its bytes and writes that name into the card, so changed data is loaded as changed."""
+    shortest = min(source_files(), key=lambda p: len(json.loads(p.read_text())["turns"]))
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    source = sources / shortest.name
+    shutil.copy(shortest, source)
+    out = tmp_path / "data"
+    options = dict(cache_dir=tts_cache, progress=False, sid=False, duplex=False)
+    build(out, [source], **options)
+    before = datasets.load_dataset(str(out), "interruptions", split="dev")["tf_rubric"][0]
+    document = json.loads(source.read_text())
+    first = next(t for t in document["turns"] if "interruption" in t)
+    first["interruption"]["tf_rubric"] = "Changed: " + first["interruption"]["tf_rubric"]
+    source.write_text(json.dumps(document))
+    build(out, [source], **options)
+
+    after = datasets.load_dataset(str(out), "interruptions", split="dev")["tf_rubric"][0]
+
+    assert after == "Changed: " + before

@@ -145,10 +145,12 @@ def test_a_rebuild_without_the_mix_cache_gives_the_same_bytes(built, tts_cache, 
     assert again.renders == 0  # every clip, the filler messages included, came from the render cache
 
     def digest(root):
-        return hashlib.sha256((root / "duplex" / "dev-00000-of-00001.parquet").read_bytes()).hexdigest()
+        (parquet,) = (root / "duplex").glob("*.parquet")
+        return hashlib.sha256(parquet.read_bytes()).hexdigest()
 
     assert digest(again.out) == digest(built)
-    assert sorted(p.name for p in (cache / "duplex").iterdir()) == sorted(p.name for p in (tts_cache / "duplex").iterdir())
+    remade = {p.name for p in (cache / "duplex").iterdir()}  # the shared cache also holds other builds' mixes
+    assert remade and remade <= {p.name for p in (tts_cache / "duplex").iterdir()}
 
 
 def test_no_duplex_leaves_the_config_out(tts_cache, subset, tmp_path):
