@@ -94,6 +94,20 @@ def build_conversation(item: EvalItem, modality: Modality = "audio", *,
     return Conversation(item.id, modality, turns)
 
 
+def audio_part_messages(turns) -> list[dict]:
+    """Chat-template messages in the form most audio processors take: each user turn a list with
+    one audio part (or a text part in text mode), every other turn plain text."""
+    messages = []
+    for turn in turns:
+        if turn.role == "user":
+            part = {"type": "audio", "audio": turn.audio} if turn.audio is not None else \
+                {"type": "text", "text": turn.text}
+            messages.append({"role": "user", "content": [part]})
+        else:
+            messages.append({"role": turn.role, "content": turn.text})
+    return messages
+
+
 @dataclass(frozen=True)
 class GenerationConfig:
     max_new_tokens: int = 256

@@ -23,7 +23,7 @@ from functools import lru_cache
 
 from ihbench_dataset.errors import UsageError
 
-from .base import Conversation
+from .base import Conversation, audio_part_messages
 from .registry import register
 from .transformers_base import TransformersLoader
 
@@ -77,14 +77,7 @@ def chat_messages(conversation: Conversation) -> list[dict]:
     messages = []
     if turns[0].role == "system" and (len(turns) == 1 or turns[1].role != "user"):
         messages.append({"role": "user", "content": [{"type": "text", "text": turns.pop(0).text}]})
-    for turn in turns:
-        if turn.role == "user":
-            part = {"type": "audio", "audio": turn.audio} if turn.audio is not None else \
-                {"type": "text", "text": turn.text}
-            messages.append({"role": "user", "content": [part]})
-        else:
-            messages.append({"role": turn.role, "content": turn.text})
-    return messages
+    return messages + audio_part_messages(turns)
 
 
 @register("gemma3n")

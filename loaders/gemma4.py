@@ -36,7 +36,7 @@ from typing import Optional
 
 from ihbench_dataset.errors import UsageError
 
-from .base import Conversation, ModelFolderError
+from .base import Conversation, ModelFolderError, audio_part_messages
 from .reasoning import split_reasoning
 from .registry import register
 from .transformers_base import TransformersLoader
@@ -139,19 +139,6 @@ def load_gemma4_processor(path: str, model_type: str = "gemma4"):
     return _processor_class(ARCHITECTURES[model_type].processor_without_torchvision).from_pretrained(path)
 
 
-def chat_messages(conversation: Conversation) -> list[dict]:
-    """Chat-template messages: user audio as an audio part, everything else as text."""
-    messages = []
-    for turn in conversation.turns:
-        if turn.role == "user":
-            part = {"type": "audio", "audio": turn.audio} if turn.audio is not None else \
-                {"type": "text", "text": turn.text}
-            messages.append({"role": "user", "content": [part]})
-        else:
-            messages.append({"role": turn.role, "content": turn.text})
-    return messages
-
-
 @register("gemma4")
 class Gemma4Loader(TransformersLoader):
     #: the E-series value; set per checkpoint at load (ARCHITECTURES)
@@ -181,7 +168,7 @@ class Gemma4Loader(TransformersLoader):
         return model_class.from_pretrained(self.path, dtype=self.dtype)
 
     def prompt(self, conversation: Conversation) -> str:
-        text = self.processor.apply_chat_template(chat_messages(conversation), add_generation_prompt=True,
+        text = self.processor.apply_chat_template(audio_part_messages(conversation.turns), add_generation_prompt=True,
                                                   tokenize=False, enable_thinking=self.thinking)
         if self.tokenizer_adds_bos:
             text = text.removeprefix(self.processor.tokenizer.bos_token)

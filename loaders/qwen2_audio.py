@@ -2,22 +2,9 @@
 in the chat template, the processor's `audio=` keyword (the old `audios=` is silently ignored)."""
 from __future__ import annotations
 
-from .base import Conversation
+from .base import Conversation, audio_part_messages
 from .registry import register
 from .transformers_base import TransformersLoader
-
-
-def chat_messages(conversation: Conversation) -> list[dict]:
-    """Chat-template messages: user audio as an audio part, everything else as text."""
-    messages = []
-    for turn in conversation.turns:
-        if turn.role == "user":
-            part = {"type": "audio", "audio": turn.audio} if turn.audio is not None else \
-                {"type": "text", "text": turn.text}
-            messages.append({"role": "user", "content": [part]})
-        else:
-            messages.append({"role": turn.role, "content": turn.text})
-    return messages
 
 
 @register("qwen2-audio")
@@ -34,5 +21,5 @@ class Qwen2AudioLoader(TransformersLoader):
         return Qwen2AudioForConditionalGeneration.from_pretrained(self.path, dtype=self.dtype)
 
     def prompt(self, conversation: Conversation) -> str:
-        return self.processor.apply_chat_template(chat_messages(conversation), add_generation_prompt=True,
-                                                  tokenize=False)
+        return self.processor.apply_chat_template(audio_part_messages(conversation.turns),
+                                                  add_generation_prompt=True, tokenize=False)
