@@ -21,8 +21,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ihbench_dataset.errors import UsageError
-
 from .base import Conversation, audio_part_messages
 from .registry import register
 from .transformers_base import TransformersLoader
@@ -99,8 +97,4 @@ class Gemma3nLoader(TransformersLoader):
                                                   tokenize=False)
         if self.tokenizer_adds_bos:
             text = text.removeprefix(self.processor.tokenizer.bos_token)
-        token = self.processor.audio_token
-        if text.count(token) != len(conversation.audio_clips):
-            raise UsageError(f"the chat template wrote {text.count(token)} {token} for "
-                             f"{len(conversation.audio_clips)} clip(s)")
-        return text
+        return self.checked_prompt(text, conversation, self.processor.audio_token)

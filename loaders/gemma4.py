@@ -172,11 +172,7 @@ class Gemma4Loader(TransformersLoader):
                                                   tokenize=False, enable_thinking=self.thinking)
         if self.tokenizer_adds_bos:
             text = text.removeprefix(self.processor.tokenizer.bos_token)
-        token = self.processor.audio_token
-        if text.count(token) != len(conversation.audio_clips):
-            raise UsageError(f"the chat template wrote {text.count(token)} {token} for "
-                             f"{len(conversation.audio_clips)} clip(s)")
-        return text
+        return self.checked_prompt(text, conversation, self.processor.audio_token)
 
     def split_reasoning(self, raw: str) -> tuple[str, Optional[str]]:
         text, reasoning = split_reasoning(raw, THOUGHT_START, THOUGHT_END)

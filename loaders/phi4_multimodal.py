@@ -14,8 +14,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ihbench_dataset.errors import UsageError
-
 from .base import Conversation
 from .registry import register
 from .transformers_base import TransformersLoader
@@ -91,10 +89,7 @@ class Phi4MultimodalLoader(TransformersLoader):
         messages = [{"role": turn.role, "content": token if turn.audio is not None else turn.text}
                     for turn in conversation.turns]
         text = self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-        if text.count(token) != len(conversation.audio_clips):
-            raise UsageError(f"the chat template wrote {text.count(token)} {token} for "
-                             f"{len(conversation.audio_clips)} clip(s)")
-        return text
+        return self.checked_prompt(text, conversation, token)
 
     def describe(self) -> dict:
         return {**super().describe(), "speech_adapter": self.adapter}

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ihbench_dataset.errors import UsageError
-
 from .base import Conversation
 from .registry import register
 from .transformers_base import TransformersLoader
@@ -101,11 +99,7 @@ class OmniThinkerLoader(TransformersLoader):
     def prompt(self, conversation: Conversation) -> str:
         text = self.processor.apply_chat_template(chat_messages(conversation), add_generation_prompt=True,
                                                   tokenize=False, **self.template_options())
-        token = self.processor.audio_token
-        if text.count(token) != len(conversation.audio_clips):
-            raise UsageError(f"the chat template wrote {text.count(token)} {token} for "
-                             f"{len(conversation.audio_clips)} clip(s)")
-        return text
+        return self.checked_prompt(text, conversation, self.processor.audio_token)
 
 
 @register("qwen2.5-omni")

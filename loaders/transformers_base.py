@@ -79,6 +79,14 @@ class TransformersLoader(Loader):
         """The module that generates; a family may switch adapters by modality here."""
         return self.model
 
+    def checked_prompt(self, text: str, conversation: Conversation, token: str) -> str:
+        """`text` when the chat template wrote one audio `token` per clip: otherwise clips and
+        placeholders would pair up wrongly inside the processor, silently."""
+        if text.count(token) != len(conversation.audio_clips):
+            raise UsageError(f"the chat template wrote {text.count(token)} {token} for "
+                             f"{len(conversation.audio_clips)} clip(s)")
+        return text
+
     def split_reasoning(self, raw: str) -> tuple[str, Optional[str]]:
         """(what the agent says, its reasoning) from the decoded text with special tokens kept.
         Families with a thinking mode override this (see `loaders.reasoning`)."""
