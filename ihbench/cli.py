@@ -89,11 +89,12 @@ def _build(args: argparse.Namespace) -> int:
 
     result = build(args.out, args.sources or None, cache_dir=args.cache_dir, progress=not args.quiet,
                    sid=not args.no_sid, sid_sources=args.sid_sources, sid_noise_clips=args.sid_noise_clips,
-                   duplex=not args.no_duplex)
+                   duplex=not args.no_duplex, reuse=not args.no_reuse)
     _notes(args, result.notes)
     s = result.statistics
+    reused = f"; configs of {', '.join(result.reused)} unchanged, reused" if result.reused else ""
     print(f"built {result.out}: {s['conversations']} conversations, {s['interruption_points']} interruption points "
-          f"({result.renders} clips rendered, {result.cache_hits} from cache)")
+          f"({result.renders} clips rendered, {result.cache_hits} from cache{reused})")
     return 0
 
 
@@ -369,6 +370,9 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--no-sid", action="store_true", help="skip the SID-style configs")
     build.add_argument("--no-duplex", action="store_true",
                        help="skip the `duplex` config (two-channel recordings with turn-taking labels)")
+    build.add_argument("--no-reuse", action="store_true",
+                       help="make every config again even when its inputs and the code are unchanged "
+                            "(by default finished configs are reused from <cache-dir>/configs)")
     build.add_argument("--sid-sources", type=Path, help="SID utterances JSON (default: the shipped one)")
     build.add_argument("--sid-noise-clips", type=int, default=90, help="seeded noise/silence clips (default 90)")
     build.set_defaults(func=_build)

@@ -26,17 +26,14 @@ from pathlib import Path
 from typing import Iterable, Optional, Union
 
 from .audio import encode_flac, load_recording
+from .config_cache import ConfigCache, place
 from .errors import IHBenchError
-from .features import baseline_features, conversations_features, interruptions_features
 from .locks import exclusive, lock_file_for
-from .long import interruption_row
-from .schema import INTERRUPTION_TYPES
-from .sid_build import SID_DEV_NOISE, SID_DEV_SPEECH
+from .parts import Builder, duplex_builder, ihbench_builder, sid_builder, sources_fingerprint
 from .sources import ASSISTANT_VOICE, Conversation
 from .tts import RenderCache, get_engine
 
 SPLIT = "dev"
-CONFIGS = ("conversations", "baseline", "interruptions")
 BUILD_MARKER = "build_info.json"
 
 
@@ -51,6 +48,8 @@ class BuildResult:
     notes: list[str] = field(default_factory=list)
     renders: int = 0
     cache_hits: int = 0
+    #: builders whose configs came from the config cache (inputs and code unchanged)
+    reused: list[str] = field(default_factory=list)
     #: wall and CPU seconds per phase (`benchmarks/build.py` reports them); never written to the
     #: build, which must stay byte-identical across rebuilds
     timings: dict = field(default_factory=dict)
@@ -78,11 +77,14 @@ def build(
     sid_sources: Optional[Union[str, Path]] = None,
     sid_noise_clips: int = 90,
     duplex: bool = True,
+    reuse: bool = True,
 ) -> BuildResult:
     """`sid`: also render the in-house SID-style configs (`sid_dev_en`, `sid_dev_noise`) from
     `sid_sources` (default: the shipped utterances) with `sid_noise_clips` seeded noise clips.
     `duplex`: also mix each conversation into a two-channel recording with its turn-taking
     ground truth (config `duplex`, see `duplex.py`).
+    `reuse`: take a builder's finished configs from the cache when its inputs and the code are
+    unchanged (`config_cache.py`); False makes every config again.
 
     A rebuild replaces what the previous build wrote and keeps everything else in the folder
     (configs added by `ihbench sid-import`, a user's own files), listed in the new card as before."""
@@ -90,12 +92,11 @@ def build(
     out.parent.mkdir(parents=True, exist_ok=True)
     with exclusive(lock_file_for(out), f"dataset directory {out}"):
         return _build_locked(out, sources, cache_dir=cache_dir, progress=progress, sid=sid, sid_sources=sid_sources,
-                             sid_noise_clips=sid_noise_clips, duplex=duplex)
+                             sid_noise_clips=sid_noise_clips, duplex=duplex, reuse=reuse)
 
 
 def _build_locked(out: Path, sources, *, cache_dir, progress: bool, sid: bool, sid_sources, sid_noise_clips: int,
-                  duplex: bool):
-    from .duplex import duplex_rows
+                  duplex: bool, reuse: bool):
     from .verify import verify_paths
 
     _refuse_foreign_directory(out)
@@ -111,16 +112,20 @@ def _build_locked(out: Path, sources, *, cache_dir, progress: bool, sid: bool, s
     with _timed(timings, "render"):
         audio, notes = render_audio(conversations, cache, progress=progress)
     notes = report.notes + notes
-    with _timed(timings, "sid"):
-        sid_rows = _sid_rows(sid_sources, sid_noise_clips, cache, progress) if sid else {}
-    with _timed(timings, "duplex"):
-        mixes = duplex_rows(conversations, audio, cache, progress=progress) if duplex else []
+    builders = [ihbench_builder(conversations, audio)]
+    if sid:
+        builders.append(sid_builder(sid_sources, sid_noise_clips, cache, progress=progress))
+    if duplex:
+        builders.append(duplex_builder(conversations, audio, cache, progress=progress))
+    configs = ConfigCache(cache.directory / "configs")
 
     tmp = out.parent / f".{out.name}.building-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
-        statistics = _write(tmp, conversations, audio, sid_rows, mixes, progress=progress, timings=timings)
+        with _arrow_memory_pool():
+            statistics, reused = _write(tmp, conversations, builders, configs if reuse else None,
+                                        progress=progress, timings=timings)
         kept = _carry_over(out, tmp)
         if kept:
             notes.append(f"kept what this build does not make: {', '.join(kept)}")
@@ -129,8 +134,30 @@ def _build_locked(out: Path, sources, *, cache_dir, progress: bool, sid: bool, s
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return BuildResult(out=out, statistics=statistics, notes=notes,
-                       renders=cache.misses, cache_hits=cache.hits, timings=timings)
+    return BuildResult(out=out, statistics=statistics, notes=notes, renders=cache.misses, cache_hits=cache.hits,
+                       reused=reused, timings=timings)
+
+
+@contextmanager
+def _arrow_memory_pool():
+    """pyarrow's default allocator (mimalloc) took ten times longer than jemalloc to take in the
+    build's hundreds of MB of audio bytes (15 s of a 25 s cached rebuild here). A pool the user
+    chose with ARROW_DEFAULT_MEMORY_POOL is left alone."""
+    import pyarrow as pa
+
+    if os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
+        yield
+        return
+    previous = pa.default_memory_pool()
+    try:
+        pool = pa.jemalloc_memory_pool()
+    except NotImplementedError:  # wheels built without jemalloc (Windows)
+        pool = pa.system_memory_pool()
+    pa.set_memory_pool(pool)
+    try:
+        yield
+    finally:
+        pa.set_memory_pool(previous)
 
 
 def render_audio(conversations: list[Conversation], cache: RenderCache, *, progress: bool = True):
@@ -157,111 +184,10 @@ def render_audio(conversations: list[Conversation], cache: RenderCache, *, progr
     return audio, notes
 
 
-def _clip(data: bytes, name: str) -> dict:
-    return {"bytes": data, "path": f"{name}.flac"}
-
-
-def conversation_row(c: Conversation, audio: dict, max_turns: int) -> dict:
-    kb = c.knowledge_base
-    row = {
-        "conversation_id": c.conversation_id,
-        "domain": {"name": c.domain["name"], "description": c.domain["description"]},
-        "goal": c.goal,
-        "system_message": c.system_message,
-        "knowledge_base": {
-            "workflow_stages": [
-                {key: stage[key] for key in ("name", "description", "skip_conditions", "failure_handling",
-                                             "termination_conditions")}
-                for stage in kb["workflow_stages"]
-            ],
-            "guidelines": list(kb["guidelines"]),
-            "user_data": [{"field": d["field"], "value": d["value"]} for d in kb["user_data"]],
-        },
-        "user_intent": {
-            "profile": c.user_intent["profile"],
-            "interruption_probabilities": {k: float(c.user_intent["interruption_probabilities"][k])
-                                           for k in INTERRUPTION_TYPES},
-            "hidden_info": list(c.user_intent["hidden_info"]),
-        },
-        "num_turns": len(c.turns),
-    }
-    for n in range(1, max_turns + 1):
-        turn = c.turns[n - 1] if n <= len(c.turns) else None
-        i = turn.interruption if turn else None
-        row.update({
-            f"assistant_turn_{n}_transcript": turn.heard if turn else None,
-            f"assistant_turn_{n}_original": turn.assistant if turn else None,
-            f"user_turn_{n}_transcript": turn.user if turn else None,
-            f"user_turn_{n}_audio": _clip(audio[(c.conversation_id, turn.index, "user")],
-                                          f"{c.conversation_id}/user_turn_{n}") if turn else None,
-            f"user_turn_{n}_interruption_type": (i.type if i else "") if turn else None,
-            f"turn_{n}_tf_rubric": i.tf_rubric if i else None,
-            f"turn_{n}_rq_rubrics": list(i.rq_rubrics) if i else None,
-            f"assistant_turn_{n}_audio": _clip(audio[(c.conversation_id, turn.index, "assistant")],
-                                               f"{c.conversation_id}/assistant_turn_{n}") if turn else None,
-        })
-    return row
-
-
-def baseline_row(c: Conversation, max_turns: int) -> dict:
-    row = {"conversation_id": c.conversation_id, "num_turns": len(c.turns)}
-    for n in range(1, max_turns + 1):
-        turn = c.turns[n - 1] if n <= len(c.turns) else None
-        i = turn.interruption if turn else None
-        verdicts = i.baseline_rq_verdicts if i else None
-        row[f"turn_{n}_baseline_response"] = i.baseline if i else None
-        row[f"turn_{n}_baseline_rq_verdicts"] = [v.met for v in verdicts] if verdicts else None
-        row[f"turn_{n}_baseline_rq_reasons"] = [v.reason for v in verdicts] if verdicts else None
-    return row
-
-
-def _sid_rows(sid_sources, noise_clips: int, cache: RenderCache, progress: bool) -> dict[str, list[dict]]:
-    from .sid_build import load_sid_sources, noise_rows, speech_rows
-
-    return {SID_DEV_SPEECH: speech_rows(load_sid_sources(sid_sources), cache, progress=progress),
-            SID_DEV_NOISE: noise_rows(noise_clips)}
-
-
-def ihbench_configs(conversations: list[Conversation], audio: dict, fingerprint: str) -> tuple[dict, dict]:
-    """The IHBench configs ({name: Dataset}, default first) and their part of the card's statistics."""
-    from .load import load_conversations, load_items
-    from .stats import dataset_statistics
-
-    max_turns = max(len(c.turns) for c in conversations)
-    wide = _dataset([conversation_row(c, audio, max_turns) for c in conversations],
-                    conversations_features(max_turns), f"{fingerprint}-conversations")
-    baseline = _dataset([baseline_row(c, max_turns) for c in conversations],
-                        baseline_features(max_turns), f"{fingerprint}-baseline")
-    # The long config comes out of the same reader users call, so the two can never disagree.
-    items = load_items(wide, baseline=baseline)
-    long = _dataset([interruption_row(item) for item in items], interruptions_features(), f"{fingerprint}-interruptions")
-    return dict(zip(CONFIGS, (wide, baseline, long))), dataset_statistics(load_conversations(wide), items)
-
-
-def sid_configs(sid_rows: dict, fingerprint: str) -> tuple[dict, dict]:
-    """The in-house SID-style configs and their line of the card's statistics."""
-    from .sid import sid_features
-
-    tables = {name: _dataset(rows, sid_features(), f"{fingerprint}-{name}") for name, rows in sid_rows.items()}
-    speech = sid_rows[SID_DEV_SPEECH]
-    return tables, {"sid": {"clips": sum(len(rows) for rows in sid_rows.values()),
-                            "positives": sum(not r["total_nonbreak"] for r in speech),
-                            "negatives": sum(r["total_nonbreak"] for r in speech),
-                            "noise": len(sid_rows[SID_DEV_NOISE])}}
-
-
-def duplex_configs(rows: list[dict], fingerprint: str) -> tuple[dict, dict]:
-    """The two-channel recordings and their line of the card's statistics."""
-    from .duplex import DUPLEX_CONFIG, duplex_statistics
-    from .features import duplex_features
-
-    return ({DUPLEX_CONFIG: _dataset(rows, duplex_features(), f"{fingerprint}-{DUPLEX_CONFIG}")},
-            {"duplex": duplex_statistics(rows)})
-
-
-def _write(root: Path, conversations: list[Conversation], audio: dict, sid_rows: dict, duplex_rows: list[dict], *,
-           progress: bool, timings: dict) -> dict:
-    """Each builder gives its configs and statistics; this writes them all, the plot and the card."""
+def _write(root: Path, conversations: list[Conversation], builders: list[Builder], configs: Optional[ConfigCache],
+           *, progress: bool, timings: dict) -> tuple[dict, list[str]]:
+    """Each builder's configs, from the config cache when it has them (`configs`, None to make
+    everything again), then the plot and the card. Returns the statistics and the builders reused."""
     import datasets
 
     from .card import render_card
@@ -269,30 +195,39 @@ def _write(root: Path, conversations: list[Conversation], audio: dict, sid_rows:
 
     if not progress:
         datasets.disable_progress_bars()
-    fingerprint = sources_fingerprint(conversations)
-    parts = [ihbench_configs(conversations, audio, fingerprint)]
-    if sid_rows:
-        parts.append(sid_configs(sid_rows, fingerprint))
-    if duplex_rows:
-        parts.append(duplex_configs(duplex_rows, fingerprint))
-    written, statistics = {}, {}
-    for tables, part in parts:
-        written.update(tables)
-        statistics.update(part)
-    files = {}
-    for name, data in written.items():
-        (root / name).mkdir()
-        with _timed(timings, f"write {name}"):
-            files[name] = f"{name}/{_write_parquet(data, root / name).name}"
+    files, statistics, reused = {}, {}, []
+    for builder in builders:
+        with _timed(timings, builder.name):
+            key = configs.key(builder.name, builder.inputs) if configs else None
+            hit = configs.get(builder.name, key) if configs else None
+            if hit:
+                made, part = hit
+                reused.append(builder.name)
+            else:
+                tables, part = builder.make()
+                part = json.loads(json.dumps(part))  # as the cache gives it back: the card must not depend on a hit
+                made = {}
+                for name, data in tables.items():
+                    (root / name).mkdir()
+                    with _timed(timings, f"write {name}"):
+                        made[name] = _write_parquet(data, root / name)
+                if configs:
+                    configs.put(builder.name, key, made, part)
+            for name, path in made.items():
+                if hit:
+                    (root / name).mkdir()
+                    place(path, root / name / path.name)
+                files[name] = f"{name}/{path.name}"
+            statistics.update(part)
     plot_statistics(statistics, root / "stats.png")
     voices = sorted({c.user_voice for c in conversations} | {ASSISTANT_VOICE})
+    features = {name: f for builder in builders for name, f in builder.features.items()}
     (root / "README.md").write_text(
-        render_card(statistics=statistics, features={name: data.features for name, data in written.items()},
-                    voices={v: get_engine(v) for v in voices}, split=SPLIT, configs=tuple(written),
-                    provenances=[c.provenance for c in conversations], files=files),
+        render_card(statistics=statistics, features=features, voices={v: get_engine(v) for v in voices}, split=SPLIT,
+                    configs=tuple(features), provenances=[c.provenance for c in conversations], files=files),
         encoding="utf-8",
     )
-    return statistics
+    return statistics, reused
 
 
 def _write_parquet(data, folder: Path) -> Path:
@@ -308,24 +243,6 @@ def _write_parquet(data, folder: Path) -> Path:
     final = folder / f"{SPLIT}-{digest.hexdigest()[:16]}.parquet"
     staging.rename(final)
     return final
-
-
-def _dataset(rows: list[dict], features, fingerprint: str):
-    """Rows are already in Arrow form (audio as {bytes, path}), so build the table directly:
-    `Dataset.from_list` would re-encode every clip and hash the whole table for a fingerprint
-    we can give it from the sources' hash."""
-    import datasets
-    import pyarrow as pa
-
-    table = pa.Table.from_pylist(rows, schema=features.arrow_schema)
-    return datasets.Dataset(table, info=datasets.DatasetInfo(features=features), fingerprint=fingerprint)
-
-
-def sources_fingerprint(conversations: list[Conversation]) -> str:
-    digest = hashlib.sha256()
-    for c in sorted(conversations, key=lambda c: c.conversation_id):
-        digest.update(c.digest.encode())
-    return digest.hexdigest()[:16]
 
 
 def _write_info(root: Path, conversations, statistics: dict, cache: RenderCache, notes: list[str],

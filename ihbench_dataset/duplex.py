@@ -284,10 +284,9 @@ def _code_digest() -> str:
     import ihbench.turns.floor as floor
     import ihbench.turns.ipus as ipus
 
-    digest = hashlib.sha256()
-    for path in (__file__, floor.__file__, ipus.__file__):
-        digest.update(Path(path).read_bytes())
-    return digest.hexdigest()
+    from .config_cache import code_digest
+
+    return code_digest([__file__, floor.__file__, ipus.__file__])
 
 
 class DuplexCache:

@@ -83,9 +83,13 @@ def test_run_judge_report_sid_and_publish_from_another_directory(wheel_env, buil
     the copies shipped inside the installed package."""
     site, work = wheel_env["site"], wheel_env["work"]
     shipped = site / "ihbench_dataset" / "sources" / "conversations"
-    _run(wheel_env, "ihbench", "build", "--out", "data", "--cache-dir", str(tts_cache), "--quiet",
-         "--sid-sources", str(FIXTURES / "sid_small.json"), "--sid-noise-clips", "3",
-         "--sources", *[str(shipped / path.name) for path in subset])
+    build = ["ihbench", "build", "--out", "data", "--cache-dir", str(tts_cache), "--quiet",
+             "--sid-sources", str(FIXTURES / "sid_small.json"), "--sid-noise-clips", "3",
+             "--sources", *[str(shipped / path.name) for path in subset]]
+    _run(wheel_env, *build)
+    card = (work / "data" / "README.md").read_text()
+    assert "configs of ihbench, sid, duplex unchanged, reused" in _run(wheel_env, *build).stdout
+    assert (work / "data" / "README.md").read_text() == card
     _run(wheel_env, "ihbench", "make-tiny-model", "qwen2-audio", "--out", "tiny")
     _run(wheel_env, "ihbench", "run", "--model", "qwen2-audio", "--model-path", "tiny", "--data", "data",
          "--epochs", "1", "--limit", "2", "--max-new-tokens", "4", "--out", "runs/tiny", "--quiet")
@@ -141,3 +145,29 @@ def test_the_space_serves_from_the_installed_package(wheel_env, built):
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+def test_generate_then_turns_on_a_duplex_recording_from_another_directory(wheel_env, built):
+    """The two pipelines added after the first wheel test: `ihbench generate` against an
+    OpenAI-compatible server (the local test server, scripted) and `ihbench turns` on one of the
+    built dataset's two-channel recordings, both from the installed package only."""
+    import datasets
+
+    from generate_script import GenerationScript
+
+    work = wheel_env["work"]
+    with OpenAITestServer(respond=GenerationScript(["cooperative"])) as server:
+        _run(wheel_env, "ihbench", "generate", "--domain", "government",
+             "--goal", "Set up a property tax installment plan", "--intents", "1", "--conversations", "1", "--llm-model", "scripted", "--llm-base-url", server.base_url,
+             "--out", "suite", "--cache", "generate-cache.sqlite", "--quiet")
+    checked = _run(wheel_env, "ihbench", "verify", "--no-audio", "suite/conversations")
+    assert "OK: 1 conversation(s), 4 interruption point(s)" in checked.stdout
+
+    recording = datasets.load_dataset(str(built), "duplex", split="dev").cast_column(
+        "audio", datasets.Audio(decode=False))[0]
+    (work / "call.flac").write_bytes(recording["audio"]["bytes"])
+    _run(wheel_env, "ihbench", "turns", "call.flac", "--model-name", "rendered", "--out", "turns", "--quiet")
+    summary = json.loads((work / "turns" / "summary.json").read_text())
+    assert summary["kind"] == "turns" and summary["recordings"] == 1
+    assert summary["timing"]["stop_latency_s"]["n"] > 0
+    assert (work / "turns" / "call" / "timeline.png").stat().st_size > 10_000

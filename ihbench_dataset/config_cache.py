@@ -1,0 +1,118 @@
+"""Finished configs kept next to the TTS renders, keyed by everything that made them.
+
+Turning a few hundred MB of audio into Arrow rows and Parquet again on every rebuild cost more
+than the rest of a cached rebuild together (`benchmarks/build.py`). A builder whose inputs, code
+and writer versions are all unchanged would write the same bytes, so the build links (or copies)
+the files it wrote last time instead. The key covers the source of this package, so editing the
+code that makes a row can never hand back a stale file.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Iterable, Optional, Union
+
+#: entries kept per builder: the current inputs and the previous ones, so switching between two
+#: source sets (a branch and main) stays fast without the cache growing by ~0.7 GB per edit
+KEEP = 2
+MANIFEST = "manifest.json"
+
+
+def code_digest(paths: Iterable[Union[str, Path]]) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(str(p) for p in paths):
+        digest.update(Path(path).read_bytes())
+    return digest.hexdigest()
+
+
+def builder_code() -> str:
+    """Every module of this package plus the floor rules the duplex labels come from, and the
+    versions of the libraries that encode the Parquet bytes."""
+    from importlib.metadata import version
+
+    import ihbench.turns.floor as floor
+    import ihbench.turns.ipus as ipus
+
+    package = Path(__file__).parent
+    modules = [*package.rglob("*.py"), floor.__file__, ipus.__file__]
+    return code_digest(modules) + f"/pyarrow {version('pyarrow')}/datasets {version('datasets')}"
+
+
+class ConfigCache:
+    def __init__(self, directory: Path):
+        self.directory = Path(directory)
+        self.code = builder_code()
+
+    def key(self, builder: str, inputs: Iterable[Union[str, bytes]]) -> str:
+        digest = hashlib.sha256(f"{self.code}\x1f{builder}".encode())
+        for part in inputs:
+            digest.update(b"\x1e")
+            digest.update(part if isinstance(part, bytes) else str(part).encode("utf-8"))
+        return digest.hexdigest()
+
+    def get(self, builder: str, key: str) -> Optional[tuple[dict[str, Path], dict]]:
+        """({config: Parquet file}, statistics), or None when the entry is missing or damaged
+        (a file gone or of another size than written): then the build makes it again."""
+        entry = self.directory / builder / key
+        try:
+            manifest = json.loads((entry / MANIFEST).read_text(encoding="utf-8"))
+            files = {config: entry / config / name for config, (name, _) in manifest["files"].items()}
+            if any(files[config].stat().st_size != size for config, (_, size) in manifest["files"].items()):
+                return None
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        _mark_used(entry)
+        return files, manifest["statistics"]
+
+    def put(self, builder: str, key: str, files: dict[str, Path], statistics: dict) -> None:
+        """Best effort: a full disk or a read-only cache costs the next rebuild time, never this build."""
+        entry = self.directory / builder / key
+        work = entry.with_name(f".{key}.{os.getpid()}")
+        try:
+            shutil.rmtree(work, ignore_errors=True)
+            work.mkdir(parents=True)
+            for config, path in files.items():
+                (work / config).mkdir()
+                place(path, work / config / path.name)
+            manifest = {"files": {config: (path.name, path.stat().st_size) for config, path in files.items()},
+                        "statistics": statistics}
+            (work / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+            shutil.rmtree(entry, ignore_errors=True)
+            os.replace(work, entry)
+            _mark_used(entry)
+        except OSError:
+            shutil.rmtree(work, ignore_errors=True)
+            return
+        self._prune(builder)
+
+    def _prune(self, builder: str) -> None:
+        entries = []
+        for entry in (self.directory / builder).iterdir():
+            if entry.name.startswith("."):
+                continue  # another build's entry, still being written
+            try:
+                entries.append(((entry / MANIFEST).stat().st_mtime_ns, entry))
+            except OSError:
+                continue
+        for _, entry in sorted(entries, reverse=True)[KEEP:]:
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def _mark_used(entry: Path) -> None:
+    """An explicit time: the file system's own clock is coarse enough (milliseconds) that two
+    builds in a row could tie, and pruning would then keep the wrong one."""
+    now = time.time_ns()
+    os.utime(entry / MANIFEST, ns=(now, now))
+
+
+def place(source: Path, target: Path) -> None:
+    """A hard link costs nothing and Parquet files are never written in place; across file
+    systems (cache on another disk) it is a copy."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)

@@ -1,0 +1,105 @@
+"""Finished configs reused from the cache (ihbench_dataset/config_cache.py): only when nothing that
+decides their bytes changed, byte-identical to making them again, and never a damaged file."""
+import hashlib
+import json
+import shutil
+
+import datasets
+import pytest
+
+from conftest import FIXTURES
+from ihbench_dataset.build import build
+from ihbench_dataset.config_cache import KEEP, ConfigCache
+
+ALL = ["ihbench", "sid", "duplex"]
+
+
+def _digest(root):
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _small(tts_cache, **options):
+    return dict(cache_dir=tts_cache, progress=False, sid_sources=FIXTURES / "sid_small.json", sid_noise_clips=7,
+                **options)
+
+
+def test_an_unchanged_rebuild_reuses_every_config_and_equals_making_them_again(built, tts_cache, tmp_path, subset):
+    reused = build(tmp_path / "reused", subset, **_small(tts_cache))
+    made = build(tmp_path / "made", subset, **_small(tts_cache, reuse=False))
+
+    assert reused.reused == ALL and made.reused == []
+    assert _digest(reused.out) == _digest(made.out) == _digest(built)
+    assert reused.statistics == made.statistics
+
+
+def test_an_edited_source_remakes_its_configs_and_reuses_the_others(tts_cache, tmp_path, subset):
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    source = sources / subset[0].name
+    shutil.copy(subset[0], source)
+    original = source.read_text()
+    options = _small(tts_cache, duplex=False)
+    first = build(tmp_path / "first", [source], **options)
+
+    document = json.loads(original)
+    point = next(t for t in document["turns"] if "interruption" in t)
+    point["interruption"]["tf_rubric"] = "Edited: " + point["interruption"]["tf_rubric"]
+    source.write_text(json.dumps(document))
+    edited = build(tmp_path / "edited", [source], **options)
+    source.write_text(original)
+    back = build(tmp_path / "back", [source], **options)
+
+    assert "ihbench" not in edited.reused and "sid" in edited.reused
+    rubrics = datasets.load_dataset(str(edited.out), "interruptions", split="dev")["tf_rubric"]
+    assert any(r.startswith("Edited: ") for r in rubrics)
+    assert back.reused == ["ihbench", "sid"]  # the previous inputs' entry is kept (KEEP = 2)
+    assert _digest(back.out) == _digest(first.out)
+
+
+def test_changed_builder_code_makes_every_config_again(tts_cache, tmp_path, subset, monkeypatch):
+    build(tmp_path / "before", subset[:1], **_small(tts_cache, duplex=False))
+    monkeypatch.setattr("ihbench_dataset.config_cache.builder_code", lambda: "a different conversation_row")
+
+    after = build(tmp_path / "after", subset[:1], **_small(tts_cache, duplex=False))
+
+    assert after.reused == []
+
+
+def test_a_damaged_cache_entry_is_made_again_not_served(tmp_path, subset):
+    cache = tmp_path / "tts"
+    out = build(tmp_path / "data", subset[:1], cache_dir=cache, progress=False, sid=False, duplex=False).out
+    entry = next((cache / "configs" / "ihbench").iterdir())
+    damaged = next((entry / "interruptions").glob("*.parquet"))
+    damaged.unlink()  # a hard link of the build's file: the build itself keeps its copy
+    damaged.write_bytes(b"PAR1 truncated")
+
+    again = build(tmp_path / "again", subset[:1], cache_dir=cache, progress=False, sid=False, duplex=False)
+
+    assert again.reused == []
+    assert _digest(again.out) == _digest(out)
+    assert datasets.load_dataset(str(again.out), "interruptions", split="dev").num_rows > 0
+
+
+def test_the_cache_keeps_the_most_recently_used_entries_per_builder(tmp_path):
+    cache = ConfigCache(tmp_path / "configs")
+    parquet = tmp_path / "dev-0123.parquet"
+    parquet.write_bytes(b"table")
+    keys = [cache.key("sid", [f"inputs {n}"]) for n in range(KEEP + 2)]
+    cache.put("sid", keys[0], {"sid_dev_en": parquet}, {"sid": {"clips": 1}})
+    for key in keys[1:]:
+        cache.get("sid", keys[0])  # keys[0] stays the most recently used
+        cache.put("sid", key, {"sid_dev_en": parquet}, {"sid": {"clips": 1}})
+
+    kept = sorted(p.name for p in (tmp_path / "configs" / "sid").iterdir())
+
+    assert kept == sorted([keys[0], keys[-1]])
+    files, statistics = cache.get("sid", keys[-1])
+    assert files["sid_dev_en"].read_bytes() == b"table" and statistics == {"sid": {"clips": 1}}
+    assert cache.get("sid", keys[1]) is None
+
+
+@pytest.mark.parametrize("inputs", [["a", "b"], ["ab"], ["a", b"b"]])
+def test_keys_separate_their_inputs(tmp_path, inputs):
+    cache = ConfigCache(tmp_path)
+    assert (cache.key("x", inputs) == cache.key("x", ["a", "b"])) == (inputs != ["ab"])
