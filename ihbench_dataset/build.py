@@ -15,7 +15,6 @@ that fails leaves the previous build (or nothing) in place, never half a dataset
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -27,6 +26,7 @@ from typing import Iterable, Optional, Union
 
 from .audio import encode_flac, load_recording
 from .config_cache import ConfigCache, place
+from .content_names import name_by_content
 from .errors import IHBenchError
 from .locks import exclusive, lock_file_for
 from .parts import Builder, duplex_builder, ihbench_builder, sid_builder, sources_fingerprint
@@ -231,18 +231,10 @@ def _write(root: Path, conversations: list[Conversation], builders: list[Builder
 
 
 def _write_parquet(data, folder: Path) -> Path:
-    """`dev-<content hash>.parquet`: `datasets` caches a local folder's configs by their file names,
-    and patterns, so a rebuild in place was read back from the old cache; a name that changes
-    with the bytes, written exactly into the card, makes every `load_dataset` see the new data."""
+    """Named by its bytes (see `content_names.py`)."""
     staging = folder / f".{SPLIT}.parquet.partial"
     data.to_parquet(str(staging))
-    digest = hashlib.sha256()
-    with staging.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    final = folder / f"{SPLIT}-{digest.hexdigest()[:16]}.parquet"
-    staging.rename(final)
-    return final
+    return name_by_content(staging, SPLIT)
 
 
 def _write_info(root: Path, conversations, statistics: dict, cache: RenderCache, notes: list[str],

@@ -13,13 +13,16 @@ import shutil
 from pathlib import Path
 from typing import Mapping
 
+from .content_names import name_by_content
 from .errors import UsageError
 from .locks import exclusive, lock_file_for
 
 BASELINE_CONFIG, INTERRUPTIONS_CONFIG = "baseline", "interruptions"
 
 
-def _rewrite(parquet: Path, columns: Mapping[str, list]) -> None:
+def _rewrite(parquet: Path, columns: Mapping[str, list], card: Path) -> None:
+    """The new bytes get a new name, in the folder and in the card: under the old name a folder
+    made again at the same path would be read back from the datasets cache (`content_names.py`)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -28,7 +31,12 @@ def _rewrite(parquet: Path, columns: Mapping[str, list]) -> None:
         index = table.schema.get_field_index(name)
         field = table.schema.field(index)
         table = table.set_column(index, field, pa.array(values, type=field.type))
-    pq.write_table(table, parquet)  # schema metadata (the datasets features) travels with the table
+    staging = parquet.with_name(f".{parquet.name}.partial")
+    pq.write_table(table, staging)  # schema metadata (the datasets features) travels with the table
+    parquet.unlink()
+    renamed = name_by_content(staging, parquet.name.split("-")[0].split(".")[0])
+    old, new = f"{parquet.parent.name}/{parquet.name}", f"{parquet.parent.name}/{renamed.name}"
+    card.write_text(card.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
 
 
 def replace_baselines(data_dir, out_dir, responses: Mapping[str, str], provenance: str) -> Path:
@@ -61,11 +69,11 @@ def replace_baselines(data_dir, out_dir, responses: Mapping[str, str], provenanc
                 if missing:
                     raise UsageError(f"no new baseline for {len(missing)} interruption point(s), e.g. "
                                      f"{', '.join(missing[:3])}; the run must cover every point of {data}")
-                _rewrite(parquet, {k: v for k, v in columns.items() if k in rows[0]})
+                _rewrite(parquet, {k: v for k, v in columns.items() if k in rows[0]}, work / "README.md")
             for parquet in sorted((work / INTERRUPTIONS_CONFIG).glob("*.parquet")):
                 ids = pq.read_table(parquet, columns=["id"]).column("id").to_pylist()
                 _rewrite(parquet, {"baseline_response": [responses[i] for i in ids],
-                                   "baseline_rq_verdicts": [None] * len(ids)})
+                                   "baseline_rq_verdicts": [None] * len(ids)}, work / "README.md")
             card = work / "README.md"
             card.write_text(card.read_text(encoding="utf-8") + f"\n## Baselines replaced\n\n{provenance}\n"
                             "The baselines' RQ verdicts shipped with the original build judged other responses "

@@ -36,3 +36,30 @@ def test_set_baseline_refuses_a_partial_run(built, tmp_path):
                              str(built), "--out", str(tmp_path / "rebased")], capture_output=True, text=True)
     assert result.returncode == 2 and "did not run on every interruption point" in result.stderr
     assert not (tmp_path / "rebased").exists()
+
+
+def test_a_rebaselined_folder_made_again_at_the_same_path_is_read_as_new(built, tmp_path):
+    """The rewritten files are named by their new bytes, in the folder and in the card; under the old
+    names `load_dataset` served the first folder's baselines from its cache after `rm -r` and a rerun."""
+    import shutil
+
+    import datasets
+
+    from openai_test_server import Reply
+
+    out = tmp_path / "rebased"
+    for label in ("first", "second"):
+        with OpenAITestServer(respond=lambda body, label=label: Reply(content=f"{label} baseline")) as server:
+            run(RunSpec(loader="openai", model_path="m", data=str(built), out=tmp_path / label, epochs=1,
+                        modality="text", loader_options={"base_url": server.base_url}), progress=False)
+        shutil.rmtree(out, ignore_errors=True)
+        result = subprocess.run([sys.executable, "-m", "ihbench.cli", "set-baseline", str(tmp_path / label), "--data",
+                                 str(built), "--out", str(out)], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+
+        points = datasets.load_dataset(str(out), "interruptions", split="dev")
+        assert set(points["baseline_response"]) == {f"{label} baseline"}
+        card = (out / "README.md").read_text()
+        for config in ("baseline", "interruptions"):
+            (parquet,) = (out / config).glob("*.parquet")
+            assert f"{config}/{parquet.name}" in card
