@@ -25,6 +25,8 @@ def _small(tts_cache, **options):
 
 
 def test_an_unchanged_rebuild_reuses_every_config_and_equals_making_them_again(built, tts_cache, tmp_path, subset):
+    # Other tests' builds share this cache and may have pruned the entries `built` left (KEEP per builder).
+    build(tmp_path / "first", subset, **_small(tts_cache))
     reused = build(tmp_path / "reused", subset, **_small(tts_cache))
     made = build(tmp_path / "made", subset, **_small(tts_cache, reuse=False))
 

@@ -141,7 +141,7 @@ def test_a_rebuild_without_the_mix_cache_gives_the_same_bytes(built, tts_cache, 
     cache = tmp_path / "tts"
     shutil.copytree(tts_cache, cache)
     shutil.rmtree(cache / "duplex")
-    again = build(tmp_path / "again", subset, cache_dir=cache, progress=False, sid=False)
+    again = build(tmp_path / "again", subset, cache_dir=cache, progress=False, sid=False, reuse=False)
     assert again.renders == 0  # every clip, the filler messages included, came from the render cache
 
     def digest(root):
