@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Union
 
 from .audio import encode_flac, load_recording
-from .config_cache import ConfigCache, place
+from .config_cache import ConfigCache
 from .content_names import name_by_content
 from .errors import IHBenchError
 from .locks import exclusive, lock_file_for
@@ -199,7 +199,7 @@ def _write(root: Path, conversations: list[Conversation], builders: list[Builder
     for builder in builders:
         with _timed(timings, builder.name):
             key = configs.key(builder.name, builder.inputs) if configs else None
-            hit = configs.get(builder.name, key) if configs else None
+            hit = configs.fetch(builder.name, key, root) if configs else None
             if hit:
                 made, part = hit
                 reused.append(builder.name)
@@ -213,11 +213,7 @@ def _write(root: Path, conversations: list[Conversation], builders: list[Builder
                         made[name] = _write_parquet(data, root / name)
                 if configs:
                     configs.put(builder.name, key, made, part)
-            for name, path in made.items():
-                if hit:
-                    (root / name).mkdir()
-                    place(path, root / name / path.name)
-                files[name] = f"{name}/{path.name}"
+            files.update({name: f"{name}/{path.name}" for name, path in made.items()})
             statistics.update(part)
     plot_statistics(statistics, root / "stats.png")
     voices = sorted({c.user_voice for c in conversations} | {ASSISTANT_VOICE})

@@ -54,19 +54,27 @@ class ConfigCache:
             digest.update(part if isinstance(part, bytes) else str(part).encode("utf-8"))
         return digest.hexdigest()
 
-    def get(self, builder: str, key: str) -> Optional[tuple[dict[str, Path], dict]]:
-        """({config: Parquet file}, statistics), or None when the entry is missing or damaged
-        (a file gone or of another size than written): then the build makes it again."""
+    def fetch(self, builder: str, key: str, root: Path) -> Optional[tuple[dict[str, Path], dict]]:
+        """Place the entry's files in `root/<config>/` and return ({config: placed file},
+        statistics); None, with nothing left in `root`, when the entry is missing, damaged (a file
+        gone or of another size than written) or pruned by another build meanwhile."""
         entry = self.directory / builder / key
+        placed: list[Path] = []
         try:
             manifest = json.loads((entry / MANIFEST).read_text(encoding="utf-8"))
             files = {config: entry / config / name for config, (name, _) in manifest["files"].items()}
             if any(files[config].stat().st_size != size for config, (_, size) in manifest["files"].items()):
                 return None
+            _mark_used(entry)  # before placing: pruning by a concurrent build now spares it
+            for config, source in files.items():
+                (root / config).mkdir(parents=True)
+                placed.append(root / config)
+                place(source, root / config / source.name)
+            return {config: root / config / source.name for config, source in files.items()}, manifest["statistics"]
         except (OSError, ValueError, KeyError, TypeError):
+            for folder in placed:
+                shutil.rmtree(folder, ignore_errors=True)
             return None
-        _mark_used(entry)
-        return files, manifest["statistics"]
 
     def put(self, builder: str, key: str, files: dict[str, Path], statistics: dict) -> None:
         """Best effort: a full disk or a read-only cache costs the next rebuild time, never this build."""
@@ -106,7 +114,10 @@ def _mark_used(entry: Path) -> None:
     """An explicit time: the file system's own clock is coarse enough (milliseconds) that two
     builds in a row could tie, and pruning would then keep the wrong one."""
     now = time.time_ns()
-    os.utime(entry / MANIFEST, ns=(now, now))
+    try:
+        os.utime(entry / MANIFEST, ns=(now, now))
+    except OSError:
+        pass  # a read-only cache is still read
 
 
 def place(source: Path, target: Path) -> None:

@@ -90,18 +90,44 @@ def test_the_cache_keeps_the_most_recently_used_entries_per_builder(tmp_path):
     keys = [cache.key("sid", [f"inputs {n}"]) for n in range(KEEP + 2)]
     cache.put("sid", keys[0], {"sid_dev_en": parquet}, {"sid": {"clips": 1}})
     for key in keys[1:]:
-        cache.get("sid", keys[0])  # keys[0] stays the most recently used
+        cache.fetch("sid", keys[0], tmp_path / "fetched")  # keys[0] stays the most recently used
+        shutil.rmtree(tmp_path / "fetched")
         cache.put("sid", key, {"sid_dev_en": parquet}, {"sid": {"clips": 1}})
 
     kept = sorted(p.name for p in (tmp_path / "configs" / "sid").iterdir())
 
     assert kept == sorted([keys[0], keys[-1]])
-    files, statistics = cache.get("sid", keys[-1])
+    files, statistics = cache.fetch("sid", keys[-1], tmp_path / "build")
+    assert files["sid_dev_en"] == tmp_path / "build" / "sid_dev_en" / "dev-0123.parquet"
     assert files["sid_dev_en"].read_bytes() == b"table" and statistics == {"sid": {"clips": 1}}
-    assert cache.get("sid", keys[1]) is None
+    assert cache.fetch("sid", keys[1], tmp_path / "other") is None and not (tmp_path / "other").exists()
 
 
 @pytest.mark.parametrize("inputs", [["a", "b"], ["ab"], ["a", b"b"]])
 def test_keys_separate_their_inputs(tmp_path, inputs):
     cache = ConfigCache(tmp_path)
     assert (cache.key("x", inputs) == cache.key("x", ["a", "b"])) == (inputs != ["ab"])
+
+
+def test_an_entry_that_vanishes_while_placed_leaves_nothing_behind(tmp_path, monkeypatch):
+    """Another build pruning the entry between the size check and the links: a miss, not half a config set."""
+    import ihbench_dataset.config_cache as config_cache
+
+    cache = ConfigCache(tmp_path / "configs")
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.parquet").write_bytes(name.encode())
+    key = cache.key("ihbench", ["x"])
+    cache.put("ihbench", key, {"conversations": tmp_path / "a.parquet", "baseline": tmp_path / "b.parquet"}, {})
+    real_place, calls = config_cache.place, []
+
+    def vanishing(source, target):
+        calls.append(source)
+        if len(calls) == 2:
+            raise FileNotFoundError(source)
+        real_place(source, target)
+
+    monkeypatch.setattr(config_cache, "place", vanishing)
+    (tmp_path / "build").mkdir()
+
+    assert cache.fetch("ihbench", key, tmp_path / "build") is None
+    assert list((tmp_path / "build").iterdir()) == []
