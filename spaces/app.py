@@ -1,10 +1,11 @@
-"""IHBench Space: browse the data, run a local audio model on it, detect interruptions, score files.
+"""IHBench Space: browse the data, run a local audio model on it, detect interruptions, analyse
+turn-taking in two-channel calls, score files.
 
 Launch: `make demo`, `python spaces/app.py`, or as a Hugging Face Space (`ihbench publish-space`).
 The data comes from `$IHBENCH_DATA` (a folder or a Hub id); without it the page says what to set.
 The address is gradio's own: `GRADIO_SERVER_NAME` (a Space sets 0.0.0.0) and `GRADIO_SERVER_PORT`
 or `PORT` (default 7860). The layout is all this file does; what each tab computes lives in
-`ihbench.ui`.
+`ihbench.ui` (the Turns tab: `ihbench.ui_turns`).
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import os
 
 import gradio as gr
 
-from ihbench import ui
+from ihbench import ui, ui_turns
 from ihbench_dataset.schema import INTERRUPTION_TYPES
 
 try:  # ZeroGPU hardware on Hugging Face Spaces; a no-op elsewhere
@@ -105,6 +106,11 @@ def leaderboard():
     return ui.leaderboard()
 
 
+@shown
+def analyze_turns(recording_id, upload):
+    return ui_turns.analyze_recording(recording_id, upload)
+
+
 def build_app() -> gr.Blocks:
     problem = ui.data_problem()
     with gr.Blocks(title="IHBench") as app:
@@ -114,6 +120,7 @@ def build_app() -> gr.Blocks:
                 gr.Markdown(problem, elem_id="setup")
         else:
             _data_tabs(app)
+        _turns_tab()
         _metric_tabs(app)
     return app
 
@@ -175,6 +182,24 @@ def _data_tabs(app: gr.Blocks) -> None:
         waveform = gr.Plot(label="Waveform", elem_id="waveform")
         detection = gr.JSON(label="Result")
         detect_button.click(detect, [detector, upload, sid_clip], [waveform, detection])
+
+
+def _turns_tab() -> None:
+    """Works on uploads without a dataset; the dataset's duplex recordings add a ground truth."""
+    with gr.Tab("Turns"):
+        recordings = ui_turns.recording_choices()
+        with gr.Row():
+            recording = gr.Dropdown([""] + recordings, value=recordings[0] if recordings else "",
+                                    label="Two-channel recording of the dataset (duplex config)", elem_id="recording")
+            upload = gr.Audio(label="Or upload a stereo call (channel 0 the AI, channel 1 the user)", type="filepath",
+                              sources=["upload"])
+        analyze_button = gr.Button("Analyse turn-taking", elem_id="analyze-turns")
+        summary = gr.Markdown(elem_id="turns-summary")
+        timeline = gr.Image(label="Timeline: speech per channel, backchannels, floor events", type="filepath",
+                            elem_id="timeline")
+        timing = gr.Dataframe(headers=["figure", "value", "ci_low", "ci_high", "n"], label="Timing",
+                              elem_id="timing")
+        analyze_button.click(analyze_turns, [recording, upload], [timeline, timing, summary])
 
 
 def _metric_tabs(app: gr.Blocks) -> None:

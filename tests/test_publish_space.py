@@ -94,7 +94,7 @@ def test_the_staged_space_runs_from_a_fresh_venv_and_shows_a_conversation(staged
             browser = launch(p)
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(f"http://127.0.0.1:{port}/")
-            for tab in ("Browse", "Evaluate", "Detect", "Metrics", "Leaderboard"):
+            for tab in ("Browse", "Evaluate", "Detect", "Turns", "Metrics", "Leaderboard"):
                 expect(page.get_by_role("tab", name=tab)).to_be_visible(timeout=60_000)
             expect(page.locator("#turn-detail")).to_contain_text("TF criterion", timeout=60_000)  # first load done
             box = page.locator("#conversation input")
@@ -103,6 +103,10 @@ def test_the_staged_space_runs_from_a_fresh_venv_and_shows_a_conversation(staged
             page.get_by_role("option", name=item.conversation_id, exact=True).click()
             page.locator("#transcript").get_by_text(item.conversation_id).wait_for(timeout=30_000)
             expect(page.locator("#turn-detail")).to_contain_text("TF criterion", timeout=30_000)
+            # silero-vad and the turn-taking code run from the Space's own requirements too
+            page.get_by_role("tab", name="Turns").click()
+            page.locator("#analyze-turns").click()
+            expect(page.locator("#turns-summary")).to_contain_text("rendered ground truth", timeout=120_000)
             browser.close()
     finally:
         _stop(process)

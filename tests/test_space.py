@@ -202,3 +202,46 @@ def test_two_runs_in_the_same_second_get_their_own_folders(built, tmp_path, monk
         folders = [list(ui.evaluate_stream("openai", model, None, None, 1, 1, 4, server.base_url))[-1][2]
                    for model in ("model-a", "model-b")]
     assert folders[0] != folders[1] and all(Path(f, "run.json").is_file() for f in folders)
+
+
+def test_turns_tab_on_a_duplex_recording_agrees_with_its_ground_truth(space):
+    import datasets
+
+    client, built = space
+    from ihbench import ui_turns
+
+    ids = datasets.load_dataset(str(built), "duplex", split="dev")["conversation_id"]
+    assert ui_turns.recording_choices() == ids
+    timeline, timing, summary = client.predict(ids[0], None, api_name="/analyze_turns")
+    assert Path(timeline).stat().st_size > 10_000
+    figures = {row[0]: row for row in timing["data"]}
+    assert int(figures["stop latency (s)"][4]) > 0 and 0.1 < float(figures["stop latency (s)"][1]) < 1.5
+    agreement = float(summary.split("ground truth: **")[1].split("**")[0])
+    assert agreement >= 0.9
+
+
+def test_turns_tab_on_an_uploaded_stereo_call_and_bad_uploads(space, tmp_path):
+    import io
+
+    import datasets
+    import soundfile
+    from gradio_client import handle_file
+    from gradio_client.exceptions import AppError
+
+    client, built = space
+    row = datasets.load_dataset(str(built), "duplex", split="dev").cast_column(
+        "audio", datasets.Audio(decode=False))[0]
+    samples, rate = soundfile.read(io.BytesIO(row["audio"]["bytes"]), dtype="float32")
+    call = tmp_path / "call.wav"
+    soundfile.write(call, samples[: 40 * rate], rate)  # the first 40 s, as a user's stereo WAV
+    timeline, timing, summary = client.predict("", handle_file(str(call)), api_name="/analyze_turns")
+    assert Path(timeline).stat().st_size > 10_000 and "ground truth" not in summary
+    assert summary.startswith("**40.0 s** analysed")
+
+    mono = tmp_path / "mono.wav"
+    soundfile.write(mono, samples[: 5 * rate, 0], rate)
+    with pytest.raises(AppError) as error:
+        client.predict("", handle_file(str(mono)), api_name="/analyze_turns")
+    assert "cannot be analysed" in str(error.value) and str(tmp_path) not in str(error.value)
+    with pytest.raises(AppError, match="pick a recording"):
+        client.predict("", None, api_name="/analyze_turns")

@@ -95,3 +95,12 @@ def test_metrics_and_leaderboard_tabs_render(page):
     page.get_by_role("tab", name="Metrics").click()
     page.locator("#score").wait_for(timeout=30_000)
     page.screenshot(path=str(ARTIFACTS / "space-metrics.png"), full_page=True)
+
+
+def test_turns_on_a_duplex_recording_shows_the_timeline_and_the_agreement(page):
+    page.get_by_role("tab", name="Turns").click()
+    page.locator("#analyze-turns").click()
+    playwright_api.expect(page.locator("#turns-summary")).to_contain_text("rendered ground truth", timeout=120_000)
+    page.locator("#timeline img").first.wait_for(timeout=60_000)
+    playwright_api.expect(page.locator("#timing")).to_contain_text("stop latency", timeout=30_000)
+    page.screenshot(path=str(ARTIFACTS / "space-turns.png"), full_page=True)

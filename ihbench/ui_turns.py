@@ -1,0 +1,106 @@
+"""The Space's Turns tab: `ihbench turns` on one two-channel recording, as plain functions.
+
+A recording of the dataset's `duplex` config comes with its ground truth, so the page shows how
+far the analysis of the audio agrees with what the renders placed; an uploaded stereo call
+(channel 0 the AI, channel 1 the user) gets the same timeline and timing figures without it.
+Each analysis is a real `ihbench turns` run directory under the Space's runs folder.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Optional
+
+from ihbench.ui import MAX_UPLOAD_BYTES, UserError, data_dir, runs_dir
+
+
+@lru_cache(maxsize=4)
+def _duplex(data: Optional[str]):
+    """The data's duplex config with audio left as bytes, or None when it has none."""
+    import datasets
+
+    from ihbench_dataset.duplex import DUPLEX_CONFIG
+
+    if not data:
+        return None
+    try:
+        loaded = datasets.load_dataset(data, DUPLEX_CONFIG)
+    except (ValueError, FileNotFoundError):  # no such config in this dataset
+        return None
+    split = loaded[next(iter(loaded))]
+    return split.cast_column("audio", datasets.Audio(decode=False))
+
+
+def recording_choices() -> list[str]:
+    duplex = _duplex(data_dir())
+    return list(duplex["conversation_id"]) if duplex is not None else []
+
+
+def analyze_recording(recording_id: Optional[str], upload: Optional[str]):
+    """(timeline PNG path, timing rows, summary markdown) for a duplex recording or an upload."""
+    from ihbench.turns.run import run_turns
+    from ihbench_dataset.errors import IHBenchError
+
+    out = runs_dir() / f"turns-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{time.monotonic_ns() % 10**6}"
+    truth = None
+    if upload:
+        if os.path.getsize(upload) > MAX_UPLOAD_BYTES:
+            raise UserError(f"the file is larger than {MAX_UPLOAD_BYTES // 2**20} MB")
+        audio = Path(upload)
+    elif recording_id:
+        row = _row(recording_id)
+        out.mkdir(parents=True)
+        audio = out / f"{recording_id}.flac"
+        audio.write_bytes(row["audio"]["bytes"])
+        truth = row
+    else:
+        raise UserError("pick a recording of the dataset or upload a stereo file")
+    try:
+        summary = run_turns([audio], out, progress=False, model_name="space")
+    except IHBenchError as error:  # the page shows the file's name, never the server's path
+        raise UserError(f"that file cannot be analysed: {str(error).replace(str(audio), audio.name)}") from None
+    recording = summary["per_recording"][0]
+    events = json.loads((out / recording["events"]).read_text(encoding="utf-8"))
+    return str(out / recording["timeline"]), timing_rows(summary["timing"]), _summary(summary, events, truth)
+
+
+def _row(recording_id: str) -> dict:
+    duplex = _duplex(data_dir())
+    if duplex is None or recording_id not in duplex["conversation_id"]:
+        raise UserError(f"no recording {recording_id!r} in this dataset")
+    return duplex[duplex["conversation_id"].index(recording_id)]
+
+
+def timing_rows(timing: dict) -> list[list]:
+    rows = []
+    for key, label in (("response_latency_s", "response latency (s)"), ("stop_latency_s", "stop latency (s)")):
+        figure = timing[key]
+        rows.append([label, _round(figure["mean"]), _round(figure["ci_low"]), _round(figure["ci_high"]), figure["n"]])
+    rate = timing["turn_over_rate"]
+    rows.append(["turn-over rate on barge-ins", _round(rate["value"]), _round(rate["ci_low"]), _round(rate["ci_high"]),
+                 rate["n"]])
+    return rows
+
+
+def _round(value) -> Optional[float]:
+    return None if value is None else round(float(value), 3)
+
+
+def _summary(summary: dict, events: dict, truth: Optional[dict]) -> str:
+    both = summary["statistics"]["both"]
+    lines = [f"**{summary['duration_s']:.1f} s** analysed in {summary['seconds']:.1f} s; "
+             f"{both['overlap']['count']} overlaps, {both['gap']['count']} gaps, "
+             f"{both['backchannel']['count']} backchannel(s)."]
+    if truth is not None:
+        n = min(len(events["events"]), len(truth["events"]))
+        same = sum(a == b for a, b in zip(events["events"][:n], truth["events"][:n]))
+        placed = [i["stop_latency"] for i in truth["interruptions"] if i["stop_latency"] is not None]
+        lines.append(f"Agreement with the rendered ground truth: **{same / n:.3f}** of {n} chunks of 40 ms "
+                     f"have the same event label.")
+        if placed:
+            lines.append(f"Stop latency placed by the render: {sum(placed) / len(placed):.3f} s on average "
+                         f"over {len(placed)} barge-ins.")
+    return "\n\n".join(lines)
