@@ -366,7 +366,9 @@ def build_parser() -> argparse.ArgumentParser:
     build = add("build", help="render audio and write the in-house dataset directory")
     build.add_argument("--sources", nargs="*", help="JSON files or folders (default: the shipped dev set)")
     build.add_argument("--out", required=True, type=Path, help="dataset directory to (re)create")
-    build.add_argument("--cache-dir", type=Path, help="TTS render cache (default: $IHBENCH_CACHE or ~/.cache/ihbench)")
+    build.add_argument("--cache-dir", type=Path,
+                       help="cache of TTS renders, duplex mixes and finished configs "
+                            "(default: $IHBENCH_CACHE/tts or ~/.cache/ihbench/tts)")
     build.add_argument("--no-sid", action="store_true", help="skip the SID-style configs")
     build.add_argument("--no-duplex", action="store_true",
                        help="skip the `duplex` config (two-channel recordings with turn-taking labels)")
