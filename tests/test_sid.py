@@ -159,9 +159,28 @@ def test_import_into_an_ihbench_build_touches_only_the_sid_entries(sid_folder, t
     header = yaml.safe_load(twice.split("---\n")[1])
     assert [c["config_name"] for c in header["configs"]] == ["conversations", "baseline", "sid_en", "sid_zh", "sid_noise"]
     assert header["configs"][0]["default"] is True
-    sid_lines = "".join(f"- config_name: {c}\n  data_files:\n  - split: test\n    path: {c}/test-*\n"
-                        for c in ("sid_en", "sid_zh", "sid_noise"))
+    files = {c: f"{c}/{next((out / c).glob('*.parquet')).name}" for c in ("sid_en", "sid_zh", "sid_noise")}
+    assert all(len(list((out / c).glob("*.parquet"))) == 1 for c in files)  # the second import replaced the first
+    sid_lines = "".join(f"- config_name: {c}\n  data_files:\n  - split: test\n    path: {path}\n"
+                        for c, path in files.items())
     assert twice == card.replace("\n---\n\n# Card", "\n" + sid_lines.rstrip("\n") + "\n---\n\n# Card")
+
+
+def test_a_different_import_at_the_same_path_is_read_as_new(sid_folder, tmp_path):
+    """Files are named by their bytes and named exactly in the card: under one fixed name
+    `load_dataset` served a deleted folder's rows from its cache to the folder made again."""
+    import datasets
+
+    out = tmp_path / "sid-dataset"
+    import_sid(sid_folder, out, progress=False)
+    assert datasets.load_dataset(str(out), "sid_en", split="test")["text_with_break"][0].endswith("tonight?")
+    root = _copy(sid_folder, tmp_path)
+    _edit_line(root / "test_wavs" / "en_test_lines.jsonl", 1,
+               lambda text: json.dumps({**json.loads(text), "text_with_break": "<break> A table for three."}))
+    shutil.rmtree(out)
+    import_sid(root, out, progress=False)
+
+    assert datasets.load_dataset(str(out), "sid_en", split="test")["text_with_break"][0] == "<break> A table for three."
 
 
 def test_an_absent_split_is_skipped_and_noted(sid_folder, tmp_path):

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path, PurePath
-from typing import Sequence
+from typing import Optional, Sequence
 
 from ..audio import audio_duration
+from ..content_names import name_by_content
 from ..locks import exclusive, lock_file_for
 from ..schema import SAMPLING_RATE
 from .read import (
-    PARQUET_NAME,
     SID_CONFIGS,
     SPLIT,
     _DURATION_SLACK_S,
@@ -106,13 +106,16 @@ def _import_locked(root, out: Path, configs, progress: bool) -> dict:
                   disable=not progress) as bar:
             for config, rows in configs.items():
                 (out / config).mkdir(exist_ok=True)
-                written[config] = out / config / f".{PARQUET_NAME}.tmp-{os.getpid()}"
+                written[config] = out / config / f".{SPLIT}.parquet.tmp-{os.getpid()}"
                 notes += _duration_note(config, _write_parquet(rows, written[config], annotations[config], bar))
+        files = {}
         for config, temporary in written.items():
-            os.replace(temporary, out / config / PARQUET_NAME)
+            for previous in (out / config).glob("*.parquet"):  # an earlier import of this config
+                previous.unlink()
+            files[config] = f"{config}/{name_by_content(temporary, SPLIT).name}"
     finally:
         _clean_up(written.values())
-    update_readme_configs(out / "README.md", list(configs))
+    update_readme_configs(out / "README.md", list(configs), files)
     return {"out": str(out), "configs": {config: len(rows) for config, rows in configs.items()},
             "split": SPLIT, "notes": notes}
 
@@ -131,10 +134,12 @@ def _new_readme_body(configs: Sequence[str]) -> str:
             "Configs: " + ", ".join(f"`{c}`" for c in configs) + f"; split `{SPLIT}`.\n")
 
 
-def update_readme_configs(readme: PathLike, configs: Sequence[str]) -> None:
+def update_readme_configs(readme: PathLike, configs: Sequence[str], files: Optional[dict] = None) -> None:
     """Add or replace only these configs' entries in the card's metadata, read and written by
     huggingface_hub's own card classes; the card's text, other keys and other configs stay, so an
-    ihbench build's card keeps its own configs, default and text."""
+    ihbench build's card keeps its own configs, default and text. `files` names each config's
+    file exactly ({config: "config/test-<hash>.parquet"}, see `content_names.py`); without it
+    the entry is the pattern `config/test-*`."""
     from huggingface_hub import DatasetCard
 
     readme = Path(readme)
@@ -142,7 +147,8 @@ def update_readme_configs(readme: PathLike, configs: Sequence[str]) -> None:
     card = DatasetCard(text)
     kept = [entry for entry in card.data.get("configs") or [] if entry.get("config_name") not in configs]
     ours = [{"config_name": config, **({"default": True} if not kept and index == 0 else {}),
-             "data_files": [{"split": SPLIT, "path": f"{config}/{SPLIT}-*"}]} for index, config in enumerate(configs)]
+             "data_files": [{"split": SPLIT, "path": (files or {}).get(config, f"{config}/{SPLIT}-*")}]}
+            for index, config in enumerate(configs)]
     card.data.configs = kept + ours
     _atomic_write(readme, str(card))
 

@@ -23,7 +23,6 @@ SID_CONFIGS: dict[str, tuple[str, str]] = {
 }
 FIELDS = ("audio", "total_nonbreak", "duration", "break_time", "text_with_break")
 REFERENCE_FIELDS = ("total_nonbreak", "break_time", "duration")
-PARQUET_NAME = f"{SPLIT}-00000-of-00001.parquet"
 _ROWS_PER_GROUP = 64  # bounded memory: a noise clip can be three minutes long
 _MAX_LISTED = 5
 _DURATION_SLACK_S = 0.1
