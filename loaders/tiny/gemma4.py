@@ -32,8 +32,9 @@ SPECIAL_TOKENS = {
 # <|turn>{user|model}\n...<turn|>\n with text trimmed, thoughts stripped from model turns and
 # one <|audio|> per audio part; the generation prompt <|turn>model\n. (The E-series template
 # ends there; the 26B/31B template also pre-fills an empty <|channel>thought\n<channel|> when
-# thinking is off.)
-GEMMA4_CHAT_TEMPLATE = (
+# thinking is off.) `GEMMA4_TURNS_TEMPLATE` is all but the generation prompt, which the 12B
+# (loaders/tiny/gemma4_unified.py) renders differently.
+GEMMA4_TURNS_TEMPLATE = (
     "{%- macro strip_thinking(text) -%}"
     "{%- set ns = namespace(result='') -%}"
     "{%- for part in text.split('<channel|>') -%}"
@@ -71,8 +72,8 @@ GEMMA4_CHAT_TEMPLATE = (
     "{%- endif -%}"
     "{{- '<turn|>\\n' -}}"
     "{%- endfor -%}"
-    "{%- if add_generation_prompt -%}{{- '<|turn>model\\n' -}}{%- endif -%}"
 )
+GEMMA4_CHAT_TEMPLATE = GEMMA4_TURNS_TEMPLATE + "{%- if add_generation_prompt -%}{{- '<|turn>model\\n' -}}{%- endif -%}"
 
 
 def _gemma4_tokenizer():

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 from ._common import padded, save_model
-from .gemma4 import SPECIAL_TOKENS, _gemma4_tokenizer
+from .gemma4 import GEMMA4_TURNS_TEMPLATE, SPECIAL_TOKENS, _gemma4_tokenizer
 
 PROCESSOR = "Gemma4UnifiedProcessor"
 LOADER = "gemma4"  # one loader serves both Gemma 4 audio architectures
@@ -29,48 +29,12 @@ LOADER = "gemma4"  # one loader serves both Gemma 4 audio architectures
 # public code, e.g. ollama's Gemma 4 renderer notes and llama.cpp's google-gemma-4-31B-it.jinja).
 # Tool calling, reasoning replay in tool-call turns and continuation of model turns are left out:
 # the benchmark sends none of them.
-GEMMA4_UNIFIED_CHAT_TEMPLATE = (
-    "{%- macro strip_thinking(text) -%}"
-    "{%- set ns = namespace(result='') -%}"
-    "{%- for part in text.split('<channel|>') -%}"
-    "{%- if '<|channel>' in part -%}{%- set ns.result = ns.result + part.split('<|channel>')[0] -%}"
-    "{%- else -%}{%- set ns.result = ns.result + part -%}{%- endif -%}"
-    "{%- endfor -%}"
-    "{{- ns.result | trim -}}"
-    "{%- endmacro -%}"
-    "{%- set enable_thinking = enable_thinking | default(false) -%}"
-    "{%- set loop_messages = messages -%}"
-    "{{- bos_token -}}"
-    "{%- if enable_thinking or messages[0]['role'] in ['system', 'developer'] -%}"
-    "{{- '<|turn>system\\n' -}}"
-    "{%- if enable_thinking -%}{{- '<|think|>\\n' -}}{%- endif -%}"
-    "{%- if messages[0]['role'] in ['system', 'developer'] -%}"
-    "{{- messages[0]['content'] | trim -}}"
-    "{%- set loop_messages = messages[1:] -%}"
-    "{%- endif -%}"
-    "{{- '<turn|>\\n' -}}"
-    "{%- endif -%}"
-    "{%- for message in loop_messages -%}"
-    "{%- set role = 'model' if message['role'] == 'assistant' else message['role'] -%}"
-    "{{- '<|turn>' + role + '\\n' -}}"
-    "{%- if message['content'] is string -%}"
-    "{%- if role == 'model' -%}{{- strip_thinking(message['content']) -}}"
-    "{%- else -%}{{- message['content'] | trim -}}{%- endif -%}"
-    "{%- elif message['content'] is sequence -%}"
-    "{%- for item in message['content'] -%}"
-    "{%- if item['type'] == 'text' -%}"
-    "{%- if role == 'model' -%}{{- strip_thinking(item['text']) -}}{%- else -%}{{- item['text'] | trim -}}{%- endif -%}"
-    "{%- elif item['type'] == 'image' -%}{{- '<|image|>' -}}"
-    "{%- elif item['type'] == 'audio' -%}{{- '<|audio|>' -}}"
-    "{%- elif item['type'] == 'video' -%}{{- '<|video|>' -}}"
-    "{%- endif -%}"
-    "{%- endfor -%}"
-    "{%- endif -%}"
-    "{{- '<turn|>\\n' -}}"
-    "{%- endfor -%}"
+GEMMA4_UNIFIED_CHAT_TEMPLATE = GEMMA4_TURNS_TEMPLATE + (
     "{%- if add_generation_prompt -%}"
     "{{- '<|turn>model\\n' -}}"
-    "{%- if not enable_thinking -%}{{- '<|channel>thought\\n<channel|>' -}}{%- endif -%}"
+    "{%- if not (enable_thinking is defined and enable_thinking) -%}"
+    "{{- '<|channel>thought\\n<channel|>' -}}"
+    "{%- endif -%}"
     "{%- endif -%}"
 )
 
