@@ -26,6 +26,7 @@ from typing import Mapping
 import numpy as np
 
 from ihbench_dataset.errors import UsageError
+from ihbench_dataset.jsonlines import json_lines
 
 JUDGE_ORDER = ("C", "NA", "I", "BC", "T")
 
@@ -75,14 +76,8 @@ def check_likelihoods(array, n_chunks: int, where: str) -> np.ndarray:
 
 def _jsonl(path: Path) -> dict[str, object]:
     rows: dict[str, object] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
+    for number, record in json_lines(path, JudgeFileError, where="{path}:{number}"):
         where = f"{path}:{number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise JudgeFileError(f"{where}: not valid JSON ({error.msg})") from None
         if not isinstance(record, dict) or not isinstance(record.get("recording"), str):
             raise JudgeFileError(f"{where}: expected {{\"recording\": NAME, \"likelihoods\": [[C, NA, I, BC, T], ...]}}")
         if not isinstance(record.get("likelihoods"), list):

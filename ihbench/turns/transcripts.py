@@ -13,11 +13,11 @@ back to the short-IPU heuristic of `ipus.py`):
 """
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 from ihbench_dataset.errors import UsageError
+from ihbench_dataset.jsonlines import json_lines
 
 CHANNELS = ("A", "B")
 
@@ -49,14 +49,8 @@ def read_transcripts(path) -> dict[tuple[str, str], list[dict]]:
     if not path.is_file():
         raise TranscriptError(f"{path}: transcripts file not found")
     found: dict[tuple[str, str], list[dict]] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
+    for number, record in json_lines(path, TranscriptError, where="{path}:{number}"):
         where = f"{path}:{number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise TranscriptError(f"{where}: not valid JSON ({error.msg})") from None
         if not isinstance(record, dict):
             raise TranscriptError(f"{where}: expected an object with recording, channel and words")
         recording, channel, words = record.get("recording"), record.get("channel"), record.get("words")

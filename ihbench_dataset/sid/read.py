@@ -6,13 +6,13 @@ in `<break>`, and 31 rows of the English split hold Mandarin clips.
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path
 from typing import Any, Iterator, Optional, Union
 
 from ..errors import IHBenchError
+from ..jsonlines import json_lines
 
 SPLIT = "test"
 #: config name -> (ground-truth file, WAV directory), in SID-Bench's own layout
@@ -86,19 +86,11 @@ def checked_jsonl(path: PathLike, problem, error: type) -> Iterator[tuple[int, d
 
     Shared by ground-truth and prediction files: both are hand-made by other people's scripts.
     """
-    path = Path(path)
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as decode_error:
-                raise error(f"{path} line {number}: not valid JSON ({decode_error.msg})") from None
-            message = problem(row)
-            if message:
-                raise error(f"{path} line {number}: {message}")
-            yield number, row
+    for number, row in json_lines(path, error):
+        message = problem(row)
+        if message:
+            raise error(f"{path} line {number}: {message}")
+        yield number, row
 
 
 def read_sid_annotations(path: PathLike) -> list[dict]:
