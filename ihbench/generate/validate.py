@@ -204,6 +204,13 @@ def baseline(raw: str) -> str:
 _INTERRUPTION_FIELDS = ("delivered", "type", "tf_rubric", "rq_rubrics")
 
 
+def _turn_number(entry: dict, where: str, turns: list[dict]) -> int:
+    turn = entry.get("turn")
+    if not isinstance(turn, int) or isinstance(turn, bool) or not 1 <= turn <= len(turns):
+        raise InvalidJudgment(f"{where}turn must be a turn number from 1 to {len(turns)}")
+    return turn
+
+
 def findings(raw: str, turns: list[dict]) -> list[dict]:
     data = answer(raw)
     entries = data.get("findings")
@@ -214,9 +221,7 @@ def findings(raw: str, turns: list[dict]) -> list[dict]:
         where = f"findings[{i}]."
         if not isinstance(entry, dict):
             raise InvalidJudgment(f"{where[:-1]} must be an object")
-        turn, field, check = entry.get("turn"), entry.get("field"), entry.get("check")
-        if not isinstance(turn, int) or isinstance(turn, bool) or not 1 <= turn <= len(turns):
-            raise InvalidJudgment(f"{where}turn must be a turn number from 1 to {len(turns)}")
+        turn, field, check = _turn_number(entry, where, turns), entry.get("field"), entry.get("check")
         if field not in EDITABLE_FIELDS or check not in CHECKS:
             raise InvalidJudgment(f"{where}field must be one of {', '.join(EDITABLE_FIELDS)} and check one of "
                                   f"{', '.join(CHECKS)}")
@@ -252,9 +257,7 @@ def edits(raw: str, turns: list[dict], stage_names: list[str]) -> list[dict]:
         where = f"edits[{i}]."
         if not isinstance(entry, dict):
             raise InvalidJudgment(f"{where[:-1]} must be an object")
-        turn, field = entry.get("turn"), entry.get("field")
-        if not isinstance(turn, int) or isinstance(turn, bool) or not 1 <= turn <= len(turns):
-            raise InvalidJudgment(f"{where}turn must be a turn number from 1 to {len(turns)}")
+        turn, field = _turn_number(entry, where, turns), entry.get("field")
         if field not in EDITABLE_FIELDS:
             raise InvalidJudgment(f"{where}field must be one of {', '.join(EDITABLE_FIELDS)}")
         if field in _INTERRUPTION_FIELDS and "interruption" not in turns[turn - 1]:
