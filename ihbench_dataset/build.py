@@ -29,7 +29,7 @@ from .config_cache import ConfigCache
 from .content_names import name_by_content
 from .errors import IHBenchError
 from .locks import exclusive, lock_file_for
-from .parts import Builder, duplex_builder, ihbench_builder, sid_builder, sources_fingerprint
+from .parts import Builder, conversations_inputs, duplex_builder, ihbench_builder, sid_builder, sources_fingerprint
 from .sources import ASSISTANT_VOICE, Conversation
 from .tts import RenderCache, get_engine
 
@@ -112,11 +112,12 @@ def _build_locked(out: Path, sources, *, cache_dir, progress: bool, sid: bool, s
     with _timed(timings, "render"):
         audio, notes = render_audio(conversations, cache, progress=progress)
     notes = report.notes + notes
-    builders = [ihbench_builder(conversations, audio)]
+    inputs = conversations_inputs(conversations, audio)
+    builders = [ihbench_builder(conversations, audio, inputs)]
     if sid:
         builders.append(sid_builder(sid_sources, sid_noise_clips, cache, progress=progress))
     if duplex:
-        builders.append(duplex_builder(conversations, audio, cache, progress=progress))
+        builders.append(duplex_builder(conversations, audio, inputs, cache, progress=progress))
     configs = ConfigCache(cache.directory / "configs")
 
     tmp = out.parent / f".{out.name}.building-{os.getpid()}"

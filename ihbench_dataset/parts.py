@@ -30,12 +30,16 @@ class Builder:
     make: Callable[[], tuple[dict, dict]]
 
 
-def ihbench_builder(conversations: list[Conversation], audio: dict) -> Builder:
+def conversations_inputs(conversations: list[Conversation], audio: dict) -> list[str]:
+    """What the IHBench and duplex configs both follow from: the sources and the renders."""
+    return [sources_fingerprint(conversations), audio_digest(audio)]
+
+
+def ihbench_builder(conversations: list[Conversation], audio: dict, inputs: list[str]) -> Builder:
     max_turns = max(len(c.turns) for c in conversations)
     features = dict(zip(CONFIGS, (conversations_features(max_turns), baseline_features(max_turns),
                                   interruptions_features())))
-    return Builder("ihbench", [sources_fingerprint(conversations), audio_digest(audio)], features,
-                   lambda: ihbench_configs(conversations, audio, features))
+    return Builder("ihbench", inputs, features, lambda: ihbench_configs(conversations, audio, features))
 
 
 def sid_builder(sid_sources, noise_clips: int, cache: RenderCache, *, progress: bool) -> Builder:
@@ -49,9 +53,10 @@ def sid_builder(sid_sources, noise_clips: int, cache: RenderCache, *, progress: 
                    lambda: sid_configs(sources, noise_clips, cache, progress))
 
 
-def duplex_builder(conversations: list[Conversation], audio: dict, cache: RenderCache, *, progress: bool) -> Builder:
-    """Keyed like the IHBench configs: the mixes follow from the same sources and renders (texts a
-    build does not otherwise render, like a filler's full message, come from the same voices)."""
+def duplex_builder(conversations: list[Conversation], audio: dict, inputs: list[str], cache: RenderCache, *,
+                   progress: bool) -> Builder:
+    """Keyed like the IHBench configs (`inputs`): the mixes follow from the same sources and renders
+    (texts a build does not otherwise render, like a filler's full message, come from the same voices)."""
     from .duplex import DUPLEX_CONFIG, duplex_rows, duplex_statistics
     from .features import duplex_features
 
@@ -61,8 +66,7 @@ def duplex_builder(conversations: list[Conversation], audio: dict, cache: Render
         return ({DUPLEX_CONFIG: _dataset(rows, duplex_features(), fingerprint)},
                 {"duplex": duplex_statistics(rows)})
 
-    return Builder("duplex", [sources_fingerprint(conversations), audio_digest(audio)],
-                   {DUPLEX_CONFIG: duplex_features()}, make)
+    return Builder("duplex", inputs, {DUPLEX_CONFIG: duplex_features()}, make)
 
 
 def _clip(data: bytes, name: str) -> dict:
