@@ -46,6 +46,14 @@ def runs_dir() -> Path:
     return Path(os.environ.get("IHBENCH_RUNS") or Path.cwd() / "runs")
 
 
+def new_run_folder(prefix: str, *labels: str) -> Path:
+    """Unique per click: two runs in the same second must never share (and be refused by) one folder."""
+    import time
+    import uuid
+
+    return runs_dir() / "-".join([prefix, time.strftime("%Y%m%d-%H%M%S"), *labels, uuid.uuid4().hex[:6]])
+
+
 def data_problem() -> Optional[str]:
     """Why the data tabs cannot be shown (for the setup page), or None when the data opens."""
     data = data_dir()
@@ -153,8 +161,6 @@ def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], doma
     responses arrive; rows are [id, type, interruption, response, re-delivery, error]."""
     import queue
     import threading
-    import time
-    import uuid
 
     from loaders import ModelNotFoundError
 
@@ -166,8 +172,7 @@ def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], doma
     items = select(kind, domain, count)
     by_id = {item.id: item for item in items}
     options = {"base_url": base_url} if loader_name == "openai" and base_url else {}
-    # unique per click: two runs in the same second must never share (and be refused by) one folder
-    out = runs_dir() / f"space-{time.strftime('%Y%m%d-%H%M%S')}-{loader_name}-{uuid.uuid4().hex[:6]}"
+    out = new_run_folder("space", loader_name)
     spec = RunSpec(loader=loader_name, model_path=model_path.strip(), data=data_dir(), out=out, epochs=max(1, int(epochs)),
                    generation={"max_new_tokens": int(max_new_tokens)}, loader_options=options,
                    command=["space", loader_name, model_path.strip()])
@@ -251,11 +256,15 @@ def sid_clip_choices() -> list[str]:
     return [r["audio"] for r in references]
 
 
+def refuse_oversize_upload(path: str) -> None:
+    if os.path.getsize(path) > MAX_UPLOAD_BYTES:
+        raise UserError(f"the file is larger than {MAX_UPLOAD_BYTES // 2**20} MB")
+
+
 def _read_upload(path: str) -> np.ndarray:
     from ihbench_dataset.audio import AudioError, load_recording
 
-    if os.path.getsize(path) > MAX_UPLOAD_BYTES:
-        raise UserError(f"the file is larger than {MAX_UPLOAD_BYTES // 2**20} MB")
+    refuse_oversize_upload(path)
     try:
         return load_recording(path).samples
     except AudioError as error:

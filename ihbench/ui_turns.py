@@ -8,13 +8,11 @@ Each analysis is a real `ihbench turns` run directory under the Space's runs fol
 from __future__ import annotations
 
 import json
-import os
-import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-from ihbench.ui import MAX_UPLOAD_BYTES, UserError, data_dir, runs_dir
+from ihbench.ui import UserError, data_dir, new_run_folder, refuse_oversize_upload
 
 
 @lru_cache(maxsize=4)
@@ -44,11 +42,10 @@ def analyze_recording(recording_id: Optional[str], upload: Optional[str]):
     from ihbench.turns.run import run_turns
     from ihbench_dataset.errors import IHBenchError
 
-    out = runs_dir() / f"turns-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{time.monotonic_ns() % 10**6}"
+    out = new_run_folder("turns")
     truth = None
     if upload:
-        if os.path.getsize(upload) > MAX_UPLOAD_BYTES:
-            raise UserError(f"the file is larger than {MAX_UPLOAD_BYTES // 2**20} MB")
+        refuse_oversize_upload(upload)
         audio = Path(upload)
     elif recording_id:
         row = _row(recording_id)
