@@ -57,7 +57,7 @@ browser-deps:
 
 # CPU torch first (a local wheel here): asking pip for anything that needs torch before it is
 # installed would fetch a multi-GB CUDA build. torchcodec 0.13 is the build that matches it.
-$(STAMP): setup.cfg pyproject.toml
+$(STAMP): setup.py setup.cfg pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q torchcodec==0.13.0 -e '.[tts,models,space,dev]'

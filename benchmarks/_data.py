@@ -16,8 +16,8 @@ def dataset_dir(path: str | None) -> Path:
     default = REPO / "data" / "ihbench-dev"
     if (default / "build_info.json").exists():
         return default
-    from ihbench_dataset.build import build
-    from ihbench_dataset.sources import source_files
+    from ihbench.dataset.build import build
+    from ihbench.dataset.sources import source_files
 
     shortest = sorted(source_files(), key=lambda p: len(json.loads(p.read_text())["turns"]))[:2]
     out = Path(tempfile.mkdtemp(prefix="ihbench-bench-data-")) / "data"

@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 BUILD = """
 import sys, time, resource, json
-from ihbench_dataset.build import build
+from ihbench.dataset.build import build
 t = time.perf_counter()
 r = build(sys.argv[1], sys.argv[3:] or None, cache_dir=sys.argv[2], progress=False)
 print(json.dumps({"seconds": time.perf_counter() - t, "renders": r.renders, "hits": r.cache_hits, "reused": r.reused,
@@ -58,7 +58,7 @@ def duplex_share(result: dict) -> tuple[float, float]:
 
 def edited_copy(sources: list[str], target: Path) -> list[str]:
     """The sources copied, with one interruption point's TF rubric changed in the first file."""
-    from ihbench_dataset.sources import source_files
+    from ihbench.dataset.sources import source_files
 
     files = [Path(p) for p in source_files(sources or None)]
     target.mkdir()

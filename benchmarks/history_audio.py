@@ -25,14 +25,16 @@ def main() -> None:
     import tempfile
     from pathlib import Path
 
-    from ihbench_dataset import load_items
-    from loaders import build_conversation, get
-    from loaders.limits import measure_clip_handling
-    from loaders.tiny import AUDIO_FAMILIES, loader_name, make_tiny_model
+    from ihbench.dataset import load_items
+    from ihbench.loaders import get
+    from ihbench.loaders.limits import measure_clip_handling
+    from ihbench.loaders.tiny import AUDIO_FAMILIES, loader_name, make_tiny_model
+
+    from ihbench.protocol import build_model_input
 
     items = load_items(dataset_dir(args.data))
     deepest = max(items, key=lambda item: sum(m.role == "user" for m in item.history))
-    conversation = build_conversation(deepest, "audio")
+    conversation = build_model_input(deepest, "audio")
     clips = [len(clip) / conversation.sampling_rate for clip in conversation.audio_clips]
     print(f"deepest point {deepest.id}: {len(clips)} user clips, {sum(clips):.1f} s of audio, "
           f"longest {max(clips):.1f} s")

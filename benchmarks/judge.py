@@ -21,8 +21,9 @@ CALLS, LATENCY, CONCURRENCY = 1284, 0.2, 16
 
 
 def scripted_answer(body):
-    from ihbench.judge.prompts import TF_SYSTEM
     from openai_test_server import Reply
+
+    from ihbench.judge.prompts import TF_SYSTEM
 
     user = body["messages"][1]["content"]
     if body["messages"][0]["content"] == TF_SYSTEM:
@@ -35,8 +36,9 @@ def scripted_answer(body):
 
 def make_run(data: Path, root: Path) -> Path:
     """A run directory with CALLS / 2 distinct responses, each judged on TF and RQ."""
+    from ihbench.dataset import load_items
+
     from ihbench.jsonl import AppendLog, write_json_atomic
-    from ihbench_dataset import load_items
 
     items = load_items(data)
     out = root / "run"

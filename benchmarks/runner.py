@@ -27,22 +27,24 @@ def timed(function) -> float:
 
 
 def bench_family(family: str, items, data: Path, work: Path, args, device: str = "cpu") -> dict:
+    from ihbench.loaders import GenerationConfig, get
+    from ihbench.loaders.tiny import loader_name, make_tiny_model
+
+    from ihbench.protocol import build_model_input
     from ihbench.runner import RunSpec, record_seed, run
-    from loaders import GenerationConfig, build_conversation, get
-    from loaders.tiny import loader_name, make_tiny_model
 
     model_dir = make_tiny_model(family, work / f"tiny-{family}")
     name = loader_name(family)  # gemma4-unified (the 12B) runs through the gemma4 loader
     loader = get(name)(str(model_dir), device=device)
     batched = get(name)(str(model_dir), device=device, batch_size=args.batch_size)
     config = GenerationConfig(max_new_tokens=16)
-    conversations = [build_conversation(item, "audio") for item in items]
+    conversations = [build_model_input(item, "audio") for item in items]
     loader.generate(conversations[0], config, 0)  # warm-up
 
     def bare():  # builds each conversation as the runner does (decoding the audio is part of a run)
         for item in items:
             for epoch in range(args.epochs):
-                loader.generate(build_conversation(item, "audio"), config, record_seed(0, item.id, epoch))
+                loader.generate(build_model_input(item, "audio"), config, record_seed(0, item.id, epoch))
 
     def runner(index: int):
         spec = RunSpec(loader=name, model_path=str(model_dir), data=str(data), out=work / f"{family}-run-{index}",
@@ -85,9 +87,10 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
+    from ihbench.dataset import load_items
+    from ihbench.loaders.tiny import AUDIO_FAMILIES
+
     from ihbench.runner import select_items
-    from ihbench_dataset import load_items
-    from loaders.tiny import AUDIO_FAMILIES
 
     families = args.families.split(",") if args.families else list(AUDIO_FAMILIES)
     data = dataset_dir(args.data)

@@ -19,8 +19,9 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(2)
+    from ihbench.dataset.sid import sid_rows
+
     from ihbench.sid.detectors import get_detector
-    from ihbench_dataset.sid import sid_rows
 
     references, clips = sid_rows(dataset_dir(args.data), args.config)
     audio = [clips[i] for i in range(len(references))]  # decoded up front: only detection is timed

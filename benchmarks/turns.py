@@ -49,11 +49,11 @@ def from_duplex(data: Path, folder: Path) -> dict[str, dict]:
 
 def synthesize(folder: Path, count: int, seed: int = 16) -> dict[str, dict]:
     """Dev-set conversations rendered and laid out here; {name: ground truth labels}."""
-    from turns_synth import AI_VOICE, Conversation, render, trim
+    from ihbench.dataset.sources import source_files
+    from turns_synth import AI_VOICE, SyntheticCall, render, trim
 
     from ihbench.turns.floor import floor_labels
     from ihbench.turns.ipus import merge_ipus
-    from ihbench_dataset.sources import source_files
 
     rng = np.random.default_rng(seed)
     truth = {}
@@ -73,7 +73,7 @@ def synthesize(folder: Path, count: int, seed: int = 16) -> dict[str, dict]:
             start = ai_end - rng.uniform(0.2, 0.8) if kind else ai_end + rng.uniform(0.2, 1.2)
             placements.append(("B", user, start, False))
             t = start + user.size / 16000 + rng.uniform(0.3, 1.6)
-        c = Conversation(round(t + 0.5, 2))
+        c = SyntheticCall(round(t + 0.5, 2))
         backchannels = []
         for channel, clip, start, is_backchannel in placements:
             before = len(c.truth[1])

@@ -9,15 +9,15 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ihbench_dataset.errors import UsageError
+from ihbench.dataset.errors import UsageError
 
 from .rundir import RunDir
 from .runner import items_fingerprint
 
 
 def set_baseline(run_dir, data_dir, out_dir, *, epoch: int = 0) -> Path:
-    from ihbench_dataset import load_items
-    from ihbench_dataset.rebaseline import replace_baselines
+    from ihbench.dataset import load_items
+    from ihbench.dataset.rebaseline import replace_baselines
 
     run = RunDir(run_dir)
     info = run.info()

@@ -17,7 +17,7 @@ def parse_options(pairs) -> dict:
     """`--option KEY=VALUE`, each VALUE read as JSON when it is (1, true, [..]), else as text."""
     import json
 
-    from ihbench_dataset.errors import UsageError
+    from ihbench.dataset.errors import UsageError
 
     options = {}
     for pair in pairs or []:
@@ -38,7 +38,7 @@ def _notes(args: argparse.Namespace, notes) -> None:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from ihbench_dataset.verify import verify_paths
+    from ihbench.dataset.verify import verify_paths
 
     report = verify_paths(args.paths or None, check_audio=not args.no_audio)
     _notes(args, report.notes)
@@ -85,7 +85,7 @@ def _verify_with_judge(args: argparse.Namespace, conversations) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from ihbench_dataset.build import build
+    from ihbench.dataset.build import build
 
     result = build(args.out, args.sources or None, cache_dir=args.cache_dir, progress=not args.quiet,
                    sid=not args.no_sid, sid_sources=args.sid_sources, sid_noise_clips=args.sid_noise_clips,
@@ -99,9 +99,9 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _info(args: argparse.Namespace) -> int:
-    from ihbench_dataset import load_items
-    from ihbench_dataset.load import load_conversations
-    from ihbench_dataset.stats import dataset_statistics, statistics_markdown
+    from ihbench.dataset import load_items
+    from ihbench.dataset.load import load_conversations
+    from ihbench.dataset.stats import dataset_statistics, statistics_markdown
 
     conversations = load_conversations(args.data, split=args.split)
     items = load_items(args.data, split=args.split)
@@ -113,9 +113,9 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from ihbench_dataset import load_items
-    from ihbench_dataset.export import export_conversation, pick_conversation
-    from ihbench_dataset.load import load_conversations
+    from ihbench.dataset import load_items
+    from ihbench.dataset.export import export_conversation, pick_conversation
+    from ihbench.dataset.load import load_conversations
 
     conversations = load_conversations(args.data, split=args.split)
     try:
@@ -193,8 +193,8 @@ def _space(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from ihbench.protocol import parse_history_audio
     from ihbench.runner import RunSpec, run
-    from loaders.base import parse_history_audio
 
     generation = {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "top_p": args.top_p}
     options = parse_options(args.option)
@@ -221,7 +221,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _models(args: argparse.Namespace) -> int:
-    from loaders import available, get
+    from ihbench.loaders import available, get
 
     print(f"{'loader':18s} {'input':11s} {'installed':10s} runs via")
     for name in available():
@@ -234,7 +234,7 @@ def _models(args: argparse.Namespace) -> int:
 
 
 def _make_tiny_model(args: argparse.Namespace) -> int:
-    from loaders.tiny import make_tiny_model
+    from ihbench.loaders.tiny import make_tiny_model
 
     path = make_tiny_model(args.family, args.out, seed=args.seed)
     print(f"tiny random-weight {args.family} written to {path}")
@@ -244,7 +244,12 @@ def _make_tiny_model(args: argparse.Namespace) -> int:
 def _judge(args: argparse.Namespace) -> int:
     import asyncio
 
-    from ihbench.judge import JudgeCache, OpenAIJudgeBackend, TransformersJudgeBackend, judge_run
+    from ihbench.judge import (
+        JudgeCache,
+        OpenAIJudgeBackend,
+        TransformersJudgeBackend,
+        judge_run,
+    )
 
     if args.judge_backend == "transformers":
         backend = TransformersJudgeBackend(args.judge_model)
@@ -311,7 +316,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _sid_import(args: argparse.Namespace) -> int:
-    from ihbench_dataset.sid import import_sid
+    from ihbench.dataset.sid import import_sid
 
     result = import_sid(args.folder, args.out, progress=not args.quiet)
     _notes(args, result.get("notes", []))
@@ -517,7 +522,7 @@ def build_parser() -> argparse.ArgumentParser:
     models.set_defaults(func=_models)
 
     tiny = add("make-tiny-model", help="random-weight model of a real architecture, for smoke tests")
-    from loaders.tiny import FAMILIES as TINY_FAMILIES
+    from ihbench.loaders.tiny import FAMILIES as TINY_FAMILIES
 
     tiny.add_argument("family", choices=TINY_FAMILIES, metavar="FAMILY",
                       help=f"model family: {', '.join(TINY_FAMILIES)} (gemma4-unified is the 12B, run with --model gemma4)")
@@ -525,7 +530,9 @@ def build_parser() -> argparse.ArgumentParser:
     tiny.add_argument("--seed", type=int, default=0, help="seed of the random weights (default 0)")
     tiny.set_defaults(func=_make_tiny_model)
 
-    from ihbench.generate.cli import add_parser as add_generate  # its options live with the pipeline
+    from ihbench.generate.cli import (
+        add_parser as add_generate,  # its options live with the pipeline
+    )
 
     add_generate(add)
     from ihbench.turns.cli import add_parser as add_turns
@@ -538,7 +545,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     import logging
 
     args = build_parser().parse_args(argv)
-    from ihbench_dataset.errors import IHBenchError
+    from ihbench.dataset.errors import IHBenchError
 
     # Library code reports (bad records, notes) on the "ihbench" logger; here they become one line each.
     handler = logging.StreamHandler(sys.stderr)

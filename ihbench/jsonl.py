@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-from ihbench_dataset.errors import IHBenchError
+from ihbench.dataset.errors import IHBenchError
 
 log = logging.getLogger("ihbench")
 

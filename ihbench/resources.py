@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from ihbench_dataset.errors import IHBenchError
+from ihbench.dataset.errors import IHBenchError
 
 
 class ResourceError(IHBenchError, LookupError):

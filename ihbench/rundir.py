@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
-from ihbench_dataset.errors import IHBenchError
-from ihbench_dataset.locks import exclusive, lock_file_for
+from ihbench.dataset.errors import IHBenchError
+from ihbench.dataset.locks import exclusive, lock_file_for
 
 from .jsonl import read_records, write_json_atomic
 
@@ -142,7 +142,7 @@ class RunDir:
 
     def load(self) -> tuple[dict, list[dict], dict]:
         """(run.json, checked responses, {item id: EvalItem}) for judging and reporting."""
-        from ihbench_dataset import load_items
+        from ihbench.dataset import load_items
 
         info = self.info()
         responses = self.responses()

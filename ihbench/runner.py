@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
-from ihbench_dataset.errors import IHBenchError
-from ihbench_dataset.schema import EvalItem, canonical_interruption_type
+from ihbench.dataset.errors import IHBenchError
+from ihbench.dataset.schema import EvalItem, canonical_interruption_type
 
 from .jsonl import AppendLog
 from .rundir import RunDir
@@ -121,7 +121,7 @@ def _check_same_run(existing: dict, identity: dict, path: Path, allow_endpoint_c
 def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, progress: bool = True,
         on_record: Optional[Callable[[dict], None]] = None) -> RunSummary:
     """`on_record(record)` is called after each record is durable (the Space streams with it)."""
-    from loaders import GenerationConfig
+    from ihbench.loaders import GenerationConfig
 
     started = time.perf_counter()
     out = Path(spec.out)
@@ -153,8 +153,9 @@ def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, p
 
 def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, loader, items, progress: bool,
                 started: float, on_record: Optional[Callable[[dict], None]]) -> RunSummary:
-    from loaders import build_conversation, create
-    from loaders.base import EmptyAudioError, Response
+    from ihbench.loaders import create
+    from ihbench.loaders.base import EmptyAudioError, Response
+    from ihbench.protocol import build_model_input
 
     out = run_dir.path
     existing = run_dir.info() if run_dir.exists() else None
@@ -164,7 +165,7 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
         loader = create(spec.loader, spec.model_path, **spec.loader_options)  # fails fast: missing model, bad option
     loader.check_modality(spec.modality)
     if items is None:
-        from ihbench_dataset import load_items
+        from ihbench.dataset import load_items
 
         items = load_items(spec.data, config=spec.config, split=spec.split)
     items = select_items(items, spec.types, spec.limit)
@@ -199,7 +200,7 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
             for position, (item, _) in enumerate(batch):
                 built = time.perf_counter()
                 try:
-                    conversations.append(build_conversation(item, spec.modality, history_audio=spec.history_audio))
+                    conversations.append(build_model_input(item, spec.modality, history_audio=spec.history_audio))
                     ready.append(position)
                 except EmptyAudioError as error:
                     responses[position] = Response.failure(error, built)

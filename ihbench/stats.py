@@ -10,7 +10,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ihbench_dataset.errors import UsageError
+from ihbench.dataset.errors import UsageError
 
 
 @dataclass(frozen=True)

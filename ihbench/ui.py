@@ -13,8 +13,8 @@ from typing import Iterator, Optional
 
 import numpy as np
 
-from ihbench_dataset.schema import SAMPLING_RATE
-from ihbench_dataset.sid_build import SID_DEV_SPEECH
+from ihbench.dataset.schema import SAMPLING_RATE
+from ihbench.dataset.sid_build import SID_DEV_SPEECH
 
 MAX_UPLOAD_BYTES = 20 * 2**20
 MAX_ITEMS = 20
@@ -67,15 +67,15 @@ def data_problem() -> Optional[str]:
 
 
 def loader_names() -> list[str]:
-    from loaders import available
+    from ihbench.loaders import available
 
     return available()
 
 
 @lru_cache(maxsize=4)
 def _dataset(data: Optional[str]):
-    from ihbench_dataset import load_items
-    from ihbench_dataset.load import load_conversations
+    from ihbench.dataset import load_items
+    from ihbench.dataset.load import load_conversations
 
     if data is None:
         raise UserError("no dataset is configured (set IHBENCH_DATA)")
@@ -162,7 +162,7 @@ def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], doma
     import queue
     import threading
 
-    from loaders import ModelNotFoundError
+    from ihbench.loaders import ModelNotFoundError
 
     from .report.diagnostics import diagnose
     from .runner import RunSpec, run
@@ -247,7 +247,7 @@ def judge_run_dir(run_dir: Optional[str], judge_base_url: str, judge_model: str)
 # --- Detect ------------------------------------------------------------------------------------
 
 def sid_clip_choices() -> list[str]:
-    from ihbench_dataset.sid import sid_rows
+    from ihbench.dataset.sid import sid_rows
 
     try:
         references, _ = sid_rows(data_dir(), SID_DEV_SPEECH)
@@ -262,7 +262,7 @@ def refuse_oversize_upload(path: str) -> None:
 
 
 def _read_upload(path: str) -> np.ndarray:
-    from ihbench_dataset.audio import AudioError, load_recording
+    from ihbench.dataset.audio import AudioError, load_recording
 
     refuse_oversize_upload(path)
     try:
@@ -274,8 +274,8 @@ def _read_upload(path: str) -> np.ndarray:
 
 def detect(detector_name: str, upload: Optional[str], sid_clip: Optional[str]):
     """(waveform figure with predicted and true break, result dict)."""
+    from ihbench.dataset.sid import sid_rows
     from ihbench.sid.detectors import get_detector
-    from ihbench_dataset.sid import sid_rows
 
     truth = None
     if upload:
@@ -291,7 +291,7 @@ def detect(detector_name: str, upload: Optional[str], sid_clip: Optional[str]):
 
 
 def waveform_figure(samples: np.ndarray, prediction: dict, truth: Optional[dict]):
-    from ihbench_dataset.plotting import pyplot
+    from ihbench.dataset.plotting import pyplot
 
     plt = pyplot()
 

@@ -20,7 +20,7 @@ def _duplex(data: Optional[str]):
     """The data's duplex config with audio left as bytes, or None when it has none."""
     import datasets
 
-    from ihbench_dataset.duplex import DUPLEX_CONFIG
+    from ihbench.dataset.duplex import DUPLEX_CONFIG
 
     if not data:
         return None
@@ -39,8 +39,8 @@ def recording_choices() -> list[str]:
 
 def analyze_recording(recording_id: Optional[str], upload: Optional[str]):
     """(timeline PNG path, timing rows, summary markdown) for a duplex recording or an upload."""
+    from ihbench.dataset.errors import IHBenchError
     from ihbench.turns.run import run_turns
-    from ihbench_dataset.errors import IHBenchError
 
     out = new_run_folder("turns")
     truth = None

@@ -30,7 +30,7 @@ from .content_names import name_by_content
 from .errors import IHBenchError
 from .locks import exclusive, lock_file_for
 from .parts import Builder, conversations_inputs, duplex_builder, ihbench_builder, sid_builder, sources_fingerprint
-from .sources import ASSISTANT_VOICE, Conversation
+from .sources import ASSISTANT_VOICE, SourceConversation
 from .tts import RenderCache, get_engine
 
 SPLIT = "dev"
@@ -161,7 +161,7 @@ def _arrow_memory_pool():
         pa.set_memory_pool(previous)
 
 
-def render_audio(conversations: list[Conversation], cache: RenderCache, *, progress: bool = True):
+def render_audio(conversations: list[SourceConversation], cache: RenderCache, *, progress: bool = True):
     """FLAC bytes keyed by (conversation_id, turn index, "user" | "assistant")."""
     from tqdm.auto import tqdm
 
@@ -185,7 +185,7 @@ def render_audio(conversations: list[Conversation], cache: RenderCache, *, progr
     return audio, notes
 
 
-def _write(root: Path, conversations: list[Conversation], builders: list[Builder], configs: Optional[ConfigCache],
+def _write(root: Path, conversations: list[SourceConversation], builders: list[Builder], configs: Optional[ConfigCache],
            *, progress: bool, timings: dict) -> tuple[dict, list[str]]:
     """Each builder's configs, from the config cache when it has them (`configs`, None to make
     everything again), then the plot and the card. Returns the statistics and the builders reused."""

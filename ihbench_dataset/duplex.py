@@ -44,7 +44,7 @@ import numpy as np
 from .audio import encode_flac
 from .errors import IHBenchError
 from .schema import SAMPLING_RATE, item_id
-from .sources import ASSISTANT_VOICE, Conversation, SourceTurn
+from .sources import ASSISTANT_VOICE, SourceConversation, SourceTurn
 
 DUPLEX_CONFIG = "duplex"
 ASSISTANT_CHANNEL, USER_CHANNEL = 0, 1
@@ -114,7 +114,7 @@ def continuation(said: str, text: str, *, keep_some: bool = False) -> Optional[s
     return rest
 
 
-def plan(conversation: Conversation) -> list[TurnPlan]:
+def plan(conversation: SourceConversation) -> list[TurnPlan]:
     plans, said = [], ""
     for turn in conversation.turns:
         kind = turn.interruption.type if turn.interruption else None
@@ -207,7 +207,7 @@ def _intervals(spans) -> list[dict]:
     return [{"start": a, "end": b} for a, b in _seconds(spans)]
 
 
-def layout(conversation: Conversation, plans: list[TurnPlan], clip: Callable[[str, SourceTurn, str], _Clip],
+def layout(conversation: SourceConversation, plans: list[TurnPlan], clip: Callable[[str, SourceTurn, str], _Clip],
            timing: Timing = TIMING, seed: int = SEED) -> tuple[np.ndarray, dict]:
     """The stereo samples and the row's ground-truth fields (everything but the audio)."""
     from ihbench.turns.floor import floor_labels
@@ -324,7 +324,7 @@ class DuplexCache:
             os.replace(tmp, self.directory / f"{key}{suffix}")  # the JSON last: get() needs both
 
 
-def duplex_rows(conversations: list[Conversation], audio: dict, cache, *, progress: bool = True,
+def duplex_rows(conversations: list[SourceConversation], audio: dict, cache, *, progress: bool = True,
                 timing: Timing = TIMING, seed: int = SEED) -> list[dict]:
     """One row per conversation. `audio` is the build's renders keyed (conversation_id, turn
     index, "user" | "assistant"); texts it lacks (a filler's full message, a continuation) are

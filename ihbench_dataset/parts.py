@@ -13,7 +13,7 @@ from .features import baseline_features, conversations_features, interruptions_f
 from .long import interruption_row
 from .schema import INTERRUPTION_TYPES
 from .sid_build import SID_DEV_NOISE, SID_DEV_SPEECH
-from .sources import USER_VOICES, Conversation
+from .sources import USER_VOICES, SourceConversation
 from .tts import RenderCache, get_engine
 
 CONFIGS = ("conversations", "baseline", "interruptions")
@@ -30,12 +30,12 @@ class Builder:
     make: Callable[[], tuple[dict, dict]]
 
 
-def conversations_inputs(conversations: list[Conversation], audio: dict) -> list[str]:
+def conversations_inputs(conversations: list[SourceConversation], audio: dict) -> list[str]:
     """What the IHBench and duplex configs both follow from: the sources and the renders."""
     return [sources_fingerprint(conversations), audio_digest(audio)]
 
 
-def ihbench_builder(conversations: list[Conversation], audio: dict, inputs: list[str]) -> Builder:
+def ihbench_builder(conversations: list[SourceConversation], audio: dict, inputs: list[str]) -> Builder:
     max_turns = max(len(c.turns) for c in conversations)
     features = dict(zip(CONFIGS, (conversations_features(max_turns), baseline_features(max_turns),
                                   interruptions_features())))
@@ -53,7 +53,7 @@ def sid_builder(sid_sources, noise_clips: int, cache: RenderCache, *, progress: 
                    lambda: sid_configs(sources, noise_clips, cache, progress))
 
 
-def duplex_builder(conversations: list[Conversation], audio: dict, inputs: list[str], cache: RenderCache, *,
+def duplex_builder(conversations: list[SourceConversation], audio: dict, inputs: list[str], cache: RenderCache, *,
                    progress: bool) -> Builder:
     """Keyed like the IHBench configs (`inputs`): the mixes follow from the same sources and renders
     (texts a build does not otherwise render, like a filler's full message, come from the same voices)."""
@@ -73,7 +73,7 @@ def _clip(data: bytes, name: str) -> dict:
     return {"bytes": data, "path": f"{name}.flac"}
 
 
-def conversation_row(c: Conversation, audio: dict, max_turns: int) -> dict:
+def conversation_row(c: SourceConversation, audio: dict, max_turns: int) -> dict:
     kb = c.knowledge_base
     row = {
         "conversation_id": c.conversation_id,
@@ -115,7 +115,7 @@ def conversation_row(c: Conversation, audio: dict, max_turns: int) -> dict:
     return row
 
 
-def baseline_row(c: Conversation, max_turns: int) -> dict:
+def baseline_row(c: SourceConversation, max_turns: int) -> dict:
     row = {"conversation_id": c.conversation_id, "num_turns": len(c.turns)}
     for n in range(1, max_turns + 1):
         turn = c.turns[n - 1] if n <= len(c.turns) else None
@@ -127,7 +127,7 @@ def baseline_row(c: Conversation, max_turns: int) -> dict:
     return row
 
 
-def ihbench_configs(conversations: list[Conversation], audio: dict, features: dict) -> tuple[dict, dict]:
+def ihbench_configs(conversations: list[SourceConversation], audio: dict, features: dict) -> tuple[dict, dict]:
     """The IHBench configs ({name: Dataset}, default first) and their part of the card's statistics."""
     from .load import load_conversations, load_items
     from .stats import dataset_statistics
@@ -182,7 +182,7 @@ def audio_digest(audio: dict) -> str:
     return digest.hexdigest()
 
 
-def sources_fingerprint(conversations: list[Conversation]) -> str:
+def sources_fingerprint(conversations: list[SourceConversation]) -> str:
     digest = hashlib.sha256()
     for c in sorted(conversations, key=lambda c: c.conversation_id):
         digest.update(c.digest.encode())

@@ -2,7 +2,7 @@
 
 The official data is one wide row per conversation; everything downstream (runner, loaders,
 judges, report) wants one record per interruption point with its context already assembled.
-The reader in `ihbench_dataset.wide` is the only place that turns the former into the latter.
+The reader in `ihbench.dataset.wide` is the only place that turns the former into the latter.
 """
 from __future__ import annotations
 

@@ -76,7 +76,7 @@ class SourceTurn:
 
 
 @dataclass(frozen=True)
-class Conversation:
+class SourceConversation:
     path: Path
     conversation_id: str
     domain: dict
@@ -173,7 +173,7 @@ def _review(inner: _Fields) -> Optional[dict]:
     return review.data
 
 
-def load_conversation(path: Union[str, Path]) -> Conversation:
+def load_conversation(path: Union[str, Path]) -> SourceConversation:
     path = Path(path)
     try:
         content = path.read_bytes()
@@ -248,7 +248,7 @@ def load_conversation(path: Union[str, Path]) -> Conversation:
     provenance = top.get("provenance", dict, required=False)
     for key in provenance or {}:
         _Fields(provenance, path, "provenance.").get(key)
-    return Conversation(
+    return SourceConversation(
         provenance=provenance,
         path=path,
         conversation_id=conversation_id,

@@ -14,7 +14,7 @@ from typing import Iterable, Optional, Union
 
 from .audio import AudioError, load_recording
 from .schema import INTERRUPTION_TYPES
-from .sources import Conversation, SourceError, SourceTurn, load_conversation, source_files
+from .sources import SourceConversation, SourceError, SourceTurn, load_conversation, source_files
 
 MIN_TURNS, MAX_TURNS = 8, 20
 MIN_RQ, MAX_RQ = 2, 4
@@ -59,7 +59,7 @@ class Problem:
 class Report:
     problems: list[Problem]
     notes: list[str]
-    conversations: list[Conversation]
+    conversations: list[SourceConversation]
 
     @property
     def ok(self) -> bool:
@@ -91,7 +91,7 @@ def verify_paths(paths: Optional[Iterable[Union[str, Path]]] = None, *, check_au
 _PERSON = re.compile(r"[A-Z][a-z'’-]+(?: [A-Z][a-z'’.-]+){1,2}")  # a person's name: "Emmett Calloway"
 
 
-def _identities(conversation: Conversation) -> set[str]:
+def _identities(conversation: SourceConversation) -> set[str]:
     """The caller's names and long numbers (phones, accounts): what must not recur across calls."""
     values = set()
     for entry in conversation.knowledge_base["user_data"]:
@@ -103,7 +103,7 @@ def _identities(conversation: Conversation) -> set[str]:
     return values
 
 
-def shared_identities(conversations: list[Conversation]) -> list[Problem]:
+def shared_identities(conversations: list[SourceConversation]) -> list[Problem]:
     """Two callers of different goals with the same name or number read as one person reused: a
     template, not a set of calls. Callers of one goal may share the account by design."""
     problems, owners = [], {}
@@ -117,7 +117,7 @@ def shared_identities(conversations: list[Conversation]) -> list[Problem]:
     return problems
 
 
-def check_conversation(conversation: Conversation) -> list[Problem]:
+def check_conversation(conversation: SourceConversation) -> list[Problem]:
     c = conversation
     problems: list[Problem] = []
 
@@ -231,7 +231,7 @@ def _words_with_position(text: str):
         yield match.group(0), (not before) or before[-1] in ".?!…—-:"
 
 
-def leaked_words(conversation: Conversation, turn: SourceTurn) -> set[str]:
+def leaked_words(conversation: SourceConversation, turn: SourceTurn) -> set[str]:
     """Distinctive words of the interruption that the user can only know from the unheard rest."""
     rest = turn.assistant[len(turn.delivered):] if turn.assistant.startswith(turn.delivered) else ""
     unheard = _stems(rest)
@@ -248,7 +248,7 @@ def leaked_words(conversation: Conversation, turn: SourceTurn) -> set[str]:
     return leaked
 
 
-def _check_audio(conversation: Conversation, problems: list[Problem]) -> list[str]:
+def _check_audio(conversation: SourceConversation, problems: list[Problem]) -> list[str]:
     notes = []
     for turn in conversation.turns:
         if turn.user_audio is None:

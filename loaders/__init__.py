@@ -1,38 +1,35 @@
 """Model loaders: one file per model family, registered by name.
 
-    from loaders import create, available, build_conversation
+    from ihbench.loaders import create, available
+    from ihbench.protocol import build_model_input
     loader = create("qwen2-audio", "path/to/model", dtype="bfloat16")
-    response = loader.generate(build_conversation(item, "audio"), GenerationConfig(), seed=0)
+    response = loader.generate(build_model_input(item, "audio"), GenerationConfig(), seed=0)
 """
 from .base import (
-    Conversation,
     EmptyAudioError,
     GenerationConfig,
+    InputTurn,
     Loader,
     ModelFolderError,
+    ModelInput,
     ModelNotFoundError,
     Response,
-    Turn,
-    build_conversation,
-    parse_history_audio,
     resolve_model_path,
 )
-from .registry import available, create, get, register
+from .registry import LOADERS, available, create, get
 
 __all__ = [
-    "Conversation",
+    "LOADERS",
+    "ModelInput",
     "EmptyAudioError",
     "GenerationConfig",
     "Loader",
     "ModelFolderError",
     "ModelNotFoundError",
     "Response",
-    "Turn",
+    "InputTurn",
     "available",
-    "build_conversation",
     "create",
     "get",
-    "parse_history_audio",
-    "register",
     "resolve_model_path",
 ]

@@ -1,6 +1,6 @@
 """The contract every model backend implements, and the conversation it is given.
 
-A backend sees one `Conversation` (built from an `EvalItem` by `build_conversation`) and returns
+A backend sees one `ModelInput` (built from an `EvalItem` by `ihbench.protocol`) and returns
 a `Response`: the text, latency and token counts, or the error that stopped it. Backends never
 see the wide schema, rubrics or baselines: only what a deployed voice agent would have heard.
 """
@@ -12,15 +12,14 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal, Optional, Sequence
 
 import numpy as np
-
-from ihbench_dataset.errors import IHBenchError, UsageError
-from ihbench_dataset.schema import SAMPLING_RATE, EvalItem
+from ihbench.dataset.errors import IHBenchError, UsageError
+from ihbench.dataset.schema import SAMPLING_RATE
 
 Modality = Literal["audio", "text"]
 
 
 @dataclass(frozen=True)
-class Turn:
+class InputTurn:
     role: Literal["system", "user", "assistant"]
     text: Optional[str] = None
     audio: Optional[np.ndarray] = None  # 16 kHz mono float32, user turns in audio mode only
@@ -31,10 +30,10 @@ class Turn:
 
 
 @dataclass(frozen=True)
-class Conversation:
+class ModelInput:
     item_id: str
     modality: Modality
-    turns: list[Turn]
+    turns: list[InputTurn]
     sampling_rate: int = SAMPLING_RATE
 
     @property
@@ -44,54 +43,6 @@ class Conversation:
 
 class EmptyAudioError(ValueError):
     pass
-
-
-def parse_history_audio(value: Optional[str]) -> Optional[int]:
-    """`last:K` -> K (keep the audio of the last K user turns, the interruption included)."""
-    if value in (None, "", "all"):
-        return None
-    kind, _, count = str(value).partition(":")
-    if kind != "last" or not count.isdigit() or int(count) < 1:
-        raise UsageError(f"--history-audio: expected all or last:K with K >= 1, got {value!r}")
-    return int(count)
-
-
-def build_conversation(item: EvalItem, modality: Modality = "audio", *,
-                       history_audio: Optional[int] = None) -> Conversation:
-    """System prompt; history (user turns as audio, or transcripts in text mode; assistant turns
-    as text); the interrupted assistant turn as delivered, never as planned; then the interruption.
-
-    `history_audio=K` keeps the audio of only the last K user turns (the interruption counts as
-    one) and gives older user turns as transcripts: an explicit, recorded choice for models whose
-    context cannot hold a deep point's whole history as audio. Default: every user turn as audio.
-    """
-    if modality not in ("audio", "text"):
-        raise UsageError(f"modality: expected 'audio' or 'text', got {modality!r}")
-    turns = [Turn("system", item.system_prompt)]
-    user_turns = sum(m.role == "user" for m in item.history) + 1
-    as_text_before = 0 if history_audio is None else user_turns - history_audio  # user turns heard as text
-    seen = 0
-
-    def user(text: str, clip, where: str) -> Turn:
-        nonlocal seen
-        seen += 1
-        if modality == "text" or seen <= as_text_before:
-            return Turn("user", text)
-        if clip is None:
-            raise EmptyAudioError(f"{item.id}: {where} has no audio (use --modality text for transcripts)")
-        samples = clip.decode(SAMPLING_RATE)
-        if samples.size == 0 or not np.any(samples):
-            raise EmptyAudioError(f"{item.id}: {where} audio is empty or silent")
-        return Turn("user", audio=samples)
-
-    for index, message in enumerate(item.history):
-        if message.role == "assistant":
-            turns.append(Turn("assistant", message.text))
-        else:
-            turns.append(user(message.text, message.audio, f"history[{index}]"))
-    turns.append(Turn("assistant", item.interrupted.delivered))
-    turns.append(user(item.interruption.transcript, item.interruption.audio, "the interruption"))
-    return Conversation(item.id, modality, turns)
 
 
 def audio_part_messages(turns) -> list[dict]:
@@ -185,7 +136,7 @@ def check_model_folder(path) -> None:
 
 
 class Loader(ABC):
-    """One model backend. Subclasses register with `@register("name")` and implement `_generate`."""
+    """One model backend. A subclass sets `name` (its key in `registry.LOADERS`) and implements `_generate`."""
 
     name: ClassVar[str] = ""
     modalities: ClassVar[tuple[str, ...]] = ("audio", "text")
@@ -227,7 +178,7 @@ class Loader(ABC):
         if modality not in self.modalities:
             raise UsageError(f"loader {self.name!r} does not take {modality} input; it takes {', '.join(self.modalities)}")
 
-    def generate(self, conversation: Conversation, config: GenerationConfig, seed: int) -> Response:
+    def generate(self, conversation: ModelInput, config: GenerationConfig, seed: int) -> Response:
         """Never raises for a bad item: the error is the response, so a run goes on."""
         started = time.perf_counter()
         try:
@@ -235,12 +186,12 @@ class Loader(ABC):
         except Exception as error:  # out of memory, too long, a refused request: recorded per item
             return Response.failure(error, started)
 
-    def generate_batch(self, conversations: Sequence[Conversation], config: GenerationConfig,
+    def generate_batch(self, conversations: Sequence[ModelInput], config: GenerationConfig,
                        seeds: Sequence[int]) -> list[Response]:
         return [self.generate(c, config, s) for c, s in zip(conversations, seeds)]
 
     @abstractmethod
-    def _generate(self, conversation: Conversation, config: GenerationConfig, seed: int) -> Response: ...
+    def _generate(self, conversation: ModelInput, config: GenerationConfig, seed: int) -> Response: ...
 
     def describe(self) -> dict:
         """What run.json records about the model: path, revision, dtype, device, options."""

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .base import Conversation, audio_part_messages
-from .registry import register
+from .base import ModelInput, audio_part_messages
 from .transformers_base import TransformersLoader
 
 
@@ -30,7 +29,10 @@ from .transformers_base import TransformersLoader
 def _model_class():
     from torch import nn
     from transformers import AutoModel, Gemma3nForConditionalGeneration
-    from transformers.models.gemma3n.modeling_gemma3n import Gemma3nModel, Gemma3nMultimodalEmbedder
+    from transformers.models.gemma3n.modeling_gemma3n import (
+        Gemma3nModel,
+        Gemma3nMultimodalEmbedder,
+    )
 
     class Gemma3nAudioTextModel(Gemma3nModel):
         """Gemma3nModel.__init__ without the vision tower (it is used only for `pixel_values`)."""
@@ -68,7 +70,7 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-def chat_messages(conversation: Conversation) -> list[dict]:
+def chat_messages(conversation: ModelInput) -> list[dict]:
     """Chat-template messages: user audio as an audio part, everything else as text; the system
     prompt as a user turn of its own when the agent speaks first (see the module docstring)."""
     turns = list(conversation.turns)
@@ -78,8 +80,8 @@ def chat_messages(conversation: Conversation) -> list[dict]:
     return messages + audio_part_messages(turns)
 
 
-@register("gemma3n")
 class Gemma3nLoader(TransformersLoader):
+    name = "gemma3n"
     max_clip_seconds = 30.0
 
     def load_processor(self):
@@ -92,7 +94,7 @@ class Gemma3nLoader(TransformersLoader):
     def load_model(self):
         return _model_class().from_pretrained(self.path, dtype=self.dtype)
 
-    def prompt(self, conversation: Conversation) -> str:
+    def prompt(self, conversation: ModelInput) -> str:
         text = self.processor.apply_chat_template(chat_messages(conversation), add_generation_prompt=True,
                                                   tokenize=False)
         if self.tokenizer_adds_bos:

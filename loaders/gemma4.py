@@ -34,11 +34,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-from ihbench_dataset.errors import UsageError
+from ihbench.dataset.errors import UsageError
 
-from .base import Conversation, ModelFolderError, audio_part_messages
+from .base import ModelFolderError, ModelInput, audio_part_messages
 from .reasoning import split_reasoning
-from .registry import register
 from .transformers_base import TransformersLoader
 
 THOUGHT_START, THOUGHT_END = "<|channel>", "<channel|>"
@@ -139,8 +138,8 @@ def load_gemma4_processor(path: str, model_type: str = "gemma4"):
     return _processor_class(ARCHITECTURES[model_type].processor_without_torchvision).from_pretrained(path)
 
 
-@register("gemma4")
 class Gemma4Loader(TransformersLoader):
+    name = "gemma4"
     #: the E-series value; set per checkpoint at load (ARCHITECTURES)
     max_clip_seconds = 30.0
 
@@ -167,7 +166,7 @@ class Gemma4Loader(TransformersLoader):
         model_class = getattr(transformers, ARCHITECTURES[self.architecture].model_class)
         return model_class.from_pretrained(self.path, dtype=self.dtype)
 
-    def prompt(self, conversation: Conversation) -> str:
+    def prompt(self, conversation: ModelInput) -> str:
         text = self.processor.apply_chat_template(audio_part_messages(conversation.turns), add_generation_prompt=True,
                                                   tokenize=False, enable_thinking=self.thinking)
         if self.tokenizer_adds_bos:

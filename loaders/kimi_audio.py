@@ -10,14 +10,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from ihbench_dataset.audio import encode_wav
-from ihbench_dataset.errors import MissingDependencyError
+from ihbench.dataset.audio import encode_wav
+from ihbench.dataset.errors import MissingDependencyError
 
-from .base import Conversation, GenerationConfig, Loader, Response, resolve_model_path
-from .registry import register
+from .base import GenerationConfig, Loader, ModelInput, Response, resolve_model_path
 
 
-def to_kimia_messages(conversation: Conversation, audio_dir: Path) -> list[dict]:
+def to_kimia_messages(conversation: ModelInput, audio_dir: Path) -> list[dict]:
     messages = []
     for index, turn in enumerate(conversation.turns):
         role = "user" if turn.role == "system" else turn.role
@@ -30,8 +29,8 @@ def to_kimia_messages(conversation: Conversation, audio_dir: Path) -> list[dict]
     return messages
 
 
-@register("kimi-audio")
 class KimiAudioLoader(Loader):
+    name = "kimi-audio"
     runs_via = "own package (kimia_infer; GPU, flash-attn)"
     requires = ("kimia_infer",)
 
@@ -48,7 +47,7 @@ class KimiAudioLoader(Loader):
             api = KimiAudio(model_path=resolve_model_path(model_path), load_detokenizer=False)
         self.api = api
 
-    def _generate(self, conversation: Conversation, config: GenerationConfig, seed: int) -> Response:
+    def _generate(self, conversation: ModelInput, config: GenerationConfig, seed: int) -> Response:
         import random
 
         random.seed(seed)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ihbench_dataset.errors import IHBenchError
+from ihbench.dataset.errors import IHBenchError
 
-from .base import Conversation
+from .base import ModelInput
 
 ADVICE = "use --history-audio last:K (older user turns as transcripts) or --modality text"
 
@@ -20,7 +20,7 @@ class AudioTooLongError(IHBenchError, ValueError):
     """A clip longer than the processor takes whole, or a prompt longer than the context."""
 
 
-def check_clips(conversation: Conversation, family: str, max_seconds: Optional[float]) -> None:
+def check_clips(conversation: ModelInput, family: str, max_seconds: Optional[float]) -> None:
     if max_seconds is None:
         return
     for number, clip in enumerate(conversation.audio_clips, start=1):
@@ -50,11 +50,11 @@ def clip_cost(loader, seconds: float, *, seed: int = 0) -> tuple[int, int | None
     `seconds` of noise, through the loader's own processor with the per-clip check off."""
     import numpy as np
 
-    from .base import Turn
+    from .base import InputTurn
 
     rate = 16000
     noise = np.random.default_rng(seed).standard_normal(int(rate * seconds)).astype(np.float32) * 0.1
-    conversation = Conversation("measure", "audio", [Turn("system", "Listen."), Turn("user", audio=noise)], rate)
+    conversation = ModelInput("measure", "audio", [InputTurn("system", "Listen."), InputTurn("user", audio=noise)], rate)
     saved, loader.max_clip_seconds = loader.max_clip_seconds, None
     try:
         inputs = loader.inputs([conversation])

@@ -14,16 +14,15 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Optional, Sequence, Union
 
-from ihbench_dataset.audio import encode_wav
-from ihbench_dataset.errors import UsageError
+from ihbench.dataset.audio import encode_wav
+from ihbench.dataset.errors import UsageError
 
-from .base import Conversation, GenerationConfig, Loader, Response
+from .base import GenerationConfig, Loader, ModelInput, Response
 from .reasoning import split_reasoning
-from .registry import register
 from .retry import retry_sync, transport_error
 
 
-def to_openai_messages(conversation: Conversation) -> list[dict]:
+def to_openai_messages(conversation: ModelInput) -> list[dict]:
     messages = []
     for turn in conversation.turns:
         if turn.audio is not None:
@@ -48,8 +47,8 @@ def message_text(message) -> tuple[str, Optional[str]]:
     return text, "\n\n".join(thoughts) if thoughts else None
 
 
-@register("openai")
 class OpenAICompatLoader(Loader):
+    name = "openai"
     runs_via = "server (OpenAI-compatible: OpenAI, vLLM, a vendor endpoint)"
     requires = ("openai",)
 
@@ -84,7 +83,7 @@ class OpenAICompatLoader(Loader):
     def _client(self, offset: int):
         return self.clients[offset % len(self.clients)]
 
-    def _generate(self, conversation: Conversation, config: GenerationConfig, seed: int) -> Response:
+    def _generate(self, conversation: ModelInput, config: GenerationConfig, seed: int) -> Response:
         started = time.perf_counter()
         messages = to_openai_messages(conversation)
         with self._lock:
@@ -121,7 +120,7 @@ class OpenAICompatLoader(Loader):
             reasoning=reasoning,
         )
 
-    def generate_batch(self, conversations: Sequence[Conversation], config: GenerationConfig,
+    def generate_batch(self, conversations: Sequence[ModelInput], config: GenerationConfig,
                        seeds: Sequence[int]) -> list[Response]:
         if len(conversations) <= 1:
             return super().generate_batch(conversations, config, seeds)

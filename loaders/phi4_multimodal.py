@@ -14,8 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Sequence
 
-from .base import Conversation
-from .registry import register
+from .base import ModelInput
 from .transformers_base import TransformersLoader
 
 SPEECH_ADAPTER = "speech-lora"
@@ -62,8 +61,8 @@ def speech_adapter_dir(path: str) -> Optional[Path]:
     return candidate if (candidate / "adapter_config.json").is_file() else None
 
 
-@register("phi4-multimodal")
 class Phi4MultimodalLoader(TransformersLoader):
+    name = "phi4-multimodal"
     requires = ("torch", "transformers", "peft")  # the checkpoint's speech adapter is a LoRA
 
     def load_processor(self):
@@ -81,10 +80,10 @@ class Phi4MultimodalLoader(TransformersLoader):
 
         return PeftModel.from_pretrained(model, str(adapter), adapter_name="speech", is_trainable=False)
 
-    def model_for(self, conversations: Sequence[Conversation]):
+    def model_for(self, conversations: Sequence[ModelInput]):
         return _AdapterScope(self.model, enabled=any(c.audio_clips for c in conversations))
 
-    def prompt(self, conversation: Conversation) -> str:
+    def prompt(self, conversation: ModelInput) -> str:
         token = self.processor.audio_token
         messages = [{"role": turn.role, "content": token if turn.audio is not None else turn.text}
                     for turn in conversation.turns]

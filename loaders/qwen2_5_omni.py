@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .base import Conversation
-from .registry import register
+from .base import ModelInput
 from .transformers_base import TransformersLoader
 
 
@@ -58,7 +57,7 @@ def load_omni_processor(path: str, name: str):
     return audio_text_processor(name).from_pretrained(path)
 
 
-def chat_messages(conversation: Conversation) -> list[dict]:
+def chat_messages(conversation: ModelInput) -> list[dict]:
     """Every turn as a list of content parts, the form the Omni templates expect; user audio as
     an audio part (the processor gets the clips themselves, in the same order)."""
     messages = []
@@ -96,14 +95,14 @@ class OmniThinkerLoader(TransformersLoader):
     def template_options(self) -> dict:
         return {}
 
-    def prompt(self, conversation: Conversation) -> str:
+    def prompt(self, conversation: ModelInput) -> str:
         text = self.processor.apply_chat_template(chat_messages(conversation), add_generation_prompt=True,
                                                   tokenize=False, **self.template_options())
         return self.checked_prompt(text, conversation, self.processor.audio_token)
 
 
-@register("qwen2.5-omni")
 class Qwen2_5OmniLoader(OmniThinkerLoader):
+    name = "qwen2.5-omni"
     PROCESSOR = "Qwen2_5OmniProcessor"
     THINKER = "Qwen2_5OmniThinkerForConditionalGeneration"
     max_clip_seconds = 300.0  # measured: the extractor pads and cuts every clip to n_samples (300 s)

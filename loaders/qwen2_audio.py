@@ -2,16 +2,15 @@
 in the chat template, the processor's `audio=` keyword (the old `audios=` is silently ignored)."""
 from __future__ import annotations
 
-from .base import Conversation, audio_part_messages
-from .registry import register
+from .base import ModelInput, audio_part_messages
 from .transformers_base import TransformersLoader
 
 
-@register("qwen2-audio")
 class Qwen2AudioLoader(TransformersLoader):
     """Qwen2-Audio's template writes one "Audio N: <|audio_bos|><|AUDIO|><|audio_eos|>" line per
     clip; the processor expands each <|AUDIO|> to the clip's length in encoder frames. Its Whisper
     feature extractor keeps only the first 30 s of a clip (25 audio tokens a second)."""
+    name = "qwen2-audio"
 
     max_clip_seconds = 30.0
 
@@ -20,6 +19,6 @@ class Qwen2AudioLoader(TransformersLoader):
 
         return Qwen2AudioForConditionalGeneration.from_pretrained(self.path, dtype=self.dtype)
 
-    def prompt(self, conversation: Conversation) -> str:
+    def prompt(self, conversation: ModelInput) -> str:
         return self.processor.apply_chat_template(audio_part_messages(conversation.turns),
                                                   add_generation_prompt=True, tokenize=False)

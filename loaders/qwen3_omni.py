@@ -15,17 +15,16 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ihbench_dataset.errors import UsageError
+from ihbench.dataset.errors import UsageError
 
 from .qwen2_5_omni import OmniThinkerLoader
 from .reasoning import split_reasoning
-from .registry import register
 
 THINK_START, THINK_END = "<think>", "</think>"
 
 
-@register("qwen3-omni")
 class Qwen3OmniLoader(OmniThinkerLoader):
+    name = "qwen3-omni"
     PROCESSOR = "Qwen3OmniMoeProcessor"
     THINKER = "Qwen3OmniMoeThinkerForConditionalGeneration"
 

@@ -1,52 +1,30 @@
-"""Name -> loader class registry; families register themselves with `@register("name")`.
-
-Family modules are imported on first lookup, so `import loaders` stays cheap and a family
-whose optional dependency is missing does not break the others.
-"""
+"""Model families by name. Each family's module is imported only when it is asked for, so
+`ihbench models` is instant and a family whose optional dependency is missing does not break the
+others. A new family: a module with a `Loader` subclass whose `name` is its key here."""
 from __future__ import annotations
 
-import importlib
-from typing import Callable, TypeVar
+from ihbench.dataset.errors import UsageError
+from ihbench.dataset.registry import Registry
 
-from ihbench_dataset.errors import UnknownNameError, UsageError
-
-T = TypeVar("T")
-_REGISTRY: dict[str, type] = {}
-FAMILY_MODULES = ("qwen2_audio", "phi4_multimodal", "gemma4", "gemma3n", "voxtral", "qwen2_5_omni", "qwen3_omni",
-                  "kimi_audio", "openai_compat")
-
-
-def register(name: str) -> Callable[[T], T]:
-    def wrap(cls: T) -> T:
-        if name in _REGISTRY and _REGISTRY[name] is not cls:
-            raise UsageError(f"loader {name!r} is already registered by {_REGISTRY[name].__name__}")
-        cls.name = name
-        _REGISTRY[name] = cls
-        return cls
-
-    return wrap
-
-
-def _import_families() -> None:
-    for module in FAMILY_MODULES:
-        try:
-            importlib.import_module(f"loaders.{module}")
-        except ModuleNotFoundError as error:
-            if error.name != f"loaders.{module}":
-                raise
+LOADERS = Registry("loader", {
+    "qwen2-audio": "ihbench.loaders.qwen2_audio:Qwen2AudioLoader",
+    "phi4-multimodal": "ihbench.loaders.phi4_multimodal:Phi4MultimodalLoader",
+    "gemma4": "ihbench.loaders.gemma4:Gemma4Loader",
+    "gemma3n": "ihbench.loaders.gemma3n:Gemma3nLoader",
+    "voxtral": "ihbench.loaders.voxtral:VoxtralLoader",
+    "qwen2.5-omni": "ihbench.loaders.qwen2_5_omni:Qwen2_5OmniLoader",
+    "qwen3-omni": "ihbench.loaders.qwen3_omni:Qwen3OmniLoader",
+    "kimi-audio": "ihbench.loaders.kimi_audio:KimiAudioLoader",
+    "openai": "ihbench.loaders.openai_compat:OpenAICompatLoader",
+})
 
 
 def available() -> list[str]:
-    _import_families()
-    return sorted(_REGISTRY)
+    return LOADERS.names()
 
 
 def get(name: str) -> type:
-    _import_families()
-    if name not in _REGISTRY:
-        known = ", ".join(sorted(_REGISTRY)) or "none registered"
-        raise UnknownNameError(f"unknown loader {name!r}; available: {known}")
-    return _REGISTRY[name]
+    return LOADERS.get(name)
 
 
 def create(name: str, model_path: str, **options):

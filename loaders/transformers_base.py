@@ -7,10 +7,9 @@ import time
 from typing import Any, Optional, Sequence
 
 import numpy as np
+from ihbench.dataset.errors import UsageError
 
-from ihbench_dataset.errors import UsageError
-
-from .base import Conversation, GenerationConfig, Loader, Response, resolve_model_path
+from .base import GenerationConfig, Loader, ModelInput, Response, resolve_model_path
 from .limits import check_clips, check_context
 
 DTYPES = ("float32", "float16", "bfloat16")
@@ -72,14 +71,14 @@ class TransformersLoader(Loader):
     def load_model(self):
         raise NotImplementedError
 
-    def prompt(self, conversation: Conversation) -> str:
+    def prompt(self, conversation: ModelInput) -> str:
         raise NotImplementedError
 
-    def model_for(self, conversations: Sequence[Conversation]):
+    def model_for(self, conversations: Sequence[ModelInput]):
         """The module that generates; a family may switch adapters by modality here."""
         return self.model
 
-    def checked_prompt(self, text: str, conversation: Conversation, token: str) -> str:
+    def checked_prompt(self, text: str, conversation: ModelInput, token: str) -> str:
         """`text` when the chat template wrote one audio `token` per clip: otherwise clips and
         placeholders would pair up wrongly inside the processor, silently."""
         if text.count(token) != len(conversation.audio_clips):
@@ -104,13 +103,13 @@ class TransformersLoader(Loader):
         extractor = getattr(self.processor, "feature_extractor", None) or self.processor.audio_processor
         return int(extractor.sampling_rate)
 
-    def clips(self, conversation: Conversation) -> list[np.ndarray]:
+    def clips(self, conversation: ModelInput) -> list[np.ndarray]:
         """Our clips at the feature extractor's rate (both are 16 kHz for the shipped families)."""
-        from ihbench_dataset.audio import resample
+        from ihbench.dataset.audio import resample
 
         return [resample(clip, conversation.sampling_rate, self.sampling_rate) for clip in conversation.audio_clips]
 
-    def inputs(self, conversations: Sequence[Conversation]):
+    def inputs(self, conversations: Sequence[ModelInput]):
         """Tokenised prompts (left-padded) and, only when there is audio, the audio features."""
         texts = [self.prompt(c) for c in conversations]
         for conversation in conversations:
@@ -121,7 +120,7 @@ class TransformersLoader(Loader):
             kwargs.update(audio=clips, sampling_rate=self.sampling_rate)
         return self.processor(**kwargs).to(self.device)
 
-    def _run(self, conversations: Sequence[Conversation], config: GenerationConfig, seed: int) -> list[Response]:
+    def _run(self, conversations: Sequence[ModelInput], config: GenerationConfig, seed: int) -> list[Response]:
         import torch
 
         started = time.perf_counter()
@@ -155,10 +154,10 @@ class TransformersLoader(Loader):
                 return tokens[:index + 1]
         return tokens
 
-    def _generate(self, conversation: Conversation, config: GenerationConfig, seed: int) -> Response:
+    def _generate(self, conversation: ModelInput, config: GenerationConfig, seed: int) -> Response:
         return self._run([conversation], config, seed)[0]
 
-    def generate_batch(self, conversations: Sequence[Conversation], config: GenerationConfig,
+    def generate_batch(self, conversations: Sequence[ModelInput], config: GenerationConfig,
                        seeds: Sequence[int]) -> list[Response]:
         """One left-padded `generate` per batch: sampling is seeded by the batch's first seed and
         each response's latency is an equal share of the batch's. If the batch fails, each

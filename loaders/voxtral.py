@@ -33,12 +33,10 @@ from functools import cached_property, lru_cache
 from typing import Sequence
 
 import numpy as np
+from ihbench.dataset.errors import UsageError
 
-from ihbench_dataset.errors import UsageError
-
-from .base import Conversation
+from .base import ModelInput
 from .limits import check_clips
-from .registry import register
 from .transformers_base import TransformersLoader
 
 
@@ -51,7 +49,7 @@ def wav_base64(samples: np.ndarray, sampling_rate: int) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def chat_messages(conversation: Conversation, clips: Sequence[np.ndarray], sampling_rate: int) -> list[dict]:
+def chat_messages(conversation: ModelInput, clips: Sequence[np.ndarray], sampling_rate: int) -> list[dict]:
     """mistral-common messages: the system prompt as the first user message (see the module
     docstring), user audio as audio parts, everything else as text. An assistant turn cut off
     before its first word is left out: mistral-common refuses an empty assistant message."""
@@ -116,8 +114,8 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-@register("voxtral")
 class VoxtralLoader(TransformersLoader):
+    name = "voxtral"
     requires = ("torch", "transformers", "mistral_common")
     max_clip_seconds = None  # measured: clips are split into 30 s windows, none is cut
 
@@ -129,10 +127,10 @@ class VoxtralLoader(TransformersLoader):
 
         return VoxtralForConditionalGeneration.from_pretrained(self.path, dtype=self.dtype)
 
-    def messages(self, conversation: Conversation) -> list[dict]:
+    def messages(self, conversation: ModelInput) -> list[dict]:
         return chat_messages(conversation, self.clips(conversation), self.sampling_rate)
 
-    def prompt(self, conversation: Conversation) -> str:
+    def prompt(self, conversation: ModelInput) -> str:
         """The prompt as text, control tokens spelled out (mistral-common's own rendering)."""
         if not conversation.audio_clips:  # text mode reads control tokens back: none may hide in a turn
             for turn in conversation.turns:
@@ -148,7 +146,7 @@ class VoxtralLoader(TransformersLoader):
         finally:
             tokenizer_logger.setLevel(level)
 
-    def inputs(self, conversations: Sequence[Conversation]):
+    def inputs(self, conversations: Sequence[ModelInput]):
         for conversation in conversations:
             check_clips(conversation, self.name, self.max_clip_seconds)
         if not any(c.audio_clips for c in conversations):

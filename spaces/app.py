@@ -14,9 +14,9 @@ import inspect
 import os
 
 import gradio as gr
+from ihbench.dataset.schema import INTERRUPTION_TYPES
 
 from ihbench import ui, ui_turns
-from ihbench_dataset.schema import INTERRUPTION_TYPES
 
 try:  # ZeroGPU hardware on Hugging Face Spaces; a no-op elsewhere
     import spaces

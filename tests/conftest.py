@@ -44,7 +44,7 @@ def _one_thread():
 
 def _two_shortest():
     """The two shortest shipped conversations (one per user voice family): a fast but real build."""
-    from ihbench_dataset.sources import source_files
+    from ihbench.dataset.sources import source_files
 
     files = source_files()
     by_voice = {}

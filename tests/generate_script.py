@@ -19,8 +19,9 @@ import threading
 from collections import Counter
 from typing import Optional
 
-from ihbench.generate.prompts import agent_of, payload_of
 from openai_test_server import Reply
+
+from ihbench.generate.prompts import agent_of, payload_of
 
 STAGES = ["verify_owner", "review_balance", "set_terms", "confirm_plan"]
 TYPES = ["pushback", "impatient", "filler", "normal", "topic_switch", "correction"]

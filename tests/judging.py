@@ -4,10 +4,11 @@ import hashlib
 import json
 import re
 
+from openai_test_server import OpenAITestServer, Reply
+
 from ihbench.judge import JudgeCache, OpenAIJudgeBackend, judge_run
 from ihbench.judge.prompts import RQ_SYSTEM, TF_SYSTEM
 from ihbench.runner import RunSpec, run
-from openai_test_server import OpenAITestServer, Reply
 
 
 class ScriptedJudge:

@@ -9,8 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-
-from ihbench_dataset.audio import encode_wav
+from ihbench.dataset.audio import encode_wav
 
 MAX_TURNS = 5
 

@@ -8,11 +8,10 @@ import sys
 import datasets
 import numpy as np
 import pytest
-
-from ihbench_dataset import load_items
-from ihbench_dataset.build import BuildError, build
-from ihbench_dataset.load import load_conversations
-from ihbench_dataset.sources import source_files
+from ihbench.dataset import load_items
+from ihbench.dataset.build import BuildError, build
+from ihbench.dataset.load import load_conversations
+from ihbench.dataset.sources import source_files
 
 pytestmark = pytest.mark.slow
 
@@ -91,8 +90,8 @@ def test_rebuild_is_byte_identical_and_uses_the_cache(built, tts_cache, tmp_path
 
 
 def test_tts_engines_are_deterministic():
-    from ihbench_dataset.audio import encode_flac
-    from ihbench_dataset.tts import get_engine
+    from ihbench.dataset.audio import encode_flac
+    from ihbench.dataset.tts import get_engine
 
     for voice in ("piper:joe", "flite:slt"):
         engine = get_engine(voice)
@@ -113,18 +112,18 @@ def test_a_failed_build_leaves_the_previous_build_untouched(built, tmp_path, tts
     with pytest.raises(BuildError, match=r"broken\.json.*placeholder"):
         build(out, [broken], cache_dir=tts_cache, progress=False, sid=False)
     assert _digest(out) == before
-    # no working folder left; only the lock file (kept on purpose: see ihbench_dataset.locks)
+    # no working folder left; only the lock file (kept on purpose: see ihbench.dataset.locks)
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == [".dataset.lock"]
 
 
 def test_a_crash_while_writing_leaves_nothing_half_made(tmp_path, tts_cache, monkeypatch, subset):
-    import ihbench_dataset.build as builder
+    import ihbench.dataset.build as builder
 
     def explode(*args, **kwargs):
         raise RuntimeError("disk full")
 
     monkeypatch.setattr(builder, "plot_statistics", explode, raising=False)
-    monkeypatch.setattr("ihbench_dataset.stats.plot_statistics", explode)
+    monkeypatch.setattr("ihbench.dataset.stats.plot_statistics", explode)
     with pytest.raises(RuntimeError, match="disk full"):
         build(tmp_path / "new", subset[:1], cache_dir=tts_cache, progress=False, sid=False)
     assert [p.name for p in tmp_path.iterdir()] == [".new.lock"]  # no output, no working folder

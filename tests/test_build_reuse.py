@@ -6,10 +6,9 @@ import shutil
 
 import datasets
 import pytest
-
 from conftest import FIXTURES
-from ihbench_dataset.build import build
-from ihbench_dataset.config_cache import KEEP, ConfigCache
+from ihbench.dataset.build import build
+from ihbench.dataset.config_cache import KEEP, ConfigCache
 
 ALL = ["ihbench", "sid", "duplex"]
 
@@ -61,7 +60,7 @@ def test_an_edited_source_remakes_its_configs_and_reuses_the_others(tts_cache, t
 
 def test_changed_builder_code_makes_every_config_again(tts_cache, tmp_path, subset, monkeypatch):
     build(tmp_path / "before", subset[:1], **_small(tts_cache, duplex=False))
-    monkeypatch.setattr("ihbench_dataset.config_cache.builder_code", lambda: "a different conversation_row")
+    monkeypatch.setattr("ihbench.dataset.config_cache.builder_code", lambda: "a different conversation_row")
 
     after = build(tmp_path / "after", subset[:1], **_small(tts_cache, duplex=False))
 
@@ -111,7 +110,7 @@ def test_keys_separate_their_inputs(tmp_path, inputs):
 
 def test_an_entry_that_vanishes_while_placed_leaves_nothing_behind(tmp_path, monkeypatch):
     """Another build pruning the entry between the size check and the links: a miss, not half a config set."""
-    import ihbench_dataset.config_cache as config_cache
+    import ihbench.dataset.config_cache as config_cache
 
     cache = ConfigCache(tmp_path / "configs")
     for name in ("a", "b"):

@@ -14,12 +14,12 @@ import datasets
 import numpy as np
 import pytest
 import soundfile
+from ihbench.dataset import load_items
+from ihbench.dataset.duplex import DuplexError, _clip, continuation
+from ihbench.dataset.load import load_conversations
+from ihbench.dataset.schema import SAMPLING_RATE
 
 from ihbench.turns.floor import floor_labels
-from ihbench_dataset import load_items
-from ihbench_dataset.duplex import DuplexError, _clip, continuation
-from ihbench_dataset.load import load_conversations
-from ihbench_dataset.schema import SAMPLING_RATE
 
 pytestmark = pytest.mark.slow
 SPEAKING = 0.01  # RMS: the renders speak at 0.05-0.3; the silence between clips is digital zero
@@ -136,7 +136,7 @@ def test_the_card_describes_the_duplex_config(built):
 
 def test_a_rebuild_without_the_mix_cache_gives_the_same_bytes(built, tts_cache, subset, tmp_path):
     """The cached rebuild reuses mixes; this one recomputes them from the cached renders."""
-    from ihbench_dataset.build import build
+    from ihbench.dataset.build import build
 
     cache = tmp_path / "tts"
     shutil.copytree(tts_cache, cache)
@@ -173,7 +173,7 @@ def test_words_already_spoken_are_not_said_twice():
 
 
 def test_a_render_without_speech_is_named():
-    from ihbench_dataset.audio import encode_flac
+    from ihbench.dataset.audio import encode_flac
 
     with pytest.raises(DuplexError, match=r"conv\.json: turns\[3\] assistant"):
         _clip(encode_flac(np.zeros(SAMPLING_RATE, dtype=np.float32)), "conv.json: turns[3] assistant 'Hello'")

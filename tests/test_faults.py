@@ -8,11 +8,11 @@ import sys
 import time
 
 import pytest
+from official_layout import write_official_layout
+from openai_test_server import OpenAITestServer
 
 from ihbench.jsonl import read_records
 from ihbench.runner import RunConfigError, RunSpec, run
-from official_layout import write_official_layout
-from openai_test_server import OpenAITestServer
 
 CLI = [sys.executable, "-m", "ihbench.cli"]
 
@@ -37,9 +37,8 @@ def _wait_for_lines(path, n, timeout=60):
 
 def test_a_rebuild_keeps_imported_configs_and_user_files(built, subset, tts_cache, tmp_path):
     import datasets
-
-    from ihbench_dataset.build import build
-    from ihbench_dataset.sid import update_readme_configs
+    from ihbench.dataset.build import build
+    from ihbench.dataset.sid import update_readme_configs
 
     out = tmp_path / "data"
     shutil.copytree(built, out)
@@ -60,7 +59,7 @@ def test_a_rebuild_keeps_imported_configs_and_user_files(built, subset, tts_cach
 
 
 def test_stale_work_folders_of_killed_builds_are_removed(built, subset, tts_cache, tmp_path):
-    from ihbench_dataset.build import build
+    from ihbench.dataset.build import build
 
     out = tmp_path / "data"
     shutil.copytree(built, out)
@@ -143,8 +142,8 @@ def test_a_model_folder_without_config_fails_at_once_naming_the_file(tmp_path):
 
 
 def test_a_truncated_weights_file_is_named(tmp_path):
-    from loaders import ModelFolderError, resolve_model_path
-    from loaders.tiny import make_tiny_model
+    from ihbench.loaders import ModelFolderError, resolve_model_path
+    from ihbench.loaders.tiny import make_tiny_model
 
     model = make_tiny_model("qwen2-audio", tmp_path / "tiny")
     weights = next(model.glob("*.safetensors"))
@@ -195,7 +194,8 @@ def test_a_disk_fault_during_a_build_is_one_line_and_the_previous_build_survives
     """The fault is injected where the build writes (tests run as root, which ignores permissions)."""
     import errno
 
-    import ihbench_dataset.build as builder
+    import ihbench.dataset.build as builder
+
     from ihbench.cli import main
 
     out = tmp_path / "data"
@@ -214,7 +214,7 @@ def test_a_disk_fault_during_a_build_is_one_line_and_the_previous_build_survives
 
 
 def _sources(built):
-    from ihbench_dataset.sources import source_files
+    from ihbench.dataset.sources import source_files
 
     ids = set(json.loads((built / "build_info.json").read_text())["conversations"])
     return [p for p in source_files() if p.stem in ids]

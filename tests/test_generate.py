@@ -9,12 +9,12 @@ import time
 from pathlib import Path
 
 import pytest
-
 from generate_script import CLEAN, GenerationScript
+from openai_test_server import OpenAITestServer
+
 from ihbench.cli import main
 from ihbench.generate import PROMPT_VERSION, prompt_hash
 from ihbench.runner import record_seed
-from openai_test_server import OpenAITestServer
 
 # Editing a generation prompt changes its hash: bump PROMPT_VERSION and pin the new pair here.
 PINNED_PROMPT_HASHES = {"2026-11-23.1": "172960a262a3"}
@@ -162,7 +162,7 @@ def test_killed_midway_then_resumed_without_duplicates_or_regeneration(tmp_path)
 
 
 def test_the_output_passes_verify_and_builds_into_a_dataset(tmp_path, tts_cache, capsys):
-    from ihbench_dataset import load_items
+    from ihbench.dataset import load_items
 
     with OpenAITestServer(respond=GenerationScript(["cooperative"])) as server:
         assert generate(server, tmp_path / "out") == 0
@@ -237,7 +237,7 @@ def test_a_bad_workflow_yaml_is_named_with_its_field(tmp_path, capsys, edit, fie
 
 
 def test_a_local_transformers_model_that_never_answers_json_fails_the_conversation(tmp_path, capsys):
-    from loaders.tiny import make_tiny_model
+    from ihbench.loaders.tiny import make_tiny_model
 
     model = make_tiny_model("qwen2-text", tmp_path / "tiny")
     code = main(["generate", "--domain", "government", "--goal", GOAL, "--intents", "1", "--conversations", "2",

@@ -16,7 +16,6 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, REPO
 from judging import ScriptedJudge
 from openai_test_server import OpenAITestServer
@@ -69,8 +68,21 @@ def _run(wheel_env, *command, ok=True):
     return result
 
 
+def test_the_wheel_installs_one_top_level_package(wheel_env):
+    """The repository's `ihbench_dataset/` and `loaders/` are `ihbench.dataset` and `ihbench.loaders`
+    once installed; the metric modules and the Space ride inside `ihbench` as package data."""
+    record = next(wheel_env["site"].glob("ihbench-*.dist-info")) / "RECORD"
+    installed = {line.split(",")[0] for line in record.read_text().splitlines() if line}
+    top = {name.split("/")[0] for name in installed if not name.startswith("..")}
+    assert top == {"ihbench", record.parent.name}, top
+    assert "ihbench/metrics/apt/apt.py" in installed and "ihbench/dataset/sources/FORMAT.md" in installed
+    for name in ("ihbench_dataset", "loaders"):
+        assert _run(wheel_env, "python", "-c", f"import {name}", ok=False).returncode != 0, name
+
+
 def test_the_packages_come_from_the_wheel_not_the_repository(wheel_env):
-    code = "import ihbench, ihbench_dataset, loaders; print(ihbench.__file__, ihbench_dataset.__file__, loaders.__file__)"
+    code = ("import ihbench, ihbench.dataset, ihbench.loaders, ihbench.protocol; "
+            "print(ihbench.__file__, ihbench.dataset.__file__, ihbench.loaders.__file__)")
     files = _run(wheel_env, "python", "-c", code).stdout.split()
     assert all(f.startswith(str(wheel_env["site"])) for f in files), files
     assert _run(wheel_env, "ihbench", "--version").stdout.strip() == "ihbench 0.1.0"
@@ -82,7 +94,7 @@ def test_run_judge_report_sid_and_publish_from_another_directory(wheel_env, buil
     """`built` runs first so the TTS cache holds the renders this build reuses; the sources are
     the copies shipped inside the installed package."""
     site, work = wheel_env["site"], wheel_env["work"]
-    shipped = site / "ihbench_dataset" / "sources" / "conversations"
+    shipped = site / "ihbench" / "dataset" / "sources" / "conversations"
     build = ["ihbench", "build", "--out", "data", "--cache-dir", str(tts_cache), "--quiet",
              "--sid-sources", str(FIXTURES / "sid_small.json"), "--sid-noise-clips", "3",
              "--sources", *[str(shipped / path.name) for path in subset]]
@@ -112,7 +124,7 @@ def test_the_readme_python_examples_work_from_another_directory(wheel_env, built
     code = f"""
 import evaluate, ihbench
 from datasets import load_dataset
-from ihbench_dataset import load_items
+from ihbench.dataset import load_items
 rq = evaluate.load(ihbench.metric_path("rq_pass_rate"))
 assert rq.compute(predictions=[[True, True], [True, False]], item_ids=["a/3", "a/3"])["rq_pass_rate"] == 0.5
 points = load_dataset({str(built)!r}, "interruptions", split="dev")
@@ -152,7 +164,6 @@ def test_generate_then_turns_on_a_duplex_recording_from_another_directory(wheel_
     OpenAI-compatible server (the local test server, scripted) and `ihbench turns` on one of the
     built dataset's two-channel recordings, both from the installed package only."""
     import datasets
-
     from generate_script import GenerationScript
 
     work = wheel_env["work"]

@@ -1,6 +1,5 @@
 import pytest
-
-from ihbench_dataset import INTERRUPTION_TYPES, canonical_interruption_type, depth_bin
+from ihbench.dataset import INTERRUPTION_TYPES, canonical_interruption_type, depth_bin
 
 
 @pytest.mark.parametrize("spelling", ["topic switch", "Topic_Switch", "TOPIC-SWITCH", " topic  switch ", "topicswitch"])

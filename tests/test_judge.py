@@ -1,12 +1,13 @@
 """LLM judges against a local OpenAI-compatible test double that misbehaves on purpose."""
 import asyncio
-import hashlib
 import json
-import re
 import subprocess
 import sys
 
 import pytest
+from ihbench.loaders.retry import with_retries
+from judging import ScriptedJudge
+from openai_test_server import OpenAITestServer
 
 from ihbench.jsonl import read_records
 from ihbench.judge import (
@@ -23,11 +24,7 @@ from ihbench.judge import (
 )
 from ihbench.judge.backends import TransportError
 from ihbench.rundir import read_judgments
-from ihbench.judge.prompts import RQ_SYSTEM, TF_SYSTEM
-from loaders.retry import with_retries
 from ihbench.runner import RunSpec, run
-from judging import ScriptedJudge
-from openai_test_server import OpenAITestServer
 
 # The hash of the judge prompts at each version. Editing a prompt changes the hash: bump
 # PROMPT_VERSION and add the new pair here, so scores from two prompts never mix silently.
@@ -189,9 +186,10 @@ def test_judge_cli(judged_run, tmp_path):
 def test_a_local_transformers_judge_runs_and_its_garbage_is_judge_error(tmp_path):
     """A tiny random-weight text model stands in for a local judge: its output is not JSON, so
     every judgment must end as judge_error after one re-ask, with the calls counted."""
-    from ihbench.judge import TransformersJudgeBackend
-    from loaders.tiny import make_tiny_model
+    from ihbench.loaders.tiny import make_tiny_model
     from official_layout import write_official_layout
+
+    from ihbench.judge import TransformersJudgeBackend
 
     data = write_official_layout(tmp_path / "official")
     with OpenAITestServer() as model_server:

@@ -8,11 +8,10 @@ import shutil
 
 import numpy as np
 import pytest
-
-from ihbench_dataset.errors import UsageError
-from loaders import GenerationConfig, create, get
-from loaders.base import Conversation, Turn
-from loaders.tiny import make_tiny_model
+from ihbench.dataset.errors import UsageError
+from ihbench.loaders import GenerationConfig, create, get
+from ihbench.loaders.base import InputTurn, ModelInput
+from ihbench.loaders.tiny import make_tiny_model
 
 
 @pytest.fixture(scope="module")
@@ -29,13 +28,13 @@ def noise(seconds: float) -> np.ndarray:
     return np.random.default_rng(0).standard_normal(int(16000 * seconds)).astype(np.float32) * 0.1
 
 
-def call(*turns: Turn) -> Conversation:
-    return Conversation("item-1", "audio", [Turn("system", "You are the bank's voice agent."), *turns])
+def call(*turns: InputTurn) -> ModelInput:
+    return ModelInput("item-1", "audio", [InputTurn("system", "You are the bank's voice agent."), *turns])
 
 
 def test_the_agent_speaking_first_gets_the_system_prompt_as_the_first_user_turn(loader):
-    conversation = call(Turn("assistant", "Hello, how can I help?"), Turn("user", audio=noise(1.0)),
-                        Turn("assistant", "Your balance is"), Turn("user", audio=noise(0.5)))
+    conversation = call(InputTurn("assistant", "Hello, how can I help?"), InputTurn("user", audio=noise(1.0)),
+                        InputTurn("assistant", "Your balance is"), InputTurn("user", audio=noise(0.5)))
 
     assert loader.prompt(conversation) == (
         "<start_of_turn>user\nYou are the bank's voice agent.<end_of_turn>\n"
@@ -45,7 +44,7 @@ def test_the_agent_speaking_first_gets_the_system_prompt_as_the_first_user_turn(
 
 
 def test_the_caller_speaking_first_gets_the_system_prompt_at_the_head_of_their_turn(loader):
-    conversation = call(Turn("user", "Hi, my card is blocked."), Turn("assistant", "Let me"), Turn("user", "Wait."))
+    conversation = call(InputTurn("user", "Hi, my card is blocked."), InputTurn("assistant", "Let me"), InputTurn("user", "Wait."))
 
     assert loader.prompt(conversation) == (
         "<start_of_turn>user\nYou are the bank's voice agent.\n\nHi, my card is blocked.<end_of_turn>\n"
@@ -53,7 +52,7 @@ def test_the_caller_speaking_first_gets_the_system_prompt_at_the_head_of_their_t
 
 
 def test_the_model_sees_one_bos(loader):
-    conversation = call(Turn("assistant", "Hello."), Turn("user", audio=noise(1.0)))
+    conversation = call(InputTurn("assistant", "Hello."), InputTurn("user", audio=noise(1.0)))
     ids = loader.inputs([conversation])["input_ids"][0].tolist()
 
     bos = loader.processor.tokenizer.bos_token_id
@@ -64,7 +63,7 @@ def test_every_clip_costs_188_audio_tokens_and_only_its_first_30_s_are_heard(loa
     """The prompt does not grow with a clip (so limits.measure_clip_handling sees 0 tokens a
     second); the feature extractor's valid frames show the 30 s cut that max_clip_seconds states."""
     def measured(seconds):
-        inputs = loader.inputs([call(Turn("assistant", "Hello."), Turn("user", audio=noise(seconds)))])
+        inputs = loader.inputs([call(InputTurn("assistant", "Hello."), InputTurn("user", audio=noise(seconds)))])
         audio_tokens = int((inputs["input_ids"] == loader.processor.audio_token_id).sum())
         return audio_tokens, int(inputs["input_features_mask"].sum())
 
@@ -99,7 +98,7 @@ def test_a_checkpoint_with_vision_tower_weights_loads(checkpoint, loader, tmp_pa
 
     with_vision = get("gemma3n")(str(folder))
 
-    conversation = call(Turn("assistant", "Hello."), Turn("user", audio=noise(1.0)))
+    conversation = call(InputTurn("assistant", "Hello."), InputTurn("user", audio=noise(1.0)))
     assert with_vision.generate(conversation, GenerationConfig(max_new_tokens=4), seed=0).text == \
         loader.generate(conversation, GenerationConfig(max_new_tokens=4), seed=0).text
 

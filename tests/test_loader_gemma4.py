@@ -10,12 +10,11 @@ import shutil
 import numpy as np
 import pytest
 import torch
-
-from ihbench_dataset.errors import UsageError
-from loaders import GenerationConfig, create, get
-from loaders.base import Conversation, ModelFolderError, Turn
-from loaders.limits import measure_clip_handling
-from loaders.tiny import make_tiny_model
+from ihbench.dataset.errors import UsageError
+from ihbench.loaders import GenerationConfig, create, get
+from ihbench.loaders.base import InputTurn, ModelFolderError, ModelInput
+from ihbench.loaders.limits import measure_clip_handling
+from ihbench.loaders.tiny import make_tiny_model
 
 
 @pytest.fixture(scope="module")
@@ -52,9 +51,9 @@ def noise(seconds: float) -> np.ndarray:
     return np.random.default_rng(0).standard_normal(int(16000 * seconds)).astype(np.float32) * 0.1
 
 
-CONVERSATION = Conversation("item-1", "audio", [
-    Turn("system", "You are the bank's voice agent."), Turn("user", audio=noise(1.0)),
-    Turn("assistant", "Your balance is"), Turn("user", audio=noise(0.6))])
+CONVERSATION = ModelInput("item-1", "audio", [
+    InputTurn("system", "You are the bank's voice agent."), InputTurn("user", audio=noise(1.0)),
+    InputTurn("assistant", "Your balance is"), InputTurn("user", audio=noise(0.6))])
 
 
 def answer_with(loader, monkeypatch, generated: str, *, ends: bool = True):
@@ -145,8 +144,12 @@ def test_a_turn_ends_at_turn_end_as_in_the_real_generation_config(loader):
 # -- the architecture, chosen from config.json's model_type --------------------------------------
 
 def test_each_checkpoint_loads_as_the_architecture_its_config_names(loader, unified_loader):
-    from transformers import (Gemma4ForConditionalGeneration, Gemma4Processor, Gemma4UnifiedForConditionalGeneration,
-                              Gemma4UnifiedProcessor)
+    from transformers import (
+        Gemma4ForConditionalGeneration,
+        Gemma4Processor,
+        Gemma4UnifiedForConditionalGeneration,
+        Gemma4UnifiedProcessor,
+    )
 
     assert type(loader.model) is Gemma4ForConditionalGeneration and isinstance(loader.processor, Gemma4Processor)
     assert type(unified_loader.model) is Gemma4UnifiedForConditionalGeneration

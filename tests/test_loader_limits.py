@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import pytest
-
-from ihbench_dataset import load_items
-from ihbench_dataset.errors import UsageError
-from loaders import build_conversation, parse_history_audio
-from loaders.limits import AudioTooLongError, check_context
-from loaders.reasoning import split_reasoning
+from ihbench.dataset import load_items
+from ihbench.dataset.errors import UsageError
+from ihbench.loaders.limits import AudioTooLongError, check_context
+from ihbench.loaders.reasoning import split_reasoning
 from official_layout import write_official_layout
+
+from ihbench.protocol import build_model_input, parse_history_audio
 
 
 @pytest.fixture(scope="module")
@@ -18,17 +18,17 @@ def deep_item(tmp_path_factory):
 
 
 def test_history_audio_keeps_the_last_k_user_turns_as_audio(deep_item):
-    full = build_conversation(deep_item, "audio")
+    full = build_model_input(deep_item, "audio")
     users = [t for t in full.turns if t.role == "user"]
     assert len(users) >= 2 and all(t.audio is not None for t in users)
 
-    last_one = build_conversation(deep_item, "audio", history_audio=1)
+    last_one = build_model_input(deep_item, "audio", history_audio=1)
 
     kept = [t for t in last_one.turns if t.role == "user"]
     assert [t.audio is not None for t in kept] == [False] * (len(users) - 1) + [True]
     history_users = [m for m in deep_item.history if m.role == "user"]
     assert [t.text for t in kept[:-1]] == [m.text for m in history_users]
-    assert build_conversation(deep_item, "audio", history_audio=len(users) + 3).audio_clips.__len__() == len(users)
+    assert build_model_input(deep_item, "audio", history_audio=len(users) + 3).audio_clips.__len__() == len(users)
 
 
 @pytest.mark.parametrize("value,expected", [(None, None), ("all", None), ("last:1", 1), ("last:4", 4)])

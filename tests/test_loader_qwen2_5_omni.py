@@ -9,11 +9,10 @@ import shutil
 import numpy as np
 import pytest
 import torch
-
-from loaders import GenerationConfig, get
-from loaders.base import Conversation, Turn
-from loaders.limits import measure_clip_handling
-from loaders.tiny import make_tiny_model
+from ihbench.loaders import GenerationConfig, get
+from ihbench.loaders.base import InputTurn, ModelInput
+from ihbench.loaders.limits import measure_clip_handling
+from ihbench.loaders.tiny import make_tiny_model
 
 FAMILY = "qwen2.5-omni"
 SYSTEM = "You are the airline's phone agent. Keep answers short."
@@ -45,13 +44,13 @@ def noise(seconds: float, seed: int = 0) -> np.ndarray:
     return (np.random.default_rng(seed).standard_normal(int(16000 * seconds)) * 0.1).astype(np.float32)
 
 
-def conversation(modality: str = "audio", interruption: np.ndarray | None = None) -> Conversation:
+def conversation(modality: str = "audio", interruption: np.ndarray | None = None) -> ModelInput:
     def user(text, clip):
-        return Turn("user", text) if modality == "text" else Turn("user", audio=clip)
+        return InputTurn("user", text) if modality == "text" else InputTurn("user", audio=clip)
 
-    return Conversation("item-1", modality, [
-        Turn("system", SYSTEM), user("I need to change my flight.", noise(1.0, 1)),
-        Turn("assistant", "Sure. Which date would you"),
+    return ModelInput("item-1", modality, [
+        InputTurn("system", SYSTEM), user("I need to change my flight.", noise(1.0, 1)),
+        InputTurn("assistant", "Sure. Which date would you"),
         user("Actually, cancel it.", noise(0.8, 2) if interruption is None else interruption),
     ])
 

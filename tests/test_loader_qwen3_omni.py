@@ -9,12 +9,11 @@ import shutil
 import numpy as np
 import pytest
 import torch
-
-from ihbench_dataset.errors import UsageError
-from loaders import GenerationConfig, get
-from loaders.base import Conversation, Turn
-from loaders.limits import measure_clip_handling
-from loaders.tiny import make_tiny_model
+from ihbench.dataset.errors import UsageError
+from ihbench.loaders import GenerationConfig, get
+from ihbench.loaders.base import InputTurn, ModelInput
+from ihbench.loaders.limits import measure_clip_handling
+from ihbench.loaders.tiny import make_tiny_model
 
 FAMILY = "qwen3-omni"
 SYSTEM = "You are the bank's phone agent."
@@ -40,10 +39,10 @@ def noise(seconds: float, seed: int = 0) -> np.ndarray:
     return (np.random.default_rng(seed).standard_normal(int(16000 * seconds)) * 0.1).astype(np.float32)
 
 
-def conversation() -> Conversation:
-    return Conversation("item-7", "audio", [
-        Turn("system", SYSTEM), Turn("user", audio=noise(1.0, 1)), Turn("assistant", "Your balance is"),
-        Turn("user", audio=noise(0.6, 2)),
+def conversation() -> ModelInput:
+    return ModelInput("item-7", "audio", [
+        InputTurn("system", SYSTEM), InputTurn("user", audio=noise(1.0, 1)), InputTurn("assistant", "Your balance is"),
+        InputTurn("user", audio=noise(0.6, 2)),
     ])
 
 

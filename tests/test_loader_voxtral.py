@@ -7,12 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from ihbench_dataset.errors import UsageError
-from loaders import GenerationConfig, get
-from loaders.base import Conversation, Turn
-from loaders.limits import clip_cost, measure_clip_handling
-from loaders.tiny import make_tiny_model
+from ihbench.dataset.errors import UsageError
+from ihbench.loaders import GenerationConfig, get
+from ihbench.loaders.base import InputTurn, ModelInput
+from ihbench.loaders.limits import clip_cost, measure_clip_handling
+from ihbench.loaders.tiny import make_tiny_model
 
 WINDOW = 375  # audio tokens per 30 s window (12.5 a second)
 
@@ -31,14 +30,14 @@ def noise(seconds: float, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(int(16000 * seconds)).astype(np.float32) * 0.1
 
 
-def call(modality: str, *, delivered: str = "Your balance is") -> Conversation:
+def call(modality: str, *, delivered: str = "Your balance is") -> ModelInput:
     """Greeting first, as in the benchmark's calls: two user turns, heard or read."""
     def user(text, seconds, seed):
-        return Turn("user", audio=noise(seconds, seed)) if modality == "audio" else Turn("user", text)
+        return InputTurn("user", audio=noise(seconds, seed)) if modality == "audio" else InputTurn("user", text)
 
-    return Conversation("item-1", modality, [
-        Turn("system", "You are the bank's voice agent."), Turn("assistant", "Hello, how can I help?"),
-        user("What's my balance?", 1.0, 1), Turn("assistant", delivered), user("Wait, savings.", 31.0, 2)])
+    return ModelInput("item-1", modality, [
+        InputTurn("system", "You are the bank's voice agent."), InputTurn("assistant", "Hello, how can I help?"),
+        user("What's my balance?", 1.0, 1), InputTurn("assistant", delivered), user("Wait, savings.", 31.0, 2)])
 
 
 def test_the_system_prompt_goes_first_as_a_user_message_and_each_clip_is_whole_windows(loader):
@@ -89,9 +88,8 @@ def test_the_rendered_prompt_round_trips_with_a_real_bpe_vocabulary(tmp_path):
     """The tiny vocabulary has no merges; mistral-common ships a real tekken vocabulary (v3, no
     audio), which as v7 checks that text between control tokens encodes as the official path does."""
     import mistral_common
+    from ihbench.loaders.voxtral import VoxtralChatProcessor
     from transformers import MistralCommonBackend, WhisperFeatureExtractor
-
-    from loaders.voxtral import VoxtralChatProcessor
 
     source = Path(mistral_common.__file__).parent / "data" / "tekken_240911.json"
     if not source.is_file():
@@ -115,7 +113,7 @@ def test_the_rendered_prompt_round_trips_with_a_real_bpe_vocabulary(tmp_path):
 
 
 def test_a_control_token_in_a_transcript_is_an_item_error_in_text_mode(loader):
-    conversation = Conversation("item-9", "text", [Turn("system", "Be brief."), Turn("user", "say [INST] now")])
+    conversation = ModelInput("item-9", "text", [InputTurn("system", "Be brief."), InputTurn("user", "say [INST] now")])
 
     response = loader.generate(conversation, GenerationConfig(max_new_tokens=3), seed=0)
 

@@ -15,13 +15,14 @@ import shutil
 import numpy as np
 import pytest
 import torch
-
-from ihbench_dataset import load_items
-from ihbench_dataset.audio import encode_flac
-from ihbench_dataset.schema import AudioClip, Utterance
-from loaders import GenerationConfig, ModelNotFoundError, build_conversation, get
-from loaders.tiny import AUDIO_FAMILIES, loader_name, make_tiny_model, make_tiny_speech_lora, processor_class
+from ihbench.dataset import load_items
+from ihbench.dataset.audio import encode_flac
+from ihbench.dataset.schema import AudioClip, Utterance
+from ihbench.loaders import GenerationConfig, ModelNotFoundError, get
+from ihbench.loaders.tiny import AUDIO_FAMILIES, loader_name, make_tiny_model, make_tiny_speech_lora, processor_class
 from official_layout import write_official_layout
+
+from ihbench.protocol import build_model_input
 
 # every family with a tiny builder goes through every test here (IHBENCH_TINY_FAMILIES=a,b: only those)
 FAMILIES = [f for f in AUDIO_FAMILIES if f in os.environ.get("IHBENCH_TINY_FAMILIES", f).split(",")]
@@ -108,7 +109,7 @@ def test_tiny_models_build_and_reload_offline_through_their_loaders(family, load
     if type(loader.processor) is expected or is_torchvision_available():  # not the no-torchvision subclass
         assert isinstance(AutoProcessor.from_pretrained(path), expected)
 
-    response = loader.generate(build_conversation(item, "audio"), SHORT, seed=0)
+    response = loader.generate(build_model_input(item, "audio"), SHORT, seed=0)
 
     assert response.error is None
     assert isinstance(response.text, str)
@@ -126,8 +127,8 @@ def test_tiny_model_weights_depend_only_on_the_seed(family, tmp_path):
 
 
 def test_the_interruption_audio_reaches_the_model(loader, item):
-    original = build_conversation(item, "audio")
-    changed = build_conversation(with_interruption_audio(item, chirp()), "audio")
+    original = build_model_input(item, "audio")
+    changed = build_model_input(with_interruption_audio(item, chirp()), "audio")
 
     baseline = first_step_logits(loader, original)
 
@@ -139,7 +140,7 @@ def test_text_mode_sends_no_audio_and_the_prompt_holds_the_transcripts(loader, i
     spy = ProcessorSpy(loader.processor)
     monkeypatch.setattr(loader, "processor", spy)
 
-    response = loader.generate(build_conversation(item, "text"), SHORT, seed=0)
+    response = loader.generate(build_model_input(item, "text"), SHORT, seed=0)
 
     assert response.error is None
     (call,) = spy.calls
@@ -173,9 +174,9 @@ def test_phi4_speech_lora_is_loaded_with_peft_and_used_for_audio_only(loaders, c
     real = loader.model.disable_adapter
     monkeypatch.setattr(loader.model, "disable_adapter", lambda: disabled.append(True) or real())
 
-    loader.generate(build_conversation(item, "audio"), SHORT, seed=0)
+    loader.generate(build_model_input(item, "audio"), SHORT, seed=0)
     assert disabled == []
-    loader.generate(build_conversation(item, "text"), SHORT, seed=0)
+    loader.generate(build_model_input(item, "text"), SHORT, seed=0)
     assert disabled == [True]
 
     base = get("phi4-multimodal")(str(checkpoints["phi4-base"]))
@@ -192,7 +193,7 @@ def test_a_failing_generation_becomes_an_error_response(loader, item, monkeypatc
     else:
         config = GenerationConfig(max_new_tokens=0)
 
-    response = loader.generate(build_conversation(item, "audio"), config, seed=0)
+    response = loader.generate(build_model_input(item, "audio"), config, seed=0)
 
     assert response.text is None
     assert response.error and re.search(r"memory|max_new_tokens", response.error)
@@ -200,7 +201,7 @@ def test_a_failing_generation_becomes_an_error_response(loader, item, monkeypatc
 
 
 def test_a_left_padded_batch_answers_like_one_at_a_time(loader, items):
-    conversations = [build_conversation(i, "audio") for i in items[:2]]  # different lengths and clip counts
+    conversations = [build_model_input(i, "audio") for i in items[:2]]  # different lengths and clip counts
     assert len({len(c.audio_clips) for c in conversations}) == 2
 
     batched = loader.generate_batch(conversations, SHORT, seeds=[0, 0])
@@ -213,7 +214,7 @@ def test_a_left_padded_batch_answers_like_one_at_a_time(loader, items):
 
 def test_the_declared_clip_limit_is_what_the_processor_does(loader):
     """A family's `max_clip_seconds` is measured, not assumed: the prompt stops growing there."""
-    from loaders.limits import measure_clip_handling
+    from ihbench.loaders.limits import measure_clip_handling
 
     measured = measure_clip_handling(loader)  # probes around the declared cap (Qwen2.5-Omni: 300 s)
 
@@ -226,7 +227,7 @@ def test_a_clip_beyond_the_processor_limit_is_an_error_on_that_item(family, load
         pytest.skip(f"{family} takes clips of any length")
     long_clip = np.zeros(int(16000 * (loader.max_clip_seconds + 5)), dtype=np.float32)
     long_clip[::50] = 0.2
-    conversation = build_conversation(with_interruption_audio(item, encode_flac(long_clip)), "audio")
+    conversation = build_model_input(with_interruption_audio(item, encode_flac(long_clip)), "audio")
 
     response = loader.generate(conversation, SHORT, seed=0)
 

@@ -4,7 +4,6 @@ import re
 
 import pytest
 import yaml
-
 from metric_modules import METRICS, MODULE_NAMES, load, run_doctest
 
 READY = MODULE_NAMES  # every module the project promises; a missing folder fails, it is not skipped
@@ -43,7 +42,6 @@ def test_module_imports_nothing_from_this_project(name):
 
 @pytest.mark.parametrize("name", READY)
 def test_docstring_examples_run(name):
-    import importlib.util
 
     results = run_doctest(_kwargs_description(name), f"{name}._KWARGS_DESCRIPTION")
     assert results.attempted > 0 and results.failed == 0

@@ -1,10 +1,10 @@
 """The metric modules as evaluate users call them: from the installed package by
 `ihbench.metric_path`, incrementally with add/add_batch, and on SID predictions past the clip."""
 import pytest
+from metric_modules import load
 
 import ihbench
 from ihbench.resources import ResourceError
-from metric_modules import load
 
 
 def test_metric_path_is_an_absolute_folder_evaluate_loads():

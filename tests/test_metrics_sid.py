@@ -5,7 +5,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from metric_modules import load, shared
 
 # SID-Bench's example prediction file (zh_our_res.jsonl) joined by audio name to its ground truth

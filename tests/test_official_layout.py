@@ -2,8 +2,7 @@
 import datasets
 import numpy as np
 import pytest
-
-from ihbench_dataset import DataSourceError, SchemaError, load_items
+from ihbench.dataset import DataSourceError, SchemaError, load_items
 from official_layout import BASELINE_ROWS, official_features, official_rows, write_official_layout
 
 

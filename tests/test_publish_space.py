@@ -7,13 +7,12 @@ import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
-
-from ihbench.publish import publish_dataset, publish_space
 from space_browser import chromium_missing, free_port, launch
 from test_publish_metrics import RecordingHubApi
+
+from ihbench.publish import publish_dataset, publish_space
 
 
 @pytest.fixture(scope="module")
@@ -82,9 +81,8 @@ def _stop(process):
 
 @pytest.mark.skipif(bool(chromium_missing()), reason=chromium_missing() or "chromium present")
 def test_the_staged_space_runs_from_a_fresh_venv_and_shows_a_conversation(staged, fresh_venv, built):
+    from ihbench.dataset import load_items
     from playwright.sync_api import expect, sync_playwright
-
-    from ihbench_dataset import load_items
 
     item = load_items(built)[-1]
     port = free_port()

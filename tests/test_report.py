@@ -5,10 +5,10 @@ import subprocess
 import sys
 
 import pytest
+from metric_modules import load
 
 from ihbench.jsonl import read_records
 from ihbench.report.diagnostics import acknowledges, continues_remainder, redelivery_ratio
-from metric_modules import load
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def test_report_numbers_equal_the_metric_modules_on_the_same_verdicts(judged_run
     _, summary, _ = reported
     run = summary["runs"][0]
     judgments = [j for j in read_records(judged_run["root"] / "run" / "judgments.jsonl") if j["outcome"] == "judged"]
-    from ihbench_dataset import load_items
+    from ihbench.dataset import load_items
 
     items = {i.id: i for i in load_items(json.loads((judged_run["root"] / "run" / "run.json").read_text())["data"])}
     tf = [j for j in judgments if j["axis"] == "tf"]
@@ -150,7 +150,7 @@ def test_diagnostics_by_hand():
 
 def test_report_shows_the_baselines_own_rq_pass_rate_beside_the_run(judged_run, reported):
     """Computed by hand from the verdicts that ship with the data, on the items the run covered."""
-    from ihbench_dataset import load_items
+    from ihbench.dataset import load_items
 
     out, summary, stdout = reported
     run = summary["runs"][0]

@@ -13,12 +13,12 @@ import math
 import numpy as np
 import pytest
 import soundfile
+from metric_modules import load
 from scipy import stats as scipy_stats
 
 from ihbench.cli import main
-from ihbench.judge import PROMPT_VERSION, prompt_hash
 from ihbench.jsonl import read_records
-from metric_modules import load
+from ihbench.judge import PROMPT_VERSION, prompt_hash
 
 SR = 16_000
 BREAK = 0.5  # seconds into each "break" clip where the request starts
@@ -84,7 +84,7 @@ def write_sid_predictions(path, late, false_alarms):
 def judge_by_script(run_dir, tf_wins, rq_passes):
     """Judgments in the judge's own record format: the first `tf_wins` responses win, the first
     `rq_passes` meet every criterion."""
-    from ihbench_dataset import load_items
+    from ihbench.dataset import load_items
 
     items = {i.id: i for i in load_items(json.loads((run_dir / "run.json").read_text())["data"])}
     keys = sorted((r["id"], r["epoch"]) for r in read_records(run_dir / "responses.jsonl"))

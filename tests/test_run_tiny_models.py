@@ -6,10 +6,10 @@ import subprocess
 import sys
 
 import pytest
+from ihbench.loaders.tiny import AUDIO_FAMILIES, loader_name
 
 from ihbench.cli import main
 from ihbench.jsonl import read_records
-from loaders.tiny import AUDIO_FAMILIES, loader_name
 
 
 def run_command(family, model, built, out, modality):

@@ -11,13 +11,14 @@ import time
 
 import pytest
 import soundfile
-
-from ihbench.jsonl import read_records
-from ihbench.runner import RunConfigError, RunSpec, record_seed, run
-from ihbench_dataset import load_items
-from loaders import ModelNotFoundError, build_conversation, resolve_model_path
+from ihbench.dataset import load_items
+from ihbench.loaders import ModelNotFoundError, resolve_model_path
 from official_layout import write_official_layout
 from openai_test_server import OpenAITestServer, Reply
+
+from ihbench.jsonl import read_records
+from ihbench.protocol import build_model_input
+from ihbench.runner import RunConfigError, RunSpec, record_seed, run
 
 
 @pytest.fixture
@@ -40,14 +41,14 @@ def _spec(data, out, server, **overrides):
 
 def test_conversation_layout_puts_the_delivered_part_before_the_interruption(official):
     item = load_items(official)[2]  # conv-b turn 4, filler
-    conversation = build_conversation(item, "audio")
+    conversation = build_model_input(item, "audio")
     roles = [t.role for t in conversation.turns]
     assert roles == ["system"] + ["assistant", "user"] * 3 + ["assistant", "user"]
     assert conversation.turns[0].text == item.system_prompt
     assert conversation.turns[-2].text == "The next flight leaves at"  # delivered, never the plan
     assert all(t.audio is not None and t.text is None for t in conversation.turns if t.role == "user")
     assert conversation.turns[1].text == "Welcome. Before we start, could you"
-    text = build_conversation(item, "text")
+    text = build_model_input(item, "text")
     assert [t.text for t in text.turns if t.role == "user"][-1] == "Mm-hm."
     assert all(t.audio is None for t in text.turns)
 
@@ -115,9 +116,8 @@ def test_a_failing_item_is_recorded_and_the_run_goes_on(official, tmp_path):
 
 def test_empty_audio_is_an_error_record_not_a_crash(official, server, tmp_path):
     import numpy as np
-
-    from ihbench_dataset.audio import encode_wav
-    from ihbench_dataset.schema import AudioClip, Utterance
+    from ihbench.dataset.audio import encode_wav
+    from ihbench.dataset.schema import AudioClip, Utterance
 
     items = load_items(official)
     silent = Utterance(items[0].interruption.transcript, AudioClip(bytes=encode_wav(np.zeros(1600))))
@@ -158,7 +158,7 @@ def test_a_missing_model_path_or_uncached_hub_id_fails_at_once(tmp_path):
 
 
 def test_models_command_lists_every_loader_how_it_runs_and_whether_it_is_installed():
-    from loaders import available
+    from ihbench.loaders import available
 
     result = subprocess.run([sys.executable, "-m", "ihbench.cli", "models"], capture_output=True, text=True)
     assert result.returncode == 0
@@ -189,13 +189,13 @@ class RecordingKimiApi:
 
 
 def test_kimi_audio_messages(official):
-    from loaders import GenerationConfig
-    from loaders.kimi_audio import KimiAudioLoader
+    from ihbench.loaders import GenerationConfig
+    from ihbench.loaders.kimi_audio import KimiAudioLoader
 
     api = RecordingKimiApi()
     loader = KimiAudioLoader("moonshotai/Kimi-Audio-7B-Instruct", api=api)
     item = load_items(official)[2]
-    response = loader.generate(build_conversation(item, "audio"), GenerationConfig(max_new_tokens=64), seed=1)
+    response = loader.generate(build_model_input(item, "audio"), GenerationConfig(max_new_tokens=64), seed=1)
     assert response.text == "kimi says hi" and response.error is None
     messages, kwargs, headers = api.calls[0]
     assert messages[0] == {"role": "user", "message_type": "text", "content": item.system_prompt}

@@ -1,13 +1,13 @@
 """`ihbench set-baseline`: one epoch of a real run (here the local OpenAI-compatible test double
 stands in for an API model) becomes the baselines of a copy of the dataset."""
-import json
 import subprocess
 import sys
 
+from ihbench.dataset import load_items
+from openai_test_server import OpenAITestServer
+
 from ihbench.jsonl import read_records
 from ihbench.runner import RunSpec, run
-from ihbench_dataset import load_items
-from openai_test_server import OpenAITestServer
 
 
 def test_set_baseline_replaces_every_baseline_and_says_where_they_came_from(built, tmp_path):
@@ -44,7 +44,6 @@ def test_a_rebaselined_folder_made_again_at_the_same_path_is_read_as_new(built, 
     import shutil
 
     import datasets
-
     from openai_test_server import Reply
 
     out = tmp_path / "rebased"

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile
+from ihbench.dataset.sid import SidFormatError, import_sid, read_sid_folder, sid_rows
 
-from ihbench_dataset.sid import SidFormatError, import_sid, read_sid_annotations, read_sid_folder, sid_rows
 from ihbench.sid.detectors import Detector, get_detector, run_detector
 from ihbench.sid.evaluate_sid import plot_timing_histogram, score_both, timing_errors
 from ihbench.sid.predictions import (
@@ -31,7 +31,7 @@ REQUEST_PAD = 0.6  # known leading silence before the rendered request
 
 def _render(text: str) -> np.ndarray:
     """A flite render with its own low-level lead-in cut off, so the true onset is where we pad."""
-    from ihbench_dataset.tts import get_engine
+    from ihbench.dataset.tts import get_engine
 
     samples = get_engine("flite:slt").synthesize(text)
     frames = samples[: len(samples) // 160 * 160].reshape(-1, 160)
@@ -142,8 +142,7 @@ def test_import_writes_three_configs_that_load_dataset_opens(imported):
 
 def test_import_into_an_ihbench_build_touches_only_the_sid_entries(sid_folder, tmp_path):
     import yaml
-
-    from ihbench_dataset.card import config_entries
+    from ihbench.dataset.card import config_entries
 
     out = tmp_path / "build"
     out.mkdir()
@@ -293,7 +292,7 @@ class _Scripted:
         assert modality == "audio"
 
     def generate(self, conversation, config, seed):
-        from loaders import Response
+        from ihbench.loaders import Response
 
         self.seen.append(len(conversation.audio_clips[0]))
         return Response(text=self.answers.pop(0), latency_s=0.0)
@@ -314,8 +313,9 @@ def test_audio_llm_detector_asks_every_hop_and_stops_at_the_first_yes():
 
 
 def test_audio_llm_detector_runs_a_tiny_qwen2_audio(tmp_path):
-    import loaders
-    from loaders.tiny import make_tiny_model
+    from ihbench.loaders.tiny import make_tiny_model
+
+    from ihbench import loaders
 
     loader = loaders.get("qwen2-audio")(str(make_tiny_model("qwen2-audio", tmp_path / "tiny")), device="cpu")
     detector = get_detector("audio-llm", loader=loader, hop_ms=400, max_new_tokens=3)

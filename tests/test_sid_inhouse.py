@@ -6,10 +6,9 @@ import sys
 import datasets
 import numpy as np
 import pytest
-
-from ihbench_dataset.sid import sid_rows
-from ihbench_dataset.sid_build import SID_SOURCES, load_sid_sources, speech_onset
-from ihbench_dataset.tts import get_engine
+from ihbench.dataset.sid import sid_rows
+from ihbench.dataset.sid_build import SID_SOURCES, load_sid_sources, speech_onset
+from ihbench.dataset.tts import get_engine
 
 
 def test_the_shipped_sid_sources_are_big_enough_for_300_clips():
@@ -58,6 +57,7 @@ def test_ihbench_sid_on_the_in_house_split(built, tmp_path, detector):
     assert result.returncode == 0, result.stderr
     summary = json.loads((out / "summary.json").read_text())
     from conftest import png_size
+
     from ihbench.sid.evaluate_sid import score_both
     from ihbench.sid.predictions import read_predictions
 

@@ -5,7 +5,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 from space_browser import free_port
 
@@ -37,7 +36,7 @@ def space(built, tmp_path_factory):
 
 def test_browse_shows_turns_audio_and_rubric(space):
     client, built = space
-    from ihbench_dataset import load_items
+    from ihbench.dataset import load_items
 
     item = load_items(built)[0]
     transcript, turns = client.predict(item.conversation_id, api_name="/show_conversation")
@@ -55,10 +54,10 @@ def test_evaluate_streams_responses_from_a_tiny_local_model_into_a_run_directory
     import os
 
     import soundfile
+    from ihbench.dataset import load_items
+    from ihbench.loaders.tiny import make_tiny_model
 
     from ihbench.rundir import RunDir
-    from ihbench_dataset import load_items
-    from loaders.tiny import make_tiny_model
 
     client, built = space
     model = make_tiny_model("qwen2-audio", tmp_path / "tiny")
@@ -84,11 +83,11 @@ def test_a_missing_model_path_is_a_message_not_a_crash(space):
 
 
 def test_judging_the_spaces_run_gives_scores_a_chart_and_a_report(built, tmp_path):
+    import app as space_app
     from judging import ScriptedJudge
     from openai_test_server import OpenAITestServer
 
     from ihbench.runner import RunSpec, run
-    import app as space_app
 
     with OpenAITestServer() as model:
         run(RunSpec(loader="openai", model_path="m", data=str(built), out=tmp_path / "space-run", epochs=1, limit=2,
@@ -106,7 +105,6 @@ def test_detect_on_an_sid_clip_and_bad_uploads(space, tmp_path):
     from gradio_client.exceptions import AppError
 
     client, _ = space
-    import app as space_app
     from ihbench import ui
 
     clip = ui.sid_clip_choices()[0]
@@ -143,9 +141,10 @@ def test_leaderboard_shows_the_paper_and_local_runs(space):
 
 
 def test_a_judge_endpoint_that_does_not_answer_is_a_message(built, tmp_path, monkeypatch):
+    from openai_test_server import OpenAITestServer
+
     from ihbench import ui
     from ihbench.runner import RunSpec, run
-    from openai_test_server import OpenAITestServer
 
     monkeypatch.setenv("IHBENCH_DATA", str(built))
     with OpenAITestServer() as model:
@@ -174,6 +173,7 @@ def test_oversize_uploads_are_refused_with_a_message(tmp_path, monkeypatch):
 def test_without_data_the_space_builds_a_setup_page_not_a_traceback(tmp_path, monkeypatch):
     """No IHBENCH_DATA and no ./data/ihbench-dev: the page says what to set; metrics still work."""
     import app as space_app
+
     from ihbench import ui
 
     monkeypatch.delenv("IHBENCH_DATA", raising=False)
@@ -192,8 +192,9 @@ def test_two_runs_in_the_same_second_get_their_own_folders(built, tmp_path, monk
     refused by) the first one's folder."""
     import time
 
-    from ihbench import ui
     from openai_test_server import OpenAITestServer
+
+    from ihbench import ui
 
     monkeypatch.setenv("IHBENCH_DATA", str(built))
     monkeypatch.setenv("IHBENCH_RUNS", str(tmp_path / "runs"))

@@ -3,7 +3,6 @@
 import sys
 
 import pytest
-
 from conftest import REPO
 from space_browser import chromium_missing, free_port, launch
 
@@ -47,7 +46,7 @@ def _pick(page, elem_id, value):
 
 
 def test_browse_pick_a_conversation_and_see_its_rubric(page, built):
-    from ihbench_dataset import load_items
+    from ihbench.dataset import load_items
 
     items = load_items(built)
     other = items[-1]
@@ -59,8 +58,8 @@ def test_browse_pick_a_conversation_and_see_its_rubric(page, built):
 
 
 def test_evaluate_a_tiny_model_on_two_items_and_see_responses_and_a_chart(page, tmp_path, built):
-    from ihbench_dataset import load_items
-    from loaders.tiny import make_tiny_model
+    from ihbench.dataset import load_items
+    from ihbench.loaders.tiny import make_tiny_model
 
     first, second = load_items(built)[:2]
 

@@ -13,14 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile
+from ihbench.dataset.audio import AudioError
+from ihbench.dataset.errors import IHBenchError
+from turns_synth import AI_VOICE, USER_VOICE, SyntheticCall, render
 
 from ihbench.turns.audio import TwoChannel, plan_recordings, read_pair, read_stereo
 from ihbench.turns.judge import JudgeFileError, TurnTakingJudge
 from ihbench.turns.run import analyze, analyze_intervals, run_turns
 from ihbench.turns.stats import statistics, timing_summary
-from ihbench_dataset.audio import AudioError
-from ihbench_dataset.errors import IHBenchError
-from turns_synth import AI_VOICE, USER_VOICE, Conversation, render
 
 AI = {"greet": "Thanks for calling Highline Rail, how can I help you today?",
       "answer": "The five fifteen to Seattle was cancelled because a mudslide closed the tracks near Kelso, "
@@ -31,8 +31,8 @@ USER = {"ask": "My train to Seattle was just cancelled tonight.", "uh-huh": "Uh-
 DURATION = 27.0
 
 
-def _script(ai: dict, user: dict) -> tuple[Conversation, dict]:
-    c = Conversation(DURATION)
+def _script(ai: dict, user: dict) -> tuple[SyntheticCall, dict]:
+    c = SyntheticCall(DURATION)
     end = c.place("A", ai["greet"], 0.5)
     end = c.place("B", user["ask"], end + 0.6)
     answer = end + 0.8

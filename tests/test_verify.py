@@ -1,15 +1,16 @@
 """`ihbench verify`: the shipped set passes; broken copies, one fault each, are rejected by name."""
+import importlib.util
 import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile
-
-from ihbench_dataset.sources import SOURCES_DIR, SourceError, load_conversation, source_files
-from ihbench_dataset.verify import verify_paths
+from ihbench.dataset.sources import SOURCES_DIR, SourceError, load_conversation, source_files
+from ihbench.dataset.verify import verify_paths
 
 SHIPPED = source_files()
 
@@ -53,7 +54,7 @@ PAPER_DEPTH = {"0-4": 39.5, "5-9": 30.4, "10-14": 18.7, "15-19": 11.4}
 def test_the_dev_set_is_a_faithful_miniature_of_the_paper():
     from collections import Counter
 
-    from ihbench_dataset.schema import depth_bin
+    from ihbench.dataset.schema import depth_bin
 
     conversations = [load_conversation(p) for p in SHIPPED]
     points = [t for c in conversations for t in c.interrupted_turns]
@@ -303,7 +304,7 @@ def test_a_missing_recording_is_named(tmp_path):
 
 
 def test_sources_dir_is_inside_the_package():
-    assert SOURCES_DIR.is_dir() and SOURCES_DIR.parent.parent.name == "ihbench_dataset"
+    assert SOURCES_DIR.is_dir() and SOURCES_DIR.parent.parent == Path(importlib.util.find_spec("ihbench.dataset").origin).parent
 
 
 def test_a_name_or_number_reused_across_goals_is_a_problem(tmp_path):

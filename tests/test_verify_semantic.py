@@ -5,8 +5,9 @@ import re
 import subprocess
 import sys
 
-from ihbench.judge.review import REVIEW_SYSTEM, review_prompt_hash
 from openai_test_server import OpenAITestServer, Reply
+
+from ihbench.judge.review import REVIEW_SYSTEM, review_prompt_hash
 
 # Editing the review prompt changes its hash: bump REVIEW_PROMPT_VERSION and pin the new pair here.
 PINNED_REVIEW_HASHES = {"2026-11-23.1": "b8b2fb8d98d7"}

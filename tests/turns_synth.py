@@ -16,12 +16,12 @@ import numpy as np
 
 RATE = 16_000
 FRAME = RATE // 100
-AI_VOICE = "flite:rms"  # ihbench_dataset.sources.ASSISTANT_VOICE
+AI_VOICE = "flite:rms"  # ihbench.dataset.sources.ASSISTANT_VOICE
 USER_VOICE = "flite:slt"
 
 
 def render(text: str, voice: str, cache=None) -> np.ndarray:
-    from ihbench_dataset.tts import RenderCache, get_engine
+    from ihbench.dataset.tts import RenderCache, get_engine
 
     return (cache or RenderCache()).samples(get_engine(voice), text).astype(np.float32)
 
@@ -50,7 +50,7 @@ def speech_spans(samples: np.ndarray, bridge_s: float = 0.1) -> list[tuple[float
 
 
 @dataclass
-class Conversation:
+class SyntheticCall:
     duration: float
     a: np.ndarray = field(init=False)
     b: np.ndarray = field(init=False)

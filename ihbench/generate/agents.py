@@ -14,7 +14,7 @@ from typing import Callable, Optional
 from ihbench.judge.cache import JudgeCache, cache_key
 from ihbench.judge.parse import InvalidJudgment
 from ihbench.judge.run import ask_judge
-from loaders.retry import TransportError
+from ihbench.loaders.retry import TransportError
 
 from . import validate
 from .prompts import SCHEMAS, messages, prompt_hash

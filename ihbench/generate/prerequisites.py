@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Optional
 
-from ihbench_dataset.errors import UsageError
+from ihbench.dataset.errors import UsageError
 
 from . import agents as a
 from .source import write_json_atomic

@@ -23,10 +23,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
-from ihbench_dataset.errors import UsageError
-from ihbench_dataset.locks import exclusive
-from ihbench_dataset.sources import DOMAINS, SourceError, load_conversation
-from ihbench_dataset.verify import check_conversation
+from ihbench.dataset.errors import UsageError
+from ihbench.dataset.locks import exclusive
+from ihbench.dataset.sources import DOMAINS, SourceError, load_conversation
+from ihbench.dataset.verify import check_conversation
 
 from ..jsonl import AppendLog, read_records
 from ..judge.cache import JudgeCache

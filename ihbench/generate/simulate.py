@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import random
 
-from ihbench_dataset.schema import INTERRUPTION_TYPES
-from ihbench_dataset.verify import MAX_TURNS, MIN_TURNS
+from ihbench.dataset.schema import INTERRUPTION_TYPES
+from ihbench.dataset.verify import MAX_TURNS, MIN_TURNS
 
 from . import agents as a
 from .usage import Usage

@@ -11,8 +11,8 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
-from ihbench_dataset.sources import load_conversation
-from ihbench_dataset.verify import check_conversation
+from ihbench.dataset.sources import load_conversation
+from ihbench.dataset.verify import check_conversation
 
 from .prompts import EDITABLE_FIELDS
 

@@ -7,10 +7,10 @@ import copy
 import re
 from typing import Any, Optional
 
+from ihbench.dataset.schema import INTERRUPTION_TYPES
+from ihbench.dataset.sources import SourceTurn
+from ihbench.dataset.verify import MAX_RQ, MIN_RQ, PLACEHOLDER_PATTERNS, _check_cut
 from ihbench.judge.parse import InvalidJudgment, extract_json
-from ihbench_dataset.schema import INTERRUPTION_TYPES
-from ihbench_dataset.sources import SourceTurn
-from ihbench_dataset.verify import MAX_RQ, MIN_RQ, PLACEHOLDER_PATTERNS, _check_cut
 
 from .prompts import CHECKS, EDITABLE_FIELDS
 

@@ -26,8 +26,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ihbench_dataset.errors import MissingFileError, UsageError
-from ihbench_dataset.sources import DOMAINS
+from ihbench.dataset.errors import MissingFileError, UsageError
+from ihbench.dataset.sources import DOMAINS
 
 FIELDS = ("domain", "goal", "description", "stages", "knowledge_base", "policies")
 STAGE_FIELDS = ("name", "description", "skip_conditions", "failure_handling", "termination_conditions")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Optional
 
-from loaders.retry import TransportError, transport_error  # noqa: F401  (TransportError: re-exported)
+from ihbench.loaders.retry import TransportError, transport_error  # noqa: F401  (TransportError: re-exported)
 
 __all__ = ["OpenAIJudgeBackend", "TransformersJudgeBackend", "TransportError"]
 
@@ -66,9 +66,9 @@ class TransformersJudgeBackend:
     """A local causal LM as judge, for fully local judging; calls run one at a time in a thread."""
 
     def __init__(self, model_path: str, *, max_new_tokens: int = 512, device: str = "auto"):
-        from loaders.base import resolve_model_path
-
         from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        from ihbench.loaders.base import resolve_model_path
 
         path = resolve_model_path(model_path)
         self.model = model_path

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 
-from ihbench_dataset.schema import EvalItem
+from ihbench.dataset.schema import EvalItem
 
 PROMPT_VERSION = "2026-11-22.1"
 

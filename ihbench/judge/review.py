@@ -1,6 +1,6 @@
 """`ihbench verify --judge-model M`: the paper's verifier questions asked of an LLM, per point.
 
-The lexical check in `ihbench_dataset.verify` catches an interruption that quotes words the user
+The lexical check in `ihbench.dataset.verify` catches an interruption that quotes words the user
 never heard; it cannot catch one that reacts to the unheard part in other words, a caller who
 knows workflow internals, a mislabelled type or a criterion that needs a fact nobody has. Those
 need a reader. The prompt is versioned and hashed like the judge prompts; answers go through the
@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from ihbench_dataset.sources import REVIEW_QUESTIONS, Conversation, SourceTurn
+from ihbench.dataset.sources import REVIEW_QUESTIONS, SourceConversation, SourceTurn
 
 from .cache import JudgeCache, cache_key
 from .parse import InvalidJudgment, extract_json
@@ -94,7 +94,7 @@ def parse_review(text: str) -> dict:
     return answer
 
 
-def review_messages(conversation: Conversation, turn: SourceTurn) -> list[dict]:
+def review_messages(conversation: SourceConversation, turn: SourceTurn) -> list[dict]:
     kb = conversation.knowledge_base
     caller = "\n".join([f"- {d['field']}: {d['value']}" for d in kb.get("user_data", [])] +
                        [f"- (hidden) {h}" for h in conversation.user_intent.get("hidden_info", [])]) or "-"
@@ -120,7 +120,7 @@ class PointReview:
         return [q for q, a in (self.answer or {}).items() if a["problem"]]
 
 
-async def review_conversations(conversations: Sequence[Conversation], backend, *, concurrency: int = 8,
+async def review_conversations(conversations: Sequence[SourceConversation], backend, *, concurrency: int = 8,
                                cache: Optional[JudgeCache] = None, progress: bool = True) -> list[PointReview]:
     from tqdm.auto import tqdm
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ihbench_dataset.errors import IHBenchError
-from ihbench_dataset.schema import EvalItem
-from loaders.retry import with_retries
+from ihbench.dataset.errors import IHBenchError
+from ihbench.dataset.schema import EvalItem
+from ihbench.loaders.retry import with_retries
 
 from ..jsonl import AppendLog
 from ..rundir import AXES, RunDir, judgment_key

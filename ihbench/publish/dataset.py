@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from ihbench_dataset.errors import MissingFileError, UsageError
+from ihbench.dataset.errors import MissingFileError, UsageError
 
 from .hub import PublishPlan, check_repo_id, staged_files, upload
 
@@ -17,7 +17,7 @@ IGNORED = [".*", "**/.*", "*.lock", "**/__pycache__/**"]
 
 
 def check_readable(folder: Path) -> int:
-    from ihbench_dataset import load_items
+    from ihbench.dataset import load_items
 
     if not (folder / "README.md").is_file():
         raise MissingFileError(f"{folder}: no README.md; publish a folder written by `ihbench build`")

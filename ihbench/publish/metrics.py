@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ihbench_dataset.errors import MissingFileError, UsageError
+from ihbench.dataset.errors import MissingFileError, UsageError
 
 from ..resources import metric_names, metrics_root
 from .hub import PublishPlan, check_namespace, upload

@@ -15,13 +15,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import Optional
 
-from ihbench_dataset.errors import MissingDependencyError, UsageError
+from ihbench.dataset.errors import MissingDependencyError, UsageError
 
 from ..resources import space_dir
 from .dataset import check_readable
 from .hub import PublishPlan, check_repo_id, staged_files, upload
 
-PACKAGES = ("ihbench", "ihbench_dataset", "loaders")
+#: the packages under the one import root, by import name (a checkout keeps the last two in their own folders)
+PACKAGES = ("ihbench", "ihbench.dataset", "ihbench.loaders")
 EXTRAS = ("models", "space")
 PINNED = ("torch", "torchcodec")  # the pair is ABI-bound: pin what this toolkit was installed with
 DATA_FOLDER = Path("data") / "ihbench-dev"
@@ -94,7 +95,9 @@ def stage_space(repo_id: str, target: Path, *, data: Optional[str] = None) -> Pu
     (target / "requirements.txt").write_text("\n".join(space_requirements()) + "\n", encoding="utf-8")
     (target / "packages.txt").write_text("ffmpeg\n", encoding="utf-8")  # torchcodec decodes through FFmpeg
     for package in PACKAGES:
-        shutil.copytree(_package_folder(package), target / package, ignore=_SKIP)  # links become real files
+        # links become real files; the wheel already holds the subpackages inside `ihbench/`
+        shutil.copytree(_package_folder(package), target.joinpath(*package.split(".")), ignore=_SKIP,
+                        dirs_exist_ok=True)
     return PublishPlan(repo_id.split("/", 1)[1], repo_id, "space", target, staged_files(target), variables)
 
 

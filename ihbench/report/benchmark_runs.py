@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from ihbench_dataset.errors import MissingFileError, UsageError
+from ihbench.dataset.errors import MissingFileError, UsageError
 
 KINDS = ("ihbench", "sid", "turns")
 BENCHMARKS = {"ihbench": "IHBench", "sid": "SID-Bench", "turns": "turn-taking"}

@@ -14,11 +14,20 @@ from itertools import combinations
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ihbench_dataset.errors import UsageError
+from ihbench.dataset.errors import UsageError
 
 from .. import stats
-from .benchmark_runs import A_RUN, METRICS, SID_DEFINITIONS, BenchmarkRun, RunKindError, ihbench_cells, read_run, sid_cells, \
-    turns_cells
+from .benchmark_runs import (
+    A_RUN,
+    METRICS,
+    SID_DEFINITIONS,
+    BenchmarkRun,
+    RunKindError,
+    ihbench_cells,
+    read_run,
+    sid_cells,
+    turns_cells,
+)
 
 MIN_MODELS = 3
 

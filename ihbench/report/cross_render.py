@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from ihbench_dataset.errors import UsageError
+from ihbench.dataset.errors import UsageError
 
 from .benchmark_runs import BENCHMARKS
 
@@ -37,7 +37,7 @@ def plot_correlations(report: dict, path: Path) -> Optional[Path]:
     rho (too few models with both, or no ranking) is left grey and marked."""
     import numpy as np
 
-    from ihbench_dataset.plotting import pyplot
+    from ihbench.dataset.plotting import pyplot
 
     correlations = report["correlations"]
     pairs = correlations["pairs"]

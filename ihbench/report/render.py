@@ -5,10 +5,9 @@ import csv
 from pathlib import Path
 from typing import Optional
 
-from ihbench_dataset.schema import DEPTH_BINS, INTERRUPTION_TYPES
+from ihbench.dataset.schema import DEPTH_BINS, INTERRUPTION_TYPES
 
 from ..resources import reference_table
-
 
 
 def paper_table(name: str) -> list[dict]:
@@ -40,7 +39,7 @@ def _label(run: dict) -> str:
 
 
 def plot_per_type(report: dict, path: Path) -> Optional[Path]:
-    from ihbench_dataset.plotting import pyplot
+    from ihbench.dataset.plotting import pyplot
 
     plt = pyplot()
 
@@ -71,7 +70,7 @@ def plot_per_type(report: dict, path: Path) -> Optional[Path]:
 
 
 def plot_depth(report: dict, path: Path) -> Optional[Path]:
-    from ihbench_dataset.plotting import pyplot
+    from ihbench.dataset.plotting import pyplot
 
     plt = pyplot()
 

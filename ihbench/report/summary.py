@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ihbench_dataset.schema import DEPTH_BINS, depth_bin
+from ihbench.dataset.schema import DEPTH_BINS, depth_bin
 
 from .. import stats
 from ..resources import metric_path

@@ -20,9 +20,10 @@ from typing import Any, ClassVar, Iterable, Optional, Sequence
 
 import numpy as np
 
-from ihbench_dataset.audio import resample
-from ihbench_dataset.errors import UnknownNameError, UsageError
-from ihbench_dataset.schema import SAMPLING_RATE
+from ihbench.dataset.audio import resample
+from ihbench.dataset.errors import UsageError
+from ihbench.dataset.registry import Registry
+from ihbench.dataset.schema import SAMPLING_RATE
 
 
 def no_break() -> dict:
@@ -169,7 +170,7 @@ class AudioLLMDetector(Detector):
     def __init__(self, loader, hop_ms: float = 500.0, *, question: str = QUESTION, system: str = SYSTEM_PROMPT,
                  max_new_tokens: int = 3, seed: int = 0):
         super().__init__()
-        from loaders import GenerationConfig
+        from ihbench.loaders import GenerationConfig
 
         if hop_ms <= 0:
             raise UsageError(f"hop_ms: must be > 0, got {hop_ms}")
@@ -183,10 +184,10 @@ class AudioLLMDetector(Detector):
         return [*range(hop, n_samples, hop), n_samples] if n_samples else []
 
     def _conversation(self, prefix: np.ndarray, end: int):
-        from loaders import Conversation, Turn
+        from ihbench.loaders import InputTurn, ModelInput
 
-        return Conversation(f"sid-prefix-{end}", "audio",
-                            [Turn("system", self.system), Turn("user", audio=prefix), Turn("user", self.question)])
+        return ModelInput(f"sid-prefix-{end}", "audio",
+                            [InputTurn("system", self.system), InputTurn("user", audio=prefix), InputTurn("user", self.question)])
 
     def _onset(self, samples: np.ndarray) -> Optional[float]:
         for end in self.prefix_ends(samples.size):
@@ -203,18 +204,22 @@ class AudioLLMDetector(Detector):
                 "max_new_tokens": self.config.max_new_tokens, "seed": self.seed, "model": self.loader.describe()}
 
 
-DETECTORS: dict[str, type] = {cls.name: cls for cls in (SileroVadDetector, EnergyDetector, AudioLLMDetector)}
+DETECTORS = Registry("detector", {
+    "silero-vad": "ihbench.sid.detectors:SileroVadDetector",
+    "energy": "ihbench.sid.detectors:EnergyDetector",
+    "audio-llm": "ihbench.sid.detectors:AudioLLMDetector",
+})
 
 
 def available_detectors() -> list[str]:
-    return sorted(DETECTORS)
+    return DETECTORS.names()
 
 
 def _loader_from_name(options: dict) -> dict:
     """`audio-llm` from the command line: a loader name plus `model_path` instead of an instance."""
     if not isinstance(options.get("loader"), str):
         return options
-    import loaders
+    from ihbench import loaders
 
     options = dict(options)
     name, model_path = options.pop("loader"), options.pop("model_path", None)
@@ -226,9 +231,7 @@ def _loader_from_name(options: dict) -> dict:
 
 def get_detector(name: str, **options: Any) -> Detector:
     """A detector by name; unknown names and options fail with what is accepted."""
-    if name not in DETECTORS:
-        raise UnknownNameError(f"unknown detector {name!r}; available: {', '.join(available_detectors())}")
-    cls = DETECTORS[name]
+    cls = DETECTORS.get(name)
     if cls is AudioLLMDetector:
         options = _loader_from_name(options)
     try:

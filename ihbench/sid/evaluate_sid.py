@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Union
 
-from ihbench_dataset.errors import MissingFileError, UsageError
+from ihbench.dataset.errors import MissingFileError, UsageError
 
 from ..resources import metric_path
 from .predictions import align
@@ -80,7 +80,7 @@ def timing_errors(predictions: list[dict], references: list[dict]) -> list[float
 def plot_timing_histogram(errors: list[float], path: Union[str, os.PathLike], *, tolerance: float = 0.05,
                           title: str = "SID-Bench timing error") -> Path:
     """Where detections land relative to the true break, with the tolerance band marked."""
-    from ihbench_dataset.plotting import pyplot
+    from ihbench.dataset.plotting import pyplot
 
     plt = pyplot()
 

@@ -13,8 +13,8 @@ from collections import Counter
 from pathlib import Path, PurePath
 from typing import Iterable, Union
 
-from ihbench_dataset.errors import IHBenchError
-from ihbench_dataset.sid import PREDICTION_FIELDS, row_problem
+from ihbench.dataset.errors import IHBenchError
+from ihbench.dataset.sid import PREDICTION_FIELDS, row_problem
 
 _MAX_LISTED = 10
 
@@ -39,7 +39,7 @@ def normalise(row: dict) -> dict:
 
 
 def read_predictions(path: Union[str, os.PathLike]) -> list[dict]:
-    from ihbench_dataset.sid import checked_jsonl
+    from ihbench.dataset.sid import checked_jsonl
 
     path = Path(path)
     rows = [{name: row[name] for name in PREDICTION_FIELDS}

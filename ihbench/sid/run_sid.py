@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from ihbench_dataset.errors import UsageError
+from ihbench.dataset.errors import UsageError
 
 from ..jsonl import write_json_atomic
 from ..rundir import RunDir
@@ -23,7 +23,7 @@ from ..rundir import RunDir
 def run_sid(data: str, config: str, out: Path, *, detector: Optional[str] = None, predictions_file: Optional[Path] = None,
             options: Optional[dict] = None, limit: Optional[int] = None, tolerance: float = 0.05,
             progress: bool = True) -> dict:
-    from ihbench_dataset.sid import sid_rows
+    from ihbench.dataset.sid import sid_rows
 
     from .detectors import get_detector, run_detector
     from .predictions import align, read_predictions

@@ -14,9 +14,9 @@ from typing import Sequence
 
 import numpy as np
 
-from ihbench_dataset.audio import AudioError, resample
-from ihbench_dataset.errors import UsageError
-from ihbench_dataset.schema import SAMPLING_RATE
+from ihbench.dataset.audio import AudioError, resample
+from ihbench.dataset.errors import UsageError
+from ihbench.dataset.schema import SAMPLING_RATE
 
 from .floor import CHUNK_SECONDS, FIRST_END
 

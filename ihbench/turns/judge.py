@@ -25,8 +25,8 @@ from typing import Mapping
 
 import numpy as np
 
-from ihbench_dataset.errors import UsageError
-from ihbench_dataset.jsonlines import json_lines
+from ihbench.dataset.errors import UsageError
+from ihbench.dataset.jsonlines import json_lines
 
 JUDGE_ORDER = ("C", "NA", "I", "BC", "T")
 
@@ -125,7 +125,7 @@ def likelihoods_for(raw: Mapping, path, chunks: Mapping[str, int]) -> dict[str, 
 
 def run_judge(judge: TurnTakingJudge, recording) -> np.ndarray:
     """A judge's likelihoods for one `TwoChannel` recording, checked like a file's."""
-    from ihbench_dataset.schema import SAMPLING_RATE
+    from ihbench.dataset.schema import SAMPLING_RATE
 
     from .floor import chunk_end_times
 

@@ -12,8 +12,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ihbench_dataset.plotting import pyplot
-from ihbench_dataset.schema import SAMPLING_RATE
+from ihbench.dataset.plotting import pyplot
+from ihbench.dataset.schema import SAMPLING_RATE
 
 from .floor import CHUNK_SECONDS, FloorLabels, Interval
 

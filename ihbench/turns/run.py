@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
-from ihbench_dataset.errors import UsageError
+from ihbench.dataset.errors import UsageError
 
 from ..jsonl import write_json_atomic
 from ..rundir import RunDir
@@ -136,7 +136,7 @@ def _words_by_recording(transcripts: Optional[Path]) -> Optional[dict]:
 
 
 def _planned_seconds(plan) -> float:
-    from ihbench_dataset.audio import audio_duration
+    from ihbench.dataset.audio import audio_duration
 
     try:
         return sum(max(audio_duration(path) for path in files) for _, files in plan)
@@ -149,7 +149,7 @@ def _warm_up() -> None:
     few seconds that would otherwise be billed to the first recording's real-time factor."""
     import importlib
 
-    from ihbench_dataset.plotting import pyplot
+    from ihbench.dataset.plotting import pyplot
 
     importlib.import_module("torchcodec.decoders")
     pyplot()

@@ -16,8 +16,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from ihbench_dataset.errors import UsageError
-from ihbench_dataset.jsonlines import json_lines
+from ihbench.dataset.errors import UsageError
+from ihbench.dataset.jsonlines import json_lines
 
 CHANNELS = ("A", "B")
 

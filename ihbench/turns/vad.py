@@ -19,8 +19,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ihbench_dataset.errors import MissingDependencyError
-from ihbench_dataset.schema import SAMPLING_RATE
+from ihbench.dataset.errors import MissingDependencyError
+from ihbench.dataset.schema import SAMPLING_RATE
 
 from .floor import Interval
 
@@ -42,7 +42,9 @@ class ChannelVad:
     def __init__(self, *, threshold: float = 0.5, min_speech_ms: int = 90, min_silence_ms: int = 100,
                  speech_pad_ms: int = 0, segment_s: Optional[float] = None, warmup_s: float = 0.64,
                  max_batch: int = 128):
-        from ihbench.sid.detectors import SileroVadDetector  # one way to load the bundled weights offline
+        from ihbench.sid.detectors import (
+            SileroVadDetector,  # one way to load the bundled weights offline
+        )
 
         self.model = SileroVadDetector().model
         self.options = {"threshold": threshold, "min_speech_duration_ms": min_speech_ms,

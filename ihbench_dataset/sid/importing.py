@@ -10,16 +10,17 @@ from ..content_names import name_by_content
 from ..locks import exclusive, lock_file_for
 from ..schema import SAMPLING_RATE
 from .read import (
-    SID_CONFIGS,
-    SPLIT,
     _DURATION_SLACK_S,
     _MAX_LISTED,
     _ROWS_PER_GROUP,
+    SID_CONFIGS,
+    SPLIT,
     PathLike,
     SidFormatError,
     _annotation_file,
     read_sid_folder,
 )
+
 
 def sid_features():
     import datasets
@@ -130,7 +131,7 @@ def _clean_up(temporaries) -> None:
 
 def _new_readme_body(configs: Sequence[str]) -> str:
     return ("\n# SID-Bench (imported)\n\nSemantic Interruption Detection benchmark "
-            "(https://huggingface.co/datasets/kxxia/SID-bench), imported by `ihbench_dataset.sid.import_sid`. "
+            "(https://huggingface.co/datasets/kxxia/SID-bench), imported by `ihbench.dataset.sid.import_sid`. "
             "Configs: " + ", ".join(f"`{c}`" for c in configs) + f"; split `{SPLIT}`.\n")
 
 

@@ -1,11 +1,12 @@
 """The TTS contract and its registry."""
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from typing import Protocol
 
 import numpy as np
 
 from ..errors import UsageError
+from ..registry import Registry
 
 
 class TTSEngine(Protocol):
@@ -21,34 +22,24 @@ class TTSEngine(Protocol):
     def synthesize(self, text: str) -> np.ndarray: ...
 
 
-_FACTORIES: dict[str, Callable[[str], TTSEngine]] = {}
+#: engine name -> its class, built with the voice name (`piper:joe` -> PiperEngine("joe"))
+ENGINES = Registry("TTS engine", {
+    "flite": "ihbench.dataset.tts.flite_engine:FliteEngine",
+    "piper": "ihbench.dataset.tts.piper_engine:PiperEngine",
+})
 _INSTANCES: dict[str, TTSEngine] = {}
 
 
-def register_engine(name: str):
-    def wrap(factory: Callable[[str], TTSEngine]):
-        _FACTORIES[name] = factory
-        return factory
-
-    return wrap
-
-
 def available_engines() -> list[str]:
-    _load_builtin_engines()
-    return sorted(_FACTORIES)
+    return ENGINES.names()
 
 
 def get_engine(voice_id: str) -> TTSEngine:
     """One shared instance per voice: loading a neural voice takes a second or two."""
     if voice_id in _INSTANCES:
         return _INSTANCES[voice_id]
-    _load_builtin_engines()
     name, _, voice = voice_id.partition(":")
-    if name not in _FACTORIES or not voice:
-        raise UsageError(f"unknown TTS voice {voice_id!r}; use ENGINE:VOICE with ENGINE in {sorted(_FACTORIES)}")
-    _INSTANCES[voice_id] = _FACTORIES[name](voice)
+    if name not in ENGINES or not voice:
+        raise UsageError(f"unknown TTS voice {voice_id!r}; use ENGINE:VOICE with ENGINE in {ENGINES.names()}")
+    _INSTANCES[voice_id] = ENGINES.get(name)(voice)
     return _INSTANCES[voice_id]
-
-
-def _load_builtin_engines() -> None:
-    from . import flite_engine, piper_engine  # noqa: F401  (they register themselves)

@@ -10,7 +10,6 @@ import numpy as np
 
 from ..audio import decode_audio
 from ..errors import MissingDependencyError, UsageError
-from .base import register_engine
 
 FLITE_VOICES = ("slt", "rms", "awb", "kal16")
 
@@ -40,7 +39,3 @@ class FliteEngine:
             )
             return decode_audio(wav_file)
 
-
-@register_engine("flite")
-def _make(voice: str) -> FliteEngine:
-    return FliteEngine(voice)

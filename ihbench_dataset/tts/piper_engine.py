@@ -9,7 +9,6 @@ import numpy as np
 
 from ..audio import resample
 from ..errors import MissingDependencyError, UsageError
-from .base import register_engine
 
 # voice name -> (python package that carries the .onnx, license of the voice data)
 PIPER_VOICES = {
@@ -49,7 +48,3 @@ class PiperEngine:
         samples = np.concatenate([chunk.audio_float_array for chunk in chunks])
         return resample(samples, chunks[0].sample_rate)
 
-
-@register_engine("piper")
-def _make(voice: str) -> PiperEngine:
-    return PiperEngine(voice)

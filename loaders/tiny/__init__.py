@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from ihbench_dataset.errors import UsageError
+from ihbench.dataset.errors import UsageError
 
 # family name (as `ihbench run --model` spells it) -> builder module
 MODULES = {

@@ -117,7 +117,9 @@ def _processor(tokenizer):
     if is_torchvision_available():
         from transformers import SiglipImageProcessor
     else:
-        from transformers.models.siglip.image_processing_pil_siglip import SiglipImageProcessorPil as SiglipImageProcessor
+        from transformers.models.siglip.image_processing_pil_siglip import (
+            SiglipImageProcessorPil as SiglipImageProcessor,
+        )
     image_processor = SiglipImageProcessor(image_seq_length=256, image_mean=(0.5,) * 3, image_std=(0.5,) * 3,
                                            size={"height": 768, "width": 768}, resample=PILImageResampling.BILINEAR,
                                            do_normalize=False)

@@ -90,7 +90,11 @@ def _gemma4_tokenizer():
 
 
 def build(out: Path) -> None:
-    from transformers import Gemma4AudioFeatureExtractor, Gemma4Config, Gemma4ForConditionalGeneration
+    from transformers import (
+        Gemma4AudioFeatureExtractor,
+        Gemma4Config,
+        Gemma4ForConditionalGeneration,
+    )
 
     tokenizer = _gemma4_tokenizer()
     ids = {token: tokenizer.convert_tokens_to_ids(token) for token in
@@ -162,6 +166,8 @@ def _image_processor():
         from transformers import Gemma4ImageProcessor
 
         return Gemma4ImageProcessor(**settings)
-    from transformers.models.gemma4.image_processing_pil_gemma4 import Gemma4ImageProcessorPil
+    from transformers.models.gemma4.image_processing_pil_gemma4 import (
+        Gemma4ImageProcessorPil,
+    )
 
     return Gemma4ImageProcessorPil(**settings)

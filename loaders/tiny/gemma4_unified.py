@@ -47,8 +47,11 @@ VIDEO_PROCESSOR = {**IMAGE_PROCESSOR, "do_normalize": True, "do_sample_frames": 
 
 
 def build(out: Path) -> None:
-    from transformers import (Gemma4UnifiedAudioFeatureExtractor, Gemma4UnifiedConfig,
-                              Gemma4UnifiedForConditionalGeneration)
+    from transformers import (
+        Gemma4UnifiedAudioFeatureExtractor,
+        Gemma4UnifiedConfig,
+        Gemma4UnifiedForConditionalGeneration,
+    )
 
     tokenizer = _gemma4_tokenizer()
     ids = {token: tokenizer.convert_tokens_to_ids(token) for token in
@@ -91,7 +94,11 @@ def _save_processor(out: Path, feature_extractor, tokenizer) -> None:
     options = {"chat_template": GEMMA4_UNIFIED_CHAT_TEMPLATE, "image_seq_length": 280, "audio_seq_length": 750,
                "audio_ms_per_token": 40}
     if is_torchvision_available():
-        from transformers import Gemma4UnifiedImageProcessor, Gemma4UnifiedProcessor, Gemma4UnifiedVideoProcessor
+        from transformers import (
+            Gemma4UnifiedImageProcessor,
+            Gemma4UnifiedProcessor,
+            Gemma4UnifiedVideoProcessor,
+        )
 
         Gemma4UnifiedProcessor(feature_extractor, Gemma4UnifiedImageProcessor(**IMAGE_PROCESSOR), tokenizer,
                                Gemma4UnifiedVideoProcessor(**VIDEO_PROCESSOR), **options).save_pretrained(out)

@@ -62,7 +62,11 @@ def omni_tokenizer(named: dict, extra: list):
 
 
 def build(out: Path) -> None:
-    from transformers import Qwen2_5OmniConfig, Qwen2_5OmniForConditionalGeneration, WhisperFeatureExtractor
+    from transformers import (
+        Qwen2_5OmniConfig,
+        Qwen2_5OmniForConditionalGeneration,
+        WhisperFeatureExtractor,
+    )
 
     tokenizer = omni_tokenizer(NAMED_TOKENS, ["<|vision_pad|>"])
     ids = {token: tokenizer.convert_tokens_to_ids(token) for token in

@@ -76,7 +76,11 @@ NAMED_TOKENS = {"image_token": "<|image_pad|>", "audio_token": "<|audio_pad|>", 
 
 
 def build(out: Path) -> None:
-    from transformers import Qwen3OmniMoeConfig, Qwen3OmniMoeForConditionalGeneration, WhisperFeatureExtractor
+    from transformers import (
+        Qwen3OmniMoeConfig,
+        Qwen3OmniMoeForConditionalGeneration,
+        WhisperFeatureExtractor,
+    )
 
     tokenizer = omni_tokenizer(NAMED_TOKENS, [])
     tokenizer.add_tokens(["<think>", "</think>"])  # plain added tokens in Qwen3's vocabulary, not special

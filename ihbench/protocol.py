@@ -1,0 +1,63 @@
+"""The benchmark's protocol: what the model under test is shown at an interruption point.
+
+System prompt, the history as the caller and agent lived it, the interrupted assistant turn as
+delivered (never as planned), then the interruption. This is a decision of the benchmark, not of
+any model family, so it lives here and every loader receives its result, a `ModelInput`.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from ihbench.dataset.errors import UsageError
+from ihbench.dataset.schema import SAMPLING_RATE, EvalItem
+from ihbench.loaders.base import EmptyAudioError, InputTurn, Modality, ModelInput
+
+
+def parse_history_audio(value: Optional[str]) -> Optional[int]:
+    """`last:K` -> K (keep the audio of the last K user turns, the interruption included)."""
+    if value in (None, "", "all"):
+        return None
+    kind, _, count = str(value).partition(":")
+    if kind != "last" or not count.isdigit() or int(count) < 1:
+        raise UsageError(f"--history-audio: expected all or last:K with K >= 1, got {value!r}")
+    return int(count)
+
+
+def build_model_input(item: EvalItem, modality: Modality = "audio", *,
+                       history_audio: Optional[int] = None) -> ModelInput:
+    """System prompt; history (user turns as audio, or transcripts in text mode; assistant turns
+    as text); the interrupted assistant turn as delivered, never as planned; then the interruption.
+
+    `history_audio=K` keeps the audio of only the last K user turns (the interruption counts as
+    one) and gives older user turns as transcripts: an explicit, recorded choice for models whose
+    context cannot hold a deep point's whole history as audio. Default: every user turn as audio.
+    """
+    if modality not in ("audio", "text"):
+        raise UsageError(f"modality: expected 'audio' or 'text', got {modality!r}")
+    turns = [InputTurn("system", item.system_prompt)]
+    user_turns = sum(m.role == "user" for m in item.history) + 1
+    as_text_before = 0 if history_audio is None else user_turns - history_audio  # user turns heard as text
+    seen = 0
+
+    def user(text: str, clip, where: str) -> InputTurn:
+        nonlocal seen
+        seen += 1
+        if modality == "text" or seen <= as_text_before:
+            return InputTurn("user", text)
+        if clip is None:
+            raise EmptyAudioError(f"{item.id}: {where} has no audio (use --modality text for transcripts)")
+        samples = clip.decode(SAMPLING_RATE)
+        if samples.size == 0 or not np.any(samples):
+            raise EmptyAudioError(f"{item.id}: {where} audio is empty or silent")
+        return InputTurn("user", audio=samples)
+
+    for index, message in enumerate(item.history):
+        if message.role == "assistant":
+            turns.append(InputTurn("assistant", message.text))
+        else:
+            turns.append(user(message.text, message.audio, f"history[{index}]"))
+    turns.append(InputTurn("assistant", item.interrupted.delivered))
+    turns.append(user(item.interruption.transcript, item.interruption.audio, "the interruption"))
+    return ModelInput(item.id, modality, turns)
