@@ -27,3 +27,12 @@ class MissingFileError(IHBenchError, FileNotFoundError):
 
 class MissingDependencyError(IHBenchError, RuntimeError):
     """A program or package the command needs is not installed; the message says how to get it."""
+
+
+class ItemFailure(Exception):
+    """One item could not be answered (or judged) for a reason of that item or of the service:
+    its audio is too long or empty, the server is unreachable or refused it, the model ran out of
+    memory on it, the judge's answer could not be read. Recorded on the item and retried by the
+    next run, never scored and never a reason to stop the others. Anything that is not an item
+    failure (a typo in a loader, a broken invariant) is a bug: it stops the run with its traceback.
+    `ihbench.loaders.failures.is_item_failure` is the one test of which is which."""

@@ -12,8 +12,10 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal, Optional, Sequence
 
 import numpy as np
-from ihbench.dataset.errors import IHBenchError, UsageError
+from ihbench.dataset.errors import IHBenchError, ItemFailure, UsageError
 from ihbench.dataset.schema import SAMPLING_RATE
+
+from .failures import describe_failure, is_item_failure
 
 Modality = Literal["audio", "text"]
 
@@ -41,7 +43,7 @@ class ModelInput:
         return [t.audio for t in self.turns if t.audio is not None]
 
 
-class EmptyAudioError(ValueError):
+class EmptyAudioError(ItemFailure, ValueError):
     pass
 
 
@@ -65,6 +67,16 @@ class GenerationConfig:
     temperature: float = 0.0  # 0 = greedy: the default, so reruns are reproducible
     top_p: float = 1.0
 
+    def __post_init__(self):
+        """Checked before any work, named as the command line spells them: a bad value would otherwise
+        fail every item, one error string at a time."""
+        if not isinstance(self.max_new_tokens, int) or self.max_new_tokens < 1:
+            raise UsageError(f"--max-new-tokens: expected a whole number >= 1, got {self.max_new_tokens!r}")
+        if not self.temperature >= 0:
+            raise UsageError(f"--temperature: expected a number >= 0, got {self.temperature!r}")
+        if not 0 < self.top_p <= 1:
+            raise UsageError(f"--top-p: expected a number in (0, 1], got {self.top_p!r}")
+
     def to_dict(self) -> dict:
         return asdict(self)
 
@@ -81,7 +93,7 @@ class Response:
 
     @classmethod
     def failure(cls, error: BaseException, started: float) -> "Response":
-        return cls(text=None, latency_s=time.perf_counter() - started, error=f"{type(error).__name__}: {error}")
+        return cls(text=None, latency_s=time.perf_counter() - started, error=describe_failure(error))
 
 
 class ModelNotFoundError(IHBenchError, FileNotFoundError):
@@ -179,11 +191,14 @@ class Loader(ABC):
             raise UsageError(f"loader {self.name!r} does not take {modality} input; it takes {', '.join(self.modalities)}")
 
     def generate(self, conversation: ModelInput, config: GenerationConfig, seed: int) -> Response:
-        """Never raises for a bad item: the error is the response, so a run goes on."""
+        """An item-level failure (see `failures`) is the response, so a run goes on; anything
+        else is a bug in the loader and propagates with its traceback."""
         started = time.perf_counter()
         try:
             return self._generate(conversation, config, seed)
-        except Exception as error:  # out of memory, too long, a refused request: recorded per item
+        except Exception as error:
+            if not is_item_failure(error):
+                raise
             return Response.failure(error, started)
 
     def generate_batch(self, conversations: Sequence[ModelInput], config: GenerationConfig,

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ihbench.dataset.errors import IHBenchError
+from ihbench.dataset.errors import IHBenchError, ItemFailure
 
 from .base import ModelInput
 
 ADVICE = "use --history-audio last:K (older user turns as transcripts) or --modality text"
 
 
-class AudioTooLongError(IHBenchError, ValueError):
+class AudioTooLongError(IHBenchError, ItemFailure, ValueError):
     """A clip longer than the processor takes whole, or a prompt longer than the context."""
 
 

@@ -12,11 +12,15 @@ import random
 import time
 from typing import Awaitable, Callable, Optional, TypeVar
 
+from ihbench.dataset.errors import ItemFailure
+
 T = TypeVar("T")
 ATTEMPTS, BASE_DELAY, MAX_DELAY = 4, 0.5, 30.0
 
 
-class TransportError(RuntimeError):
+class TransportError(ItemFailure, RuntimeError):
+    """The server could not be reached, timed out, or refused this request (an HTTP error)."""
+
     def __init__(self, message: str, *, retryable: bool, retry_after: Optional[float] = None):
         super().__init__(message)
         self.retryable = retryable

@@ -10,6 +10,7 @@ import numpy as np
 from ihbench.dataset.errors import UsageError
 
 from .base import GenerationConfig, Loader, ModelInput, Response, resolve_model_path
+from .failures import is_item_failure
 from .limits import check_clips, check_context
 
 DTYPES = ("float32", "float16", "bfloat16")
@@ -166,7 +167,9 @@ class TransformersLoader(Loader):
             return super().generate_batch(conversations, config, seeds)
         try:
             return self._run(conversations, config, seeds[0])
-        except Exception:
+        except Exception as error:
+            if not is_item_failure(error):
+                raise
             return super().generate_batch(conversations, config, seeds)
 
     def describe(self) -> dict:

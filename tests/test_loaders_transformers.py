@@ -17,6 +17,7 @@ import pytest
 import torch
 from ihbench.dataset import load_items
 from ihbench.dataset.audio import encode_flac
+from ihbench.dataset.errors import UsageError
 from ihbench.dataset.schema import AudioClip, Utterance
 from ihbench.loaders import GenerationConfig, ModelNotFoundError, get
 from ihbench.loaders.tiny import AUDIO_FAMILIES, loader_name, make_tiny_model, make_tiny_speech_lora, processor_class
@@ -183,21 +184,34 @@ def test_phi4_speech_lora_is_loaded_with_peft_and_used_for_audio_only(loaders, c
     assert type(base.model) is Phi4MultimodalForCausalLM and base.describe()["speech_adapter"] is None
 
 
-@pytest.mark.parametrize("failure", ["out of memory", "max_new_tokens=0"])
-def test_a_failing_generation_becomes_an_error_response(loader, item, monkeypatch, failure):
-    config = SHORT
-    if failure == "out of memory":
-        def out_of_memory(**kwargs):
-            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
-        monkeypatch.setattr(loader.model, "generate", out_of_memory)
-    else:
-        config = GenerationConfig(max_new_tokens=0)
+def test_out_of_memory_on_one_item_becomes_an_error_response(loader, item, monkeypatch):
+    def out_of_memory(**kwargs):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+    monkeypatch.setattr(loader.model, "generate", out_of_memory)
 
-    response = loader.generate(build_model_input(item, "audio"), config, seed=0)
+    response = loader.generate(build_model_input(item, "audio"), SHORT, seed=0)
 
     assert response.text is None
-    assert response.error and re.search(r"memory|max_new_tokens", response.error)
+    assert response.error and re.search(r"memory", response.error)
     assert response.latency_s > 0
+
+
+def test_a_bug_in_a_loader_is_not_an_item_error(loader, item, monkeypatch):
+    """A typo in a loader must stop the run with its traceback, not become one error string per record."""
+    def typo(**kwargs):
+        return kwargs["input_idz"]
+    monkeypatch.setattr(loader.model, "generate", typo)
+
+    with pytest.raises(KeyError, match="input_idz"):
+        loader.generate(build_model_input(item, "audio"), SHORT, seed=0)
+    with pytest.raises(KeyError, match="input_idz"):  # the batch path does not hide it either
+        loader.generate_batch([build_model_input(item, "audio")] * 2, SHORT, [0, 1])
+
+
+@pytest.mark.parametrize("option, value", [("max_new_tokens", 0), ("temperature", -1.0), ("top_p", 2.0)])
+def test_bad_generation_settings_are_refused_before_any_work(option, value):
+    with pytest.raises(UsageError, match=f"--{option.replace('_', '-')}"):
+        GenerationConfig(**{option: value})
 
 
 def test_a_left_padded_batch_answers_like_one_at_a_time(loader, items):

@@ -1,0 +1,32 @@
+"""Which exceptions belong to one item, decided in one place.
+
+The item-level failures are the toolkit's own `ItemFailure` subclasses (audio too long or
+empty, a transport failure or refusal from a server, an unreadable judge answer) and two foreign
+ones that a model can raise on one large input: Python's `MemoryError` and torch's out-of-memory
+error. The runner, the loaders and the LLM client catch exactly these and record them on the
+item; everything else propagates with its traceback, and the records written so far stay valid.
+"""
+from __future__ import annotations
+
+import sys
+
+from ihbench.dataset.errors import ItemFailure
+
+__all__ = ["ItemFailure", "is_item_failure", "describe_failure"]
+
+
+def _out_of_memory_types() -> tuple[type[BaseException], ...]:
+    torch = sys.modules.get("torch")  # never imported here: if torch is not loaded, it cannot have raised
+    if torch is None:
+        return ()
+    return tuple(t for t in (getattr(torch, "OutOfMemoryError", None), getattr(torch.cuda, "OutOfMemoryError", None))
+                 if isinstance(t, type))
+
+
+def is_item_failure(error: BaseException) -> bool:
+    return isinstance(error, (ItemFailure, MemoryError, *_out_of_memory_types()))
+
+
+def describe_failure(error: BaseException) -> str:
+    """The text stored in a record's `error` field."""
+    return f"{type(error).__name__}: {error}"
