@@ -28,11 +28,12 @@ def staged(built, tmp_path_factory):
 
 def test_the_staged_space_is_self_contained(staged):
     for name in ("app.py", "README.md", "requirements.txt", "packages.txt", "ihbench/metrics/apt/apt.py",
-                 "ihbench/metrics/apt/sid_scoring.py", "ihbench_dataset/sources/FORMAT.md", "loaders/registry.py",
+                 "ihbench/metrics/apt/sid_scoring.py", "ihbench/dataset/sources/FORMAT.md", "ihbench/loaders/registry.py",
                  "data/ihbench-dev/README.md"):
         path = staged / name
         assert path.is_file() and not path.is_symlink(), name
     assert not list(staged.rglob("__pycache__")) and not (staged / "ihbench" / "spaces").exists()
+    assert {p.name for p in staged.iterdir() if p.is_dir()} == {"ihbench", "data"}  # one import root
     requirements = (staged / "requirements.txt").read_text().split()
     assert "torch==2.13.0" in requirements and "torchcodec==0.13.0" in requirements
     assert any(r.startswith("gradio") for r in requirements) and any(r.startswith("transformers") for r in requirements)
