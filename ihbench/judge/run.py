@@ -21,7 +21,7 @@ from ihbench.dataset.schema import EvalItem
 from ihbench.loaders.retry import with_retries
 
 from ..jsonl import AppendLog
-from ..rundir import AXES, RunDir, judgment_key
+from ..rundir import AXES, RECORD_FORMAT, RunDir, judgment_key
 from ..runner import record_seed
 from .cache import JudgeCache, cache_key
 from .parse import InvalidJudgment, parse_rq, parse_tf
@@ -84,7 +84,8 @@ async def ask_judge(backend, messages, schema_name, schema, parse, counter, *, r
 
 
 async def _judge_one(record: dict, item: EvalItem, axis: str, backend, cache: JudgeCache, seed: int, counter) -> dict:
-    base = {"id": record["id"], "epoch": record["epoch"], "axis": axis, "judge_model": backend.model,
+    base = {"format_version": RECORD_FORMAT, "item_hash": record.get("item_hash"), "id": record["id"],
+            "epoch": record["epoch"], "axis": axis, "judge_model": backend.model,
             "prompt_version": PROMPT_VERSION, "prompt_hash": prompt_hash()}
     started = time.perf_counter()
     response = record.get("response")
@@ -151,7 +152,7 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
                         cache, seed, progress, started) -> JudgeSummary:
     from tqdm.auto import tqdm
 
-    existing = run.judgments(path, repair=True)
+    existing = run.judgments(path, repair=True, responses=responses)
     other = {r["judge_model"] for r in existing} - {backend.model}
     if other:
         raise JudgeConfigError(f"{path} holds judgments by {', '.join(sorted(other))}; "
