@@ -66,7 +66,7 @@ def depth_bin(depth: int) -> str:
             return f"{low}-{high}"
     if depth > DEPTH_BINS[-1][1]:
         return f"{DEPTH_BINS[-1][0]}-{DEPTH_BINS[-1][1]}"
-    raise UsageError(f"depth must be >= 0, got {depth}")
+    raise ValueError(f"depth must be >= 0, got {depth}")  # the readers compute depth: a bug, not a user error
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ class AudioClip:
 
     def __post_init__(self) -> None:
         if self.bytes is None and self.path is None:
-            raise UsageError("AudioClip needs bytes or a path")
+            raise ValueError("AudioClip needs bytes or a path")  # made by our readers only
 
     def decode(self, sampling_rate: int = SAMPLING_RATE):
         """Mono float32 samples in [-1, 1] at `sampling_rate`."""
