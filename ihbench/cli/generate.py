@@ -55,9 +55,8 @@ def _backend(args):
 def main(args: argparse.Namespace) -> int:
     import asyncio
 
+    from ihbench.generate.run import GenerateSpec, check_spec, generate
     from ihbench.judge import JudgeCache
-
-    from .run import GenerateSpec, check_spec, generate
 
     spec = GenerateSpec(out=args.out, domain=args.domain, goal=args.goal, description=args.description,
                         workflow=args.workflow, intents=args.intents, conversations=args.conversations,
