@@ -11,6 +11,7 @@ metrics, data and the Space on the Hugging Face Hub. `ihbench COMMAND --help` te
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Optional, Sequence
 
@@ -48,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--quiet", action="store_true", help="no progress bars and no notes; results and errors only")
+    common.add_argument("--traceback", action="store_true",
+                        help="on an error, print its full traceback (to send with a bug report); also IHBENCH_DEBUG=1")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add = lambda name, **kw: commands.add_parser(name, parents=[common], **kw)  # noqa: E731
     for command in COMMANDS:
@@ -55,8 +58,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _debug(args: argparse.Namespace) -> bool:
+    """--traceback, or IHBENCH_DEBUG set to anything but empty/0/false/no."""
+    return args.traceback or os.environ.get("IHBENCH_DEBUG", "").strip().lower() not in ("", "0", "false", "no")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     import logging
+    import traceback
 
     args = build_parser().parse_args(argv)
     from ihbench.dataset.errors import IHBenchError
@@ -71,9 +80,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         return args.func(args)
     except IHBenchError as error:  # meant for the user: one line; anything else is a bug and keeps its traceback
+        if _debug(args):
+            traceback.print_exc()
         print(f"ihbench {args.command}: error: {error}", file=sys.stderr)
         return 2
     except OSError as error:  # the machine said no: full disk, read-only folder, permission, ...
+        if _debug(args):
+            traceback.print_exc()
         where = f": {error.filename}" if error.filename else ""
         print(f"ihbench {args.command}: error: {error.strerror or error}{where}", file=sys.stderr)
         return 2
