@@ -14,7 +14,7 @@ from openai_test_server import OpenAITestServer
 
 from ihbench.cli import main
 from ihbench.generate import PROMPT_VERSION, prompt_hash
-from ihbench.runner import record_seed
+from ihbench.seeds import record_seed
 
 # Editing a generation prompt changes its hash: bump PROMPT_VERSION and pin the new pair here.
 PINNED_PROMPT_HASHES = {"2026-11-23.1": "172960a262a3"}

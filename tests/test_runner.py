@@ -18,7 +18,8 @@ from openai_test_server import OpenAITestServer, Reply
 
 from ihbench.jsonl import read_records
 from ihbench.protocol import build_model_input
-from ihbench.runner import RunConfigError, RunSpec, record_seed, run
+from ihbench.runner import RunConfigError, RunSpec, run
+from ihbench.seeds import record_seed
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from ihbench.loaders.retry import with_retries
 
 from ..jsonl import AppendLog
 from ..rundir import AXES, RunDir, judgment_key
-from ..runner import record_seed
+from ..seeds import record_seed
 from .cache import JudgeCache, cache_key
 from .parse import InvalidJudgment, parse_rq, parse_tf
 from .prompts import PROMPT_VERSION, RQ_SCHEMA, TF_SCHEMA, prompt_hash, rq_messages, tf_messages
