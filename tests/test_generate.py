@@ -161,6 +161,7 @@ def test_killed_midway_then_resumed_without_duplicates_or_regeneration(tmp_path)
                           capture_output=True).returncode == 0
 
 
+@pytest.mark.slow  # renders the generated conversation's audio
 def test_the_output_passes_verify_and_builds_into_a_dataset(tmp_path, tts_cache, capsys):
     from ihbench.dataset import load_items
 
