@@ -1,4 +1,4 @@
-# The two commands a newcomer needs: `make test` and `make demo`.
+# The two commands a newcomer needs: `make test` and `make demo` (`make check`: the fast part of make test).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -8,13 +8,18 @@ SOURCES := $(wildcard ihbench_dataset/sources/conversations/*.json)
 # No network but the package registries: tests and the demo never touch the hub.
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1 GRADIO_ANALYTICS_ENABLED=False
 
-.PHONY: test demo system-deps browser-deps install
+.PHONY: test check demo system-deps browser-deps install
 
 # Two workers, one test file each (fixtures shared within a file): the suite takes about 8 min here
 # instead of 13. TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= 2
 test: system-deps browser-deps $(STAMP)
 	$(OFFLINE) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+
+# The edit-test loop: the suite without the tests marked slow (real audio builds, the wheel, the
+# browser, over 10 s) or network (the package index); make test still runs everything.
+check: system-deps $(STAMP)
+	$(OFFLINE) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not slow and not network"
 
 # Builds the dev set when its sources changed, summarizes it, exports one conversation to demo/,
 # then serves the Space on http://127.0.0.1:$${PORT:-7860} (Ctrl-C to stop).

@@ -31,7 +31,8 @@ def bench_family(family: str, items, data: Path, work: Path, args, device: str =
     from ihbench.loaders.tiny import loader_name, make_tiny_model
 
     from ihbench.protocol import build_model_input
-    from ihbench.runner import RunSpec, record_seed, run
+    from ihbench.runner import RunSpec, run
+    from ihbench.seeds import record_seed
 
     model_dir = make_tiny_model(family, work / f"tiny-{family}")
     name = loader_name(family)  # gemma4-unified (the 12B) runs through the gemma4 loader

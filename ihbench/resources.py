@@ -7,8 +7,10 @@ one of these functions; nothing computes a path from `__file__`.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Optional
 
 from ihbench.dataset.errors import IHBenchError
 
@@ -45,6 +47,18 @@ def metric_path(name: str) -> str:
     if not (folder / f"{name}.py").is_file():
         raise ResourceError(f"no metric module {name!r}; shipped modules: {', '.join(metric_names())}")
     return str(folder.resolve())
+
+
+@lru_cache(maxsize=None)
+def load_metric(name: str, config: Optional[str] = None, *, folder: Optional[str] = None):
+    """The shipped metric module `name` (with its `config`, e.g. apt's "readme"), opened with
+    `evaluate.load` on its absolute folder exactly as users open it; one load per module and config.
+
+    `folder` scores with another copy of the module instead (an absolute folder holding `<name>.py`).
+    """
+    import evaluate  # ~7 s to import: only scoring needs it
+
+    return evaluate.load(folder or metric_path(name), config)
 
 
 def reference_table(name: str) -> Path:

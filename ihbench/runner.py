@@ -21,6 +21,7 @@ from ihbench.dataset.schema import EvalItem, canonical_interruption_type
 
 from .jsonl import AppendLog
 from .rundir import RECORD_FORMAT, RunDir, is_stale
+from .seeds import record_seed
 
 log = logging.getLogger("ihbench")
 
@@ -67,12 +68,6 @@ class RunSummary:
     skipped: int
     errors: int
     seconds: float
-
-
-def record_seed(seed: int, item_id: str, epoch: int) -> int:
-    """A seed per (item, epoch), stable across resumes and independent of run order."""
-    digest = hashlib.sha256(f"{seed}:{item_id}:{epoch}".encode()).digest()
-    return int.from_bytes(digest[:4], "big")
 
 
 def items_fingerprint(items: Sequence[EvalItem]) -> str:

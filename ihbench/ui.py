@@ -316,7 +316,7 @@ def metrics_table(metric: str, upload: Optional[str]) -> list[list]:
     Lines: rq_pass_rate {"verdicts": [bool,...], "item_id"?, "interruption_type"?}; tf_win_rate
     {"verdict": "model"|"baseline"|"tie", ...}; fir/irl/apt {"prediction": {...}, "reference": {...}}.
     """
-    from ihbench.report.summary import metric as load_metric
+    from ihbench.resources import load_metric
 
     if not upload:
         raise UserError("upload a .jsonl file")

@@ -88,6 +88,14 @@ def judged_run(built, tmp_path_factory):
     return make_judged_run(built, tmp_path_factory.mktemp("judged"))
 
 
+def pytest_collection_modifyitems(config, items):
+    """A test that needs the shared build (real TTS renders), directly or through a fixture made
+    from it such as `judged_run`, is slow: `make check` leaves it out."""
+    for item in items:
+        if "built" in getattr(item, "fixturenames", ()):  # the closure: fixtures of fixtures too
+            item.add_marker(pytest.mark.slow)
+
+
 def png_size(path) -> tuple[int, int]:
     """(width, height) from a PNG's header; raises when the file is not a PNG."""
     import struct

@@ -12,6 +12,8 @@ from ihbench.dataset.config_cache import KEEP, ConfigCache
 
 ALL = ["ihbench", "sid", "duplex"]
 
+pytestmark = pytest.mark.slow
+
 
 def _digest(root):
     return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()

@@ -2,6 +2,7 @@
 on every command, a description written for users."""
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -35,20 +36,58 @@ def test_every_option_has_help_and_every_command_has_quiet(name):
     assert any("--quiet" in a.option_strings for a in command._actions)
 
 
-# --- ihbench cache (ihbench/cli_cache.py: registered when the CLI becomes ihbench/cli/) ----------
+def test_every_command_is_one_module_in_the_cli_package_listed_once():
+    import ihbench.cli
+
+    names = [module.__name__.rsplit(".", 1)[-1].replace("_", "-") for module in ihbench.cli.COMMANDS]
+    assert names == list(_commands())  # the tuple's order is the order of --help
+    for module in ihbench.cli.COMMANDS:
+        assert module.__file__.startswith(str(Path(ihbench.cli.__file__).parent))
+        assert callable(module.add_parser) and callable(module.main)
+
+
+def test_help_and_version_import_nothing_heavy():
+    code = ("import sys; from ihbench.cli import build_parser; build_parser().format_help(); "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'evaluate', 'transformers', 'datasets', 'gradio', "
+            "'torch', 'matplotlib', 'huggingface_hub', 'openai', 'httpx'}))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.strip() == "[]", result.stdout + result.stderr
+
+
+def _user_error(kind: str, tmp_path) -> list[str]:
+    if kind == "IHBenchError":  # a missing source file
+        return ["verify", str(tmp_path / "missing.json")]
+    (tmp_path / "a-file").write_text("")  # OSError: a staging folder inside a file
+    return ["publish-metrics", "--namespace", "acme", "--dry-run", "--staging-dir", str(tmp_path / "a-file" / "x"), "apt"]
+
+
+@pytest.mark.parametrize("kind", ["IHBenchError", "OSError"])
+@pytest.mark.parametrize("debug", ["none", "--traceback", "IHBENCH_DEBUG=1", "IHBENCH_DEBUG=0"])
+def test_a_user_error_is_one_line_and_its_traceback_on_request(kind, debug, tmp_path, monkeypatch, capsys):
+    from ihbench.cli import main
+
+    argv = _user_error(kind, tmp_path)
+    monkeypatch.delenv("IHBENCH_DEBUG", raising=False)
+    if debug == "--traceback":
+        argv.insert(1, "--traceback")
+    elif debug.startswith("IHBENCH_DEBUG="):
+        monkeypatch.setenv("IHBENCH_DEBUG", debug.partition("=")[2])
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"ihbench {argv[0]}: error: ")
+    if debug in ("--traceback", "IHBENCH_DEBUG=1"):
+        assert err.startswith("Traceback (most recent call last):") and "cli/__init__.py" in err
+    else:
+        assert "Traceback" not in err and err.count("\n") == 1
+
+
+# --- ihbench cache ---------------------------------------------------------------------------
 
 def _cache_args(argv):
-    import argparse
+    from ihbench.cli import build_parser
 
-    from ihbench import cli_cache
-
-    parser = argparse.ArgumentParser(prog="ihbench")
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--quiet", action="store_true", help="no progress bars")
-    commands = parser.add_subparsers(dest="command", required=True)
-    command = cli_cache.add_parser(lambda name, **kw: commands.add_parser(name, parents=[common], **kw))
-    assert [a.option_strings or a.dest for a in command._actions if not a.help] == []
-    return parser.parse_args(["cache", *argv])
+    return build_parser().parse_args(["cache", *argv])
 
 
 def test_cache_info_and_prune(tmp_path, capsys):

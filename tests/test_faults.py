@@ -79,6 +79,7 @@ def test_stale_work_folders_of_killed_builds_are_removed(built, subset, tts_cach
 
 # --- 2. one writer per run directory and per judgments file ---------------------------------------
 
+@pytest.mark.slow  # more than 10 s: two `ihbench run` processes against a slow server
 def test_a_second_run_on_the_same_directory_fails_at_once_and_nothing_doubles(official, tmp_path):
     out = tmp_path / "run"
     with OpenAITestServer(delay=0.2) as slow:
@@ -94,6 +95,7 @@ def test_a_second_run_on_the_same_directory_fails_at_once_and_nothing_doubles(of
     assert len(keys) == len(set(keys)) == 3 * 3
 
 
+@pytest.mark.slow  # more than 10 s: a run killed, then run again, in fresh processes
 def test_a_lock_left_by_a_killed_run_is_taken_over(official, tmp_path):
     out = tmp_path / "run"
     with OpenAITestServer(delay=0.2) as slow:
@@ -109,6 +111,7 @@ def test_a_lock_left_by_a_killed_run_is_taken_over(official, tmp_path):
     assert len(keys) == len(set(keys)) == 9
 
 
+@pytest.mark.slow  # more than 10 s: two `ihbench judge` processes against a slow judge
 def test_a_second_judge_on_the_same_file_fails_at_once(official, tmp_path):
     from judging import ScriptedJudge
 

@@ -14,7 +14,7 @@ from openai_test_server import OpenAITestServer
 
 from ihbench.cli import main
 from ihbench.generate import PROMPT_VERSION, prompt_hash
-from ihbench.runner import record_seed
+from ihbench.seeds import record_seed
 
 # Editing a generation prompt changes its hash: bump PROMPT_VERSION and pin the new pair here.
 PINNED_PROMPT_HASHES = {"2026-11-23.1": "172960a262a3"}
@@ -161,6 +161,7 @@ def test_killed_midway_then_resumed_without_duplicates_or_regeneration(tmp_path)
                           capture_output=True).returncode == 0
 
 
+@pytest.mark.slow  # renders the generated conversation's audio
 def test_the_output_passes_verify_and_builds_into_a_dataset(tmp_path, tts_cache, capsys):
     from ihbench.dataset import load_items
 

@@ -20,6 +20,8 @@ from conftest import FIXTURES, REPO
 from judging import ScriptedJudge
 from openai_test_server import OpenAITestServer
 
+pytestmark = pytest.mark.slow
+
 
 def _export_tree(target: Path) -> Path:
     """The files a clean clone has (tracked, plus new ones not ignored), links kept as links."""

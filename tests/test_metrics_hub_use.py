@@ -75,3 +75,32 @@ def test_return_items_gives_the_epoch_averaged_score_of_each_item():
     assert load("rq_pass_rate").compute(predictions=RQ, item_ids=IDS, return_items=True)["per_item"] == \
         {"a/1": 0.5, "b/2": 0.0, "c/3": 1.0}
     assert "per_item" not in load("rq_pass_rate").compute(predictions=RQ)
+
+
+def test_load_metric_opens_the_shipped_module_once_per_config():
+    from ihbench.resources import load_metric
+
+    apt, readme = load_metric("apt"), load_metric("apt", "readme")
+    assert load_metric("apt") is apt and readme is not apt and readme.config_name == "readme"
+    assert type(apt).__module__.split(".")[-1] == "apt"
+    with pytest.raises(ResourceError, match="no metric module 'bleu'"):
+        load_metric("bleu")
+
+
+def test_the_toolkit_opens_metric_modules_only_through_load_metric():
+    """One wrapper of `evaluate.load` (ihbench.resources.load_metric); the modules' own widgets
+    (metrics/*/app.py, the shape evaluate requires) are not the toolkit's code."""
+    import ast
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    callers = []
+    for folder in ("ihbench", "ihbench_dataset", "loaders", "spaces"):
+        for path in sorted((repo / folder).rglob("*.py")):
+            if path.relative_to(repo).parts[:2] in (("ihbench", "metrics"), ("ihbench", "spaces")):
+                continue  # links to metrics/ and spaces/
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "load"
+                        and isinstance(node.func.value, ast.Name) and node.func.value.id == "evaluate"):
+                    callers.append(str(path.relative_to(repo)))
+    assert callers == ["ihbench/resources.py"]

@@ -32,6 +32,21 @@ def test_staged_widget_and_card_load_the_module_by_its_namespace(tmp_path, name)
     assert "NAMESPACE" not in card
 
 
+def test_no_staged_file_loads_a_shipped_metric_by_its_bare_name(tmp_path):
+    """A bare `evaluate.load("rq_pass_rate")` on the Hub opens `evaluate-metric/rq_pass_rate`, not ours:
+    modules (docstring examples), cards and widgets all say `acme/...`."""
+    publish_metrics("acme", dry_run=True, staging_dir=tmp_path)
+    names = metric_names()
+    loads = {}
+    for path in sorted(tmp_path.rglob("*")):
+        if path.is_file():
+            for name in re.findall(r'evaluate\.load\(\s*["\']([^"\']*)["\']', path.read_text(encoding="utf-8")):
+                loads.setdefault(name, set()).add(str(path.relative_to(tmp_path)))
+    assert {n for n in loads if n in names or n == "{name}"} == set(), loads
+    assert {f"acme/{n}" for n in names} <= set(loads)
+    assert "rq_pass_rate/rq_pass_rate.py" in loads["acme/rq_pass_rate"]  # the module's docstring example
+
+
 def test_a_staged_folder_loads_alone_with_evaluate(tmp_path):
     import evaluate
 
@@ -40,7 +55,12 @@ def test_a_staged_folder_loads_alone_with_evaluate(tmp_path):
     result = apt.compute(predictions=[{"total_nonbreak": True, "break_time": -1.0}],
                          references=[{"total_nonbreak": True, "break_time": 3.0, "duration": 3.0}])
     assert result["apt"] == 0.0
-    assert evaluate.load(str(tmp_path / "rq_pass_rate")).compute(predictions=[[True]])["rq_pass_rate"] == 1.0
+    rq = evaluate.load(str(tmp_path / "rq_pass_rate"))
+    assert rq.compute(predictions=[[True]])["rq_pass_rate"] == 1.0
+    # the usage shown by the module itself (its inputs description) names the namespace
+    for module, name in ((apt, "apt"), (rq, "rq_pass_rate")):
+        assert f'evaluate.load("acme/{name}")' in module.inputs_description
+        assert f'evaluate.load("{name}"' not in module.inputs_description
 
 
 class RecordingHubApi:

@@ -80,6 +80,8 @@ def _stop(process):
         process.kill()
 
 
+@pytest.mark.network  # pip installs the Space's requirements.txt from the package index
+@pytest.mark.slow
 @pytest.mark.skipif(bool(chromium_missing()), reason=chromium_missing() or "chromium present")
 def test_the_staged_space_runs_from_a_fresh_venv_and_shows_a_conversation(staged, fresh_venv, built):
     from ihbench.dataset import load_items
@@ -111,6 +113,8 @@ def test_the_staged_space_runs_from_a_fresh_venv_and_shows_a_conversation(staged
         _stop(process)
 
 
+@pytest.mark.network  # pip installs the Space's requirements.txt from the package index
+@pytest.mark.slow
 @pytest.mark.skipif(bool(chromium_missing()), reason=chromium_missing() or "chromium present")
 def test_without_data_the_staged_space_says_what_to_set(fresh_venv, tmp_path):
     bare = publish_space("acme/bare", dry_run=True, staging_dir=tmp_path / "bare").staged

@@ -11,6 +11,8 @@ from ihbench.loaders.tiny import AUDIO_FAMILIES, loader_name
 from ihbench.cli import main
 from ihbench.jsonl import read_records
 
+pytestmark = pytest.mark.slow
+
 
 def run_command(family, model, built, out, modality):
     return ["run", "--model", loader_name(family), "--model-path", str(model), "--data", str(built),

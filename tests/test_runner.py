@@ -18,7 +18,8 @@ from openai_test_server import OpenAITestServer, Reply
 
 from ihbench.jsonl import read_records
 from ihbench.protocol import build_model_input
-from ihbench.runner import RunConfigError, RunSpec, record_seed, run
+from ihbench.runner import RunConfigError, RunSpec, run
+from ihbench.seeds import record_seed
 
 
 @pytest.fixture
@@ -127,6 +128,7 @@ def test_empty_audio_is_an_error_record_not_a_crash(official, server, tmp_path):
     assert summary.errors == 1 and "EmptyAudioError" in records["conv-a/2"]["error"]
 
 
+@pytest.mark.slow  # more than 10 s: a run killed, then run again, in fresh processes
 def test_kill_9_mid_run_then_the_same_command_completes_exactly_once(official, tmp_path):
     out = tmp_path / "run"
     with OpenAITestServer(delay=0.3) as slow:
@@ -229,6 +231,7 @@ def test_the_openai_loader_retries_a_429_by_the_shared_policy_honouring_retry_af
     assert "HTTP 400" in read_records(tmp_path / "final" / "responses.jsonl")[0]["error"]
 
 
+@pytest.mark.slow  # more than 10 s: a fresh `ihbench run` process, then retries off a dead server
 def test_requests_spread_over_several_servers_and_a_dead_one_loses_nothing(official, tmp_path):
     """`--base-url` given twice: both servers answer; with one of them dead, every record still
     arrives (its attempts move to the live server)."""

@@ -7,6 +7,7 @@ from conftest import REPO
 from space_browser import chromium_missing, free_port, launch
 
 ARTIFACTS = REPO / "tests" / "artifacts"
+pytestmark = pytest.mark.slow
 
 if chromium_missing():
     pytest.skip(chromium_missing(), allow_module_level=True)

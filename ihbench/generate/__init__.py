@@ -2,8 +2,8 @@
 user simulators, rubric generator, verifier and modifier) with a pluggable LLM, writing private
 interruption suites in the source format that `ihbench verify` checks and `ihbench build` builds.
 
-The public names are imported on first use: building the CLI's parser imports `generate.cli`,
-which must not pull in the LLM client and its HTTP stack.
+The public names are imported on first use: importing the package must not pull in the LLM client
+and its HTTP stack. The command's options live in `ihbench/cli/generate.py`.
 """
 from importlib import import_module
 

@@ -30,7 +30,7 @@ from ihbench.dataset.verify import check_conversation
 
 from ..jsonl import AppendLog, read_records
 from ..llm import LLMCache, TextLLM
-from ..runner import record_seed
+from ..seeds import record_seed
 from . import agents as a
 from .prerequisites import prepare, slugify
 from .prompts import PROMPT_VERSION, prompt_hash

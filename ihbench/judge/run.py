@@ -25,7 +25,7 @@ from ihbench.loaders.failures import describe_failure, is_item_failure
 from ..jsonl import AppendLog
 from ..llm import LLMCache, TextLLM, ask_structured, concurrently
 from ..rundir import AXES, RECORD_FORMAT, RunDir, judgment_key
-from ..runner import record_seed
+from ..seeds import record_seed
 from .parse import InvalidJudgment, parse_rq, parse_tf
 from .prompts import PROMPT_VERSION, RQ_SCHEMA, TF_SCHEMA, prompt_hash, rq_messages, tf_messages
 

@@ -1,9 +1,10 @@
 """`ihbench publish-metrics`: each metric folder as an evaluate Space under the user's namespace.
 
 In the toolkit a folder links to shared arithmetic (`metrics/_shared/`) and its widget loads the
-folder it sits in. Staging copies the link targets and rewrites the widget and the card for the
-namespace, so what lands on the Hub is self-contained and `evaluate.load("NAMESPACE/apt")`
-(never evaluate's own `evaluate-metric/apt`) is what its card tells people to type.
+folder it sits in. Staging copies the link targets and rewrites the widget, the card and the
+modules' usage examples (docstrings) for the namespace, so what lands on the Hub is self-contained
+and `evaluate.load("NAMESPACE/apt")` (never evaluate's own `evaluate-metric/apt`) is what it tells
+people to type.
 """
 from __future__ import annotations
 
@@ -27,9 +28,11 @@ launch_gradio_widget(module)
 
 
 def for_namespace(text: str, namespace: str, names: Sequence[str]) -> str:
-    """Card text that names the published modules: `NAMESPACE/x` and bare `evaluate.load("x"`."""
+    """Card or module text that names the published modules: `NAMESPACE/x` and bare `evaluate.load("x"`
+    (also the `evaluate.load("{name}"` template of the shared SID docstring), which the Hub would
+    resolve to `evaluate-metric/x`, somebody else's module."""
     text = text.replace("NAMESPACE/", f"{namespace}/").replace("--namespace NAMESPACE", f"--namespace {namespace}")
-    pattern = "|".join(re.escape(name) for name in names)
+    pattern = "|".join(re.escape(name) for name in [*names, "{name}"])
     return re.sub(rf'evaluate\.load\("({pattern})"', rf'evaluate.load("{namespace}/\1"', text)
 
 
@@ -40,9 +43,10 @@ def stage_metric(name: str, namespace: str, target: Path) -> list[str]:
     for required in (f"{name}.py", "README.md", "requirements.txt"):
         if not (source / required).is_file():
             raise MissingFileError(f"{source}: missing {required}; every metric folder needs it to run as a Space")
-    for path in sorted(source.glob("*.py")):
+    for path in sorted(source.glob("*.py")):  # links become real files; usage examples name the namespace
         if path.name != "app.py":
-            shutil.copyfile(path.resolve(), target / path.name)  # resolve: links become real files
+            code = path.resolve().read_text(encoding="utf-8")
+            (target / path.name).write_text(for_namespace(code, namespace, names), encoding="utf-8")
     shutil.copyfile(source / "requirements.txt", target / "requirements.txt")
     card = (source / "README.md").read_text(encoding="utf-8")
     (target / "README.md").write_text(for_namespace(card, namespace, names), encoding="utf-8")

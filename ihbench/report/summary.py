@@ -17,19 +17,12 @@ from typing import Optional, Sequence
 from ihbench.dataset.schema import DEPTH_BINS, depth_bin
 
 from .. import stats
-from ..resources import metric_path
+from ..resources import load_metric, metric_path
 from ..rundir import RunDir
 from .diagnostics import diagnose
 
 log = logging.getLogger("ihbench")
 
-
-
-@lru_cache(maxsize=None)
-def metric(name: str):
-    import evaluate
-
-    return evaluate.load(metric_path(name))
 
 
 @lru_cache(maxsize=None)
@@ -47,8 +40,8 @@ def _rates(rows: list[dict], items: dict, axis: str, n_bootstrap: int, seed: int
     kwargs = dict(item_ids=[r["id"] for r in rows], interruption_types=[items[r["id"]].interruption_type for r in rows],
                   n_bootstrap=n_bootstrap, seed=seed)
     if axis == "tf":
-        return metric("tf_win_rate").compute(predictions=[r["verdict"] for r in rows], **kwargs)
-    return metric("rq_pass_rate").compute(predictions=[r["criteria"] for r in rows], **kwargs)
+        return load_metric("tf_win_rate").compute(predictions=[r["verdict"] for r in rows], **kwargs)
+    return load_metric("rq_pass_rate").compute(predictions=[r["criteria"] for r in rows], **kwargs)
 
 
 def baseline_rq(ids: Sequence[str], items: dict, n_bootstrap: int, seed: int) -> Optional[dict]:
@@ -57,7 +50,7 @@ def baseline_rq(ids: Sequence[str], items: dict, n_bootstrap: int, seed: int) ->
     judged = [i for i in ids if items[i].baseline_rq]
     if not judged:
         return None
-    return metric("rq_pass_rate").compute(predictions=[list(items[i].baseline_rq) for i in judged], item_ids=judged,
+    return load_metric("rq_pass_rate").compute(predictions=[list(items[i].baseline_rq) for i in judged], item_ids=judged,
                                           interruption_types=[items[i].interruption_type for i in judged],
                                           n_bootstrap=n_bootstrap, seed=seed)
 
@@ -68,7 +61,7 @@ def per_item_scores(rows: list[dict], axis: str) -> dict[str, float]:
     if not rows:
         return {}
     name, field = ("tf_win_rate", "verdict") if axis == "tf" else ("rq_pass_rate", "criteria")
-    return metric(name).compute(predictions=[r[field] for r in rows], item_ids=[r["id"] for r in rows],
+    return load_metric(name).compute(predictions=[r[field] for r in rows], item_ids=[r["id"] for r in rows],
                                 n_bootstrap=1, return_items=True)["per_item"]
 
 

@@ -9,28 +9,21 @@ from __future__ import annotations
 
 import math
 import os
-from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Union
 
 from ihbench.dataset.errors import MissingFileError, UsageError
 
-from ..resources import metric_path
+from ..resources import load_metric
 from .predictions import align
 
 DEFINITIONS = ("notebook", "readme")
 
 
-@lru_cache(maxsize=None)
-def _module(path: str, definition: str):
-    import evaluate  # slow to import; only scoring needs it
-
-    return evaluate.load(path, definition)
-
-
-def _apt_path(metric_dir: Optional[Union[str, os.PathLike]]) -> str:
+def _apt_folder(metric_dir: Optional[Union[str, os.PathLike]]) -> Optional[str]:
+    """None (the shipped module), or the absolute folder of another copy of apt."""
     if not metric_dir:
-        return metric_path("apt")
+        return None
     path = Path(metric_dir)
     if not (path / "apt.py").is_file():
         raise MissingFileError(f"{path}: no apt metric module (apt.py) here")
@@ -64,8 +57,9 @@ def score_both(predictions: list[dict], references: list[dict], *, tolerance: fl
     """`{"notebook": result, "readme": result}`; each result is the apt module's full outcome table
     (fir, irl, apt, counts, predictions_past_duration)."""
     predicted, truth = _metric_rows(_joined(predictions, references), references)
-    path = _apt_path(metric_dir)
-    return {definition: _module(path, definition).compute(predictions=predicted, references=truth, tolerance=tolerance)
+    folder = _apt_folder(metric_dir)
+    return {definition: load_metric("apt", definition, folder=folder).compute(predictions=predicted,
+                                                                             references=truth, tolerance=tolerance)
             for definition in DEFINITIONS}
 
 

@@ -11,7 +11,8 @@ into the 40 ms `events` and `turns` the `turn_taking_agreement` metric module ta
     judge.py        the `TurnTakingJudge` interface and the --judge-likelihoods file formats
     plot.py         the timeline PNG
     run.py          `run_turns`: the whole command; `analyze_intervals` for known intervals
-    cli.py          `ihbench turns`
+
+The command `ihbench turns` (its options and output lines) is `ihbench/cli/turns.py`.
 
 summary.json (read by `ihbench report`; keys marked * are part of that contract)::
 

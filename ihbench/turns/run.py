@@ -17,13 +17,13 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
 from ihbench.dataset.errors import UsageError
 
 from ..jsonl import write_json_atomic
+from ..resources import load_metric
 from ..rundir import RunDir
 from .audio import TwoChannel, plan_recordings, read_recording
 from .floor import FloorLabels, Interval, floor_labels
@@ -101,24 +101,17 @@ def analyze(recording: TwoChannel, vad, *, words: Optional[Mapping[str, list]] =
                              sources=recording.sources, notes=recording.notes)
 
 
-@lru_cache(maxsize=None)
-def _module(config: str):
-    import evaluate  # slow to import: only agreement needs it
-
-    from ..resources import metric_path
-
-    return evaluate.load(metric_path("turn_taking_agreement"), config)
-
-
 def agreement(analyses: Sequence[Analysis], likelihoods: Mapping[str, object], *, source: str) -> dict:
     """The five agreement metrics and the single-label evaluation, all recordings pooled."""
     from ..report.summary import metric_version
 
     predictions = [likelihoods[a.name].tolist() for a in analyses]
     references = [a.labels.to_reference() for a in analyses]
-    metrics = {name: _module("default").compute(predictions=predictions, references=references, metric=name)
+    module = load_metric("turn_taking_agreement", "default")
+    metrics = {name: module.compute(predictions=predictions, references=references, metric=name)
                for name in AGREEMENT_METRICS}
-    single = _module("single_label").compute(predictions=predictions, references=references)
+    single = load_metric("turn_taking_agreement", "single_label").compute(predictions=predictions,
+                                                                          references=references)
     return {"judge": source, "metric": "turn_taking_agreement", "metric_version": metric_version("turn_taking_agreement"),
             "n_recordings": len(analyses), "n_chunks": sum(len(a.labels.events) for a in analyses),
             "metrics": metrics, "single_label": single}

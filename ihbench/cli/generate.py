@@ -44,20 +44,19 @@ def add_parser(add) -> argparse.ArgumentParser:
 
 
 def _backend(args):
-    from ihbench.judge import OpenAIJudgeBackend, TransformersJudgeBackend
+    from ihbench.llm import OpenAICompatibleLLM, TransformersLLM
 
     if args.llm_backend == "transformers":
-        return TransformersJudgeBackend(args.llm_model, max_new_tokens=args.max_new_tokens)
-    return OpenAIJudgeBackend(args.llm_model, base_url=args.llm_base_url, timeout=args.timeout,
+        return TransformersLLM(args.llm_model, max_new_tokens=args.max_new_tokens)
+    return OpenAICompatibleLLM(args.llm_model, base_url=args.llm_base_url, timeout=args.timeout,
                               structured=not args.no_json_schema, temperature=args.temperature)
 
 
 def main(args: argparse.Namespace) -> int:
     import asyncio
 
-    from ihbench.judge import JudgeCache
-
-    from .run import GenerateSpec, check_spec, generate
+    from ihbench.generate.run import GenerateSpec, check_spec, generate
+    from ihbench.llm import LLMCache
 
     spec = GenerateSpec(out=args.out, domain=args.domain, goal=args.goal, description=args.description,
                         workflow=args.workflow, intents=args.intents, conversations=args.conversations,
@@ -70,7 +69,7 @@ def main(args: argparse.Namespace) -> int:
 
     async def run():
         try:
-            return await generate(spec, backend, cache=JudgeCache(args.cache) if args.cache else None,
+            return await generate(spec, backend, cache=LLMCache(args.cache) if args.cache else None,
                                   progress=not args.quiet)
         finally:
             await backend.close()

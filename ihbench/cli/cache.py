@@ -1,8 +1,4 @@
-"""`ihbench cache info|prune`: the LLM answer cache shared by judge, verify --judge-model and generate.
-
-Waiting for `ihbench/cli/` (one module per command): this file has that shape (`add_parser(add)`,
-`main(args)`) and moves there as `ihbench/cli/cache.py` once the package exists.
-"""
+"""`ihbench cache info|prune`: the LLM answer cache shared by judge, verify --judge-model and generate."""
 from __future__ import annotations
 
 import argparse

@@ -5,6 +5,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from .common import notes
+
 
 def add_parser(add) -> argparse.ArgumentParser:
     """`add(name, **kw)`: the CLI's subcommand factory (it adds the common options such as --quiet)."""
@@ -35,14 +37,12 @@ def _mean(figure: dict, unit: str = " s") -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    from .run import run_turns
+    from ihbench.turns.run import run_turns
 
     summary = run_turns(args.audio, args.out, pair=args.pair, swap=args.swap, transcripts=args.transcripts,
                         judge_likelihoods=args.judge_likelihoods, model_name=args.model_name,
                         progress=not args.quiet, command=["ihbench", *sys.argv[1:]])
-    if not args.quiet:
-        for note in summary["notes"]:
-            print(f"note: {note}")
+    notes(args, summary["notes"])
     timing = summary["timing"]
     rate = timing["turn_over_rate"]
     print(f"{summary['recordings']} recording(s), {summary['duration_s'] / 60:.1f} min of audio "

@@ -1,0 +1,96 @@
+"""IHBench: does a voice agent recover after a user interrupts it mid-sentence?
+
+Build or open the interruption data, run an audio model over it, judge the responses, and
+report scores with confidence intervals; score interruption detection (SID-Bench) too; publish
+metrics, data and the Space on the Hugging Face Hub. `ihbench COMMAND --help` tells more.
+"""
+# The module docstring above is the top-level --help text: it is written for users.
+# One module per command (`add_parser(add)` adds its options, `main(args)` runs it); this file
+# keeps the parser, the logging set-up and the error policy. Command modules import nothing heavy
+# at module level: `ihbench --help` builds every parser.
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Optional, Sequence
+
+from . import (
+    build,
+    cache,
+    export,
+    generate,
+    info,
+    judge,
+    make_tiny_model,
+    models,
+    publish_dataset,
+    publish_metrics,
+    publish_space,
+    report,
+    run,
+    set_baseline,
+    sid,
+    sid_import,
+    space,
+    turns,
+    verify,
+)
+
+# The order of `ihbench --help`.
+COMMANDS = (verify, build, info, export, publish_metrics, publish_dataset, publish_space, space, run, judge,
+            set_baseline, report, sid_import, sid, models, make_tiny_model, generate, turns, cache)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from ihbench import __version__
+
+    parser = argparse.ArgumentParser(prog="ihbench", description=__doc__.split("\n\n# ")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--quiet", action="store_true", help="no progress bars and no notes; results and errors only")
+    common.add_argument("--traceback", action="store_true",
+                        help="on an error, print its full traceback (to send with a bug report); also IHBENCH_DEBUG=1")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add = lambda name, **kw: commands.add_parser(name, parents=[common], **kw)  # noqa: E731
+    for command in COMMANDS:
+        command.add_parser(add)
+    return parser
+
+
+def _debug(args: argparse.Namespace) -> bool:
+    """--traceback, or IHBENCH_DEBUG set to anything but empty/0/false/no."""
+    return args.traceback or os.environ.get("IHBENCH_DEBUG", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    import logging
+    import traceback
+
+    args = build_parser().parse_args(argv)
+    from ihbench.dataset.errors import IHBenchError
+
+    # Library code reports (bad records, notes) on the "ihbench" logger; here they become one line each.
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"ihbench {args.command}: warning: %(message)s"))
+    logger = logging.getLogger("ihbench")
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
+    logger.propagate = False
+    try:
+        return args.func(args)
+    except IHBenchError as error:  # meant for the user: one line; anything else is a bug and keeps its traceback
+        if _debug(args):
+            traceback.print_exc()
+        print(f"ihbench {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:  # the machine said no: full disk, read-only folder, permission, ...
+        if _debug(args):
+            traceback.print_exc()
+        where = f": {error.filename}" if error.filename else ""
+        print(f"ihbench {args.command}: error: {error.strerror or error}{where}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+

@@ -1,0 +1,6 @@
+"""`python -m ihbench.cli`: the same as the `ihbench` command."""
+import sys
+
+from ihbench.cli import main
+
+sys.exit(main())

@@ -1,0 +1,41 @@
+"""`ihbench build`: render audio and write the in-house dataset directory."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .common import notes
+
+
+def add_parser(add) -> argparse.ArgumentParser:
+    build = add("build", help="render audio and write the in-house dataset directory")
+    build.add_argument("--sources", nargs="*", help="JSON files or folders (default: the shipped dev set)")
+    build.add_argument("--out", required=True, type=Path, help="dataset directory to (re)create")
+    build.add_argument("--cache-dir", type=Path,
+                       help="cache of TTS renders, duplex mixes and finished configs "
+                            "(default: $IHBENCH_CACHE/tts or ~/.cache/ihbench/tts)")
+    build.add_argument("--no-sid", action="store_true", help="skip the SID-style configs")
+    build.add_argument("--no-duplex", action="store_true",
+                       help="skip the `duplex` config (two-channel recordings with turn-taking labels)")
+    build.add_argument("--no-reuse", action="store_true",
+                       help="make every config again even when its inputs and the code are unchanged "
+                            "(by default finished configs are reused from <cache-dir>/configs)")
+    build.add_argument("--sid-sources", type=Path, help="SID utterances JSON (default: the shipped one)")
+    build.add_argument("--sid-noise-clips", type=int, default=90, help="seeded noise/silence clips (default 90)")
+    build.set_defaults(func=main)
+    return build
+
+
+def main(args: argparse.Namespace) -> int:
+    from ihbench.dataset.build import build
+
+    result = build(args.out, args.sources or None, cache_dir=args.cache_dir, progress=not args.quiet,
+                   sid=not args.no_sid, sid_sources=args.sid_sources, sid_noise_clips=args.sid_noise_clips,
+                   duplex=not args.no_duplex, reuse=not args.no_reuse)
+    notes(args, result.notes)
+    s = result.statistics
+    reused = f"; configs of {', '.join(result.reused)} unchanged, reused" if result.reused else ""
+    print(f"built {result.out}: {s['conversations']} conversations, {s['interruption_points']} interruption points "
+          f"({result.renders} clips rendered, {result.cache_hits} from cache{reused})")
+    return 0
+

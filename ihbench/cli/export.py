@@ -1,0 +1,34 @@
+"""`ihbench export`: one conversation as text + WAV files."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_parser(add) -> argparse.ArgumentParser:
+    export = add("export", help="write one conversation as text + WAV files")
+    export.add_argument("data", help="dataset directory or hub id")
+    export.add_argument("--conversation", help="conversation id (default: the first)")
+    export.add_argument("--out", type=Path, default=Path("demo"), help="output folder (default: demo/)")
+    export.add_argument("--split", help="split (default: the only one, or test/dev)")
+    export.set_defaults(func=main)
+    return export
+
+
+def main(args: argparse.Namespace) -> int:
+    from ihbench.dataset import load_items
+    from ihbench.dataset.export import export_conversation, pick_conversation
+    from ihbench.dataset.load import load_conversations
+
+    conversations = load_conversations(args.data, split=args.split)
+    try:
+        conversation = pick_conversation(conversations, args.conversation)
+    except KeyError as error:
+        print(f"ihbench export: error: {error.args[0]}", file=sys.stderr)
+        return 2
+    target = export_conversation(conversation, load_items(args.data, split=args.split), args.out)
+    wavs = len(list(target.glob("*.wav")))
+    print(f"exported {conversation.conversation_id} to {target} (conversation.md + {wavs} WAV files)")
+    return 0
+

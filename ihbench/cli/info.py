@@ -1,0 +1,27 @@
+"""`ihbench info`: summary statistics of a dataset."""
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(add) -> argparse.ArgumentParser:
+    info = add("info", help="summary statistics of a dataset (built dir or hub id)")
+    info.add_argument("data", help="dataset directory or hub id")
+    info.add_argument("--split", help="split (default: the only one, or test/dev)")
+    info.set_defaults(func=main)
+    return info
+
+
+def main(args: argparse.Namespace) -> int:
+    from ihbench.dataset import load_items
+    from ihbench.dataset.load import load_conversations
+    from ihbench.dataset.stats import dataset_statistics, statistics_markdown
+
+    conversations = load_conversations(args.data, split=args.split)
+    items = load_items(args.data, split=args.split)
+    with_baseline = sum(item.baseline is not None for item in items)
+    print(f"IHBench data: {args.data}")
+    print(f"baseline responses: {with_baseline} of {len(items)} interruption points")
+    print(statistics_markdown(dataset_statistics(conversations, items)))
+    return 0
+

@@ -1,0 +1,56 @@
+"""`ihbench judge`: judge a run's responses."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_parser(add) -> argparse.ArgumentParser:
+    judge = add("judge", help="judge a run's responses (TF against the baseline, RQ criteria)")
+    judge.add_argument("run", type=Path, help="run directory")
+    judge.add_argument("--judge-model", required=True, help="model name on the server, or a local path (transformers)")
+    judge.add_argument("--judge-base-url", help="OpenAI-compatible server URL (default: OpenAI)")
+    judge.add_argument("--judge-backend", choices=("openai", "transformers"), default="openai",
+                       help="openai: any OpenAI-compatible server (default); transformers: a local text model")
+    judge.add_argument("--axes", default="tf,rq", help="tf, rq or both (default)")
+    judge.add_argument("--concurrency", type=int, default=16, help="judge calls in flight (default 16)")
+    judge.add_argument("--timeout", type=float, default=60.0, help="seconds per call")
+    judge.add_argument("--out", type=Path, help="judgments file (default RUN/judgments.jsonl); one per judge model")
+    judge.add_argument("--cache", type=Path, help="sqlite cache (default ~/.cache/ihbench/judge_cache.sqlite)")
+    judge.add_argument("--no-json-schema", action="store_true", help="for servers without response_format support")
+    judge.set_defaults(func=main)
+    return judge
+
+
+def main(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from ihbench.judge import judge_run
+    from ihbench.llm import LLMCache, OpenAICompatibleLLM, TransformersLLM
+
+    if args.judge_backend == "transformers":
+        backend = TransformersLLM(args.judge_model)
+    else:
+        backend = OpenAICompatibleLLM(args.judge_model, base_url=args.judge_base_url, timeout=args.timeout,
+                                      structured=not args.no_json_schema)
+    axes = [a for a in args.axes.split(",") if a]
+
+    async def judge_all():
+        try:
+            return await judge_run(args.run, backend, axes=axes, concurrency=args.concurrency,
+                                   cache=LLMCache(args.cache) if args.cache else None, out=args.out,
+                                   progress=not args.quiet)
+        finally:
+            await backend.close()
+
+    s = asyncio.run(judge_all())
+    retried = f", {s.retried} earlier judge_error(s) retried" if s.retried else ""
+    print(f"{s.path}: {s.written} judgment(s) written ({s.judged} judged, {s.judge_errors} judge_error), "
+          f"{s.skipped} already done{retried}, {s.calls} judge call(s), {s.cached} from cache ({s.seconds:.1f} s)")
+    if s.judge_errors:
+        print(f"ihbench judge: error: {s.judge_errors} judgment(s) failed (see the error field in {s.path}); "
+              "run the same command again to retry only those", file=sys.stderr)
+        return 1
+    return 0
+

@@ -1,0 +1,69 @@
+"""`ihbench report`: scores of judged runs, or one table across benchmarks."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_parser(add) -> argparse.ArgumentParser:
+    report = add("report", help="scores, per type, depth, diagnostics, plots for judged runs; one table across "
+                 "IHBench, SID-Bench and turn-taking runs")
+    report.add_argument("runs", nargs="+", type=Path, help="run directories (an audio and a text run of one model "
+                        "get a TOST; a run with two judgments files gets inter-judge agreement); `ihbench sid` and "
+                        "`ihbench turns` output folders make it a cross-benchmark report, one row per model")
+    report.add_argument("--out", type=Path, help="output folder (default: the run, or ./report for several or for a "
+                        "cross-benchmark report)")
+    report.add_argument("--model-name", action="append", metavar="RUN=NAME",
+                        help="cross-benchmark report: the model RUN belongs to (default: the name the run records); "
+                        "give it once per run")
+    report.add_argument("--cross-benchmark", action="store_true",
+                        help="the per-model table and Spearman correlations even when every run is an IHBench run "
+                        "(automatic with SID or turns runs or --model-name)")
+    report.add_argument("--sid-definition", choices=("notebook", "readme"), default="notebook",
+                        help="which SID-Bench FIR/IRL the cross-benchmark table shows: notebook (the published "
+                        "numbers' rule, default) or readme")
+    report.add_argument("--tost-margin", type=float, default=0.05,
+                        help="equivalence margin of the audio-vs-text TOST, in score units (default 0.05)")
+    report.add_argument("--n-bootstrap", type=int, default=1000, help="bootstrap resamples per CI (default 1000)")
+    report.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    report.set_defaults(func=main)
+    return report
+
+
+def main(args: argparse.Namespace) -> int:
+    from ihbench.report import summarize, write_report
+    from ihbench.report.cross import wants_cross_report
+
+    if wants_cross_report(args.runs, args.model_name, args.cross_benchmark):
+        return _cross_report(args)
+    out = args.out or (args.runs[0] if len(args.runs) == 1 else Path("report"))
+    report = summarize(args.runs, tost_margin=args.tost_margin, n_bootstrap=args.n_bootstrap, seed=args.seed)
+    paths = write_report(report, out)
+    if args.quiet:
+        return 0
+    for run in report["runs"]:
+        tf, rq = run.get("tf_win_rate"), run.get("rq_pass_rate")
+        print(f"{run['run']}: TF win rate {tf['tf_win_rate']:.3f} [{tf['ci_low']:.3f}, {tf['ci_high']:.3f}]" if tf else
+              f"{run['run']}: no TF judgments", end="")
+        print(f", RQ pass rate {rq['rq_pass_rate']:.3f} [{rq['ci_low']:.3f}, {rq['ci_high']:.3f}]" if rq else
+              ", no RQ judgments", end="")
+        anchor = run.get("baseline_rq_pass_rate")
+        print(f" (baseline RQ on the same items {anchor['rq_pass_rate']:.3f})" if anchor else "")
+    print("wrote " + ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
+def _cross_report(args: argparse.Namespace) -> int:
+    from ihbench.report.cross import cross_report
+    from ihbench.report.cross_render import check_out, cross_stdout, write_cross_report
+
+    out = args.out or Path("report")
+    check_out(out, args.runs)
+    report = cross_report(args.runs, model_names=args.model_name, sid_definition=args.sid_definition,
+                          tost_margin=args.tost_margin, n_bootstrap=args.n_bootstrap, seed=args.seed)
+    paths = write_cross_report(report, out)
+    if not args.quiet:
+        print("\n".join(cross_stdout(report)))
+        print("wrote " + ", ".join(str(p) for p in paths.values()))
+    return 0
+

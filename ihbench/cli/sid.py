@@ -1,0 +1,48 @@
+"""`ihbench sid`: semantic interruption detection: FIR, IRL, APT."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .common import parse_options
+
+
+def add_parser(add) -> argparse.ArgumentParser:
+    sid = add("sid", help="semantic interruption detection: FIR, IRL, APT")
+    sid.add_argument("--data", required=True, help="dataset directory with sid_* configs, or a SID-Bench folder")
+    sid.add_argument("--config", default="sid_en", help="sid_en, sid_zh, sid_noise, ... (default sid_en)")
+    sid.add_argument("--out", required=True, type=Path, help="run folder for predictions.jsonl, summary.json and plots")
+    source = sid.add_mutually_exclusive_group(required=True)
+    source.add_argument("--detector", help="silero-vad, energy or audio-llm")
+    source.add_argument("--predictions", type=Path, help="score a prediction file in SID's jsonl format")
+    sid.add_argument("--hop", type=int, help="audio-llm: ms between growing prefixes")
+    sid.add_argument("--model", help="audio-llm: loader name (see `ihbench models`)")
+    sid.add_argument("--model-path", help="audio-llm: model path")
+    sid.add_argument("--option", action="append", metavar="KEY=VALUE", help="detector options (threshold, ...)")
+    sid.add_argument("--limit", type=int, help="first N clips")
+    sid.add_argument("--tolerance", type=float, default=0.05,
+                     help="seconds around the true break that count as exact (default 0.05, as SID-Bench)")
+    sid.set_defaults(func=main)
+    return sid
+
+
+def main(args: argparse.Namespace) -> int:
+    from ihbench.sid.run_sid import run_sid
+
+    options = parse_options(args.option)
+    if args.hop is not None:
+        options["hop_ms"] = args.hop
+    if args.model:
+        options.update(loader=args.model, model_path=args.model_path)
+    summary = run_sid(args.data, args.config, args.out, detector=args.detector, predictions_file=args.predictions,
+                      options=options, limit=args.limit, tolerance=args.tolerance, progress=not args.quiet)
+    for definition, score in summary["scores"].items():
+        irl = "–" if score["irl"] is None else f"{score['irl']:.3f} s"
+        fir = "–" if score["fir"] is None else f"{score['fir']:.3f}"
+        print(f"{definition:9s} FIR {fir}  IRL {irl}  APT {score['apt']:.3f} s  ({score['n_clips']} clips)")
+    if summary["real_time_factor"] is not None:
+        print(f"real-time factor {summary['real_time_factor']:.4f}; model calls per clip "
+              f"{summary['model_calls_per_clip']:.2f}")
+    print(f"wrote {args.out}/predictions.jsonl, summary.json, timing_errors.png")
+    return 0
+

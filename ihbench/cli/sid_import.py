@@ -1,0 +1,26 @@
+"""`ihbench sid-import`: SID-Bench (as downloaded) added to a dataset directory."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .common import notes
+
+
+def add_parser(add) -> argparse.ArgumentParser:
+    sid_import = add("sid-import", help="add SID-Bench (as downloaded) to a dataset directory")
+    sid_import.add_argument("folder", type=Path, help="SID-Bench folder (test_wavs/*.jsonl and WAV folders)")
+    sid_import.add_argument("--out", required=True, type=Path, help="dataset directory (configs sid_en/zh/noise)")
+    sid_import.set_defaults(func=main)
+    return sid_import
+
+
+def main(args: argparse.Namespace) -> int:
+    from ihbench.dataset.sid import import_sid
+
+    result = import_sid(args.folder, args.out, progress=not args.quiet)
+    notes(args, result.get("notes", []))
+    counts = ", ".join(f"{name} ({n} clips)" for name, n in result["configs"].items())
+    print(f"imported {counts} into {result['out']}")
+    return 0
+

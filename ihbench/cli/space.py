@@ -1,0 +1,29 @@
+"""`ihbench space`: the Gradio Space served locally."""
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(add) -> argparse.ArgumentParser:
+    space = add("space", help="serve the Gradio Space locally (Browse, Evaluate, Detect, Metrics, Leaderboard)")
+    space.add_argument("--data", help="dataset folder or Hub id (default: $IHBENCH_DATA, else ./data/ihbench-dev)")
+    space.add_argument("--port", type=int, default=7860, help="port (default 7860)")
+    space.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; 0.0.0.0 for "
+                       "every interface)")
+    space.set_defaults(func=main)
+    return space
+
+
+def main(args: argparse.Namespace) -> int:
+    import os
+    import runpy
+
+    from ihbench.resources import space_dir
+
+    if args.data:
+        os.environ["IHBENCH_DATA"] = args.data
+    os.environ["GRADIO_SERVER_PORT"] = str(args.port)
+    os.environ["GRADIO_SERVER_NAME"] = args.host
+    runpy.run_path(str(space_dir() / "app.py"), run_name="__main__")  # the very file a Space runs
+    return 0
+

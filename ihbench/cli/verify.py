@@ -1,0 +1,70 @@
+"""`ihbench verify`: check in-house conversation sources, and optionally ask an LLM the semantic questions."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .common import notes
+
+
+def add_parser(add) -> argparse.ArgumentParser:
+    verify = add("verify", help="check in-house conversation sources")
+    verify.add_argument("paths", nargs="*", help="JSON files or folders (default: the shipped dev set)")
+    verify.add_argument("--no-audio", action="store_true", help="skip checking referenced recordings")
+    verify.add_argument("--judge-model", help="also ask this LLM the verifier's semantic questions per point "
+                        "(leakage in meaning, caller knowledge, type, grounding)")
+    verify.add_argument("--judge-base-url", help="OpenAI-compatible server URL of the judge (default: OpenAI)")
+    verify.add_argument("--concurrency", type=int, default=8, help="judge calls in flight (default 8)")
+    verify.add_argument("--timeout", type=float, default=60.0, help="seconds per judge call (default 60)")
+    verify.add_argument("--cache", type=Path, help="sqlite cache (default ~/.cache/ihbench/judge_cache.sqlite)")
+    verify.set_defaults(func=main)
+    return verify
+
+
+def main(args: argparse.Namespace) -> int:
+    from ihbench.dataset.verify import verify_paths
+
+    report = verify_paths(args.paths or None, check_audio=not args.no_audio)
+    notes(args, report.notes)
+    for problem in report.problems:
+        print(problem, file=sys.stderr)
+    points = sum(len(c.interrupted_turns) for c in report.conversations)
+    status = "OK" if report.ok else f"{len(report.problems)} problem(s)"
+    print(f"{status}: {len(report.conversations)} conversation(s), {points} interruption point(s) checked")
+    if not report.ok:
+        return 1
+    return _verify_with_judge(args, report.conversations) if args.judge_model else 0
+
+
+def _verify_with_judge(args: argparse.Namespace, conversations) -> int:
+    """The verifier's semantic questions, asked of an LLM per point; non-zero on any finding."""
+    import asyncio
+
+    from ihbench.llm import LLMCache, OpenAICompatibleLLM
+    from ihbench.judge.review import review_conversations
+
+    backend = OpenAICompatibleLLM(args.judge_model, base_url=args.judge_base_url, timeout=args.timeout)
+
+    async def review():
+        try:
+            return await review_conversations(conversations, backend, concurrency=args.concurrency,
+                                              cache=LLMCache(args.cache) if args.cache else None,
+                                              progress=not args.quiet)
+        finally:
+            await backend.close()
+
+    reviews = asyncio.run(review())
+    findings = failed = 0
+    for review in reviews:
+        where = f"{review.conversation_id}: turn {review.turn}"
+        if review.error:
+            failed += 1
+            print(f"{where}: not checked ({review.error})", file=sys.stderr)
+        for question in review.findings:
+            findings += 1
+            print(f"{where}: {question}: {review.answer[question]['reason']}", file=sys.stderr)
+    print(f"semantic review by {args.judge_model}: {len(reviews)} point(s), {findings} finding(s), "
+          f"{failed} not checked")
+    return 1 if findings or failed else 0
+
