@@ -22,6 +22,7 @@ from ihbench.dataset.errors import IHBenchError
 from ihbench.dataset.locks import exclusive, lock_file_for
 
 from .jsonl import read_records, write_json_atomic
+from .records import JudgmentRecord, ResponseRecord, problem
 
 log = logging.getLogger("ihbench")
 
@@ -30,84 +31,21 @@ RESPONSES = "responses.jsonl"
 JUDGMENTS = "judgments.jsonl"
 SUMMARY = "summary.json"
 LOCK = ".lock"
-AXES = ("tf", "rq")
-#: Version of the response and judgment records. 1: written before the field existed (no item
-#: stamp); 2: each record carries `item_hash`, the `EvalItem.content_hash` of the item it answers.
-RECORD_FORMAT = 2
-TF_VERDICTS = ("model", "baseline", "tie")
 
 
 class RunDirError(IHBenchError, ValueError):
     """Not a run directory, or one that cannot be used as asked."""
 
 
-def _typed(record: dict, field: str, kinds, *, none: bool = False) -> Optional[str]:
-    if field not in record:
-        return f"missing field {field!r}"
-    value = record[field]
-    if value is None and none:
-        return None
-    if isinstance(value, bool) and bool not in (kinds if isinstance(kinds, tuple) else (kinds,)):
-        return f"field {field!r} must be {getattr(kinds, '__name__', kinds)}, got {value!r}"
-    if not isinstance(value, kinds):
-        return f"field {field!r} has the wrong type ({type(value).__name__})"
-    return None
-
-
-def response_problem(record: dict) -> Optional[str]:
-    """Why a responses.jsonl record cannot be used, or None."""
-    problem = (_typed(record, "id", str) or _typed(record, "epoch", int) or _typed(record, "response", str, none=True)
-               or _typed(record, "error", str, none=True))
-    if problem:
-        return problem
-    if record["epoch"] < 0:
-        return f"field 'epoch' must be >= 0, got {record['epoch']}"
-    if record["response"] is None and record["error"] is None:
-        return "neither a response nor an error"
-    return None
-
-
-def judgment_problem(record: dict) -> Optional[str]:
-    """Why a judgments record cannot be used, or None."""
-    problem = (_typed(record, "id", str) or _typed(record, "epoch", int) or _typed(record, "axis", str)
-               or _typed(record, "outcome", str) or _typed(record, "judge_model", str))
-    if problem:
-        return problem
-    if record["axis"] not in AXES:
-        return f"field 'axis' must be tf or rq, got {record['axis']!r}"
-    if record["outcome"] == "judge_error":
-        return None
-    if record["outcome"] != "judged":
-        return f"field 'outcome' must be judged or judge_error, got {record['outcome']!r}"
-    if record["axis"] == "tf":
-        return None if record.get("verdict") in TF_VERDICTS else f"tf verdict must be one of {TF_VERDICTS}"
-    if record.get("verdict") not in ("pass", "fail"):
-        return "rq verdict must be pass or fail"
-    criteria = record.get("criteria")
-    if not isinstance(criteria, list) or not criteria or not all(isinstance(c, bool) for c in criteria):
-        return "field 'criteria' must be a non-empty list of true/false"
-    if (record["verdict"] == "pass") != all(criteria):
-        return "verdict and criteria disagree"
-    return None
-
-
-def is_stale(record: dict, current_hash: str) -> bool:
+def is_stale(record, current_hash: str) -> bool:
     """The record answers (or judges) another version of the item. Version-1 records carry no stamp
     and are taken as they are: an older folder keeps working."""
-    stamp = record.get("item_hash")
-    return stamp is not None and stamp != current_hash
+    return record.item_hash is not None and record.item_hash != current_hash
 
 
-def judgment_key(record: dict) -> tuple:
-    return record["id"], record["epoch"], record["axis"]
-
-
-def latest_judgments(records: Sequence[dict]) -> list[dict]:
+def latest_judgments(records: Sequence[JudgmentRecord]) -> list[JudgmentRecord]:
     """The last record per (id, epoch, axis): a judge_error that a later pass retried is superseded."""
-    latest: dict[tuple, dict] = {}
-    for record in records:
-        latest[judgment_key(record)] = record
-    return list(latest.values())
+    return list({record.key: record for record in records}.values())
 
 
 class RunDir:
@@ -160,29 +98,29 @@ class RunDir:
         info = self.info()
         responses = self.responses()
         items = {item.id: item for item in load_items(info["data"], config=info.get("config"), split=info.get("split"))}
-        missing = sorted({r["id"] for r in responses} - set(items))
+        missing = sorted({r.id for r in responses} - set(items))
         if missing:
             raise RunDirError(f"{self.path}: responses for items not in {info['data']}: {', '.join(missing[:5])}")
         return info, self.current(responses, items, info["data"]), items
 
-    def current(self, responses: list[dict], items: dict, data: str) -> list[dict]:
+    def current(self, responses: list[ResponseRecord], items: dict, data: str) -> list[ResponseRecord]:
         """The responses to the data as it is now. A response to an earlier version that a resumed
         run answered again is superseded; one that was never answered again is refused, with the
         count: scoring it would score an answer to a question that is no longer in the data."""
-        current = [r for r in responses if r["id"] not in items or not is_stale(r, items[r["id"]].content_hash)]
-        answered = {(r["id"], r["epoch"]) for r in current}
-        outdated = [r for r in responses if (r["id"], r["epoch"]) not in answered]
+        current = [r for r in responses if r.id not in items or not is_stale(r, items[r.id].content_hash)]
+        answered = {r.key for r in current}
+        outdated = [r for r in responses if r.key not in answered]
         if outdated:
-            changed = sorted({r["id"] for r in outdated})
+            changed = sorted({r.id for r in outdated})
             raise RunDirError(
                 f"{self.path}: {len(outdated)} response(s) answer an earlier version of {len(changed)} item(s) of "
                 f"{data} (e.g. {changed[0]}): the data changed at the same path since they were written. Run "
                 f"`ihbench run` again with the same options to answer the changed items, then judge and report")
         return current
 
-    def responses(self, *, repair: bool = False) -> list[dict]:
+    def responses(self, *, repair: bool = False) -> list[ResponseRecord]:
         """Checked records; `repair` (the lock holder only) cuts a line torn by a crash."""
-        return read_records(self.responses_path, repair=repair, check=response_problem)
+        return _read(self.responses_path, ResponseRecord, repair)
 
     def judgments_path(self, out: Optional[Path] = None) -> Path:
         return Path(out) if out else self.path / JUDGMENTS
@@ -194,16 +132,16 @@ class RunDir:
         return ([primary] if primary.exists() else []) + others
 
     def judgments(self, path: Optional[Path] = None, *, repair: bool = False,
-                  responses: Optional[Sequence[dict]] = None) -> list[dict]:
+                  responses: Optional[Sequence[ResponseRecord]] = None) -> list[JudgmentRecord]:
         """The last checked record per (id, epoch, axis) of one judgments file. Given the current
         `responses` (from `load`), a judgment of an answer that was since replaced (the item changed
         and was answered again) is left out, with a warning: it is judged again, not scored."""
-        judgments = latest_judgments(read_records(self.judgments_path(path), repair=repair, check=judgment_problem))
+        judgments = latest_judgments(_read(self.judgments_path(path), JudgmentRecord, repair))
         if responses is None:
             return judgments
-        stamps = {(r["id"], r["epoch"]): r.get("item_hash") for r in responses}
-        kept = [j for j in judgments if (j["id"], j["epoch"]) in stamps
-                and not (stamps[j["id"], j["epoch"]] and is_stale(j, stamps[j["id"], j["epoch"]]))]
+        stamps = {r.key: r.item_hash for r in responses}
+        kept = [j for j in judgments if (j.id, j.epoch) in stamps
+                and not (stamps[j.id, j.epoch] and is_stale(j, stamps[j.id, j.epoch]))]
         if len(kept) < len(judgments):
             log.warning("%s: %d judgment(s) of answers to an earlier version of the data are left out; "
                         "`ihbench judge` judges the new answers", self.judgments_path(path), len(judgments) - len(kept))
@@ -217,6 +155,12 @@ class RunDir:
             yield
 
 
-def read_judgments(path: Path) -> list[dict]:
+def read_judgments(path: Path) -> list[JudgmentRecord]:
     """The last checked record per key of a judgments file anywhere (for tools given a file)."""
-    return latest_judgments(read_records(path, check=judgment_problem))
+    return latest_judgments(_read(path, JudgmentRecord))
+
+
+def _read(path: Path, record_type, repair: bool = False) -> list:
+    """Typed records of a JSON-lines file; a line that is not one is reported and left out."""
+    return [record_type.from_json(data)
+            for data in read_records(path, repair=repair, check=lambda data: problem(record_type, data))]

@@ -20,7 +20,8 @@ from ihbench.dataset.errors import IHBenchError
 from ihbench.dataset.schema import EvalItem, canonical_interruption_type
 
 from .jsonl import AppendLog
-from .rundir import RECORD_FORMAT, RunDir, is_stale
+from .records import RECORD_FORMAT, ResponseRecord
+from .rundir import RunDir, is_stale
 from .seeds import record_seed
 
 log = logging.getLogger("ihbench")
@@ -116,19 +117,19 @@ def _check_same_run(existing: dict, identity: dict, path: Path, allow_endpoint_c
                 f"now; use another --out (or the same options to resume){hint}")
 
 
-def _answered(records: list[dict], items: Sequence[EvalItem], run_dir: RunDir) -> set[tuple[str, int]]:
+def _answered(records: list[ResponseRecord], items: Sequence[EvalItem], run_dir: RunDir) -> set[tuple[str, int]]:
     """(item id, epoch) already answered for the data as it is now. An item whose content changed
     since its record was written is answered again (the old record stays, superseded), and the
     user is told how many changed: a resume never mixes answers to two versions of the data."""
     current = {item.id: item.content_hash for item in items}
     done, changed = set(), set()
     for record in records:
-        if record["id"] not in current:
+        if record.id not in current:
             continue
-        if is_stale(record, current[record["id"]]):
-            changed.add(record["id"])
+        if is_stale(record, current[record.id]):
+            changed.add(record.id)
         else:
-            done.add((record["id"], record["epoch"]))
+            done.add(record.key)
     changed -= {item_id for item_id, _ in done}
     if changed:
         log.warning("%s: %d item(s) changed in the data since they were answered (e.g. %s); answering them again",
@@ -137,7 +138,7 @@ def _answered(records: list[dict], items: Sequence[EvalItem], run_dir: RunDir) -
 
 
 def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, progress: bool = True,
-        on_record: Optional[Callable[[dict], None]] = None) -> RunSummary:
+        on_record: Optional[Callable[[ResponseRecord], None]] = None) -> RunSummary:
     """`on_record(record)` is called after each record is durable (the Space streams with it)."""
     from ihbench.loaders import GenerationConfig
 
@@ -170,7 +171,7 @@ def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, p
 
 
 def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, loader, items, progress: bool,
-                started: float, on_record: Optional[Callable[[dict], None]]) -> RunSummary:
+                started: float, on_record: Optional[Callable[[ResponseRecord], None]]) -> RunSummary:
     from ihbench.loaders import create
     from ihbench.loaders.base import EmptyAudioError, Response
     from ihbench.protocol import build_model_input
@@ -207,9 +208,9 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
     written = errors = 0
     from tqdm.auto import tqdm
 
-    with AppendLog(run_dir.responses_path) as log, tqdm(total=planned, initial=planned - len(todo), unit="response",
-                                                 desc=f"{spec.loader} {Path(spec.model_path).name}",
-                                                 disable=not progress) as bar:
+    with AppendLog(run_dir.responses_path) as responses_log, \
+            tqdm(total=planned, initial=planned - len(todo), unit="response",
+                 desc=f"{spec.loader} {Path(spec.model_path).name}", disable=not progress) as bar:
         for start in range(0, len(todo), max(1, loader.batch_size)):
             batch = todo[start:start + max(1, loader.batch_size)]
             seeds = [record_seed(spec.seed, item.id, epoch) for item, epoch in batch]
@@ -226,16 +227,14 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
                                                                         [seeds[p] for p in ready])):
                 responses[position] = response
             for (item, epoch), seed, response in zip(batch, seeds, responses):
-                record = {
-                    "format_version": RECORD_FORMAT, "item_hash": item.content_hash, "id": item.id, "epoch": epoch, "seed": seed, "response": response.text, "error": response.error,
-                    "latency_s": round(response.latency_s, 4), "input_tokens": response.input_tokens,
-                    "output_tokens": response.output_tokens, "modality": spec.modality,
-                    "conversation_id": item.conversation_id, "interruption_type": item.interruption_type,
-                    "depth": item.depth,
-                }
-                if response.reasoning is not None:  # a thinking model's thoughts: kept, never judged
-                    record["reasoning"] = response.reasoning
-                log.append(record)
+                record = ResponseRecord(
+                    id=item.id, epoch=epoch, seed=seed, response=response.text, error=response.error,
+                    latency_s=round(response.latency_s, 4), input_tokens=response.input_tokens,
+                    output_tokens=response.output_tokens, modality=spec.modality,
+                    conversation_id=item.conversation_id, interruption_type=item.interruption_type,
+                    depth=item.depth, reasoning=response.reasoning,  # a thinking model's thoughts: kept, never judged
+                    item_hash=item.content_hash, format_version=RECORD_FORMAT)
+                responses_log.append(record.to_json())
                 if on_record:
                     on_record(record)
                 written += 1

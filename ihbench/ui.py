@@ -190,10 +190,10 @@ def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], doma
     threading.Thread(target=work, daemon=True).start()
     rows = []
     while (record := arrived.get()) is not None:
-        item = by_id[record["id"]]
-        ratio = diagnose(item, record["response"])["redelivery_ratio"]
-        rows.append([item.id, item.interruption_type, item.interruption.transcript, record["response"] or "",
-                     None if ratio is None else round(ratio, 3), record["error"] or ""])
+        item = by_id[record.id]
+        ratio = diagnose(item, record.response)["redelivery_ratio"]
+        rows.append([item.id, item.interruption_type, item.interruption.transcript, record.response or "",
+                     None if ratio is None else round(ratio, 3), record.error or ""])
         audio = (SAMPLING_RATE, item.interruption.audio.decode()) if item.interruption.audio else None
         yield rows, audio, str(out)
     error = outcome.get("error")

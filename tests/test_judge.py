@@ -89,19 +89,19 @@ def test_every_record_ends_judged_or_judge_error_and_counts_match(judged_run):
     everything = read_records(judged_run["root"] / "run" / "judgments.jsonl")
     records = read_judgments(judged_run["root"] / "run" / "judgments.jsonl")  # the last record per key
     responses = read_records(judged_run["root"] / "run" / "responses.jsonl")
-    keys = [(r["id"], r["epoch"], r["axis"]) for r in records]
+    keys = [(r.id, r.epoch, r.axis) for r in records]
     assert len(keys) == len(set(keys)) == 2 * len(responses) == judged_run["first"].written
     # the second pass appended one retry per judge error and nothing else
     assert len(everything) == len(records) + judged_run["first"].judge_errors
-    errors = [r for r in records if r["outcome"] == "judge_error"]
-    assert {r["outcome"] for r in records} <= {"judged", "judge_error"}
+    errors = [r for r in records if r.outcome == "judge_error"]
+    assert {r.outcome for r in records} <= {"judged", "judge_error"}
     assert judged_run["script"].always_broken
     assert len(errors) == judged_run["first"].judge_errors == judged_run["broken_after_first"] // 2
-    assert all("invalid after a re-ask" in r["error"] for r in errors)
-    judged = [r for r in records if r["outcome"] == "judged"]
-    assert all(r["judge_model"] == "judge-x" and r["prompt_hash"] == prompt_hash() for r in judged)
-    assert {r["verdict"] for r in judged if r["axis"] == "tf"} == {"model"}  # mapped back through the order
-    assert all(r["verdict"] == "fail" and r["criteria"][0] is False for r in judged if r["axis"] == "rq")
+    assert all("invalid after a re-ask" in r.error for r in errors)
+    judged = [r for r in records if r.outcome == "judged"]
+    assert all(r.judge_model == "judge-x" and r.prompt_hash == prompt_hash() for r in judged)
+    assert {r.verdict for r in judged if r.axis == "tf"} == {"model"}  # mapped back through the order
+    assert all(r.verdict == "fail" and r.criteria[0] is False for r in judged if r.axis == "rq")
 
 
 def test_faults_were_really_injected_and_survived(judged_run):
@@ -166,7 +166,7 @@ def test_judge_cli(judged_run, tmp_path):
         assert f"{errors} judgment(s) written ({errors} judged, 0 judge_error)" in fixed.stdout
         assert len(healthy.requests) == errors  # only the failed ones were asked again
     latest = read_judgments(run_dir / "judgments.jsonl")
-    assert {r["outcome"] for r in latest} == {"judged"} and len(latest) == judged_run["first"].written
+    assert {r.outcome for r in latest} == {"judged"} and len(latest) == judged_run["first"].written
     other = subprocess.run([sys.executable, "-m", "ihbench.cli", "judge", str(judged_run["root"] / "run"),
                             "--judge-model", "judge-y", "--quiet"], capture_output=True, text=True)
     assert other.returncode == 2 and "judge-x" in other.stderr and "--out" in other.stderr

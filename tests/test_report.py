@@ -56,7 +56,7 @@ def test_report_files_tables_and_provenance(reported):
 def _latest_judged(path):
     from ihbench.rundir import read_judgments
 
-    return [j for j in read_judgments(path) if j["outcome"] == "judged"]
+    return [j.to_json() for j in read_judgments(path) if j.judged]
 
 
 def _write(path, records):

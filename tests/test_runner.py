@@ -311,8 +311,8 @@ def test_a_resume_after_the_data_changed_answers_the_changed_items_again(officia
     records = read_records(out / "responses.jsonl")
     assert [r["id"] for r in records].count("conv-a/2") == 2 and records[0]["item_hash"] != records[1]["item_hash"]
     info, responses, items = RunDir(out).load()
-    assert sorted(r["id"] for r in responses) == ["conv-a/2", "conv-b/1", "conv-b/4"]
-    assert all(r["item_hash"] == items[r["id"]].content_hash for r in responses)
+    assert sorted(r.id for r in responses) == ["conv-a/2", "conv-b/1", "conv-b/4"]
+    assert all(r.item_hash == items[r.id].content_hash for r in responses)
     again = run(_spec(official, out, server, epochs=1), progress=False)
     assert (again.written, again.skipped) == (0, 3)
 
@@ -334,7 +334,7 @@ def test_a_judgment_of_a_replaced_answer_is_left_out(official, server, tmp_path,
     out = tmp_path / "run"
     run(_spec(official, out, server, epochs=1), progress=False)
     _, responses, _ = RunDir(out).load()
-    judgments = [{"format_version": 2, "item_hash": r["item_hash"], "id": r["id"], "epoch": 0, "axis": "tf",
+    judgments = [{"format_version": 2, "item_hash": r.item_hash, "id": r.id, "epoch": 0, "axis": "tf",
                   "judge_model": "j", "outcome": "judged", "verdict": "model"} for r in responses]
     (out / "judgments.jsonl").write_text("".join(json.dumps(j) + "\n" for j in judgments))
     _edit_rubric_of_conv_a(official, monkeypatch)
@@ -342,7 +342,7 @@ def test_a_judgment_of_a_replaced_answer_is_left_out(official, server, tmp_path,
     _, responses, _ = RunDir(out).load()
     with caplog.at_level("WARNING", logger="ihbench"):
         kept = RunDir(out).judgments(responses=responses)
-    assert sorted(j["id"] for j in kept) == ["conv-b/1", "conv-b/4"]
+    assert sorted(j.id for j in kept) == ["conv-b/1", "conv-b/4"]
     assert "1 judgment(s) of answers to an earlier version of the data are left out" in caplog.text
 
 

@@ -68,7 +68,7 @@ def test_evaluate_streams_responses_from_a_tiny_local_model_into_a_run_directory
     runs = Path(os.environ["IHBENCH_RUNS"]).glob("space-*")
     run_dir = RunDir(max(runs, key=lambda p: p.stat().st_mtime))
     assert run_dir.info()["loader"] == "qwen2-audio"  # the runner wrote it: a real run.json, not a stand-in
-    assert [r["id"] for r in run_dir.responses()] == [row[0] for row in rows["data"]]
+    assert [r.id for r in run_dir.responses()] == [row[0] for row in rows["data"]]
 
 
 def test_a_missing_model_path_is_a_message_not_a_crash(space):

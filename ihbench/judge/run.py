@@ -24,7 +24,8 @@ from ihbench.loaders.failures import describe_failure, is_item_failure
 
 from ..jsonl import AppendLog
 from ..llm import LLMCache, TextLLM, ask_structured, concurrently
-from ..rundir import AXES, RECORD_FORMAT, RunDir, judgment_key
+from ..records import AXES, RECORD_FORMAT, JudgmentRecord, ResponseRecord
+from ..rundir import RunDir
 from ..seeds import record_seed
 from .parse import InvalidJudgment, parse_rq, parse_tf
 from .prompts import PROMPT_VERSION, RQ_SCHEMA, TF_SCHEMA, prompt_hash, rq_messages, tf_messages
@@ -53,23 +54,24 @@ def tf_order(seed: int, item_id: str, epoch: int) -> bool:
     return random.Random(record_seed(seed, item_id, epoch) ^ 0x5EED).random() < 0.5
 
 
-async def _judge_one(record: dict, item: EvalItem, axis: str, backend: TextLLM, cache: LLMCache, seed: int,
-                     counter: dict) -> dict:
-    base = {"format_version": RECORD_FORMAT, "item_hash": record.get("item_hash"), "id": record["id"],
-            "epoch": record["epoch"], "axis": axis, "judge_model": backend.model,
-            "prompt_version": PROMPT_VERSION, "prompt_hash": prompt_hash()}
+async def _judge_one(record: ResponseRecord, item: EvalItem, axis: str, backend: TextLLM, cache: LLMCache,
+                     seed: int, counter: dict) -> JudgmentRecord:
+    def judgment(outcome: str, **fields) -> JudgmentRecord:
+        return JudgmentRecord(id=record.id, epoch=record.epoch, axis=axis, outcome=outcome, judge_model=backend.model,
+                              prompt_version=PROMPT_VERSION, prompt_hash=prompt_hash(), item_hash=record.item_hash,
+                              format_version=RECORD_FORMAT, **fields)
+
     started = time.perf_counter()
-    response = record.get("response")
+    response = record.response
     if axis == "tf" and not item.baseline:  # retrying cannot help: the data lacks what TF compares with
-        return {**base, "outcome": "judge_error", "error": "item has no baseline response", "retryable": False,
-                "latency_s": 0.0}
+        return judgment("judge_error", error="item has no baseline response", retryable=False, latency_s=0.0)
     if response is None or not str(response).strip():
-        verdict = ({"verdict": "baseline", "reason": "the model produced no response"} if axis == "tf" else
-                   {"verdict": "fail", "criteria": [False] * len(item.rubric.rq),
-                    "reasons": ["the model produced no response"] * len(item.rubric.rq)})
-        return {**base, "outcome": "judged", **verdict, "calls": 0, "cached": False, "latency_s": 0.0}
+        verdict = (dict(verdict="baseline", reason="the model produced no response") if axis == "tf" else
+                   dict(verdict="fail", criteria=[False] * len(item.rubric.rq),
+                        reasons=["the model produced no response"] * len(item.rubric.rq)))
+        return judgment("judged", **verdict, calls=0, cached=False, latency_s=0.0)
     if axis == "tf":
-        model_first = tf_order(seed, record["id"], record["epoch"])
+        model_first = tf_order(seed, record.id, record.epoch)
         a, b = (response, item.baseline) if model_first else (item.baseline, response)
         messages, schema_name, schema, parse = tf_messages(item, a, b), "tf_verdict", TF_SCHEMA, parse_tf
     else:
@@ -77,31 +79,26 @@ async def _judge_one(record: dict, item: EvalItem, axis: str, backend: TextLLM, 
         parse = lambda text: parse_rq(text, len(item.rubric.rq))  # noqa: E731
     try:
         answer = await ask_structured(backend, messages, schema_name=schema_name, schema=schema, parse=parse,
-                                      cache=cache, prompt_hash=prompt_hash(), task=axis, epoch=record["epoch"],
+                                      cache=cache, prompt_hash=prompt_hash(), task=axis, epoch=record.epoch,
                                       invalid=InvalidJudgment)
     except Exception as error:
         if not is_item_failure(error):  # a bug: stops the run with its traceback
             raise
         # transport after retries, an answer unusable after the re-ask, a local judge out of memory
         counter["calls"] += error.usage["calls"]
-        return {**base, "outcome": "judge_error", "error": describe_failure(error),
-                "calls": getattr(error, "attempts", None), "latency_s": round(time.perf_counter() - started, 4)}
+        return judgment("judge_error", error=describe_failure(error), calls=getattr(error, "attempts", None),
+                        latency_s=round(time.perf_counter() - started, 4))
     counter["calls"] += answer.calls
     parsed, calls, cached = answer.value, answer.calls, answer.cached
     if axis == "tf":
         model_won = (parsed["winner"] == "A") == model_first
-        verdict = {"verdict": "model" if model_won else "baseline", "order": "model_first" if model_first else
-                   "baseline_first", "winner_label": parsed["winner"], "loser_deficiency": parsed["loser_deficiency"],
-                   "reasoning": parsed["reasoning"]}
+        verdict = dict(verdict="model" if model_won else "baseline",
+                       order="model_first" if model_first else "baseline_first", winner_label=parsed["winner"],
+                       loser_deficiency=parsed["loser_deficiency"], reasoning=parsed["reasoning"])
     else:
-        verdict = {"verdict": "pass" if parsed["passed"] else "fail", "criteria": parsed["criteria"],
-                   "reasons": parsed["reasons"]}
-    return {**base, "outcome": "judged", **verdict, "calls": calls, "cached": cached,
-            "latency_s": round(time.perf_counter() - started, 4)}
-
-
-def _settled(record: dict) -> bool:
-    return record["outcome"] == "judged" or record.get("retryable") is False
+        verdict = dict(verdict="pass" if parsed["passed"] else "fail", criteria=parsed["criteria"],
+                       reasons=parsed["reasons"])
+    return judgment("judged", **verdict, calls=calls, cached=cached, latency_s=round(time.perf_counter() - started, 4))
 
 
 async def judge_run(run_dir: Path, backend: TextLLM, *, axes: Sequence[str] = AXES, concurrency: int = 16,
@@ -127,14 +124,14 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
     from tqdm.auto import tqdm
 
     existing = run.judgments(path, repair=True, responses=responses)
-    other = {r["judge_model"] for r in existing} - {backend.model}
+    other = {r.judge_model for r in existing} - {backend.model}
     if other:
         raise JudgeConfigError(f"{path} holds judgments by {', '.join(sorted(other))}; "
                                f"write another judge's verdicts to another file (--out)")
-    done = {judgment_key(r) for r in existing if _settled(r)}
-    failed_before = {judgment_key(r) for r in existing if not _settled(r)}
-    todo = [(r, axis) for r in responses for axis in axes if (r["id"], r["epoch"], axis) not in done]
-    retried = sum((r["id"], r["epoch"], axis) in failed_before for r, axis in todo)
+    done = {r.key for r in existing if r.settled}
+    failed_before = {r.key for r in existing if not r.settled}
+    todo = [(r, axis) for r in responses for axis in axes if (*r.key, axis) not in done]
+    retried = sum((*r.key, axis) in failed_before for r, axis in todo)
     cache = cache or LLMCache()
     counter = {"calls": 0}
     semaphore = asyncio.Semaphore(concurrency)
@@ -142,18 +139,18 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
 
     async def bounded(record, axis):
         async with semaphore:
-            return await _judge_one(record, items[record["id"]], axis, backend, cache, seed, counter)
+            return await _judge_one(record, items[record.id], axis, backend, cache, seed, counter)
 
     with AppendLog(path) as log, tqdm(total=len(todo), unit="judgment", desc=f"judging with {backend.model}",
                                       disable=not progress) as bar:
         async with concurrently(bounded(r, a) for r, a in todo) as completed:
             for future in completed:
                 result = await future
-                await asyncio.to_thread(log.append, result)  # the fsync must not stall calls in flight
+                await asyncio.to_thread(log.append, result.to_json())  # the fsync must not stall calls in flight
                 written += 1
-                judged += result["outcome"] == "judged"
-                errors += result["outcome"] == "judge_error"
-                cached += bool(result.get("cached"))
+                judged += result.outcome == "judged"
+                errors += result.outcome == "judge_error"
+                cached += bool(result.cached)
                 bar.update(1)
     return JudgeSummary(path=path, planned=len(responses) * len(axes), written=written,
                         skipped=len(responses) * len(axes) - len(todo), judged=judged, judge_errors=errors,

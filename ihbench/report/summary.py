@@ -18,6 +18,7 @@ from ihbench.dataset.schema import DEPTH_BINS, depth_bin
 
 from .. import stats
 from ..resources import load_metric, metric_path
+from ..records import JudgmentRecord, ResponseRecord
 from ..rundir import RunDir
 from .diagnostics import diagnose
 
@@ -34,14 +35,14 @@ def metric_version(name: str) -> str:
     return digest.hexdigest()[:12]
 
 
-def _rates(rows: list[dict], items: dict, axis: str, n_bootstrap: int, seed: int) -> Optional[dict]:
+def _rates(rows: list[JudgmentRecord], items: dict, axis: str, n_bootstrap: int, seed: int) -> Optional[dict]:
     if not rows:
         return None
-    kwargs = dict(item_ids=[r["id"] for r in rows], interruption_types=[items[r["id"]].interruption_type for r in rows],
+    kwargs = dict(item_ids=[r.id for r in rows], interruption_types=[items[r.id].interruption_type for r in rows],
                   n_bootstrap=n_bootstrap, seed=seed)
     if axis == "tf":
-        return load_metric("tf_win_rate").compute(predictions=[r["verdict"] for r in rows], **kwargs)
-    return load_metric("rq_pass_rate").compute(predictions=[r["criteria"] for r in rows], **kwargs)
+        return load_metric("tf_win_rate").compute(predictions=[r.verdict for r in rows], **kwargs)
+    return load_metric("rq_pass_rate").compute(predictions=[r.criteria for r in rows], **kwargs)
 
 
 def baseline_rq(ids: Sequence[str], items: dict, n_bootstrap: int, seed: int) -> Optional[dict]:
@@ -55,13 +56,13 @@ def baseline_rq(ids: Sequence[str], items: dict, n_bootstrap: int, seed: int) ->
                                           n_bootstrap=n_bootstrap, seed=seed)
 
 
-def per_item_scores(rows: list[dict], axis: str) -> dict[str, float]:
+def per_item_scores(rows: list[JudgmentRecord], axis: str) -> dict[str, float]:
     """Epoch-averaged outcome per item (for slopes, TOST and rank correlations), from the metric
     module itself: the outcome values (a tie is 0.5) live there and nowhere else."""
     if not rows:
         return {}
     name, field = ("tf_win_rate", "verdict") if axis == "tf" else ("rq_pass_rate", "criteria")
-    return load_metric(name).compute(predictions=[r[field] for r in rows], item_ids=[r["id"] for r in rows],
+    return load_metric(name).compute(predictions=[getattr(r, field) for r in rows], item_ids=[r.id for r in rows],
                                 n_bootstrap=1, return_items=True)["per_item"]
 
 
@@ -70,7 +71,7 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
     info, responses, items = run.load()
     files = run.judgment_files()
     judgments = run.judgments(files[0], responses=responses) if files else []
-    judged = {axis: [j for j in judgments if j["axis"] == axis and j["outcome"] == "judged"] for axis in ("tf", "rq")}
+    judged = {axis: [j for j in judgments if j.axis == axis and j.judged] for axis in ("tf", "rq")}
     summary = {
         "run": str(run_dir),
         "model": info.get("model", {}).get("model_path", info.get("model_path")),
@@ -78,23 +79,23 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
         "modality": info.get("modality"),
         "data": info.get("data"),
         "data_fingerprint": info.get("data_fingerprint"),
-        "n_items": len({r["id"] for r in responses}),
+        "n_items": len({r.id for r in responses}),
         "n_responses": len(responses),
-        "generation_errors": sum(r.get("error") is not None for r in responses),
+        "generation_errors": sum(r.error is not None for r in responses),
         "judgments_file": str(files[0]) if files else None,
-        "judges": sorted({(j["judge_model"], j["prompt_version"], j["prompt_hash"]) for j in judgments}),
-        "judge_errors": {axis: sum(j["axis"] == axis and j["outcome"] == "judge_error" for j in judgments)
+        "judges": sorted({(j.judge_model, j.prompt_version, j.prompt_hash) for j in judgments}),
+        "judge_errors": {axis: sum(j.axis == axis and j.outcome == "judge_error" for j in judgments)
                          for axis in ("tf", "rq")},
         "metric_versions": {name: metric_version(name) for name in ("tf_win_rate", "rq_pass_rate")},
     }
     summary["judges"] = [{"judge_model": m, "prompt_version": v, "prompt_hash": h} for m, v, h in summary["judges"]]
-    summary["baseline_rq_pass_rate"] = baseline_rq(sorted({r["id"] for r in responses}), items, n_bootstrap, seed)
+    summary["baseline_rq_pass_rate"] = baseline_rq(sorted({r.id for r in responses}), items, n_bootstrap, seed)
     for axis, key in (("tf", "tf_win_rate"), ("rq", "rq_pass_rate")):
         summary[key] = _rates(judged[axis], items, axis, n_bootstrap, seed)
         summary[f"{key}_by_depth"] = {}
         for low, high in DEPTH_BINS:
             label = f"{low}-{high}"
-            rows = [j for j in judged[axis] if depth_bin(items[j["id"]].depth) == label]
+            rows = [j for j in judged[axis] if depth_bin(items[j.id].depth) == label]
             result = _rates(rows, items, axis, n_bootstrap, seed)
             summary[f"{key}_by_depth"][label] = None if result is None else \
                 {k: result[k] for k in (key, "ci_low", "ci_high", "n_items")}
@@ -111,8 +112,8 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
     return summary
 
 
-def _diagnostics(responses: list[dict], items: dict) -> dict:
-    rows = [diagnose(items[r["id"]], r.get("response")) for r in responses]
+def _diagnostics(responses: list[ResponseRecord], items: dict) -> dict:
+    rows = [diagnose(items[r.id], r.response) for r in responses]
 
     def mean(key):
         values = [row[key] for row in rows if row[key] is not None]
@@ -122,13 +123,13 @@ def _diagnostics(responses: list[dict], items: dict) -> dict:
             "filler_acknowledges": mean("filler_acknowledges")}
 
 
-def inter_judge(first: list[dict], second: list[dict]) -> dict:
+def inter_judge(first: list[JudgmentRecord], second: list[JudgmentRecord]) -> dict:
     """Sample-level agreement and Cohen's kappa on shared (item, epoch) verdicts; Spearman on
     per-item epoch-averaged scores (how well the two judges rank the same items)."""
     result = {}
     for axis in ("tf", "rq"):
-        a = {(j["id"], j["epoch"]): j["verdict"] for j in first if j["axis"] == axis and j["outcome"] == "judged"}
-        b = {(j["id"], j["epoch"]): j["verdict"] for j in second if j["axis"] == axis and j["outcome"] == "judged"}
+        a = {(j.id, j.epoch): j.verdict for j in first if j.axis == axis and j.judged}
+        b = {(j.id, j.epoch): j.verdict for j in second if j.axis == axis and j.judged}
         shared = sorted(set(a) & set(b))
         if not shared:
             result[axis] = None
@@ -136,8 +137,8 @@ def inter_judge(first: list[dict], second: list[dict]) -> dict:
         left, right = [a[k] for k in shared], [b[k] for k in shared]
         entry = {"n": len(shared), "agreement": sum(x == y for x, y in zip(left, right)) / len(shared),
                  "cohen_kappa": stats.cohen_kappa(left, right)}
-        per_a = per_item_scores([j for j in first if j["axis"] == axis and j["outcome"] == "judged"], axis)
-        per_b = per_item_scores([j for j in second if j["axis"] == axis and j["outcome"] == "judged"], axis)
+        per_a = per_item_scores([j for j in first if j.axis == axis and j.judged], axis)
+        per_b = per_item_scores([j for j in second if j.axis == axis and j.judged], axis)
         common = sorted(set(per_a) & set(per_b))
         if len(common) >= 3 and len({per_a[k] for k in common}) > 1 and len({per_b[k] for k in common}) > 1:
             rho = stats.spearman([per_a[k] for k in common], [per_b[k] for k in common])
@@ -154,7 +155,7 @@ def modality_tost(audio_dir: Path, text_dir: Path, margin: float) -> dict:
         for run_dir in (audio_dir, text_dir):
             run = RunDir(run_dir)
             files = run.judgment_files()
-            rows = [j for j in (run.judgments(files[0]) if files else []) if j["axis"] == axis and j["outcome"] == "judged"]
+            rows = [j for j in (run.judgments(files[0]) if files else []) if j.axis == axis and j.judged]
             scores.append(per_item_scores(rows, axis))
         common = sorted(set(scores[0]) & set(scores[1]))
         if len(common) < 2:

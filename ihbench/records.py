@@ -1,0 +1,179 @@
+"""The run directory's records as types: what a line of responses.jsonl or judgments.jsonl holds.
+
+Each record knows its own shape: `from_json` checks a line read back (a damaged or hand-edited
+one is refused with the reason, and never counts as done) and fills in what older versions of the
+toolkit did not write, so no reader needs `.get(field, legacy)` branches; `to_json` is what the
+writer appends. A field added later gets a default here and a new `RECORD_FORMAT`.
+
+Versions: 1, records written before `format_version` existed; 2, each record carries `item_hash`,
+the `EvalItem.content_hash` of the item it answers or judges.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Optional
+
+RECORD_FORMAT = 2
+AXES = ("tf", "rq")
+TF_VERDICTS = ("model", "baseline", "tie")
+OUTCOMES = ("judged", "judge_error")
+
+
+class RecordError(ValueError):
+    """Why a line cannot be used; the reader reports it with the file and line."""
+
+
+def _check(data: dict, name: str, kinds, *, optional: bool = False) -> Any:
+    if name not in data:
+        if optional:
+            return None
+        raise RecordError(f"missing field {name!r}")
+    value = data[name]
+    if value is None and optional:
+        return None
+    kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+    if isinstance(value, bool) and bool not in kinds:
+        raise RecordError(f"field {name!r} must be {kinds[0].__name__}, got {value!r}")
+    if not isinstance(value, kinds):
+        raise RecordError(f"field {name!r} has the wrong type ({type(value).__name__})")
+    return value
+
+
+def _known(cls, data: dict) -> tuple[dict, dict]:
+    """The fields the type has; anything else a newer writer added is kept in `extra`."""
+    names = {f.name for f in fields(cls)} - {"extra"}
+    return {k: v for k, v in data.items() if k in names}, {k: v for k, v in data.items() if k not in names}
+
+
+def _to_json(record) -> dict:
+    data = asdict(record)
+    extra = data.pop("extra")
+    return {**data, **extra}
+
+
+@dataclass(frozen=True)
+class ResponseRecord:
+    """One answer of the model under test to one (item, epoch), or the item failure that stopped it."""
+
+    id: str
+    epoch: int
+    response: Optional[str]
+    error: Optional[str]
+    seed: Optional[int] = None
+    latency_s: Optional[float] = None
+    input_tokens: Optional[int] = None
+    output_tokens: Optional[int] = None
+    modality: Optional[str] = None
+    conversation_id: Optional[str] = None
+    interruption_type: Optional[str] = None
+    depth: Optional[int] = None
+    #: a thinking model's reasoning, kept apart from `response`: judges never see it
+    reasoning: Optional[str] = None
+    item_hash: Optional[str] = None
+    format_version: int = 1
+    extra: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.id, self.epoch
+
+    @classmethod
+    def from_json(cls, data: dict) -> "ResponseRecord":
+        _check(data, "id", str)
+        epoch = _check(data, "epoch", int)
+        response = _check(data, "response", str, optional=True)
+        error = _check(data, "error", str, optional=True)
+        _check(data, "item_hash", str, optional=True)
+        _check(data, "format_version", int, optional=True)
+        if epoch < 0:
+            raise RecordError(f"field 'epoch' must be >= 0, got {epoch}")
+        if response is None and error is None:
+            raise RecordError("neither a response nor an error")
+        known, extra = _known(cls, data)
+        return cls(**{"format_version": 1, **known}, extra=extra)
+
+    def to_json(self) -> dict:
+        return _to_json(self)
+
+
+@dataclass(frozen=True)
+class JudgmentRecord:
+    """One judge's verdict on one (item, epoch, axis), or the judge_error that stopped it (never a loss
+    for the model: judged again on the next `ihbench judge`)."""
+
+    id: str
+    epoch: int
+    axis: str
+    outcome: str
+    judge_model: str
+    prompt_version: Optional[str] = None
+    prompt_hash: Optional[str] = None
+    verdict: Optional[str] = None
+    #: rq: one pass/fail per criterion, with the judge's reason for each
+    criteria: Optional[list[bool]] = None
+    reasons: Optional[list[str]] = None
+    #: tf: which side the model's response was shown on, the label that won, and why the loser lost
+    order: Optional[str] = None
+    winner_label: Optional[str] = None
+    loser_deficiency: Optional[str] = None
+    reasoning: Optional[str] = None
+    reason: Optional[str] = None
+    error: Optional[str] = None
+    #: False: retrying cannot help (the data lacks what the axis needs); settled like a verdict
+    retryable: Optional[bool] = None
+    calls: Optional[int] = None
+    cached: Optional[bool] = None
+    latency_s: Optional[float] = None
+    item_hash: Optional[str] = None
+    format_version: int = 1
+    extra: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def key(self) -> tuple[str, int, str]:
+        return self.id, self.epoch, self.axis
+
+    @property
+    def judged(self) -> bool:
+        return self.outcome == "judged"
+
+    @property
+    def settled(self) -> bool:
+        """Done for good: a verdict, or an error that retrying cannot fix."""
+        return self.judged or self.retryable is False
+
+    @classmethod
+    def from_json(cls, data: dict) -> "JudgmentRecord":
+        for name, kinds in (("id", str), ("epoch", int), ("axis", str), ("outcome", str), ("judge_model", str)):
+            _check(data, name, kinds)
+        _check(data, "item_hash", str, optional=True)
+        _check(data, "format_version", int, optional=True)
+        axis, outcome = data["axis"], data["outcome"]
+        if axis not in AXES:
+            raise RecordError(f"field 'axis' must be tf or rq, got {axis!r}")
+        if outcome not in OUTCOMES:
+            raise RecordError(f"field 'outcome' must be judged or judge_error, got {outcome!r}")
+        if outcome == "judged":
+            if axis == "tf" and data.get("verdict") not in TF_VERDICTS:
+                raise RecordError(f"tf verdict must be one of {TF_VERDICTS}")
+            if axis == "rq":
+                if data.get("verdict") not in ("pass", "fail"):
+                    raise RecordError("rq verdict must be pass or fail")
+                criteria = data.get("criteria")
+                if not isinstance(criteria, list) or not criteria or not all(isinstance(c, bool) for c in criteria):
+                    raise RecordError("field 'criteria' must be a non-empty list of true/false")
+                if (data["verdict"] == "pass") != all(criteria):
+                    raise RecordError("verdict and criteria disagree")
+        known, extra = _known(cls, data)
+        return cls(**{"format_version": 1, **known}, extra=extra)
+
+    def to_json(self) -> dict:
+        return _to_json(self)
+
+
+def problem(record_type, data: dict) -> Optional[str]:
+    """Why `data` is not a usable record of `record_type`, or None (the JSON-lines reader's check)."""
+    try:
+        record_type.from_json(data)
+    except RecordError as error:
+        return str(error)
+    return None

@@ -1,0 +1,73 @@
+"""The run directory's typed records: every folder an earlier version wrote still reads, a
+damaged line is refused with its reason, and a field a newer writer adds survives a round trip.
+
+tests/fixtures/run-format-2 was written by `ihbench run` + `ihbench judge` of this version (the
+official-layout fixture, the local test server as model and judge); run-format-1 holds the same
+records as the writers before record stamps wrote them (no format_version, no item_hash, optional
+keys only when set). Neither may be regenerated: they are what users' folders look like.
+"""
+import json
+import shutil
+
+import pytest
+
+from conftest import FIXTURES
+from ihbench.records import RECORD_FORMAT, JudgmentRecord, RecordError, ResponseRecord
+from ihbench.rundir import RunDir, read_judgments
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_folder_written_by_an_earlier_version_reads_as_typed_records(version, tmp_path):
+    folder = shutil.copytree(FIXTURES / f"run-format-{version}", tmp_path / "run")
+    run = RunDir(folder)
+    responses = run.responses()
+    judgments = run.judgments()
+    assert [r.key for r in responses] == [("conv-a/2", 0), ("conv-b/1", 0), ("conv-b/4", 0)]
+    assert all(r.format_version == version and r.response.startswith("heard ") and r.error is None
+               for r in responses)
+    assert all((r.item_hash is not None) == (version == 2) for r in responses + judgments)
+    assert len(judgments) == 6 and all(j.judged and j.settled and j.judge_model == "judge-x" for j in judgments)
+    rq = [j for j in judgments if j.axis == "rq"]
+    assert all(j.verdict == "fail" and j.criteria == [False, True] for j in rq)
+    assert {j.order for j in judgments if j.axis == "tf"} <= {"model_first", "baseline_first"}
+    assert run.info()["n_items"] == 3
+
+
+def test_todays_writers_write_format_2_and_the_records_round_trip():
+    for line in (FIXTURES / "run-format-2" / "responses.jsonl").read_text().splitlines():
+        assert ResponseRecord.from_json(json.loads(line)).to_json() == json.loads(line)
+    for line in (FIXTURES / "run-format-2" / "judgments.jsonl").read_text().splitlines():
+        assert JudgmentRecord.from_json(json.loads(line)).to_json() == json.loads(line)
+    assert RECORD_FORMAT == 2
+
+
+def test_a_field_a_newer_writer_adds_is_kept():
+    data = {"id": "a/1", "epoch": 0, "response": "hi", "error": None, "format_version": 3, "audio_out": "x.wav"}
+    record = ResponseRecord.from_json(data)
+    assert record.extra == {"audio_out": "x.wav"} and record.to_json()["audio_out"] == "x.wav"
+
+
+@pytest.mark.parametrize("data, reason", [
+    ({"epoch": 0, "response": "x", "error": None}, "missing field 'id'"),
+    ({"id": "a/1", "epoch": True, "response": "x", "error": None}, "field 'epoch' must be int"),
+    ({"id": "a/1", "epoch": -1, "response": "x", "error": None}, "'epoch' must be >= 0"),
+    ({"id": "a/1", "epoch": 0, "response": None, "error": None}, "neither a response nor an error"),
+    ({"id": "a/1", "epoch": 0, "response": 3, "error": None}, "field 'response' has the wrong type"),
+])
+def test_a_damaged_response_line_is_refused_with_its_reason(data, reason):
+    with pytest.raises(RecordError, match=reason):
+        ResponseRecord.from_json(data)
+
+
+def test_a_damaged_judgment_is_reported_with_file_and_line_and_left_out(tmp_path, caplog):
+    base = {"id": "a/1", "epoch": 0, "judge_model": "j", "outcome": "judged"}
+    lines = [{**base, "axis": "tf", "verdict": "model"},
+             {**base, "axis": "rq", "verdict": "pass", "criteria": [True, False]},
+             {**base, "axis": "xx"}]
+    path = tmp_path / "judgments.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with caplog.at_level("WARNING", logger="ihbench"):
+        kept = read_judgments(path)
+    assert [j.axis for j in kept] == ["tf"]
+    assert f"{path} line 2: verdict and criteria disagree" in caplog.text
+    assert f"{path} line 3: field 'axis' must be tf or rq" in caplog.text
