@@ -6,9 +6,9 @@ from pathlib import Path, PurePath
 from typing import Optional, Sequence
 
 from ..audio import audio_duration
+from ..audio_format import SAMPLING_RATE
 from ..content_names import name_by_content
 from ..locks import exclusive, lock_file_for
-from ..schema import SAMPLING_RATE
 from .read import (
     _DURATION_SLACK_S,
     _MAX_LISTED,
