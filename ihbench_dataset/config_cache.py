@@ -3,8 +3,8 @@
 Turning a few hundred MB of audio into Arrow rows and Parquet again on every rebuild cost more
 than the rest of a cached rebuild together (`benchmarks/build.py`). A builder whose inputs, code
 and writer versions are all unchanged would write the same bytes, so the build links (or copies)
-the files it wrote last time instead. The key covers the source of this package, so editing the
-code that makes a row can never hand back a stale file.
+the files it wrote last time instead. The key covers the source of the whole data layer, so editing
+the code that makes a row can never hand back a stale file.
 """
 from __future__ import annotations
 
@@ -22,24 +22,20 @@ KEEP = 2
 MANIFEST = "manifest.json"
 
 
-def code_digest(paths: Iterable[Union[str, Path]]) -> str:
+def source_digest() -> str:
+    """The source of every module of the data layer (this package, found by walking it, so a new
+    module is covered without anyone listing it): what a build's rows and mixes follow from."""
     digest = hashlib.sha256()
-    for path in sorted(str(p) for p in paths):
+    for path in sorted(str(p) for p in Path(__file__).parent.rglob("*.py")):
         digest.update(Path(path).read_bytes())
     return digest.hexdigest()
 
 
 def builder_code() -> str:
-    """Every module of this package plus the floor rules the duplex labels come from, and the
-    versions of the libraries that encode the Parquet bytes."""
+    """The data layer's source and the versions of the libraries that encode the Parquet bytes."""
     from importlib.metadata import version
 
-    import ihbench.turns.floor as floor
-    import ihbench.turns.ipus as ipus
-
-    package = Path(__file__).parent
-    modules = [*package.rglob("*.py"), floor.__file__, ipus.__file__]
-    return code_digest(modules) + f"/pyarrow {version('pyarrow')}/datasets {version('datasets')}"
+    return source_digest() + f"/pyarrow {version('pyarrow')}/datasets {version('datasets')}"
 
 
 class ConfigCache:

@@ -125,9 +125,8 @@ def likelihoods_for(raw: Mapping, path, chunks: Mapping[str, int]) -> dict[str, 
 
 def run_judge(judge: TurnTakingJudge, recording) -> np.ndarray:
     """A judge's likelihoods for one `TwoChannel` recording, checked like a file's."""
+    from ihbench.dataset.floor import chunk_end_times
     from ihbench.dataset.schema import SAMPLING_RATE
-
-    from .floor import chunk_end_times
 
     n_chunks = len(chunk_end_times(recording.duration))
     return check_likelihoods(judge.likelihoods(recording.a, recording.b, SAMPLING_RATE), n_chunks,
