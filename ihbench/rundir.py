@@ -18,9 +18,7 @@ from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
 from ihbench.dataset.errors import IHBenchError
-from ihbench.dataset.locks import exclusive, lock_file_for
-
-from .jsonl import read_records, write_json_atomic
+from ihbench.dataset.io import exclusive, lock_file_for, read_records, write_json_atomic
 
 RUN_JSON = "run.json"
 RESPONSES = "responses.jsonl"

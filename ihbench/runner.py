@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from ihbench.dataset.errors import IHBenchError
+from ihbench.dataset.io import AppendLog
 from ihbench.dataset.schema import EvalItem, canonical_interruption_type
 
-from .jsonl import AppendLog
 from .rundir import RunDir
 
 # Fields that define a run: resuming with any of them changed would mix two experiments. The

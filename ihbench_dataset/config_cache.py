@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Iterable, Optional, Union
 
+from .io import staging_folder
+
 #: entries kept per builder: the current inputs and the previous ones, so switching between two
 #: source sets (a branch and main) stays fast without the cache growing by ~0.7 GB per edit
 KEEP = 2
@@ -75,21 +77,16 @@ class ConfigCache:
     def put(self, builder: str, key: str, files: dict[str, Path], statistics: dict) -> None:
         """Best effort: a full disk or a read-only cache costs the next rebuild time, never this build."""
         entry = self.directory / builder / key
-        work = entry.with_name(f".{key}.{os.getpid()}")
         try:
-            shutil.rmtree(work, ignore_errors=True)
-            work.mkdir(parents=True)
-            for config, path in files.items():
-                (work / config).mkdir()
-                place(path, work / config / path.name)
-            manifest = {"files": {config: (path.name, path.stat().st_size) for config, path in files.items()},
-                        "statistics": statistics}
-            (work / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
-            shutil.rmtree(entry, ignore_errors=True)
-            os.replace(work, entry)
+            with staging_folder(entry) as work:
+                for config, path in files.items():
+                    (work / config).mkdir()
+                    place(path, work / config / path.name)
+                manifest = {"files": {config: (path.name, path.stat().st_size) for config, path in files.items()},
+                            "statistics": statistics}
+                (work / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
             _mark_used(entry)
         except OSError:
-            shutil.rmtree(work, ignore_errors=True)
             return
         self._prune(builder)
 

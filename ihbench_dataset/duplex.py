@@ -31,7 +31,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -44,6 +43,7 @@ from .audio_format import SAMPLING_RATE
 from .config_cache import source_digest
 from .errors import IHBenchError
 from .floor import floor_labels
+from .io import write_atomic
 from .ipus import MIN_SILENCE_S, merge_ipus
 from .schema import item_id
 from .sources import ASSISTANT_VOICE, SourceConversation, SourceTurn
@@ -305,11 +305,8 @@ class DuplexCache:
         return audio.read_bytes(), json.loads(truth.read_text(encoding="utf-8"))
 
     def put(self, key: str, audio: bytes, truth: dict) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        for suffix, data in ((".flac", audio), (".json", json.dumps(truth).encode("utf-8"))):
-            tmp = self.directory / f"{key}{suffix}.tmp{os.getpid()}"
-            tmp.write_bytes(data)
-            os.replace(tmp, self.directory / f"{key}{suffix}")  # the JSON last: get() needs both
+        write_atomic(self.directory / f"{key}.flac", audio)
+        write_atomic(self.directory / f"{key}.json", json.dumps(truth))  # the JSON last: get() needs both
 
 
 def duplex_rows(conversations: list[SourceConversation], audio: dict, cache, *, progress: bool = True,

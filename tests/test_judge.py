@@ -9,7 +9,7 @@ from ihbench.loaders.retry import with_retries
 from judging import ScriptedJudge
 from openai_test_server import OpenAITestServer
 
-from ihbench.jsonl import read_records
+from ihbench.dataset.io import read_records
 from ihbench.judge import (
     PROMPT_VERSION,
     InvalidJudgment,

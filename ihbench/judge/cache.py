@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 from pathlib import Path
 from typing import Optional
 
+from ihbench.dataset.io import cache_root
+
 
 def default_cache_path() -> Path:
-    root = os.environ.get("IHBENCH_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "ihbench")
-    return Path(root) / "judge_cache.sqlite"
+    return cache_root() / "judge_cache.sqlite"
 
 
 def cache_key(judge: dict, prompt_hash: str, axis: str, messages: list[dict], epoch: int) -> str:

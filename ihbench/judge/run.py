@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ihbench.dataset.errors import IHBenchError
+from ihbench.dataset.io import AppendLog
 from ihbench.dataset.schema import EvalItem
 from ihbench.loaders.retry import with_retries
 
-from ..jsonl import AppendLog
 from ..rundir import AXES, RunDir, judgment_key
 from ..runner import record_seed
 from .cache import JudgeCache, cache_key

@@ -26,7 +26,7 @@ from typing import Mapping
 import numpy as np
 
 from ihbench.dataset.errors import UsageError
-from ihbench.dataset.jsonlines import json_lines
+from ihbench.dataset.io import json_lines
 
 JUDGE_ORDER = ("C", "NA", "I", "BC", "T")
 

@@ -23,6 +23,7 @@ from typing import Mapping, Optional, Sequence
 
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.floor import FloorLabels, Interval, floor_labels
+from ihbench.dataset.io import write_json_atomic
 from ihbench.dataset.ipus import (
     MAX_BACKCHANNEL_S,
     backchannels_by_heuristic,
@@ -31,7 +32,6 @@ from ihbench.dataset.ipus import (
     split_backchannels,
 )
 
-from ..jsonl import write_json_atomic
 from ..rundir import RunDir
 from .audio import TwoChannel, plan_recordings, read_recording
 from .judge import TurnTakingJudge, likelihoods_for, read_likelihood_file, run_judge
