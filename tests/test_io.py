@@ -189,6 +189,14 @@ def test_unusable_records_are_left_out_and_named(tmp_path, caplog):
     assert "line 1: not a JSON object" in caplog.text and "line 2: epoch is not a number" in caplog.text
 
 
+def test_a_record_holding_a_line_separator_character_is_one_record(tmp_path):
+    path = tmp_path / "responses.jsonl"
+    with AppendLog(path) as log:
+        log.append({"response": "one\u2028two\x1cthree\x85"})
+
+    assert read_records(path) == [{"response": "one\u2028two\x1cthree\x85"}]
+
+
 def test_hand_made_files_name_the_file_and_line_of_a_bad_line(tmp_path):
     path = tmp_path / "words.jsonl"
     path.write_text('{"a": 1}\n\n{"b": \n', encoding="utf-8")

@@ -65,7 +65,8 @@ def read_records(path: Path, *, repair: bool = False,
             handle.truncate(end)
             handle.flush()
             os.fsync(handle.fileno())
-    lines = data[:end].decode("utf-8").splitlines()
+    # split on "\n" alone: a record's text may hold U+2028 and other characters splitlines() splits on
+    lines = data[:end].decode("utf-8").split("\n")
     records = []
     for number, record in _decoded(lines, lambda number, error: CorruptLogError(
             f"{path}: line {number} is not valid JSON ({error.msg}); "
