@@ -54,11 +54,12 @@ def make_run(data: Path, root: Path) -> Path:
 
 
 async def judge(run_dir: Path, base_url: str, cache_path: Path, out: Path):
-    from ihbench.judge import JudgeCache, OpenAIJudgeBackend, judge_run
+    from ihbench.judge import judge_run
+    from ihbench.llm import LLMCache, OpenAICompatibleLLM
 
-    backend = OpenAIJudgeBackend("bench-judge", base_url=base_url, timeout=30)
+    backend = OpenAICompatibleLLM("bench-judge", base_url=base_url, timeout=30)
     try:
-        return await judge_run(run_dir, backend, concurrency=CONCURRENCY, cache=JudgeCache(cache_path), out=out,
+        return await judge_run(run_dir, backend, concurrency=CONCURRENCY, cache=LLMCache(cache_path), out=out,
                                progress=False)
     finally:
         await backend.close()

@@ -25,7 +25,8 @@ def set_baseline(run_dir, data_dir, out_dir, *, epoch: int = 0) -> Path:
     if info.get("data_fingerprint") != items_fingerprint(items):
         raise UsageError(f"{run.path} did not run on every interruption point of {data_dir} (its data fingerprint "
                          f"differs; runs with --limit or --types cannot replace a whole set of baselines)")
-    responses = {r["id"]: r["response"] for r in run.responses() if r["epoch"] == epoch and r["response"]}
+    current = run.current(run.responses(), {item.id: item for item in items}, str(data_dir))
+    responses = {r["id"]: r["response"] for r in current if r["epoch"] == epoch and r["response"]}
     failed = sorted({item.id for item in items} - set(responses))
     if failed:
         raise UsageError(f"{run.path}: epoch {epoch} has no response for {len(failed)} point(s), e.g. "

@@ -35,7 +35,7 @@ def build_model_input(item: EvalItem, modality: Modality = "audio", *,
     context cannot hold a deep point's whole history as audio. Default: every user turn as audio.
     """
     if modality not in ("audio", "text"):
-        raise UsageError(f"modality: expected 'audio' or 'text', got {modality!r}")
+        raise ValueError(f"modality: expected 'audio' or 'text', got {modality!r}")  # the CLI offers only these
     turns = [InputTurn("system", item.system_prompt)]
     user_turns = sum(m.role == "user" for m in item.history) + 1
     as_text_before = 0 if history_audio is None else user_turns - history_audio  # user turns heard as text

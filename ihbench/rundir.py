@@ -13,6 +13,7 @@ Every record read back is checked against its schema; a bad one is reported and 
 from __future__ import annotations
 
 import json
+import logging
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
@@ -20,12 +21,17 @@ from typing import Iterator, Optional, Sequence
 from ihbench.dataset.errors import IHBenchError
 from ihbench.dataset.io import exclusive, lock_file_for, read_records, write_json_atomic
 
+log = logging.getLogger("ihbench")
+
 RUN_JSON = "run.json"
 RESPONSES = "responses.jsonl"
 JUDGMENTS = "judgments.jsonl"
 SUMMARY = "summary.json"
 LOCK = ".lock"
 AXES = ("tf", "rq")
+#: Version of the response and judgment records. 1: written before the field existed (no item
+#: stamp); 2: each record carries `item_hash`, the `EvalItem.content_hash` of the item it answers.
+RECORD_FORMAT = 2
 TF_VERDICTS = ("model", "baseline", "tie")
 
 
@@ -81,6 +87,13 @@ def judgment_problem(record: dict) -> Optional[str]:
     if (record["verdict"] == "pass") != all(criteria):
         return "verdict and criteria disagree"
     return None
+
+
+def is_stale(record: dict, current_hash: str) -> bool:
+    """The record answers (or judges) another version of the item. Version-1 records carry no stamp
+    and are taken as they are: an older folder keeps working."""
+    stamp = record.get("item_hash")
+    return stamp is not None and stamp != current_hash
 
 
 def judgment_key(record: dict) -> tuple:
@@ -148,7 +161,22 @@ class RunDir:
         missing = sorted({r["id"] for r in responses} - set(items))
         if missing:
             raise RunDirError(f"{self.path}: responses for items not in {info['data']}: {', '.join(missing[:5])}")
-        return info, responses, items
+        return info, self.current(responses, items, info["data"]), items
+
+    def current(self, responses: list[dict], items: dict, data: str) -> list[dict]:
+        """The responses to the data as it is now. A response to an earlier version that a resumed
+        run answered again is superseded; one that was never answered again is refused, with the
+        count: scoring it would score an answer to a question that is no longer in the data."""
+        current = [r for r in responses if r["id"] not in items or not is_stale(r, items[r["id"]].content_hash)]
+        answered = {(r["id"], r["epoch"]) for r in current}
+        outdated = [r for r in responses if (r["id"], r["epoch"]) not in answered]
+        if outdated:
+            changed = sorted({r["id"] for r in outdated})
+            raise RunDirError(
+                f"{self.path}: {len(outdated)} response(s) answer an earlier version of {len(changed)} item(s) of "
+                f"{data} (e.g. {changed[0]}): the data changed at the same path since they were written. Run "
+                f"`ihbench run` again with the same options to answer the changed items, then judge and report")
+        return current
 
     def responses(self, *, repair: bool = False) -> list[dict]:
         """Checked records; `repair` (the lock holder only) cuts a line torn by a crash."""
@@ -163,9 +191,21 @@ class RunDir:
         others = sorted(p for p in self.path.glob("judgments*.jsonl") if p != primary)
         return ([primary] if primary.exists() else []) + others
 
-    def judgments(self, path: Optional[Path] = None, *, repair: bool = False) -> list[dict]:
-        """The last checked record per (id, epoch, axis) of one judgments file."""
-        return latest_judgments(read_records(self.judgments_path(path), repair=repair, check=judgment_problem))
+    def judgments(self, path: Optional[Path] = None, *, repair: bool = False,
+                  responses: Optional[Sequence[dict]] = None) -> list[dict]:
+        """The last checked record per (id, epoch, axis) of one judgments file. Given the current
+        `responses` (from `load`), a judgment of an answer that was since replaced (the item changed
+        and was answered again) is left out, with a warning: it is judged again, not scored."""
+        judgments = latest_judgments(read_records(self.judgments_path(path), repair=repair, check=judgment_problem))
+        if responses is None:
+            return judgments
+        stamps = {(r["id"], r["epoch"]): r.get("item_hash") for r in responses}
+        kept = [j for j in judgments if (j["id"], j["epoch"]) in stamps
+                and not (stamps[j["id"], j["epoch"]] and is_stale(j, stamps[j["id"], j["epoch"]]))]
+        if len(kept) < len(judgments):
+            log.warning("%s: %d judgment(s) of answers to an earlier version of the data are left out; "
+                        "`ihbench judge` judges the new answers", self.judgments_path(path), len(judgments) - len(kept))
+        return kept
 
     @contextmanager
     def judging(self, path: Optional[Path] = None) -> Iterator[None]:

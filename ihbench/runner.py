@@ -8,6 +8,7 @@ life of the command, so a second `ihbench run` on it fails at once instead of do
 from __future__ import annotations
 
 import hashlib
+import logging
 import platform
 import sys
 import time
@@ -19,7 +20,9 @@ from ihbench.dataset.errors import IHBenchError
 from ihbench.dataset.io import AppendLog
 from ihbench.dataset.schema import EvalItem, canonical_interruption_type
 
-from .rundir import RunDir
+from .rundir import RECORD_FORMAT, RunDir, is_stale
+
+log = logging.getLogger("ihbench")
 
 # Fields that define a run: resuming with any of them changed would mix two experiments. The
 # endpoint (an OpenAI-compatible server's URL; never its key) may point at another model.
@@ -118,6 +121,26 @@ def _check_same_run(existing: dict, identity: dict, path: Path, allow_endpoint_c
                 f"now; use another --out (or the same options to resume){hint}")
 
 
+def _answered(records: list[dict], items: Sequence[EvalItem], run_dir: RunDir) -> set[tuple[str, int]]:
+    """(item id, epoch) already answered for the data as it is now. An item whose content changed
+    since its record was written is answered again (the old record stays, superseded), and the
+    user is told how many changed: a resume never mixes answers to two versions of the data."""
+    current = {item.id: item.content_hash for item in items}
+    done, changed = set(), set()
+    for record in records:
+        if record["id"] not in current:
+            continue
+        if is_stale(record, current[record["id"]]):
+            changed.add(record["id"])
+        else:
+            done.add((record["id"], record["epoch"]))
+    changed -= {item_id for item_id, _ in done}
+    if changed:
+        log.warning("%s: %d item(s) changed in the data since they were answered (e.g. %s); answering them again",
+                    run_dir.path, len(changed), sorted(changed)[0])
+    return done
+
+
 def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, progress: bool = True,
         on_record: Optional[Callable[[dict], None]] = None) -> RunSummary:
     """`on_record(record)` is called after each record is durable (the Space streams with it)."""
@@ -183,7 +206,7 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
         "created": existing.get("created") if existing else time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     })
 
-    done = {(r["id"], r["epoch"]) for r in run_dir.responses(repair=True)}
+    done = _answered(run_dir.responses(repair=True), items, run_dir)
     todo = [(item, epoch) for item in items for epoch in range(spec.epochs) if (item.id, epoch) not in done]
     planned = len(items) * spec.epochs
     written = errors = 0
@@ -209,7 +232,7 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
                 responses[position] = response
             for (item, epoch), seed, response in zip(batch, seeds, responses):
                 record = {
-                    "id": item.id, "epoch": epoch, "seed": seed, "response": response.text, "error": response.error,
+                    "format_version": RECORD_FORMAT, "item_hash": item.content_hash, "id": item.id, "epoch": epoch, "seed": seed, "response": response.text, "error": response.error,
                     "latency_s": round(response.latency_s, 4), "input_tokens": response.input_tokens,
                     "output_tokens": response.output_tokens, "modality": spec.modality,
                     "conversation_id": item.conversation_id, "interruption_type": item.interruption_type,

@@ -210,14 +210,15 @@ def judge_run_dir(run_dir: Optional[str], judge_base_url: str, judge_model: str)
     and the report's own per-type plot."""
     import asyncio
 
-    from ihbench.judge import OpenAIJudgeBackend, judge_run
+    from ihbench.judge import judge_run
+    from ihbench.llm import OpenAICompatibleLLM
     from ihbench.report import summarize, write_report
 
     if not run_dir or not Path(run_dir, "run.json").is_file():
         raise UserError("run a model first")
     if not judge_base_url or not judge_model:
         raise UserError("set the judge endpoint and model")
-    backend = OpenAIJudgeBackend(judge_model, base_url=judge_base_url, timeout=60)
+    backend = OpenAICompatibleLLM(judge_model, base_url=judge_base_url, timeout=60)
 
     async def go():
         try:

@@ -5,7 +5,6 @@ import re
 from pathlib import Path
 from typing import Optional, Sequence
 
-from .errors import UsageError
 
 TEMPLATE = Path(__file__).with_name("dataset_card.md")
 
@@ -102,7 +101,7 @@ def render_card(*, statistics: dict, features: dict, voices: dict, split: str, c
                             "<!-- end in-house provenance -->\n" + generated + "\n", 1)
     leftover = re.findall(r"\{\{\w+\}\}", text)
     if leftover:
-        raise UsageError(f"{TEMPLATE}: unfilled placeholders {leftover}")
+        raise RuntimeError(f"{TEMPLATE}: unfilled placeholders {leftover}")  # our template and filler disagree: a bug
     from huggingface_hub import DatasetCard
 
     card = DatasetCard(text)

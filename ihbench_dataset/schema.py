@@ -6,8 +6,10 @@ The reader in `ihbench.dataset.wide` is the only place that turns the former int
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal, Optional
 
 from .audio_format import SAMPLING_RATE
@@ -64,7 +66,7 @@ def depth_bin(depth: int) -> str:
             return f"{low}-{high}"
     if depth > DEPTH_BINS[-1][1]:
         return f"{DEPTH_BINS[-1][0]}-{DEPTH_BINS[-1][1]}"
-    raise UsageError(f"depth must be >= 0, got {depth}")
+    raise ValueError(f"depth must be >= 0, got {depth}")  # the readers compute depth: a bug, not a user error
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,7 @@ class AudioClip:
 
     def __post_init__(self) -> None:
         if self.bytes is None and self.path is None:
-            raise UsageError("AudioClip needs bytes or a path")
+            raise ValueError("AudioClip needs bytes or a path")  # made by our readers only
 
     def decode(self, sampling_rate: int = SAMPLING_RATE):
         """Mono float32 samples in [-1, 1] at `sampling_rate`."""
@@ -96,6 +98,15 @@ class AudioClip:
     def to_hf(self) -> dict:
         """The `{"bytes", "path"}` form a `datasets.Audio` feature encodes."""
         return {"bytes": self.bytes, "path": self.path}
+
+    @cached_property
+    def digest(self) -> str:
+        """Of the encoded audio itself, not its name: a clip re-rendered at the same path is new audio.
+        Computed once per clip (history clips are shared by every later point of a conversation)."""
+        if self.bytes is not None:
+            return hashlib.sha256(self.bytes).hexdigest()
+        with open(self.path, "rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 @dataclass(frozen=True)
@@ -156,6 +167,35 @@ class EvalItem:
     @property
     def depth_bin(self) -> str:
         return depth_bin(self.depth)
+
+    @cached_property
+    def content_hash(self) -> str:
+        """Everything the model is shown and the judges score with, as one digest. A run stamps each
+        record with it, so editing the data at the same path shows as changed items rather than
+        leaving answers to two versions of the data side by side."""
+        digest = hashlib.sha256()
+
+        def part(value) -> None:
+            digest.update(("" if value is None else str(value)).encode("utf-8") + b"\x1f")
+
+        def audio(clip: Optional[AudioClip]) -> None:
+            part(None if clip is None else clip.digest)
+
+        for value in (self.id, self.domain, self.goal, self.interruption_type, self.turn, self.depth,
+                      self.system_prompt):
+            part(value)
+        for message in self.history:
+            part(message.role)
+            part(message.text)
+            audio(message.audio)
+        for value in (self.interrupted.original, self.interrupted.delivered):
+            part(value)
+        audio(self.interrupted.audio)
+        part(self.interruption.transcript)
+        audio(self.interruption.audio)
+        for value in (self.rubric.tf, len(self.rubric.rq), *self.rubric.rq, self.baseline, self.baseline_rq):
+            part(value)
+        return digest.hexdigest()[:16]
 
 
 def item_id(conversation_id: str, turn: int) -> str:

@@ -28,7 +28,7 @@ class InputTurn:
 
     def __post_init__(self):
         if self.text is None and self.audio is None:
-            raise UsageError(f"a {self.role} turn needs text or audio")
+            raise ValueError(f"a {self.role} turn needs text or audio")  # built by ihbench.protocol only
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import sys
 
 from ihbench.dataset.errors import ItemFailure
 
-__all__ = ["ItemFailure", "is_item_failure", "describe_failure"]
+__all__ = ["ItemFailure", "UnsupportedInputError", "describe_failure", "is_item_failure"]
 
 
 def _out_of_memory_types() -> tuple[type[BaseException], ...]:
@@ -30,3 +30,8 @@ def is_item_failure(error: BaseException) -> bool:
 def describe_failure(error: BaseException) -> str:
     """The text stored in a record's `error` field."""
     return f"{type(error).__name__}: {error}"
+
+
+class UnsupportedInputError(ItemFailure, ValueError):
+    """This model cannot take this item's input as given (e.g. a transcript holding one of its
+    tokenizer's control tokens): an error on the item, not on the run."""

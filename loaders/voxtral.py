@@ -33,9 +33,9 @@ from functools import cached_property, lru_cache
 from typing import Sequence
 
 import numpy as np
-from ihbench.dataset.errors import UsageError
 
 from .base import ModelInput
+from .failures import UnsupportedInputError
 from .limits import check_clips
 from .transformers_base import TransformersLoader
 
@@ -81,7 +81,7 @@ def _processor_class():
         def __call__(self, text=None, audio=None, **kwargs):
             texts = [text] if isinstance(text, str) else list(text)
             if audio is not None or any(self.audio_token in t for t in texts):
-                raise UsageError("Voxtral takes audio through apply_chat_template, not the processor call")
+                raise TypeError("Voxtral takes audio through apply_chat_template, not the processor call")
             options = self._merge_kwargs(**kwargs)["text_kwargs"]
             for key in ("tokenize", "return_dict"):  # chat-template options MistralCommonBackend refuses
                 options.pop(key, None)
@@ -136,7 +136,7 @@ class VoxtralLoader(TransformersLoader):
             for turn in conversation.turns:
                 found = turn.text and self.processor.control_tokens.search(turn.text)
                 if found:
-                    raise UsageError(f"{conversation.item_id}: a {turn.role} turn holds the Mistral control token "
+                    raise UnsupportedInputError(f"{conversation.item_id}: a {turn.role} turn holds the Mistral control token "
                                      f"{found.group()}, which a text prompt cannot carry")
         tokenizer_logger = logging.getLogger("transformers.tokenization_mistral_common")
         level = tokenizer_logger.level

@@ -6,8 +6,9 @@ import re
 
 from openai_test_server import OpenAITestServer, Reply
 
-from ihbench.judge import JudgeCache, OpenAIJudgeBackend, judge_run
+from ihbench.judge import judge_run
 from ihbench.judge.prompts import RQ_SYSTEM, TF_SYSTEM
+from ihbench.llm import LLMCache, OpenAICompatibleLLM
 from ihbench.runner import RunSpec, run
 
 
@@ -51,6 +52,24 @@ class ScriptedJudge:
                                                       for n in range(count)]}))
 
 
+class FixedJudge:
+    """A judge (a `TextLLM`, no server) that always does the same thing: raise `error`, or answer `text`."""
+
+    def __init__(self, error=None, text="", model="judge-x"):
+        self.model, self.error, self.text, self.calls = model, error, text, 0
+
+    def describe(self):
+        return {"backend": "fixed", "model": self.model, "error": repr(self.error), "text": self.text}
+
+    async def complete(self, messages, schema_name, schema):
+        self.calls += 1
+        if self.error is not None:
+            raise self.error
+        return self.text, {}
+
+    async def close(self):
+        pass
+
 
 def make_judged_run(built, root):
     """Run 3 epochs with the canned model server, then judge three times: fresh, again into the
@@ -61,9 +80,9 @@ def make_judged_run(built, root):
     script = ScriptedJudge()
     with OpenAITestServer(respond=script) as judge_server:
         async def go(out=None):
-            backend = OpenAIJudgeBackend("judge-x", base_url=judge_server.base_url, timeout=0.5)
+            backend = OpenAICompatibleLLM("judge-x", base_url=judge_server.base_url, timeout=0.5)
             try:
-                return await judge_run(root / "run", backend, concurrency=8, cache=JudgeCache(root / "cache.sqlite"),
+                return await judge_run(root / "run", backend, concurrency=8, cache=LLMCache(root / "cache.sqlite"),
                                        out=out, progress=False)
             finally:
                 await backend.close()

@@ -33,3 +33,45 @@ def test_every_option_has_help_and_every_command_has_quiet(name):
     undocumented = [a.option_strings or a.dest for a in command._actions if not a.help]
     assert undocumented == []
     assert any("--quiet" in a.option_strings for a in command._actions)
+
+
+# --- ihbench cache (ihbench/cli_cache.py: registered when the CLI becomes ihbench/cli/) ----------
+
+def _cache_args(argv):
+    import argparse
+
+    from ihbench import cli_cache
+
+    parser = argparse.ArgumentParser(prog="ihbench")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--quiet", action="store_true", help="no progress bars")
+    commands = parser.add_subparsers(dest="command", required=True)
+    command = cli_cache.add_parser(lambda name, **kw: commands.add_parser(name, parents=[common], **kw))
+    assert [a.option_strings or a.dest for a in command._actions if not a.help] == []
+    return parser.parse_args(["cache", *argv])
+
+
+def test_cache_info_and_prune(tmp_path, capsys):
+    from ihbench.dataset.errors import UsageError
+    from ihbench.llm import LLMCache
+
+    path = tmp_path / "judge_cache.sqlite"
+    args = _cache_args(["info", "--cache", str(path)])
+    assert args.func(args) == 0 and capsys.readouterr().out == f"{path}: no cache yet\n" and not path.exists()
+    now = [1_700_000_000.0]
+    cache = LLMCache(path, clock=lambda: now[0])
+    for key in ("a", "b", "c"):
+        now[0] += 60
+        cache.put(key, {"verdict": key})
+    cache.close()
+    args = _cache_args(["info", "--cache", str(path)])
+    assert args.func(args) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{path}: 3 answer(s), ") and " on disk; last used 2023-11-14T22:14:20+00:00 .. " \
+        "2023-11-14T22:16:20+00:00\n" in out
+    args = _cache_args(["prune", "--cache", str(path), "--max-entries", "1"])
+    assert args.func(args) == 0 and capsys.readouterr().out.startswith(f"2 answer(s) removed; {path}: 1 answer(s), ")
+    for argv in (["prune", "--cache", str(path)], ["info", "--cache", str(path), "--older-than", "3"]):
+        args = _cache_args(argv)
+        with pytest.raises(UsageError):
+            args.func(args)

@@ -252,3 +252,29 @@ def test_a_local_transformers_model_that_never_answers_json_fails_the_conversati
     info = json.loads((tmp_path / "out" / "generate.json").read_text())
     assert info["llm"]["backend"] == "transformers" and info["tokens"]["calls"] == 2
     assert info["tokens"]["completion_tokens"] > 0  # the local backend counts its tokens too
+
+
+def test_a_bug_in_the_llm_stops_generate_while_a_refusal_fails_the_calls(tmp_path):
+    """`AgentFailure` is an item failure (the conversation fails, the run goes on); a bug in the
+    LLM backend is not: it stops `generate` with its own exception."""
+    import asyncio
+
+    from judging import FixedJudge
+
+    from ihbench.generate import AgentFailure, GenerateSpec
+    from ihbench.generate import generate as generate_suite
+    from ihbench.llm import LLMCache, TransportError
+    from ihbench.loaders.failures import is_item_failure
+
+    assert is_item_failure(AgentFailure("planner", "invalid after a re-ask: ..."))
+
+    def make(backend, out):
+        spec = GenerateSpec(out=tmp_path / out, domain="government", goal=GOAL, intents=1, conversations=2)
+        return asyncio.run(generate_suite(spec, backend, cache=LLMCache(tmp_path / "cache.sqlite"), progress=False))
+
+    with pytest.raises(KeyError, match="choices"):
+        make(FixedJudge(error=KeyError("choices"), model="scripted"), "bug")
+    summary = make(FixedJudge(error=TransportError("HTTP 401: no key", retryable=False), model="scripted"), "refused")
+    assert summary.failed == 2 and summary.written == 0 and summary.usage.calls == 1
+    assert [(r["outcome"], r["agent"], r["reason"]) for r in records(tmp_path / "refused")] == [
+        ("failed", "prerequisites", "prerequisites: HTTP 401: no key (after 1 attempt(s))")] * 2

@@ -214,10 +214,12 @@ def test_hand_made_files_name_the_file_and_line_of_a_bad_line(tmp_path):
 
 def test_one_cache_root_serves_every_cache(monkeypatch, tmp_path):
     from ihbench.dataset.tts import RenderCache
+    from ihbench.llm.cache import default_cache_path
 
     monkeypatch.setenv("IHBENCH_CACHE", str(tmp_path / "mine"))
     assert cache_root() == tmp_path / "mine"
     assert RenderCache().directory == tmp_path / "mine" / "tts"
+    assert default_cache_path() == tmp_path / "mine" / "judge_cache.sqlite"
 
     monkeypatch.delenv("IHBENCH_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))

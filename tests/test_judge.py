@@ -6,23 +6,12 @@ import sys
 
 import pytest
 from ihbench.loaders.retry import with_retries
-from judging import ScriptedJudge
+from judging import FixedJudge, ScriptedJudge
 from openai_test_server import OpenAITestServer
 
 from ihbench.dataset.io import read_records
-from ihbench.judge import (
-    PROMPT_VERSION,
-    InvalidJudgment,
-    JudgeCache,
-    OpenAIJudgeBackend,
-    extract_json,
-    judge_run,
-    parse_rq,
-    parse_tf,
-    prompt_hash,
-    tf_order,
-)
-from ihbench.judge.backends import TransportError
+from ihbench.judge import PROMPT_VERSION, InvalidJudgment, judge_run, parse_rq, parse_tf, prompt_hash, tf_order
+from ihbench.llm import InvalidAnswer, LLMCache, OpenAICompatibleLLM, TransportError, extract_json
 from ihbench.rundir import read_judgments
 from ihbench.runner import RunSpec, run
 
@@ -40,7 +29,7 @@ def test_prompt_changes_need_a_version_bump():
 def test_tolerant_parsing_of_fenced_and_chatty_json():
     assert extract_json('Sure!\n```json\n{"winner": "B", "x": 1}\n```\nHope this helps') == {"winner": "B", "x": 1}
     assert extract_json('My verdict is {"winner": "A"} and that is final.') == {"winner": "A"}
-    with pytest.raises(InvalidJudgment):
+    with pytest.raises(InvalidAnswer):
         extract_json("I think A is better")
 
 
@@ -145,9 +134,9 @@ def test_a_missing_response_loses_without_a_call(built, tmp_path):
                     loader_options={"base_url": refusing.base_url, "max_retries": 0}), progress=False)
     with OpenAITestServer(respond=ScriptedJudge()) as judge_server:
         async def go():
-            backend = OpenAIJudgeBackend("judge-x", base_url=judge_server.base_url)
+            backend = OpenAICompatibleLLM("judge-x", base_url=judge_server.base_url)
             try:
-                return await judge_run(tmp_path / "run", backend, cache=JudgeCache(tmp_path / "c.sqlite"),
+                return await judge_run(tmp_path / "run", backend, cache=LLMCache(tmp_path / "c.sqlite"),
                                        progress=False)
             finally:
                 await backend.close()
@@ -189,14 +178,14 @@ def test_a_local_transformers_judge_runs_and_its_garbage_is_judge_error(tmp_path
     from ihbench.loaders.tiny import make_tiny_model
     from official_layout import write_official_layout
 
-    from ihbench.judge import TransformersJudgeBackend
+    from ihbench.llm import TransformersLLM
 
     data = write_official_layout(tmp_path / "official")
     with OpenAITestServer() as model_server:
         run(RunSpec(loader="openai", model_path="m", data=str(data), out=tmp_path / "run", epochs=1,
                     loader_options={"base_url": model_server.base_url}), progress=False)
-    backend = TransformersJudgeBackend(str(make_tiny_model("qwen2-text", tmp_path / "judge")), max_new_tokens=8)
-    summary = asyncio.run(judge_run(tmp_path / "run", backend, cache=JudgeCache(tmp_path / "c.sqlite"),
+    backend = TransformersLLM(str(make_tiny_model("qwen2-text", tmp_path / "judge")), max_new_tokens=8)
+    summary = asyncio.run(judge_run(tmp_path / "run", backend, cache=LLMCache(tmp_path / "c.sqlite"),
                                     progress=False))
     records = read_records(tmp_path / "run" / "judgments.jsonl")
     assert summary.judge_errors == len(records) == 6 and summary.calls == 12
@@ -204,12 +193,48 @@ def test_a_local_transformers_judge_runs_and_its_garbage_is_judge_error(tmp_path
 
 
 def test_the_cache_key_tells_two_servers_with_the_same_model_name_apart():
-    from ihbench.judge.cache import cache_key
+    from ihbench.llm import cache_key
 
     messages = [{"role": "user", "content": "x"}]
-    here, there = (OpenAIJudgeBackend("default", base_url=url) for url in ("http://a:8000/v1", "http://b:8000/v1"))
-    strict = OpenAIJudgeBackend("default", base_url="http://a:8000/v1", structured=False)
+    here, there = (OpenAICompatibleLLM("default", base_url=url) for url in ("http://a:8000/v1", "http://b:8000/v1"))
+    strict = OpenAICompatibleLLM("default", base_url="http://a:8000/v1", structured=False)
     keys = {cache_key(b.describe(), prompt_hash(), "tf", messages, 0) for b in (here, there, strict)}
     assert len(keys) == 3
+    again = OpenAICompatibleLLM("default", base_url="http://a:8000/v1")
     assert cache_key(here.describe(), prompt_hash(), "tf", messages, 0) == \
-        cache_key(OpenAIJudgeBackend("default", base_url="http://a:8000/v1").describe(), prompt_hash(), "tf", messages, 0)
+        cache_key(again.describe(), prompt_hash(), "tf", messages, 0)
+
+
+def test_a_bug_stops_judging_while_item_failures_are_judge_errors(tmp_path):
+    """A backend with a bug (KeyError, AttributeError) stops `judge_run` with that exception and
+    writes no verdict for it; a transport failure or an answer that stays invalid is a judge_error."""
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "official")
+    with OpenAITestServer() as model_server:
+        run(RunSpec(loader="openai", model_path="m", data=str(data), out=tmp_path / "run", epochs=1,
+                    loader_options={"base_url": model_server.base_url}), progress=False)
+
+    def judge(backend, out):
+        return asyncio.run(judge_run(tmp_path / "run", backend, cache=LLMCache(tmp_path / "c.sqlite"),
+                                     out=tmp_path / "run" / out, progress=False))
+
+    for n, bug in enumerate([KeyError("choices"), AttributeError("'NoneType' object has no attribute 'content'")]):
+        with pytest.raises(type(bug)) as caught:
+            judge(FixedJudge(error=bug), f"judgments-bug-{n}.jsonl")
+        assert caught.value is bug
+        assert read_records(tmp_path / "run" / f"judgments-bug-{n}.jsonl") == []
+
+    refused = FixedJudge(error=TransportError("HTTP 400: bad request", retryable=False))
+    summary = judge(refused, "judgments-refused.jsonl")
+    records = read_records(tmp_path / "run" / "judgments-refused.jsonl")
+    assert summary.judge_errors == len(records) == 6 and summary.calls == refused.calls == 6
+    assert all(r["outcome"] == "judge_error" and r["error"] == "TransportError: HTTP 400: bad request"
+               and r["calls"] == 1 for r in records)
+
+    garbage = FixedJudge(text="I prefer the first one.")
+    summary = judge(garbage, "judgments-garbage.jsonl")
+    records = read_records(tmp_path / "run" / "judgments-garbage.jsonl")
+    assert summary.judge_errors == len(records) == 6 and summary.calls == garbage.calls == 12
+    assert all(r["outcome"] == "judge_error" and r["calls"] is None and r["error"] ==
+               "InvalidJudgment: invalid after a re-ask: no JSON object found in the answer" for r in records)

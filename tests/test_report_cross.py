@@ -256,7 +256,7 @@ def test_ihbench_runs_alone_keep_the_single_benchmark_report(runs, tmp_path):
     out = tmp_path / "report"
     assert main(["report", str(runs["ihbench"]["alpha"]), "--out", str(out), *ARGS]) == 0
     summary = json.loads((out / "summary.json").read_text())
-    assert "kind" not in summary and summary["runs"][0]["tf_win_rate"]["tf_win_rate"] == pytest.approx(8 / 9)
+    assert summary["kind"] == "ihbench" and summary["runs"][0]["tf_win_rate"]["tf_win_rate"] == pytest.approx(8 / 9)
     assert (out / "report.md").read_text().startswith("# IHBench report")
 
 

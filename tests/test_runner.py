@@ -266,3 +266,92 @@ def test_a_thinking_model_s_reasoning_is_recorded_apart_and_never_judged(officia
     (record,) = read_records(tmp_path / "run" / "responses.jsonl")
     assert record["response"] == "Sure, skipping ahead."
     assert record.get("reasoning") == thoughts
+
+
+def _edit_rubric_of_conv_a(root, monkeypatch):
+    """The data edited at the same path: conv-a/2's TF rubric changes. The Parquet file gets a new
+    name, named exactly in the card, as `ihbench build` does: datasets keys its cache of a local
+    folder by the card's configs, so a file rewritten under a glob is served from the old cache."""
+    import copy
+
+    import official_layout
+
+    edited = copy.deepcopy(official_layout.CONVERSATIONS)
+    edited[0]["turns"][1]["turn_2_tf_rubric"] = "Use 555-0143, confirm it back, then give the plan price."
+    monkeypatch.setattr(official_layout, "CONVERSATIONS", edited)
+    write_official_layout(root)
+    parquet = root / "conversations" / "test-00000-of-00001.parquet"
+    parquet.rename(parquet.with_name("test-00000-of-00001-edited.parquet"))
+    card = root / "README.md"
+    card.write_text(card.read_text().replace("path: conversations/test-*",
+                                             "path: conversations/test-00000-of-00001-edited.parquet"))
+
+
+def test_a_resume_after_the_data_changed_answers_the_changed_items_again(official, server, tmp_path, monkeypatch,
+                                                                         caplog):
+    """Issue 22.1: run one item, edit the data at the same path, resume without --limit. The
+    changed item is answered again (its old record stays, superseded), the user is told how many
+    changed, and judge/report read one current answer per (item, epoch)."""
+    from ihbench.rundir import RunDir
+
+    out = tmp_path / "run"
+    run(_spec(official, out, server, epochs=1, limit=1), progress=False)
+    first = read_records(out / "responses.jsonl")
+    assert [r["id"] for r in first] == ["conv-a/2"] and first[0]["format_version"] == 2 and first[0]["item_hash"]
+
+    _edit_rubric_of_conv_a(official, monkeypatch)
+    with caplog.at_level("WARNING", logger="ihbench"):
+        resumed = run(_spec(official, out, server, epochs=1), progress=False)
+    assert (resumed.planned, resumed.written, resumed.skipped) == (3, 3, 0)
+    assert "1 item(s) changed in the data since they were answered (e.g. conv-a/2)" in caplog.text
+
+    records = read_records(out / "responses.jsonl")
+    assert [r["id"] for r in records].count("conv-a/2") == 2 and records[0]["item_hash"] != records[1]["item_hash"]
+    info, responses, items = RunDir(out).load()
+    assert sorted(r["id"] for r in responses) == ["conv-a/2", "conv-b/1", "conv-b/4"]
+    assert all(r["item_hash"] == items[r["id"]].content_hash for r in responses)
+    again = run(_spec(official, out, server, epochs=1), progress=False)
+    assert (again.written, again.skipped) == (0, 3)
+
+
+def test_readers_refuse_answers_to_an_earlier_version_of_the_data(official, server, tmp_path, monkeypatch):
+    from ihbench.rundir import RunDir, RunDirError
+
+    out = tmp_path / "run"
+    run(_spec(official, out, server, epochs=2), progress=False)
+    _edit_rubric_of_conv_a(official, monkeypatch)
+    with pytest.raises(RunDirError, match=r"2 response\(s\) answer an earlier version of 1 item\(s\) .*conv-a/2.*"
+                                          r"Run `ihbench run` again"):
+        RunDir(out).load()
+
+
+def test_a_judgment_of_a_replaced_answer_is_left_out(official, server, tmp_path, monkeypatch, caplog):
+    from ihbench.rundir import RunDir
+
+    out = tmp_path / "run"
+    run(_spec(official, out, server, epochs=1), progress=False)
+    _, responses, _ = RunDir(out).load()
+    judgments = [{"format_version": 2, "item_hash": r["item_hash"], "id": r["id"], "epoch": 0, "axis": "tf",
+                  "judge_model": "j", "outcome": "judged", "verdict": "model"} for r in responses]
+    (out / "judgments.jsonl").write_text("".join(json.dumps(j) + "\n" for j in judgments))
+    _edit_rubric_of_conv_a(official, monkeypatch)
+    run(_spec(official, out, server, epochs=1), progress=False)
+    _, responses, _ = RunDir(out).load()
+    with caplog.at_level("WARNING", logger="ihbench"):
+        kept = RunDir(out).judgments(responses=responses)
+    assert sorted(j["id"] for j in kept) == ["conv-b/1", "conv-b/4"]
+    assert "1 judgment(s) of answers to an earlier version of the data are left out" in caplog.text
+
+
+def test_a_run_folder_written_before_records_were_stamped_still_reads(official, server, tmp_path):
+    """Format-1 records (no format_version, no item_hash), as every earlier version wrote them."""
+    from ihbench.rundir import RunDir
+
+    out = tmp_path / "run"
+    run(_spec(official, out, server, epochs=1), progress=False)
+    path = out / "responses.jsonl"
+    old = [{k: v for k, v in r.items() if k not in ("format_version", "item_hash")} for r in read_records(path)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in old))
+    _, responses, _ = RunDir(out).load()
+    assert len(responses) == 3
+    assert run(_spec(official, out, server, epochs=1), progress=False).skipped == 3

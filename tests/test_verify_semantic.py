@@ -65,3 +65,26 @@ def test_the_review_prompt_is_pinned():
     from ihbench.judge.review import REVIEW_PROMPT_VERSION
 
     assert PINNED_REVIEW_HASHES[REVIEW_PROMPT_VERSION] == review_prompt_hash()
+
+
+def test_a_bug_in_the_reviewer_stops_the_review_while_a_refusal_is_not_checked(subset, tmp_path):
+    import asyncio
+    from pathlib import Path
+
+    import pytest
+    from judging import FixedJudge
+
+    from ihbench.dataset.sources import load_conversation
+    from ihbench.judge.review import review_conversations
+    from ihbench.llm import LLMCache, TransportError
+
+    conversations = [load_conversation(Path(_one_source(subset)))]
+
+    def review(backend):
+        return asyncio.run(review_conversations(conversations, backend, cache=LLMCache(tmp_path / "c.sqlite"),
+                                                progress=False))
+
+    with pytest.raises(KeyError):
+        review(FixedJudge(error=KeyError("choices"), model="reviewer"))
+    reviews = review(FixedJudge(error=TransportError("HTTP 403: forbidden", retryable=False), model="reviewer"))
+    assert reviews and all(r.answer is None and r.error == "TransportError: HTTP 403: forbidden" for r in reviews)

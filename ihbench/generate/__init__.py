@@ -3,7 +3,7 @@ user simulators, rubric generator, verifier and modifier) with a pluggable LLM, 
 interruption suites in the source format that `ihbench verify` checks and `ihbench build` builds.
 
 The public names are imported on first use: building the CLI's parser imports `generate.cli`,
-which must not pull in the judges and their HTTP client.
+which must not pull in the LLM client and its HTTP stack.
 """
 from importlib import import_module
 

@@ -1,7 +1,7 @@
 """One function per agent of the pipeline: what it is shown, and how its answer is checked.
 
-Every call goes through the judges' machinery: the sqlite cache (a rerun with the same inputs
-sends nothing), transport retries, and re-asks with the validation error, bounded. An agent
+Every call goes through `ihbench.llm.ask_structured`: the sqlite cache (a rerun with the same
+inputs sends nothing), transport retries, and re-asks with the validation error, bounded. An agent
 that still answers unusably raises `AgentFailure`, which fails its conversation: a bad answer is
 never written as data. What each agent sees is deliberate: the user simulators hear only what
 was said (never the unheard part of a cut message, never the raw intent), the baseline writer
@@ -11,18 +11,19 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from ihbench.judge.cache import JudgeCache, cache_key
-from ihbench.judge.parse import InvalidJudgment
-from ihbench.judge.run import ask_judge
+from ihbench.dataset.errors import ItemFailure
+from ihbench.loaders.failures import describe_failure, is_item_failure
 from ihbench.loaders.retry import TransportError
 
+from ..llm import InvalidAnswer, LLMCache, TextLLM, ask_structured
 from . import validate
 from .prompts import SCHEMAS, messages, prompt_hash
 from .usage import Usage
 
 
-class AgentFailure(RuntimeError):
-    """An agent gave no usable answer within the bounds (re-asks, transport retries)."""
+class AgentFailure(ItemFailure, RuntimeError):
+    """An agent gave no usable answer within the bounds (re-asks, transport retries): its
+    conversation fails and is tried again by the next run."""
 
     def __init__(self, agent: str, reason: str):
         super().__init__(f"{agent}: {reason}")
@@ -30,31 +31,36 @@ class AgentFailure(RuntimeError):
 
 
 class Agents:
-    def __init__(self, backend, cache: JudgeCache, *, reasks: int = 2, run_usage: Optional[Usage] = None):
+    def __init__(self, backend: TextLLM, cache: LLMCache, *, reasks: int = 2, run_usage: Optional[Usage] = None):
         self.backend, self.cache, self.reasks = backend, cache, reasks
         self.run_usage = run_usage if run_usage is not None else Usage()
 
     async def ask(self, agent: str, payload: dict, task: str, parse: Callable[[str], object], usage: Usage):
-        request = messages(agent, payload, task)
-        key = cache_key(self.backend.describe(), prompt_hash(), f"generate/{agent}", request, 0)
-        hit = self.cache.get(key)
-        if hit is not None:
-            usage.add(hit["usage"])  # a call's cost is what making it took, however often it is reused
-            self.run_usage.cached += 1  # a run counts only what it spent
-            return hit["answer"]
-        counter = {"calls": 0}
         try:
-            answer, _ = await ask_judge(self.backend, request, agent, SCHEMAS[agent], parse, counter,
-                                        reasks=self.reasks)
-        except InvalidJudgment as error:
-            raise AgentFailure(agent, str(error)) from None
-        except TransportError as error:
-            raise AgentFailure(agent, f"{error} (after {getattr(error, 'attempts', '?')} attempt(s))") from None
-        finally:
-            usage.add(counter)
-            self.run_usage.add(counter)
-        self.cache.put(key, {"answer": answer, "usage": counter})
-        return answer
+            answer = await ask_structured(self.backend, messages(agent, payload, task), schema_name=agent,
+                                          schema=SCHEMAS[agent], parse=parse, cache=self.cache,
+                                          prompt_hash=prompt_hash(), task=f"generate/{agent}",
+                                          max_reasks=self.reasks, cache_usage=True)
+        except Exception as error:
+            if not is_item_failure(error):  # a bug: stops the run with its traceback
+                raise
+            usage.add(error.usage)
+            self.run_usage.add(error.usage)
+            raise AgentFailure(agent, _reason(error)) from None
+        usage.add(answer.usage)  # a call's cost is what making it took, however often it is reused
+        if answer.cached:
+            self.run_usage.cached += 1  # a run counts only what it spent
+        else:
+            self.run_usage.add(answer.usage)
+        return answer.value
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, InvalidAnswer):
+        return str(error)
+    if isinstance(error, TransportError):
+        return f"{error} (after {getattr(error, 'attempts', '?')} attempt(s))"
+    return describe_failure(error)
 
 
 # --- what each side knows ---------------------------------------------------------------------

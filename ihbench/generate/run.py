@@ -28,7 +28,7 @@ from ihbench.dataset.io import AppendLog, exclusive, read_records, write_json_at
 from ihbench.dataset.sources import DOMAINS, SourceError, load_conversation
 from ihbench.dataset.verify import check_conversation
 
-from ..judge.cache import JudgeCache
+from ..llm import LLMCache, TextLLM
 from ..runner import record_seed
 from . import agents as a
 from .prerequisites import prepare, slugify
@@ -131,13 +131,13 @@ def _cost_text(usage: Usage, spec: GenerateSpec) -> str:
     return f"${cost:.4f} at ${spec.price_input}/${spec.price_output} per 1k prompt/completion tokens"
 
 
-async def generate(spec: GenerateSpec, backend, *, cache: Optional[JudgeCache] = None,
+async def generate(spec: GenerateSpec, backend: TextLLM, *, cache: Optional[LLMCache] = None,
                    progress: bool = True) -> GenerateSummary:
     domain, goal, description, workflow = check_spec(spec)
     out = Path(spec.out)
     out.mkdir(parents=True, exist_ok=True)
     with exclusive(out / LOCK, f"generate output folder {out}"):
-        return await _generate_locked(spec, out, backend, cache or JudgeCache(), progress, domain, goal,
+        return await _generate_locked(spec, out, backend, cache or LLMCache(), progress, domain, goal,
                                       description, workflow)
 
 

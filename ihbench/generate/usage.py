@@ -19,7 +19,7 @@ class Usage:
     unreported: int = 0  # requests whose backend gave no token counts
 
     def add(self, counter: dict) -> None:
-        """`counter`: what `ask_judge` filled in (calls, and token counts when reported)."""
+        """`counter`: an `ask_structured` answer's `usage` (calls, and token counts when reported)."""
         self.calls += counter.get("calls", 0)
         self.prompt_tokens += counter.get("prompt_tokens", 0)
         self.completion_tokens += counter.get("completion_tokens", 0)

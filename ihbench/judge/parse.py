@@ -1,33 +1,15 @@
-"""From a judge's text to a verdict: tolerant of fences and chatter, strict about content."""
+"""From a judge's text to a verdict: tolerant of fences and chatter (`ihbench.llm.extract_json`),
+strict about content."""
 from __future__ import annotations
 
-import json
 import re
-from typing import Any
+
+from ihbench.llm import InvalidAnswer, extract_json
 
 
-class InvalidJudgment(ValueError):
-    """The judge answered, but not with a usable verdict; the message is fed back when re-asking."""
-
-
-def extract_json(text: str) -> Any:
-    """The first JSON object in `text`: bare, inside ``` fences, or surrounded by prose."""
-    if text is None:
-        raise InvalidJudgment("empty answer")
-    stripped = text.strip()
-    fenced = re.search(r"```(?:json)?\s*(\{.*?\})\s*```", stripped, re.DOTALL)
-    candidates = [fenced.group(1)] if fenced else []
-    candidates.append(stripped)
-    decoder = json.JSONDecoder()
-    for candidate in candidates:
-        for start in [m.start() for m in re.finditer(r"\{", candidate)]:
-            try:
-                value, _ = decoder.raw_decode(candidate[start:])
-            except json.JSONDecodeError:
-                continue
-            if isinstance(value, dict):
-                return value
-    raise InvalidJudgment("no JSON object found in the answer")
+class InvalidJudgment(InvalidAnswer):
+    """A judge (or reviewer) answered, but not with a usable verdict: the name judge records and
+    review reports give an answer that stayed unusable after the re-ask."""
 
 
 # A deficiency that only says the loser is shorter / less detailed is a preference for length.

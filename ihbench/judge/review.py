@@ -3,8 +3,8 @@
 The lexical check in `ihbench.dataset.verify` catches an interruption that quotes words the user
 never heard; it cannot catch one that reacts to the unheard part in other words, a caller who
 knows workflow internals, a mislabelled type or a criterion that needs a fact nobody has. Those
-need a reader. The prompt is versioned and hashed like the judge prompts; answers go through the
-judges' tolerant parser, one re-ask, retries and cache.
+need a reader. The prompt is versioned and hashed like the judge prompts; answers go through
+`ihbench.llm.ask_structured` (tolerant parser, one re-ask, retries and cache) like the judges'.
 """
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from ihbench.dataset.sources import REVIEW_QUESTIONS, SourceConversation, SourceTurn
+from ihbench.loaders.failures import describe_failure, is_item_failure
 
-from .cache import JudgeCache, cache_key
-from .parse import InvalidJudgment, extract_json
+from ..llm import LLMCache, TextLLM, ask_structured, concurrently, extract_json
+from .parse import InvalidJudgment
 
 REVIEW_PROMPT_VERSION = "2026-11-23.1"
 
@@ -120,34 +121,33 @@ class PointReview:
         return [q for q, a in (self.answer or {}).items() if a["problem"]]
 
 
-async def review_conversations(conversations: Sequence[SourceConversation], backend, *, concurrency: int = 8,
-                               cache: Optional[JudgeCache] = None, progress: bool = True) -> list[PointReview]:
+async def review_conversations(conversations: Sequence[SourceConversation], backend: TextLLM, *,
+                               concurrency: int = 8, cache: Optional[LLMCache] = None,
+                               progress: bool = True) -> list[PointReview]:
     from tqdm.auto import tqdm
 
-    from .run import ask_judge
-
-    cache = cache or JudgeCache()
-    semaphore, counter = asyncio.Semaphore(concurrency), {"calls": 0}
+    cache = cache or LLMCache()
+    semaphore = asyncio.Semaphore(concurrency)
     points = [(c, t) for c in conversations for t in c.interrupted_turns]
 
     async def one(conversation, turn) -> PointReview:
-        messages = review_messages(conversation, turn)
-        key = cache_key(backend.describe(), review_prompt_hash(), "review", messages, 0)
-        answer = cache.get(key)
-        if answer is None:
-            async with semaphore:
-                try:
-                    answer, _ = await ask_judge(backend, messages, "point_review", REVIEW_SCHEMA, parse_review,
-                                                counter)
-                except Exception as error:  # a reviewer failure is reported as such, never as a pass
-                    return PointReview(conversation.conversation_id, turn.number, None,
-                                       f"{type(error).__name__}: {error}")
-            cache.put(key, answer)
-        return PointReview(conversation.conversation_id, turn.number, answer)
+        async with semaphore:
+            try:
+                answer = await ask_structured(backend, review_messages(conversation, turn), schema_name="point_review",
+                                              schema=REVIEW_SCHEMA, parse=parse_review, cache=cache,
+                                              prompt_hash=review_prompt_hash(), task="review",
+                                              invalid=InvalidJudgment)
+            except Exception as error:
+                if not is_item_failure(error):  # a bug: stops the review with its traceback
+                    raise
+                # a reviewer failure is reported as such, never as a pass
+                return PointReview(conversation.conversation_id, turn.number, None, describe_failure(error))
+        return PointReview(conversation.conversation_id, turn.number, answer.value)
 
     results = []
     with tqdm(total=len(points), unit="point", desc=f"reviewing with {backend.model}", disable=not progress) as bar:
-        for future in asyncio.as_completed([one(c, t) for c, t in points]):
-            results.append(await future)
-            bar.update(1)
+        async with concurrently(one(c, t) for c, t in points) as completed:
+            for future in completed:
+                results.append(await future)
+                bar.update(1)
     return sorted(results, key=lambda r: (r.conversation_id, r.turn))

@@ -1,8 +1,10 @@
 """`ihbench judge`: every response of a run judged on TF and RQ into judgments.jsonl.
 
-Judge failures (transport errors after retries, answers that stay invalid after one re-ask)
-are recorded as `judge_error`: counted and reported, never scored as a loss for the model, and
-retried by the next `ihbench judge` on the same file. The file stays append-only: a retry appends
+Judge failures (transport errors after retries, answers that stay invalid after one re-ask: the
+item failures of `ihbench.llm.ask_structured`) are recorded as `judge_error`: counted and
+reported, never scored as a loss for the model, and retried by the next `ihbench judge` on the
+same file. Anything else is a bug and stops the run with its traceback (the verdicts written so
+far stay valid). The file stays append-only: a retry appends
 a new record for the same (id, epoch, axis), and readers take the last one (`RunDir.judgments`). A
 model that produced no response is scored without a call: it loses TF and fails every RQ
 criterion, because silence is not a recovery.
@@ -19,11 +21,11 @@ from typing import Optional, Sequence
 from ihbench.dataset.errors import IHBenchError
 from ihbench.dataset.io import AppendLog
 from ihbench.dataset.schema import EvalItem
-from ihbench.loaders.retry import with_retries
+from ihbench.loaders.failures import describe_failure, is_item_failure
 
-from ..rundir import AXES, RunDir, judgment_key
+from ..llm import LLMCache, TextLLM, ask_structured, concurrently
+from ..rundir import AXES, RECORD_FORMAT, RunDir, judgment_key
 from ..runner import record_seed
-from .cache import JudgeCache, cache_key
 from .parse import InvalidJudgment, parse_rq, parse_tf
 from .prompts import PROMPT_VERSION, RQ_SCHEMA, TF_SCHEMA, prompt_hash, rq_messages, tf_messages
 
@@ -51,40 +53,10 @@ def tf_order(seed: int, item_id: str, epoch: int) -> bool:
     return random.Random(record_seed(seed, item_id, epoch) ^ 0x5EED).random() < 0.5
 
 
-async def ask_judge(backend, messages, schema_name, schema, parse, counter, *, reasks: int = 1) -> tuple[dict, int]:
-    """One judgment: transport retries, then up to `reasks` re-asks with the validation error if
-    invalid (bounded: a model that never answers usably is a failure, not a loop). Token counts
-    are added to `counter` (prompt_tokens, completion_tokens) when the backend reports them."""
-    calls = 0
-    conversation = list(messages)
-    for ask in range(reasks + 1):
-        async def call():
-            counter["calls"] += 1
-            with_usage = getattr(backend, "complete_with_usage", None)
-            if with_usage is None:
-                return await backend.complete(conversation, schema_name, schema)
-            text, usage = await with_usage(conversation, schema_name, schema)
-            for key, value in usage.items():
-                counter[key] = counter.get(key, 0) + value
-            return text
-
-        text, attempts = await with_retries(call)
-        calls += attempts
-        try:
-            return parse(text), calls
-        except InvalidJudgment as error:
-            if ask == reasks:
-                after = "a re-ask" if reasks == 1 else f"{reasks} re-asks"
-                raise InvalidJudgment(f"invalid after {after}: {error}") from None
-            conversation = conversation + [
-                {"role": "assistant", "content": text},
-                {"role": "user", "content": f"That answer could not be used: {error}. Answer again with JSON only."},
-            ]
-    raise AssertionError("unreachable")
-
-
-async def _judge_one(record: dict, item: EvalItem, axis: str, backend, cache: JudgeCache, seed: int, counter) -> dict:
-    base = {"id": record["id"], "epoch": record["epoch"], "axis": axis, "judge_model": backend.model,
+async def _judge_one(record: dict, item: EvalItem, axis: str, backend: TextLLM, cache: LLMCache, seed: int,
+                     counter: dict) -> dict:
+    base = {"format_version": RECORD_FORMAT, "item_hash": record.get("item_hash"), "id": record["id"],
+            "epoch": record["epoch"], "axis": axis, "judge_model": backend.model,
             "prompt_version": PROMPT_VERSION, "prompt_hash": prompt_hash()}
     started = time.perf_counter()
     response = record.get("response")
@@ -103,16 +75,19 @@ async def _judge_one(record: dict, item: EvalItem, axis: str, backend, cache: Ju
     else:
         messages, schema_name, schema = rq_messages(item, response), "rq_verdict", RQ_SCHEMA
         parse = lambda text: parse_rq(text, len(item.rubric.rq))  # noqa: E731
-    key = cache_key(backend.describe(), prompt_hash(), axis, messages, record["epoch"])
-    parsed, calls, cached = cache.get(key), 0, True
-    if parsed is None:
-        cached = False
-        try:
-            parsed, calls = await ask_judge(backend, messages, schema_name, schema, parse, counter)
-        except Exception as error:  # transport, invalid answers, a local judge's own failure: all judge_error
-            return {**base, "outcome": "judge_error", "error": f"{type(error).__name__}: {error}",
-                    "calls": getattr(error, "attempts", None), "latency_s": round(time.perf_counter() - started, 4)}
-        cache.put(key, parsed)
+    try:
+        answer = await ask_structured(backend, messages, schema_name=schema_name, schema=schema, parse=parse,
+                                      cache=cache, prompt_hash=prompt_hash(), task=axis, epoch=record["epoch"],
+                                      invalid=InvalidJudgment)
+    except Exception as error:
+        if not is_item_failure(error):  # a bug: stops the run with its traceback
+            raise
+        # transport after retries, an answer unusable after the re-ask, a local judge out of memory
+        counter["calls"] += error.usage["calls"]
+        return {**base, "outcome": "judge_error", "error": describe_failure(error),
+                "calls": getattr(error, "attempts", None), "latency_s": round(time.perf_counter() - started, 4)}
+    counter["calls"] += answer.calls
+    parsed, calls, cached = answer.value, answer.calls, answer.cached
     if axis == "tf":
         model_won = (parsed["winner"] == "A") == model_first
         verdict = {"verdict": "model" if model_won else "baseline", "order": "model_first" if model_first else
@@ -129,8 +104,8 @@ def _settled(record: dict) -> bool:
     return record["outcome"] == "judged" or record.get("retryable") is False
 
 
-async def judge_run(run_dir: Path, backend, *, axes: Sequence[str] = AXES, concurrency: int = 16,
-                    cache: Optional[JudgeCache] = None, out: Optional[Path] = None, seed: Optional[int] = None,
+async def judge_run(run_dir: Path, backend: TextLLM, *, axes: Sequence[str] = AXES, concurrency: int = 16,
+                    cache: Optional[LLMCache] = None, out: Optional[Path] = None, seed: Optional[int] = None,
                     progress: bool = True) -> JudgeSummary:
     started = time.perf_counter()
     unknown = sorted(set(axes) - set(AXES))
@@ -151,7 +126,7 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
                         cache, seed, progress, started) -> JudgeSummary:
     from tqdm.auto import tqdm
 
-    existing = run.judgments(path, repair=True)
+    existing = run.judgments(path, repair=True, responses=responses)
     other = {r["judge_model"] for r in existing} - {backend.model}
     if other:
         raise JudgeConfigError(f"{path} holds judgments by {', '.join(sorted(other))}; "
@@ -160,7 +135,7 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
     failed_before = {judgment_key(r) for r in existing if not _settled(r)}
     todo = [(r, axis) for r in responses for axis in axes if (r["id"], r["epoch"], axis) not in done]
     retried = sum((r["id"], r["epoch"], axis) in failed_before for r, axis in todo)
-    cache = cache or JudgeCache()
+    cache = cache or LLMCache()
     counter = {"calls": 0}
     semaphore = asyncio.Semaphore(concurrency)
     written = judged = errors = cached = 0
@@ -171,14 +146,15 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
 
     with AppendLog(path) as log, tqdm(total=len(todo), unit="judgment", desc=f"judging with {backend.model}",
                                       disable=not progress) as bar:
-        for future in asyncio.as_completed([bounded(r, a) for r, a in todo]):
-            result = await future
-            await asyncio.to_thread(log.append, result)  # the fsync must not stall calls in flight
-            written += 1
-            judged += result["outcome"] == "judged"
-            errors += result["outcome"] == "judge_error"
-            cached += bool(result.get("cached"))
-            bar.update(1)
+        async with concurrently(bounded(r, a) for r, a in todo) as completed:
+            for future in completed:
+                result = await future
+                await asyncio.to_thread(log.append, result)  # the fsync must not stall calls in flight
+                written += 1
+                judged += result["outcome"] == "judged"
+                errors += result["outcome"] == "judge_error"
+                cached += bool(result.get("cached"))
+                bar.update(1)
     return JudgeSummary(path=path, planned=len(responses) * len(axes), written=written,
                         skipped=len(responses) * len(axes) - len(todo), judged=judged, judge_errors=errors,
                         calls=counter["calls"], cached=cached, seconds=time.perf_counter() - started,

@@ -131,6 +131,7 @@ def cross_report(run_dirs: Sequence[Path], *, model_names: Optional[Sequence[str
     present = [m.key for m in METRICS if any(model["metrics"][m.key]["value"] is not None for model in models)]
     return {
         "kind": "cross_benchmark",
+        "format_version": 1,
         "sid_definition": sid_definition,
         "metrics": [{"key": m.key, "label": m.label, "benchmark": m.kind, "better": m.better} for m in METRICS],
         "models": models,

@@ -76,7 +76,7 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
     run = RunDir(run_dir)
     info, responses, items = run.load()
     files = run.judgment_files()
-    judgments = run.judgments(files[0]) if files else []
+    judgments = run.judgments(files[0], responses=responses) if files else []
     judged = {axis: [j for j in judgments if j["axis"] == axis and j["outcome"] == "judged"] for axis in ("tf", "rq")}
     summary = {
         "run": str(run_dir),
@@ -112,7 +112,8 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
                                      "converged": fit.converged}
     summary["diagnostics"] = _diagnostics(responses, items)
     if len(files) >= 2:
-        summary["inter_judge"] = inter_judge(run.judgments(files[0]), run.judgments(files[1]))
+        summary["inter_judge"] = inter_judge(run.judgments(files[0], responses=responses),
+                                             run.judgments(files[1], responses=responses))
         summary["inter_judge"]["files"] = [str(files[0]), str(files[1])]
     return summary
 
@@ -175,7 +176,7 @@ def modality_tost(audio_dir: Path, text_dir: Path, margin: float) -> dict:
 
 def summarize(run_dirs: Sequence[Path], *, tost_margin: float = 0.05, n_bootstrap: int = 1000, seed: int = 0) -> dict:
     runs = [summarize_run(Path(d), n_bootstrap=n_bootstrap, seed=seed) for d in run_dirs]
-    report = {"runs": runs, "modality_tost": [], "depth_slope_test": None, "mixed_data": None, "refused": []}
+    report = {"kind": "ihbench", "format_version": 1, "runs": runs, "modality_tost": [], "depth_slope_test": None, "mixed_data": None, "refused": []}
     datasets = sorted({(str(r["data"]), str(r["data_fingerprint"])) for r in runs})
     if len(datasets) > 1:
         report["mixed_data"] = ("these runs used different data (" + "; ".join(f"{d} @ {f[:6]}" for d, f in datasets)

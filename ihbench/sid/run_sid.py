@@ -64,6 +64,7 @@ def _write_run(run: RunDir, data, config, predictions, references, description, 
     plot_timing_histogram(errors, out / "timing_errors.png", tolerance=tolerance, title=f"{detector or 'predictions'} on {config}")
     summary = {
         "kind": "sid",  # so a cross-benchmark `ihbench report` knows the folder without guessing
+        "format_version": 1,
         "data": str(data), "config": config, "detector": description, "n_clips": len(references),
         "tolerance": tolerance, "scores": score_both(predictions, references, tolerance=tolerance),
         "model_calls": calls, "model_calls_per_clip": None if calls is None else calls / len(references),

@@ -228,7 +228,7 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
             result = agreement(analyses, judged, source=f"judge {getattr(judge, 'name', type(judge).__name__)}")
         duration = sum(a.duration for a in analyses)
         summary = {
-            "kind": "turns", "model_name": model_name, "recordings": len(analyses),
+            "kind": "turns", "format_version": 1, "model_name": model_name, "recordings": len(analyses),
             "timing": timing_summary([a.timing for a in analyses], seed=seed),
             "statistics": statistics(pool_totals([a.totals for a in analyses]), duration),
             "agreement": result,

@@ -1,20 +1,38 @@
-"""Where judge calls go: any OpenAI-compatible server, or a local transformers text model.
+"""Where a text-LLM call goes: any OpenAI-compatible server, or a local transformers causal LM.
 
-A backend makes one call and reports transport failures as `TransportError` (with the
-server's Retry-After when it sent one); retrying is `loaders.retry`'s job, the one policy the
-`openai` loader uses too.
+`TextLLM` is the contract judging, generation and review rely on. A backend makes one call and
+reports transport failures as `TransportError` (with the server's Retry-After when it sent one);
+retrying is `ihbench.loaders.retry`'s job, the one policy the `openai` model loader uses too, and
+caching and re-asking are `ask_structured`'s.
 """
 from __future__ import annotations
 
 import asyncio
-from typing import Optional
+from typing import Optional, Protocol
 
-from ihbench.loaders.retry import TransportError, transport_error  # noqa: F401  (TransportError: re-exported)
+from ihbench.loaders.retry import TransportError, transport_error
 
-__all__ = ["OpenAIJudgeBackend", "TransformersJudgeBackend", "TransportError"]
+__all__ = ["OpenAICompatibleLLM", "TextLLM", "TransformersLLM", "TransportError"]
 
 
-class OpenAIJudgeBackend:
+class TextLLM(Protocol):
+    model: str  # the name judgments and provenance record
+
+    async def complete(self, messages: list[dict], schema_name: str, schema: dict) -> tuple[str, dict]:
+        """The answer's text and the token counts the backend reported (`prompt_tokens`,
+        `completion_tokens`; empty when it reported none). `schema` is the JSON schema the answer
+        should follow, used where the backend can enforce it."""
+        ...
+
+    def describe(self) -> dict:
+        """The backend's full identity, part of every cache key: everything that can change an answer."""
+        ...
+
+    async def close(self) -> None:
+        ...
+
+
+class OpenAICompatibleLLM:
     """Chat completions with a JSON schema response format where the server supports it."""
 
     def __init__(self, model: str, *, base_url: Optional[str] = None, api_key_env: str = "OPENAI_API_KEY",
@@ -30,11 +48,7 @@ class OpenAIJudgeBackend:
         self.client = AsyncOpenAI(base_url=base_url, api_key=os.environ.get(api_key_env) or "EMPTY",
                                   timeout=timeout, max_retries=0)
 
-    async def complete(self, messages: list[dict], schema_name: str, schema: dict) -> str:
-        return (await self.complete_with_usage(messages, schema_name, schema))[0]
-
-    async def complete_with_usage(self, messages: list[dict], schema_name: str, schema: dict) -> tuple[str, dict]:
-        """The answer and the server's token counts (empty when it sent none): what a cost estimate needs."""
+    async def complete(self, messages: list[dict], schema_name: str, schema: dict) -> tuple[str, dict]:
         import openai
 
         extra = {}
@@ -52,7 +66,9 @@ class OpenAIJudgeBackend:
         usage = getattr(completion, "usage", None)
         counts = {key: getattr(usage, key) for key in ("prompt_tokens", "completion_tokens")
                   if isinstance(getattr(usage, key, None), int)}
-        return completion.choices[0].message.content or "", counts
+        # a server that sent no choice answered with nothing: an unusable answer, re-asked like one
+        text = completion.choices[0].message.content if completion.choices else None
+        return text or "", counts
 
     def describe(self) -> dict:
         return {"backend": "openai", "model": self.model, "base_url": self.base_url, "structured": self.structured,
@@ -62,8 +78,8 @@ class OpenAIJudgeBackend:
         await self.client.close()
 
 
-class TransformersJudgeBackend:
-    """A local causal LM as judge, for fully local judging; calls run one at a time in a thread."""
+class TransformersLLM:
+    """A local causal LM, for fully local judging or generation; calls run one at a time in a thread."""
 
     def __init__(self, model_path: str, *, max_new_tokens: int = 512, device: str = "auto"):
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -91,10 +107,7 @@ class TransformersJudgeBackend:
         text = self.tokenizer.decode(output[0, prompt_tokens:], skip_special_tokens=True)
         return text, {"prompt_tokens": int(prompt_tokens), "completion_tokens": int(output.shape[1] - prompt_tokens)}
 
-    async def complete(self, messages: list[dict], schema_name: str, schema: dict) -> str:
-        return (await self.complete_with_usage(messages, schema_name, schema))[0]
-
-    async def complete_with_usage(self, messages: list[dict], schema_name: str, schema: dict) -> tuple[str, dict]:
+    async def complete(self, messages: list[dict], schema_name: str, schema: dict) -> tuple[str, dict]:
         async with self._lock:
             return await asyncio.to_thread(self._generate, messages)
 

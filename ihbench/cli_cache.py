@@ -1,0 +1,53 @@
+"""`ihbench cache info|prune`: the LLM answer cache shared by judge, verify --judge-model and generate.
+
+Waiting for `ihbench/cli/` (one module per command): this file has that shape (`add_parser(add)`,
+`main(args)`) and moves there as `ihbench/cli/cache.py` once the package exists.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_parser(add) -> argparse.ArgumentParser:
+    """`add(name, **kw)`: the CLI's subcommand factory (it adds the common options such as --quiet)."""
+    cache = add("cache", help="show or prune the cache of LLM answers (judge, verify --judge-model, generate)")
+    cache.add_argument("action", choices=("info", "prune"),
+                       help="info: entries, size and last use; prune: remove entries (--older-than, --max-entries)")
+    cache.add_argument("--cache", type=Path, help="sqlite cache (default ~/.cache/ihbench/judge_cache.sqlite, "
+                       "or $IHBENCH_CACHE/judge_cache.sqlite)")
+    cache.add_argument("--older-than", type=float, metavar="DAYS",
+                       help="prune: remove entries not used for more than DAYS days")
+    cache.add_argument("--max-entries", type=int, metavar="N",
+                       help="prune: then keep only the N most recently used entries")
+    cache.set_defaults(func=main)
+    return cache
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "kB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1000
+    raise AssertionError("unreachable")
+
+
+def _summary(info: dict) -> str:
+    if not info["exists"]:
+        return f"{info['path']}: no cache yet"
+    used = f"; last used {info['oldest_use']} .. {info['newest_use']}" if info["entries"] else ""
+    return f"{info['path']}: {info['entries']} answer(s), {_size(info['bytes'])} on disk{used}"
+
+
+def main(args: argparse.Namespace) -> int:
+    from ihbench.dataset.errors import UsageError
+    from ihbench.llm import cache_info, prune_cache
+
+    if args.action == "info":
+        if args.older_than is not None or args.max_entries is not None:
+            raise UsageError("--older-than and --max-entries are options of `ihbench cache prune`")
+        print(_summary(cache_info(args.cache)))
+        return 0
+    removed = prune_cache(args.cache, older_than_days=args.older_than, max_entries=args.max_entries)
+    print(f"{removed} answer(s) removed; {_summary(cache_info(args.cache))}")
+    return 0

@@ -1,0 +1,130 @@
+"""LLM answers cached in sqlite: asking the same question again costs no call.
+
+The key hashes only what changes an answer: the backend's full identity (`describe()`: model
+name, server URL, temperature, structured-output mode; two servers that both call their model
+"default" are different LLMs), the prompt hash, the task (a judge axis, "review",
+"generate/<agent>"), the exact messages and the epoch. Judging, review and generation share one
+file, `judge_cache.sqlite` under `$IHBENCH_CACHE` (default `~/.cache/ihbench`), whose name and
+table are kept from the judge-only days so existing caches keep their hits.
+
+Each entry records when it was last used (`used`, seconds since the epoch), so `prune_cache`
+can drop what nobody asked for lately; entries from before that column existed count as used
+when this version first opened the file.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from ihbench.dataset.errors import UsageError
+from ihbench.dataset.io import cache_root
+
+__all__ = ["LLMCache", "cache_info", "cache_key", "default_cache_path", "prune_cache"]
+
+_TABLE = "judgments"  # the on-disk name since the cache served judges only
+
+
+def default_cache_path() -> Path:
+    return cache_root() / "judge_cache.sqlite"
+
+
+def cache_key(llm: dict, prompt_hash: str, task: str, messages: list[dict], epoch: int) -> str:
+    """`llm`: the backend's `describe()`."""
+    payload = json.dumps([llm, prompt_hash, task, messages, epoch], ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class LLMCache:
+    def __init__(self, path: Optional[Path] = None, *, clock: Callable[[], float] = time.time):
+        self.path = Path(path) if path else default_cache_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._clock = clock
+        self._db = sqlite3.connect(self.path)
+        # WAL + NORMAL: a commit does not wait for the disk. A crash can lose the last few cached
+        # answers (judge verdicts are also in judgments.jsonl, fsynced), never corrupt the cache.
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(f"CREATE TABLE IF NOT EXISTS {_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL, used REAL)")
+        columns = {row[1] for row in self._db.execute(f"PRAGMA table_info({_TABLE})")}
+        if "used" not in columns:  # a cache written before last use was recorded
+            self._db.execute(f"ALTER TABLE {_TABLE} ADD COLUMN used REAL")
+            self._db.execute(f"UPDATE {_TABLE} SET used = ?", (self._clock(),))
+        self._db.commit()
+
+    def get(self, key: str) -> Optional[Any]:
+        row = self._db.execute(f"SELECT value FROM {_TABLE} WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        self._db.execute(f"UPDATE {_TABLE} SET used = ? WHERE key = ?", (self._clock(), key))
+        self._db.commit()
+        return json.loads(row[0])
+
+    def put(self, key: str, value: Any) -> None:
+        self._db.execute(f"INSERT OR REPLACE INTO {_TABLE} (key, value, used) VALUES (?, ?, ?)",
+                         (key, json.dumps(value), self._clock()))
+        self._db.commit()
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def _size_on_disk(path: Path) -> int:
+    return sum(p.stat().st_size for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if p.exists())
+
+
+def _when(seconds: Optional[float]) -> Optional[str]:
+    if seconds is None:
+        return None
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="seconds")
+
+
+def cache_info(path: Optional[Path] = None) -> dict:
+    """Entries, bytes on disk (the database and its WAL files) and the oldest and newest last use
+    (ISO 8601, UTC). A missing file is an empty cache; it is not created."""
+    path = Path(path) if path else default_cache_path()
+    if not path.exists():
+        return {"path": str(path), "exists": False, "entries": 0, "bytes": 0, "oldest_use": None, "newest_use": None}
+    cache = LLMCache(path)
+    try:
+        entries, oldest, newest = cache._db.execute(f"SELECT COUNT(*), MIN(used), MAX(used) FROM {_TABLE}").fetchone()
+    finally:
+        cache.close()
+    return {"path": str(path), "exists": True, "entries": entries, "bytes": _size_on_disk(path),
+            "oldest_use": _when(oldest), "newest_use": _when(newest)}
+
+
+def prune_cache(path: Optional[Path] = None, *, older_than_days: Optional[float] = None,
+                max_entries: Optional[int] = None, clock: Callable[[], float] = time.time) -> int:
+    """Removes the entries not used for `older_than_days`, then the least recently used beyond
+    `max_entries`; returns how many were removed. The file shrinks on disk (VACUUM) when any was."""
+    if older_than_days is None and max_entries is None:
+        raise UsageError("prune needs --older-than DAYS and/or --max-entries N")
+    if older_than_days is not None and older_than_days < 0:
+        raise UsageError(f"--older-than: must be >= 0 days, got {older_than_days}")
+    if max_entries is not None and max_entries < 0:
+        raise UsageError(f"--max-entries: must be >= 0, got {max_entries}")
+    path = Path(path) if path else default_cache_path()
+    if not path.exists():
+        return 0
+    cache = LLMCache(path, clock=clock)
+    db = cache._db
+    try:
+        removed = 0
+        if older_than_days is not None:
+            removed += db.execute(f"DELETE FROM {_TABLE} WHERE used < ?",
+                                  (clock() - older_than_days * 86400,)).rowcount
+        if max_entries is not None:
+            removed += db.execute(f"DELETE FROM {_TABLE} WHERE key NOT IN (SELECT key FROM {_TABLE} "
+                                  "ORDER BY used DESC, rowid DESC LIMIT ?)", (max_entries,)).rowcount
+        db.commit()
+        if removed:
+            db.execute("VACUUM")
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        cache.close()
+    return removed
