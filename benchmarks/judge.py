@@ -38,7 +38,7 @@ def make_run(data: Path, root: Path) -> Path:
     """A run directory with CALLS / 2 distinct responses, each judged on TF and RQ."""
     from ihbench.dataset import load_items
 
-    from ihbench.jsonl import AppendLog, write_json_atomic
+    from ihbench.dataset.io import AppendLog, write_json_atomic
 
     items = load_items(data)
     out = root / "run"

@@ -52,8 +52,8 @@ def synthesize(folder: Path, count: int, seed: int = 16) -> dict[str, dict]:
     from ihbench.dataset.sources import source_files
     from turns_synth import AI_VOICE, SyntheticCall, render, trim
 
-    from ihbench.turns.floor import floor_labels
-    from ihbench.turns.ipus import merge_ipus
+    from ihbench.dataset.floor import floor_labels
+    from ihbench.dataset.ipus import merge_ipus
 
     rng = np.random.default_rng(seed)
     truth = {}

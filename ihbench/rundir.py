@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
 from ihbench.dataset.errors import IHBenchError
-from ihbench.dataset.locks import exclusive, lock_file_for
+from ihbench.dataset.io import exclusive, lock_file_for, read_records, write_json_atomic
 
-from .jsonl import read_records, write_json_atomic
 from .records import JudgmentRecord, ResponseRecord, problem
 
 log = logging.getLogger("ihbench")

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from ihbench.dataset.errors import IHBenchError
+from ihbench.dataset.io import AppendLog
 from ihbench.dataset.schema import EvalItem, canonical_interruption_type
 
-from .jsonl import AppendLog
 from .records import RECORD_FORMAT, ResponseRecord
 from .rundir import RunDir, is_stale
 from .seeds import record_seed

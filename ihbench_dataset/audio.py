@@ -13,8 +13,8 @@ from typing import Union
 
 import numpy as np
 
+from .audio_format import SAMPLING_RATE
 from .errors import IHBenchError
-from .schema import SAMPLING_RATE
 
 AudioSource = Union[bytes, str, os.PathLike]
 

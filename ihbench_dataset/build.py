@@ -28,7 +28,7 @@ from .audio import encode_flac, load_recording
 from .config_cache import ConfigCache
 from .content_names import name_by_content
 from .errors import IHBenchError
-from .locks import exclusive, lock_file_for
+from .io import exclusive, lock_file_for, remove_stale_staging, staging_folder, temporary_sibling
 from .parts import Builder, conversations_inputs, duplex_builder, ihbench_builder, sid_builder, sources_fingerprint
 from .sources import ASSISTANT_VOICE, SourceConversation
 from .tts import RenderCache, get_engine
@@ -100,7 +100,7 @@ def _build_locked(out: Path, sources, *, cache_dir, progress: bool, sid: bool, s
     from .verify import verify_paths
 
     _refuse_foreign_directory(out)
-    _remove_stale_work(out)
+    remove_stale_staging(out)  # working folders of killed builds: hundreds of MB each
     report = verify_paths(sources)
     if not report.ok:
         listed = "\n".join(f"  {p}" for p in report.problems[:30])
@@ -120,10 +120,7 @@ def _build_locked(out: Path, sources, *, cache_dir, progress: bool, sid: bool, s
         builders.append(duplex_builder(conversations, audio, inputs, cache, progress=progress))
     configs = ConfigCache(cache.directory / "configs")
 
-    tmp = out.parent / f".{out.name}.building-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    try:
+    with staging_folder(out) as tmp:
         with _arrow_memory_pool():
             statistics, reused = _write(tmp, conversations, builders, configs if reuse else None,
                                         progress=progress, timings=timings)
@@ -131,10 +128,6 @@ def _build_locked(out: Path, sources, *, cache_dir, progress: bool, sid: bool, s
         if kept:
             notes.append(f"kept what this build does not make: {', '.join(kept)}")
         _write_info(tmp, conversations, statistics, cache, notes, kept)
-        _replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return BuildResult(out=out, statistics=statistics, notes=notes, renders=cache.misses, cache_hits=cache.hits,
                        reused=reused, timings=timings)
 
@@ -229,7 +222,7 @@ def _write(root: Path, conversations: list[SourceConversation], builders: list[B
 
 def _write_parquet(data, folder: Path) -> Path:
     """Named by its bytes (see `content_names.py`)."""
-    staging = folder / f".{SPLIT}.parquet.partial"
+    staging = temporary_sibling(folder / f"{SPLIT}.parquet")
     data.to_parquet(str(staging))
     return name_by_content(staging, SPLIT)
 
@@ -288,33 +281,3 @@ def _carry_over(out: Path, tmp: Path) -> list[str]:
         card.data.configs = list(card.data.get("configs") or []) + [entries[c] for c in configs if c in entries]
         card.save(tmp / "README.md")
     return kept
-
-
-def _remove_stale_work(out: Path) -> None:
-    """Working folders of builds that were killed (their process is gone): hundreds of MB each."""
-    for leftover in out.parent.glob(f".{out.name}.building-*"):
-        pid = leftover.name.rsplit("-", 1)[-1]
-        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
-            shutil.rmtree(leftover, ignore_errors=True)
-    for leftover in out.parent.glob(f".{out.name}.old-*"):
-        pid = leftover.name.rsplit("-", 1)[-1]
-        if pid.isdigit() and not _alive(int(pid)):
-            shutil.rmtree(leftover, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _replace(tmp: Path, out: Path) -> None:
-    old = out.parent / f".{out.name}.old-{os.getpid()}"
-    if out.exists():
-        os.replace(out, old)
-    os.replace(tmp, out)
-    shutil.rmtree(old, ignore_errors=True)

@@ -3,8 +3,8 @@
 Turning a few hundred MB of audio into Arrow rows and Parquet again on every rebuild cost more
 than the rest of a cached rebuild together (`benchmarks/build.py`). A builder whose inputs, code
 and writer versions are all unchanged would write the same bytes, so the build links (or copies)
-the files it wrote last time instead. The key covers the source of this package, so editing the
-code that makes a row can never hand back a stale file.
+the files it wrote last time instead. The key covers the source of the whole data layer, so editing
+the code that makes a row can never hand back a stale file.
 """
 from __future__ import annotations
 
@@ -16,30 +16,28 @@ import time
 from pathlib import Path
 from typing import Iterable, Optional, Union
 
+from .io import staging_folder
+
 #: entries kept per builder: the current inputs and the previous ones, so switching between two
 #: source sets (a branch and main) stays fast without the cache growing by ~0.7 GB per edit
 KEEP = 2
 MANIFEST = "manifest.json"
 
 
-def code_digest(paths: Iterable[Union[str, Path]]) -> str:
+def source_digest() -> str:
+    """The source of every module of the data layer (this package, found by walking it, so a new
+    module is covered without anyone listing it): what a build's rows and mixes follow from."""
     digest = hashlib.sha256()
-    for path in sorted(str(p) for p in paths):
+    for path in sorted(str(p) for p in Path(__file__).parent.rglob("*.py")):
         digest.update(Path(path).read_bytes())
     return digest.hexdigest()
 
 
 def builder_code() -> str:
-    """Every module of this package plus the floor rules the duplex labels come from, and the
-    versions of the libraries that encode the Parquet bytes."""
+    """The data layer's source and the versions of the libraries that encode the Parquet bytes."""
     from importlib.metadata import version
 
-    import ihbench.turns.floor as floor
-    import ihbench.turns.ipus as ipus
-
-    package = Path(__file__).parent
-    modules = [*package.rglob("*.py"), floor.__file__, ipus.__file__]
-    return code_digest(modules) + f"/pyarrow {version('pyarrow')}/datasets {version('datasets')}"
+    return source_digest() + f"/pyarrow {version('pyarrow')}/datasets {version('datasets')}"
 
 
 class ConfigCache:
@@ -79,21 +77,16 @@ class ConfigCache:
     def put(self, builder: str, key: str, files: dict[str, Path], statistics: dict) -> None:
         """Best effort: a full disk or a read-only cache costs the next rebuild time, never this build."""
         entry = self.directory / builder / key
-        work = entry.with_name(f".{key}.{os.getpid()}")
         try:
-            shutil.rmtree(work, ignore_errors=True)
-            work.mkdir(parents=True)
-            for config, path in files.items():
-                (work / config).mkdir()
-                place(path, work / config / path.name)
-            manifest = {"files": {config: (path.name, path.stat().st_size) for config, path in files.items()},
-                        "statistics": statistics}
-            (work / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
-            shutil.rmtree(entry, ignore_errors=True)
-            os.replace(work, entry)
+            with staging_folder(entry) as work:
+                for config, path in files.items():
+                    (work / config).mkdir()
+                    place(path, work / config / path.name)
+                manifest = {"files": {config: (path.name, path.stat().st_size) for config, path in files.items()},
+                            "statistics": statistics}
+                (work / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
             _mark_used(entry)
         except OSError:
-            shutil.rmtree(work, ignore_errors=True)
             return
         self._prune(builder)
 

@@ -20,20 +20,17 @@ scored against what was actually placed:
 Ground truth is computed from what was placed, not estimated from the mix: on each clip, speech is
 the 10 ms frames within 35 dB of the clip's loudest frame, silences up to 200 ms staying inside
 an IPU (the paper's IPU rule); both channels' intervals (fillers as user backchannels) go through
-`ihbench.turns.floor.floor_labels`, the one floor-state machine, which `ihbench turns` runs on audio.
-That import points up a layer (data -> orchestration); floor.py is pure Python with no imports of
-its own, and one implementation of the labels beats a copy.
+`floor.floor_labels`, the one floor-state machine, which `ihbench turns` runs on audio.
 
 A mixed recording and its labels are cached next to the renders, keyed by the clips' bytes, the
-texts, the timing, the seed and the source of this module, floor.py and ipus.py (a code change can
-never serve a stale mix), so a cached rebuild neither decodes nor re-encodes audio.
+texts, the timing, the seed and the source of this package (a code change can never serve a stale
+mix), so a cached rebuild neither decodes nor re-encodes audio.
 """
 from __future__ import annotations
 
 import hashlib
 import io
 import json
-import os
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -42,8 +39,13 @@ from typing import Callable, Optional
 import numpy as np
 
 from .audio import encode_flac
+from .audio_format import SAMPLING_RATE
+from .config_cache import source_digest
 from .errors import IHBenchError
-from .schema import SAMPLING_RATE, item_id
+from .floor import floor_labels
+from .io import write_atomic
+from .ipus import MIN_SILENCE_S, merge_ipus
+from .schema import item_id
 from .sources import ASSISTANT_VOICE, SourceConversation, SourceTurn
 
 DUPLEX_CONFIG = "duplex"
@@ -134,9 +136,7 @@ def plan(conversation: SourceConversation) -> list[TurnPlan]:
 
 def speech_spans(samples: np.ndarray) -> list[tuple[int, int]]:
     """IPUs of one clean render, in samples: runs of loud 10 ms frames joined by the 200 ms rule
-    (`ihbench.turns.ipus.merge_ipus`, the rule `ihbench turns` applies to voice activity)."""
-    from ihbench.turns.ipus import MIN_SILENCE_S, merge_ipus
-
+    (`ipus.merge_ipus`, the rule `ihbench turns` applies to voice activity)."""
     count = len(samples) // FRAME
     if count == 0:
         return []
@@ -210,8 +210,6 @@ def _intervals(spans) -> list[dict]:
 def layout(conversation: SourceConversation, plans: list[TurnPlan], clip: Callable[[str, SourceTurn, str], _Clip],
            timing: Timing = TIMING, seed: int = SEED) -> tuple[np.ndarray, dict]:
     """The stereo samples and the row's ground-truth fields (everything but the audio)."""
-    from ihbench.turns.floor import floor_labels
-
     digest = hashlib.sha256(conversation.conversation_id.encode()).digest()
     rng = np.random.default_rng([seed, int.from_bytes(digest[:8], "big")])
     line, interruptions = _Timeline(), []
@@ -278,23 +276,13 @@ def _interrupt(line: _Timeline, start: int, spoken: _Clip, user: _Clip, p: TurnP
             "overlap_start": overlap[0], "overlap_end": overlap[1]}, max(assistant_end, user_end)
 
 
-def _code_digest() -> str:
-    """The source of this module and of the two it takes rules from: what turns the same clips
-    into a different row."""
-    import ihbench.turns.floor as floor
-    import ihbench.turns.ipus as ipus
-
-    from .config_cache import code_digest
-
-    return code_digest([__file__, floor.__file__, ipus.__file__])
-
 
 class DuplexCache:
     """Mixed recordings (FLAC) and their ground truth (JSON), next to the TTS renders."""
 
     def __init__(self, directory: Path):
         self.directory = Path(directory)
-        self.code = _code_digest()
+        self.code = source_digest()
         self.hits = self.misses = 0
 
     def key(self, conversation_id: str, plans: list[TurnPlan], clips: list[bytes], timing: Timing, seed: int) -> str:
@@ -317,11 +305,8 @@ class DuplexCache:
         return audio.read_bytes(), json.loads(truth.read_text(encoding="utf-8"))
 
     def put(self, key: str, audio: bytes, truth: dict) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        for suffix, data in ((".flac", audio), (".json", json.dumps(truth).encode("utf-8"))):
-            tmp = self.directory / f"{key}{suffix}.tmp{os.getpid()}"
-            tmp.write_bytes(data)
-            os.replace(tmp, self.directory / f"{key}{suffix}")  # the JSON last: get() needs both
+        write_atomic(self.directory / f"{key}.flac", audio)
+        write_atomic(self.directory / f"{key}.json", json.dumps(truth))  # the JSON last: get() needs both
 
 
 def duplex_rows(conversations: list[SourceConversation], audio: dict, cache, *, progress: bool = True,

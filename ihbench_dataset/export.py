@@ -1,13 +1,12 @@
 """Export one conversation as readable text plus WAV files, to listen to what a model hears."""
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 from typing import Optional, Union
 
 from .audio import encode_wav
 from .errors import UnknownNameError
+from .io import staging_folder
 from .schema import EvalItem
 from .wide import WideConversation
 
@@ -21,12 +20,8 @@ def export_conversation(
 
     Written to a temporary folder and renamed, so an interrupted export leaves nothing partial.
     """
-    out = Path(out)
-    target = out / conversation.conversation_id.replace("/", "_")
-    tmp = out / f".{target.name}.partial-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    try:
+    target = Path(out) / conversation.conversation_id.replace("/", "_")
+    with staging_folder(target) as tmp:
         by_turn = {item.turn: item for item in items if item.conversation_id == conversation.conversation_id}
         lines = [f"# {conversation.conversation_id}", "", f"- domain: {conversation.domain}",
                  f"- goal: {conversation.goal}", f"- interruption points: {len(by_turn)}", "",
@@ -55,12 +50,6 @@ def export_conversation(
                     lines.append(f"- Baseline response: {item.baseline}")
             lines.append("")
         (tmp / "conversation.md").write_text("\n".join(lines), encoding="utf-8")
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return target
 
 

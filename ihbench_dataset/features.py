@@ -28,7 +28,7 @@ def _bools():
 def _audio():
     from datasets import Audio
 
-    from .schema import SAMPLING_RATE
+    from .audio_format import SAMPLING_RATE
 
     return Audio(sampling_rate=SAMPLING_RATE)
 
@@ -131,7 +131,7 @@ def duplex_features():
     """One two-channel recording per conversation and its ground truth (see `duplex.py`)."""
     from datasets import Audio, Features, List, Value
 
-    from .schema import SAMPLING_RATE
+    from .audio_format import SAMPLING_RATE
 
     seconds = Value("float64")
     return Features({

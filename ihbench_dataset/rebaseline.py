@@ -8,14 +8,13 @@ baselines came from.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Mapping
 
 from .content_names import name_by_content
 from .errors import UsageError
-from .locks import exclusive, lock_file_for
+from .io import exclusive, lock_file_for, staging_folder, temporary_sibling
 
 BASELINE_CONFIG, INTERRUPTIONS_CONFIG = "baseline", "interruptions"
 
@@ -31,7 +30,7 @@ def _rewrite(parquet: Path, columns: Mapping[str, list], card: Path) -> None:
         index = table.schema.get_field_index(name)
         field = table.schema.field(index)
         table = table.set_column(index, field, pa.array(values, type=field.type))
-    staging = parquet.with_name(f".{parquet.name}.partial")
+    staging = temporary_sibling(parquet)
     pq.write_table(table, staging)  # schema metadata (the datasets features) travels with the table
     parquet.unlink()
     renamed = name_by_content(staging, parquet.name.split("-")[0].split(".")[0])
@@ -50,9 +49,8 @@ def replace_baselines(data_dir, out_dir, responses: Mapping[str, str], provenanc
     if not baseline_files:
         raise UsageError(f"{data}: no {BASELINE_CONFIG} config; expected a folder written by `ihbench build`")
     with exclusive(lock_file_for(out), f"dataset directory {out}"):
-        work = out.parent / f".{out.name}.building-{os.getpid()}"
-        shutil.copytree(data, work, ignore=shutil.ignore_patterns(".*"))
-        try:
+        with staging_folder(out) as work:
+            shutil.copytree(data, work, ignore=shutil.ignore_patterns(".*"), dirs_exist_ok=True)
             wanted = set()
             for parquet in sorted((work / BASELINE_CONFIG).glob("*.parquet")):
                 rows = pq.read_table(parquet).to_pylist()
@@ -82,8 +80,4 @@ def replace_baselines(data_dir, out_dir, responses: Mapping[str, str], provenanc
             info = json.loads(info_path.read_text(encoding="utf-8"))
             info["baselines"] = provenance
             info_path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-            os.replace(work, out)
-        except BaseException:
-            shutil.rmtree(work, ignore_errors=True)
-            raise
     return out

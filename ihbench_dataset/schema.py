@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal, Optional
 
+from .audio_format import SAMPLING_RATE
 from .errors import UsageError
 
 INTERRUPTION_TYPES: tuple[str, ...] = (
@@ -33,7 +34,6 @@ _ALIASES = {
     "corrections": "correction",
 }
 
-SAMPLING_RATE = 16_000
 DEPTH_BINS: tuple[tuple[int, int], ...] = ((0, 4), (5, 9), (10, 14), (15, 19))
 
 

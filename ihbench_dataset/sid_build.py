@@ -15,8 +15,8 @@ from typing import Optional
 import numpy as np
 
 from .audio import encode_flac
+from .audio_format import SAMPLING_RATE
 from .errors import IHBenchError
-from .schema import SAMPLING_RATE
 from .sources import USER_VOICES
 
 SID_SOURCES = Path(__file__).parent / "sources" / "sid" / "utterances.json"

@@ -112,7 +112,7 @@ def test_a_failed_build_leaves_the_previous_build_untouched(built, tmp_path, tts
     with pytest.raises(BuildError, match=r"broken\.json.*placeholder"):
         build(out, [broken], cache_dir=tts_cache, progress=False, sid=False)
     assert _digest(out) == before
-    # no working folder left; only the lock file (kept on purpose: see ihbench.dataset.locks)
+    # no working folder left; only the lock file (kept on purpose: see ihbench.dataset.io.locks)
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == [".dataset.lock"]
 
 

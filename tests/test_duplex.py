@@ -19,7 +19,7 @@ from ihbench.dataset.duplex import DuplexError, _clip, continuation
 from ihbench.dataset.load import load_conversations
 from ihbench.dataset.schema import SAMPLING_RATE
 
-from ihbench.turns.floor import floor_labels
+from ihbench.dataset.floor import floor_labels
 
 pytestmark = pytest.mark.slow
 SPEAKING = 0.01  # RMS: the renders speak at 0.05-0.3; the silence between clips is digital zero

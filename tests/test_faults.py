@@ -11,7 +11,7 @@ import pytest
 from official_layout import write_official_layout
 from openai_test_server import OpenAITestServer
 
-from ihbench.jsonl import read_records
+from ihbench.dataset.io import read_records
 from ihbench.runner import RunConfigError, RunSpec, run
 
 CLI = [sys.executable, "-m", "ihbench.cli"]

@@ -9,7 +9,7 @@ from ihbench.loaders.retry import with_retries
 from judging import FixedJudge, ScriptedJudge
 from openai_test_server import OpenAITestServer
 
-from ihbench.jsonl import read_records
+from ihbench.dataset.io import read_records
 from ihbench.judge import PROMPT_VERSION, InvalidJudgment, judge_run, parse_rq, parse_tf, prompt_hash, tf_order
 from ihbench.llm import InvalidAnswer, LLMCache, OpenAICompatibleLLM, TransportError, extract_json
 from ihbench.rundir import read_judgments

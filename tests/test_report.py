@@ -7,7 +7,7 @@ import sys
 import pytest
 from metric_modules import load
 
-from ihbench.jsonl import read_records
+from ihbench.dataset.io import read_records
 from ihbench.report.diagnostics import acknowledges, continues_remainder, redelivery_ratio
 
 

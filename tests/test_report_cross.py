@@ -17,7 +17,7 @@ from metric_modules import load
 from scipy import stats as scipy_stats
 
 from ihbench.cli import main
-from ihbench.jsonl import read_records
+from ihbench.dataset.io import read_records
 from ihbench.judge import PROMPT_VERSION, prompt_hash
 
 SR = 16_000

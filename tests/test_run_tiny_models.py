@@ -9,7 +9,7 @@ import pytest
 from ihbench.loaders.tiny import AUDIO_FAMILIES, loader_name
 
 from ihbench.cli import main
-from ihbench.jsonl import read_records
+from ihbench.dataset.io import read_records
 
 pytestmark = pytest.mark.slow
 

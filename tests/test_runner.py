@@ -16,7 +16,7 @@ from ihbench.loaders import ModelNotFoundError, resolve_model_path
 from official_layout import write_official_layout
 from openai_test_server import OpenAITestServer, Reply
 
-from ihbench.jsonl import read_records
+from ihbench.dataset.io import read_records
 from ihbench.protocol import build_model_input
 from ihbench.runner import RunConfigError, RunSpec, run
 from ihbench.seeds import record_seed

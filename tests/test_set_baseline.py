@@ -6,7 +6,7 @@ import sys
 from ihbench.dataset import load_items
 from openai_test_server import OpenAITestServer
 
-from ihbench.jsonl import read_records
+from ihbench.dataset.io import read_records
 from ihbench.runner import RunSpec, run
 
 

@@ -1,5 +1,5 @@
 """The floor-state machine on hand-made intervals (40 ms chunks, first chunk ends at 0.24 s)."""
-from ihbench.turns.floor import chunk_end_times, floor_labels
+from ihbench.dataset.floor import chunk_end_times, floor_labels
 
 
 def test_chunk_end_times():

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Optional
 
 from ihbench.dataset.errors import UsageError
+from ihbench.dataset.io import write_json_atomic
 
 from . import agents as a
-from .source import write_json_atomic
 from .usage import Usage
 from .workflow import merge
 

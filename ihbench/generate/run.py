@@ -24,18 +24,17 @@ from pathlib import Path
 from typing import Optional
 
 from ihbench.dataset.errors import UsageError
-from ihbench.dataset.locks import exclusive
+from ihbench.dataset.io import AppendLog, exclusive, read_records, write_json_atomic
 from ihbench.dataset.sources import DOMAINS, SourceError, load_conversation
 from ihbench.dataset.verify import check_conversation
 
-from ..jsonl import AppendLog, read_records
 from ..llm import LLMCache, TextLLM
 from ..seeds import record_seed
 from . import agents as a
 from .prerequisites import prepare, slugify
 from .prompts import PROMPT_VERSION, prompt_hash
 from .simulate import simulate
-from .source import lexical_problems, source_document, write_json_atomic
+from .source import lexical_problems, source_document
 from .usage import Usage, cost_estimate
 from .verify_loop import verify_and_fix
 from .workflow import load_workflow

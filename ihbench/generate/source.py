@@ -5,7 +5,6 @@ lexical verifier run on it: the exact checks `ihbench verify` applies, so nothin
 from __future__ import annotations
 
 import json
-import os
 import re
 import tempfile
 from pathlib import Path
@@ -68,16 +67,3 @@ def as_findings(problems: list) -> list[dict]:
             "fixable": bool(match) and field in EDITABLE_FIELDS,
         })
     return findings
-
-
-def write_json_atomic(path: Path, data: dict) -> None:
-    """Temp file + fsync + rename: a reader (or a resumed run after kill -9) sees the old file or
-    the whole new one, never half of it. The temp name (hidden, .tmp) is one `*.json` never matches."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.parent / f".{path.name}.{os.getpid()}.tmp"
-    with open(temporary, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ihbench.dataset.errors import IHBenchError
+from ihbench.dataset.io import AppendLog
 from ihbench.dataset.schema import EvalItem
 from ihbench.loaders.failures import describe_failure, is_item_failure
 
-from ..jsonl import AppendLog
 from ..llm import LLMCache, TextLLM, ask_structured, concurrently
 from ..records import AXES, RECORD_FORMAT, JudgmentRecord, ResponseRecord
 from ..rundir import RunDir

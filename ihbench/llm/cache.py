@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 import time
 from datetime import datetime, timezone
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from ihbench.dataset.errors import UsageError
+from ihbench.dataset.io import cache_root
 
 __all__ = ["LLMCache", "cache_info", "cache_key", "default_cache_path", "prune_cache"]
 
@@ -30,9 +30,7 @@ _TABLE = "judgments"  # the on-disk name since the cache served judges only
 
 
 def default_cache_path() -> Path:
-    root = os.environ.get("IHBENCH_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "ihbench")
-    return Path(root) / "judge_cache.sqlite"
+    return cache_root() / "judge_cache.sqlite"
 
 
 def cache_key(llm: dict, prompt_hash: str, task: str, messages: list[dict], epoch: int) -> str:

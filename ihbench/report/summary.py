@@ -201,6 +201,6 @@ def summarize(run_dirs: Sequence[Path], *, tost_margin: float = 0.05, n_bootstra
 
 
 def write_json(path: Path, data: dict) -> None:
-    from ..jsonl import write_json_atomic
+    from ihbench.dataset.io import write_json_atomic
 
     write_json_atomic(path, json.loads(json.dumps(data, default=str)))

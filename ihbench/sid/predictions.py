@@ -14,6 +14,7 @@ from pathlib import Path, PurePath
 from typing import Iterable, Union
 
 from ihbench.dataset.errors import IHBenchError
+from ihbench.dataset.io import write_atomic
 from ihbench.dataset.sid import PREDICTION_FIELDS, row_problem
 
 _MAX_LISTED = 10
@@ -58,13 +59,7 @@ def write_predictions(predictions: Iterable[dict], path: Union[str, os.PathLike]
         if problem:
             raise PredictionFormatError(f"predictions[{index}]: {problem}")
         rows.append(json.dumps(normalise(row), ensure_ascii=False))
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        temporary.write_text("".join(f"{line}\n" for line in rows), encoding="utf-8")
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
-    return path
+    return write_atomic(path, "".join(f"{line}\n" for line in rows))
 
 
 def audio_key(name: str) -> str:

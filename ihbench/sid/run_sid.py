@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Optional
 
 from ihbench.dataset.errors import UsageError
+from ihbench.dataset.io import write_json_atomic
 
-from ..jsonl import write_json_atomic
 from ..rundir import RunDir
 
 

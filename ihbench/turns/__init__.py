@@ -2,11 +2,14 @@
 channel, inter-pausal units, backchannels, and the floor-state machine that turns both channels
 into the 40 ms `events` and `turns` the `turn_taking_agreement` metric module takes.
 
+The floor rules live in the data layer, where the dataset build's duplex labels also come from:
+`ihbench.dataset.ipus` (IPUs by the 200 ms rule; backchannels by words, or the short-IPU
+heuristic) and `ihbench.dataset.floor` (the floor-state machine: intervals -> events, turns,
+end_times). This package finds the intervals in audio and reports on them:
+
     audio.py        stereo file or pair of mono files -> 16 kHz channels (A the AI, B the user)
     vad.py          silero-vad speech segments per channel, both channels batched
-    ipus.py         IPUs (200 ms rule) and backchannels (by words, or the short-IPU heuristic)
     transcripts.py  the --transcripts file (word timings per recording and channel)
-    floor.py        the floor-state machine: intervals -> events, turns, end_times
     stats.py        Section 3.1 corpus statistics and the timing figures
     judge.py        the `TurnTakingJudge` interface and the --judge-likelihoods file formats
     plot.py         the timeline PNG
@@ -47,6 +50,4 @@ Every mean, median and bound is null when n = 0; the latency interval is null be
 Latency intervals are 1000-resample percentile bootstraps of the mean (seed 0); the rate's is
 the 95 % Wilson interval. Definitions: `stats.py`.
 """
-# Nothing else is imported here: the dataset build imports `ihbench.turns.floor` for its ground
-# truth, and the data layer must not pull in the orchestration (`run_turns` lives in `.run`,
-# `TurnTakingJudge` in `.judge`).
+# Nothing is imported here (the package costs nothing to import): `run_turns` lives in `.run`, `TurnTakingJudge` in `.judge`.

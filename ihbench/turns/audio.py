@@ -16,9 +16,8 @@ import numpy as np
 
 from ihbench.dataset.audio import AudioError, resample
 from ihbench.dataset.errors import UsageError
+from ihbench.dataset.floor import CHUNK_SECONDS, FIRST_END
 from ihbench.dataset.schema import SAMPLING_RATE
-
-from .floor import CHUNK_SECONDS, FIRST_END
 
 #: Channels of a pair whose lengths differ by more than this get a note (they are zero-padded).
 LENGTH_NOTE_S = 0.1

@@ -26,7 +26,7 @@ from typing import Mapping
 import numpy as np
 
 from ihbench.dataset.errors import UsageError
-from ihbench.dataset.jsonlines import json_lines
+from ihbench.dataset.io import json_lines, write_atomic
 
 JUDGE_ORDER = ("C", "NA", "I", "BC", "T")
 
@@ -125,9 +125,8 @@ def likelihoods_for(raw: Mapping, path, chunks: Mapping[str, int]) -> dict[str, 
 
 def run_judge(judge: TurnTakingJudge, recording) -> np.ndarray:
     """A judge's likelihoods for one `TwoChannel` recording, checked like a file's."""
+    from ihbench.dataset.floor import chunk_end_times
     from ihbench.dataset.schema import SAMPLING_RATE
-
-    from .floor import chunk_end_times
 
     n_chunks = len(chunk_end_times(recording.duration))
     return check_likelihoods(judge.likelihoods(recording.a, recording.b, SAMPLING_RATE), n_chunks,
@@ -136,7 +135,8 @@ def run_judge(judge: TurnTakingJudge, recording) -> np.ndarray:
 
 def write_likelihoods_jsonl(path, likelihoods: Mapping[str, np.ndarray]) -> None:
     """The .jsonl format above, e.g. to keep a judge's output beside its run."""
-    with open(path, "w", encoding="utf-8") as handle:
-        for name, rows in likelihoods.items():
-            values = [[float(v) if math.isfinite(v) else None for v in row] for row in np.asarray(rows).tolist()]
-            handle.write(json.dumps({"recording": name, "likelihoods": values}) + "\n")
+    lines = []
+    for name, rows in likelihoods.items():
+        values = [[float(v) if math.isfinite(v) else None for v in row] for row in np.asarray(rows).tolist()]
+        lines.append(json.dumps({"recording": name, "likelihoods": values}) + "\n")
+    write_atomic(path, "".join(lines))

@@ -12,10 +12,9 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from ihbench.dataset.floor import CHUNK_SECONDS, FloorLabels, Interval
 from ihbench.dataset.plotting import pyplot
 from ihbench.dataset.schema import SAMPLING_RATE
-
-from .floor import CHUNK_SECONDS, FloorLabels, Interval
 
 EVENT_COLOURS = {"T": "#111111", "I": "#d62728", "BC": "#ff7f0e"}
 FLOOR_COLOURS = {"A": "#1f77b4", "B": "#2ca02c", "AB": "#9467bd", "BA": "#8c564b"}

@@ -21,13 +21,19 @@ from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
 from ihbench.dataset.errors import UsageError
+from ihbench.dataset.floor import FloorLabels, Interval, floor_labels
+from ihbench.dataset.io import write_json_atomic
+from ihbench.dataset.ipus import (
+    MAX_BACKCHANNEL_S,
+    backchannels_by_heuristic,
+    backchannels_from_words,
+    merge_ipus,
+    split_backchannels,
+)
 
-from ..jsonl import write_json_atomic
 from ..resources import load_metric
 from ..rundir import RunDir
 from .audio import TwoChannel, plan_recordings, read_recording
-from .floor import FloorLabels, Interval, floor_labels
-from .ipus import MAX_BACKCHANNEL_S, backchannels_by_heuristic, backchannels_from_words, merge_ipus, split_backchannels
 from .judge import TurnTakingJudge, likelihoods_for, read_likelihood_file, run_judge
 from .stats import event_totals, pool_totals, statistics, timing_events, timing_summary
 

@@ -35,7 +35,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .floor import Interval
+from ihbench.dataset.floor import Interval
 
 SPEAKERS = ("ai", "user")  # channel A, channel B
 KINDS = ("ipu", "pause", "gap", "overlap", "backchannel")

@@ -17,7 +17,7 @@ import math
 from pathlib import Path
 
 from ihbench.dataset.errors import UsageError
-from ihbench.dataset.jsonlines import json_lines
+from ihbench.dataset.io import json_lines
 
 CHANNELS = ("A", "B")
 

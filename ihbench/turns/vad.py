@@ -20,9 +20,8 @@ from typing import Optional, Sequence
 import numpy as np
 
 from ihbench.dataset.errors import MissingDependencyError
+from ihbench.dataset.floor import Interval
 from ihbench.dataset.schema import SAMPLING_RATE
-
-from .floor import Interval
 
 WINDOW = 512  # silero's window at 16 kHz (32 ms)
 SILENT = 1e-4  # a segment whose peak stays below this (-80 dBFS) is silence, not scored

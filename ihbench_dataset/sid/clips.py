@@ -9,8 +9,8 @@ from typing import Any, Iterator, Sequence, Union
 import numpy as np
 
 from ..audio import decode_audio
+from ..audio_format import SAMPLING_RATE
 from ..errors import UsageError
-from ..schema import SAMPLING_RATE
 from .read import REFERENCE_FIELDS, SID_CONFIGS, SPLIT, SidFormatError, read_sid_folder
 
 

@@ -1,14 +1,13 @@
 """`ihbench sid-import`: SID-Bench into Parquet configs of a local dataset folder, listed in its card."""
 from __future__ import annotations
 
-import os
 from pathlib import Path, PurePath
 from typing import Optional, Sequence
 
 from ..audio import audio_duration
+from ..audio_format import SAMPLING_RATE
 from ..content_names import name_by_content
-from ..locks import exclusive, lock_file_for
-from ..schema import SAMPLING_RATE
+from ..io import exclusive, lock_file_for, temporary_sibling, write_atomic
 from .read import (
     _DURATION_SLACK_S,
     _MAX_LISTED,
@@ -107,7 +106,7 @@ def _import_locked(root, out: Path, configs, progress: bool) -> dict:
                   disable=not progress) as bar:
             for config, rows in configs.items():
                 (out / config).mkdir(exist_ok=True)
-                written[config] = out / config / f".{SPLIT}.parquet.tmp-{os.getpid()}"
+                written[config] = temporary_sibling(out / config / f"{SPLIT}.parquet")
                 notes += _duration_note(config, _write_parquet(rows, written[config], annotations[config], bar))
         files = {}
         for config, temporary in written.items():
@@ -151,16 +150,6 @@ def update_readme_configs(readme: PathLike, configs: Sequence[str], files: Optio
              "data_files": [{"split": SPLIT, "path": (files or {}).get(config, f"{config}/{SPLIT}-*")}]}
             for index, config in enumerate(configs)]
     card.data.configs = kept + ours
-    _atomic_write(readme, str(card))
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        with temporary.open("w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
+    write_atomic(readme, str(card))
 
 

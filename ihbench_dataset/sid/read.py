@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional, Union
 
 from ..errors import IHBenchError
-from ..jsonlines import json_lines
+from ..io import json_lines
 
 SPLIT = "test"
 #: config name -> (ground-truth file, WAV directory), in SID-Bench's own layout

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 from typing import Optional
 
@@ -10,13 +9,11 @@ import numpy as np
 
 from ..audio import encode_flac
 from ..errors import UsageError
+from ..io import cache_root, write_atomic
 
 
 def default_cache_dir() -> Path:
-    root = os.environ.get("IHBENCH_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "ihbench"
-    )
-    return Path(root) / "tts"
+    return cache_root() / "tts"
 
 
 class RenderCache:
@@ -40,10 +37,7 @@ class RenderCache:
         if samples.size == 0 or not np.all(np.isfinite(samples)):
             raise UsageError(f"{engine.voice_id} produced unusable audio for {text[:60]!r}")
         data = encode_flac(samples)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)  # atomic: a crash never leaves a truncated render in the cache
+        write_atomic(path, data)  # a crash never leaves a truncated render in the cache
         return data
 
     def samples(self, engine, text: str) -> np.ndarray:

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Union
 
-from .errors import IHBenchError
+from ..errors import IHBenchError
 
 
 class LockedError(IHBenchError, RuntimeError):

@@ -1,0 +1,26 @@
+"""The I/O kernel: the few functions every "nothing lost" promise of the toolkit rests on.
+
+    atomic.py     files replaced whole (write_atomic, write_json_atomic, atomic_path) and folders
+                  built beside their target and swapped in (staging_folder, remove_stale_staging)
+    jsonlines.py  JSON lines: durable appends (AppendLog), a log read back with its torn last
+                  line repaired (read_records), hand-made files (json_lines)
+    locks.py      one writer per directory (exclusive, lock_file_for)
+    cache.py      the one cache folder (cache_root)
+"""
+from .atomic import (
+    atomic_path,
+    remove_stale_staging,
+    staging_folder,
+    temporary_sibling,
+    write_atomic,
+    write_json_atomic,
+)
+from .cache import cache_root
+from .jsonlines import AppendLog, CorruptLogError, json_lines, read_records
+from .locks import LockedError, exclusive, lock_file_for
+
+__all__ = [
+    "AppendLog", "CorruptLogError", "LockedError", "atomic_path", "cache_root", "exclusive", "json_lines",
+    "lock_file_for", "read_records", "remove_stale_staging", "staging_folder", "temporary_sibling", "write_atomic",
+    "write_json_atomic",
+]

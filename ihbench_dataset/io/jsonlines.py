@@ -1,0 +1,104 @@
+"""JSON lines, the two ways the toolkit meets them.
+
+Logs it writes itself (a run's responses and judgments, a generation's discarded calls):
+`AppendLog` flushes and fsyncs every record before the next is produced, so after `kill -9` the
+file holds every finished record plus at most one torn last line, which `read_records` repairs
+(truncates) before the writer appends again. A damaged line anywhere else is not guessed at.
+
+Hand-made files (SID annotations and predictions, transcripts, judge likelihoods), read by
+`json_lines`: blank lines skipped, a line that is not JSON an error naming the file and line.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Optional, Union
+
+from ..errors import IHBenchError
+
+log = logging.getLogger("ihbench")
+
+
+class CorruptLogError(IHBenchError, ValueError):
+    pass
+
+
+def _decoded(lines: Iterable[str],
+             failure: Callable[[int, json.JSONDecodeError], Exception]) -> Iterator[tuple[int, Any]]:
+    """(line number, value) per non-blank line; a line that is not JSON raises `failure(number, error)`."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise failure(number, error) from None
+        yield number, value
+
+
+def json_lines(path: Union[str, Path], error: type, *,
+               where: str = "{path} line {number}") -> Iterator[tuple[int, Any]]:
+    """(line number, decoded value) per non-blank line of a hand-made file; `where` formats the
+    place in `error`'s message (each file kind keeps the style its users already see)."""
+    path = Path(path)
+    with path.open(encoding="utf-8") as handle:
+        yield from _decoded(handle, lambda number, decode_error: error(
+            f"{where.format(path=path, number=number)}: not valid JSON ({decode_error.msg})"))
+
+
+def read_records(path: Path, *, repair: bool = False,
+                 check: Optional[Callable[[dict], Optional[str]]] = None) -> list[dict]:
+    """All complete records of a log. A torn final line (no newline) is cut off when `repair` is set
+    (only the file's writer, holding its lock, may do that) and otherwise ignored: a reader may be
+    looking at a line still being written. `check(record)` returns why a record is unusable, or
+    None; such a record is reported (file and line, on the `ihbench` logger) and left out, so
+    nothing built on it counts as done."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1
+    if end < len(data) and repair:
+        with open(path, "r+b") as handle:
+            handle.truncate(end)
+            handle.flush()
+            os.fsync(handle.fileno())
+    # split on "\n" alone: a record's text may hold U+2028 and other characters splitlines() splits on
+    lines = data[:end].decode("utf-8").split("\n")
+    records = []
+    for number, record in _decoded(lines, lambda number, error: CorruptLogError(
+            f"{path}: line {number} is not valid JSON ({error.msg}); "
+            "the file was edited or damaged, not torn by a crash")):
+        problem = "not a JSON object" if not isinstance(record, dict) else (check(record) if check else None)
+        if problem:
+            log.warning("%s line %d: %s; the record is left out and will be redone", path, number, problem)
+            continue
+        records.append(record)
+    return records
+
+
+class AppendLog:
+    """Open once, append records one by one, each durable before `append` returns."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._handle: Optional[object] = None
+
+    def __enter__(self) -> "AppendLog":
+        self._handle = open(self.path, "a", encoding="utf-8")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._handle.close()
+
+    def append(self, record: dict) -> None:
+        self._handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
+    def extend(self, records: Iterable[dict]) -> None:
+        for record in records:
+            self.append(record)

@@ -1,0 +1,230 @@
+"""The I/O kernel (`ihbench.dataset.io`): the few functions every "nothing lost" promise rests on."""
+import os
+
+import pytest
+
+from ihbench.dataset.io import (
+    AppendLog,
+    CorruptLogError,
+    atomic_path,
+    cache_root,
+    json_lines,
+    read_records,
+    remove_stale_staging,
+    staging_folder,
+    write_atomic,
+    write_json_atomic,
+)
+from ihbench.dataset.io import atomic
+
+
+def _hidden(folder):
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+@pytest.fixture
+def syncs(monkeypatch):
+    """Every fsync and rename, in order: ("fsync", path) and ("replace", target)."""
+    calls = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(descriptor):
+        calls.append(("fsync", os.readlink(f"/proc/self/fd/{descriptor}")))
+        real_fsync(descriptor)
+
+    def replace(source, target, **kwargs):
+        calls.append(("replace", str(target)))
+        real_replace(source, target, **kwargs)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    return calls
+
+
+def test_a_write_is_on_disk_before_it_replaces_the_file(tmp_path, syncs):
+    target = tmp_path / "run.json"
+
+    write_json_atomic(target, {"model": "é"})
+
+    assert target.read_text(encoding="utf-8") == '{\n  "model": "é"\n}\n'
+    (fsync, synced), replace = syncs
+    assert fsync == "fsync" and os.path.basename(synced).endswith(".tmp") and replace == ("replace", str(target))
+    assert _hidden(tmp_path) == []
+
+
+@pytest.mark.parametrize("failure", ["writer", "fsync", "replace"])
+def test_a_failing_write_leaves_the_old_file_and_no_temporary_file(tmp_path, monkeypatch, failure):
+    target = tmp_path / "summary.json"
+    target.write_text("old", encoding="utf-8")
+
+    def broken(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    if failure != "writer":
+        monkeypatch.setattr(os, failure, broken)
+    with pytest.raises(OSError):
+        with atomic_path(target) as temporary:
+            temporary.write_text("new, half written", encoding="utf-8")
+            if failure == "writer":
+                broken()
+
+    assert target.read_text(encoding="utf-8") == "old"
+    assert _hidden(tmp_path) == []
+
+
+def test_bytes_and_text_are_written_as_given_into_a_new_folder(tmp_path):
+    write_atomic(tmp_path / "a" / "clip.flac", b"\x00fLaC")
+    write_atomic(tmp_path / "a" / "lines.jsonl", "one\r\ntwo\n")
+
+    assert (tmp_path / "a" / "clip.flac").read_bytes() == b"\x00fLaC"
+    assert (tmp_path / "a" / "lines.jsonl").read_bytes() == b"one\r\ntwo\n"
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["in one step", "renamed aside"])
+def test_a_staging_folder_replaces_its_target_whole(tmp_path, monkeypatch, exchange):
+    swaps = []
+    real = atomic._exchange
+    monkeypatch.setattr(atomic, "_exchange", lambda a, b: swaps.append(exchange and real(a, b)) or swaps[-1])
+    target = tmp_path / "data"
+    (target / "old").mkdir(parents=True)
+
+    with staging_folder(target) as work:
+        assert work.parent == tmp_path and work.name.startswith(".") and list(work.iterdir()) == []
+        (work / "README.md").write_text("new", encoding="utf-8")
+
+    assert [p.name for p in target.iterdir()] == ["README.md"]
+    assert _hidden(tmp_path) == []
+    if exchange and swaps != [True]:
+        pytest.skip("this file system cannot swap two folders in one step")
+
+
+def _failed_staging(tmp_path, failure):
+    """Fill a staging folder for a target holding README.md "old"; `failure` strikes; return the target."""
+    target = tmp_path / "data"
+    target.mkdir()
+    (target / "README.md").write_text("old", encoding="utf-8")
+    with pytest.raises((KeyboardInterrupt, OSError)):
+        with staging_folder(target) as work:
+            (work / "README.md").write_text("new", encoding="utf-8")
+            failure()
+    return target
+
+
+def test_a_staging_folder_is_removed_on_error_and_the_target_stays(tmp_path):
+    def interrupt():
+        raise KeyboardInterrupt
+
+    target = _failed_staging(tmp_path, interrupt)
+
+    assert (target / "README.md").read_text(encoding="utf-8") == "old"
+    assert _hidden(tmp_path) == []
+
+
+def test_a_failed_swap_puts_the_old_folder_back(tmp_path, monkeypatch):
+    monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)
+    real_replace = os.replace
+
+    def replace(source, target):
+        if ".building-" in str(source):
+            raise OSError(5, "Input/output error")
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", replace)
+    target = _failed_staging(tmp_path, lambda: None)  # the swap itself fails
+
+    assert (target / "README.md").read_text(encoding="utf-8") == "old"
+    assert _hidden(tmp_path) == []
+
+
+def test_working_folders_of_killed_writers_are_removed_and_live_ones_kept(tmp_path):
+    dead = os.fork()
+    if dead == 0:
+        os._exit(0)
+    os.waitpid(dead, 0)
+    for name in (f".data.building-{dead}", f".data.old-{dead}", f".data.building-{os.getppid()}", ".other.building-1"):
+        (tmp_path / name).mkdir()
+
+    remove_stale_staging(tmp_path / "data")
+
+    assert _hidden(tmp_path) == [f".data.building-{os.getppid()}", ".other.building-1"]
+
+
+def test_every_appended_record_is_synced(tmp_path, syncs):
+    path = tmp_path / "run" / "responses.jsonl"
+    with AppendLog(path) as log:
+        log.extend([{"id": "a"}, {"id": "b"}])
+
+    assert [kind for kind, _ in syncs] == ["fsync", "fsync"]
+    assert read_records(path) == [{"id": "a"}, {"id": "b"}]
+
+
+def test_a_torn_last_line_is_ignored_by_readers_and_cut_by_the_writer(tmp_path):
+    path = tmp_path / "responses.jsonl"
+    path.write_bytes(b'{"id": "a"}\n{"id": "b", "resp')
+
+    assert read_records(path) == [{"id": "a"}]
+    assert path.read_bytes().endswith(b'"resp')  # a reader changes nothing
+    assert read_records(path, repair=True) == [{"id": "a"}]
+    assert path.read_bytes() == b'{"id": "a"}\n'
+    with AppendLog(path) as log:
+        log.append({"id": "b"})
+    assert read_records(path) == [{"id": "a"}, {"id": "b"}]
+
+
+def test_a_damaged_line_inside_a_log_is_not_guessed_at(tmp_path):
+    path = tmp_path / "judgments.jsonl"
+    path.write_text('{"id": "a"}\n{"id": \n{"id": "c"}\n', encoding="utf-8")
+
+    with pytest.raises(CorruptLogError, match=r"judgments.jsonl: line 2 is not valid JSON .*not torn by a crash"):
+        read_records(path, repair=True)
+
+
+def test_unusable_records_are_left_out_and_named(tmp_path, caplog):
+    path = tmp_path / "responses.jsonl"
+    path.write_text('[1]\n{"epoch": "x"}\n{"epoch": 1}\n', encoding="utf-8")
+
+    records = read_records(path, check=lambda r: None if isinstance(r["epoch"], int) else "epoch is not a number")
+
+    assert records == [{"epoch": 1}]
+    assert "line 1: not a JSON object" in caplog.text and "line 2: epoch is not a number" in caplog.text
+
+
+def test_a_record_holding_a_line_separator_character_is_one_record(tmp_path):
+    path = tmp_path / "responses.jsonl"
+    with AppendLog(path) as log:
+        log.append({"response": "one\u2028two\x1cthree\x85"})
+
+    assert read_records(path) == [{"response": "one\u2028two\x1cthree\x85"}]
+
+
+def test_hand_made_files_name_the_file_and_line_of_a_bad_line(tmp_path):
+    path = tmp_path / "words.jsonl"
+    path.write_text('{"a": 1}\n\n{"b": \n', encoding="utf-8")
+
+    class WordsError(ValueError):
+        pass
+
+    lines = json_lines(path, WordsError)
+    assert next(lines) == (1, {"a": 1})
+    with pytest.raises(WordsError, match=rf"^{path} line 3: not valid JSON \(Expecting value\)$"):
+        next(lines)
+    with pytest.raises(WordsError, match=r"^line 3 of the words: not valid JSON"):
+        list(json_lines(path, WordsError, where="line {number} of the words"))
+
+
+def test_one_cache_root_serves_every_cache(monkeypatch, tmp_path):
+    from ihbench.dataset.tts import RenderCache
+    from ihbench.llm.cache import default_cache_path
+
+    monkeypatch.setenv("IHBENCH_CACHE", str(tmp_path / "mine"))
+    assert cache_root() == tmp_path / "mine"
+    assert RenderCache().directory == tmp_path / "mine" / "tts"
+    assert default_cache_path() == tmp_path / "mine" / "judge_cache.sqlite"
+
+    monkeypatch.delenv("IHBENCH_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_root() == tmp_path / "xdg" / "ihbench"
+
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_root() == tmp_path / "home" / ".cache" / "ihbench"
