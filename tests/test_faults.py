@@ -5,6 +5,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -119,13 +120,23 @@ def test_a_second_judge_on_the_same_file_fails_at_once(official, tmp_path):
     with OpenAITestServer() as model:
         run(RunSpec(loader="openai", model_path="m", data=str(official), out=out, epochs=2,
                     loader_options={"base_url": model.base_url}), progress=False)
-    slow_judge = ScriptedJudge(faults=False)
-    with OpenAITestServer(respond=lambda body: (time.sleep(0.3), slow_judge(body))[1]) as judge:
+    judge_answers, answered, second_done = ScriptedJudge(faults=False), [], threading.Event()
+
+    def respond(body):  # the first answer at once, the rest only after the second command has ended
+        if answered:
+            second_done.wait(120)
+        answered.append(body)
+        return judge_answers(body)
+
+    with OpenAITestServer(respond=respond) as judge:
         command = [*CLI, "judge", str(out), "--judge-model", "judge-x", "--judge-base-url", judge.base_url,
                    "--cache", str(tmp_path / "cache.sqlite"), "--concurrency", "1", "--quiet"]
         first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        _wait_for_lines(out / "judgments.jsonl", 1)
-        second = subprocess.run(command, capture_output=True, text=True)
+        try:
+            _wait_for_lines(out / "judgments.jsonl", 1)
+            second = subprocess.run(command, capture_output=True, text=True)
+        finally:
+            second_done.set()
         assert second.returncode == 2 and "judgments file" in second.stderr and f"pid {first.pid}" in second.stderr
         assert first.wait(timeout=120) == 0
     keys = [(r["id"], r["epoch"], r["axis"]) for r in read_records(out / "judgments.jsonl")]
