@@ -22,7 +22,7 @@ def set_baseline(run_dir, data_dir, out_dir, *, epoch: int = 0) -> Path:
     run = RunDir(run_dir)
     info = run.info()
     items = load_items(str(Path(data_dir).resolve()))
-    if info.get("data_fingerprint") != items_fingerprint(items):
+    if info.data_fingerprint != items_fingerprint(items):
         raise UsageError(f"{run.path} did not run on every interruption point of {data_dir} (its data fingerprint "
                          f"differs; runs with --limit or --types cannot replace a whole set of baselines)")
     current = run.current(run.responses(), {item.id: item for item in items}, str(data_dir))
@@ -31,11 +31,11 @@ def set_baseline(run_dir, data_dir, out_dir, *, epoch: int = 0) -> Path:
     if failed:
         raise UsageError(f"{run.path}: epoch {epoch} has no response for {len(failed)} point(s), e.g. "
                          f"{', '.join(failed[:3])} (errors or an unfinished run); finish or rerun it first")
-    model = info.get("model", {})
+    model = info.model
     provenance = (f"Replaced on {time.strftime('%Y-%m-%d')} by `ihbench set-baseline` with epoch {epoch} of the run "
-                  f"`{run.path.name}`: loader `{info.get('loader')}`, model `{info.get('model_path')}`"
-                  + (f" at `{info['endpoint']}`" if info.get("endpoint") else "")
-                  + f", {info.get('modality')} input, generation {info.get('generation')}, run created "
-                  f"{info.get('created')}, ihbench {info.get('versions', {}).get('ihbench')}"
+                  f"`{run.path.name}`: loader `{info.loader}`, model `{info.model_path}`"
+                  + (f" at `{info.endpoint}`" if info.endpoint else "")
+                  + f", {info.modality} input, generation {info.generation}, run created "
+                  f"{info.created}, ihbench {info.versions.get('ihbench')}"
                   + (f", dtype {model.get('dtype')}" if model.get("dtype") else "") + ".")
     return replace_baselines(data_dir, out_dir, responses, provenance)

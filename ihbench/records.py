@@ -177,3 +177,70 @@ def problem(record_type, data: dict) -> Optional[str]:
     except RecordError as error:
         return str(error)
     return None
+
+
+#: run.json fields that define a run: resuming with any of them changed would mix two experiments.
+#: The endpoint (an OpenAI-compatible server's URL; never its key) may point at another model.
+RUN_IDENTITY = ("loader", "model_path", "data", "config", "split", "modality", "history_audio", "generation", "seed",
+                "types", "endpoint", "loader_options")
+RUN_INFO_FORMAT = 2
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """run.json: what was run (its identity, checked on resume), on what data, with which versions.
+
+    Versions: 1, written before the field existed; 2, this shape, written with `format_version`.
+    Every field but `data` may be missing from an old file and reads as None (or empty)."""
+
+    data: str
+    loader: Optional[str] = None
+    model_path: Optional[str] = None
+    config: Optional[str] = None
+    split: Optional[str] = None
+    modality: Optional[str] = None
+    #: "last:K" when only the last K user turns were heard as audio
+    history_audio: Optional[str] = None
+    generation: Optional[dict] = None
+    seed: Optional[int] = None
+    types: Optional[list[str]] = None
+    endpoint: Optional[str] = None
+    #: loader options that change answers (thinking, dtype, ...), not those that say how requests travel
+    loader_options: Optional[dict] = None
+    epochs: Optional[int] = None
+    limit: Optional[int] = None
+    #: the loader's own description of the model: path, revision, dtype, device, options
+    model: dict = field(default_factory=dict)
+    #: digest of the items answered at the last start (each record carries its own item's digest)
+    data_fingerprint: Optional[str] = None
+    n_items: Optional[int] = None
+    versions: dict = field(default_factory=dict)
+    command: Optional[list[str]] = None
+    created: Optional[str] = None
+    #: a display name set by hand (the report's --model-name writes none; older tools did)
+    model_name: Optional[str] = None
+    format_version: int = 1
+    extra: dict = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "RunInfo":
+        if not isinstance(data, dict) or "data" not in data:
+            raise RecordError("not a run description (no 'data' field)")
+        _check(data, "data", str)
+        for name, kinds in (("model", dict), ("versions", dict), ("generation", dict), ("seed", int),
+                            ("format_version", int)):
+            _check(data, name, kinds, optional=True)
+        known, extra = _known(cls, data)
+        known = {k: v for k, v in known.items() if not (k in ("model", "versions") and v is None)}
+        return cls(**{"format_version": 1, **known}, extra=extra)
+
+    def to_json(self) -> dict:
+        return _to_json(self)
+
+    def identity(self) -> dict:
+        return {key: getattr(self, key) for key in RUN_IDENTITY}
+
+    @property
+    def model_label(self) -> Optional[str]:
+        """What the model is called in tables: a hand-set name, the loader's path, or the command's."""
+        return self.model_name or self.model.get("model_path") or self.model_path

@@ -21,7 +21,7 @@ from typing import Iterator, Optional, Sequence
 from ihbench.dataset.errors import IHBenchError
 from ihbench.dataset.io import exclusive, lock_file_for, read_records, write_json_atomic
 
-from .records import JudgmentRecord, ResponseRecord, problem
+from .records import JudgmentRecord, RecordError, ResponseRecord, RunInfo, problem
 
 log = logging.getLogger("ihbench")
 
@@ -69,19 +69,18 @@ class RunDir:
     def exists(self) -> bool:
         return self.info_path.is_file()
 
-    def info(self) -> dict:
+    def info(self) -> RunInfo:
         if not self.exists():
             raise RunDirError(f"{self.path}: not a run directory (no {RUN_JSON}); run `ihbench run` first")
         try:
-            info = json.loads(self.info_path.read_text(encoding="utf-8"))
+            return RunInfo.from_json(json.loads(self.info_path.read_text(encoding="utf-8")))
         except json.JSONDecodeError as error:
             raise RunDirError(f"{self.info_path}: not valid JSON ({error.msg})") from None
-        if not isinstance(info, dict) or "data" not in info:
-            raise RunDirError(f"{self.info_path}: not a run description (no 'data' field)")
-        return info
+        except RecordError as error:
+            raise RunDirError(f"{self.info_path}: {error}") from None
 
-    def write_info(self, info: dict) -> None:
-        write_json_atomic(self.info_path, info)
+    def write_info(self, info: RunInfo) -> None:
+        write_json_atomic(self.info_path, info.to_json())
 
     @contextmanager
     def writing(self) -> Iterator[None]:
@@ -90,17 +89,17 @@ class RunDir:
         with exclusive(self.path / LOCK, f"run directory {self.path}"):
             yield
 
-    def load(self) -> tuple[dict, list[dict], dict]:
+    def load(self) -> tuple[RunInfo, list[ResponseRecord], dict]:
         """(run.json, checked responses, {item id: EvalItem}) for judging and reporting."""
         from ihbench.dataset import load_items
 
         info = self.info()
         responses = self.responses()
-        items = {item.id: item for item in load_items(info["data"], config=info.get("config"), split=info.get("split"))}
+        items = {item.id: item for item in load_items(info.data, config=info.config, split=info.split)}
         missing = sorted({r.id for r in responses} - set(items))
         if missing:
-            raise RunDirError(f"{self.path}: responses for items not in {info['data']}: {', '.join(missing[:5])}")
-        return info, self.current(responses, items, info["data"]), items
+            raise RunDirError(f"{self.path}: responses for items not in {info.data}: {', '.join(missing[:5])}")
+        return info, self.current(responses, items, info.data), items
 
     def current(self, responses: list[ResponseRecord], items: dict, data: str) -> list[ResponseRecord]:
         """The responses to the data as it is now. A response to an earlier version that a resumed

@@ -20,17 +20,11 @@ from ihbench.dataset.errors import IHBenchError
 from ihbench.dataset.io import AppendLog
 from ihbench.dataset.schema import EvalItem, canonical_interruption_type
 
-from .records import RECORD_FORMAT, ResponseRecord
+from .records import RECORD_FORMAT, RUN_IDENTITY, RUN_INFO_FORMAT, ResponseRecord, RunInfo
 from .rundir import RunDir, is_stale
 from .seeds import record_seed
 
 log = logging.getLogger("ihbench")
-
-# Fields that define a run: resuming with any of them changed would mix two experiments. The
-# endpoint (an OpenAI-compatible server's URL; never its key) may point at another model.
-IDENTITY = ("loader", "model_path", "data", "config", "split", "modality", "history_audio", "generation", "seed",
-            "types", "endpoint", "loader_options")
-
 
 # Loader options that say how requests travel, not what the model answers: a resume may change them.
 TRANSPORT_OPTIONS = ("base_url", "concurrency", "timeout", "max_retries", "api_key_env", "batch_size", "device")
@@ -105,15 +99,16 @@ def _versions() -> dict:
     return versions
 
 
-def _check_same_run(existing: dict, identity: dict, path: Path, allow_endpoint_change: bool = False) -> None:
-    for key in IDENTITY:
+def _check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint_change: bool = False) -> None:
+    recorded = existing.identity()
+    for key in RUN_IDENTITY:
         if key == "endpoint" and allow_endpoint_change:
             continue
-        if existing.get(key) != identity.get(key):
+        if recorded[key] != identity.get(key):
             hint = (" (--allow-endpoint-change if the new server serves the same model)" if key == "endpoint"
                     else "")
             raise RunConfigError(
-                f"{path} belongs to a different run: {key} is {existing.get(key)!r} there but {identity.get(key)!r} "
+                f"{path} belongs to a different run: {key} is {recorded[key]!r} there but {identity.get(key)!r} "
                 f"now; use another --out (or the same options to resume){hint}")
 
 
@@ -189,18 +184,12 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
         items = load_items(spec.data, config=spec.config, split=spec.split)
     items = select_items(items, spec.types, spec.limit)
 
-    run_dir.write_info({
-        **identity,
-        "endpoint": identity["endpoint"] if not existing else existing.get("endpoint", identity["endpoint"]),
-        "epochs": spec.epochs,
-        "limit": spec.limit,
-        "model": loader.describe(),
-        "data_fingerprint": items_fingerprint(items),
-        "n_items": len(items),
-        "versions": _versions(),
-        "command": spec.command or sys.argv,
-        "created": existing.get("created") if existing else time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    })
+    run_dir.write_info(RunInfo(
+        **{**identity, "endpoint": existing.endpoint if existing else identity["endpoint"]},
+        epochs=spec.epochs, limit=spec.limit, model=loader.describe(), data_fingerprint=items_fingerprint(items),
+        n_items=len(items), versions=_versions(), command=list(spec.command or sys.argv),
+        created=existing.created if existing else time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        format_version=RUN_INFO_FORMAT))
 
     done = _answered(run_dir.responses(repair=True), items, run_dir)
     todo = [(item, epoch) for item in items for epoch in range(spec.epochs) if (item.id, epoch) not in done]

@@ -6,6 +6,7 @@ messages that name no server path and no secret.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -15,6 +16,8 @@ import numpy as np
 
 from ihbench.dataset.schema import SAMPLING_RATE
 from ihbench.dataset.sid_build import SID_DEV_SPEECH
+
+log = logging.getLogger("ihbench")
 
 MAX_UPLOAD_BYTES = 20 * 2**20
 MAX_ITEMS = 20
@@ -202,7 +205,18 @@ def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], doma
     if isinstance(error, KeyError):
         raise UserError(f"unknown model family {loader_name!r}")
     if error is not None:
-        raise UserError(f"the model could not be run ({type(error).__name__})")
+        raise _failure("the model could not be run", error)
+
+
+def _failure(what: str, error: BaseException) -> UserError:
+    """What the page says when a command fails: a user error by its kind (its message may name
+    server paths), anything else as the bug it is, with the traceback in the server's log."""
+    from ihbench.dataset.errors import IHBenchError
+
+    if isinstance(error, IHBenchError):
+        return UserError(f"{what} ({type(error).__name__})")
+    log.error("%s", what, exc_info=error)
+    return UserError(f"{what}: an internal error ({type(error).__name__}); the server log has the traceback")
 
 
 def judge_run_dir(run_dir: Optional[str], judge_base_url: str, judge_model: str):
@@ -228,8 +242,8 @@ def judge_run_dir(run_dir: Optional[str], judge_base_url: str, judge_model: str)
 
     try:
         summary = asyncio.run(go())
-    except Exception as error:
-        raise UserError(f"the judge endpoint did not answer ({type(error).__name__})") from None
+    except Exception as error:  # an unreachable judge is judge_error inside judge_run, not an exception
+        raise _failure("the run could not be judged", error) from None
     if summary.judged == 0:
         raise UserError(f"the judge returned no usable verdicts ({summary.judge_errors} judge errors)")
     report = summarize([Path(run_dir)])

@@ -114,3 +114,16 @@ def test_cache_info_and_prune(tmp_path, capsys):
         args = _cache_args(argv)
         with pytest.raises(UsageError):
             args.func(args)
+
+
+def test_main_leaves_the_ihbench_logger_as_it_found_it(capsys):
+    """Called twice in one process (tests, a notebook), main() must not stack handlers (every
+    warning printed twice) nor keep the logger from reaching the caller's own handlers."""
+    import logging
+
+    from ihbench.cli import main
+
+    logger = logging.getLogger("ihbench")
+    before = (list(logger.handlers), logger.level, logger.propagate)
+    assert main(["models"]) == 0 and main(["models"]) == 0
+    assert (list(logger.handlers), logger.level, logger.propagate) == before

@@ -12,8 +12,8 @@ import shutil
 import pytest
 
 from conftest import FIXTURES
-from ihbench.records import RECORD_FORMAT, JudgmentRecord, RecordError, ResponseRecord
-from ihbench.rundir import RunDir, read_judgments
+from ihbench.records import RECORD_FORMAT, JudgmentRecord, RecordError, ResponseRecord, RunInfo
+from ihbench.rundir import RunDir, RunDirError, read_judgments
 
 
 @pytest.mark.parametrize("version", [1, 2])
@@ -30,7 +30,8 @@ def test_a_folder_written_by_an_earlier_version_reads_as_typed_records(version, 
     rq = [j for j in judgments if j.axis == "rq"]
     assert all(j.verdict == "fail" and j.criteria == [False, True] for j in rq)
     assert {j.order for j in judgments if j.axis == "tf"} <= {"model_first", "baseline_first"}
-    assert run.info()["n_items"] == 3
+    info = run.info()
+    assert info.n_items == 3 and info.loader == "openai" and info.format_version == version
 
 
 def test_todays_writers_write_format_2_and_the_records_round_trip():
@@ -71,3 +72,16 @@ def test_a_damaged_judgment_is_reported_with_file_and_line_and_left_out(tmp_path
     assert [j.axis for j in kept] == ["tf"]
     assert f"{path} line 2: verdict and criteria disagree" in caplog.text
     assert f"{path} line 3: field 'axis' must be tf or rq" in caplog.text
+
+
+def test_run_json_round_trips_and_names_what_is_wrong(tmp_path):
+    data = json.loads((FIXTURES / "run-format-2" / "run.json").read_text())
+    assert RunInfo.from_json(data).to_json() == data
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "run.json").write_text(json.dumps({**data, "seed": "zero"}))
+    with pytest.raises(RunDirError, match=r"run.json: field 'seed' has the wrong type"):
+        RunDir(folder).info()
+    (folder / "run.json").write_text(json.dumps({"loader": "openai"}))
+    with pytest.raises(RunDirError, match=r"run.json: not a run description \(no 'data' field\)"):
+        RunDir(folder).info()

@@ -67,7 +67,7 @@ def test_evaluate_streams_responses_from_a_tiny_local_model_into_a_run_directory
     assert soundfile.info(audio).duration == pytest.approx(last.interruption.audio.duration(), abs=0.05)
     runs = Path(os.environ["IHBENCH_RUNS"]).glob("space-*")
     run_dir = RunDir(max(runs, key=lambda p: p.stat().st_mtime))
-    assert run_dir.info()["loader"] == "qwen2-audio"  # the runner wrote it: a real run.json, not a stand-in
+    assert run_dir.info().loader == "qwen2-audio"  # the runner wrote it: a real run.json, not a stand-in
     assert [r.id for r in run_dir.responses()] == [row[0] for row in rows["data"]]
 
 
@@ -156,6 +156,31 @@ def test_a_judge_endpoint_that_does_not_answer_is_a_message(built, tmp_path, mon
     with pytest.raises(ui.UserError, match="no usable verdicts") as error:
         ui.judge_run_dir(str(tmp_path / "run"), dead, "judge-x")
     assert "127.0.0.1" not in str(error.value)
+
+
+@pytest.mark.parametrize("failure", ["user error", "bug"])
+def test_a_failed_judging_is_a_message_and_a_bug_keeps_its_traceback_in_the_log(failure, tmp_path, monkeypatch,
+                                                                                 caplog):
+    from ihbench import ui
+    from ihbench.rundir import RunDirError
+
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "run.json").write_text("{}")
+
+    async def judge_run(*args, **kwargs):
+        if failure == "bug":
+            return {}["missing"]
+        raise RunDirError("/srv/secret/path: responses for items not in the data")
+
+    monkeypatch.setattr("ihbench.judge.judge_run", judge_run)
+    with caplog.at_level("ERROR", logger="ihbench"), pytest.raises(ui.UserError) as error:
+        ui.judge_run_dir(str(tmp_path / "run"), "http://127.0.0.1:9/v1", "judge-x")
+    assert "/srv/secret" not in str(error.value)
+    if failure == "bug":
+        assert "an internal error (KeyError); the server log has the traceback" in str(error.value)
+        assert "Traceback" in caplog.text and "KeyError" in caplog.text
+    else:
+        assert str(error.value) == "the run could not be judged (RunDirError)" and not caplog.text
 
 
 def test_oversize_uploads_are_refused_with_a_message(tmp_path, monkeypatch):

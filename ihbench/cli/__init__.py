@@ -75,6 +75,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(f"ihbench {args.command}: warning: %(message)s"))
     logger = logging.getLogger("ihbench")
+    saved = logger.level, logger.propagate
     logger.addHandler(handler)
     logger.setLevel(logging.WARNING)
     logger.propagate = False
@@ -93,4 +94,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    finally:  # main() may be called again in one process (tests, notebooks): leave the logger as found
+        logger.removeHandler(handler)
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]
 

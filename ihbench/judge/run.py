@@ -112,7 +112,7 @@ async def judge_run(run_dir: Path, backend: TextLLM, *, axes: Sequence[str] = AX
         raise JudgeConfigError(f"--concurrency: must be >= 1, got {concurrency}")
     run = RunDir(run_dir)
     info, responses, items = run.load()
-    seed = info.get("seed", 0) if seed is None else seed
+    seed = (info.seed or 0) if seed is None else seed
     path = run.judgments_path(out)
     with run.judging(path):
         return await _judge_locked(run, path, info, responses, items, backend, axes, concurrency, cache, seed,

@@ -98,9 +98,7 @@ def read_run(path) -> BenchmarkRun:
         from ..rundir import RunDir
 
         info = RunDir(path).info()
-        model = info.get("model") if isinstance(info.get("model"), dict) else {}
-        name = info.get("model_name") or model.get("model_path") or info.get("model_path")
-        return BenchmarkRun(path, "ihbench", _name(name, path / "run.json", "model_name"), info)
+        return BenchmarkRun(path, "ihbench", _name(info.model_label, path / "run.json", "model_name"), info.to_json())
     if kind is not None and kind != "ihbench":  # "ihbench": a report's summary left without its run.json
         raise RunKindError(f"{path}: a run of unknown kind {kind!r} (summary.json); the report reads IHBench runs "
                            "(run.json), `ihbench sid` and `ihbench turns` output")

@@ -74,11 +74,11 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
     judged = {axis: [j for j in judgments if j.axis == axis and j.judged] for axis in ("tf", "rq")}
     summary = {
         "run": str(run_dir),
-        "model": info.get("model", {}).get("model_path", info.get("model_path")),
-        "loader": info.get("loader"),
-        "modality": info.get("modality"),
-        "data": info.get("data"),
-        "data_fingerprint": info.get("data_fingerprint"),
+        "model": info.model.get("model_path", info.model_path),
+        "loader": info.loader,
+        "modality": info.modality,
+        "data": info.data,
+        "data_fingerprint": info.data_fingerprint,
         "n_items": len({r.id for r in responses}),
         "n_responses": len(responses),
         "generation_errors": sum(r.error is not None for r in responses),
