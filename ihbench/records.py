@@ -6,14 +6,18 @@ toolkit did not write, so no reader needs `.get(field, legacy)` branches; `to_js
 writer appends. A field added later gets a default here and a new `RECORD_FORMAT`.
 
 Versions: 1, records written before `format_version` existed; 2, each record carries `item_hash`,
-the `EvalItem.content_hash` of the item it answers or judges.
+the `EvalItem.content_hash` of the item it answers or judges; 3, a judgment also carries
+`response_hash`, the `ResponseRecord.digest` of the answer it judged (an item that failed and was
+answered on a later run, or was answered again, is then judged again rather than scored twice).
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Optional
 
-RECORD_FORMAT = 2
+RECORD_FORMAT = 3
 AXES = ("tf", "rq")
 TF_VERDICTS = ("model", "baseline", "tie")
 OUTCOMES = ("judged", "judge_error")
@@ -77,6 +81,18 @@ class ResponseRecord:
     def key(self) -> tuple[str, int]:
         return self.id, self.epoch
 
+    @property
+    def answered(self) -> bool:
+        """An answer, even an empty one (which is judged, and loses); an error is no answer: the next
+        `ihbench run` tries the item again and nothing scores it."""
+        return self.error is None
+
+    @property
+    def digest(self) -> str:
+        """Names this answer in the judgments of it."""
+        payload = json.dumps([self.id, self.epoch, self.item_hash, self.response, self.error], ensure_ascii=False)
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+
     @classmethod
     def from_json(cls, data: dict) -> "ResponseRecord":
         _check(data, "id", str)
@@ -125,6 +141,8 @@ class JudgmentRecord:
     cached: Optional[bool] = None
     latency_s: Optional[float] = None
     item_hash: Optional[str] = None
+    #: the `ResponseRecord.digest` of the answer judged (format 3 on)
+    response_hash: Optional[str] = None
     format_version: int = 1
     extra: dict = field(default_factory=dict, compare=False)
 
@@ -146,6 +164,7 @@ class JudgmentRecord:
         for name, kinds in (("id", str), ("epoch", int), ("axis", str), ("outcome", str), ("judge_model", str)):
             _check(data, name, kinds)
         _check(data, "item_hash", str, optional=True)
+        _check(data, "response_hash", str, optional=True)
         _check(data, "format_version", int, optional=True)
         axis, outcome = data["axis"], data["outcome"]
         if axis not in AXES:

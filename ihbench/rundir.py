@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
@@ -102,19 +103,21 @@ class RunDir:
         return info, self.current(responses, items, info.data), items
 
     def current(self, responses: list[ResponseRecord], items: dict, data: str) -> list[ResponseRecord]:
-        """The responses to the data as it is now. A response to an earlier version that a resumed
-        run answered again is superseded; one that was never answered again is refused, with the
-        count: scoring it would score an answer to a question that is no longer in the data."""
-        current = [r for r in responses if r.id not in items or not is_stale(r, items[r.id].content_hash)]
-        answered = {r.key for r in current}
-        outdated = [r for r in responses if r.key not in answered]
+        """The last record per (item, epoch) for the data as it is now: an error a later run retried,
+        or a response to an earlier version a resumed run answered again, is superseded. A response
+        to an earlier version that was never answered again is refused, with the count: scoring it
+        would score an answer to a question that is no longer in the data. Errors stay in the list
+        (they are counted, never judged or scored)."""
+        fresh = [r for r in responses if r.id not in items or not is_stale(r, items[r.id].content_hash)]
+        latest = {r.key: r for r in fresh}
+        outdated = [r for r in responses if r.key not in latest]
         if outdated:
             changed = sorted({r.id for r in outdated})
             raise RunDirError(
                 f"{self.path}: {len(outdated)} response(s) answer an earlier version of {len(changed)} item(s) of "
                 f"{data} (e.g. {changed[0]}): the data changed at the same path since they were written. Run "
                 f"`ihbench run` again with the same options to answer the changed items, then judge and report")
-        return current
+        return list(latest.values())
 
     def responses(self, *, repair: bool = False) -> list[ResponseRecord]:
         """Checked records; `repair` (the lock holder only) cuts a line torn by a crash."""
@@ -132,17 +135,29 @@ class RunDir:
     def judgments(self, path: Optional[Path] = None, *, repair: bool = False,
                   responses: Optional[Sequence[ResponseRecord]] = None) -> list[JudgmentRecord]:
         """The last checked record per (id, epoch, axis) of one judgments file. Given the current
-        `responses` (from `load`), a judgment of an answer that was since replaced (the item changed
-        and was answered again) is left out, with a warning: it is judged again, not scored."""
+        `responses` (from `load`), only judgments of those very answers are kept: one of an answer
+        since replaced (the item changed, or failed and was answered later) or of an error (which
+        older versions judged as a loss) is left out with a warning, and judged again, not scored."""
         judgments = latest_judgments(_read(self.judgments_path(path), JudgmentRecord, repair))
         if responses is None:
             return judgments
-        stamps = {r.key: r.item_hash for r in responses}
-        kept = [j for j in judgments if (j.id, j.epoch) in stamps
-                and not (stamps[j.id, j.epoch] and is_stale(j, stamps[j.id, j.epoch]))]
+        current = {r.key: r for r in responses}
+        replaced = {key for key, n in Counter(r.key for r in self.responses()).items() if n > 1}
+
+        def judges_current(judgment: JudgmentRecord) -> bool:
+            response = current.get((judgment.id, judgment.epoch))
+            if response is None or not response.answered:
+                return False
+            if judgment.response_hash is not None:
+                return judgment.response_hash == response.digest
+            # written before judgments named their answer: right only if the answer never changed
+            return response.key not in replaced and not (response.item_hash and is_stale(judgment, response.item_hash))
+
+        kept = [j for j in judgments if judges_current(j)]
         if len(kept) < len(judgments):
-            log.warning("%s: %d judgment(s) of answers to an earlier version of the data are left out; "
-                        "`ihbench judge` judges the new answers", self.judgments_path(path), len(judgments) - len(kept))
+            log.warning("%s: %d judgment(s) of answers since replaced, or of items that failed, are left out; "
+                        "`ihbench judge` judges the current answers", self.judgments_path(path),
+                        len(judgments) - len(kept))
         return kept
 
     @contextmanager

@@ -61,6 +61,8 @@ class RunSummary:
     planned: int
     written: int
     skipped: int
+    #: errors written by this invocation; as every unanswered (item, epoch) is tried, also the number
+    #: the run still lacks: complete at 0, every item failed when it equals `planned`
     errors: int
     seconds: float
 
@@ -113,22 +115,27 @@ def _check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoin
 
 
 def _answered(records: list[ResponseRecord], items: Sequence[EvalItem], run_dir: RunDir) -> set[tuple[str, int]]:
-    """(item id, epoch) already answered for the data as it is now. An item whose content changed
-    since its record was written is answered again (the old record stays, superseded), and the
-    user is told how many changed: a resume never mixes answers to two versions of the data."""
+    """(item id, epoch) already answered for the data as it is now. An item that failed (its last
+    record is an error) is tried again, as is one whose content changed since it was answered (the
+    old record stays, superseded); the user is told how many of each: a resume never mixes answers
+    to two versions of the data, and an error is never taken for an answer."""
     current = {item.id: item.content_hash for item in items}
-    done, changed = set(), set()
+    latest, changed = {}, set()
     for record in records:
         if record.id not in current:
             continue
         if is_stale(record, current[record.id]):
             changed.add(record.id)
         else:
-            done.add(record.key)
-    changed -= {item_id for item_id, _ in done}
+            latest[record.key] = record
+    done = {key for key, record in latest.items() if record.answered}
+    failed = len(latest) - len(done)
+    changed -= {item_id for item_id, _ in latest}
     if changed:
         log.warning("%s: %d item(s) changed in the data since they were answered (e.g. %s); answering them again",
                     run_dir.path, len(changed), sorted(changed)[0])
+    if failed:
+        log.warning("%s: trying again %d response(s) that failed before", run_dir.path, failed)
     return done
 
 

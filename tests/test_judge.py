@@ -7,7 +7,7 @@ import sys
 import pytest
 from ihbench.loaders.retry import with_retries
 from judging import FixedJudge, ScriptedJudge
-from openai_test_server import OpenAITestServer
+from openai_test_server import OpenAITestServer, Reply
 
 from ihbench.dataset.io import read_records
 from ihbench.judge import PROMPT_VERSION, InvalidJudgment, judge_run, parse_rq, parse_tf, prompt_hash, tf_order
@@ -128,10 +128,15 @@ def test_order_is_recorded_and_roughly_balanced_on_a_real_run(judged_run):
     assert 0 < first < len(records)
 
 
-def test_a_missing_response_loses_without_a_call(built, tmp_path):
-    with OpenAITestServer(fail_when=lambda body: 400) as refusing:
+@pytest.mark.parametrize("model", ["refuses", "answers nothing"])
+def test_an_error_is_not_judged_and_an_empty_answer_loses_without_a_call(model, built, tmp_path):
+    """A refused request is no answer (issue 23: retried by the next run, never scored); an empty
+    answer is an answer, and loses without asking the judge."""
+    server = OpenAITestServer(fail_when=lambda body: 400) if model == "refuses" else \
+        OpenAITestServer(respond=lambda body: Reply(content=""))
+    with server:
         run(RunSpec(loader="openai", model_path="m", data=str(built), out=tmp_path / "run", epochs=1, limit=2,
-                    loader_options={"base_url": refusing.base_url, "max_retries": 0}), progress=False)
+                    loader_options={"base_url": server.base_url, "max_retries": 0}), progress=False)
     with OpenAITestServer(respond=ScriptedJudge()) as judge_server:
         async def go():
             backend = OpenAICompatibleLLM("judge-x", base_url=judge_server.base_url)
@@ -143,7 +148,10 @@ def test_a_missing_response_loses_without_a_call(built, tmp_path):
         summary = asyncio.run(go())
         assert judge_server.requests == []
     records = read_records(tmp_path / "run" / "judgments.jsonl")
-    assert summary.calls == 0 and {r["verdict"] for r in records} == {"baseline", "fail"}
+    if model == "refuses":
+        assert (summary.unanswered, summary.written, records) == (2, 0, [])
+    else:
+        assert summary.calls == 0 and summary.unanswered == 0 and {r["verdict"] for r in records} == {"baseline", "fail"}
 
 
 def test_judge_cli(judged_run, tmp_path):

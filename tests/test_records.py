@@ -1,10 +1,11 @@
 """The run directory's typed records: every folder an earlier version wrote still reads, a
 damaged line is refused with its reason, and a field a newer writer adds survives a round trip.
 
-tests/fixtures/run-format-2 was written by `ihbench run` + `ihbench judge` of this version (the
-official-layout fixture, the local test server as model and judge); run-format-1 holds the same
-records as the writers before record stamps wrote them (no format_version, no item_hash, optional
-keys only when set). Neither may be regenerated: they are what users' folders look like.
+tests/fixtures/run-format-3 was written by `ihbench run` + `ihbench judge` of this version (the
+official-layout fixture, the local test server as model and judge), run-format-2 by the version
+before (judgments without response_hash); run-format-1 holds the same records as the writers
+before record stamps wrote them (no format_version, no item_hash, optional keys only when set).
+None may be regenerated: they are what users' folders look like.
 """
 import json
 import shutil
@@ -16,7 +17,7 @@ from ihbench.records import RECORD_FORMAT, JudgmentRecord, RecordError, Response
 from ihbench.rundir import RunDir, RunDirError, read_judgments
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_a_folder_written_by_an_earlier_version_reads_as_typed_records(version, tmp_path):
     folder = shutil.copytree(FIXTURES / f"run-format-{version}", tmp_path / "run")
     run = RunDir(folder)
@@ -25,21 +26,23 @@ def test_a_folder_written_by_an_earlier_version_reads_as_typed_records(version, 
     assert [r.key for r in responses] == [("conv-a/2", 0), ("conv-b/1", 0), ("conv-b/4", 0)]
     assert all(r.format_version == version and r.response.startswith("heard ") and r.error is None
                for r in responses)
-    assert all((r.item_hash is not None) == (version == 2) for r in responses + judgments)
+    assert all((r.item_hash is not None) == (version >= 2) for r in responses + judgments)
+    assert all((j.response_hash is not None) == (version >= 3) for j in judgments)
+    assert len(run.judgments(responses=responses)) == 6  # each judges the answer that is there
     assert len(judgments) == 6 and all(j.judged and j.settled and j.judge_model == "judge-x" for j in judgments)
     rq = [j for j in judgments if j.axis == "rq"]
     assert all(j.verdict == "fail" and j.criteria == [False, True] for j in rq)
     assert {j.order for j in judgments if j.axis == "tf"} <= {"model_first", "baseline_first"}
     info = run.info()
-    assert info.n_items == 3 and info.loader == "openai" and info.format_version == version
+    assert info.n_items == 3 and info.loader == "openai" and info.format_version == (1 if version == 1 else 2)
 
 
-def test_todays_writers_write_format_2_and_the_records_round_trip():
-    for line in (FIXTURES / "run-format-2" / "responses.jsonl").read_text().splitlines():
+def test_todays_writers_write_format_3_and_the_records_round_trip():
+    for line in (FIXTURES / "run-format-3" / "responses.jsonl").read_text().splitlines():
         assert ResponseRecord.from_json(json.loads(line)).to_json() == json.loads(line)
-    for line in (FIXTURES / "run-format-2" / "judgments.jsonl").read_text().splitlines():
+    for line in (FIXTURES / "run-format-3" / "judgments.jsonl").read_text().splitlines():
         assert JudgmentRecord.from_json(json.loads(line)).to_json() == json.loads(line)
-    assert RECORD_FORMAT == 2
+    assert RECORD_FORMAT == 3
 
 
 def test_a_field_a_newer_writer_adds_is_kept():
@@ -75,7 +78,7 @@ def test_a_damaged_judgment_is_reported_with_file_and_line_and_left_out(tmp_path
 
 
 def test_run_json_round_trips_and_names_what_is_wrong(tmp_path):
-    data = json.loads((FIXTURES / "run-format-2" / "run.json").read_text())
+    data = json.loads((FIXTURES / "run-format-3" / "run.json").read_text())
     assert RunInfo.from_json(data).to_json() == data
     folder = tmp_path / "run"
     folder.mkdir()

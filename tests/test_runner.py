@@ -343,7 +343,7 @@ def test_a_judgment_of_a_replaced_answer_is_left_out(official, server, tmp_path,
     with caplog.at_level("WARNING", logger="ihbench"):
         kept = RunDir(out).judgments(responses=responses)
     assert sorted(j.id for j in kept) == ["conv-b/1", "conv-b/4"]
-    assert "1 judgment(s) of answers to an earlier version of the data are left out" in caplog.text
+    assert "1 judgment(s) of answers since replaced, or of items that failed, are left out" in caplog.text
 
 
 def test_a_run_folder_written_before_records_were_stamped_still_reads(official, server, tmp_path):
@@ -358,3 +358,85 @@ def test_a_run_folder_written_before_records_were_stamped_still_reads(official, 
     _, responses, _ = RunDir(out).load()
     assert len(responses) == 3
     assert run(_spec(official, out, server, epochs=1), progress=False).skipped == 3
+
+
+def _judge(run_dir, respond=None):
+    import asyncio
+
+    from judging import ScriptedJudge
+
+    from ihbench.judge import judge_run
+    from ihbench.llm import LLMCache, OpenAICompatibleLLM
+
+    with OpenAITestServer(respond=respond or ScriptedJudge(faults=False)) as judge:
+        async def go():
+            llm = OpenAICompatibleLLM("judge-x", base_url=judge.base_url)
+            try:
+                return await judge_run(run_dir, llm, cache=LLMCache(run_dir.parent / "cache.sqlite"), progress=False)
+            finally:
+                await llm.close()
+
+        return asyncio.run(go()), judge.requests
+
+
+def test_a_failed_item_is_retried_by_the_next_run_and_never_scored(official, tmp_path, caplog):
+    """Issue 23.1: a server that is down makes every item an error; the judge has nothing to judge
+    (no loss is recorded), and the rerun after the server is back answers them."""
+    from ihbench.report import summarize
+    from ihbench.rundir import RunDir
+
+    out = tmp_path / "run"
+    with OpenAITestServer(fail_when=lambda body: 500) as down:
+        first = run(_spec(official, out, down, epochs=1, loader_options={"base_url": down.base_url,
+                                                                           "max_retries": 0}), progress=False)
+    assert (first.planned, first.written, first.errors) == (3, 3, 3)
+    summary, requests = _judge(out)
+    assert (summary.written, summary.unanswered, len(requests)) == (0, 3, 0)
+    assert summarize([out], n_bootstrap=10)["runs"][0]["tf_win_rate"] is None  # nothing scored, no TF 0.000
+
+    with OpenAITestServer() as up, caplog.at_level("WARNING", logger="ihbench"):
+        again = run(_spec(official, out, up, epochs=1, allow_endpoint_change=True), progress=False)
+    assert (again.written, again.skipped, again.errors) == (3, 0, 0)
+    assert "trying again 3 response(s) that failed before" in caplog.text
+    _, responses, _ = RunDir(out).load()
+    assert [r.answered for r in responses] == [True] * 3
+    summary, _ = _judge(out)
+    assert (summary.written, summary.unanswered) == (6, 0)
+    report = summarize([out], n_bootstrap=10)["runs"][0]
+    assert report["generation_errors"] == 0 and report["tf_win_rate"]["n_items"] == 3
+
+
+def test_judgments_of_an_error_by_an_older_version_are_not_scored(official, tmp_path):
+    """Older versions judged an error as a loss ("the model produced no response"); once the item is
+    answered, that verdict is left out and the answer judged."""
+    from ihbench.rundir import RunDir
+
+    out = tmp_path / "run"
+    with OpenAITestServer(fail_when=lambda body: 500) as down:
+        run(_spec(official, out, down, epochs=1, limit=1, loader_options={"base_url": down.base_url,
+                                                                           "max_retries": 0}), progress=False)
+    loss = {"id": "conv-a/2", "epoch": 0, "axis": "tf", "judge_model": "judge-x", "outcome": "judged",
+            "verdict": "baseline", "reason": "the model produced no response"}
+    (out / "judgments.jsonl").write_text(json.dumps(loss) + "\n")  # format 1: no stamps
+    _, responses, _ = RunDir(out).load()
+    assert RunDir(out).judgments(responses=responses) == []
+    with OpenAITestServer() as up:
+        run(_spec(official, out, up, epochs=1, limit=1, allow_endpoint_change=True), progress=False)
+    summary, _ = _judge(out)
+    _, responses, _ = RunDir(out).load()
+    kept = RunDir(out).judgments(responses=responses)
+    assert summary.written == 2 and {j.verdict for j in kept if j.axis == "tf"} == {"model"}
+    assert all(j.response_hash == responses[0].digest for j in kept)
+
+
+def test_a_resume_whose_earlier_answers_are_fine_does_not_say_every_item_failed(official, tmp_path):
+    from ihbench.cli import main
+
+    out = tmp_path / "run"
+    with OpenAITestServer() as up:
+        run(_spec(official, out, up, epochs=1, limit=2), progress=False)
+    with OpenAITestServer(fail_when=lambda body: 500) as down:
+        args = ["run", "--model", "openai", "--model-path", "test-model", "--data", str(official), "--out", str(out),
+                "--epochs", "1", "--base-url", down.base_url, "--option", "max_retries=0", "--option",
+                "concurrency=2", "--allow-endpoint-change", "--quiet"]
+        assert main(args) == 0  # 2 answered earlier, 1 failed now: a warning, not "every item failed"

@@ -48,6 +48,9 @@ def main(args: argparse.Namespace) -> int:
     retried = f", {s.retried} earlier judge_error(s) retried" if s.retried else ""
     print(f"{s.path}: {s.written} judgment(s) written ({s.judged} judged, {s.judge_errors} judge_error), "
           f"{s.skipped} already done{retried}, {s.calls} judge call(s), {s.cached} from cache ({s.seconds:.1f} s)")
+    if s.unanswered:
+        print(f"note: {s.unanswered} item(s) failed in the run and have no answer to judge; `ihbench run` with the "
+              "same options tries them again")
     if s.judge_errors:
         print(f"ihbench judge: error: {s.judge_errors} judgment(s) failed (see the error field in {s.path}); "
               "run the same command again to retry only those", file=sys.stderr)

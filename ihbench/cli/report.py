@@ -48,7 +48,9 @@ def main(args: argparse.Namespace) -> int:
         print(f", RQ pass rate {rq['rq_pass_rate']:.3f} [{rq['ci_low']:.3f}, {rq['ci_high']:.3f}]" if rq else
               ", no RQ judgments", end="")
         anchor = run.get("baseline_rq_pass_rate")
-        print(f" (baseline RQ on the same items {anchor['rq_pass_rate']:.3f})" if anchor else "")
+        print(f" (baseline RQ on the same items {anchor['rq_pass_rate']:.3f})" if anchor else "", end="")
+        failed = run["generation_errors"]
+        print(f"; {failed} failed response(s) not scored (`ihbench run` tries them again)" if failed else "")
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
 

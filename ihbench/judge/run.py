@@ -47,6 +47,7 @@ class JudgeSummary:
     cached: int
     seconds: float
     retried: int = 0  # judge errors of an earlier pass that this pass tried again
+    unanswered: int = 0  # (item, epoch) whose run record is an error: nothing to judge until rerun
 
 
 def tf_order(seed: int, item_id: str, epoch: int) -> bool:
@@ -59,7 +60,7 @@ async def _judge_one(record: ResponseRecord, item: EvalItem, axis: str, backend:
     def judgment(outcome: str, **fields) -> JudgmentRecord:
         return JudgmentRecord(id=record.id, epoch=record.epoch, axis=axis, outcome=outcome, judge_model=backend.model,
                               prompt_version=PROMPT_VERSION, prompt_hash=prompt_hash(), item_hash=record.item_hash,
-                              format_version=RECORD_FORMAT, **fields)
+                              response_hash=record.digest, format_version=RECORD_FORMAT, **fields)
 
     started = time.perf_counter()
     response = record.response
@@ -130,7 +131,8 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
                                f"write another judge's verdicts to another file (--out)")
     done = {r.key for r in existing if r.settled}
     failed_before = {r.key for r in existing if not r.settled}
-    todo = [(r, axis) for r in responses for axis in axes if (*r.key, axis) not in done]
+    # an item that failed has no answer to judge: the next `ihbench run` tries it again
+    todo = [(r, axis) for r in responses if r.answered for axis in axes if (*r.key, axis) not in done]
     retried = sum((*r.key, axis) in failed_before for r, axis in todo)
     cache = cache or LLMCache()
     counter = {"calls": 0}
@@ -152,7 +154,9 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
                 errors += result.outcome == "judge_error"
                 cached += bool(result.cached)
                 bar.update(1)
-    return JudgeSummary(path=path, planned=len(responses) * len(axes), written=written,
-                        skipped=len(responses) * len(axes) - len(todo), judged=judged, judge_errors=errors,
+    answered = sum(r.answered for r in responses)
+    return JudgeSummary(path=path, planned=answered * len(axes), written=written,
+                        skipped=answered * len(axes) - len(todo), judged=judged, judge_errors=errors,
+                        unanswered=len(responses) - answered,
                         calls=counter["calls"], cached=cached, seconds=time.perf_counter() - started,
                         retried=retried)

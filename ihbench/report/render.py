@@ -107,14 +107,16 @@ def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
     warning = [f"> **Warning:** {report['mixed_data']}", ""] if report.get("mixed_data") else []
     lines = ["# IHBench report", "", *warning, "## Scores", "",
              "| run | items | responses | TF win rate [95 % CI] | RQ pass rate [95 % CI] | baseline RQ (same items) | "
-             "judge errors (TF/RQ) | generation errors |", "|---|---|---|---|---|---|---|---|"]
+             "judge errors (TF/RQ) | failed items (not scored) |", "|---|---|---|---|---|---|---|---|"]
     for run in runs:
         errors = run["judge_errors"]
         lines.append(f"| {_label(run)} | {run['n_items']} | {run['n_responses']} "
                      f"| {_fmt(run['tf_win_rate'], 'tf_win_rate')} | {_fmt(run['rq_pass_rate'], 'rq_pass_rate')} "
                      f"| {_fmt(run.get('baseline_rq_pass_rate'), 'rq_pass_rate')} "
                      f"| {errors['tf']}/{errors['rq']} | {run['generation_errors']} |")
-    lines += ["", "Judge errors are left out of the scores (never counted as a loss for the model). The baseline's "
+    lines += ["", "Judge errors and failed items (the model produced an error, not an answer) are left out of the "
+              "scores, never counted as a loss for the model; `ihbench judge` and `ihbench run` try them again. The "
+              "baseline's "
               "RQ pass rate (its verdicts ship with the data) is the anchor TF is relative to: TF 0.5 is parity with "
               "a baseline of that quality.", ""]
 

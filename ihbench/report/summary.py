@@ -81,7 +81,8 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
         "data_fingerprint": info.data_fingerprint,
         "n_items": len({r.id for r in responses}),
         "n_responses": len(responses),
-        "generation_errors": sum(r.error is not None for r in responses),
+        # (item, epoch) whose run record is an error: never judged nor scored, tried again by a rerun
+        "generation_errors": sum(not r.answered for r in responses),
         "judgments_file": str(files[0]) if files else None,
         "judges": sorted({(j.judge_model, j.prompt_version, j.prompt_hash) for j in judgments}),
         "judge_errors": {axis: sum(j.axis == axis and j.outcome == "judge_error" for j in judgments)
@@ -104,7 +105,7 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
         fit = stats.logistic_slope([items[i].depth for i in tf_items], list(tf_items.values()))
         summary["tf_depth_slope"] = {"slope_per_turn": fit.slope, "intercept": fit.intercept, "n_items": fit.n,
                                      "converged": fit.converged}
-    summary["diagnostics"] = _diagnostics(responses, items)
+    summary["diagnostics"] = _diagnostics([r for r in responses if r.answered], items)
     if len(files) >= 2:
         summary["inter_judge"] = inter_judge(run.judgments(files[0], responses=responses),
                                              run.judgments(files[1], responses=responses))
