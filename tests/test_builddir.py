@@ -17,6 +17,7 @@ from ihbench.dataset.build import build
 from ihbench.dataset.build_info import BUILD_INFO_FORMAT, BuildInfo
 from ihbench.dataset.builddir import BuildDir, BuildDirError
 from ihbench.dataset.io import LockedError
+from ihbench.dataset.rebaseline import replace_baselines
 
 OLD = FIXTURES / "build-format-1"
 CONFIGS = ["conversations", "baseline", "interruptions", "sid_dev_en", "sid_dev_noise", "duplex"]
@@ -29,6 +30,17 @@ def test_a_folder_that_is_not_a_build_is_refused_with_its_name(tmp_path):
     with pytest.raises(BuildDirError, match=f"{folder}: not an ihbench build \\(no build_info.json\\)"):
         BuildDir(folder).info()
     assert not BuildDir(folder).may_be_replaced() and BuildDir(tmp_path / "new").may_be_replaced()
+
+
+def test_set_baseline_refuses_a_dataset_that_is_not_a_build_before_writing(tmp_path):
+    """A folder with a baseline config but no build_info.json (the official layout as downloaded)
+    was copied whole and then failed with a FileNotFoundError; now it is refused by name at once."""
+    from official_layout import write_official_layout
+
+    official = write_official_layout(tmp_path / "official")
+    with pytest.raises(BuildDirError, match=f"{official}: not an ihbench build"):
+        replace_baselines(official, tmp_path / "rebased", {"conv-a/2": "new"}, "test")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["official"]  # no copy, no lock, no working folder
 
 
 def test_an_old_build_info_reads_as_version_1(tmp_path):
