@@ -13,8 +13,10 @@ sys.path.insert(0, str(REPO / "tests"))  # the local OpenAI-compatible test doub
 def dataset_dir(path: str | None) -> Path:
     if path:
         return Path(path).resolve()
+    from ihbench.dataset.builddir import BuildDir
+
     default = REPO / "data" / "ihbench-dev"
-    if (default / "build_info.json").exists():
+    if BuildDir(default).is_build():
         return default
     from ihbench.dataset.build import build
     from ihbench.dataset.sources import source_files

@@ -10,8 +10,9 @@ Layout written (all Parquet, audio embedded as 16 kHz mono FLAC):
     (<hash>: of the file's bytes, so a rebuild in place is never read back from the datasets cache)
     OUT/stats.png, OUT/build_info.json
 
-Everything is written into a temporary sibling directory and renamed at the end, so a build
-that fails leaves the previous build (or nothing) in place, never half a dataset.
+`BuildDir` (builddir.py) knows the folder: its files, its lock, how to read them. Everything is
+written into a temporary sibling directory and renamed at the end, so a build that fails leaves
+the previous build (or nothing) in place, never half a dataset.
 """
 from __future__ import annotations
 
@@ -25,16 +26,16 @@ from pathlib import Path
 from typing import Iterable, Optional, Union
 
 from .audio import encode_flac, load_recording
+from .build_info import BuildInfo
+from .builddir import INFO, BuildDir
 from .config_cache import ConfigCache
-from .content_names import name_by_content
 from .errors import IHBenchError
-from .io import exclusive, lock_file_for, remove_stale_staging, staging_folder, temporary_sibling
+from .io import remove_stale_staging, staging_folder
 from .parts import Builder, conversations_inputs, duplex_builder, ihbench_builder, sid_builder, sources_fingerprint
 from .sources import ASSISTANT_VOICE, SourceConversation
 from .tts import RenderCache, get_engine
 
 SPLIT = "dev"
-BUILD_MARKER = "build_info.json"
 
 
 class BuildError(IHBenchError, RuntimeError):
@@ -89,8 +90,7 @@ def build(
     A rebuild replaces what the previous build wrote and keeps everything else in the folder
     (configs added by `ihbench sid-import`, a user's own files), listed in the new card as before."""
     out = Path(out).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with exclusive(lock_file_for(out), f"dataset directory {out}"):
+    with BuildDir(out).writing():
         return _build_locked(out, sources, cache_dir=cache_dir, progress=progress, sid=sid, sid_sources=sid_sources,
                              sid_noise_clips=sid_noise_clips, duplex=duplex, reuse=reuse)
 
@@ -99,7 +99,9 @@ def _build_locked(out: Path, sources, *, cache_dir, progress: bool, sid: bool, s
                   duplex: bool, reuse: bool):
     from .verify import verify_paths
 
-    _refuse_foreign_directory(out)
+    previous = BuildDir(out)
+    if not previous.may_be_replaced():
+        raise BuildError(f"{out}: exists and is not an ihbench build (no {INFO}); choose another --out")
     remove_stale_staging(out)  # working folders of killed builds: hundreds of MB each
     report = verify_paths(sources)
     if not report.ok:
@@ -121,13 +123,14 @@ def _build_locked(out: Path, sources, *, cache_dir, progress: bool, sid: bool, s
     configs = ConfigCache(cache.directory / "configs")
 
     with staging_folder(out) as tmp:
+        new = BuildDir(tmp)
         with _arrow_memory_pool():
-            statistics, reused = _write(tmp, conversations, builders, configs if reuse else None,
+            statistics, reused = _write(new, conversations, builders, configs if reuse else None,
                                         progress=progress, timings=timings)
-        kept = _carry_over(out, tmp)
+        kept = _carry_over(previous, new)
         if kept:
             notes.append(f"kept what this build does not make: {', '.join(kept)}")
-        _write_info(tmp, conversations, statistics, cache, notes, kept)
+        _write_info(new, conversations, statistics, notes, kept)
     return BuildResult(out=out, statistics=statistics, notes=notes, renders=cache.misses, cache_hits=cache.hits,
                        reused=reused, timings=timings)
 
@@ -178,8 +181,8 @@ def render_audio(conversations: list[SourceConversation], cache: RenderCache, *,
     return audio, notes
 
 
-def _write(root: Path, conversations: list[SourceConversation], builders: list[Builder], configs: Optional[ConfigCache],
-           *, progress: bool, timings: dict) -> tuple[dict, list[str]]:
+def _write(target: BuildDir, conversations: list[SourceConversation], builders: list[Builder],
+           configs: Optional[ConfigCache], *, progress: bool, timings: dict) -> tuple[dict, list[str]]:
     """Each builder's configs, from the config cache when it has them (`configs`, None to make
     everything again), then the plot and the card. Returns the statistics and the builders reused."""
     import datasets
@@ -193,7 +196,7 @@ def _write(root: Path, conversations: list[SourceConversation], builders: list[B
     for builder in builders:
         with _timed(timings, builder.name):
             key = configs.key(builder.name, builder.inputs) if configs else None
-            hit = configs.fetch(builder.name, key, root) if configs else None
+            hit = configs.fetch(builder.name, key, target.path) if configs else None
             if hit:
                 made, part = hit
                 reused.append(builder.name)
@@ -202,17 +205,16 @@ def _write(root: Path, conversations: list[SourceConversation], builders: list[B
                 part = json.loads(json.dumps(part))  # as the cache gives it back: the card must not depend on a hit
                 made = {}
                 for name, data in tables.items():
-                    (root / name).mkdir()
                     with _timed(timings, f"write {name}"):
-                        made[name] = _write_parquet(data, root / name)
+                        made[name] = _write_parquet(data, target, name)
                 if configs:
                     configs.put(builder.name, key, made, part)
-            files.update({name: f"{name}/{path.name}" for name, path in made.items()})
+            files.update({name: target.relative(path) for name, path in made.items()})
             statistics.update(part)
-    plot_statistics(statistics, root / "stats.png")
+    plot_statistics(statistics, target.stats_path)
     voices = sorted({c.user_voice for c in conversations} | {ASSISTANT_VOICE})
     features = {name: f for builder in builders for name, f in builder.features.items()}
-    (root / "README.md").write_text(
+    target.card_path.write_text(
         render_card(statistics=statistics, features=features, voices={v: get_engine(v) for v in voices}, split=SPLIT,
                     configs=tuple(features), provenances=[c.provenance for c in conversations], files=files),
         encoding="utf-8",
@@ -220,64 +222,45 @@ def _write(root: Path, conversations: list[SourceConversation], builders: list[B
     return statistics, reused
 
 
-def _write_parquet(data, folder: Path) -> Path:
+def _write_parquet(data, target: BuildDir, config: str) -> Path:
     """Named by its bytes (see `content_names.py`)."""
-    staging = temporary_sibling(folder / f"{SPLIT}.parquet")
-    data.to_parquet(str(staging))
-    return name_by_content(staging, SPLIT)
+    staged = target.new_file(config, SPLIT)
+    data.to_parquet(str(staged))
+    return target.name_file(staged, SPLIT)
 
 
-def _write_info(root: Path, conversations, statistics: dict, cache: RenderCache, notes: list[str],
-                kept: list[str]) -> None:
+def _write_info(target: BuildDir, conversations, statistics: dict, notes: list[str], kept: list[str]) -> None:
     from importlib.metadata import version
 
     from . import __name__ as package
 
-    info = {
-        "builder": f"{package} (ihbench {version('ihbench')})",
-        "sources_fingerprint": sources_fingerprint(conversations),
-        "conversations": [c.conversation_id for c in conversations],
-        "split": SPLIT,
-        "configs": sorted(p.name for p in root.iterdir() if p.is_dir() and p.name not in kept),
-        "files": sorted(p.name for p in root.iterdir() if p.name not in kept) + [BUILD_MARKER],
-        "kept": kept,
-        "statistics": statistics,
-        "notes": notes,
-    }
-    (root / BUILD_MARKER).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    made = sorted(p.name for p in target.path.iterdir() if p.name not in kept)
+    target.write_info(BuildInfo(
+        builder=f"{package} (ihbench {version('ihbench')})",
+        sources_fingerprint=sources_fingerprint(conversations),
+        conversations=[c.conversation_id for c in conversations],
+        split=SPLIT,
+        configs=[name for name in made if target.folder(name).is_dir()],
+        files=made + [INFO],
+        kept=kept,
+        statistics=statistics,
+        notes=notes,
+    ))
 
 
-def _refuse_foreign_directory(out: Path) -> None:
-    """Replacing a previous build is fine; deleting a directory we did not make is not."""
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / BUILD_MARKER).is_file())):
-        raise BuildError(f"{out}: exists and is not an ihbench build (no {BUILD_MARKER}); choose another --out")
-
-
-def _own_entries(out: Path) -> set[str]:
-    """Top-level names the previous build wrote (older builds did not list their files)."""
-    try:
-        info = json.loads((out / BUILD_MARKER).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return set()
-    return set(info.get("files") or []) | set(info.get("configs") or []) | {"README.md", "stats.png", BUILD_MARKER}
-
-
-def _carry_over(out: Path, tmp: Path) -> list[str]:
-    """Move into the new build what the old folder holds that no build wrote; list kept configs
+def _carry_over(old: BuildDir, new: BuildDir) -> list[str]:
+    """Copy into the new build what the old folder holds that no build wrote; list kept configs
     in the new card with the entries they had."""
-    if not out.is_dir():
+    if not old.path.is_dir():
         return []
-    own, made = _own_entries(out), {p.name for p in tmp.iterdir()}
-    kept = sorted(p.name for p in out.iterdir() if p.name not in own and p.name not in made)
+    own, made = old.written_by_build(), {p.name for p in new.path.iterdir()}
+    kept = sorted(p.name for p in old.path.iterdir() if p.name not in own and p.name not in made)
     for name in kept:
-        shutil.copytree(out / name, tmp / name, symlinks=True) if (out / name).is_dir() else \
-            shutil.copy2(out / name, tmp / name)  # copied, not moved: the old build stays whole until the swap
-    configs = [name for name in kept if (out / name).is_dir() and any((out / name).rglob("*.parquet"))]
-    if configs and (out / "README.md").is_file():
-        from huggingface_hub import DatasetCard
-
-        entries = {entry.get("config_name"): entry for entry in DatasetCard.load(out / "README.md").data.get("configs") or []}
-        card = DatasetCard.load(tmp / "README.md")
-        card.data.configs = list(card.data.get("configs") or []) + [entries[c] for c in configs if c in entries]
-        card.save(tmp / "README.md")
+        source = old.path / name
+        shutil.copytree(source, new.path / name, symlinks=True) if source.is_dir() else \
+            shutil.copy2(source, new.path / name)  # copied, not moved: the old build stays whole until the swap
+    listed = {entry.get("config_name"): entry for entry in old.card_configs()}
+    entries = [listed[name] for name in kept if name in listed and old.config_files(name)]
+    if entries:
+        new.list_configs(entries)
     return kept

@@ -19,3 +19,8 @@ def name_by_content(written: Path, split: str) -> Path:
     final = written.with_name(f"{split}-{digest.hexdigest()[:16]}.parquet")
     written.rename(final)
     return final
+
+
+def split_of(path: Path) -> str:
+    """The split a file named by `name_by_content` (or an older `dev.parquet`) holds."""
+    return path.name.split("-")[0].split(".")[0]

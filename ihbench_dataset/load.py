@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from .builddir import BuildDir
 from .errors import IHBenchError
 from .long import INTERRUPTIONS_CONFIG, items_from_interruption_rows
 from .schema import EvalItem
@@ -98,8 +99,14 @@ def _resolve(source: Union[str, os.PathLike]) -> tuple[str, str]:
 
 
 def _config_names(path: str, revision: Optional[str]) -> list[str]:
+    """A local folder's configs as its card lists them; a hub id's (or a folder without a card's)
+    as `datasets` finds them."""
     import datasets
 
+    if Path(path).is_dir():
+        names = BuildDir(path).config_names()
+        if names:
+            return names
     try:
         return datasets.get_dataset_config_names(path, revision=revision)
     except Exception:

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from ihbench.dataset import load_items
 from ihbench.dataset.build import BuildError, build
+from ihbench.dataset.build_info import BUILD_INFO_FORMAT
+from ihbench.dataset.builddir import BuildDir
 from ihbench.dataset.load import load_conversations
 from ihbench.dataset.sources import source_files
 
@@ -75,6 +77,7 @@ def test_card_has_configs_features_statistics_and_voices(built):
         assert expected in card, expected
     info = json.loads((built / "build_info.json").read_text())
     assert info["statistics"]["interruption_points"] == len(load_items(built))
+    assert info["format_version"] == BUILD_INFO_FORMAT == BuildDir(built).info().format_version
     from conftest import png_size
 
     assert png_size(built / "stats.png") == (1400, 400)  # the three panels at figsize 14 x 4, 100 dpi

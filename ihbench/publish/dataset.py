@@ -9,9 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+from ihbench.dataset.builddir import CARD, BuildDir
 from ihbench.dataset.errors import MissingFileError, UsageError
 
-from .hub import PublishPlan, check_repo_id, staged_files, upload
+from .hub import PublishPlan, check_repo_id, upload
 
 IGNORED = [".*", "**/.*", "*.lock", "**/__pycache__/**"]
 
@@ -19,8 +20,8 @@ IGNORED = [".*", "**/.*", "*.lock", "**/__pycache__/**"]
 def check_readable(folder: Path) -> int:
     from ihbench.dataset import load_items
 
-    if not (folder / "README.md").is_file():
-        raise MissingFileError(f"{folder}: no README.md; publish a folder written by `ihbench build`")
+    if not BuildDir(folder).has_card():
+        raise MissingFileError(f"{folder}: no {CARD}; publish a folder written by `ihbench build`")
     try:
         items = load_items(str(folder))
     except Exception as error:
@@ -38,7 +39,7 @@ def publish_dataset(data_dir, repo_id: str, *, private: bool = False, dry_run: b
     if not folder.is_dir():
         raise MissingFileError(f"{data_dir}: not a directory")
     check_readable(folder)
-    files = [f for f in staged_files(folder) if not any(part.startswith(".") for part in Path(f).parts)]
+    files = BuildDir(folder).files()
     plan = PublishPlan(folder.name, repo_id, "dataset", folder, files)
     if not dry_run:
         upload(plan, api=api, token=token, private=private, ignore_patterns=IGNORED)

@@ -15,6 +15,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Optional
 
+from ihbench.dataset.builddir import BuildDir
 from ihbench.dataset.errors import MissingDependencyError, UsageError
 
 from ..resources import space_dir
@@ -86,7 +87,7 @@ def stage_space(repo_id: str, target: Path, *, data: Optional[str] = None) -> Pu
         folder = Path(data)
         if folder.is_dir():
             check_readable(folder.resolve())
-            shutil.copytree(folder, target / DATA_FOLDER, ignore=shutil.ignore_patterns(".*"))
+            BuildDir(folder).copy_to(target / DATA_FOLDER)
             variables["IHBENCH_DATA"] = str(DATA_FOLDER)
         else:
             variables["IHBENCH_DATA"] = check_repo_id(data, "--data (not a folder, so a Hub dataset id)")

@@ -6,8 +6,7 @@ from typing import Optional, Sequence
 
 from ..audio import audio_duration
 from ..audio_format import SAMPLING_RATE
-from ..content_names import name_by_content
-from ..io import exclusive, lock_file_for, temporary_sibling, write_atomic
+from ..builddir import BuildDir
 from .read import (
     _DURATION_SLACK_S,
     _MAX_LISTED,
@@ -90,13 +89,13 @@ def import_sid(root: PathLike, out_dir: PathLike, *, progress: bool = True) -> d
     temporary file and renamed only once every config is complete.
     """
     configs = read_sid_folder(root)
-    out = Path(out_dir).resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    with exclusive(lock_file_for(out), f"dataset directory {out}"):  # one writer: not during a build
+    out = BuildDir(Path(out_dir).resolve())
+    out.path.mkdir(parents=True, exist_ok=True)
+    with out.writing():  # one writer: not during a build
         return _import_locked(root, out, configs, progress)
 
 
-def _import_locked(root, out: Path, configs, progress: bool) -> dict:
+def _import_locked(root, out: BuildDir, configs, progress: bool) -> dict:
     from tqdm.auto import tqdm
 
     annotations = {config: str(_annotation_file(Path(root), SID_CONFIGS[config][0])) for config in configs}
@@ -105,18 +104,17 @@ def _import_locked(root, out: Path, configs, progress: bool) -> dict:
         with tqdm(total=sum(map(len, configs.values())), unit="clip", desc="importing SID-Bench",
                   disable=not progress) as bar:
             for config, rows in configs.items():
-                (out / config).mkdir(exist_ok=True)
-                written[config] = temporary_sibling(out / config / f"{SPLIT}.parquet")
+                written[config] = out.new_file(config, SPLIT)
                 notes += _duration_note(config, _write_parquet(rows, written[config], annotations[config], bar))
         files = {}
         for config, temporary in written.items():
-            for previous in (out / config).glob("*.parquet"):  # an earlier import of this config
+            for previous in out.folder(config).glob("*.parquet"):  # an earlier import of this config
                 previous.unlink()
-            files[config] = f"{config}/{name_by_content(temporary, SPLIT).name}"
+            files[config] = out.relative(out.name_file(temporary, SPLIT))
     finally:
         _clean_up(written.values())
-    update_readme_configs(out / "README.md", list(configs), files)
-    return {"out": str(out), "configs": {config: len(rows) for config, rows in configs.items()},
+    update_readme_configs(out.card_path, list(configs), files)
+    return {"out": str(out.path), "configs": {config: len(rows) for config, rows in configs.items()},
             "split": SPLIT, "notes": notes}
 
 
@@ -135,21 +133,15 @@ def _new_readme_body(configs: Sequence[str]) -> str:
 
 
 def update_readme_configs(readme: PathLike, configs: Sequence[str], files: Optional[dict] = None) -> None:
-    """Add or replace only these configs' entries in the card's metadata, read and written by
-    huggingface_hub's own card classes; the card's text, other keys and other configs stay, so an
-    ihbench build's card keeps its own configs, default and text. `files` names each config's
-    file exactly ({config: "config/test-<hash>.parquet"}, see `content_names.py`); without it
-    the entry is the pattern `config/test-*`."""
-    from huggingface_hub import DatasetCard
-
-    readme = Path(readme)
-    text = readme.read_text(encoding="utf-8") if readme.is_file() else _new_readme_body(configs)
-    card = DatasetCard(text)
-    kept = [entry for entry in card.data.get("configs") or [] if entry.get("config_name") not in configs]
-    ours = [{"config_name": config, **({"default": True} if not kept and index == 0 else {}),
-             "data_files": [{"split": SPLIT, "path": (files or {}).get(config, f"{config}/{SPLIT}-*")}]}
-            for index, config in enumerate(configs)]
-    card.data.configs = kept + ours
-    write_atomic(readme, str(card))
+    """Add or replace only these configs' entries in a dataset folder's card (`readme`, its
+    README.md); the card's text, other keys and other configs stay, so an ihbench build's card
+    keeps its own configs, default and text. The first of these is the default when the card has
+    no other config. `files` names each config's file exactly ({config: "config/test-<hash>.parquet"},
+    see `content_names.py`); without it the entry is the pattern `config/test-*`."""
+    folder = BuildDir(Path(readme).parent)
+    others = [name for name in folder.config_names() if name not in configs]
+    folder.list_configs([{"config_name": config, **({"default": True} if not others and index == 0 else {}),
+                          "data_files": [{"split": SPLIT, "path": (files or {}).get(config, f"{config}/{SPLIT}-*")}]}
+                         for index, config in enumerate(configs)], new_card=_new_readme_body(configs))
 
 

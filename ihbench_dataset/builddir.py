@@ -1,0 +1,189 @@
+"""A dataset folder as `ihbench build` writes it, the twin of `ihbench.rundir.RunDir`: one place that
+knows its files, its lock and how to read them.
+
+    OUT/README.md                         the card; its `configs:` name each config's files, which is
+                                          all `load_dataset(OUT, config)` reads
+    OUT/<config>/<split>-<hash>.parquet   one folder per config, each file named by its bytes
+                                          (`content_names.py`), and named so in the card
+    OUT/build_info.json                   what the build made (`BuildInfo`): the marker of a build,
+                                          which a rebuild may replace
+    OUT/stats.png                         the statistics plot the card shows
+    .OUT.lock, beside OUT                 one writer at a time: build, sid-import, set-baseline
+
+`ihbench sid-import` into a new folder writes a card and configs without build_info.json: a dataset
+folder, not a build. Build, set-baseline, sid-import, the loader and publish go through `BuildDir`.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+from .build_info import BuildInfo, BuildInfoError
+from .content_names import name_by_content, split_of
+from .errors import IHBenchError
+from .io import exclusive, lock_file_for, temporary_sibling, write_atomic, write_json_atomic
+
+CARD = "README.md"
+INFO = "build_info.json"
+STATS_PLOT = "stats.png"
+
+
+class BuildDirError(IHBenchError, ValueError):
+    """Not a build folder, or one that cannot be used as asked; the message names the folder."""
+
+
+class BuildDir:
+    def __init__(self, path):
+        self.path = Path(path)
+
+    def __repr__(self) -> str:
+        return f"BuildDir({str(self.path)!r})"
+
+    @property
+    def card_path(self) -> Path:
+        return self.path / CARD
+
+    @property
+    def info_path(self) -> Path:
+        return self.path / INFO
+
+    @property
+    def stats_path(self) -> Path:
+        return self.path / STATS_PLOT
+
+    def folder(self, config: str) -> Path:
+        return self.path / config
+
+    def has_card(self) -> bool:
+        return self.card_path.is_file()
+
+    def is_build(self) -> bool:
+        return self.info_path.is_file()
+
+    def may_be_replaced(self) -> bool:
+        """Nothing there, an empty folder or an earlier build: replacing a build is fine; deleting a
+        folder the toolkit did not make is not."""
+        path = self.path
+        return not path.exists() or (path.is_dir() and (self.is_build() or not any(path.iterdir())))
+
+    # --- build_info.json ----------------------------------------------------------------------
+
+    def info(self) -> BuildInfo:
+        if not self.is_build():
+            raise BuildDirError(f"{self.path}: not an ihbench build (no {INFO}); "
+                                "expected a folder written by `ihbench build`")
+        try:
+            return BuildInfo.from_json(json.loads(self.info_path.read_text(encoding="utf-8")))
+        except json.JSONDecodeError as error:
+            raise BuildDirError(f"{self.info_path}: not valid JSON ({error.msg})") from None
+        except BuildInfoError as error:
+            raise BuildDirError(f"{self.info_path}: {error}") from None
+
+    def write_info(self, info: BuildInfo) -> None:
+        write_json_atomic(self.info_path, info.to_json())
+
+    def written_by_build(self) -> set[str]:
+        """The top-level names the last build wrote, which the next one replaces; everything else in
+        the folder is kept (none listed: an older build, or no build, keeps all it cannot name)."""
+        try:
+            info = self.info()
+        except BuildDirError:
+            return set()
+        return set(info.files or []) | set(info.configs) | {CARD, STATS_PLOT, INFO}
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """The folder's writer lock, for the life of a command: a hidden sibling, since a build
+        replaces the folder whole."""
+        path = self.path.resolve()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with exclusive(lock_file_for(path), f"dataset directory {path}"):
+            yield
+
+    # --- the card -------------------------------------------------------------------------------
+
+    def card_configs(self) -> list[dict]:
+        """The card's `configs:` entries, read by huggingface_hub's card classes as `datasets` does;
+        none without a card."""
+        if not self.has_card():
+            return []
+        import yaml
+        from huggingface_hub import DatasetCard
+
+        try:
+            configs = DatasetCard.load(self.card_path).data.get("configs") or []
+        except (ValueError, yaml.YAMLError) as error:
+            raise BuildDirError(f"{self.card_path}: the card's metadata cannot be read ({error})") from None
+        if not isinstance(configs, list) or not all(isinstance(entry, dict) for entry in configs):
+            raise BuildDirError(f"{self.card_path}: `configs:` must be a list of entries")
+        return configs
+
+    def config_names(self) -> list[str]:
+        return [entry.get("config_name", "default") for entry in self.card_configs()]
+
+    def config_files(self, config: str) -> list[Path]:
+        """The files the card names for `config` (patterns resolved as `datasets` resolves them)."""
+        patterns = [pattern for entry in self.card_configs() if entry.get("config_name", "default") == config
+                    for pattern in _patterns(entry.get("data_files"))]
+        return sorted({file for pattern in patterns for file in self.path.glob(pattern) if file.is_file()})
+
+    def list_configs(self, entries: Sequence[dict], *, new_card: str = "") -> None:
+        """Add these configs' entries to the card's `configs:`, or replace the entries of the same
+        names; the card's text, other keys and other configs stay. Without a card, `new_card` is its text."""
+        from huggingface_hub import DatasetCard
+
+        card = DatasetCard(self.card_path.read_text(encoding="utf-8") if self.has_card() else new_card)
+        names = {entry["config_name"] for entry in entries}
+        kept = [entry for entry in card.data.get("configs") or [] if entry.get("config_name") not in names]
+        card.data.configs = kept + list(entries)
+        write_atomic(self.card_path, str(card))
+
+    # --- the files ------------------------------------------------------------------------------
+
+    def relative(self, file: Path) -> str:
+        """A file's path as the card names it."""
+        return Path(file).relative_to(self.path).as_posix()
+
+    def new_file(self, config: str, split: str) -> Path:
+        """Where a config's next file is written (hidden) before `name_file` gives it its name."""
+        self.folder(config).mkdir(parents=True, exist_ok=True)
+        return temporary_sibling(self.folder(config) / f"{split}.parquet")
+
+    @staticmethod
+    def name_file(written: Path, split: str) -> Path:
+        return name_by_content(written, split)
+
+    def rewrite_file(self, file: Path, write: Callable[[Path], None]) -> Path:
+        """Replace `file` with what `write(path)` writes. The new bytes get a new name, in the folder
+        and in the card: under the old name a folder made again at the same path would be read back
+        from the datasets cache (`content_names.py`)."""
+        staged = temporary_sibling(file)
+        write(staged)
+        file.unlink()
+        new = name_by_content(staged, split_of(file))
+        card = self.card_path.read_text(encoding="utf-8")
+        write_atomic(self.card_path, card.replace(self.relative(file), self.relative(new)))
+        return new
+
+    def files(self) -> list[str]:
+        """Every file of the dataset; hidden ones (a writer's lock or temporary files) are not part of it."""
+        return sorted(str(p.relative_to(self.path)) for p in self.path.rglob("*")
+                      if p.is_file() and not any(part.startswith(".") for part in p.relative_to(self.path).parts))
+
+    def copy_to(self, target: Path) -> None:
+        """The dataset's files into `target` (made if needed), hidden ones left out."""
+        shutil.copytree(self.path, target, ignore=shutil.ignore_patterns(".*"), dirs_exist_ok=True)
+
+
+def _patterns(data_files) -> list[str]:
+    """The paths of a config's `data_files`: a string, a list of strings, or a list of {split, path}."""
+    if isinstance(data_files, (str, dict)):
+        data_files = [data_files]
+    patterns = []
+    for entry in data_files or []:
+        paths = entry.get("path") if isinstance(entry, dict) else entry
+        patterns += [paths] if isinstance(paths, str) else [p for p in paths or [] if isinstance(p, str)]
+    return patterns
