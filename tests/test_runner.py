@@ -440,3 +440,31 @@ def test_a_resume_whose_earlier_answers_are_fine_does_not_say_every_item_failed(
                 "--epochs", "1", "--base-url", down.base_url, "--option", "max_retries=0", "--option",
                 "concurrency=2", "--allow-endpoint-change", "--quiet"]
         assert main(args) == 0  # 2 answered earlier, 1 failed now: a warning, not "every item failed"
+
+
+def test_a_bug_in_a_loader_stops_the_run_with_its_traceback_and_keeps_what_was_written(official, server, tmp_path,
+                                                                                        monkeypatch):
+    """Issue 22.2: a typo in a loader is not one error string per record. The run stops at the
+    bug with its own exception; the records written before it stay valid, and a rerun after the
+    fix completes the run without doubling them."""
+    from ihbench.loaders.openai_compat import OpenAICompatLoader
+    from ihbench.rundir import RunDir
+
+    real, calls = OpenAICompatLoader._generate, []
+
+    def typo(self, conversation, config, seed):
+        calls.append(conversation.item_id)
+        if len(calls) > 1:
+            return {}["choises"]  # the bug
+        return real(self, conversation, config, seed)
+
+    monkeypatch.setattr(OpenAICompatLoader, "_generate", typo)
+    out = tmp_path / "run"
+    with pytest.raises(KeyError, match="choises"):
+        run(_spec(official, out, server, epochs=1, loader_options={"base_url": server.base_url, "concurrency": 1}),
+            progress=False)
+    assert [r.id for r in RunDir(out).responses()] == ["conv-a/2"]
+    monkeypatch.setattr(OpenAICompatLoader, "_generate", real)
+    resumed = run(_spec(official, out, server, epochs=1, loader_options={"base_url": server.base_url,
+                                                                           "concurrency": 1}), progress=False)
+    assert (resumed.written, resumed.skipped, resumed.errors) == (2, 1, 0)
