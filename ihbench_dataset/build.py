@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional, Union
 
+from .argtypes import whole
 from .audio import encode_flac, load_recording
 from .config_cache import ConfigCache
 from .content_names import name_by_content
@@ -88,6 +89,8 @@ def build(
 
     A rebuild replaces what the previous build wrote and keeps everything else in the folder
     (configs added by `ihbench sid-import`, a user's own files), listed in the new card as before."""
+    if sid:  # none would make an empty config that every later reader refuses
+        whole(min=1).check("--sid-noise-clips", sid_noise_clips)
     out = Path(out).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     with exclusive(lock_file_for(out), f"dataset directory {out}"):
