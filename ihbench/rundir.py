@@ -132,17 +132,25 @@ class RunDir:
     def judgments(self, path: Optional[Path] = None, *, repair: bool = False,
                   responses: Optional[Sequence[ResponseRecord]] = None) -> list[JudgmentRecord]:
         """The last checked record per (id, epoch, axis) of one judgments file. Given the current
-        `responses` (from `load`), a judgment of an answer that was since replaced (the item changed
-        and was answered again) is left out, with a warning: it is judged again, not scored."""
-        judgments = latest_judgments(_read(self.judgments_path(path), JudgmentRecord, repair))
+        `responses` (from `load`: every (id, epoch) the run answered, failed ones included), a
+        judgment of an answer that was since replaced (the item changed and was answered again) is
+        left out, with a warning: it is judged again, not scored. A judgment of an (id, epoch) the
+        run never answered means the file is another run's: refused, naming it."""
+        target = self.judgments_path(path)
+        judgments = latest_judgments(_read(target, JudgmentRecord, repair))
         if responses is None:
             return judgments
         stamps = {r.key: r.item_hash for r in responses}
-        kept = [j for j in judgments if (j.id, j.epoch) in stamps
-                and not (stamps[j.id, j.epoch] and is_stale(j, stamps[j.id, j.epoch]))]
+        foreign = [j for j in judgments if (j.id, j.epoch) not in stamps]
+        if foreign:
+            raise RunDirError(
+                f"{target}: {len(foreign)} of {len(judgments)} judgment(s) are of answers {self.path} does not have "
+                f"(e.g. {foreign[0].id}, epoch {foreign[0].epoch}): it is another run's judgments file; move it "
+                f"out of the way, then judge this run (`ihbench judge {self.path}`)")
+        kept = [j for j in judgments if not (stamps[j.id, j.epoch] and is_stale(j, stamps[j.id, j.epoch]))]
         if len(kept) < len(judgments):
             log.warning("%s: %d judgment(s) of answers to an earlier version of the data are left out; "
-                        "`ihbench judge` judges the new answers", self.judgments_path(path), len(judgments) - len(kept))
+                        "`ihbench judge` judges the new answers", target, len(judgments) - len(kept))
         return kept
 
     @contextmanager

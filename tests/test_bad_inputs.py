@@ -1,4 +1,5 @@
-"""Every bad option is refused before any work starts (issue 23, part 2).
+"""Every bad option is refused before any work starts, and a file a user can get wrong is named
+with what is wrong with it (issue 23, parts 2 and 3).
 
 "One error line" means: stderr is argparse's usage block (a line starting `usage: ihbench CMD`
 and its indented continuation lines; absent when the command itself refused the value), then
@@ -11,6 +12,7 @@ import json
 import math
 import os
 import re
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import FIXTURES
 from ihbench.cli import build_parser, main
 from ihbench.dataset.argtypes import ArgType, ArgumentValueError, Number, PathArg, Whole
 
@@ -261,4 +264,78 @@ def test_turns_refuses_a_likelihoods_file_of_the_wrong_shape_before_any_audio_is
     code, stderr = _run(["turns", *map(str, audio), "--judge-likelihoods", str(tmp_path / name),
                          "--out", str(tmp_path / "out")], capsys)
     assert code == 2 and re.search(message, one_error_line(stderr, "turns"))
+    assert not (tmp_path / "out").exists()
+
+
+# --- files a user can get wrong (part 3) -----------------------------------------------------------
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: p.write_text("not a database, just text\n"), "not an SQLite database (file is not a database)"),
+    (lambda p: sqlite3.connect(p).execute("CREATE TABLE notes (x)").connection.commit(),
+     "an SQLite database, but not an LLM answer cache (its tables: notes)"),
+])
+def test_a_cache_that_is_not_an_llm_cache_is_named_and_left_alone(make, message, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    cache = tmp_path / "cache.sqlite"
+    make(cache)
+    before = cache.read_bytes()
+    for argv in (["cache", "info", "--cache", str(cache)], ["cache", "prune", "--max-entries", "1", "--cache", str(cache)],
+                 ["judge", str(tmp_path), "--judge-model", "m", "--cache", str(cache)]):
+        code, stderr = _run(argv, capsys)
+        assert code == 2 and f"{cache}: {message}" in one_error_line(stderr, argv[0])
+    assert cache.read_bytes() == before and sorted(os.listdir(tmp_path)) == ["cache.sqlite"]
+
+
+def test_a_cache_path_that_is_a_folder_is_named(tmp_path, capsys):
+    from ihbench.llm.cache import CacheFileError, LLMCache
+
+    with pytest.raises(CacheFileError, match=f"{tmp_path}: is a folder; the cache is one SQLite file"):
+        LLMCache(tmp_path)
+    code, stderr = _run(["judge", str(tmp_path), "--judge-model", "m", "--cache", str(tmp_path)], capsys)
+    assert code == 2 and f"argument --cache: expected a file, got '{tmp_path}' (a folder)" in one_error_line(stderr, "judge")
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.fixture
+def official_run(tmp_path, monkeypatch):
+    """The run-format-2 fixture beside the official-layout data it was run on."""
+    import shutil
+
+    from official_layout import write_official_layout
+
+    import datasets
+
+    monkeypatch.chdir(tmp_path)
+    write_official_layout(tmp_path / "data")
+    datasets.disable_progress_bars()  # datasets' own bars when the command loads the data (not --quiet's to hide)
+    yield Path(shutil.copytree(FIXTURES / "run-format-2", tmp_path / "run"))
+    datasets.enable_progress_bars()
+
+
+def test_report_on_a_judgments_file_copied_from_another_run_names_it(official_run, capsys):
+    path = official_run / "judgments.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    path.write_text("".join(json.dumps({**line, "id": line["id"].replace("conv-", "other-")}) + "\n" for line in lines))
+    code, stderr = _run(["report", str(official_run), "--n-bootstrap", "10", "--quiet"], capsys)
+    assert code == 2
+    assert (f"{path}: 6 of 6 judgment(s) are of answers {official_run} does not have (e.g. other-a/2, epoch 0): it is "
+            "another run's judgments file") in one_error_line(stderr, "report")
+    assert not (official_run / "summary.json").exists()
+
+
+def test_sid_on_an_empty_config_names_it(tmp_path, capsys):
+    import datasets
+
+    from ihbench.dataset.sid.importing import sid_features
+
+    data = tmp_path / "data"
+    (data / "sid_dev_noise").mkdir(parents=True)
+    datasets.Dataset.from_dict({name: [] for name in sid_features()}, features=sid_features()).to_parquet(
+        str(data / "sid_dev_noise" / "test-00000-of-00001.parquet"))
+    (data / "README.md").write_text("---\nconfigs:\n- config_name: sid_dev_noise\n  data_files:\n  - split: test\n"
+                                    "    path: sid_dev_noise/test-*\n---\n")
+    code, stderr = _run(["sid", "--data", str(data), "--config", "sid_dev_noise", "--detector", "energy",
+                         "--out", str(tmp_path / "out"), "--quiet"], capsys)
+    assert code == 2
+    assert f"{data / 'sid_dev_noise'}: config 'sid_dev_noise' has no clips" in one_error_line(stderr, "sid")
     assert not (tmp_path / "out").exists()
