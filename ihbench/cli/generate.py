@@ -17,8 +17,7 @@ def add_parser(add) -> argparse.ArgumentParser:
                    "instead of --domain/--goal (see the README)")
     p.add_argument("--intents", type=whole(min=1), default=3, help="caller intent profiles per goal (default 3)")
     p.add_argument("--conversations", type=whole(min=1), default=5,
-                   help="calls to generate; a rerun with a larger number "
-                   "adds the missing ones (default 5)")
+                   help="calls to generate; a rerun with a larger number adds the missing ones (default 5)")
     p.add_argument("--llm-model", required=True, help="model name on the server, or a local path (transformers)")
     p.add_argument("--llm-base-url", type=url(),
                    help="OpenAI-compatible server URL, e.g. http://localhost:8000/v1 (default: OpenAI)")
@@ -27,25 +26,21 @@ def add_parser(add) -> argparse.ArgumentParser:
     p.add_argument("--temperature", type=number(min=0), default=0.7, help="sampling temperature of the openai backend "
                    "(default 0.7); part of the cache key")
     p.add_argument("--max-new-tokens", type=whole(min=1), default=4096,
-                   help="transformers backend: length limit of each "
-                   "answer (default 4096)")
+                   help="transformers backend: length limit of each answer (default 4096)")
     p.add_argument("--no-json-schema", action="store_true", help="for servers without response_format support")
     p.add_argument("--timeout", type=number(min=0, min_open=True), default=300.0,
                    help="seconds per LLM call (default 300)")
     p.add_argument("--concurrency", type=whole(min=1), default=4, help="calls generated at the same time (default 4)")
     p.add_argument("--seed", type=whole(min=0), default=0, help="base seed; each call derives its own (default 0)")
     p.add_argument("--max-reasks", type=whole(min=0), default=2,
-                   help="re-asks of an agent whose answer is unusable before "
-                   "its call counts as failed (default 2)")
+                   help="re-asks of an agent whose answer is unusable before its call counts as failed (default 2)")
     p.add_argument("--max-fix-rounds", type=whole(min=0), default=3,
-                   help="verify-modify rounds before a call with findings "
-                   "left is discarded (default 3)")
+                   help="verify-modify rounds before a call with findings left is discarded (default 3)")
     p.add_argument("--retry-discarded", action="store_true", help="generate again the calls an earlier run discarded")
     p.add_argument("--price-per-1k-input", type=number(min=0),
                    help="US dollars per 1k prompt tokens, for the cost estimate")
     p.add_argument("--price-per-1k-output", type=number(min=0),
-                   help="US dollars per 1k completion tokens, for the cost "
-                   "estimate")
+                   help="US dollars per 1k completion tokens, for the cost estimate")
     p.add_argument("--cache", type=path("file"),
                    help="sqlite cache of LLM answers (default ~/.cache/ihbench/judge_cache.sqlite)")
     p.add_argument("--out", required=True, type=path("folder"), help="output folder (resumed when it exists)")

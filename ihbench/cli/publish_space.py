@@ -16,8 +16,7 @@ def add_parser(add) -> argparse.ArgumentParser:
     publish_space.add_argument("--private", action="store_true", help="create the Space as private")
     publish_space.add_argument("--dry-run", action="store_true", help="stage and list, upload nothing")
     publish_space.add_argument("--staging-dir", type=path("folder"),
-                               help="empty folder to stage the Space in (default: a "
-                               "temporary folder)")
+                               help="empty folder to stage the Space in (default: a temporary folder)")
     publish_space.set_defaults(func=main)
     return publish_space
 

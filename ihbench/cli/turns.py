@@ -25,8 +25,7 @@ def add_parser(add) -> argparse.ArgumentParser:
                    "recording, .npy for one recording, or .jsonl; adds the five agreement metrics")
     p.add_argument("--model-name", metavar="NAME", help="name of the AI system recorded, for `ihbench report` (default: none)")
     p.add_argument("--out", required=True, type=path("folder"), metavar="DIR",
-                   help="output folder: summary.json and per recording "
-                   "events.json and timeline.png")
+                   help="output folder: summary.json and per recording events.json and timeline.png")
     p.set_defaults(func=main)
     return p
 
