@@ -135,18 +135,27 @@ class RunDir:
     def judgments(self, path: Optional[Path] = None, *, repair: bool = False,
                   responses: Optional[Sequence[ResponseRecord]] = None) -> list[JudgmentRecord]:
         """The last checked record per (id, epoch, axis) of one judgments file. Given the current
-        `responses` (from `load`), only judgments of those very answers are kept: one of an answer
-        since replaced (the item changed, or failed and was answered later) or of an error (which
-        older versions judged as a loss) is left out with a warning, and judged again, not scored."""
-        judgments = latest_judgments(_read(self.judgments_path(path), JudgmentRecord, repair))
+        `responses` (from `load`: every (id, epoch) of the run, failed ones included), only judgments
+        of those very answers are kept: one of an answer since replaced (the item changed, or failed
+        and was answered later) or of an error (which older versions judged as a loss) is left out
+        with a warning, and judged again, not scored. A judgment of an (id, epoch) the run never
+        had means the file is another run's: refused, naming it."""
+        target = self.judgments_path(path)
+        judgments = latest_judgments(_read(target, JudgmentRecord, repair))
         if responses is None:
             return judgments
         current = {r.key: r for r in responses}
+        foreign = [j for j in judgments if (j.id, j.epoch) not in current]
+        if foreign:
+            raise RunDirError(
+                f"{target}: {len(foreign)} of {len(judgments)} judgment(s) are of answers {self.path} does not have "
+                f"(e.g. {foreign[0].id}, epoch {foreign[0].epoch}): it is another run's judgments file; move it "
+                f"out of the way, then judge this run (`ihbench judge {self.path}`)")
         replaced = {key for key, n in Counter(r.key for r in self.responses()).items() if n > 1}
 
         def judges_current(judgment: JudgmentRecord) -> bool:
-            response = current.get((judgment.id, judgment.epoch))
-            if response is None or not response.answered:
+            response = current[judgment.id, judgment.epoch]
+            if not response.answered:
                 return False
             if judgment.response_hash is not None:
                 return judgment.response_hash == response.digest
@@ -156,8 +165,7 @@ class RunDir:
         kept = [j for j in judgments if judges_current(j)]
         if len(kept) < len(judgments):
             log.warning("%s: %d judgment(s) of answers since replaced, or of items that failed, are left out; "
-                        "`ihbench judge` judges the current answers", self.judgments_path(path),
-                        len(judgments) - len(kept))
+                        "`ihbench judge` judges the current answers", target, len(judgments) - len(kept))
         return kept
 
     @contextmanager

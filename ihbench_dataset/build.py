@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional, Union
 
+from .argtypes import whole
 from .audio import encode_flac, load_recording
 from .build_info import BuildInfo
 from .builddir import INFO, BuildDir
@@ -89,6 +90,8 @@ def build(
 
     A rebuild replaces what the previous build wrote and keeps everything else in the folder
     (configs added by `ihbench sid-import`, a user's own files), listed in the new card as before."""
+    if sid:  # none would make an empty config that every later reader refuses
+        whole(min=1).check("--sid-noise-clips", sid_noise_clips)
     out = Path(out).resolve()
     with BuildDir(out).writing():
         return _build_locked(out, sources, cache_dir=cache_dir, progress=progress, sid=sid, sid_sources=sid_sources,

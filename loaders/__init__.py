@@ -16,7 +16,7 @@ from .base import (
     Response,
     resolve_model_path,
 )
-from .registry import LOADERS, available, create, get
+from .registry import LOADERS, available, check_options, create, get
 
 __all__ = [
     "LOADERS",
@@ -29,6 +29,7 @@ __all__ = [
     "Response",
     "InputTurn",
     "available",
+    "check_options",
     "create",
     "get",
     "resolve_model_path",

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal, Optional, Sequence
 
 import numpy as np
+from ihbench.dataset.argtypes import number, whole
 from ihbench.dataset.errors import IHBenchError, ItemFailure, UsageError
 from ihbench.dataset.schema import SAMPLING_RATE
 
@@ -61,6 +62,11 @@ def audio_part_messages(turns) -> list[dict]:
     return messages
 
 
+#: what each generation setting may be (also the `type=` of `ihbench run`'s options of the same name)
+GENERATION_TYPES = {"max_new_tokens": whole(min=1), "temperature": number(min=0),
+                    "top_p": number(min=0, max=1, min_open=True)}
+
+
 @dataclass(frozen=True)
 class GenerationConfig:
     max_new_tokens: int = 256
@@ -69,13 +75,10 @@ class GenerationConfig:
 
     def __post_init__(self):
         """Checked before any work, named as the command line spells them: a bad value would otherwise
-        fail every item, one error string at a time."""
-        if not isinstance(self.max_new_tokens, int) or self.max_new_tokens < 1:
-            raise UsageError(f"--max-new-tokens: expected a whole number >= 1, got {self.max_new_tokens!r}")
-        if not self.temperature >= 0:
-            raise UsageError(f"--temperature: expected a number >= 0, got {self.temperature!r}")
-        if not 0 < self.top_p <= 1:
-            raise UsageError(f"--top-p: expected a number in (0, 1], got {self.top_p!r}")
+        fail every item, one error string at a time. The ranges are `GENERATION_TYPES`, the very
+        types `ihbench run` parses these options with."""
+        for name, kind in GENERATION_TYPES.items():
+            kind.check(f"--{name.replace('_', '-')}", getattr(self, name))
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -169,6 +172,19 @@ class Loader(ABC):
     def __init__(self, model_path: str, **options: Any):
         self.model_path = model_path
         self.options = options
+
+    #: how the value of each option is checked (name -> an `ihbench.dataset.argtypes` type);
+    #: a subclass adds its own, and `check_options` applies them all before a model is touched
+    option_types: ClassVar[dict] = {}
+
+    @classmethod
+    def check_options(cls, options: dict) -> dict:
+        """`options` with each value checked and converted; the first bad one is named, with what it may be."""
+        types = {}
+        for klass in reversed(cls.__mro__):
+            types.update(klass.__dict__.get("option_types", {}))
+        return {name: value if value is None or name not in types else types[name].check(f"--option {name}", value)
+                for name, value in options.items()}
 
     @classmethod
     def option_names(cls) -> list[str]:

@@ -14,6 +14,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Optional, Sequence, Union
 
+from ihbench.dataset.argtypes import each, env_var_name, json_value, number, url, whole
 from ihbench.dataset.audio import encode_wav
 from ihbench.dataset.errors import UsageError
 
@@ -51,17 +52,21 @@ class OpenAICompatLoader(Loader):
     name = "openai"
     runs_via = "server (OpenAI-compatible: OpenAI, vLLM, a vendor endpoint)"
     requires = ("openai",)
+    option_types = {"base_url": each(url()), "api_key_env": env_var_name(), "concurrency": whole(min=1),
+                    "timeout": number(min=0, min_open=True), "max_retries": whole(min=0),
+                    "extra_body": json_value(dict)}
 
     def __init__(self, model_path: str, *, base_url: Union[str, Sequence[str], None] = None,
                  api_key_env: str = "OPENAI_API_KEY",
                  concurrency: int = 8, timeout: float = 120.0, max_retries: int = 3,
                  extra_body: Optional[dict] = None, client=None):
+        checked = self.check_options({"base_url": base_url, "api_key_env": api_key_env, "concurrency": concurrency,
+                                      "timeout": timeout, "max_retries": max_retries, "extra_body": extra_body})
+        base_url = checked["base_url"]
         super().__init__(model_path, base_url=base_url, concurrency=concurrency, timeout=timeout,
                          max_retries=max_retries, api_key_env=api_key_env)
-        if concurrency < 1:
-            raise UsageError(f"concurrency: must be >= 1, got {concurrency}")
         self.batch_size = concurrency
-        self.extra_body = extra_body or {}
+        self.extra_body = checked["extra_body"] or {}
         urls = [base_url] if base_url is None or isinstance(base_url, str) else list(base_url)
         if not urls:
             raise UsageError("base_url: give at least one server URL")
@@ -74,7 +79,7 @@ class OpenAICompatLoader(Loader):
                                    max_retries=0) for url in urls]
         else:
             self.clients = [client]
-        self.max_retries = max(0, int(max_retries))
+        self.max_retries = max_retries
         # Several servers (vLLM data parallel, several nodes): requests go round the list, and a
         # retry goes to the next server, so a dead one costs an attempt, never a record.
         self._next = itertools.count()

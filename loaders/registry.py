@@ -27,12 +27,19 @@ def get(name: str) -> type:
     return LOADERS.get(name)
 
 
-def create(name: str, model_path: str, **options):
-    """The loader `name` for `model_path`; an option it does not take is named, with the ones it does."""
+def check_options(name: str, options: dict) -> dict:
+    """The options of loader `name` checked without loading anything (a command calls this before it
+    creates a folder): an option it does not take is named, with the ones it does, and a value its
+    option does not allow (`Loader.option_types`) says what it may be. Returns them converted."""
     cls = get(name)
     accepted = cls.option_names()
     unknown = sorted(set(options) - set(accepted))
     if unknown:
         raise UsageError(f"--option {unknown[0]}: not an option of the {name} loader; "
                          f"its options: {', '.join(accepted) or 'none'}")
-    return cls(model_path, **options)
+    return cls.check_options(options)
+
+
+def create(name: str, model_path: str, **options):
+    """The loader `name` for `model_path`, its options checked first (`check_options`)."""
+    return get(name)(model_path, **check_options(name, options))

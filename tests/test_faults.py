@@ -195,7 +195,7 @@ def test_out_naming_a_file_and_an_unknown_loader_option_are_one_line(official, t
                                  text=True)
         option = subprocess.run(_run_command(official, tmp_path / "run", server.base_url) + ["--option", "api_key=s3"],
                                 capture_output=True, text=True)
-    assert as_file.returncode == 2 and "is a file, not a run directory" in as_file.stderr
+    assert as_file.returncode == 2 and "argument --out: expected a folder, got" in as_file.stderr  # when parsed
     assert option.returncode == 2 and "--option api_key: not an option of the openai loader" in option.stderr
     assert "s3" not in option.stderr and "Traceback" not in option.stderr + as_file.stderr
     assert not (tmp_path / "run").exists() and (tmp_path / "file").read_text() == "x"

@@ -2,16 +2,17 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from .common import notes
 
 
 def add_parser(add) -> argparse.ArgumentParser:
+    from ihbench.dataset.argtypes import path, whole
+
     build = add("build", help="render audio and write the in-house dataset directory")
-    build.add_argument("--sources", nargs="*", help="JSON files or folders (default: the shipped dev set)")
-    build.add_argument("--out", required=True, type=Path, help="dataset directory to (re)create")
-    build.add_argument("--cache-dir", type=Path,
+    build.add_argument("--sources", nargs="*", type=path(), help="JSON files or folders (default: the shipped dev set)")
+    build.add_argument("--out", required=True, type=path("folder"), help="dataset directory to (re)create")
+    build.add_argument("--cache-dir", type=path("folder"),
                        help="cache of TTS renders, duplex mixes and finished configs "
                             "(default: $IHBENCH_CACHE/tts or ~/.cache/ihbench/tts)")
     build.add_argument("--no-sid", action="store_true", help="skip the SID-style configs")
@@ -20,8 +21,9 @@ def add_parser(add) -> argparse.ArgumentParser:
     build.add_argument("--no-reuse", action="store_true",
                        help="make every config again even when its inputs and the code are unchanged "
                             "(by default finished configs are reused from <cache-dir>/configs)")
-    build.add_argument("--sid-sources", type=Path, help="SID utterances JSON (default: the shipped one)")
-    build.add_argument("--sid-noise-clips", type=int, default=90, help="seeded noise/silence clips (default 90)")
+    build.add_argument("--sid-sources", type=path("file"), help="SID utterances JSON (default: the shipped one)")
+    build.add_argument("--sid-noise-clips", type=whole(min=1), default=90,
+                       help="seeded noise/silence clips (default 90)")
     build.set_defaults(func=main)
     return build
 

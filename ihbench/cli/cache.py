@@ -2,19 +2,20 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 
 def add_parser(add) -> argparse.ArgumentParser:
     """`add(name, **kw)`: the CLI's subcommand factory (it adds the common options such as --quiet)."""
+    from ihbench.dataset.argtypes import number, path, whole
+
     cache = add("cache", help="show or prune the cache of LLM answers (judge, verify --judge-model, generate)")
     cache.add_argument("action", choices=("info", "prune"),
                        help="info: entries, size and last use; prune: remove entries (--older-than, --max-entries)")
-    cache.add_argument("--cache", type=Path, help="sqlite cache (default ~/.cache/ihbench/judge_cache.sqlite, "
+    cache.add_argument("--cache", type=path("file"), help="sqlite cache (default ~/.cache/ihbench/judge_cache.sqlite, "
                        "or $IHBENCH_CACHE/judge_cache.sqlite)")
-    cache.add_argument("--older-than", type=float, metavar="DAYS",
+    cache.add_argument("--older-than", type=number(min=0), metavar="DAYS",
                        help="prune: remove entries not used for more than DAYS days")
-    cache.add_argument("--max-entries", type=int, metavar="N",
+    cache.add_argument("--max-entries", type=whole(min=0), metavar="N",
                        help="prune: then keep only the N most recently used entries")
     cache.set_defaults(func=main)
     return cache

@@ -1,25 +1,10 @@
-"""Helpers several commands share: loader and detector options, notes, publish plans."""
+"""Helpers several commands share: notes, publish plans.
+
+What an option's value may be is said where the option is added, with a type of
+`ihbench.dataset.argtypes` (the loaders check their `--option` values with the same types)."""
 from __future__ import annotations
 
 import argparse
-
-
-def parse_options(pairs) -> dict:
-    """`--option KEY=VALUE`, each VALUE read as JSON when it is (1, true, [..]), else as text."""
-    import json
-
-    from ihbench.dataset.errors import UsageError
-
-    options = {}
-    for pair in pairs or []:
-        key, equals, value = pair.partition("=")
-        if not key.strip() or not equals:
-            raise UsageError(f"--option expects KEY=VALUE, got {pair!r}")
-        try:
-            options[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key.strip()] = value
-    return options
 
 
 def notes(args: argparse.Namespace, lines) -> None:

@@ -3,42 +3,47 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 
 def add_parser(add) -> argparse.ArgumentParser:
     """`add(name, **kw)`: the CLI's subcommand factory (it adds the common options such as --quiet)."""
+    from ihbench.dataset.argtypes import number, path, url, whole
+
     p = add("generate", help="write a private interruption suite with an LLM (the paper's generation pipeline)")
     p.add_argument("--domain", help="one of the ten domains, e.g. telecom or government (or use --workflow)")
     p.add_argument("--goal", help="what the agent's workflow achieves, e.g. \"Port the caller's number\"")
     p.add_argument("--description", help="one sentence describing the organisation's line (default: the LLM writes it)")
-    p.add_argument("--workflow", type=Path, help="YAML with domain, goal, stages, knowledge_base and policies, "
+    p.add_argument("--workflow", type=path("file"), help="YAML with domain, goal, stages, knowledge_base and policies, "
                    "instead of --domain/--goal (see the README)")
-    p.add_argument("--intents", type=int, default=3, help="caller intent profiles per goal (default 3)")
-    p.add_argument("--conversations", type=int, default=5, help="calls to generate; a rerun with a larger number "
-                   "adds the missing ones (default 5)")
+    p.add_argument("--intents", type=whole(min=1), default=3, help="caller intent profiles per goal (default 3)")
+    p.add_argument("--conversations", type=whole(min=1), default=5,
+                   help="calls to generate; a rerun with a larger number adds the missing ones (default 5)")
     p.add_argument("--llm-model", required=True, help="model name on the server, or a local path (transformers)")
-    p.add_argument("--llm-base-url", help="OpenAI-compatible server URL, e.g. http://localhost:8000/v1 (default: OpenAI)")
+    p.add_argument("--llm-base-url", type=url(),
+                   help="OpenAI-compatible server URL, e.g. http://localhost:8000/v1 (default: OpenAI)")
     p.add_argument("--llm-backend", choices=("openai", "transformers"), default="openai",
                    help="openai: any OpenAI-compatible server (default); transformers: a local text model")
-    p.add_argument("--temperature", type=float, default=0.7, help="sampling temperature of the openai backend "
+    p.add_argument("--temperature", type=number(min=0), default=0.7, help="sampling temperature of the openai backend "
                    "(default 0.7); part of the cache key")
-    p.add_argument("--max-new-tokens", type=int, default=4096, help="transformers backend: length limit of each "
-                   "answer (default 4096)")
+    p.add_argument("--max-new-tokens", type=whole(min=1), default=4096,
+                   help="transformers backend: length limit of each answer (default 4096)")
     p.add_argument("--no-json-schema", action="store_true", help="for servers without response_format support")
-    p.add_argument("--timeout", type=float, default=300.0, help="seconds per LLM call (default 300)")
-    p.add_argument("--concurrency", type=int, default=4, help="calls generated at the same time (default 4)")
-    p.add_argument("--seed", type=int, default=0, help="base seed; each call derives its own (default 0)")
-    p.add_argument("--max-reasks", type=int, default=2, help="re-asks of an agent whose answer is unusable before "
-                   "its call counts as failed (default 2)")
-    p.add_argument("--max-fix-rounds", type=int, default=3, help="verify-modify rounds before a call with findings "
-                   "left is discarded (default 3)")
+    p.add_argument("--timeout", type=number(min=0, min_open=True), default=300.0,
+                   help="seconds per LLM call (default 300)")
+    p.add_argument("--concurrency", type=whole(min=1), default=4, help="calls generated at the same time (default 4)")
+    p.add_argument("--seed", type=whole(min=0), default=0, help="base seed; each call derives its own (default 0)")
+    p.add_argument("--max-reasks", type=whole(min=0), default=2,
+                   help="re-asks of an agent whose answer is unusable before its call counts as failed (default 2)")
+    p.add_argument("--max-fix-rounds", type=whole(min=0), default=3,
+                   help="verify-modify rounds before a call with findings left is discarded (default 3)")
     p.add_argument("--retry-discarded", action="store_true", help="generate again the calls an earlier run discarded")
-    p.add_argument("--price-per-1k-input", type=float, help="US dollars per 1k prompt tokens, for the cost estimate")
-    p.add_argument("--price-per-1k-output", type=float, help="US dollars per 1k completion tokens, for the cost "
-                   "estimate")
-    p.add_argument("--cache", type=Path, help="sqlite cache of LLM answers (default ~/.cache/ihbench/judge_cache.sqlite)")
-    p.add_argument("--out", required=True, type=Path, help="output folder (resumed when it exists)")
+    p.add_argument("--price-per-1k-input", type=number(min=0),
+                   help="US dollars per 1k prompt tokens, for the cost estimate")
+    p.add_argument("--price-per-1k-output", type=number(min=0),
+                   help="US dollars per 1k completion tokens, for the cost estimate")
+    p.add_argument("--cache", type=path("file"),
+                   help="sqlite cache of LLM answers (default ~/.cache/ihbench/judge_cache.sqlite)")
+    p.add_argument("--out", required=True, type=path("folder"), help="output folder (resumed when it exists)")
     p.set_defaults(func=main)
     return p
 
@@ -64,12 +69,13 @@ def main(args: argparse.Namespace) -> int:
                         max_fix_rounds=args.max_fix_rounds, retry_discarded=args.retry_discarded,
                         price_input=args.price_per_1k_input, price_output=args.price_per_1k_output,
                         command=["ihbench", *sys.argv[1:]])
-    check_spec(spec)  # a bad option or workflow file fails before a model is loaded
+    check_spec(spec)  # a bad option, workflow file or cache fails before a model is loaded
+    cache = LLMCache(args.cache) if args.cache else None
     backend = _backend(args)
 
     async def run():
         try:
-            return await generate(spec, backend, cache=LLMCache(args.cache) if args.cache else None,
+            return await generate(spec, backend, cache=cache,
                                   progress=not args.quiet)
         finally:
             await backend.close()

@@ -3,21 +3,25 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 
 def add_parser(add) -> argparse.ArgumentParser:
+    from ihbench.dataset.argtypes import names, number, path, url, whole
+    from ihbench.records import AXES
+
     judge = add("judge", help="judge a run's responses (TF against the baseline, RQ criteria)")
-    judge.add_argument("run", type=Path, help="run directory")
+    judge.add_argument("run", type=path("folder"), help="run directory")
     judge.add_argument("--judge-model", required=True, help="model name on the server, or a local path (transformers)")
-    judge.add_argument("--judge-base-url", help="OpenAI-compatible server URL (default: OpenAI)")
+    judge.add_argument("--judge-base-url", type=url(), help="OpenAI-compatible server URL (default: OpenAI)")
     judge.add_argument("--judge-backend", choices=("openai", "transformers"), default="openai",
                        help="openai: any OpenAI-compatible server (default); transformers: a local text model")
-    judge.add_argument("--axes", default="tf,rq", help="tf, rq or both (default)")
-    judge.add_argument("--concurrency", type=int, default=16, help="judge calls in flight (default 16)")
-    judge.add_argument("--timeout", type=float, default=60.0, help="seconds per call")
-    judge.add_argument("--out", type=Path, help="judgments file (default RUN/judgments.jsonl); one per judge model")
-    judge.add_argument("--cache", type=Path, help="sqlite cache (default ~/.cache/ihbench/judge_cache.sqlite)")
+    judge.add_argument("--axes", type=names(AXES), default="tf,rq", help="tf, rq or both (default)")
+    judge.add_argument("--concurrency", type=whole(min=1), default=16, help="judge calls in flight (default 16)")
+    judge.add_argument("--timeout", type=number(min=0, min_open=True), default=60.0,
+                       help="seconds per call (default 60)")
+    judge.add_argument("--out", type=path("file"),
+                       help="judgments file (default RUN/judgments.jsonl); one per judge model")
+    judge.add_argument("--cache", type=path("file"), help="sqlite cache (default ~/.cache/ihbench/judge_cache.sqlite)")
     judge.add_argument("--no-json-schema", action="store_true", help="for servers without response_format support")
     judge.set_defaults(func=main)
     return judge
@@ -29,17 +33,18 @@ def main(args: argparse.Namespace) -> int:
     from ihbench.judge import judge_run
     from ihbench.llm import LLMCache, OpenAICompatibleLLM, TransformersLLM
 
+    cache = LLMCache(args.cache) if args.cache else None  # a wrong --cache fails before a model is loaded
     if args.judge_backend == "transformers":
         backend = TransformersLLM(args.judge_model)
     else:
         backend = OpenAICompatibleLLM(args.judge_model, base_url=args.judge_base_url, timeout=args.timeout,
                                       structured=not args.no_json_schema)
-    axes = [a for a in args.axes.split(",") if a]
+    axes = args.axes
 
     async def judge_all():
         try:
             return await judge_run(args.run, backend, axes=axes, concurrency=args.concurrency,
-                                   cache=LLMCache(args.cache) if args.cache else None, out=args.out,
+                                   cache=cache, out=args.out,
                                    progress=not args.quiet)
         finally:
             await backend.close()

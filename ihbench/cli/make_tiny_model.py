@@ -2,17 +2,19 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 
 def add_parser(add) -> argparse.ArgumentParser:
+    from ihbench.dataset.argtypes import path, whole
+
     tiny = add("make-tiny-model", help="random-weight model of a real architecture, for smoke tests")
     from ihbench.loaders.tiny import FAMILIES as TINY_FAMILIES
 
     tiny.add_argument("family", choices=TINY_FAMILIES, metavar="FAMILY",
                       help=f"model family: {', '.join(TINY_FAMILIES)} (gemma4-unified is the 12B, run with --model gemma4)")
-    tiny.add_argument("--out", required=True, type=Path, help="folder to write the model, tokenizer and processor to")
-    tiny.add_argument("--seed", type=int, default=0, help="seed of the random weights (default 0)")
+    tiny.add_argument("--out", required=True, type=path("folder"),
+                      help="folder to write the model, tokenizer and processor to")
+    tiny.add_argument("--seed", type=whole(min=0), default=0, help="seed of the random weights (default 0)")
     tiny.set_defaults(func=main)
     return tiny
 

@@ -2,17 +2,18 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from .common import print_plan
 
 
 def add_parser(add) -> argparse.ArgumentParser:
+    from ihbench.dataset.argtypes import path
+
     publish = add("publish-metrics", help="push the metric modules to the Hub as evaluate Spaces")
     publish.add_argument("--namespace", required=True, help="Hub user or organization")
     publish.add_argument("names", nargs="*", help="metric folders (default: all)")
     publish.add_argument("--dry-run", action="store_true", help="stage and list, upload nothing")
-    publish.add_argument("--staging-dir", type=Path, help="where to stage the self-contained folders")
+    publish.add_argument("--staging-dir", type=path("folder"), help="where to stage the self-contained folders")
     publish.set_defaults(func=main)
     return publish
 

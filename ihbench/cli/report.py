@@ -6,12 +6,16 @@ from pathlib import Path
 
 
 def add_parser(add) -> argparse.ArgumentParser:
+    from ihbench.dataset.argtypes import number, path, whole
+
     report = add("report", help="scores, per type, depth, diagnostics, plots for judged runs; one table across "
                  "IHBench, SID-Bench and turn-taking runs")
-    report.add_argument("runs", nargs="+", type=Path, help="run directories (an audio and a text run of one model "
+    report.add_argument("runs", nargs="+", type=path("folder"),
+                        help="run directories (an audio and a text run of one model "
                         "get a TOST; a run with two judgments files gets inter-judge agreement); `ihbench sid` and "
                         "`ihbench turns` output folders make it a cross-benchmark report, one row per model")
-    report.add_argument("--out", type=Path, help="output folder (default: the run, or ./report for several or for a "
+    report.add_argument("--out", type=path("folder"),
+                        help="output folder (default: the run, or ./report for several or for a "
                         "cross-benchmark report)")
     report.add_argument("--model-name", action="append", metavar="RUN=NAME",
                         help="cross-benchmark report: the model RUN belongs to (default: the name the run records); "
@@ -22,10 +26,11 @@ def add_parser(add) -> argparse.ArgumentParser:
     report.add_argument("--sid-definition", choices=("notebook", "readme"), default="notebook",
                         help="which SID-Bench FIR/IRL the cross-benchmark table shows: notebook (the published "
                         "numbers' rule, default) or readme")
-    report.add_argument("--tost-margin", type=float, default=0.05,
+    report.add_argument("--tost-margin", type=number(min=0, max=1, min_open=True), default=0.05,
                         help="equivalence margin of the audio-vs-text TOST, in score units (default 0.05)")
-    report.add_argument("--n-bootstrap", type=int, default=1000, help="bootstrap resamples per CI (default 1000)")
-    report.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    report.add_argument("--n-bootstrap", type=whole(min=1), default=1000,
+                        help="bootstrap resamples per CI (default 1000)")
+    report.add_argument("--seed", type=whole(min=0), default=0, help="bootstrap seed (default 0)")
     report.set_defaults(func=main)
     return report
 

@@ -2,25 +2,26 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-
-from .common import parse_options
 
 
 def add_parser(add) -> argparse.ArgumentParser:
+    from ihbench.dataset.argtypes import key_value, number, path, whole
+
     sid = add("sid", help="semantic interruption detection: FIR, IRL, APT")
     sid.add_argument("--data", required=True, help="dataset directory with sid_* configs, or a SID-Bench folder")
     sid.add_argument("--config", default="sid_en", help="sid_en, sid_zh, sid_noise, ... (default sid_en)")
-    sid.add_argument("--out", required=True, type=Path, help="run folder for predictions.jsonl, summary.json and plots")
+    sid.add_argument("--out", required=True, type=path("folder"),
+                     help="run folder for predictions.jsonl, summary.json and plots")
     source = sid.add_mutually_exclusive_group(required=True)
     source.add_argument("--detector", help="silero-vad, energy or audio-llm")
-    source.add_argument("--predictions", type=Path, help="score a prediction file in SID's jsonl format")
-    sid.add_argument("--hop", type=int, help="audio-llm: ms between growing prefixes")
+    source.add_argument("--predictions", type=path("file"), help="score a prediction file in SID's jsonl format")
+    sid.add_argument("--hop", type=whole(min=1), help="audio-llm: ms between growing prefixes")
     sid.add_argument("--model", help="audio-llm: loader name (see `ihbench models`)")
     sid.add_argument("--model-path", help="audio-llm: model path")
-    sid.add_argument("--option", action="append", metavar="KEY=VALUE", help="detector options (threshold, ...)")
-    sid.add_argument("--limit", type=int, help="first N clips")
-    sid.add_argument("--tolerance", type=float, default=0.05,
+    sid.add_argument("--option", action="append", type=key_value(), metavar="KEY=VALUE",
+                     help="detector options (threshold, ...)")
+    sid.add_argument("--limit", type=whole(min=1), help="first N clips")
+    sid.add_argument("--tolerance", type=number(min=0), default=0.05,
                      help="seconds around the true break that count as exact (default 0.05, as SID-Bench)")
     sid.set_defaults(func=main)
     return sid
@@ -29,7 +30,7 @@ def add_parser(add) -> argparse.ArgumentParser:
 def main(args: argparse.Namespace) -> int:
     from ihbench.sid.run_sid import run_sid
 
-    options = parse_options(args.option)
+    options = dict(args.option or ())
     if args.hop is not None:
         options["hop_ms"] = args.hop
     if args.model:

@@ -2,15 +2,17 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from .common import notes
 
 
 def add_parser(add) -> argparse.ArgumentParser:
+    from ihbench.dataset.argtypes import path
+
     sid_import = add("sid-import", help="add SID-Bench (as downloaded) to a dataset directory")
-    sid_import.add_argument("folder", type=Path, help="SID-Bench folder (test_wavs/*.jsonl and WAV folders)")
-    sid_import.add_argument("--out", required=True, type=Path, help="dataset directory (configs sid_en/zh/noise)")
+    sid_import.add_argument("folder", type=path("folder"), help="SID-Bench folder (test_wavs/*.jsonl and WAV folders)")
+    sid_import.add_argument("--out", required=True, type=path("folder"),
+                            help="dataset directory (configs sid_en/zh/noise)")
     sid_import.set_defaults(func=main)
     return sid_import
 

@@ -3,28 +3,29 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from .common import notes
 
 
 def add_parser(add) -> argparse.ArgumentParser:
     """`add(name, **kw)`: the CLI's subcommand factory (it adds the common options such as --quiet)."""
+    from ihbench.dataset.argtypes import path
+
     p = add("turns", help="turn-taking events, statistics and timing from two-channel recordings (Talking Turns)")
-    p.add_argument("audio", nargs="+", type=Path, metavar="AUDIO",
+    p.add_argument("audio", nargs="+", type=path("file"), metavar="AUDIO",
                    help="stereo files (channel 0 the AI system, channel 1 the user), or with --pair mono files "
                    "two by two (AI, user)")
     p.add_argument("--pair", action="store_true", help="AUDIO are mono files in pairs: the AI's, then the user's")
     p.add_argument("--swap", action="store_true", help="the user comes first (channel 0, or the first file of a pair)")
-    p.add_argument("--transcripts", type=Path, metavar="FILE",
+    p.add_argument("--transcripts", type=path("file"), metavar="FILE",
                    help="JSON lines with word timings per recording and channel, to find backchannels by word "
                    "(see the README); without it a short IPU inside the other's speech is a backchannel")
-    p.add_argument("--judge-likelihoods", type=Path, metavar="FILE",
+    p.add_argument("--judge-likelihoods", type=path("file"), metavar="FILE",
                    help="a turn-taking judge's likelihoods per 40 ms chunk (C, NA, I, BC, T): .npz keyed by "
                    "recording, .npy for one recording, or .jsonl; adds the five agreement metrics")
     p.add_argument("--model-name", metavar="NAME", help="name of the AI system recorded, for `ihbench report` (default: none)")
-    p.add_argument("--out", required=True, type=Path, metavar="DIR", help="output folder: summary.json and per recording "
-                   "events.json and timeline.png")
+    p.add_argument("--out", required=True, type=path("folder"), metavar="DIR",
+                   help="output folder: summary.json and per recording events.json and timeline.png")
     p.set_defaults(func=main)
     return p
 

@@ -3,21 +3,24 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from .common import notes
 
 
 def add_parser(add) -> argparse.ArgumentParser:
+    from ihbench.dataset.argtypes import number, path, url, whole
+
     verify = add("verify", help="check in-house conversation sources")
-    verify.add_argument("paths", nargs="*", help="JSON files or folders (default: the shipped dev set)")
+    verify.add_argument("paths", nargs="*", type=path(), help="JSON files or folders (default: the shipped dev set)")
     verify.add_argument("--no-audio", action="store_true", help="skip checking referenced recordings")
     verify.add_argument("--judge-model", help="also ask this LLM the verifier's semantic questions per point "
                         "(leakage in meaning, caller knowledge, type, grounding)")
-    verify.add_argument("--judge-base-url", help="OpenAI-compatible server URL of the judge (default: OpenAI)")
-    verify.add_argument("--concurrency", type=int, default=8, help="judge calls in flight (default 8)")
-    verify.add_argument("--timeout", type=float, default=60.0, help="seconds per judge call (default 60)")
-    verify.add_argument("--cache", type=Path, help="sqlite cache (default ~/.cache/ihbench/judge_cache.sqlite)")
+    verify.add_argument("--judge-base-url", type=url(),
+                        help="OpenAI-compatible server URL of the judge (default: OpenAI)")
+    verify.add_argument("--concurrency", type=whole(min=1), default=8, help="judge calls in flight (default 8)")
+    verify.add_argument("--timeout", type=number(min=0, min_open=True), default=60.0,
+                        help="seconds per judge call (default 60)")
+    verify.add_argument("--cache", type=path("file"), help="sqlite cache (default ~/.cache/ihbench/judge_cache.sqlite)")
     verify.set_defaults(func=main)
     return verify
 
@@ -44,12 +47,13 @@ def _verify_with_judge(args: argparse.Namespace, conversations) -> int:
     from ihbench.llm import LLMCache, OpenAICompatibleLLM
     from ihbench.judge.review import review_conversations
 
+    cache = LLMCache(args.cache) if args.cache else None
     backend = OpenAICompatibleLLM(args.judge_model, base_url=args.judge_base_url, timeout=args.timeout)
 
     async def review():
         try:
             return await review_conversations(conversations, backend, concurrency=args.concurrency,
-                                              cache=LLMCache(args.cache) if args.cache else None,
+                                              cache=cache,
                                               progress=not args.quiet)
         finally:
             await backend.close()

@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
+from ihbench.dataset.argtypes import number
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.io import AppendLog, exclusive, read_records, write_json_atomic
 from ihbench.dataset.sources import DOMAINS, SourceError, load_conversation
@@ -101,6 +102,9 @@ def check_spec(spec: GenerateSpec) -> tuple[str, str, Optional[str], Optional[di
             raise UsageError(f"{name}: must be >= {low}, got {value}")
     if (spec.price_input is None) != (spec.price_output is None):
         raise UsageError("give both --price-per-1k-input and --price-per-1k-output, or neither")
+    for name, price in (("--price-per-1k-input", spec.price_input), ("--price-per-1k-output", spec.price_output)):
+        if price is not None:
+            number(min=0).check(name, price)
     return domain, goal, description, workflow
 
 

@@ -24,7 +24,7 @@ from typing import Any, Callable, Optional
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.io import cache_root
 
-__all__ = ["LLMCache", "cache_info", "cache_key", "default_cache_path", "prune_cache"]
+__all__ = ["CacheFileError", "LLMCache", "cache_info", "cache_key", "default_cache_path", "prune_cache"]
 
 _TABLE = "judgments"  # the on-disk name since the cache served judges only
 
@@ -39,18 +39,47 @@ def cache_key(llm: dict, prompt_hash: str, task: str, messages: list[dict], epoc
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+class CacheFileError(UsageError):
+    """A cache path that is not an LLM answer cache: a folder, a file of another kind, another
+    program's database. Nothing is written to it."""
+
+
 class LLMCache:
     def __init__(self, path: Optional[Path] = None, *, clock: Callable[[], float] = time.time):
         self.path = Path(path) if path else default_cache_path()
+        if self.path.is_dir():
+            raise CacheFileError(f"{self.path}: is a folder; the cache is one SQLite file "
+                                 f"(e.g. {self.path / default_cache_path().name})")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._clock = clock
         self._db = sqlite3.connect(self.path)
+        try:
+            self._open()
+        except sqlite3.DatabaseError as error:
+            self._db.close()
+            if isinstance(error, sqlite3.OperationalError):
+                raise CacheFileError(f"{self.path}: cannot be opened as the LLM answer cache ({error})") from None
+            raise CacheFileError(f"{self.path}: not an SQLite database ({error}); give the cache's own file or a "
+                                 "new file name") from None
+        except CacheFileError:
+            self._db.close()
+            raise
+
+    def _open(self) -> None:
+        tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if tables and _TABLE not in tables:  # another program's database: leave it as it is
+            raise CacheFileError(f"{self.path}: an SQLite database, but not an LLM answer cache "
+                                 f"(its tables: {', '.join(sorted(tables)[:5])}); give the cache's own file or a new "
+                                 "file name")
         # WAL + NORMAL: a commit does not wait for the disk. A crash can lose the last few cached
         # answers (judge verdicts are also in judgments.jsonl, fsynced), never corrupt the cache.
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(f"CREATE TABLE IF NOT EXISTS {_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL, used REAL)")
         columns = {row[1] for row in self._db.execute(f"PRAGMA table_info({_TABLE})")}
+        if not {"key", "value"} <= columns:
+            raise CacheFileError(f"{self.path}: its table {_TABLE!r} is not an LLM answer cache's (columns: "
+                                 f"{', '.join(sorted(columns))})")
         if "used" not in columns:  # a cache written before last use was recorded
             self._db.execute(f"ALTER TABLE {_TABLE} ADD COLUMN used REAL")
             self._db.execute(f"UPDATE {_TABLE} SET used = ?", (self._clock(),))

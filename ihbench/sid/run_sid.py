@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
+from ihbench.dataset.argtypes import number, whole
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.io import write_json_atomic
 
@@ -30,6 +31,9 @@ def run_sid(data: str, config: str, out: Path, *, detector: Optional[str] = None
 
     if (detector is None) == (predictions_file is None):
         raise UsageError("give either --detector or --predictions")
+    if limit is not None:  # -1 would silently drop the last clip; 0 would score nothing
+        whole(min=1).check("--limit", limit)
+    number(min=0).check("--tolerance", tolerance)
     references, clips = sid_rows(data, config)
     names = list(clips.names)
     if limit is not None:

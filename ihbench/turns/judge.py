@@ -21,7 +21,7 @@ import json
 import math
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -50,8 +50,9 @@ class TurnTakingJudge(ABC):
         """
 
 
-def check_likelihoods(array, n_chunks: int, where: str) -> np.ndarray:
-    """(n_chunks, 5) finite float64, or an error naming `where` and the first bad row."""
+def check_likelihoods(array, n_chunks: Optional[int], where: str) -> np.ndarray:
+    """(n_chunks, 5) finite float64, or an error naming `where` and the first bad row; with
+    `n_chunks` None any number of rows (the recording's length is not known yet)."""
     try:
         array = np.asarray(array, dtype=np.float64)
     except (TypeError, ValueError):
@@ -64,7 +65,7 @@ def check_likelihoods(array, n_chunks: int, where: str) -> np.ndarray:
         raise JudgeFileError(f"{where}: expected rows of 5 numbers (C, NA, I, BC, T)") from None
     if array.ndim != 2 or array.shape[1] != len(JUDGE_ORDER):
         raise JudgeFileError(f"{where}: expected shape (n_chunks, 5) in the order C, NA, I, BC, T, got {array.shape}")
-    if array.shape[0] != n_chunks:
+    if n_chunks is not None and array.shape[0] != n_chunks:
         raise JudgeFileError(f"{where}: {array.shape[0]} rows, but the recording has {n_chunks} chunks of 40 ms "
                              f"(first ending at 0.24 s; see end_times in its events.json)")
     bad = np.argwhere(~np.isfinite(array))
@@ -109,7 +110,14 @@ def read_likelihood_file(path) -> dict[str, object]:
                          ".npy (one recording) or .jsonl")
 
 
-def likelihoods_for(raw: Mapping, path, chunks: Mapping[str, int]) -> dict[str, np.ndarray]:
+def check_likelihood_file(raw: Mapping, path, recordings: Sequence[str]) -> None:
+    """Everything about a likelihoods file that does not need the audio: rows for each recording
+    named, rows of 5 finite numbers. Called before any audio is analysed or any folder made; the
+    number of rows is checked against each recording's chunks once its length is known."""
+    likelihoods_for(raw, path, {name: None for name in recordings})
+
+
+def likelihoods_for(raw: Mapping, path, chunks: Mapping[str, Optional[int]]) -> dict[str, np.ndarray]:
     """Checked (n_chunks, 5) arrays for exactly the recordings analysed ({name: n_chunks})."""
     if None in raw:
         if len(chunks) != 1:

@@ -34,7 +34,7 @@ from ihbench.dataset.ipus import (
 from ..resources import load_metric
 from ..rundir import RunDir
 from .audio import TwoChannel, plan_recordings, read_recording
-from .judge import TurnTakingJudge, likelihoods_for, read_likelihood_file, run_judge
+from .judge import TurnTakingJudge, check_likelihood_file, likelihoods_for, read_likelihood_file, run_judge
 from .stats import event_totals, pool_totals, statistics, timing_events, timing_summary
 
 AGREEMENT_METRICS = ("speak_up", "backchannel", "interrupt", "convey_turn", "handle_interruption")
@@ -161,8 +161,10 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
     """Analyse every recording into OUT and return summary.json's content.
 
     Inputs are checked before any audio is decoded: the files exist and name distinct
-    recordings, the transcripts and likelihood files parse. Agreement needs `judge_likelihoods`
-    (a file, see `judge.py`) or a `judge` object; without either it is null.
+    recordings, the transcripts parse, and a likelihoods file has rows of five numbers for every
+    recording (how many rows is checked as soon as a recording's length is known, before its
+    files are written). Agreement needs `judge_likelihoods` (a file, see `judge.py`) or a
+    `judge` object; without either it is null.
     """
     from tqdm.auto import tqdm
 
@@ -176,6 +178,8 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
     plan = plan_recordings(audio, pair=pair)
     words = _words_by_recording(Path(transcripts) if transcripts else None)
     raw_likelihoods = read_likelihood_file(judge_likelihoods) if judge_likelihoods is not None else None
+    if raw_likelihoods is not None:  # its shape, before any audio is analysed or the output folder made
+        check_likelihood_file(raw_likelihoods, judge_likelihoods, [name for name, _ in plan])
     notes = []
     if words is not None:
         unknown = sorted(set(words) - {name for name, _ in plan})
@@ -194,6 +198,8 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
             for name, files in plan:
                 recording = read_recording(files, swap=swap)
                 analysis = analyze(recording, vad, words=(words or {}).get(name))
+                if raw_likelihoods is not None:  # its rows, now that the length is known: before its files
+                    likelihoods_for(raw_likelihoods, judge_likelihoods, {name: len(analysis.labels.events)})
                 if judge is not None:
                     judged[name] = run_judge(judge, recording)
                 folder = run.path / name

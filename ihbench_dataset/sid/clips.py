@@ -79,11 +79,13 @@ def sid_rows(dataset_or_dir: Any, config: str = "sid_en") -> tuple[list[dict], S
     if isinstance(dataset_or_dir, datasets.DatasetDict):
         dataset_or_dir = dataset_or_dir[SPLIT]
     if isinstance(dataset_or_dir, datasets.Dataset):
-        return _from_dataset(dataset_or_dir)
+        return _not_empty(_from_dataset(dataset_or_dir), f"config {config!r}")
     root = Path(dataset_or_dir)
     if (root / config).is_dir() and any((root / config).glob("*.parquet")):
+        _refuse_empty_parquet(root / config, config)  # datasets would fail with "corresponds to no data"
         loaded = datasets.load_dataset(str(root.resolve()), config)  # imported sid_* or an in-house sid_dev_*
-        return _from_dataset(loaded[SPLIT] if SPLIT in loaded else loaded[next(iter(loaded))])
+        return _not_empty(_from_dataset(loaded[SPLIT] if SPLIT in loaded else loaded[next(iter(loaded))]),
+                          str(root / config))
     built = sorted(d.name for d in root.iterdir() if d.is_dir() and any(d.glob("*.parquet"))) if root.is_dir() else []
     if built:  # a dataset directory without this config: say what it does have
         sid = [name for name in built if name.startswith("sid")]
@@ -96,4 +98,25 @@ def sid_rows(dataset_or_dir: Any, config: str = "sid_en") -> tuple[list[dict], S
     configs = read_sid_folder(root)
     if config not in configs:
         raise SidFormatError(f"{root}: has no {config} (neither an imported {config}/ nor {SID_CONFIGS[config][0]})")
-    return _from_sid_folder(configs[config])
+    return _not_empty(_from_sid_folder(configs[config]), f"{root}: {config}")
+
+
+def _refuse_empty_parquet(folder: Path, config: str) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = 0
+    for file in sorted(folder.glob("*.parquet")):
+        try:
+            rows += pq.ParquetFile(file).metadata.num_rows
+        except (pa.ArrowException, OSError) as error:
+            raise SidFormatError(f"{file}: not a readable Parquet file ({error})") from None
+    if rows == 0:
+        raise SidFormatError(f"{folder}: config {config!r} has no clips (its Parquet files hold no rows); "
+                             "build or import it again")
+
+
+def _not_empty(result: tuple[list[dict], SidClips], where: str) -> tuple[list[dict], SidClips]:
+    if not result[0]:
+        raise SidFormatError(f"{where}: no clips; there is nothing to detect or score")
+    return result

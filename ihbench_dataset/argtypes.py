@@ -1,0 +1,314 @@
+"""What an option's value may be, said once: the checked types every command's options use.
+
+Each factory returns a callable that is an argparse `type=` (it gets the text of the command
+line) and also takes a value from Python or JSON (a loader's `--option KEY=VALUE`, a dict from
+the Space). A bad value raises `ArgumentValueError` saying what is allowed, e.g. "expected a
+whole number >= 1, got '0'"; argparse prints it after `argument --concurrency:` and exits 2
+before the command does anything, and `check(name, value)` puts the name in front otherwise.
+The allowed range lives in the instance (`min`, `max`, `kind`, ...) and nowhere else: the test
+that walks every command's parser reads it from there.
+
+This module is in the data layer, the lowest, because the model loaders check their options
+with the same types as the command line.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+from .errors import UsageError
+
+__all__ = ["ArgType", "ArgumentValueError", "each", "env_var_name", "json_value", "key_value", "names", "number",
+           "path", "url", "whole"]
+
+
+class ArgumentValueError(UsageError, argparse.ArgumentTypeError):
+    """A value its option does not allow; the message says what it allows and what it got."""
+
+
+class ArgType:
+    """A checked value type. Subclasses set `expected` (what is allowed, in words) and `convert`."""
+
+    expected: str = "a value"
+
+    def __call__(self, value: Any) -> Any:
+        return self.convert(value)
+
+    def convert(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def check(self, name: str, value: Any) -> Any:
+        """The converted value, or a UsageError that starts with `name` (an option, a field)."""
+        try:
+            return self.convert(value)
+        except ArgumentValueError as error:
+            raise ArgumentValueError(f"{name}: {error}") from None
+
+    def refuse(self, value: Any, why: str = "") -> ArgumentValueError:
+        return ArgumentValueError(f"expected {self.expected}, got {value!r}{f' ({why})' if why else ''}")
+
+    def __repr__(self) -> str:  # argparse shows it in its own error for a type that is not callable
+        return f"<{type(self).__name__}: {self.expected}>"
+
+
+def _bounds(low, high, low_open: bool, high_open: bool) -> str:
+    if low is not None and high is not None:
+        return f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+    if low is not None:
+        return f"{'>' if low_open else '>='} {low:g}"
+    if high is not None:
+        return f"{'<' if high_open else '<='} {high:g}"
+    return ""
+
+
+@dataclass(frozen=True, repr=False)
+class Whole(ArgType):
+    """An integer in [min, max] (either end may be open-ended: None)."""
+
+    min: Optional[int] = None
+    max: Optional[int] = None
+
+    @property
+    def expected(self) -> str:
+        if self.min is not None and self.max is not None:
+            return f"a whole number from {self.min} to {self.max}"
+        return f"a whole number {_bounds(self.min, self.max, False, False)}".rstrip()
+
+    def convert(self, value: Any) -> int:
+        if isinstance(value, str):
+            if not re.fullmatch(r"\s*[+-]?\d+\s*", value):
+                raise self.refuse(value)
+            number = int(value)
+        elif isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        else:
+            raise self.refuse(value)
+        if (self.min is not None and number < self.min) or (self.max is not None and number > self.max):
+            raise self.refuse(value)
+        return number
+
+
+@dataclass(frozen=True, repr=False)
+class Number(ArgType):
+    """A finite number in the interval from min to max; `min_open`/`max_open` leave an end out."""
+
+    min: Optional[float] = None
+    max: Optional[float] = None
+    min_open: bool = False
+    max_open: bool = False
+
+    @property
+    def expected(self) -> str:
+        return f"a number {_bounds(self.min, self.max, self.min_open, self.max_open)}".rstrip()
+
+    def contains(self, number: float) -> bool:
+        if self.min is not None and (number < self.min or (self.min_open and number == self.min)):
+            return False
+        return not (self.max is not None and (number > self.max or (self.max_open and number == self.max)))
+
+    def convert(self, value: Any) -> float:
+        if isinstance(value, str):
+            try:
+                number = float(value)
+            except ValueError:
+                raise self.refuse(value) from None
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            number = float(value)
+        else:
+            raise self.refuse(value)
+        if not math.isfinite(number) or not self.contains(number):
+            raise self.refuse(value)
+        return number
+
+
+@dataclass(frozen=True, repr=False)
+class JsonValue(ArgType):
+    """JSON text (or an already parsed value) of the given kind: object, array, or any."""
+
+    kind: Optional[type] = None
+
+    @property
+    def expected(self) -> str:
+        return {dict: "a JSON object", list: "a JSON array"}.get(self.kind, "a JSON value")
+
+    def convert(self, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as error:
+                raise self.refuse(value, f"not JSON: {error.msg} at character {error.pos}") from None
+        if self.kind is not None and not isinstance(value, self.kind):
+            raise self.refuse(value)
+        return value
+
+
+@dataclass(frozen=True, repr=False)
+class Url(ArgType):
+    """An http(s) URL with a host, e.g. http://localhost:8000/v1."""
+
+    expected = "an http:// or https:// URL with a host, e.g. http://localhost:8000/v1"
+
+    def convert(self, value: Any) -> str:
+        from urllib.parse import urlsplit
+
+        if not isinstance(value, str):
+            raise self.refuse(value)
+        try:
+            parts = urlsplit(value.strip())
+            parts.port  # noqa: B018  (raises on a port that is not a number)
+        except ValueError as error:
+            raise self.refuse(value, str(error)) from None
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise self.refuse(value)
+        return value.strip()
+
+
+@dataclass(frozen=True, repr=False)
+class EnvVarName(ArgType):
+    """The name of an environment variable. A value that is not one is not echoed: it is often the
+    secret itself, given where the name of the variable that holds it was expected."""
+
+    expected = "the name of an environment variable (letters, digits and _, not starting with a digit)"
+
+    def convert(self, value: Any) -> str:
+        if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+            raise ArgumentValueError(f"expected {self.expected}; the value given is not one (not shown: it may be "
+                                     "a secret)")
+        return value
+
+
+@dataclass(frozen=True, repr=False)
+class KeyValue(ArgType):
+    """KEY=VALUE -> (key, value); VALUE is read as JSON when it is JSON (1, true, [..], {..}), else as text."""
+
+    expected = "KEY=VALUE"
+
+    def convert(self, value: Any) -> tuple[str, Any]:
+        if isinstance(value, tuple) and len(value) == 2:
+            return value
+        key, equals, text = str(value).partition("=")
+        if not key.strip() or not equals:
+            raise self.refuse(value)
+        try:
+            return key.strip(), json.loads(text)
+        except json.JSONDecodeError:
+            return key.strip(), text
+
+
+@dataclass(frozen=True, repr=False)
+class Names(ArgType):
+    """Comma-separated names, each one of `choices` (after `canonical`, e.g. an official spelling
+    mapped onto ours); at least one. Returns the list."""
+
+    choices: tuple[str, ...] = ()
+    canonical: Optional[Callable[[str], Any]] = None
+
+    @property
+    def expected(self) -> str:
+        return f"one or more of {', '.join(self.choices)}, separated by commas"
+
+    def convert(self, value: Any) -> list[str]:
+        parts = value if isinstance(value, (list, tuple)) else str(value).split(",")
+        result = []
+        for part in (str(p).strip() for p in parts):
+            if not part:
+                continue
+            try:
+                name = self.canonical(part) if self.canonical else part
+            except ValueError:
+                name = None
+            if name not in self.choices:
+                raise self.refuse(value, f"unknown {part!r}")
+            result.append(name)
+        if not result:
+            raise self.refuse(value)
+        return result
+
+
+@dataclass(frozen=True, repr=False)
+class Each(ArgType):
+    """One value or a list of values, each of `item` (several server URLs, say)."""
+
+    item: ArgType = None  # type: ignore[assignment]
+
+    @property
+    def expected(self) -> str:
+        return f"{self.item.expected}, or a list of them"
+
+    def convert(self, value: Any) -> Any:
+        if isinstance(value, (list, tuple)):
+            return [self.item.convert(v) for v in value]
+        return self.item.convert(value)
+
+
+@dataclass(frozen=True, repr=False)
+class PathArg(ArgType):
+    """A path. `kind` "file" or "folder" (None: either); `exists`: it must be there already.
+    A path that exists must be of its kind, so a file given where a folder is expected (or the
+    reverse) is refused before anything is read or written."""
+
+    kind: Optional[str] = None
+    exists: bool = False
+
+    @property
+    def expected(self) -> str:
+        what = {"file": "file", "folder": "folder", None: "file or folder"}[self.kind]
+        return f"an existing {what}" if self.exists else f"a {what}"
+
+    def convert(self, value: Any) -> Path:
+        if not str(value).strip():
+            raise self.refuse(str(value))
+        path = Path(value).expanduser()
+        if path.is_dir():
+            if self.kind == "file":
+                raise self.refuse(str(value), "a folder")
+        elif path.exists():
+            if self.kind == "folder":
+                raise self.refuse(str(value), "a file")
+        elif self.exists:
+            raise self.refuse(str(value), "not found")
+        return path
+
+
+def whole(min: Optional[int] = None, max: Optional[int] = None) -> Whole:  # noqa: A002 (the words users read)
+    return Whole(min, max)
+
+
+def number(min: Optional[float] = None, max: Optional[float] = None, *, min_open: bool = False,  # noqa: A002
+           max_open: bool = False) -> Number:
+    return Number(min, max, min_open, max_open)
+
+
+def json_value(kind: Optional[type] = None) -> JsonValue:
+    return JsonValue(kind)
+
+
+def url() -> Url:
+    return Url()
+
+
+def each(item: ArgType) -> Each:
+    return Each(item)
+
+
+def env_var_name() -> EnvVarName:
+    return EnvVarName()
+
+
+def key_value() -> KeyValue:
+    return KeyValue()
+
+
+def names(choices: Sequence[str], canonical: Optional[Callable[[str], Any]] = None) -> Names:
+    return Names(tuple(choices), canonical)
+
+
+def path(kind: Optional[str] = None, *, exists: bool = False) -> PathArg:
+    if kind not in (None, "file", "folder"):
+        raise ValueError(f"kind: expected 'file', 'folder' or None, got {kind!r}")
+    return PathArg(kind, exists)
