@@ -300,7 +300,7 @@ def test_a_resume_after_the_data_changed_answers_the_changed_items_again(officia
     out = tmp_path / "run"
     run(_spec(official, out, server, epochs=1, limit=1), progress=False)
     first = read_records(out / "responses.jsonl")
-    assert [r["id"] for r in first] == ["conv-a/2"] and first[0]["format_version"] == 2 and first[0]["item_hash"]
+    assert [r["id"] for r in first] == ["conv-a/2"] and first[0]["format_version"] == 3 and first[0]["item_hash"]
 
     _edit_rubric_of_conv_a(official, monkeypatch)
     with caplog.at_level("WARNING", logger="ihbench"):
