@@ -1,0 +1,406 @@
+"""The four kinds of summary.json as types: what each command writes and what its readers read.
+
+    kind "sid"              `ihbench sid`: FIR, IRL and APT under both SID-Bench definitions   SidSummary
+    kind "turns"            `ihbench turns`: timing figures, statistics, agreement             TurnsSummary
+    kind "ihbench"          `ihbench report` of IHBench runs: the scores of each run           ReportSummary
+    kind "cross_benchmark"  `ihbench report` across benchmarks: one table per model           CrossSummary
+
+Each type knows its shape as the run records of `records.py` do: `from_json` checks a summary
+read back and refuses a damaged one naming the field (`read_summary` adds the file), fills in what
+older versions did not write and keeps fields it does not know in `extra`; `to_json` is what the
+command writes, in the order it always had. Parts a reader only shows, never computes with (turn
+statistics and agreement, a report's per-run scores, a cross report's table) stay JSON objects.
+
+Versions (`SUMMARY_FORMAT`): 1, every summary so far; a file without `format_version` reads as 1.
+Two kinds were once written without `kind`: `ihbench sid` summaries and single-benchmark
+reports. `summary_kind` is the one place that recognises them.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Optional, Union
+
+from ihbench.dataset.errors import UsageError
+
+SUMMARY_FORMAT = 1
+SID_DEFINITIONS = ("notebook", "readme")
+#: a field the writer leaves out when it has no value (to_json does not invent it)
+_OMITTED_WHEN_NONE = {"omit_none": True}
+
+
+class SummaryError(ValueError):
+    """Why a summary cannot be read as its kind, naming the field; `read_summary` adds the file. From a
+    writer's own summary it is a bug, and keeps its traceback."""
+
+
+class SummaryFileError(UsageError):
+    """A summary.json that cannot be read: the file and why."""
+
+
+class UnknownSummaryKind(SummaryFileError):
+    """A summary.json of a kind no type here reads; `kind` is None when it names none."""
+
+    def __init__(self, message: str, kind: Any):
+        super().__init__(message)
+        self.kind = kind
+
+
+def _dotted(where: str, name: str) -> str:
+    return f"{where}.{name}" if where else name
+
+
+def _object(value, name: str) -> dict:
+    if not isinstance(value, dict):
+        raise SummaryError(f"field {name} is missing or not an object")
+    return value
+
+
+def _number(value, name: str, *, count: bool = False):
+    ok = (isinstance(value, int) and value >= 0) if count else isinstance(value, (int, float))
+    if value is not None and (isinstance(value, bool) or not ok):
+        raise SummaryError(f"field {name} must be {'a count' if count else 'a number'} or null, got {value!r}")
+    return value
+
+
+def _present(data: dict, where: str, names) -> dict:
+    for name in names:
+        if name not in data:
+            raise SummaryError(f"field {_dotted(where, name)} is missing")
+    return data
+
+
+def _check(value, name: str, annotation: str) -> None:
+    """`value` is what the field's annotation asks of JSON (null always passes): a str, an int >= 0
+    (every int here is a count or a version), a number, an object or a list. Fields of a nested
+    type are checked by that type."""
+    bare = annotation[len("Optional["):-1] if annotation.startswith("Optional[") else annotation
+    expected = bare.split("[")[0]
+    if value is None or expected not in ("str", "int", "float", "dict", "list"):
+        return
+    if expected in ("int", "float"):
+        _number(value, name, count=expected == "int")
+    elif expected == "str" and not isinstance(value, str):
+        raise SummaryError(f"field {name} must be a string, got {value!r}")
+    elif expected in ("dict", "list") and not isinstance(value, {"dict": dict, "list": list}[expected]):
+        wanted = "an object" if expected == "dict" else "a list"
+        raise SummaryError(f"field {name} must be {wanted}, got {type(value).__name__}")
+
+
+def _fields(cls, data: dict, where: str) -> dict:
+    """The constructor's arguments from `data`: each field checked against its annotation (one without
+    a default must be there, even as null); what the type does not know (a newer writer's fields) kept
+    in `extra`. A null where the field has a default is the default; a summary without
+    format_version is version 1, and its kind is the type's, not a field."""
+    own = {f.name: f for f in fields(cls) if f.name not in ("extra", "kind")}
+    _present(data, where, [name for name, f in own.items()
+                           if f.default is MISSING and f.default_factory is MISSING])
+    for name, f in own.items():
+        _check(data.get(name), _dotted(where, name), f.type)
+    has_default = {name for name, f in own.items() if f.default is not MISSING or f.default_factory is not MISSING}
+    known = {k: v for k, v in data.items() if k in own and not (v is None and k in has_default)}
+    if "format_version" in own:
+        known["format_version"] = data.get("format_version") or 1
+    return {**known, "extra": {k: v for k, v in data.items() if k not in own and k != "kind"}}
+
+
+def _json(value):
+    """A typed summary (or part of one) back to the JSON it was written as: fields in declaration
+    order, a summary's kind and format_version first, unknown fields last."""
+    if isinstance(value, dict):
+        return {key: _json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_json(item) for item in value]
+    if not is_dataclass(value):
+        return value
+    data = {"kind": value.kind, "format_version": value.format_version} if hasattr(value, "kind") else {}
+    for f in fields(value):
+        item = getattr(value, f.name)
+        if f.name in ("extra", "format_version") or (item is None and f.metadata.get("omit_none")):
+            continue
+        data[f.name] = _json(item)
+    return {**data, **value.extra}
+
+
+class _Figures:
+    """Figures a table shows: numbers (an int a count: whole, >= 0) or null; a field without a
+    default must be there, even as null."""
+
+    @classmethod
+    def from_json(cls, data, where: str):
+        return cls(**_fields(cls, _object(data, where), where))
+
+
+@dataclass(frozen=True, kw_only=True)
+class SidScore(_Figures):
+    """One definition's scores, as the apt metric module returned them: FIR, IRL (s), APT (s) and
+    the counts behind them (counts missing from a hand-made file stay missing)."""
+
+    fir: Optional[float]
+    irl: Optional[float]
+    apt: Optional[float]
+    definition: Optional[str] = field(default=None, metadata=_OMITTED_WHEN_NONE)
+    n_clips: int
+    n_break: Optional[int] = field(default=None, metadata=_OMITTED_WHEN_NONE)
+    #: what the README's FIR averages over
+    n_nonbreak: Optional[int] = field(default=None, metadata=_OMITTED_WHEN_NONE)
+    false_alarms: Optional[int] = field(default=None, metadata=_OMITTED_WHEN_NONE)
+    predictions_past_duration: Optional[int] = field(default=None, metadata=_OMITTED_WHEN_NONE)
+    false_alarms_nonbreak: Optional[int] = field(default=None, metadata=_OMITTED_WHEN_NONE)
+    early_detections: Optional[int] = field(default=None, metadata=_OMITTED_WHEN_NONE)
+    misses: Optional[int] = field(default=None, metadata=_OMITTED_WHEN_NONE)
+    #: the detections the README's IRL times
+    hits_within_tolerance: Optional[int] = field(default=None, metadata=_OMITTED_WHEN_NONE)
+    #: the detections the notebook's IRL times
+    late_hits: Optional[int] = field(default=None, metadata=_OMITTED_WHEN_NONE)
+    correct_rejections: Optional[int] = field(default=None, metadata=_OMITTED_WHEN_NONE)
+    extra: dict = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Latency(_Figures):
+    """A mean over n events (seconds) with its median and 95 % bootstrap interval; null when n = 0,
+    the interval null below n = 2."""
+
+    mean: Optional[float]
+    median: Optional[float]
+    ci_low: Optional[float]
+    ci_high: Optional[float]
+    n: int
+    extra: dict = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rate(_Figures):
+    """A share of n events with its 95 % Wilson interval; null when n = 0."""
+
+    value: Optional[float]
+    ci_low: Optional[float]
+    ci_high: Optional[float]
+    n: int
+    extra: dict = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnsTiming:
+    """The judge-free timing figures of a turns run, pooled over its recordings."""
+
+    response_latency_s: Latency
+    stop_latency_s: Latency
+    turn_over_rate: Rate
+    extra: dict = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def from_json(cls, data, where: str = "timing") -> "TurnsTiming":
+        if not isinstance(data, dict):
+            raise SummaryError(f"field {where} is missing or not an object (is this `ihbench turns` output?)")
+        figures = {name: kind.from_json(data.get(name), _dotted(where, name))
+                   for name, kind in (("response_latency_s", Latency), ("stop_latency_s", Latency),
+                                      ("turn_over_rate", Rate))}
+        return cls(**{**_fields(cls, data, where), **figures})
+
+
+class _Summary:
+    """What every summary type shares: its kind, checked on reading, and `to_json`."""
+
+    kind: ClassVar[str]
+
+    @classmethod
+    def _of_kind(cls, data, where: str) -> dict:
+        if not isinstance(data, dict):
+            raise SummaryError(f"{where or 'the summary'} is not a JSON object")
+        if data.get("kind") is not None and data["kind"] != cls.kind:
+            raise SummaryError(f"field {_dotted(where, 'kind')} is {data['kind']!r}, not {cls.kind!r}")
+        return data
+
+    def to_json(self) -> dict:
+        return _json(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SidSummary(_Summary):
+    """`ihbench sid`'s summary.json: a detector (or a prediction file) scored on an SID config."""
+
+    kind: ClassVar[str] = "sid"
+
+    data: Optional[str] = None
+    config: Optional[str] = None
+    #: the detector's own description ({"detector": name, options..., "model": the loader's, for
+    #: audio-llm}), or {"predictions_file": path} when a prediction file was scored
+    detector: dict = field(default_factory=dict)
+    n_clips: Optional[int] = None
+    tolerance: Optional[float] = None
+    #: {"notebook": ..., "readme": ...}: SID-Bench's two definitions of FIR and IRL
+    scores: dict[str, SidScore]
+    model_calls: Optional[int] = None
+    model_calls_per_clip: Optional[float] = None
+    seconds: Optional[float] = None
+    audio_seconds: Optional[float] = None
+    real_time_factor: Optional[float] = None
+    timing_errors: Optional[dict] = None
+    #: a display name set by hand (`ihbench sid` writes none)
+    model_name: Optional[str] = field(default=None, metadata=_OMITTED_WHEN_NONE)
+    format_version: int = SUMMARY_FORMAT
+    extra: dict = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def from_json(cls, data, where: str = "") -> "SidSummary":
+        data = cls._of_kind(data, where)
+        scores = data.get("scores") if isinstance(data.get("scores"), dict) else {}
+        parsed = {**scores, **{name: SidScore.from_json(scores.get(name), _dotted(where, f"scores.{name}"))
+                               for name in SID_DEFINITIONS}}
+        detector = data.get("detector") or {}
+        for name, annotation in (("detector", "str"), ("model", "dict")):
+            _check(detector.get(name), _dotted(where, f"detector.{name}"), annotation)
+        _check((detector.get("model") or {}).get("model_path"), _dotted(where, "detector.model.model_path"), "str")
+        return cls(**{**_fields(cls, data, where), "scores": parsed})
+
+    @property
+    def model_label(self) -> Optional[str]:
+        """A hand-set name; else the audio LLM an `audio-llm` detector ran; else the detector itself
+        (silero-vad, energy). A scored prediction file records no model."""
+        model = self.detector.get("model") or {}
+        return self.model_name or model.get("model_path") or self.detector.get("detector") or None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnsSummary(_Summary):
+    """`ihbench turns`'s summary.json (its schema: `ihbench/turns/__init__.py`)."""
+
+    kind: ClassVar[str] = "turns"
+
+    model_name: Optional[str] = None
+    recordings: Optional[int] = None
+    timing: TurnsTiming
+    #: Section 3.1 statistics: {"duration_s", "speakers": {"ai", "user"}, "both"}
+    statistics: dict = field(default_factory=dict)
+    #: the five agreement metrics and the single-label evaluation; None without a judge
+    agreement: Optional[dict] = None
+    duration_s: Optional[float] = None
+    seconds: Optional[float] = None
+    real_time_factor: Optional[float] = None
+    channels: Optional[dict] = None
+    vad: Optional[dict] = None
+    transcripts: Optional[str] = None
+    per_recording: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    ihbench_version: Optional[str] = None
+    command: Optional[list[str]] = None
+    format_version: int = SUMMARY_FORMAT
+    extra: dict = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def from_json(cls, data, where: str = "") -> "TurnsSummary":
+        data = cls._of_kind(data, where)
+        timing = TurnsTiming.from_json(data.get("timing"), _dotted(where, "timing"))
+        return cls(**{**_fields(cls, data, where), "timing": timing})
+
+    @property
+    def model_label(self) -> Optional[str]:
+        return self.model_name or None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportSummary(_Summary):
+    """`ihbench report`'s summary.json for IHBench runs: one entry per run as `summarize_run` wrote it
+    (scores with CIs, per type and depth, judges, metric versions, diagnostics), and the comparisons."""
+
+    kind: ClassVar[str] = "ihbench"
+
+    runs: list[dict]
+    modality_tost: list[dict] = field(default_factory=list)
+    depth_slope_test: Optional[dict] = None
+    #: why the runs' scores are not comparable (different data), or None
+    mixed_data: Optional[str] = None
+    #: comparisons left out, and why
+    refused: list[str] = field(default_factory=list)
+    format_version: int = SUMMARY_FORMAT
+    extra: dict = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def from_json(cls, data, where: str = "") -> "ReportSummary":
+        data = cls._of_kind(data, where)
+        if not isinstance(data.get("runs"), list):
+            raise SummaryError(f"field {_dotted(where, 'runs')} is missing or not a list")
+        for index, run in enumerate(data["runs"]):  # what a reader of the scores needs, even from a hand-made file
+            entry = _dotted(where, f"runs[{index}]")
+            _present(_object(run, entry), entry, ("model", "modality", "tf_win_rate", "rq_pass_rate"))
+            for name, annotation in (("model", "str"), ("modality", "str"), ("tf_win_rate", "dict"),
+                                     ("rq_pass_rate", "dict")):
+                _check(run[name], _dotted(entry, name), annotation)
+            for rate in ("tf_win_rate", "rq_pass_rate"):
+                if run[rate] is not None:
+                    _number(_present(run[rate], f"{entry}.{rate}", (rate,))[rate], f"{entry}.{rate}.{rate}")
+        return cls(**_fields(cls, data, where))
+
+
+@dataclass(frozen=True, kw_only=True)
+class CrossSummary(_Summary):
+    """The cross-benchmark report's summary.json: the metrics, one table per model, the rank
+    correlations, the runs read, and the single-benchmark report of its IHBench runs."""
+
+    kind: ClassVar[str] = "cross_benchmark"
+
+    #: which SID-Bench definition the table shows
+    sid_definition: str
+    #: [{"key", "label", "benchmark", "better"}]
+    metrics: list[dict]
+    #: [{"model", "runs": {kind: folder}, "metrics": {key: {"value", "ci_low", "ci_high", "n", ...}}}]
+    models: list[dict]
+    correlations: dict
+    #: [{"run", "kind", "model", "named_by", "details"}]
+    runs: list[dict] = field(default_factory=list)
+    ihbench: Optional[ReportSummary] = None
+    format_version: int = SUMMARY_FORMAT
+    extra: dict = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def from_json(cls, data, where: str = "") -> "CrossSummary":
+        data = cls._of_kind(data, where)
+        if data.get("sid_definition") not in SID_DEFINITIONS:
+            raise SummaryError(f"field {_dotted(where, 'sid_definition')} must be one of "
+                               f"{', '.join(SID_DEFINITIONS)}")
+        known = _fields(cls, data, where)
+        if known.get("ihbench") is not None:
+            known["ihbench"] = ReportSummary.from_json(known["ihbench"], _dotted(where, "ihbench"))
+        return cls(**known)
+
+
+Summary = Union[SidSummary, TurnsSummary, ReportSummary, CrossSummary]
+TYPES = {summary.kind: summary for summary in (SidSummary, TurnsSummary, ReportSummary, CrossSummary)}
+
+
+def summary_kind(data: dict) -> Any:
+    """The kind a summary says it is. Two kinds were written without one (format 1, before the
+    field existed): an `ihbench sid` summary, the only one with scores under both SID-Bench
+    definitions and a clip count; and a single-benchmark report, the only one with a runs list
+    and no per-model table."""
+    if "kind" in data:
+        return data["kind"]
+    scores = data.get("scores")
+    if isinstance(scores, dict) and set(SID_DEFINITIONS) <= set(scores) and "n_clips" in data:
+        return "sid"
+    if isinstance(data.get("runs"), list) and "models" not in data:
+        return "ihbench"
+    return None
+
+
+def read_summary(path) -> Summary:
+    """summary.json at `path`, typed by its kind (`summary_kind`); a file that cannot be read as one is
+    refused with the file and the reason."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise SummaryFileError(f"{path}: not valid JSON ({error.msg}, line {error.lineno})") from None
+    if not isinstance(data, dict):
+        raise SummaryFileError(f"{path}: expected a JSON object")
+    kind = summary_kind(data)
+    if not (isinstance(kind, str) and kind in TYPES):
+        reason = "no kind field, and not a summary any version wrote" if kind is None else f"unknown kind {kind!r}"
+        raise UnknownSummaryKind(f"{path}: {reason}", kind)
+    try:
+        return TYPES[kind].from_json(data)
+    except SummaryError as error:
+        raise SummaryFileError(f"{path}: {error}") from None

@@ -1,0 +1,145 @@
+"""The four kinds of summary.json as types: every file today's commands write reads back as its
+type and is written again unchanged; an SID summary from before `kind` existed still reads; a
+damaged one is refused naming the file and the field; readers tell run kinds apart by `kind`.
+
+tests/fixtures/summaries/ was written by the commands of the version before these types, with
+relative paths: `sid/` by `ihbench sid --detector energy` on the four clips of test_report_cross's
+SID-Bench folder, `turns/` by `ihbench turns --model-name alpha` on a 14 s synthetic call (flite
+voices, one barge-in), `report/` by `ihbench report` of one run over the official-layout fixture
+(the local test server as model, judged by test_report_cross's script), `cross/` by `ihbench report`
+over those and a scored prediction file; `sid-format-1/` is that scored prediction file's summary
+as versions before the kind field wrote it. None may be regenerated: they are what users' folders
+look like.
+"""
+import json
+import re
+import shutil
+
+import pytest
+from conftest import FIXTURES
+
+from ihbench.summaries import (
+    SUMMARY_FORMAT,
+    CrossSummary,
+    ReportSummary,
+    SidSummary,
+    SummaryError,
+    SummaryFileError,
+    TurnsSummary,
+    UnknownSummaryKind,
+    read_summary,
+)
+
+SUMMARIES = FIXTURES / "summaries"
+TYPES = {"sid": SidSummary, "sid-format-1": SidSummary, "turns": TurnsSummary, "report": ReportSummary,
+         "cross": CrossSummary}
+
+
+def _written(summary) -> str:
+    """What the commands write: `write_json_atomic`'s layout."""
+    return json.dumps(summary.to_json(), indent=2, ensure_ascii=False) + "\n"
+
+
+@pytest.mark.parametrize("folder", ["sid", "turns", "report", "cross"])
+def test_todays_summaries_read_as_their_type_and_are_written_back_unchanged(folder):
+    path = SUMMARIES / folder / "summary.json"
+    summary = read_summary(path)
+    assert type(summary) is TYPES[folder] and summary.format_version == SUMMARY_FORMAT == 1
+    assert summary.extra == {} and _written(summary) == path.read_text(encoding="utf-8")
+
+
+def test_what_the_readers_read_is_typed():
+    sid = read_summary(SUMMARIES / "sid" / "summary.json")
+    assert sid.model_label == "energy" and sid.n_clips == 4 and sid.config == "sid_en"
+    assert sid.scores["notebook"].fir == 0.5 and sid.scores["readme"].hits_within_tolerance == 2
+    turns = read_summary(SUMMARIES / "turns" / "summary.json")
+    assert turns.model_label == "alpha" and turns.recordings == 1 and turns.agreement is None
+    assert turns.timing.response_latency_s.n == 2 and turns.timing.stop_latency_s.ci_low is None
+    assert turns.timing.turn_over_rate.value == 1.0
+    report = read_summary(SUMMARIES / "report" / "summary.json")
+    assert [run["model"] for run in report.runs] == ["alpha"] and report.mixed_data is None
+    cross = read_summary(SUMMARIES / "cross" / "summary.json")
+    assert isinstance(cross.ihbench, ReportSummary) and cross.ihbench.runs == report.runs
+    assert [m["model"] for m in cross.models] == ["alpha", "energy"] and cross.sid_definition == "notebook"
+
+
+def test_an_sid_summary_from_before_kind_reads_as_version_1():
+    path = SUMMARIES / "sid-format-1" / "summary.json"
+    assert "kind" not in json.loads(path.read_text())
+    summary = read_summary(path)
+    assert isinstance(summary, SidSummary) and summary.format_version == 1
+    assert summary.model_label is None  # a scored prediction file records no model
+    assert summary.detector == {"predictions_file": "predictions.jsonl"} and summary.scores["notebook"].fir == 0.25
+    assert summary.to_json() == {"kind": "sid", "format_version": 1, **json.loads(path.read_text())}
+
+
+def test_a_report_from_before_kind_reads_as_an_ihbench_report(tmp_path):
+    """What the Space's leaderboard found in runs folders before reports named their kind."""
+    path = tmp_path / "summary.json"
+    old = json.loads((SUMMARIES / "report" / "summary.json").read_text())
+    del old["kind"], old["format_version"]
+    path.write_text(json.dumps(old))
+    summary = read_summary(path)
+    assert isinstance(summary, ReportSummary) and summary.format_version == 1 and summary.runs == old["runs"]
+
+
+def _damaged(tmp_path, folder, change):
+    """A copy of a fixture with `change` made to its JSON."""
+    data = json.loads((SUMMARIES / folder / "summary.json").read_text())
+    change(data)
+    path = tmp_path / folder / "summary.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize("folder, change, field", [
+    ("sid-format-1", lambda d: d["scores"]["readme"].pop("apt"), "scores.readme.apt is missing"),
+    ("sid", lambda d: d["scores"].pop("notebook"), "scores.notebook is missing or not an object"),
+    ("sid", lambda d: d["scores"]["notebook"].update(n_clips=-1), "scores.notebook.n_clips must be a count or null"),
+    ("sid", lambda d: d["detector"].update(detector=3), "detector.detector must be a string, got 3"),
+    ("turns", lambda d: d.pop("timing"), "timing is missing or not an object (is this `ihbench turns` output?)"),
+    ("turns", lambda d: d["timing"]["turn_over_rate"].update(value="high"),
+     "timing.turn_over_rate.value must be a number or null, got 'high'"),
+    ("turns", lambda d: d.update(model_name=7), "model_name must be a string, got 7"),
+    ("report", lambda d: d["runs"][0].pop("modality"), "runs[0].modality is missing"),
+    ("report", lambda d: d["runs"][0]["tf_win_rate"].update(tf_win_rate="0.5"),
+     "runs[0].tf_win_rate.tf_win_rate must be a number or null"),
+    ("cross", lambda d: d["ihbench"].update(runs={}), "ihbench.runs is missing or not a list"),
+    ("cross", lambda d: d.update(sid_definition="paper"), "sid_definition must be one of notebook, readme"),
+])
+def test_a_damaged_summary_is_refused_naming_the_file_and_the_field(tmp_path, folder, change, field):
+    path = _damaged(tmp_path, folder, change)
+    with pytest.raises(SummaryFileError) as refused:
+        read_summary(path)
+    assert str(refused.value).startswith(f"{path}: field {field}")
+
+
+def test_a_file_that_is_no_summary_is_refused_naming_it(tmp_path):
+    path = tmp_path / "summary.json"
+    for text, message in (("{", "not valid JSON"), ("[1]", "expected a JSON object"),
+                          ('{"kind": "asr"}', "unknown kind 'asr'"), ('{"kind": ["sid"]}', r"unknown kind \['sid'\]"),
+                          ('{"wer": 0.1}', "no kind field")):
+        path.write_text(text)
+        with pytest.raises(SummaryFileError, match="^" + re.escape(str(path)) + ": " + message):
+            read_summary(path)
+    with pytest.raises(UnknownSummaryKind) as unknown:
+        read_summary(path)
+    assert unknown.value.kind is None
+
+
+def test_a_summary_of_another_kind_is_not_read_as_this_one():
+    data = json.loads((SUMMARIES / "turns" / "summary.json").read_text())
+    with pytest.raises(SummaryError, match="field kind is 'turns', not 'sid'"):
+        SidSummary.from_json(data)
+
+
+def test_a_field_a_newer_writer_adds_survives_a_round_trip(tmp_path):
+    def newer(data):
+        data["energy_kwh"] = 0.2
+        data["timing"]["stop_latency_s"]["p90"] = 1
+
+    path = _damaged(tmp_path, "turns", newer)
+    summary = read_summary(path)
+    assert summary.extra == {"energy_kwh": 0.2} and summary.timing.stop_latency_s.extra == {"p90": 1}
+    assert summary.to_json() == json.loads(path.read_text())
