@@ -247,8 +247,9 @@ class RunInfo:
             raise RecordError("not a run description (no 'data' field)")
         _check(data, "data", str)
         for name, kinds in (("model", dict), ("versions", dict), ("generation", dict), ("seed", int),
-                            ("format_version", int)):
+                            ("format_version", int), ("model_path", str), ("model_name", str)):
             _check(data, name, kinds, optional=True)
+        _check(data.get("model") or {}, "model_path", str, optional=True)
         known, extra = _known(cls, data)
         known = {k: v for k, v in known.items() if not (k in ("model", "versions") and v is None)}
         return cls(**{"format_version": 1, **known}, extra=extra)

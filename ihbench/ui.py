@@ -248,7 +248,7 @@ def judge_run_dir(run_dir: Optional[str], judge_base_url: str, judge_model: str)
         raise UserError(f"the judge returned no usable verdicts ({summary.judge_errors} judge errors)")
     report = summarize([Path(run_dir)])
     paths = write_report(report, Path(run_dir))
-    scores = report["runs"][0]
+    scores = report.runs[0]
     table = []
     for key in ("tf_win_rate", "rq_pass_rate"):
         r = scores.get(key)
@@ -363,15 +363,19 @@ def metrics_table(metric: str, upload: Optional[str]) -> list[list]:
 
 def leaderboard() -> list[list]:
     from .report.render import paper_table
+    from .summaries import ReportSummary, SummaryFileError, read_summary
 
     rows = [[r["model"] + (" · thinking" if r["thinking"] == "True" else ""), float(r["tf_win_rate"]),
              float(r["rq_pass_rate"]), "paper (official test set)"] for r in paper_table("table1")]
     for summary_path in sorted(runs_dir().glob("*/summary.json")):
         try:
-            for run in json.loads(summary_path.read_text())["runs"]:
-                tf, rq = run.get("tf_win_rate"), run.get("rq_pass_rate")
-                rows.append([f"{Path(str(run['model'])).name} ({run['modality']})", tf and round(tf["tf_win_rate"], 3),
-                             rq and round(rq["rq_pass_rate"], 3), f"runs/{summary_path.parent.name}"])
-        except (KeyError, json.JSONDecodeError):
+            summary = read_summary(summary_path)
+        except SummaryFileError:
             continue
+        if not isinstance(summary, ReportSummary):  # an SID, turns or cross-benchmark folder
+            continue
+        for run in summary.runs:
+            tf, rq = run["tf_win_rate"], run["rq_pass_rate"]
+            rows.append([f"{Path(str(run['model'])).name} ({run['modality']})", tf and round(tf["tf_win_rate"], 3),
+                         rq and round(rq["rq_pass_rate"], 3), f"runs/{summary_path.parent.name}"])
     return sorted(rows, key=lambda row: -(row[1] or 0))

@@ -254,9 +254,9 @@ def test_a_report_over_different_data_warns_labels_and_refuses_the_tost(official
     (runs[1] / "run.json").write_text(json.dumps(info))
     with caplog.at_level("WARNING", logger="ihbench"):
         report = summarize(runs, n_bootstrap=50)
-    assert report["mixed_data"] and "different data" in caplog.text
-    assert report["modality_tost"] == [] and "no audio-vs-text TOST" in report["refused"][0]
-    markdown = render_markdown(report, {})
+    assert report.mixed_data and "different data" in caplog.text
+    assert report.modality_tost == [] and "no audio-vs-text TOST" in report.refused[0]
+    markdown = render_markdown(report.to_json(), {})
     assert "**Warning:**" in markdown and "@ffffff" in markdown
 
 

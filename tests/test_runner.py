@@ -392,7 +392,7 @@ def test_a_failed_item_is_retried_by_the_next_run_and_never_scored(official, tmp
     assert (first.planned, first.written, first.errors) == (3, 3, 3)
     summary, requests = _judge(out)
     assert (summary.written, summary.unanswered, len(requests)) == (0, 3, 0)
-    assert summarize([out], n_bootstrap=10)["runs"][0]["tf_win_rate"] is None  # nothing scored, no TF 0.000
+    assert summarize([out], n_bootstrap=10).runs[0]["tf_win_rate"] is None  # nothing scored, no TF 0.000
 
     with OpenAITestServer() as up, caplog.at_level("WARNING", logger="ihbench"):
         again = run(_spec(official, out, up, epochs=1, allow_endpoint_change=True), progress=False)
@@ -402,7 +402,7 @@ def test_a_failed_item_is_retried_by_the_next_run_and_never_scored(official, tmp
     assert [r.answered for r in responses] == [True] * 3
     summary, _ = _judge(out)
     assert (summary.written, summary.unanswered) == (6, 0)
-    report = summarize([out], n_bootstrap=10)["runs"][0]
+    report = summarize([out], n_bootstrap=10).runs[0]
     assert report["generation_errors"] == 0 and report["tf_win_rate"]["n_items"] == 3
 
 

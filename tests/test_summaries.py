@@ -143,3 +143,33 @@ def test_a_field_a_newer_writer_adds_survives_a_round_trip(tmp_path):
     summary = read_summary(path)
     assert summary.extra == {"energy_kwh": 0.2} and summary.timing.stop_latency_s.extra == {"p90": 1}
     assert summary.to_json() == json.loads(path.read_text())
+
+
+def test_the_cross_report_tells_runs_apart_by_kind(tmp_path):
+    from ihbench.report.benchmark_runs import RunKindError, read_run
+
+    runs = {name: shutil.copytree(SUMMARIES / name, tmp_path / name) for name in TYPES}
+    assert (read_run(runs["sid"]).kind, read_run(runs["sid"]).recorded_name) == ("sid", "energy")
+    assert (read_run(runs["sid-format-1"]).kind, read_run(runs["sid-format-1"]).recorded_name) == ("sid", None)
+    assert (read_run(runs["turns"]).kind, read_run(runs["turns"]).recorded_name) == ("turns", "alpha")
+    assert isinstance(read_run(runs["turns"]).record, TurnsSummary)
+    for report in ("report", "cross"):  # a report's own folder is not a run
+        with pytest.raises(RunKindError, match="^" + re.escape(f"{runs[report]}: holds a report")):
+            read_run(runs[report])
+    shutil.copy(FIXTURES / "run-format-3" / "run.json", runs["report"] / "run.json")
+    run = read_run(runs["report"])  # run.json makes it an IHBench run; its summary.json is an earlier report
+    assert run.kind == "ihbench" and run.record.format_version == 2
+
+
+def test_the_leaderboard_lists_reports_and_leaves_other_summaries_out(tmp_path, monkeypatch):
+    from ihbench.ui import leaderboard
+
+    for name in TYPES:
+        shutil.copytree(SUMMARIES / name, tmp_path / name)
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "summary.json").write_text('{"runs": [{"model": "x"}]}')
+    monkeypatch.setenv("IHBENCH_RUNS", str(tmp_path))
+    local = [row for row in leaderboard() if row[3].startswith("runs/")]
+    report = json.loads((tmp_path / "report" / "summary.json").read_text())["runs"][0]
+    assert local == [["alpha (audio)", round(report["tf_win_rate"]["tf_win_rate"], 3),
+                      round(report["rq_pass_rate"]["rq_pass_rate"], 3), "runs/report"]]

@@ -46,7 +46,7 @@ def main(args: argparse.Namespace) -> int:
     paths = write_report(report, out)
     if args.quiet:
         return 0
-    for run in report["runs"]:
+    for run in report.runs:
         tf, rq = run.get("tf_win_rate"), run.get("rq_pass_rate")
         print(f"{run['run']}: TF win rate {tf['tf_win_rate']:.3f} [{tf['ci_low']:.3f}, {tf['ci_high']:.3f}]" if tf else
               f"{run['run']}: no TF judgments", end="")

@@ -3,25 +3,31 @@
 Three kinds of run are read, each exactly as its own command wrote it:
 
     ihbench   `ihbench run` + `ihbench judge`: run.json (TF, RQ come from the metric modules)
-    sid       `ihbench sid`: summary.json with FIR, IRL, APT under both SID-Bench definitions
-    turns     `ihbench turns`: summary.json with "kind": "turns" and the judge-free timing figures
+    sid       `ihbench sid`: summary.json of kind "sid" (`SidSummary`), FIR, IRL, APT under both
+              SID-Bench definitions
+    turns     `ihbench turns`: summary.json of kind "turns" (`TurnsSummary`), the judge-free timing figures
+
+A folder with a run.json is an IHBench run; any other is what its summary.json's kind says
+(`ihbench.summaries`, which also knows the SID summaries written before `kind` existed).
 
 The report never re-scores SID or turn-taking: their commands already computed the figures, so
 reading them keeps one implementation of each. Anything else is refused, naming the folder.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Union
 
 from ihbench.dataset.errors import MissingFileError, UsageError
+
+from ..records import RunInfo
+from ..rundir import RunDir
+from ..summaries import SidSummary, TurnsSummary, UnknownSummaryKind, read_summary
 
 KINDS = ("ihbench", "sid", "turns")
 BENCHMARKS = {"ihbench": "IHBench", "sid": "SID-Bench", "turns": "turn-taking"}
 A_RUN = {"ihbench": "an IHBench run", "sid": "an SID run", "turns": "a turns run"}  # for messages
-SID_DEFINITIONS = ("notebook", "readme")
 
 
 class RunKindError(UsageError):
@@ -46,9 +52,6 @@ METRICS = (
     Metric("stop_latency_s", "stop latency (s, mean)", "turns", "lower"),
     Metric("turn_over_rate", "turn-over rate", "turns", None),
 )
-TIMING_FIELDS = {"response_latency_s": ("mean", "median", "ci_low", "ci_high", "n"),
-                 "stop_latency_s": ("mean", "median", "ci_low", "ci_high", "n"),
-                 "turn_over_rate": ("value", "ci_low", "ci_high", "n")}
 
 
 @dataclass(frozen=True)
@@ -56,106 +59,33 @@ class BenchmarkRun:
     path: Path
     kind: str
     recorded_name: Optional[str]  # the model name the run itself records, if any
-    record: dict  # run.json of an IHBench run; summary.json of an SID or turns run
-
-
-def _load_json(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise RunKindError(f"{path}: not valid JSON ({error.msg}, line {error.lineno})") from None
-    if not isinstance(data, dict):
-        raise RunKindError(f"{path}: expected a JSON object")
-    return data
-
-
-def _looks_like_sid(summary: dict) -> bool:
-    """`ihbench sid` summaries carry no kind field: they are the ones scored under both definitions."""
-    scores = summary.get("scores")
-    return isinstance(scores, dict) and set(SID_DEFINITIONS) <= set(scores) and "n_clips" in summary
+    record: Union[RunInfo, SidSummary, TurnsSummary]  # run.json of an IHBench run; summary.json of the others
 
 
 def read_run(path) -> BenchmarkRun:
-    """The run in folder `path`, its kind told by what its command wrote there."""
+    """The run in folder `path`: an IHBench run by its run.json (a summary.json beside it is an earlier
+    report, never read), any other by the kind of its summary.json."""
     path = Path(path)
     if not path.is_dir():
         raise MissingFileError(f"{path}: no such run folder")
-    summary_path = path / "summary.json"
+    run = RunDir(path)
+    if run.exists():
+        info = run.info()
+        return BenchmarkRun(path, "ihbench", info.model_label or None, info)
     try:
-        summary = _load_json(summary_path) if summary_path.is_file() else {}
-    except RunKindError:
-        if not (path / "run.json").is_file():
-            raise
-        summary = {}  # an IHBench run with a damaged earlier report: the report rewrites that, not reads it
-    kind = summary.get("kind")
-    if kind == "turns":
-        check_turns_summary(summary, summary_path)
-        return BenchmarkRun(path, "turns", _name(summary.get("model_name"), summary_path, "model_name"), summary)
-    if kind == "sid" or (kind is None and _looks_like_sid(summary)):
-        check_sid_summary(summary, summary_path)
-        return BenchmarkRun(path, "sid", _sid_name(summary, summary_path), summary)
-    if (path / "run.json").is_file():  # an IHBench run; its summary.json, if any, is an earlier report
-        from ..rundir import RunDir
-
-        info = RunDir(path).info()
-        return BenchmarkRun(path, "ihbench", _name(info.model_label, path / "run.json", "model_name"), info.to_json())
-    if kind is not None and kind != "ihbench":  # "ihbench": a report's summary left without its run.json
-        raise RunKindError(f"{path}: a run of unknown kind {kind!r} (summary.json); the report reads IHBench runs "
-                           "(run.json), `ihbench sid` and `ihbench turns` output")
+        summary = read_summary(run.summary_path) if run.summary_path.is_file() else None
+    except UnknownSummaryKind as error:
+        if error.kind is not None:
+            raise RunKindError(f"{path}: a run of unknown kind {error.kind!r} (summary.json); the report reads IHBench "
+                               "runs (run.json), `ihbench sid` and `ihbench turns` output") from None
+        summary = None
+    if isinstance(summary, (SidSummary, TurnsSummary)):
+        return BenchmarkRun(path, summary.kind, summary.model_label, summary)
+    if summary is not None:  # a report's summary: ihbench's without its run.json, or a cross-benchmark one
+        raise RunKindError(f"{path}: holds a report (summary.json of kind {summary.kind!r}), not a run; give the run "
+                           "folders it reports on")
     raise RunKindError(f"{path}: not a run the report knows: no run.json (an IHBench run) and no summary.json written "
                        "by `ihbench sid` or `ihbench turns`")
-
-
-def _name(value, where: Path, field: str) -> Optional[str]:
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise RunKindError(f"{where}: field {field} must be a string, got {value!r}")
-    return value
-
-
-def _sid_name(summary: dict, where: Path) -> Optional[str]:
-    """An explicit model_name; else the audio LLM an `audio-llm` detector ran; else the detector itself
-    (silero-vad, energy). A scored prediction file records no model: it needs --model-name."""
-    if summary.get("model_name") is not None:
-        return _name(summary["model_name"], where, "model_name")
-    detector = summary.get("detector") if isinstance(summary.get("detector"), dict) else {}
-    model = detector.get("model") if isinstance(detector.get("model"), dict) else {}
-    return _name(model.get("model_path") or detector.get("detector"), where, "detector")
-
-
-def _number(value, where: Path, field: str, *, count: bool = False):
-    ok = (isinstance(value, int) and value >= 0) if count else isinstance(value, (int, float))
-    if value is not None and (isinstance(value, bool) or not ok):
-        wanted = "a count" if count else "a number"
-        raise RunKindError(f"{where}: field {field} must be {wanted} or null, got {value!r}")
-    return value
-
-
-def check_turns_summary(summary: dict, where: Path) -> None:
-    timing = summary.get("timing")
-    if not isinstance(timing, dict):
-        raise RunKindError(f"{where}: field timing is missing or not an object (is this `ihbench turns` output?)")
-    for figure, fields in TIMING_FIELDS.items():
-        entry = timing.get(figure)
-        if not isinstance(entry, dict):
-            raise RunKindError(f"{where}: field timing.{figure} is missing or not an object")
-        for field in fields:
-            if field not in entry:
-                raise RunKindError(f"{where}: field timing.{figure}.{field} is missing")
-            _number(entry[field], where, f"timing.{figure}.{field}", count=field == "n")
-
-
-def check_sid_summary(summary: dict, where: Path) -> None:
-    scores = summary.get("scores")
-    for definition in SID_DEFINITIONS:
-        entry = scores.get(definition) if isinstance(scores, dict) else None
-        if not isinstance(entry, dict):
-            raise RunKindError(f"{where}: field scores.{definition} is missing or not an object")
-        for field in ("fir", "irl", "apt", "n_clips"):
-            if field not in entry:
-                raise RunKindError(f"{where}: field scores.{definition}.{field} is missing")
-            _number(entry[field], where, f"scores.{definition}.{field}", count=field == "n_clips")
 
 
 def _cell(value=None, ci_low=None, ci_high=None, n=None, **extra) -> dict:
@@ -172,24 +102,24 @@ def ihbench_cells(run_summary: dict) -> dict[str, dict]:
     return cells
 
 
-def sid_cells(summary: dict, definition: str) -> dict[str, dict]:
+def sid_cells(summary: SidSummary, definition: str) -> dict[str, dict]:
     """SID-Bench reports no interval for FIR, IRL or APT, so none is made up here. n is what each
     figure averages over: all clips (APT; FIR under the notebook rule), the non-break clips (the
     README's FIR), the detections it times (IRL: late hits, or hits within tolerance for the README)."""
-    scores = summary["scores"][definition]
+    scores = summary.scores[definition]
     notebook = definition == "notebook"
-    fir_n, fir_unit = (scores["n_clips"], "clips") if notebook else (scores.get("n_nonbreak"), "non-break clips")
-    irl_n = scores.get("late_hits" if notebook else "hits_within_tolerance")
-    return {"fir": _cell(scores["fir"], n=fir_n, unit=fir_unit),
-            "irl": _cell(scores["irl"], n=irl_n, unit="detections"),
-            "apt": _cell(scores["apt"], n=scores["n_clips"], unit="clips")}
+    fir_n, fir_unit = (scores.n_clips, "clips") if notebook else (scores.n_nonbreak, "non-break clips")
+    irl_n = scores.late_hits if notebook else scores.hits_within_tolerance
+    return {"fir": _cell(scores.fir, n=fir_n, unit=fir_unit),
+            "irl": _cell(scores.irl, n=irl_n, unit="detections"),
+            "apt": _cell(scores.apt, n=scores.n_clips, unit="clips")}
 
 
-def turns_cells(summary: dict) -> dict[str, dict]:
-    timing = summary["timing"]
-    cells = {key: _cell(timing[key]["mean"], timing[key]["ci_low"], timing[key]["ci_high"], timing[key]["n"],
-                        median=timing[key]["median"], unit="events")
-             for key in ("response_latency_s", "stop_latency_s")}
-    rate = timing["turn_over_rate"]
-    cells["turn_over_rate"] = _cell(rate["value"], rate["ci_low"], rate["ci_high"], rate["n"], unit="events")
+def turns_cells(summary: TurnsSummary) -> dict[str, dict]:
+    timing = summary.timing
+    cells = {key: _cell(figure.mean, figure.ci_low, figure.ci_high, figure.n, median=figure.median, unit="events")
+             for key, figure in (("response_latency_s", timing.response_latency_s),
+                                 ("stop_latency_s", timing.stop_latency_s))}
+    rate = timing.turn_over_rate
+    cells["turn_over_rate"] = _cell(rate.value, rate.ci_low, rate.ci_high, rate.n, unit="events")
     return cells

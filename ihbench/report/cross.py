@@ -17,10 +17,12 @@ from typing import Optional, Sequence
 from ihbench.dataset.errors import UsageError
 
 from .. import stats
+from ..records import RunInfo
+from ..rundir import RunDir
+from ..summaries import SID_DEFINITIONS, CrossSummary, SidSummary
 from .benchmark_runs import (
     A_RUN,
     METRICS,
-    SID_DEFINITIONS,
     BenchmarkRun,
     RunKindError,
     ihbench_cells,
@@ -35,7 +37,7 @@ MIN_MODELS = 3
 def wants_cross_report(run_dirs: Sequence[Path], model_names: Optional[Sequence[str]], forced: bool) -> bool:
     """The single-benchmark IHBench report stays what it was: it is used whenever every folder is an
     IHBench run and no cross-benchmark option is given."""
-    return forced or bool(model_names) or not all((Path(d) / "run.json").is_file() for d in run_dirs)
+    return forced or bool(model_names) or not all(RunDir(d).exists() for d in run_dirs)
 
 
 def parse_model_names(pairs: Optional[Sequence[str]], run_dirs: Sequence[Path]) -> dict[Path, str]:
@@ -102,8 +104,8 @@ def rank_correlations(models: list[dict], keys: Sequence[str]) -> dict:
 
 def cross_report(run_dirs: Sequence[Path], *, model_names: Optional[Sequence[str]] = None,
                  sid_definition: str = "notebook", tost_margin: float = 0.05, n_bootstrap: int = 1000,
-                 seed: int = 0) -> dict:
-    """Everything `write_cross_report` writes, as plain data (summary.json)."""
+                 seed: int = 0) -> CrossSummary:
+    """Everything `write_cross_report` writes (its summary.json)."""
     from .summary import summarize
 
     if sid_definition not in SID_DEFINITIONS:
@@ -114,7 +116,7 @@ def cross_report(run_dirs: Sequence[Path], *, model_names: Optional[Sequence[str
     ihbench_runs = [r for r in runs if r.kind == "ihbench"]
     ihbench = summarize([r.path for r in ihbench_runs], tost_margin=tost_margin, n_bootstrap=n_bootstrap,
                         seed=seed) if ihbench_runs else None
-    by_path = {r.path: s for r, s in zip(ihbench_runs, ihbench["runs"])} if ihbench else {}
+    by_path = {r.path: s for r, s in zip(ihbench_runs, ihbench.runs)} if ihbench else {}
     models = []
     for name, kinds in grouped.items():
         cells = {m.key: {"value": None, "ci_low": None, "ci_high": None, "n": None} for m in METRICS}
@@ -129,26 +131,24 @@ def cross_report(run_dirs: Sequence[Path], *, model_names: Optional[Sequence[str
                 cells[metric.key]["run"] = str(kinds[metric.kind].path)
         models.append({"model": name, "runs": {kind: str(run.path) for kind, run in kinds.items()}, "metrics": cells})
     present = [m.key for m in METRICS if any(model["metrics"][m.key]["value"] is not None for model in models)]
-    return {
-        "kind": "cross_benchmark",
-        "format_version": 1,
-        "sid_definition": sid_definition,
-        "metrics": [{"key": m.key, "label": m.label, "benchmark": m.kind, "better": m.better} for m in METRICS],
-        "models": models,
-        "correlations": rank_correlations(models, present),
-        "runs": [{"run": str(r.path), "kind": r.kind, "model": names.get(r.path.resolve(), r.recorded_name),
-                  "named_by": "--model-name" if r.path.resolve() in names else "the run",
-                  "details": _details(r)} for r in runs],
-        "ihbench": ihbench,
-    }
+    return CrossSummary(
+        sid_definition=sid_definition,
+        metrics=[{"key": m.key, "label": m.label, "benchmark": m.kind, "better": m.better} for m in METRICS],
+        models=models,
+        correlations=rank_correlations(models, present),
+        runs=[{"run": str(r.path), "kind": r.kind, "model": names.get(r.path.resolve(), r.recorded_name),
+               "named_by": "--model-name" if r.path.resolve() in names else "the run",
+               "details": _details(r)} for r in runs],
+        ihbench=ihbench,
+    )
 
 
 def _details(run: BenchmarkRun) -> dict:
     """What a reader needs to know where a run's figures came from."""
     record = run.record
-    if run.kind == "ihbench":
-        return {"data": record.get("data"), "modality": record.get("modality"), "epochs": record.get("epochs")}
-    if run.kind == "sid":
-        return {"data": record.get("data"), "config": record.get("config"), "detector": record.get("detector"),
-                "n_clips": record.get("n_clips"), "tolerance": record.get("tolerance")}
-    return {"recordings": record.get("recordings")}
+    if isinstance(record, RunInfo):
+        return {"data": record.data, "modality": record.modality, "epochs": record.epochs}
+    if isinstance(record, SidSummary):
+        return {"data": record.data, "config": record.config, "detector": record.detector or None,
+                "n_clips": record.n_clips, "tolerance": record.tolerance}
+    return {"recordings": record.recordings}

@@ -10,6 +10,7 @@ from typing import Optional
 
 from ihbench.dataset.errors import UsageError
 
+from ..summaries import CrossSummary
 from .benchmark_runs import BENCHMARKS
 
 ARROWS = {"higher": " ↑", "lower": " ↓", None: ""}
@@ -28,8 +29,8 @@ def _cell(cell: dict) -> str:
     return f"{cell['value']:.3f} [{cell['ci_low']:.3f}, {cell['ci_high']:.3f}]"
 
 
-def _labels(report: dict) -> dict[str, str]:
-    return {m["key"]: m["label"] for m in report["metrics"]}
+def _labels(metrics: list[dict]) -> dict[str, str]:
+    return {m["key"]: m["label"] for m in metrics}
 
 
 def plot_correlations(report: dict, path: Path) -> Optional[Path]:
@@ -44,7 +45,7 @@ def plot_correlations(report: dict, path: Path) -> Optional[Path]:
     if not any(p["rho"] is not None for p in pairs):
         return None
     keys = list(correlations["mean_rho"])
-    labels = _labels(report)
+    labels = _labels(report["metrics"])
     index = {key: i for i, key in enumerate(keys)}
     matrix = np.full((len(keys), len(keys)), np.nan)
     counts = np.zeros((len(keys), len(keys)), dtype=int)
@@ -78,7 +79,7 @@ def plot_correlations(report: dict, path: Path) -> Optional[Path]:
 
 def render_cross_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
     metrics, models, correlations = report["metrics"], report["models"], report["correlations"]
-    labels = _labels(report)
+    labels = _labels(metrics)
     lines = ["# Cross-benchmark report", "",
              f"{len(models)} model(s). IHBench gives TF and RQ (95 % item-bootstrap CIs from the metric modules); "
              f"SID-Bench gives FIR, IRL and APT ({report['sid_definition']} definition; SID-Bench reports no "
@@ -134,11 +135,12 @@ def check_out(out: Path, run_dirs) -> None:
                          "so give another folder")
 
 
-def write_cross_report(report: dict, out: Path) -> dict[str, Path]:
+def write_cross_report(summary: CrossSummary, out: Path) -> dict[str, Path]:
     """report.md, summary.json, correlations.png; with IHBench runs also per_type.png and depth.png."""
     from .render import plot_depth, plot_per_type, render_markdown
     from .summary import write_json
 
+    report = summary.to_json()  # rendered from what summary.json holds
     out = Path(out)
     check_out(out, [Path(r["run"]) for r in report["runs"]])
     out.mkdir(parents=True, exist_ok=True)
@@ -156,14 +158,14 @@ def write_cross_report(report: dict, out: Path) -> dict[str, Path]:
             **{k: v for k, v in figures.items() if v is not None}}
 
 
-def cross_stdout(report: dict) -> list[str]:
+def cross_stdout(report: CrossSummary) -> list[str]:
     """One line per model, then what became of the correlations."""
-    labels = _labels(report)
+    labels = _labels(report.metrics)
     lines = []
-    for model in report["models"]:
+    for model in report.models:
         shown = [f"{labels[k]} {_cell(c)}" for k, c in model["metrics"].items() if c["value"] is not None]
         lines.append(f"{model['model']}: " + ("; ".join(shown) or "no figures"))
-    correlations = report["correlations"]
+    correlations = report.correlations
     if correlations["note"]:
         lines.append(correlations["note"])
     else:

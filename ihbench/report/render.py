@@ -8,6 +8,7 @@ from typing import Optional
 from ihbench.dataset.schema import DEPTH_BINS, INTERRUPTION_TYPES
 
 from ..resources import reference_table
+from ..summaries import ReportSummary
 
 
 def paper_table(name: str) -> list[dict]:
@@ -202,9 +203,10 @@ def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_report(report: dict, out: Path) -> dict[str, Path]:
+def write_report(summary: ReportSummary, out: Path) -> dict[str, Path]:
     from .summary import write_json
 
+    report = summary.to_json()  # rendered from what summary.json holds
     out.mkdir(parents=True, exist_ok=True)
     figures = {"per_type": plot_per_type(report, out / "per_type.png"), "depth": plot_depth(report, out / "depth.png")}
     write_json(out / "summary.json", report)

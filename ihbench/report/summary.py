@@ -20,6 +20,7 @@ from .. import stats
 from ..resources import load_metric, metric_path
 from ..records import JudgmentRecord, ResponseRecord
 from ..rundir import RunDir
+from ..summaries import ReportSummary
 from .diagnostics import diagnose
 
 log = logging.getLogger("ihbench")
@@ -169,14 +170,15 @@ def modality_tost(audio_dir: Path, text_dir: Path, margin: float) -> dict:
     return result
 
 
-def summarize(run_dirs: Sequence[Path], *, tost_margin: float = 0.05, n_bootstrap: int = 1000, seed: int = 0) -> dict:
+def summarize(run_dirs: Sequence[Path], *, tost_margin: float = 0.05, n_bootstrap: int = 1000,
+              seed: int = 0) -> ReportSummary:
     runs = [summarize_run(Path(d), n_bootstrap=n_bootstrap, seed=seed) for d in run_dirs]
-    report = {"kind": "ihbench", "format_version": 1, "runs": runs, "modality_tost": [], "depth_slope_test": None, "mixed_data": None, "refused": []}
+    mixed_data, modality_tosts, refused, depth_slope_test = None, [], [], None
     datasets = sorted({(str(r["data"]), str(r["data_fingerprint"])) for r in runs})
     if len(datasets) > 1:
-        report["mixed_data"] = ("these runs used different data (" + "; ".join(f"{d} @ {f[:6]}" for d, f in datasets)
-                                + "): their scores are over different items and are not directly comparable")
-        log.warning("%s", report["mixed_data"])
+        mixed_data = ("these runs used different data (" + "; ".join(f"{d} @ {f[:6]}" for d, f in datasets)
+                      + "): their scores are over different items and are not directly comparable")
+        log.warning("%s", mixed_data)
         for run in runs:
             run["mixed_data"] = True
     by_model = defaultdict(dict)
@@ -188,17 +190,18 @@ def summarize(run_dirs: Sequence[Path], *, tost_margin: float = 0.05, n_bootstra
                 if audio["data_fingerprint"] != text["data_fingerprint"]:
                     reason = (f"no audio-vs-text TOST for {audio['run']} and {text['run']}: they ran on different "
                               "data, and the test pairs the same items")
-                    report["refused"].append(reason)
+                    refused.append(reason)
                     log.warning("%s", reason)
                     continue
-                report["modality_tost"].append(modality_tost(Path(audio["run"]), Path(text["run"]), tost_margin))
+                modality_tosts.append(modality_tost(Path(audio["run"]), Path(text["run"]), tost_margin))
     slopes = [r["tf_depth_slope"]["slope_per_turn"] for r in runs
               if r.get("tf_depth_slope") and r["tf_depth_slope"]["converged"]]
     if len(slopes) >= 2:
         test = stats.one_sample_t_test(slopes)
-        report["depth_slope_test"] = {"mean_slope": sum(slopes) / len(slopes), "t": test.statistic,
-                                      "p_value": test.p_value, "n_runs": test.n}
-    return report
+        depth_slope_test = {"mean_slope": sum(slopes) / len(slopes), "t": test.statistic, "p_value": test.p_value,
+                            "n_runs": test.n}
+    return ReportSummary(runs=runs, modality_tost=modality_tosts, depth_slope_test=depth_slope_test,
+                         mixed_data=mixed_data, refused=refused)
 
 
 def write_json(path: Path, data: dict) -> None:

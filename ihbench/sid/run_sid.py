@@ -19,6 +19,7 @@ from ihbench.dataset.errors import UsageError
 from ihbench.dataset.io import write_json_atomic
 
 from ..rundir import RunDir
+from ..summaries import SidScore, SidSummary
 
 
 def run_sid(data: str, config: str, out: Path, *, detector: Optional[str] = None, predictions_file: Optional[Path] = None,
@@ -66,15 +67,14 @@ def _write_run(run: RunDir, data, config, predictions, references, description, 
     audio_seconds = sum(r["duration"] for r in references)
     errors = timing_errors(predictions, references)
     plot_timing_histogram(errors, out / "timing_errors.png", tolerance=tolerance, title=f"{detector or 'predictions'} on {config}")
-    summary = {
-        "kind": "sid",  # so a cross-benchmark `ihbench report` knows the folder without guessing
-        "format_version": 1,
-        "data": str(data), "config": config, "detector": description, "n_clips": len(references),
-        "tolerance": tolerance, "scores": score_both(predictions, references, tolerance=tolerance),
-        "model_calls": calls, "model_calls_per_clip": None if calls is None else calls / len(references),
-        "seconds": seconds, "audio_seconds": audio_seconds,
-        "real_time_factor": None if seconds is None else seconds / audio_seconds,
-        "timing_errors": {"n": len(errors), "median": sorted(errors)[len(errors) // 2] if errors else None},
-    }
+    scores = score_both(predictions, references, tolerance=tolerance)
+    summary = SidSummary(
+        data=str(data), config=config, detector=description, n_clips=len(references), tolerance=tolerance,
+        scores={name: SidScore.from_json(result, f"scores.{name}") for name, result in scores.items()},
+        model_calls=calls, model_calls_per_clip=None if calls is None else calls / len(references),
+        seconds=seconds, audio_seconds=audio_seconds,
+        real_time_factor=None if seconds is None else seconds / audio_seconds,
+        timing_errors={"n": len(errors), "median": sorted(errors)[len(errors) // 2] if errors else None},
+    ).to_json()
     write_json_atomic(run.summary_path, json.loads(json.dumps(summary, default=str)))
     return summary

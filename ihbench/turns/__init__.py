@@ -17,7 +17,8 @@ end_times). This package finds the intervals in audio and reports on them:
 
 The command `ihbench turns` (its options and output lines) is `ihbench/cli/turns.py`.
 
-summary.json (read by `ihbench report`; keys marked * are part of that contract)::
+summary.json (`ihbench.summaries.TurnsSummary`; read by `ihbench report`; keys marked * are part
+of that contract)::
 
     {
       "kind": "turns",                                  *

@@ -33,6 +33,7 @@ from ihbench.dataset.ipus import (
 
 from ..resources import load_metric
 from ..rundir import RunDir
+from ..summaries import TurnsSummary
 from .audio import TwoChannel, plan_recordings, read_recording
 from .judge import TurnTakingJudge, check_likelihood_file, likelihoods_for, read_likelihood_file, run_judge
 from .stats import event_totals, pool_totals, statistics, timing_events, timing_summary
@@ -226,8 +227,8 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
         elif judge is not None:
             result = agreement(analyses, judged, source=f"judge {getattr(judge, 'name', type(judge).__name__)}")
         duration = sum(a.duration for a in analyses)
-        summary = {
-            "kind": "turns", "format_version": 1, "model_name": model_name, "recordings": len(analyses),
+        summary = TurnsSummary.from_json({  # checked by the type its readers read it with
+            "model_name": model_name, "recordings": len(analyses),
             "timing": timing_summary([a.timing for a in analyses], seed=seed),
             "statistics": statistics(pool_totals([a.totals for a in analyses]), duration),
             "agreement": result,
@@ -237,6 +238,6 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
             "vad": vad.describe(), "transcripts": str(transcripts) if transcripts else None,
             "per_recording": rows, "notes": notes, "ihbench_version": __version__,
             "command": list(command) if command else None,
-        }
+        }).to_json()
         write_json_atomic(run.summary_path, json.loads(json.dumps(summary)))
     return summary
