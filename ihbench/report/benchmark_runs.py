@@ -25,7 +25,6 @@ from ..records import RunInfo
 from ..rundir import RunDir
 from ..summaries import SidSummary, TurnsSummary, UnknownSummaryKind, read_summary
 
-KINDS = ("ihbench", "sid", "turns")
 BENCHMARKS = {"ihbench": "IHBench", "sid": "SID-Bench", "turns": "turn-taking"}
 A_RUN = {"ihbench": "an IHBench run", "sid": "an SID run", "turns": "a turns run"}  # for messages
 
