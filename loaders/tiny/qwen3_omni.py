@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ._common import padded, save_model
-from .qwen2_5_omni import omni_tokenizer, save_omni_processor
+from .qwen2_5_omni import FEATURE_EXTRACTOR, omni_tokenizer, save_omni_processor
 
 PROCESSOR = "Qwen3OmniMoeProcessor"
 # The processor class cannot be built without torchvision (its video processor needs it): then
@@ -65,11 +65,8 @@ QWEN3_OMNI_CHAT_TEMPLATE = (
     "{%- endif -%}"
 )
 
-# The real preprocessor_config.json's audio settings (feature_size 128, n_samples 4800000); the
-# processor itself pads to the longest clip and never cuts.
-FEATURE_EXTRACTOR = {"feature_size": 128, "sampling_rate": 16000, "hop_length": 160, "n_fft": 400,
-                     "chunk_length": 300, "dither": 0.0, "padding_value": 0.0, "return_attention_mask": True}
-
+# The real preprocessor_config.json's audio settings are Qwen2.5-Omni's (feature_size 128,
+# n_samples 4800000); the Qwen3 processor itself pads to the longest clip and never cuts.
 NAMED_TOKENS = {"image_token": "<|image_pad|>", "audio_token": "<|audio_pad|>", "video_token": "<|video_pad|>",
                 "vision_bos_token": "<|vision_start|>", "vision_eos_token": "<|vision_end|>",
                 "audio_bos_token": "<|audio_start|>", "audio_eos_token": "<|audio_end|>"}
