@@ -50,6 +50,14 @@ NAMED_TOKENS = {"image_token": "<|IMAGE|>", "audio_token": "<|AUDIO|>", "video_t
                 "audio_bos_token": "<|audio_bos|>", "audio_eos_token": "<|audio_eos|>"}
 
 
+def token_ids(tokenizer, named_tokens: dict) -> tuple[dict, dict]:
+    """The ids of the chat and multimodal tokens, and the bos/eos/pad ids both Omni thinkers use."""
+    ids = {token: tokenizer.convert_tokens_to_ids(token) for token in
+           ("<|endoftext|>", "<|im_start|>", "<|im_end|>", *named_tokens.values())}
+    return ids, {"bos_token_id": ids["<|im_start|>"], "eos_token_id": ids["<|im_end|>"],
+                 "pad_token_id": ids["<|endoftext|>"]}
+
+
 def omni_tokenizer(named: dict, extra: list):
     """A byte-level Qwen2 tokenizer with ChatML's tokens, `named` multimodal tokens (attributes the
     processor reads) and `extra` special tokens."""
@@ -69,10 +77,7 @@ def build(out: Path) -> None:
     )
 
     tokenizer = omni_tokenizer(NAMED_TOKENS, ["<|vision_pad|>"])
-    ids = {token: tokenizer.convert_tokens_to_ids(token) for token in
-           ("<|endoftext|>", "<|im_start|>", "<|im_end|>", *NAMED_TOKENS.values())}
-    special = {"bos_token_id": ids["<|im_start|>"], "eos_token_id": ids["<|im_end|>"],
-               "pad_token_id": ids["<|endoftext|>"]}
+    ids, special = token_ids(tokenizer, NAMED_TOKENS)
     thinker = {
         # at the real 0.02 a 1-layer random encoder barely moves the logits; tests must see audio
         "audio_config": {"d_model": 32, "encoder_layers": 1, "encoder_attention_heads": 2, "encoder_ffn_dim": 64,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ._common import padded, save_model
-from .qwen2_5_omni import FEATURE_EXTRACTOR, omni_tokenizer, save_omni_processor
+from .qwen2_5_omni import FEATURE_EXTRACTOR, omni_tokenizer, save_omni_processor, token_ids
 
 PROCESSOR = "Qwen3OmniMoeProcessor"
 # The processor class cannot be built without torchvision (its video processor needs it): then
@@ -81,10 +81,7 @@ def build(out: Path) -> None:
 
     tokenizer = omni_tokenizer(NAMED_TOKENS, [])
     tokenizer.add_tokens(["<think>", "</think>"])  # plain added tokens in Qwen3's vocabulary, not special
-    ids = {token: tokenizer.convert_tokens_to_ids(token) for token in
-           ("<|endoftext|>", "<|im_start|>", "<|im_end|>", *NAMED_TOKENS.values())}
-    special = {"bos_token_id": ids["<|im_start|>"], "eos_token_id": ids["<|im_end|>"],
-               "pad_token_id": ids["<|endoftext|>"]}
+    ids, special = token_ids(tokenizer, NAMED_TOKENS)
     thinker = {
         # at the real 0.02 a 1-layer random encoder barely moves the logits; tests must see audio
         "audio_config": {"d_model": 32, "encoder_layers": 1, "encoder_attention_heads": 2, "encoder_ffn_dim": 64,
