@@ -161,15 +161,8 @@ def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, p
     if spec.epochs < 1:
         raise RunConfigError(f"--epochs: must be >= 1, got {spec.epochs}")
     run_dir = RunDir(out)
-    created = not out.exists()
-    try:
-        with run_dir.writing():
-            return _run_locked(spec, run_dir, identity, generation, loader, items, progress, started, on_record)
-    except BaseException:
-        if created and out.is_dir() and {p.name for p in out.iterdir()} <= {".lock"}:
-            (out / ".lock").unlink(missing_ok=True)  # nothing was written: leave no empty directory behind
-            out.rmdir()
-        raise
+    with run_dir.writing():  # a run refused before it wrote anything leaves no folder behind
+        return _run_locked(spec, run_dir, identity, generation, loader, items, progress, started, on_record)
 
 
 def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, loader, items, progress: bool,

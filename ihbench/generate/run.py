@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Optional
 
 from ihbench.dataset.errors import UsageError
-from ihbench.dataset.io import AppendLog, exclusive, read_records, write_json_atomic
+from ihbench.dataset.io import AppendLog, exclusive, new_folders, read_records, write_json_atomic
 from ihbench.dataset.sources import DOMAINS, SourceError, load_conversation
 from ihbench.dataset.verify import check_conversation
 
@@ -135,8 +135,7 @@ async def generate(spec: GenerateSpec, backend: TextLLM, *, cache: Optional[LLMC
                    progress: bool = True) -> GenerateSummary:
     domain, goal, description, workflow = check_spec(spec)
     out = Path(spec.out)
-    out.mkdir(parents=True, exist_ok=True)
-    with exclusive(out / LOCK, f"generate output folder {out}"):
+    with new_folders(out), exclusive(out / LOCK, f"generate output folder {out}"):
         return await _generate_locked(spec, out, backend, cache or LLMCache(), progress, domain, goal,
                                       description, workflow)
 
