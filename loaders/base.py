@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Literal, Optional, Sequence
 
 import numpy as np
 from ihbench.dataset.errors import IHBenchError, ItemFailure, UsageError
+from ihbench.dataset.redaction import redact
 from ihbench.dataset.schema import SAMPLING_RATE
 
 from .failures import describe_failure, is_item_failure
@@ -209,8 +210,9 @@ class Loader(ABC):
     def _generate(self, conversation: ModelInput, config: GenerationConfig, seed: int) -> Response: ...
 
     def describe(self) -> dict:
-        """What run.json records about the model: path, revision, dtype, device, options."""
-        return {"loader": self.name, "model_path": self.model_path, **self.options}
+        """What run.json records about the model: path, revision, dtype, device, options (a secret's
+        value never: `ihbench.dataset.redaction`)."""
+        return redact({"loader": self.name, "model_path": self.model_path, **self.options})
 
 
 def resolve_model_path(model_path: str, *, revision: Optional[str] = None) -> str:

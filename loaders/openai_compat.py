@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import itertools
 import os
+import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +21,17 @@ from ihbench.dataset.errors import UsageError
 from .base import GenerationConfig, Loader, ModelInput, Response
 from .reasoning import split_reasoning
 from .retry import retry_sync, transport_error
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def check_env_name(value, option: str = "api_key_env") -> str:
+    """The name of an environment variable, as `api_key_env` expects; a key given in its place is
+    refused without being repeated (the message may be logged)."""
+    if not isinstance(value, str) or not _ENV_NAME.fullmatch(value):
+        raise UsageError(f"--option {option}: expected the name of an environment variable (letters, digits and _, "
+                         "e.g. OPENAI_API_KEY), not a key; put the key in a variable and give the variable's name")
+    return value
 
 
 def to_openai_messages(conversation: ModelInput) -> list[dict]:
@@ -56,6 +68,7 @@ class OpenAICompatLoader(Loader):
                  api_key_env: str = "OPENAI_API_KEY",
                  concurrency: int = 8, timeout: float = 120.0, max_retries: int = 3,
                  extra_body: Optional[dict] = None, client=None):
+        check_env_name(api_key_env)
         super().__init__(model_path, base_url=base_url, concurrency=concurrency, timeout=timeout,
                          max_retries=max_retries, api_key_env=api_key_env)
         if concurrency < 1:
@@ -126,6 +139,3 @@ class OpenAICompatLoader(Loader):
             return super().generate_batch(conversations, config, seeds)
         with ThreadPoolExecutor(max_workers=self.batch_size) as pool:
             return list(pool.map(lambda pair: self.generate(pair[0], config, pair[1]), zip(conversations, seeds)))
-
-    def describe(self) -> dict:
-        return {"loader": self.name, "model_path": self.model_path, **{k: v for k, v in self.options.items()}}

@@ -1,0 +1,80 @@
+"""Secrets and wording (issue 23.5): a key is never taken for a variable's name nor written to a record;
+messages say what is true of the user's case; plots leave the terminal alone."""
+import json
+import subprocess
+import sys
+
+import pytest
+from official_layout import write_official_layout
+from openai_test_server import OpenAITestServer
+
+from ihbench.dataset.redaction import REDACTED, redact
+
+CLI = [sys.executable, "-m", "ihbench.cli"]
+KEY = "sk-proj-Zx81secretvalue"
+
+
+@pytest.fixture
+def official(tmp_path):
+    return write_official_layout(tmp_path / "official")
+
+
+def _run(official, out, url, *extra):
+    return [*CLI, "run", "--model", "openai", "--model-path", "m", "--data", str(official), "--epochs", "1",
+            "--limit", "1", "--out", str(out), "--base-url", url, "--quiet", *extra]
+
+
+# --- secrets -------------------------------------------------------------------------------------
+
+def test_a_key_given_where_a_variable_name_is_expected_is_refused_and_not_repeated(official, tmp_path):
+    with OpenAITestServer() as server:
+        result = subprocess.run(_run(official, tmp_path / "run", server.base_url, "--option", f"api_key_env={KEY}"),
+                                capture_output=True, text=True)
+    assert result.returncode == 2 and not server.requests
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ihbench run: error: --option api_key_env: expected the name of "
+                                                   "an environment variable")
+    assert KEY not in result.stderr and not (tmp_path / "run").exists()
+
+
+def test_no_secret_value_is_written_to_run_json_or_any_record(official, tmp_path):
+    body = json.dumps({"api_key": KEY, "top_k": 5})
+    with OpenAITestServer() as server:
+        result = subprocess.run(_run(official, tmp_path / "run", server.base_url, "--option", "api_key_env=MY_KEY",
+                                     "--option", f"extra_body={body}"), capture_output=True, text=True,
+                                env={**__import__("os").environ, "MY_KEY": KEY})
+    assert result.returncode == 0, result.stderr
+    assert server.requests[0]["api_key"] == KEY  # the server still gets what the user asked to send
+    for path in (tmp_path / "run").iterdir():
+        assert KEY not in path.read_text(), path
+    info = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert info["loader_options"]["extra_body"] == {"api_key": REDACTED, "top_k": 5}
+    assert info["model"]["api_key_env"] == "MY_KEY"  # a variable's name is no secret
+    assert f'extra_body={json.dumps({"api_key": REDACTED, "top_k": 5})}' in info["command"]
+
+
+def test_redact_hides_every_option_named_like_a_secret():
+    assert redact({"hf_token": "t", "Client-Secret": "s", "API_KEY": "k", "max_new_tokens": 8, "nested": {"key": 1},
+                   "api_key_env": "OPENAI_API_KEY", "token": None}) == {
+        "hf_token": REDACTED, "Client-Secret": REDACTED, "API_KEY": REDACTED, "max_new_tokens": 8,
+        "nested": {"key": REDACTED}, "api_key_env": "OPENAI_API_KEY", "token": None}
+    assert redact(["ihbench", "run", "--option", "api_key=k1", "--option=hf_token=k2", "--api-key", "k3",
+                   "--base-url", "http://h/v1?api_key=k4", "--model", "m"]) == [
+        "ihbench", "run", "--option", f"api_key={REDACTED}", f"--option=hf_token={REDACTED}", "--api-key", REDACTED,
+        "--base-url", f"http://h/v1?api_key={REDACTED}", "--model", "m"]
+
+
+def test_a_model_description_never_holds_a_secret_value():
+    from ihbench.loaders.base import Loader
+
+    class Remote(Loader):
+        name = "remote"
+
+        def __init__(self, model_path, *, hf_token=None, dtype="float32"):
+            super().__init__(model_path, hf_token=hf_token, dtype=dtype)
+
+        def _generate(self, conversation, config, seed):
+            raise NotImplementedError
+
+    assert Remote("m", hf_token=KEY).describe() == {"loader": "remote", "model_path": "m", "hf_token": REDACTED,
+                                                   "dtype": "float32"}
