@@ -1,13 +1,16 @@
 """Secrets and wording (issue 23.5): a key is never taken for a variable's name nor written to a record;
 messages say what is true of the user's case; plots leave the terminal alone."""
 import json
+import struct
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from official_layout import write_official_layout
 from openai_test_server import OpenAITestServer
 
+from ihbench.cli import main
 from ihbench.dataset.redaction import REDACTED, redact
 
 CLI = [sys.executable, "-m", "ihbench.cli"]
@@ -78,3 +81,63 @@ def test_a_model_description_never_holds_a_secret_value():
 
     assert Remote("m", hf_token=KEY).describe() == {"loader": "remote", "model_path": "m", "hf_token": REDACTED,
                                                    "dtype": "float32"}
+
+
+# --- wording -------------------------------------------------------------------------------------
+
+def _model_folder(tmp_path, weights: bytes):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(weights)
+    return folder
+
+
+def _safetensors(cut: int = 0) -> bytes:
+    header = json.dumps({"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}).encode()
+    whole = struct.pack("<Q", len(header)) + header + b"\0" * 16
+    return whole[:len(whole) - cut]
+
+
+@pytest.mark.parametrize("weights,said", [
+    (np.random.default_rng(0).bytes(4096), r"not a safetensors file \(its header is not valid\)"),
+    (struct.pack("<Q", 20) + b"[1, 2, 3]" + b" " * 11, r"not a safetensors file \(its header is not valid\)"),
+    (b"\1\2\3", r"not a safetensors file \(3 bytes, too short to hold a header\)"),
+    (_safetensors(cut=8), r"truncated \(\d+ bytes, the header describes \d+\)"),
+    (_safetensors(cut=30), r"truncated \(header says \d+ bytes, file has \d+\)"),
+])
+def test_a_weights_file_is_called_truncated_only_when_it_is(tmp_path, weights, said):
+    from ihbench.loaders import ModelFolderError, resolve_model_path
+
+    folder = _model_folder(tmp_path, weights)
+    with pytest.raises(ModelFolderError, match=rf"model\.safetensors: {said}"):
+        resolve_model_path(str(folder))
+
+
+def test_info_on_a_local_folder_does_not_blame_the_hub(official, capsys, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for parquet in (official / "conversations").glob("*.parquet"):
+        parquet.write_bytes(b"PAR1 not parquet at all")
+    assert main(["info", str(official), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{official}: cannot load config 'conversations'" in err and "HF_HUB_OFFLINE" not in err
+
+
+def test_generate_names_its_own_model_flag(tmp_path, capsys):
+    (tmp_path / "not-a-model").mkdir()
+    code = main(["generate", "--llm-backend", "transformers", "--llm-model", str(tmp_path / "not-a-model"),
+                 "--domain", "telecom", "--goal", "Port the caller's number", "--out", str(tmp_path / "gen"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "no config.json" in err and "--model-path" not in err
+    assert not (tmp_path / "gen").exists()
+
+
+def test_a_prompt_too_long_in_text_mode_suggests_what_applies_to_text():
+    from ihbench.loaders.limits import AudioTooLongError, check_context
+
+    with pytest.raises(AudioTooLongError) as text:
+        check_context(901, 100, 1000, "qwen2-audio", "conv/3", modality="text")
+    assert "--max-new-tokens" in str(text.value)
+    assert "--modality text" not in str(text.value) and "--history-audio" not in str(text.value)
+    with pytest.raises(AudioTooLongError, match=r"last:K.*--modality text"):
+        check_context(901, 100, 1000, "qwen2-audio", "conv/3", modality="audio")
