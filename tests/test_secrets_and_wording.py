@@ -4,9 +4,11 @@ import json
 import struct
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
+from judging import ScriptedJudge
 from official_layout import write_official_layout
 from openai_test_server import OpenAITestServer
 
@@ -141,3 +143,44 @@ def test_a_prompt_too_long_in_text_mode_suggests_what_applies_to_text():
     assert "--modality text" not in str(text.value) and "--history-audio" not in str(text.value)
     with pytest.raises(AudioTooLongError, match=r"last:K.*--modality text"):
         check_context(901, 100, 1000, "qwen2-audio", "conv/3", modality="audio")
+
+
+# --- plots leave the terminal alone ----------------------------------------------------------------
+
+def _report_quietly(argv, capsys):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(argv) == 0
+    assert [str(w.message) for w in caught if issubclass(w.category, UserWarning)] == []
+    assert "Warning" not in capsys.readouterr().err
+
+
+def test_report_on_an_unjudged_run_prints_no_matplotlib_warning(official, tmp_path, capsys):
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--epochs", "1",
+                     "--out", str(tmp_path / "run"), "--base-url", server.base_url, "--quiet"]) == 0
+    _report_quietly(["report", str(tmp_path / "run"), "--n-bootstrap", "50", "--quiet"], capsys)
+
+
+def test_report_with_cjk_names_prints_no_matplotlib_warning(official, tmp_path, capsys):
+    out = tmp_path / "运行-ラン"
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "模型/音声モデル", "--data", str(official), "--epochs",
+                     "1", "--out", str(out), "--base-url", server.base_url, "--quiet"]) == 0
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        assert main(["judge", str(out), "--judge-model", "判定", "--judge-base-url", judge.base_url, "--cache",
+                     str(tmp_path / "cache.sqlite"), "--quiet"]) == 0
+    _report_quietly(["report", str(out), "--n-bootstrap", "50", "--quiet"], capsys)
+    assert (out / "per_type.png").is_file()
+
+
+def test_a_timeline_of_a_recording_with_a_cjk_name_draws_without_a_warning(tmp_path):
+    from ihbench.dataset.floor import floor_labels
+    from ihbench.turns.plot import plot_timeline
+
+    speech = [[(0.0, 1.0)], [(1.2, 2.0)]]
+    labels = floor_labels(speech[0], speech[1], 2.5)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plot_timeline(tmp_path / "timeline.png", "通話-電話", 2.5, labels, speech=speech, backchannels=[[], []])
+    assert [str(w.message) for w in caught] == [] and (tmp_path / "timeline.png").is_file()
