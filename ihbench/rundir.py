@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
 from ihbench.dataset.errors import IHBenchError
-from ihbench.dataset.io import exclusive, lock_file_for, read_records, write_json_atomic
+from ihbench.dataset.io import exclusive, lock_file_for, new_folders, read_records, write_json_atomic
 
 from .records import JudgmentRecord, RecordError, ResponseRecord, RunInfo, problem
 
@@ -85,9 +85,9 @@ class RunDir:
 
     @contextmanager
     def writing(self) -> Iterator[None]:
-        """The directory's writer lock (the runner's), for the life of a command."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        with exclusive(self.path / LOCK, f"run directory {self.path}"):
+        """The directory's writer lock (the runner's), for the life of a command. The directory is made
+        if needed, and removed again with the lock if the command wrote nothing into it."""
+        with new_folders(self.path), exclusive(self.path / LOCK, f"run directory {self.path}"):
             yield
 
     def load(self) -> tuple[RunInfo, list[ResponseRecord], dict]:
@@ -171,8 +171,7 @@ class RunDir:
     @contextmanager
     def judging(self, path: Optional[Path] = None) -> Iterator[None]:
         target = self.judgments_path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with exclusive(lock_file_for(target), f"judgments file {target}"):
+        with new_folders(target.parent), exclusive(lock_file_for(target), f"judgments file {target}"):
             yield
 
 

@@ -18,6 +18,7 @@ from typing import Callable, Optional, Sequence
 
 from ihbench.dataset.errors import IHBenchError
 from ihbench.dataset.io import AppendLog
+from ihbench.dataset.redaction import redact
 from ihbench.dataset.schema import EvalItem, canonical_interruption_type
 
 from .records import RECORD_FORMAT, RUN_IDENTITY, RUN_INFO_FORMAT, ResponseRecord, RunInfo
@@ -156,20 +157,13 @@ def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, p
                 "seed": spec.seed, "types": sorted(spec.types) if spec.types else None,
                 "endpoint": spec.loader_options.get("base_url"),
                 # options that change answers (thinking=true, dtype, ...), not where they come from
-                "loader_options": {k: v for k, v in sorted(spec.loader_options.items())
-                                   if k not in TRANSPORT_OPTIONS} or None}
+                "loader_options": redact({k: v for k, v in sorted(spec.loader_options.items())
+                                          if k not in TRANSPORT_OPTIONS}) or None}
     if spec.epochs < 1:
         raise RunConfigError(f"--epochs: must be >= 1, got {spec.epochs}")
     run_dir = RunDir(out)
-    created = not out.exists()
-    try:
-        with run_dir.writing():
-            return _run_locked(spec, run_dir, identity, generation, loader, items, progress, started, on_record)
-    except BaseException:
-        if created and out.is_dir() and {p.name for p in out.iterdir()} <= {".lock"}:
-            (out / ".lock").unlink(missing_ok=True)  # nothing was written: leave no empty directory behind
-            out.rmdir()
-        raise
+    with run_dir.writing():  # a run refused before it wrote anything leaves no folder behind
+        return _run_locked(spec, run_dir, identity, generation, loader, items, progress, started, on_record)
 
 
 def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, loader, items, progress: bool,
@@ -194,7 +188,7 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
     run_dir.write_info(RunInfo(
         **{**identity, "endpoint": existing.endpoint if existing else identity["endpoint"]},
         epochs=spec.epochs, limit=spec.limit, model=loader.describe(), data_fingerprint=items_fingerprint(items),
-        n_items=len(items), versions=_versions(), command=list(spec.command or sys.argv),
+        n_items=len(items), versions=_versions(), command=redact(list(spec.command or sys.argv)),
         created=existing.created if existing else time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         format_version=RUN_INFO_FORMAT))
 

@@ -8,7 +8,8 @@ knows its files, its lock and how to read them.
     OUT/build_info.json                   what the build made (`BuildInfo`): the marker of a build,
                                           which a rebuild may replace
     OUT/stats.png                         the statistics plot the card shows
-    .OUT.lock, beside OUT                 one writer at a time: build, sid-import, set-baseline
+    .OUT.lock, beside OUT                 one writer at a time: build, sid-import, set-baseline (gone
+                                          when the command ends)
 
 `ihbench sid-import` into a new folder writes a card and configs without build_info.json: a dataset
 folder, not a build. Build, set-baseline, sid-import, the loader and publish go through `BuildDir`.
@@ -24,7 +25,7 @@ from typing import Callable, Iterator, Sequence
 from .build_info import BuildInfo, BuildInfoError
 from .content_names import name_by_content, split_of
 from .errors import IHBenchError
-from .io import exclusive, lock_file_for, temporary_sibling, write_atomic, write_json_atomic
+from .io import exclusive, lock_file_for, new_folders, temporary_sibling, write_atomic, write_json_atomic
 
 CARD = "README.md"
 INFO = "build_info.json"
@@ -97,10 +98,10 @@ class BuildDir:
     @contextmanager
     def writing(self) -> Iterator[None]:
         """The folder's writer lock, for the life of a command: a hidden sibling, since a build
-        replaces the folder whole."""
+        replaces the folder whole; removed when the command ends, with any parent folder it made
+        that is still empty."""
         path = self.path.resolve()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with exclusive(lock_file_for(path), f"dataset directory {path}"):
+        with new_folders(path.parent), exclusive(lock_file_for(path), f"dataset directory {path}"):
             yield
 
     # --- the card -------------------------------------------------------------------------------

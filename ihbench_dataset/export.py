@@ -6,7 +6,7 @@ from typing import Optional, Union
 
 from .audio import encode_wav
 from .errors import UnknownNameError
-from .io import staging_folder
+from .io import new_folders, staging_folder
 from .schema import EvalItem
 from .wide import WideConversation
 
@@ -18,10 +18,11 @@ def export_conversation(
 ) -> Path:
     """Writes OUT/<conversation_id>/conversation.md and turn_NN_{assistant,user}.wav.
 
-    Written to a temporary folder and renamed, so an interrupted export leaves nothing partial.
+    Written to a temporary folder and renamed, so an interrupted export leaves nothing partial (nor an
+    empty OUT it made).
     """
     target = Path(out) / conversation.conversation_id.replace("/", "_")
-    with staging_folder(target) as tmp:
+    with new_folders(target.parent), staging_folder(target) as tmp:
         by_turn = {item.turn: item for item in items if item.conversation_id == conversation.conversation_id}
         lines = [f"# {conversation.conversation_id}", "", f"- domain: {conversation.domain}",
                  f"- goal: {conversation.goal}", f"- interruption points: {len(by_turn)}", "",

@@ -123,7 +123,8 @@ def _open(path: str, label: str, config: str, split: Optional[str], revision: Op
         loaded = datasets.load_dataset(path, config, revision=revision)
     except Exception as error:
         offline = os.environ.get("HF_HUB_OFFLINE") == "1" or os.environ.get("HF_DATASETS_OFFLINE") == "1"
-        hint = " (HF_HUB_OFFLINE is set: hub datasets must already be in the local cache)" if offline else ""
+        hub = not Path(path).is_dir()  # a local folder is read from disk: being offline is not why it failed
+        hint = " (HF_HUB_OFFLINE is set: hub datasets must already be in the local cache)" if offline and hub else ""
         raise DataSourceError(f"{label}: cannot load config {config!r}{hint}: {type(error).__name__}: {error}") from error
     return loaded[_pick_split(list(loaded), split, f"{label} [{config}]")]
 

@@ -3,11 +3,22 @@
 Plots are written by commands whose output users read or parse; matplotlib's font and layout
 warnings and its INFO logging are noise there, so they are silenced here and nowhere else.
 (It lives in the data layer so the dataset's own statistics plot can use it too.)
+
+Names users chose (runs, models, recordings) may be Chinese or Japanese: an installed CJK font is
+added as a fallback, and where none is, the glyph is drawn as a box and matplotlib's warning about
+it is silenced around the drawing only (`save_figure`).
 """
 from __future__ import annotations
 
 import logging
 import warnings
+from pathlib import Path
+
+#: CJK fonts found on common systems, tried in this order after matplotlib's own default
+CJK_FONTS = ("Noto Sans CJK JP", "Noto Sans CJK SC", "Noto Sans CJK TC", "Noto Sans CJK KR", "Source Han Sans",
+             "WenQuanYi Zen Hei", "WenQuanYi Micro Hei", "Droid Sans Fallback", "AR PL UMing CN", "IPAGothic",
+             "Unifont")
+_GLYPH_MISSING = r"Glyph \d+ .* missing from (current )?font"
 
 
 def pyplot():
@@ -16,6 +27,33 @@ def pyplot():
     matplotlib.use("Agg")
     logging.getLogger("matplotlib").setLevel(logging.ERROR)
     warnings.filterwarnings("ignore", module=r"matplotlib(\..*)?")
+    _font_fallback(matplotlib)
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def _font_fallback(matplotlib) -> None:
+    from matplotlib import font_manager
+
+    installed = {font.name for font in font_manager.fontManager.ttflist}
+    fallbacks = [name for name in CJK_FONTS if name in installed]
+    families = list(matplotlib.rcParams["font.sans-serif"])
+    if fallbacks and not set(fallbacks) <= set(families):
+        matplotlib.rcParams["font.sans-serif"] = families + [name for name in fallbacks if name not in families]
+
+
+def save_figure(figure, path, *, tight_layout: bool = False, **options) -> Path:
+    """Lay out (with `tight_layout`), write and close `figure`; a glyph no installed font has is drawn as
+    a box without a warning on the user's terminal."""
+    import matplotlib.pyplot as plt
+
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=_GLYPH_MISSING, category=UserWarning)
+            if tight_layout:
+                figure.tight_layout()
+            figure.savefig(path, **options)
+    finally:
+        plt.close(figure)
+    return Path(path)

@@ -101,7 +101,7 @@ def statistics_markdown(stats: dict) -> str:
 
 def plot_statistics(stats: dict, path: Path) -> Path:
     """Types, depth bins and domains side by side: the shape of the data at a glance."""
-    from .plotting import pyplot
+    from .plotting import pyplot, save_figure
 
     plt = pyplot()
 
@@ -119,6 +119,4 @@ def plot_statistics(stats: dict, path: Path) -> Path:
         for label in axis.get_xticklabels():
             label.set_horizontalalignment("right")
     figure.suptitle(f"IHBench dev set: {stats['interruption_points']} interruption points in {stats['conversations']} conversations")
-    figure.savefig(path, dpi=100, metadata={"Software": None})
-    plt.close(figure)
-    return path
+    return save_figure(figure, path, dpi=100, metadata={"Software": None})

@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Literal, Optional, Sequence
 import numpy as np
 from ihbench.dataset.argtypes import number, whole
 from ihbench.dataset.errors import IHBenchError, ItemFailure, UsageError
+from ihbench.dataset.redaction import redact
 from ihbench.dataset.schema import SAMPLING_RATE
 
 from .failures import describe_failure, is_item_failure
@@ -104,21 +105,24 @@ class ModelNotFoundError(IHBenchError, FileNotFoundError):
 
 
 class ModelFolderError(IHBenchError, ValueError):
-    """A local model folder that cannot be loaded (a missing config, a truncated weights file)."""
+    """A local model folder that cannot be loaded (a missing config, a truncated or foreign weights file)."""
+
+
+_MAX_HEADER = 100_000_000  # the safetensors format's own limit on its JSON header
 
 
 def check_model_folder(path) -> None:
     """Fail at once, naming the file, before transformers touches the folder: without config.json
-    it guesses (and once grew to 24 GB before the kernel killed it); a truncated safetensors file
-    otherwise surfaces as a raw SafetensorError mid-load."""
+    it guesses (and once grew to 24 GB before the kernel killed it); a truncated safetensors file, or
+    one that is not safetensors at all, otherwise surfaces as a raw SafetensorError mid-load."""
     import json
     import struct
     from pathlib import Path
 
     folder = Path(path)
     if not (folder / "config.json").is_file():
-        raise ModelFolderError(f"{folder}: no config.json; this is not a transformers model folder "
-                               "(point --model-path at the folder that holds config.json and the weights)")
+        raise ModelFolderError(f"{folder}: no config.json; this is not a transformers model folder (give the "
+                               "folder that holds config.json and the weights)")  # --model-path, --llm-model, ...
     index = folder / "model.safetensors.index.json"
     if index.is_file():
         try:
@@ -136,15 +140,18 @@ def check_model_folder(path) -> None:
         with file.open("rb") as handle:
             head = handle.read(8)
             if len(head) < 8:
-                raise ModelFolderError(f"{file}: truncated ({size} bytes; not even a safetensors header)")
+                raise ModelFolderError(f"{file}: not a safetensors file ({size} bytes, too short to hold a header)")
             (length,) = struct.unpack("<Q", head)
+            if not 2 <= length <= _MAX_HEADER or handle.read(1) != b"{":  # random bytes, another format
+                raise ModelFolderError(f"{file}: not a safetensors file (its header is not valid)")
             if length > size - 8:
-                raise ModelFolderError(f"{file}: truncated (header says {length} bytes, file has {size})")
+                raise ModelFolderError(f"{file}: truncated (header says {length} bytes, file has {size}); "
+                                       "download or copy it again")
             try:
-                header = json.loads(handle.read(length))
-            except ValueError:
-                raise ModelFolderError(f"{file}: damaged safetensors header") from None
-        end = max((t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0)
+                header = json.loads(b"{" + handle.read(length - 1))
+                end = max((t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0)
+            except (ValueError, AttributeError, KeyError, TypeError, IndexError):
+                raise ModelFolderError(f"{file}: not a safetensors file (its header is not valid)") from None
         if size < 8 + length + end:
             raise ModelFolderError(f"{file}: truncated ({size} bytes, the header describes {8 + length + end}); "
                                    "download or copy it again")
@@ -225,8 +232,9 @@ class Loader(ABC):
     def _generate(self, conversation: ModelInput, config: GenerationConfig, seed: int) -> Response: ...
 
     def describe(self) -> dict:
-        """What run.json records about the model: path, revision, dtype, device, options."""
-        return {"loader": self.name, "model_path": self.model_path, **self.options}
+        """What run.json records about the model: path, revision, dtype, device, options (a secret's
+        value never: `ihbench.dataset.redaction`)."""
+        return redact({"loader": self.name, "model_path": self.model_path, **self.options})
 
 
 def resolve_model_path(model_path: str, *, revision: Optional[str] = None) -> str:

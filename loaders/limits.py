@@ -14,6 +14,8 @@ from ihbench.dataset.errors import IHBenchError, ItemFailure
 from .base import ModelInput
 
 ADVICE = "use --history-audio last:K (older user turns as transcripts) or --modality text"
+#: with transcripts only there is no audio to give up: what is left is the answer's room or the model
+TEXT_ADVICE = "the transcripts alone do not fit: use a smaller --max-new-tokens or a model with a longer context"
 
 
 class AudioTooLongError(IHBenchError, ItemFailure, ValueError):
@@ -33,13 +35,13 @@ def check_clips(conversation: ModelInput, family: str, max_seconds: Optional[flo
 
 
 def check_context(prompt_tokens: int, max_new_tokens: int, context: Optional[int], family: str,
-                  item_id: str = "") -> None:
+                  item_id: str = "", modality: str = "audio") -> None:
     if context is None or prompt_tokens + max_new_tokens <= context:
         return
     where = f"{item_id}: " if item_id else ""
     raise AudioTooLongError(
         f"{where}the prompt is {prompt_tokens} tokens and {max_new_tokens} new tokens do not fit in the "
-        f"{family} context of {context} tokens ({ADVICE})")
+        f"{family} context of {context} tokens ({TEXT_ADVICE if modality == 'text' else ADVICE})")
 
 
 FRAME_MASKS = ("input_features_mask", "feature_attention_mask")  # which feature frames are real audio

@@ -22,7 +22,6 @@ from .base import GenerationConfig, Loader, ModelInput, Response
 from .reasoning import split_reasoning
 from .retry import retry_sync, transport_error
 
-
 def to_openai_messages(conversation: ModelInput) -> list[dict]:
     messages = []
     for turn in conversation.turns:
@@ -131,6 +130,3 @@ class OpenAICompatLoader(Loader):
             return super().generate_batch(conversations, config, seeds)
         with ThreadPoolExecutor(max_workers=self.batch_size) as pool:
             return list(pool.map(lambda pair: self.generate(pair[0], config, pair[1]), zip(conversations, seeds)))
-
-    def describe(self) -> dict:
-        return {"loader": self.name, "model_path": self.model_path, **{k: v for k, v in self.options.items()}}

@@ -115,8 +115,8 @@ def test_a_failed_build_leaves_the_previous_build_untouched(built, tmp_path, tts
     with pytest.raises(BuildError, match=r"broken\.json.*placeholder"):
         build(out, [broken], cache_dir=tts_cache, progress=False, sid=False)
     assert _digest(out) == before
-    # no working folder left; only the lock file (kept on purpose: see ihbench.dataset.io.locks)
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == [".dataset.lock"]
+    # no working folder left, and no lock: its holder removed it (see ihbench.dataset.io.locks)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
 def test_a_crash_while_writing_leaves_nothing_half_made(tmp_path, tts_cache, monkeypatch, subset):
@@ -129,7 +129,7 @@ def test_a_crash_while_writing_leaves_nothing_half_made(tmp_path, tts_cache, mon
     monkeypatch.setattr("ihbench.dataset.stats.plot_statistics", explode)
     with pytest.raises(RuntimeError, match="disk full"):
         build(tmp_path / "new", subset[:1], cache_dir=tts_cache, progress=False, sid=False)
-    assert [p.name for p in tmp_path.iterdir()] == [".new.lock"]  # no output, no working folder
+    assert [p.name for p in tmp_path.iterdir()] == []  # no output, no working folder, no lock
 
 
 def test_build_refuses_to_replace_a_directory_it_did_not_make(tmp_path, tts_cache, subset):

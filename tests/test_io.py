@@ -1,21 +1,25 @@
 """The I/O kernel (`ihbench.dataset.io`): the few functions every "nothing lost" promise rests on."""
 import os
+from contextlib import ExitStack
 
 import pytest
 
 from ihbench.dataset.io import (
     AppendLog,
     CorruptLogError,
+    LockedError,
     atomic_path,
     cache_root,
+    exclusive,
     json_lines,
+    new_folders,
     read_records,
     remove_stale_staging,
     staging_folder,
     write_atomic,
     write_json_atomic,
 )
-from ihbench.dataset.io import atomic
+from ihbench.dataset.io import atomic, locks
 
 
 def _hidden(folder):
@@ -228,3 +232,94 @@ def test_one_cache_root_serves_every_cache(monkeypatch, tmp_path):
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert cache_root() == tmp_path / "home" / ".cache" / "ihbench"
+
+
+# --- one writer per directory: the lock, gone when its holder is done -----------------------------
+
+def test_a_lock_is_removed_by_its_holder_however_the_command_ends(tmp_path):
+    lock = tmp_path / ".out.lock"
+    with exclusive(lock, "out"):
+        assert f"pid {os.getpid()}" in lock.read_text()
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(RuntimeError, match="refused"):
+        with exclusive(lock, "out"):
+            raise RuntimeError("refused")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_second_writer_is_refused_and_the_first_keeps_its_lock(tmp_path):
+    lock = tmp_path / ".out.lock"
+    with exclusive(lock, "output folder out"):
+        with pytest.raises(LockedError, match=rf"output folder out is in use by another process \(pid {os.getpid()}"):
+            with exclusive(lock, "output folder out"):
+                pass
+        assert lock.is_file()  # the refused writer removed nothing
+    assert not lock.exists()
+
+
+def test_a_writer_that_opened_a_lock_just_before_its_holder_removed_it_locks_the_new_one(tmp_path, monkeypatch):
+    """The race of removing a lock file: B opens the file, A ends (removes it, unlocks), B locks the
+    file nobody can see any more. B must notice and lock the file at the path instead."""
+    lock = tmp_path / ".out.lock"
+    first = ExitStack()
+    first.enter_context(exclusive(lock, "out"))
+    real_open, opened = os.open, []
+
+    def open_then_first_ends(path, *args):
+        descriptor = real_open(path, *args)
+        opened.append(descriptor)
+        if len(opened) == 1:
+            first.close()  # A is done between B's open and B's flock
+        return descriptor
+
+    monkeypatch.setattr(locks.os, "open", open_then_first_ends)
+    with exclusive(lock, "out"):
+        monkeypatch.setattr(locks.os, "open", real_open)
+        assert len(opened) == 2  # the first file was let go, the path's file taken
+        with pytest.raises(LockedError):  # and it is the path's file that is held
+            with exclusive(lock, "out"):
+                pass
+    assert not lock.exists()
+
+
+_WRITER = """
+import os, sys, time
+from ihbench.dataset.io.locks import LockedError, exclusive
+lock, inside, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+done = 0
+while done < rounds:
+    try:
+        with exclusive(lock, "out"):
+            os.close(os.open(inside, os.O_CREAT | os.O_EXCL | os.O_WRONLY))  # fails if another writer is in
+            time.sleep(0.0005)
+            os.unlink(inside)
+            done += 1
+    except LockedError:
+        pass
+"""
+
+
+def test_concurrent_writers_never_hold_one_lock_at_once(tmp_path):
+    import subprocess
+    import sys
+
+    lock, inside = tmp_path / ".out.lock", tmp_path / "inside"
+    writers = [subprocess.Popen([sys.executable, "-c", _WRITER, str(lock), str(inside), "150"],
+                                stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    for writer in writers:
+        _, err = writer.communicate(timeout=120)
+        assert writer.returncode == 0, err  # FileExistsError: two writers were inside together
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_folders_made_for_an_output_are_removed_again_when_nothing_was_written(tmp_path):
+    (tmp_path / "kept").mkdir()
+    with pytest.raises(RuntimeError):
+        with new_folders(tmp_path / "kept" / "a" / "b") as made:
+            assert made.is_dir()
+            raise RuntimeError("refused")
+    assert [p.name for p in tmp_path.rglob("*")] == ["kept"]  # made here and empty: gone; there before: kept
+    with new_folders(tmp_path / "kept" / "a" / "b") as made:
+        (made.parent / "result.json").write_text("{}")
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == [
+        "kept", "kept/a", "kept/a/result.json"]

@@ -30,7 +30,9 @@ def add_parser(add) -> argparse.ArgumentParser:
 
 def main(args: argparse.Namespace) -> int:
     from ihbench.dataset.build import build
+    from ihbench.dataset.outputs import check_output_path
 
+    check_output_path(args.out, "--out", may_be=("dataset",))
     result = build(args.out, args.sources or None, cache_dir=args.cache_dir, progress=not args.quiet,
                    sid=not args.no_sid, sid_sources=args.sid_sources, sid_noise_clips=args.sid_noise_clips,
                    duplex=not args.no_duplex, reuse=not args.no_reuse)

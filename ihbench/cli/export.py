@@ -22,7 +22,9 @@ def main(args: argparse.Namespace) -> int:
     from ihbench.dataset import load_items
     from ihbench.dataset.export import export_conversation, pick_conversation
     from ihbench.dataset.load import load_conversations
+    from ihbench.dataset.outputs import check_output_path
 
+    check_output_path(args.out, "--out")
     conversations = load_conversations(args.data, split=args.split)
     try:
         conversation = pick_conversation(conversations, args.conversation)

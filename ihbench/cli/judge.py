@@ -30,9 +30,12 @@ def add_parser(add) -> argparse.ArgumentParser:
 def main(args: argparse.Namespace) -> int:
     import asyncio
 
+    from ihbench.dataset.outputs import check_output_path
     from ihbench.judge import judge_run
     from ihbench.llm import LLMCache, OpenAICompatibleLLM, TransformersLLM
 
+    if args.out is not None:  # a judgments file goes into a run folder or a folder of the user's
+        check_output_path(args.out, "--out", may_be=("run",), file=True)
     cache = LLMCache(args.cache) if args.cache else None  # a wrong --cache fails before a model is loaded
     if args.judge_backend == "transformers":
         backend = TransformersLLM(args.judge_model)

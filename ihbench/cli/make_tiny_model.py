@@ -20,8 +20,10 @@ def add_parser(add) -> argparse.ArgumentParser:
 
 
 def main(args: argparse.Namespace) -> int:
+    from ihbench.dataset.outputs import check_output_path
     from ihbench.loaders.tiny import make_tiny_model
 
+    check_output_path(args.out, "--out")
     path = make_tiny_model(args.family, args.out, seed=args.seed)
     print(f"tiny random-weight {args.family} written to {path}")
     return 0

@@ -36,12 +36,14 @@ def add_parser(add) -> argparse.ArgumentParser:
 
 
 def main(args: argparse.Namespace) -> int:
+    from ihbench.dataset.outputs import check_output_path
     from ihbench.report import summarize, write_report
     from ihbench.report.cross import wants_cross_report
 
     if wants_cross_report(args.runs, args.model_name, args.cross_benchmark):
         return _cross_report(args)
     out = args.out or (args.runs[0] if len(args.runs) == 1 else Path("report"))
+    check_output_path(out, "--out", may_be=("run", "report"))
     report = summarize(args.runs, tost_margin=args.tost_margin, n_bootstrap=args.n_bootstrap, seed=args.seed)
     paths = write_report(report, out)
     if args.quiet:
@@ -61,11 +63,13 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _cross_report(args: argparse.Namespace) -> int:
+    from ihbench.dataset.outputs import check_output_path
     from ihbench.report.cross import cross_report
     from ihbench.report.cross_render import check_out, cross_stdout, write_cross_report
 
     out = args.out or Path("report")
     check_out(out, args.runs)
+    check_output_path(out, "--out", may_be=("report",))
     report = cross_report(args.runs, model_names=args.model_name, sid_definition=args.sid_definition,
                           tost_margin=args.tost_margin, n_bootstrap=args.n_bootstrap, seed=args.seed)
     paths = write_cross_report(report, out)

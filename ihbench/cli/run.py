@@ -46,10 +46,12 @@ def add_parser(add) -> argparse.ArgumentParser:
 
 
 def main(args: argparse.Namespace) -> int:
+    from ihbench.dataset.outputs import check_output_path
     from ihbench.loaders import check_options
     from ihbench.protocol import parse_history_audio
     from ihbench.runner import RunSpec, run
 
+    check_output_path(args.out, "--out", may_be=("run",))
     generation = {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "top_p": args.top_p}
     options = dict(args.option or ())
     if args.base_url:  # several servers: requests are spread over them, a retry goes to the next

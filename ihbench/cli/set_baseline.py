@@ -19,7 +19,9 @@ def add_parser(add) -> argparse.ArgumentParser:
 
 def main(args: argparse.Namespace) -> int:
     from ihbench.baselines import set_baseline
+    from ihbench.dataset.outputs import check_output_path
 
+    check_output_path(args.out, "--out")
     out = set_baseline(args.run, args.data, args.out, epoch=args.epoch)
     print(f"wrote {out}: the baselines are now epoch {args.epoch} of {args.run} (see its README.md)")
     return 0

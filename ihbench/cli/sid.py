@@ -28,8 +28,10 @@ def add_parser(add) -> argparse.ArgumentParser:
 
 
 def main(args: argparse.Namespace) -> int:
+    from ihbench.dataset.outputs import check_output_path
     from ihbench.sid.run_sid import run_sid
 
+    check_output_path(args.out, "--out", may_be=("sid",))
     options = dict(args.option or ())
     if args.hop is not None:
         options["hop_ms"] = args.hop

@@ -38,8 +38,10 @@ def _mean(figure: dict, unit: str = " s") -> str:
 
 
 def main(args: argparse.Namespace) -> int:
+    from ihbench.dataset.outputs import check_output_path
     from ihbench.turns.run import run_turns
 
+    check_output_path(args.out, "--out", may_be=("turns",))
     summary = run_turns(args.audio, args.out, pair=args.pair, swap=args.swap, transcripts=args.transcripts,
                         judge_likelihoods=args.judge_likelihoods, model_name=args.model_name,
                         progress=not args.quiet, command=["ihbench", *sys.argv[1:]])

@@ -25,7 +25,8 @@ from typing import Optional
 
 from ihbench.dataset.argtypes import number
 from ihbench.dataset.errors import UsageError
-from ihbench.dataset.io import AppendLog, exclusive, read_records, write_json_atomic
+from ihbench.dataset.io import AppendLog, exclusive, new_folders, read_records, write_json_atomic
+from ihbench.dataset.redaction import redact
 from ihbench.dataset.sources import DOMAINS, SourceError, load_conversation
 from ihbench.dataset.verify import check_conversation
 
@@ -139,8 +140,7 @@ async def generate(spec: GenerateSpec, backend: TextLLM, *, cache: Optional[LLMC
                    progress: bool = True) -> GenerateSummary:
     domain, goal, description, workflow = check_spec(spec)
     out = Path(spec.out)
-    out.mkdir(parents=True, exist_ok=True)
-    with exclusive(out / LOCK, f"generate output folder {out}"):
+    with new_folders(out), exclusive(out / LOCK, f"generate output folder {out}"):
         return await _generate_locked(spec, out, backend, cache or LLMCache(), progress, domain, goal,
                                       description, workflow)
 
@@ -277,7 +277,7 @@ def _write_info(spec, out, backend, summary, started_at, domain, goal, slug, ids
     total = Usage(**{k: v for k, v in (previous.get("tokens") or {}).items() if k != "total_tokens"})
     total.merge(summary.usage)
     run = {
-        "command": spec.command, "started": started_at, "seconds": round(summary.seconds, 2),
+        "command": redact(spec.command), "started": started_at, "seconds": round(summary.seconds, 2),
         "domain": domain, "goal": goal, "workflow": str(spec.workflow) if spec.workflow else None,
         "seed": spec.seed, "intents": spec.intents, "conversations": spec.conversations,
         "llm": backend.describe(), "written": summary.written, "already_done": summary.skipped,

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import re
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 from ihbench.dataset.errors import UsageError
+from ihbench.dataset.outputs import check_output_path
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -34,6 +36,24 @@ def check_namespace(namespace: str) -> str:
     if not isinstance(namespace, str) or not _NAME.match(namespace):
         raise UsageError(f"namespace: expected a user or organization name, got {namespace!r}")
     return namespace
+
+
+def check_staging_folder(folder: Path, what: str = "--staging-dir") -> Path:
+    """The one rule of a folder to stage an upload in: new or empty (the whole folder is uploaded, so a
+    file left there from before would go with it), and not inside one of the toolkit's own folders."""
+    folder = Path(folder)
+    check_output_path(folder, what)
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{what}: {folder} is a file, not a folder")
+    if folder.is_dir() and any(folder.iterdir()):
+        raise UsageError(f"{what}: {folder} is not empty; everything in it would be uploaded, so give a new or "
+                         "empty folder")
+    return folder
+
+
+def staging_root(staging_dir: Optional[Path], prefix: str) -> Path:
+    """Where a publish command stages what it uploads: --staging-dir (checked) or a new temporary folder."""
+    return check_staging_folder(staging_dir) if staging_dir is not None else Path(tempfile.mkdtemp(prefix=prefix))
 
 
 def staged_files(folder: Path) -> list[str]:

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import re
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Optional, Sequence
 
 from ihbench.dataset.errors import MissingFileError, UsageError
 
 from ..resources import metric_names, metrics_root
-from .hub import PublishPlan, check_namespace, upload
+from .hub import PublishPlan, check_namespace, staging_root, upload
 
 _APP = '''import evaluate
 from evaluate.utils import launch_gradio_widget
@@ -62,7 +61,7 @@ def publish_metrics(namespace: str, names: Optional[Sequence[str]] = None, *, dr
     if unknown:
         raise UsageError(f"unknown metric(s) {', '.join(unknown)}; available: {', '.join(available)}")
     check_namespace(namespace)
-    root = Path(staging_dir) if staging_dir else Path(tempfile.mkdtemp(prefix="ihbench-metrics-"))
+    root = staging_root(staging_dir, "ihbench-metrics-")
     plans = [PublishPlan(name, f"{namespace}/{name}", "space", root / name, stage_metric(name, namespace, root / name))
              for name in names]
     if not dry_run:

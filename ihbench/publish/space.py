@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
-import tempfile
 from importlib import metadata
 from pathlib import Path
 from typing import Optional
 
 from ihbench.dataset.builddir import BuildDir
-from ihbench.dataset.errors import MissingDependencyError, UsageError
+from ihbench.dataset.errors import MissingDependencyError
 
 from ..resources import space_dir
 from .dataset import check_readable
-from .hub import PublishPlan, check_repo_id, staged_files, upload
+from .hub import PublishPlan, check_repo_id, check_staging_folder, staged_files, staging_root, upload
 
 #: the packages under the one import root, by import name (a checkout keeps the last two in their own folders)
 PACKAGES = ("ihbench", "ihbench.dataset", "ihbench.loaders")
@@ -78,19 +77,16 @@ def stage_space(repo_id: str, target: Path, *, data: Optional[str] = None) -> Pu
     """app.py, card, requirements.txt, packages.txt, the toolkit's packages, and the data
     (copied when `data` is a folder; a Hub id is set as the Space variable IHBENCH_DATA)."""
     check_repo_id(repo_id)
-    target = Path(target)
-    if target.exists() and any(target.iterdir()):
-        raise UsageError(f"{target}: staging folder is not empty")
-    target.mkdir(parents=True, exist_ok=True)
+    target = check_staging_folder(Path(target), "staging folder")
     variables = {}
-    if data:
-        folder = Path(data)
-        if folder.is_dir():
-            check_readable(folder.resolve())
-            BuildDir(folder).copy_to(target / DATA_FOLDER)
-            variables["IHBENCH_DATA"] = str(DATA_FOLDER)
-        else:
-            variables["IHBENCH_DATA"] = check_repo_id(data, "--data (not a folder, so a Hub dataset id)")
+    if data and Path(data).is_dir():
+        check_readable(Path(data).resolve())
+        variables["IHBENCH_DATA"] = str(DATA_FOLDER)
+    elif data:
+        variables["IHBENCH_DATA"] = check_repo_id(data, "--data (not a folder, so a Hub dataset id)")
+    target.mkdir(parents=True, exist_ok=True)  # everything checked: nothing is made for a refused command
+    if data and Path(data).is_dir():
+        BuildDir(Path(data)).copy_to(target / DATA_FOLDER)
     shutil.copyfile(space_dir() / "app.py", target / "app.py")
     _write_card(target, repo_id, data)
     (target / "requirements.txt").write_text("\n".join(space_requirements()) + "\n", encoding="utf-8")
@@ -104,8 +100,14 @@ def stage_space(repo_id: str, target: Path, *, data: Optional[str] = None) -> Pu
 
 def publish_space(repo_id: str, *, data: Optional[str] = None, private: bool = False, dry_run: bool = False,
                   token: Optional[str] = None, api=None, staging_dir: Optional[Path] = None) -> PublishPlan:
-    root = Path(staging_dir) if staging_dir else Path(tempfile.mkdtemp(prefix="ihbench-space-"))
-    plan = stage_space(repo_id, root, data=data)
+    check_repo_id(repo_id)
+    root = staging_root(staging_dir, "ihbench-space-")
+    try:
+        plan = stage_space(repo_id, root, data=data)
+    except BaseException:
+        if staging_dir is None:  # our temporary folder: a refused command leaves nothing behind
+            shutil.rmtree(root, ignore_errors=True)
+        raise
     if not dry_run:
         upload(plan, api=api, token=token, private=private, space_sdk="gradio")
     return plan

@@ -38,7 +38,7 @@ def plot_correlations(report: dict, path: Path) -> Optional[Path]:
     rho (too few models with both, or no ranking) is left grey and marked."""
     import numpy as np
 
-    from ihbench.dataset.plotting import pyplot
+    from ihbench.dataset.plotting import pyplot, save_figure
 
     correlations = report["correlations"]
     pairs = correlations["pairs"]
@@ -72,9 +72,7 @@ def plot_correlations(report: dict, path: Path) -> Optional[Path]:
     axis.set_yticks(range(len(keys)), names, fontsize=8)
     axis.set_title(f"Spearman rank correlation across {correlations['n_models']} models")
     figure.colorbar(image, ax=axis, shrink=0.8, label="ρ")
-    figure.savefig(path, dpi=100, metadata={"Software": None})
-    plt.close(figure)
-    return path
+    return save_figure(figure, path, dpi=100, metadata={"Software": None})
 
 
 def render_cross_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:

@@ -40,7 +40,7 @@ def _label(run: dict) -> str:
 
 
 def plot_per_type(report: dict, path: Path) -> Optional[Path]:
-    from ihbench.dataset.plotting import pyplot
+    from ihbench.dataset.plotting import pyplot, save_figure
 
     plt = pyplot()
 
@@ -65,13 +65,11 @@ def plot_per_type(report: dict, path: Path) -> Optional[Path]:
     axis.set_ylabel("RQ pass rate (95 % CI)")
     axis.set_title("Recovery quality by interruption type")
     axis.legend(fontsize=8)
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path, dpi=100)
 
 
 def plot_depth(report: dict, path: Path) -> Optional[Path]:
-    from ihbench.dataset.plotting import pyplot
+    from ihbench.dataset.plotting import pyplot, save_figure
 
     plt = pyplot()
 
@@ -80,12 +78,13 @@ def plot_depth(report: dict, path: Path) -> Optional[Path]:
     drawn = False
     for axis, key, title in ((axes[0], "tf_win_rate", "Task fulfillment win rate"),
                              (axes[1], "rq_pass_rate", "Recovery quality pass rate")):
+        lines = 0
         for run in report["runs"]:
             bins = run.get(f"{key}_by_depth") or {}
             points = [(i, bins[b]) for i, b in enumerate(labels) if bins.get(b)]
             if not points:
                 continue
-            drawn = True
+            drawn, lines = True, lines + 1
             xs = [i for i, _ in points]
             ys = [p[key] for _, p in points]
             errors = [[p[key] - p["ci_low"] for _, p in points], [p["ci_high"] - p[key] for _, p in points]]
@@ -94,13 +93,12 @@ def plot_depth(report: dict, path: Path) -> Optional[Path]:
         axis.set_xlabel("depth (user-turn index)")
         axis.set_ylim(0, 1)
         axis.set_title(title)
-        axis.legend(fontsize=8)
+        if lines:  # an empty legend is a warning on the user's terminal (an unjudged axis has none)
+            axis.legend(fontsize=8)
     if not drawn:
         plt.close(figure)
         return None
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path, dpi=100)
 
 
 def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:

@@ -74,7 +74,7 @@ def timing_errors(predictions: list[dict], references: list[dict]) -> list[float
 def plot_timing_histogram(errors: list[float], path: Union[str, os.PathLike], *, tolerance: float = 0.05,
                           title: str = "SID-Bench timing error") -> Path:
     """Where detections land relative to the true break, with the tolerance band marked."""
-    from ihbench.dataset.plotting import pyplot
+    from ihbench.dataset.plotting import pyplot, save_figure
 
     plt = pyplot()
 
@@ -92,6 +92,4 @@ def plot_timing_histogram(errors: list[float], path: Union[str, os.PathLike], *,
     axis.set_ylabel("clips")
     axis.set_title(f"{title} (n={len(values)})")
     axis.legend(loc="upper right")
-    figure.savefig(path, dpi=100, metadata={"Software": None})
-    plt.close(figure)
-    return path
+    return save_figure(figure, path, dpi=100, metadata={"Software": None})

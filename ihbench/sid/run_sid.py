@@ -17,6 +17,7 @@ from typing import Optional
 from ihbench.dataset.argtypes import number, whole
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.io import write_json_atomic
+from ihbench.dataset.redaction import redact
 
 from ..rundir import RunDir
 from ..summaries import SidScore, SidSummary
@@ -49,7 +50,7 @@ def run_sid(data: str, config: str, out: Path, *, detector: Optional[str] = None
         predictions = run_detector(model, subset, names, progress=progress)
         seconds = time.perf_counter() - started
         calls = model.calls
-        description = model.describe()
+        description = redact(model.describe())
     run = RunDir(out)
     if run.path.exists() and not run.path.is_dir():
         raise UsageError(f"--out: {run.path} is a file, not a run folder")

@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from ihbench.dataset.floor import CHUNK_SECONDS, FloorLabels, Interval
-from ihbench.dataset.plotting import pyplot
+from ihbench.dataset.plotting import pyplot, save_figure
 from ihbench.dataset.schema import SAMPLING_RATE
 
 EVENT_COLOURS = {"T": "#111111", "I": "#d62728", "BC": "#ff7f0e"}
@@ -82,8 +82,4 @@ def plot_timeline(path: Path, name: str, duration: float, labels: FloorLabels, *
     axes[-1].set_xlim(0, max(duration, CHUNK_SECONDS))
     axes[-1].set_xlabel("seconds")
     figure.suptitle(name, x=0.01, ha="left", y=0.995, fontsize=10)
-    figure.tight_layout()
-    path = Path(path)
-    figure.savefig(path, dpi=80)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path, tight_layout=True, dpi=80)

@@ -30,6 +30,7 @@ from ihbench.dataset.ipus import (
     merge_ipus,
     split_backchannels,
 )
+from ihbench.dataset.redaction import redact
 
 from ..resources import load_metric
 from ..rundir import RunDir
@@ -237,7 +238,7 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
             "channels": {"A": "ai", "B": "user", "swap": swap, "pair": pair},
             "vad": vad.describe(), "transcripts": str(transcripts) if transcripts else None,
             "per_recording": rows, "notes": notes, "ihbench_version": __version__,
-            "command": list(command) if command else None,
+            "command": redact(list(command)) if command else None,
         }).to_json()
         write_json_atomic(run.summary_path, json.loads(json.dumps(summary)))
     return summary

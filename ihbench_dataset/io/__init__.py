@@ -4,7 +4,8 @@
                   built beside their target and swapped in (staging_folder, remove_stale_staging)
     jsonlines.py  JSON lines: durable appends (AppendLog), a log read back with its torn last
                   line repaired (read_records), hand-made files (json_lines)
-    locks.py      one writer per directory (exclusive, lock_file_for)
+    locks.py      one writer per directory (exclusive, lock_file_for), the lock gone when it ends
+    folders.py    folders made for an output, removed again when nothing was written (new_folders)
     cache.py      the one cache folder (cache_root)
 """
 from .atomic import (
@@ -16,11 +17,12 @@ from .atomic import (
     write_json_atomic,
 )
 from .cache import cache_root
+from .folders import new_folders
 from .jsonlines import AppendLog, CorruptLogError, json_lines, read_records
 from .locks import LockedError, exclusive, lock_file_for
 
 __all__ = [
     "AppendLog", "CorruptLogError", "LockedError", "atomic_path", "cache_root", "exclusive", "json_lines",
-    "lock_file_for", "read_records", "remove_stale_staging", "staging_folder", "temporary_sibling", "write_atomic",
-    "write_json_atomic",
+    "lock_file_for", "new_folders", "read_records", "remove_stale_staging", "staging_folder", "temporary_sibling",
+    "write_atomic", "write_json_atomic",
 ]

@@ -1,0 +1,122 @@
+"""Where a command may write: never inside a folder the toolkit made for something else.
+
+A run written into a dataset folder is uploaded with it by `ihbench publish-dataset`; a dataset
+nested in another, or a model's weights, too; a report written into an `ihbench sid` folder
+replaces its summary.json. So every command that writes an output folder (or file) first calls
+`check_output_path`, before it creates anything: the output may not lie inside a folder the
+toolkit recognises as one of its own, nor be one of another kind than the command writes.
+
+The folders are recognised by what their commands write (the names are the contract of each
+folder's own module: `BuildDir`, `ihbench.rundir.RunDir`, the SID and turns summaries):
+
+    dataset   build_info.json (`ihbench build`, set-baseline), or a card whose metadata lists
+              `configs:` (`ihbench sid-import`, a downloaded Hub dataset)
+    run       run.json (`ihbench run`; `ihbench report` writes its report there too)
+    sid       summary.json with "kind": "sid" (`ihbench sid`)
+    turns     summary.json with "kind": "turns" (`ihbench turns`)
+    report    summary.json with "kind": "ihbench" or "cross_benchmark" and no run.json (`ihbench report --out`)
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Optional, Sequence, Union
+
+from .builddir import CARD, BuildDir
+from .errors import UsageError
+
+RUN_JSON = "run.json"  # ihbench.rundir.RUN_JSON: the data layer names it, it cannot import it
+SUMMARY = "summary.json"
+SUMMARY_KINDS = {"sid": "sid", "turns": "turns", "ihbench": "report", "cross_benchmark": "report"}
+DESCRIPTIONS = {
+    "dataset": "a dataset folder",
+    "run": "a run folder (run.json)",
+    "sid": "an `ihbench sid` output folder (summary.json)",
+    "turns": "an `ihbench turns` output folder (summary.json)",
+    "report": "an `ihbench report` output folder (summary.json)",
+}
+_CONFIGS = re.compile(r"^configs\s*:", re.MULTILINE)
+
+
+class OutputPathError(UsageError):
+    """An output path where the command must not write; the message names both paths."""
+
+
+def folder_kind(folder: Union[str, os.PathLike]) -> Optional[str]:
+    """Which of the toolkit's own folders `folder` is ("dataset", "run", "sid", "turns", "report"),
+    or None for any other folder (or none at all)."""
+    folder = Path(folder)
+    if BuildDir(folder).is_build():
+        return "dataset"
+    if (folder / RUN_JSON).is_file():
+        return "run"
+    kind = _summary_kind(folder / SUMMARY)
+    if kind:
+        return kind
+    if _card_lists_configs(folder / CARD):
+        return "dataset"
+    return None
+
+
+def check_output_path(path: Union[str, os.PathLike], what: str, *, may_be: Sequence[str] = (),
+                      file: bool = False) -> None:
+    """Refuse the output `path` (a folder the command writes, or with `file` a file it writes) when it
+    lies inside one of the toolkit's own folders, or is one of a kind not in `may_be` (a rerun into
+    its own kind of folder is fine: a resumed run, a rebuilt dataset; for a file, the folder it goes
+    into may be of a kind in `may_be`: a judgments file in its run). `what` is how the user named it
+    (`--out`). Call it before creating anything."""
+    target = Path(os.path.abspath(path)).resolve()
+    own = target.parent if file else target
+    kind = folder_kind(own) if own.is_dir() else None
+    if kind and kind not in may_be:
+        if file:
+            raise _inside(path, what, own, kind)
+        wanted = f"; expected {_either(may_be)} or a new folder" if may_be else "; give another folder"
+        raise OutputPathError(f"{what}: {path} is {_described(kind, own)}{wanted}")
+    for folder in own.parents:
+        kind = folder_kind(folder)
+        if kind:
+            raise _inside(path, what, folder, kind)
+
+
+def _inside(path, what: str, folder: Path, kind: str) -> OutputPathError:
+    why = " (`ihbench publish-dataset` would upload what is written there)" if kind == "dataset" else ""
+    return OutputPathError(f"{what}: {path} is inside {folder}, {_described(kind, folder)}{why}; give a path "
+                           "outside it")
+
+
+def _described(kind: str, folder: Path) -> str:
+    if kind == "dataset":
+        return DESCRIPTIONS[kind] + (" (build_info.json)" if BuildDir(folder).is_build() else " (its card lists configs)")
+    return DESCRIPTIONS[kind]
+
+
+def _either(kinds: Sequence[str]) -> str:
+    names = [DESCRIPTIONS[k].split(" (")[0] for k in kinds]
+    return " or ".join(names)
+
+
+def _summary_kind(path: Path) -> Optional[str]:
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return SUMMARY_KINDS.get(data.get("kind")) if isinstance(data, dict) and isinstance(data.get("kind"), str) else None
+
+
+def _card_lists_configs(card: Path) -> bool:
+    """The card's YAML header has a `configs:` key (read without a YAML parser: only the key matters)."""
+    if not card.is_file():
+        return False
+    try:
+        text = card.read_text(encoding="utf-8", errors="replace")[:200_000]
+    except OSError:
+        return False
+    if not text.startswith("---"):
+        return False
+    header = text[3:].split("\n---", 1)[0]
+    return bool(_CONFIGS.search(header))

@@ -1,0 +1,63 @@
+"""What is never written to disk: the value of an option named like a secret.
+
+An option whose name ends in `key`, `token` or `secret` (`api_key`, `hf_token`, `client_secret`, in
+any case, with `-` or `_`) holds a credential. Keys are read from the environment (`api_key_env`
+names the variable); whatever a user passes by mistake is recorded as `<redacted>` in run.json,
+summaries and every other record. `redact` is the one function for it, used where those records
+are made: a model's description, loader and detector options, the command line.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+REDACTED = "<redacted>"
+_SECRET = re.compile(r"(key|token|secret)$", re.IGNORECASE)
+
+
+def is_secret(name: str) -> bool:
+    """An option name that holds a credential: it ends in key, token or secret."""
+    return isinstance(name, str) and bool(_SECRET.search(name.strip().lstrip("-")))
+
+
+def redact(value: Any) -> Any:
+    """`value` with every secret's value replaced: in a mapping, the values of secret keys (nested
+    ones too); in a list of strings such as a command line, `NAME=VALUE` (also inside `--option=...`)
+    with a secret NAME, and the word after a secret `--NAME`. Anything else is returned as it is."""
+    if isinstance(value, dict):
+        return {key: REDACTED if is_secret(key) and value[key] is not None else redact(item)
+                for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        out, hide_next = [], False
+        for item in value:
+            if hide_next and isinstance(item, str):
+                out.append(REDACTED)
+                hide_next = False
+                continue
+            hide_next = False
+            if isinstance(item, str):
+                out.append(_redact_word(item))
+                hide_next = item.startswith("-") and "=" not in item and is_secret(item)
+            else:
+                out.append(redact(item))
+        return type(value)(out) if isinstance(value, tuple) else out
+    return value
+
+
+def _redact_word(word: str) -> str:
+    """`api_key=sk-...`, `--option=api_key=sk-...`, `...?api_key=sk-...`: all after the first `=` that
+    follows a secret name is hidden; in `NAME={...}` the JSON's secrets are."""
+    parts = word.split("=")
+    for end in range(1, len(parts)):
+        if is_secret(parts[end - 1]):
+            return "=".join(parts[:end]) + "=" + REDACTED
+    name, equals, text = word.partition("=")
+    if equals and text.lstrip().startswith(("{", "[")):  # NAME=JSON, e.g. extra_body={"api_key": ...}
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            return word
+        hidden = redact(data)
+        return word if hidden == data else f"{name}={json.dumps(hidden, ensure_ascii=False)}"
+    return word

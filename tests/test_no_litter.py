@@ -1,0 +1,155 @@
+"""Nothing written into a dataset, and no litter (issue 23.4): an output inside one of the toolkit's own
+folders is refused naming both; a refused command leaves nothing behind; a lock is gone with its
+command; a publish stages only into a new or empty folder."""
+import json
+
+import pytest
+from official_layout import write_official_layout
+from openai_test_server import OpenAITestServer
+
+from ihbench.cli import main
+from ihbench.dataset.outputs import OutputPathError, check_output_path, folder_kind
+
+
+@pytest.fixture
+def official(tmp_path):
+    return write_official_layout(tmp_path / "official")
+
+
+@pytest.fixture
+def cwd(tmp_path, monkeypatch):
+    """A user's working folder holding a build, a run and the outputs of sid, turns and report."""
+    folder = tmp_path / "work"
+    for name, files in {
+        "data": {"build_info.json": "{}", "README.md": "---\nconfigs:\n- config_name: conversations\n---\n"},
+        "imported": {"README.md": "---\nlicense: mit\nconfigs:\n- config_name: sid_en\n---\n# SID\n"},
+        "runs/a": {"run.json": "{}"},
+        "sid-out": {"summary.json": json.dumps({"kind": "sid"})},
+        "turns-out": {"summary.json": json.dumps({"kind": "turns"})},
+        "report": {"summary.json": json.dumps({"kind": "cross_benchmark"})},
+    }.items():
+        (folder / name).mkdir(parents=True)
+        for file, text in files.items():
+            (folder / name / file).write_text(text)
+    monkeypatch.chdir(folder)
+    return folder
+
+
+def _listing(folder):
+    """Every file and folder, hidden ones included, with its size: what a command may not change."""
+    return sorted((p.relative_to(folder).as_posix(), p.stat().st_size if p.is_file() else -1)
+                  for p in folder.rglob("*"))
+
+
+def _refused(argv, capsys):
+    code = main([*argv, "--quiet"])
+    err = [line for line in capsys.readouterr().err.strip().splitlines() if not line.startswith("Generating ")]
+    assert code == 2 and len(err) == 1 and err[0].startswith(f"ihbench {argv[0]}: error: "), err
+    return err[0]
+
+
+def test_the_toolkit_knows_its_own_folders(cwd):
+    assert {name: folder_kind(cwd / name) for name in ("data", "imported", "runs/a", "sid-out", "turns-out", "report",
+                                                       "runs", ".")} == {
+        "data": "dataset", "imported": "dataset", "runs/a": "run", "sid-out": "sid", "turns-out": "turns",
+        "report": "report", "runs": None, ".": None}
+    (cwd / "notes").mkdir()
+    (cwd / "notes" / "README.md").write_text("---\ntitle: configs\n---\nconfigs: in the text, not the header\n")
+    (cwd / "notes" / "summary.json").write_text('{"kind": "something else"}')
+    assert folder_kind(cwd / "notes") is None
+
+
+def test_an_output_may_be_its_own_kind_of_folder_but_never_inside_one(cwd):
+    check_output_path("runs/a", "--out", may_be=("run",))  # a resumed run
+    check_output_path("data", "--out", may_be=("dataset",))  # a rebuild
+    check_output_path("runs/b", "--out", may_be=("run",))  # new, beside the other run
+    with pytest.raises(OutputPathError, match=r"^--out: runs/a is a run folder \(run\.json\); expected an "
+                                              r"`ihbench sid` output folder or a new folder$"):
+        check_output_path("runs/a", "--out", may_be=("sid",))
+    with pytest.raises(OutputPathError, match=rf"^--out: data/x/y is inside {cwd / 'data'}, a dataset folder "
+                                              r"\(build_info\.json\) \(`ihbench publish-dataset` would upload"):
+        check_output_path("data/x/y", "--out", may_be=("dataset",))
+    (cwd / "link").symlink_to(cwd / "runs" / "a")
+    with pytest.raises(OutputPathError, match=f"inside {cwd / 'runs' / 'a'}, a run folder"):
+        check_output_path("link/out", "--out")
+
+
+DATA = "<the official layout>"
+
+#: each command that writes an output, pointed inside one of the toolkit's folders
+INSIDE = {
+    "run": ["run", "--model", "openai", "--model-path", "m", "--data", DATA, "--out", "data/runs/x",
+            "--base-url", "http://127.0.0.1:9/v1"],
+    "set-baseline": ["set-baseline", "runs/a", "--data", "data", "--out", "data/rebased"],
+    "make-tiny-model": ["make-tiny-model", "qwen2-text", "--out", "data/model"],
+    "build": ["build", "--out", "runs/a/data", "--sources", "none.json"],
+    "sid-import": ["sid-import", "sid-out", "--out", "imported/more"],
+    "sid": ["sid", "--data", DATA, "--out", "turns-out/sid", "--predictions", "p.jsonl"],
+    "turns": ["turns", "a.wav", "--out", "sid-out/turns"],
+    "judge": ["judge", "runs/a", "--judge-model", "j", "--out", "data/judgments.jsonl"],
+    "report": ["report", "runs/a", "--out", "sid-out"],
+    "report-cross": ["report", "sid-out", "turns-out", "--out", "data/report"],
+    "export": ["export", DATA, "--out", "imported/demo"],
+    "generate": ["generate", "--llm-model", "x", "--domain", "telecom", "--goal", "g", "--out", "report/gen"],
+    "publish-metrics": ["publish-metrics", "--namespace", "acme", "--dry-run", "--staging-dir", "data/stage"],
+    "publish-space": ["publish-space", "--repo", "acme/s", "--dry-run", "--staging-dir", "runs/a/stage"],
+}
+
+
+@pytest.mark.parametrize("case", list(INSIDE))
+def test_no_command_writes_inside_another_of_the_toolkit_s_folders(case, official, cwd, capsys):
+    argv = [str(official) if arg == DATA else arg for arg in INSIDE[case]]
+    before = _listing(cwd)
+    line = _refused(argv, capsys)
+    assert "--out: " in line or "--staging-dir: " in line
+    assert (" is inside " in line and str(cwd) in line) or " is an `ihbench sid` output folder" in line, line
+    assert _listing(cwd) == before
+
+
+def _bad_inputs(official):
+    """Inputs refused after the output was named: every output path is new and nested."""
+    data = str(official)
+    return [
+        ["run", "--model", "no-such-loader", "--model-path", "m", "--data", data, "--out", "new/runs/a"],
+        ["run", "--model", "openai", "--model-path", "m", "--data", "no-such-data", "--out", "new/runs/b",
+         "--base-url", "http://127.0.0.1:9/v1"],
+        ["set-baseline", "runs/a", "--data", data, "--out", "new/rebased"],
+        ["build", "--out", "new/deeper/data", "--sources", "no-such.json"],
+        ["sid-import", "no-such-folder", "--out", "new/imported"],
+        ["sid", "--data", data, "--out", "new/sid", "--predictions", "no-such.jsonl"],
+        ["turns", "no-such.wav", "--out", "new/turns"],
+        ["judge", "runs/a", "--judge-model", "j", "--out", "new/judgments.jsonl"],
+        ["judge", "no-such-run", "--judge-model", "j"],
+        ["export", data, "--conversation", "no-such", "--out", "new/demo"],
+        ["report", "no-such-run", "--out", "new/report"],
+        ["generate", "--llm-model", "x", "--out", "new/generated"],
+        ["publish-metrics", "--namespace", "not a name", "--dry-run", "--staging-dir", "new/stage"],
+        ["publish-space", "--repo", "no-namespace", "--dry-run", "--staging-dir", "new/stage"],
+        ["publish-space", "--repo", "acme/s", "--data", "not/a/folder/or/id", "--dry-run", "--staging-dir", "new/s"],
+    ]
+
+
+def test_a_refused_command_leaves_nothing_behind(official, cwd, capsys):
+    for argv in _bad_inputs(official):
+        before = _listing(cwd)
+        _refused(argv, capsys)
+        assert _listing(cwd) == before, argv
+
+
+def test_the_lock_is_gone_after_a_successful_command(official, cwd, capsys):
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--epochs", "1",
+                     "--limit", "1", "--out", "runs/b", "--base-url", server.base_url, "--quiet"]) == 0
+    assert sorted(p.name for p in (cwd / "runs" / "b").iterdir()) == ["responses.jsonl", "run.json"]
+    assert not [p for p in cwd.rglob(".*")]
+
+
+@pytest.mark.parametrize("command", ["publish-metrics", "publish-space"])
+def test_a_publish_stages_only_into_a_new_or_empty_folder(command, cwd, capsys):
+    (cwd / "stage").mkdir()
+    (cwd / "stage" / "stale.txt").write_text("from last time")
+    target = ["--namespace", "acme", "apt"] if command == "publish-metrics" else ["--repo", "acme/space"]
+    line = _refused([command, *target, "--dry-run", "--staging-dir", "stage"], capsys)
+    assert line.endswith("--staging-dir: stage is not empty; everything in it would be uploaded, so give a new or "
+                         "empty folder")
+    assert [p.name for p in (cwd / "stage").iterdir()] == ["stale.txt"]

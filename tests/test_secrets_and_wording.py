@@ -1,0 +1,186 @@
+"""Secrets and wording (issue 23.5): a key is never taken for a variable's name nor written to a record;
+messages say what is true of the user's case; plots leave the terminal alone."""
+import json
+import struct
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from judging import ScriptedJudge
+from official_layout import write_official_layout
+from openai_test_server import OpenAITestServer
+
+from ihbench.cli import main
+from ihbench.dataset.redaction import REDACTED, redact
+
+CLI = [sys.executable, "-m", "ihbench.cli"]
+KEY = "sk-proj-Zx81secretvalue"
+
+
+@pytest.fixture
+def official(tmp_path):
+    return write_official_layout(tmp_path / "official")
+
+
+def _run(official, out, url, *extra):
+    return [*CLI, "run", "--model", "openai", "--model-path", "m", "--data", str(official), "--epochs", "1",
+            "--limit", "1", "--out", str(out), "--base-url", url, "--quiet", *extra]
+
+
+# --- secrets -------------------------------------------------------------------------------------
+
+def test_a_key_given_where_a_variable_name_is_expected_is_refused_and_not_repeated(official, tmp_path):
+    with OpenAITestServer() as server:
+        result = subprocess.run(_run(official, tmp_path / "run", server.base_url, "--option", f"api_key_env={KEY}"),
+                                capture_output=True, text=True)
+    assert result.returncode == 2 and not server.requests
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ihbench run: error: --option api_key_env: expected the name of "
+                                                   "an environment variable")
+    assert KEY not in result.stderr and not (tmp_path / "run").exists()
+
+
+def test_no_secret_value_is_written_to_run_json_or_any_record(official, tmp_path):
+    body = json.dumps({"api_key": KEY, "top_k": 5})
+    with OpenAITestServer() as server:
+        result = subprocess.run(_run(official, tmp_path / "run", server.base_url, "--option", "api_key_env=MY_KEY",
+                                     "--option", f"extra_body={body}"), capture_output=True, text=True,
+                                env={**__import__("os").environ, "MY_KEY": KEY})
+    assert result.returncode == 0, result.stderr
+    assert server.requests[0]["api_key"] == KEY  # the server still gets what the user asked to send
+    for path in (tmp_path / "run").iterdir():
+        assert KEY not in path.read_text(), path
+    info = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert info["loader_options"]["extra_body"] == {"api_key": REDACTED, "top_k": 5}
+    assert info["model"]["api_key_env"] == "MY_KEY"  # a variable's name is no secret
+    assert f'extra_body={json.dumps({"api_key": REDACTED, "top_k": 5})}' in info["command"]
+
+
+def test_redact_hides_every_option_named_like_a_secret():
+    assert redact({"hf_token": "t", "Client-Secret": "s", "API_KEY": "k", "max_new_tokens": 8, "nested": {"key": 1},
+                   "api_key_env": "OPENAI_API_KEY", "token": None}) == {
+        "hf_token": REDACTED, "Client-Secret": REDACTED, "API_KEY": REDACTED, "max_new_tokens": 8,
+        "nested": {"key": REDACTED}, "api_key_env": "OPENAI_API_KEY", "token": None}
+    assert redact(["ihbench", "run", "--option", "api_key=k1", "--option=hf_token=k2", "--api-key", "k3",
+                   "--base-url", "http://h/v1?api_key=k4", "--model", "m"]) == [
+        "ihbench", "run", "--option", f"api_key={REDACTED}", f"--option=hf_token={REDACTED}", "--api-key", REDACTED,
+        "--base-url", f"http://h/v1?api_key={REDACTED}", "--model", "m"]
+
+
+def test_a_model_description_never_holds_a_secret_value():
+    from ihbench.loaders.base import Loader
+
+    class Remote(Loader):
+        name = "remote"
+
+        def __init__(self, model_path, *, hf_token=None, dtype="float32"):
+            super().__init__(model_path, hf_token=hf_token, dtype=dtype)
+
+        def _generate(self, conversation, config, seed):
+            raise NotImplementedError
+
+    assert Remote("m", hf_token=KEY).describe() == {"loader": "remote", "model_path": "m", "hf_token": REDACTED,
+                                                   "dtype": "float32"}
+
+
+# --- wording -------------------------------------------------------------------------------------
+
+def _model_folder(tmp_path, weights: bytes):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(weights)
+    return folder
+
+
+def _safetensors(cut: int = 0) -> bytes:
+    header = json.dumps({"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}).encode()
+    whole = struct.pack("<Q", len(header)) + header + b"\0" * 16
+    return whole[:len(whole) - cut]
+
+
+@pytest.mark.parametrize("weights,said", [
+    (np.random.default_rng(0).bytes(4096), r"not a safetensors file \(its header is not valid\)"),
+    (struct.pack("<Q", 20) + b"[1, 2, 3]" + b" " * 11, r"not a safetensors file \(its header is not valid\)"),
+    (b"\1\2\3", r"not a safetensors file \(3 bytes, too short to hold a header\)"),
+    (_safetensors(cut=8), r"truncated \(\d+ bytes, the header describes \d+\)"),
+    (_safetensors(cut=30), r"truncated \(header says \d+ bytes, file has \d+\)"),
+])
+def test_a_weights_file_is_called_truncated_only_when_it_is(tmp_path, weights, said):
+    from ihbench.loaders import ModelFolderError, resolve_model_path
+
+    folder = _model_folder(tmp_path, weights)
+    with pytest.raises(ModelFolderError, match=rf"model\.safetensors: {said}"):
+        resolve_model_path(str(folder))
+
+
+def test_info_on_a_local_folder_does_not_blame_the_hub(official, capsys, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for parquet in (official / "conversations").glob("*.parquet"):
+        parquet.write_bytes(b"PAR1 not parquet at all")
+    assert main(["info", str(official), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{official}: cannot load config 'conversations'" in err and "HF_HUB_OFFLINE" not in err
+
+
+def test_generate_names_its_own_model_flag(tmp_path, capsys):
+    (tmp_path / "not-a-model").mkdir()
+    code = main(["generate", "--llm-backend", "transformers", "--llm-model", str(tmp_path / "not-a-model"),
+                 "--domain", "telecom", "--goal", "Port the caller's number", "--out", str(tmp_path / "gen"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "no config.json" in err and "--model-path" not in err
+    assert not (tmp_path / "gen").exists()
+
+
+def test_a_prompt_too_long_in_text_mode_suggests_what_applies_to_text():
+    from ihbench.loaders.limits import AudioTooLongError, check_context
+
+    with pytest.raises(AudioTooLongError) as text:
+        check_context(901, 100, 1000, "qwen2-audio", "conv/3", modality="text")
+    assert "--max-new-tokens" in str(text.value)
+    assert "--modality text" not in str(text.value) and "--history-audio" not in str(text.value)
+    with pytest.raises(AudioTooLongError, match=r"last:K.*--modality text"):
+        check_context(901, 100, 1000, "qwen2-audio", "conv/3", modality="audio")
+
+
+# --- plots leave the terminal alone ----------------------------------------------------------------
+
+def _report_quietly(argv, capsys):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(argv) == 0
+    assert [str(w.message) for w in caught if issubclass(w.category, UserWarning)] == []
+    assert "Warning" not in capsys.readouterr().err
+
+
+def test_report_on_an_unjudged_run_prints_no_matplotlib_warning(official, tmp_path, capsys):
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--epochs", "1",
+                     "--out", str(tmp_path / "run"), "--base-url", server.base_url, "--quiet"]) == 0
+    _report_quietly(["report", str(tmp_path / "run"), "--n-bootstrap", "50", "--quiet"], capsys)
+
+
+def test_report_with_cjk_names_prints_no_matplotlib_warning(official, tmp_path, capsys):
+    out = tmp_path / "运行-ラン"
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "模型/音声モデル", "--data", str(official), "--epochs",
+                     "1", "--out", str(out), "--base-url", server.base_url, "--quiet"]) == 0
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        assert main(["judge", str(out), "--judge-model", "判定", "--judge-base-url", judge.base_url, "--cache",
+                     str(tmp_path / "cache.sqlite"), "--quiet"]) == 0
+    _report_quietly(["report", str(out), "--n-bootstrap", "50", "--quiet"], capsys)
+    assert (out / "per_type.png").is_file()
+
+
+def test_a_timeline_of_a_recording_with_a_cjk_name_draws_without_a_warning(tmp_path):
+    from ihbench.dataset.floor import floor_labels
+    from ihbench.turns.plot import plot_timeline
+
+    speech = [[(0.0, 1.0)], [(1.2, 2.0)]]
+    labels = floor_labels(speech[0], speech[1], 2.5)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plot_timeline(tmp_path / "timeline.png", "通話-電話", 2.5, labels, speech=speech, backchannels=[[], []])
+    assert [str(w.message) for w in caught] == [] and (tmp_path / "timeline.png").is_file()
