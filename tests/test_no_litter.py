@@ -120,6 +120,7 @@ def _bad_inputs(official):
         ["turns", "no-such.wav", "--out", "new/turns"],
         ["judge", "runs/a", "--judge-model", "j", "--out", "new/judgments.jsonl"],
         ["judge", "no-such-run", "--judge-model", "j"],
+        ["judge", "no-such-run", "--judge-model", "j", "--cache", "new/cache.sqlite"],
         ["export", data, "--conversation", "no-such", "--out", "new/demo"],
         ["report", "no-such-run", "--out", "new/report"],
         ["generate", "--llm-model", "x", "--out", "new/generated"],
