@@ -91,7 +91,13 @@ def test_two_judges_that_disagree_give_the_agreement_and_kappa_computed_by_hand(
     shutil.copytree(judged_run["root"] / "run", run_dir)
     (run_dir / "judgments-again.jsonl").unlink()
     first = _latest_judged(run_dir / "judgments.jsonl")
-    second = [_flip(r) if index % 3 == 0 else r for index, r in enumerate(first)]  # every third verdict differs
+    # every third verdict of each axis differs (counted per axis: the file's order across axes is the
+    # order the judge's answers arrived in, which varies from run to run)
+    seen = {"tf": 0, "rq": 0}
+    second = []
+    for r in first:
+        second.append(_flip(r) if seen[r["axis"]] % 3 == 0 else r)
+        seen[r["axis"]] += 1
     _write(run_dir / "judgments-other.jsonl", [{**r, "judge_model": "judge-y"} for r in second])
     result = subprocess.run([sys.executable, "-m", "ihbench.cli", "report", str(run_dir), "--out", str(tmp_path / "r"),
                              "--quiet"], capture_output=True, text=True)
