@@ -279,11 +279,14 @@ def test_a_cache_that_is_not_an_llm_cache_is_named_and_left_alone(make, message,
     cache = tmp_path / "cache.sqlite"
     make(cache)
     before = cache.read_bytes()
+    (tmp_path / "run").mkdir()  # judge refuses a folder that is not a run first; this one is
+    (tmp_path / "run" / "run.json").write_text('{"data": "data"}')
     for argv in (["cache", "info", "--cache", str(cache)], ["cache", "prune", "--max-entries", "1", "--cache", str(cache)],
-                 ["judge", str(tmp_path), "--judge-model", "m", "--cache", str(cache)]):
+                 ["judge", str(tmp_path / "run"), "--judge-model", "m", "--cache", str(cache)]):
         code, stderr = _run(argv, capsys)
         assert code == 2 and f"{cache}: {message}" in one_error_line(stderr, argv[0])
-    assert cache.read_bytes() == before and sorted(os.listdir(tmp_path)) == ["cache.sqlite"]
+    assert cache.read_bytes() == before and sorted(os.listdir(tmp_path)) == ["cache.sqlite", "run"]
+    assert os.listdir(tmp_path / "run") == ["run.json"]
 
 
 def test_a_cache_path_that_is_a_folder_is_named(tmp_path, capsys):
