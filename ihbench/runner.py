@@ -155,7 +155,7 @@ def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, p
                 "history_audio": f"last:{spec.history_audio}" if spec.history_audio else None,
                 "generation": generation.to_dict(),
                 "seed": spec.seed, "types": sorted(spec.types) if spec.types else None,
-                "endpoint": spec.loader_options.get("base_url"),
+                "endpoint": redact(spec.loader_options.get("base_url")),
                 # options that change answers (thinking=true, dtype, ...), not where they come from
                 "loader_options": redact({k: v for k, v in sorted(spec.loader_options.items())
                                           if k not in TRANSPORT_OPTIONS}) or None}

@@ -1,7 +1,8 @@
-"""What is never written to disk: the value of an option named like a secret.
+"""What is never written to disk: the value of an option named like a secret, and the password of a URL.
 
-An option whose name ends in `key`, `token` or `secret` (`api_key`, `hf_token`, `client_secret`, in
-any case, with `-` or `_`) holds a credential. Keys are read from the environment (`api_key_env`
+An option whose name ends in `key`, `token`, `secret`, `password`, `passwd`, `authorization` or
+`credential(s)` (`api_key`, `hf_token`, `client_secret`, an `Authorization` header, in any case,
+with `-` or `_`) holds a credential, and so does the user part of a URL (`http://me:pw@host`). Keys are read from the environment (`api_key_env`
 names the variable); whatever a user passes by mistake is recorded as `<redacted>` in run.json,
 summaries and every other record. `redact` is the one function for it, used where those records
 are made: a model's description, loader and detector options, the command line.
@@ -13,11 +14,12 @@ import re
 from typing import Any
 
 REDACTED = "<redacted>"
-_SECRET = re.compile(r"(key|token|secret)$", re.IGNORECASE)
+_SECRET = re.compile(r"(key|token|secret|password|passwd|authorization|credentials?)$", re.IGNORECASE)
+_URL_USER = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
 
 
 def is_secret(name: str) -> bool:
-    """An option name that holds a credential: it ends in key, token or secret."""
+    """An option name that holds a credential: it ends in key, token, secret, password, ..."""
     return isinstance(name, str) and bool(_SECRET.search(name.strip().lstrip("-")))
 
 
@@ -42,12 +44,15 @@ def redact(value: Any) -> Any:
             else:
                 out.append(redact(item))
         return type(value)(out) if isinstance(value, tuple) else out
+    if isinstance(value, str):
+        return _URL_USER.sub(lambda m: f"{m.group(1)}{REDACTED}@", value)
     return value
 
 
 def _redact_word(word: str) -> str:
     """`api_key=sk-...`, `--option=api_key=sk-...`, `...?api_key=sk-...`: all after the first `=` that
     follows a secret name is hidden; in `NAME={...}` the JSON's secrets are."""
+    word = _URL_USER.sub(lambda m: f"{m.group(1)}{REDACTED}@", word)
     parts = word.split("=")
     for end in range(1, len(parts)):
         if is_secret(parts[end - 1]):

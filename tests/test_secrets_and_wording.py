@@ -184,3 +184,19 @@ def test_a_timeline_of_a_recording_with_a_cjk_name_draws_without_a_warning(tmp_p
         warnings.simplefilter("always")
         plot_timeline(tmp_path / "timeline.png", "通話-電話", 2.5, labels, speech=speech, backchannels=[[], []])
     assert [str(w.message) for w in caught] == [] and (tmp_path / "timeline.png").is_file()
+
+
+def test_a_password_in_a_server_url_or_a_header_is_never_written(official, tmp_path):
+    """Found by the bad-input battery: `--base-url http://me:PW@host/v1` and an Authorization header
+    or a password in extra_body were written to run.json (three times)."""
+    body = json.dumps({"password": KEY, "Authorization": f"Bearer {KEY}", "top_k": 5})
+    with OpenAITestServer() as server:
+        with_user = server.base_url.replace("http://", f"http://me:{KEY}@")
+        result = subprocess.run(_run(official, tmp_path / "run", with_user, "--option", f"extra_body={body}"),
+                                capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    for path in (tmp_path / "run").iterdir():
+        assert KEY not in path.read_text(), path
+    info = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert info["endpoint"] == server.base_url.replace("http://", f"http://{REDACTED}@")
+    assert info["loader_options"]["extra_body"] == {"password": REDACTED, "Authorization": REDACTED, "top_k": 5}

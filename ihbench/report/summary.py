@@ -91,7 +91,9 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
         "metric_versions": {name: metric_version(name) for name in ("tf_win_rate", "rq_pass_rate")},
     }
     summary["judges"] = [{"judge_model": m, "prompt_version": v, "prompt_hash": h} for m, v, h in summary["judges"]]
-    summary["baseline_rq_pass_rate"] = baseline_rq(sorted({r.id for r in responses}), items, n_bootstrap, seed)
+    # over the items the model answered: the anchor of scores that leave failed items out
+    summary["baseline_rq_pass_rate"] = baseline_rq(sorted({r.id for r in responses if r.answered}), items, n_bootstrap,
+                                                   seed)
     for axis, key in (("tf", "tf_win_rate"), ("rq", "rq_pass_rate")):
         summary[key] = _rates(judged[axis], items, axis, n_bootstrap, seed)
         summary[f"{key}_by_depth"] = {}
