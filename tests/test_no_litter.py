@@ -154,3 +154,14 @@ def test_a_publish_stages_only_into_a_new_or_empty_folder(command, cwd, capsys):
     assert line.endswith("--staging-dir: stage is not empty; everything in it would be uploaded, so give a new or "
                          "empty folder")
     assert [p.name for p in (cwd / "stage").iterdir()] == ["stale.txt"]
+
+
+def test_a_report_never_replaces_another_run_s_results(cwd, capsys):
+    """Found by the bad-input battery: `report full --out r3` replaced r3's summary.json and report.md."""
+    (cwd / "runs" / "b").mkdir()
+    (cwd / "runs" / "b" / "run.json").write_text("{}")
+    before = _listing(cwd)
+    line = _refused(["report", "runs/a", "--out", "runs/b"], capsys)
+    assert line == ("ihbench report: error: --out: runs/b is another run's folder, not one of the runs reported; "
+                    "its summary.json and report.md would be replaced: give a new folder or that run itself")
+    assert _listing(cwd) == before

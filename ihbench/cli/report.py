@@ -36,7 +36,7 @@ def add_parser(add) -> argparse.ArgumentParser:
 
 
 def main(args: argparse.Namespace) -> int:
-    from ihbench.dataset.outputs import check_output_path
+    from ihbench.dataset.outputs import OutputPathError, check_output_path
     from ihbench.report import summarize, write_report
     from ihbench.report.cross import wants_cross_report
 
@@ -44,6 +44,10 @@ def main(args: argparse.Namespace) -> int:
         return _cross_report(args)
     out = args.out or (args.runs[0] if len(args.runs) == 1 else Path("report"))
     check_output_path(out, "--out", may_be=("run", "report"))
+    reported = {Path(run).resolve() for run in args.runs}
+    if (Path(out) / "run.json").is_file() and Path(out).resolve() not in reported:  # its own report lives there
+        raise OutputPathError(f"--out: {out} is another run's folder, not one of the runs reported; its summary.json "
+                              "and report.md would be replaced: give a new folder or that run itself")
     report = summarize(args.runs, tost_margin=args.tost_margin, n_bootstrap=args.n_bootstrap, seed=args.seed)
     paths = write_report(report, out)
     if args.quiet:
