@@ -218,3 +218,18 @@ def test_concurrently_cancels_the_asks_still_running_when_one_raises():
         return list(cancelled)  # before asyncio.run's own clean-up
 
     assert asyncio.run(main()) == [True, True]
+
+
+def test_a_new_cache_file_is_made_only_when_an_answer_is_stored(tmp_path):
+    """Found by the bad-input battery: a judge refused after opening its cache (another judge's
+    judgments file) left the new cache file and its folder behind."""
+    from ihbench.llm import LLMCache
+
+    path = tmp_path / "new" / "cache.sqlite"
+    cache = LLMCache(path)
+    assert cache.get("k") is None and not (tmp_path / "new").exists()
+    cache.close()
+    cache = LLMCache(path)
+    cache.put("k", {"v": 1})
+    cache.close()
+    assert LLMCache(path).get("k") == {"v": 1}

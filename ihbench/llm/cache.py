@@ -50,8 +50,17 @@ class LLMCache:
         if self.path.is_dir():
             raise CacheFileError(f"{self.path}: is a folder; the cache is one SQLite file "
                                  f"(e.g. {self.path / default_cache_path().name})")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._clock = clock
+        self._db: Optional[sqlite3.Connection] = None
+        if self.path.exists():  # checked now, so a wrong --cache is refused before any work
+            self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        """The database, made on the first answer stored when the file is new: a command refused
+        after opening its cache leaves no cache file (nor folder) behind."""
+        if self._db is not None:
+            return self._db
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(self.path)
         try:
             self._open()
@@ -64,6 +73,7 @@ class LLMCache:
         except CacheFileError:
             self._db.close()
             raise
+        return self._db
 
     def _open(self) -> None:
         tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -86,7 +96,9 @@ class LLMCache:
         self._db.commit()
 
     def get(self, key: str) -> Optional[Any]:
-        row = self._db.execute(f"SELECT value FROM {_TABLE} WHERE key = ?", (key,)).fetchone()
+        if self._db is None and not self.path.exists():
+            return None  # nothing stored yet, and nothing made for a lookup
+        row = self._connect().execute(f"SELECT value FROM {_TABLE} WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
         self._db.execute(f"UPDATE {_TABLE} SET used = ? WHERE key = ?", (self._clock(), key))
@@ -94,12 +106,13 @@ class LLMCache:
         return json.loads(row[0])
 
     def put(self, key: str, value: Any) -> None:
-        self._db.execute(f"INSERT OR REPLACE INTO {_TABLE} (key, value, used) VALUES (?, ?, ?)",
+        self._connect().execute(f"INSERT OR REPLACE INTO {_TABLE} (key, value, used) VALUES (?, ?, ?)",
                          (key, json.dumps(value), self._clock()))
         self._db.commit()
 
     def close(self) -> None:
-        self._db.close()
+        if self._db is not None:
+            self._db.close()
 
 
 def _size_on_disk(path: Path) -> int:
