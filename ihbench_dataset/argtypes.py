@@ -23,7 +23,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from .errors import UsageError
 
-__all__ = ["ArgType", "ArgumentValueError", "each", "env_var_name", "json_value", "key_value", "names", "number",
+__all__ = ["ArgType", "ArgumentValueError", "check_all", "device", "each", "env_var_name", "json_value", "key_value", "names", "number",
            "path", "url", "whole"]
 
 
@@ -247,6 +247,26 @@ class Each(ArgType):
 
 
 @dataclass(frozen=True, repr=False)
+class Device(ArgType):
+    """A torch device: auto, cpu, cuda, cuda:N or mps."""
+
+    expected = "a device: auto, cpu, cuda, cuda:N (N a whole number) or mps"
+
+    def convert(self, value: Any) -> str:
+        if not isinstance(value, str) or not re.fullmatch(r"auto|cpu|mps|cuda(:\d+)?", value.strip()):
+            raise self.refuse(value)
+        return value.strip()
+
+
+def check_all(types: dict, values: dict, prefix: str = "--option ") -> dict:
+    """`values` with each one that has a type in `types` checked and converted (None is left
+    as it is: the default); the first bad one is named (`prefix` + its name) with what it may be.
+    The one checking path of every options dict: loaders' and detectors' `option_types`."""
+    return {name: value if value is None or name not in types else types[name].check(f"{prefix}{name}", value)
+            for name, value in values.items()}
+
+
+@dataclass(frozen=True, repr=False)
 class PathArg(ArgType):
     """A path. `kind` "file" or "folder" (None: either); `exists`: it must be there already.
     A path that exists must be of its kind, so a file given where a folder is expected (or the
@@ -294,6 +314,10 @@ def url() -> Url:
 
 def each(item: ArgType) -> Each:
     return Each(item)
+
+
+def device() -> Device:
+    return Device()
 
 
 def env_var_name() -> EnvVarName:

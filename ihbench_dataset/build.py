@@ -92,6 +92,9 @@ def build(
     (configs added by `ihbench sid-import`, a user's own files), listed in the new card as before."""
     if sid:  # none would make an empty config that every later reader refuses
         whole(min=1).check("--sid-noise-clips", sid_noise_clips)
+        from .sid_build import load_sid_sources
+
+        load_sid_sources(sid_sources)  # a malformed file is refused before the folder is made
     out = Path(out).resolve()
     with BuildDir(out).writing():
         return _build_locked(out, sources, cache_dir=cache_dir, progress=progress, sid=sid, sid_sources=sid_sources,

@@ -32,20 +32,34 @@ class SidSourceError(IHBenchError, ValueError):
 
 
 def load_sid_sources(path: Optional[Path] = None) -> dict:
+    """The SID source utterances: a JSON object with non-empty lists `positives` (objects with
+    non-empty text `lead` and `cue`) and `negatives` (non-empty texts). A file that is not that
+    is refused naming the file and the field, before a build writes anything."""
     path = Path(path or SID_SOURCES)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
         raise SidSourceError(f"{path}: malformed JSON at line {error.lineno}: {error.msg}") from None
-    for index, entry in enumerate(data.get("positives", [])):
+    except UnicodeDecodeError:
+        raise SidSourceError(f"{path}: not UTF-8 text") from None
+    except OSError as error:
+        raise SidSourceError(f"{path}: cannot be read ({error.strerror or error})") from None
+    if not isinstance(data, dict):
+        raise SidSourceError(f"{path}: expected a JSON object with 'positives' and 'negatives' lists, "
+                             f"got {type(data).__name__}")
+    for field in ("positives", "negatives"):
+        if not isinstance(data.get(field), list) or not data[field]:
+            raise SidSourceError(f"{path}: {field}: expected a non-empty list, got "
+                                 f"{'nothing' if field not in data else repr(data[field])[:80]}")
+    for index, entry in enumerate(data["positives"]):
+        if not isinstance(entry, dict):
+            raise SidSourceError(f"{path}: positives[{index}]: expected an object with 'lead' and 'cue' texts")
         for field in ("lead", "cue"):
             if not isinstance(entry.get(field), str) or not entry[field].strip():
                 raise SidSourceError(f"{path}: positives[{index}].{field}: missing or empty")
-    for index, text in enumerate(data.get("negatives", [])):
+    for index, text in enumerate(data["negatives"]):
         if not isinstance(text, str) or not text.strip():
             raise SidSourceError(f"{path}: negatives[{index}]: must be a non-empty string")
-    if not data.get("positives") or not data.get("negatives"):
-        raise SidSourceError(f"{path}: needs non-empty 'positives' and 'negatives' lists")
     return data
 
 

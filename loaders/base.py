@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal, Optional, Sequence
 
 import numpy as np
-from ihbench.dataset.argtypes import number, whole
+from ihbench.dataset.argtypes import check_all, number, whole
 from ihbench.dataset.errors import IHBenchError, ItemFailure, UsageError
 from ihbench.dataset.redaction import redact
 from ihbench.dataset.schema import SAMPLING_RATE
@@ -190,8 +190,7 @@ class Loader(ABC):
         types = {}
         for klass in reversed(cls.__mro__):
             types.update(klass.__dict__.get("option_types", {}))
-        return {name: value if value is None or name not in types else types[name].check(f"--option {name}", value)
-                for name, value in options.items()}
+        return check_all(types, options)
 
     @classmethod
     def option_names(cls) -> list[str]:

@@ -7,7 +7,7 @@ import time
 from typing import Any, Optional, Sequence
 
 import numpy as np
-from ihbench.dataset.argtypes import whole
+from ihbench.dataset.argtypes import device as device_type, whole
 from ihbench.dataset.errors import UsageError
 
 from .base import GenerationConfig, Loader, ModelInput, Response, resolve_model_path
@@ -52,11 +52,11 @@ class TransformersLoader(Loader):
     #: the longest clip the family's processor takes whole (None: no per-clip cap). A longer clip
     #: is an error on that item, never a silent cut; tests check it against the processor.
     max_clip_seconds: Optional[float] = None
-    option_types = {"batch_size": whole(min=1)}
+    option_types = {"batch_size": whole(min=1), "device": device_type()}
 
     def __init__(self, model_path: str, *, device: str = "auto", dtype: str = "auto",
                  revision: Optional[str] = None, batch_size: int = 1, **options: Any):
-        self.check_options({"batch_size": batch_size})
+        device = self.check_options({"batch_size": batch_size, "device": device})["device"]
         super().__init__(model_path, device=device, dtype=dtype, revision=revision, **options)
         self.path = resolve_model_path(model_path, revision=revision)  # before any slow import
         self.device = resolve_device(device)

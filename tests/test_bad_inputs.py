@@ -151,6 +151,10 @@ def test_a_numeric_option_takes_exactly_its_declared_range(data):
 # --- the issue's cases, as a user types them ---------------------------------------------------
 
 RUN = ["run", "--model", "openai", "--model-path", "m", "--data", "data", "--out", "out"]
+SID_ENERGY = ["sid", "--data", "d", "--config", "sid_dev_en", "--out", "sx", "--detector", "energy", "--option"]
+SID_SILERO = ["sid", "--data", "d", "--config", "sid_dev_en", "--out", "sx", "--detector", "silero-vad", "--option"]
+SID_LLM = ["sid", "--data", "d", "--config", "sid_dev_en", "--out", "sx", "--detector", "audio-llm",
+           "--option", "loader=openai", "--option", "model_path=m", "--option"]
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -169,7 +173,7 @@ RUN = ["run", "--model", "openai", "--model-path", "m", "--data", "data", "--out
     (["judge", "run", "--judge-model", "M", "--timeout=-5"], "argument --timeout: expected a number > 0, got '-5'"),
     (["judge", "run", "--judge-model", "M", "--axes", "tf,xx"], "argument --axes: expected one or more of tf, rq"),
     (["judge", "run", "--judge-model", "M", "--judge-base-url", "localhost:8000"], "argument --judge-base-url"),
-    (["report", "run", "--n-bootstrap", "0"], "argument --n-bootstrap: expected a whole number >= 1, got '0'"),
+    (["report", "run", "--n-bootstrap", "0"], "argument --n-bootstrap: expected a whole number from 1 to 100000, got '0'"),
     (["sid", "--data", "d", "--out", "o", "--detector", "energy", "--limit=-1"], "argument --limit"),
     (["sid", "--data", "d", "--out", "o", "--detector", "energy", "--limit", "0"], "argument --limit"),
     (["sid", "--data", "d", "--out", "o", "--detector", "energy", "--tolerance=-1"], "argument --tolerance"),
@@ -178,6 +182,20 @@ RUN = ["run", "--model", "openai", "--model-path", "m", "--data", "data", "--out
      "argument --price-per-1k-input: expected a number >= 0, got '-5'"),
     (["verify", "--judge-model", "M", "--concurrency", "0"], "argument --concurrency: expected a whole number >= 1"),
     (["space", "--port", "70000"], "argument --port: expected a whole number from 1 to 65535, got '70000'"),
+    (["run", "--model", "qwen2-audio", "--model-path", "tiny", "--data", "data", "--out", "rt", "--option",
+      "device=bogus"], "--option device: expected a device: auto, cpu, cuda, cuda:N (N a whole number) or mps, "
+                       "got 'bogus'"),
+    (["report", "run", "--n-bootstrap", "99999999999"],
+     "argument --n-bootstrap: expected a whole number from 1 to 100000, got '99999999999'"),
+    (SID_ENERGY + ["margin_db=abc"], "--option margin_db: expected a number, got 'abc'"),
+    (SID_ENERGY + ["margin_db=nan"], "--option margin_db: expected a number, got 'nan'"),
+    (SID_ENERGY + ["min_frames=1.5"], "--option min_frames: expected a whole number >= 1, got 1.5"),
+    (SID_ENERGY + ["noise_percentile=500"], "--option noise_percentile: expected a number in [0, 100], got 500"),
+    (SID_ENERGY + ["frame_ms=0"], "--option frame_ms: expected a number > 0, got 0"),
+    (SID_ENERGY + ["colour=red"], "detector 'energy': got an unexpected keyword argument 'colour'"),
+    (SID_SILERO + ["threshold=5"], "--option threshold: expected a number in [0, 1], got 5"),
+    (SID_SILERO + ["threshold=-1"], "--option threshold: expected a number in [0, 1], got -1"),
+    (SID_LLM + ["hop_ms=0"], "--option hop_ms: expected a number > 0, got 0"),
 ])
 def test_the_issues_bad_options_are_one_line_before_anything_is_made(argv, message, cwd, capsys):
     code, stderr = _run(argv, capsys)
@@ -202,6 +220,10 @@ def test_loader_options_are_checked_by_the_loader_itself_from_python_too():
         create("openai", "m", concurrency=0)
     with pytest.raises(UsageError, match="--option batch_size: expected a whole number >= 1, got 0"):
         TransformersLoader.check_options({"batch_size": 0})
+    with pytest.raises(UsageError, match="--option device: expected a device"):
+        check_options("qwen2-audio", {"device": "cuda:x"})
+    assert check_options("qwen2-audio", {"device": "cuda:1"}) == {"device": "cuda:1"}
+    assert all(check_options("qwen2-audio", {"device": d}) == {"device": d} for d in ("auto", "cpu", "cuda", "mps"))
     assert check_options("openai", {"extra_body": '{"top_k": 5}', "base_url": ["http://a:1/v1", "https://b/v1"]}) \
         == {"extra_body": {"top_k": 5}, "base_url": ["http://a:1/v1", "https://b/v1"]}
 
@@ -342,3 +364,54 @@ def test_sid_on_an_empty_config_names_it(tmp_path, capsys):
     assert code == 2
     assert f"{data / 'sid_dev_noise'}: config 'sid_dev_noise' has no clips" in one_error_line(stderr, "sid")
     assert not (tmp_path / "out").exists()
+
+
+def test_detector_options_are_checked_by_the_detector_from_python_too(tmp_path):
+    from ihbench.dataset.errors import UsageError
+    from ihbench.sid.detectors import EnergyDetector, check_detector_options, get_detector
+    from ihbench.sid.run_sid import run_sid
+
+    with pytest.raises(UsageError, match="--option noise_percentile: expected a number in \\[0, 100\\]"):
+        get_detector("energy", noise_percentile=500)
+    with pytest.raises(UsageError, match="--option min_frames: expected a whole number >= 1"):
+        run_sid("missing", "sid_en", tmp_path / "sid", detector="energy", options={"min_frames": 0})
+    assert check_detector_options("energy", {"margin_db": "6", "min_frames": 2}) == {"margin_db": 6.0, "min_frames": 2}
+    assert isinstance(get_detector("energy", margin_db=6), EnergyDetector)
+    assert os.listdir(tmp_path) == []
+
+
+def _fake_config(data: Path, name: str) -> None:
+    (data / name).mkdir(parents=True)
+    (data / name / "test-00000-of-00001.parquet").write_bytes(b"PAR1")  # refused before it is read
+
+
+@pytest.mark.parametrize("config", ["conversations", "interruptions"])
+def test_sid_on_a_config_that_is_not_sid_names_it_and_the_sid_configs(config, tmp_path, capsys):
+    data = tmp_path / "data"
+    for name in ("conversations", "interruptions", "sid_dev_en", "sid_dev_noise"):
+        _fake_config(data, name)
+    code, stderr = _run(["sid", "--data", str(data), "--config", config, "--detector", "energy",
+                         "--out", str(tmp_path / "sx"), "--quiet"], capsys)
+    assert code == 2
+    assert (f"--config {config}: not a SID config of {data}; its SID configs: sid_dev_en, sid_dev_noise"
+            in one_error_line(stderr, "sid"))
+    assert not (tmp_path / "sx").exists()
+
+
+@pytest.mark.parametrize("content, message", [
+    ("[]", "expected a JSON object with 'positives' and 'negatives' lists, got list"),
+    ('{"positives": 5}', "positives: expected a non-empty list, got 5"),
+    ('{"positives": [{"lead": "a", "cue": "b"}]}', "negatives: expected a non-empty list, got nothing"),
+    ('{"positives": ["x"], "negatives": ["n"]}', "positives[0]: expected an object with 'lead' and 'cue' texts"),
+    ('{"positives": [{"lead": "a"}], "negatives": ["n"]}', "positives[0].cue: missing or empty"),
+    ('{"positives": [{"lead": "a", "cue": "b"}], "negatives": [3]}', "negatives[0]: must be a non-empty string"),
+    ("{not json", "malformed JSON at line 1"),
+])
+def test_build_refuses_a_malformed_sid_sources_file_before_writing(content, message, tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    code, stderr = _run(["build", "--sources", str(FIXTURES / "sid_small.json"), "--out", str(tmp_path / "bx"),
+                         "--sid-sources", str(bad), "--quiet"], capsys)
+    assert code == 2
+    assert f"{bad}: {message}" in one_error_line(stderr, "build")
+    assert not (tmp_path / "bx").exists()

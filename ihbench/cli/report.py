@@ -28,7 +28,7 @@ def add_parser(add) -> argparse.ArgumentParser:
                         "numbers' rule, default) or readme")
     report.add_argument("--tost-margin", type=number(min=0, max=1, min_open=True), default=0.05,
                         help="equivalence margin of the audio-vs-text TOST, in score units (default 0.05)")
-    report.add_argument("--n-bootstrap", type=whole(min=1), default=1000,
+    report.add_argument("--n-bootstrap", type=whole(min=1, max=100000), default=1000,
                         help="bootstrap resamples per CI (default 1000)")
     report.add_argument("--seed", type=whole(min=0), default=0, help="bootstrap seed (default 0)")
     report.set_defaults(func=main)

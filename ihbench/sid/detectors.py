@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Iterable, Optional, Sequence
 
 import numpy as np
 
+from ihbench.dataset.argtypes import check_all, number, whole
 from ihbench.dataset.audio import resample
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.registry import Registry
@@ -54,6 +55,9 @@ class Detector(ABC):
     one per prefix for `audio-llm`), `calls_per_clip` keeps them clip by clip."""
 
     name: ClassVar[str] = ""
+    #: how the value of each option is checked (name -> an `ihbench.dataset.argtypes` type), as the
+    #: loaders' `option_types`; `check_detector_options` applies them before any work
+    option_types: ClassVar[dict] = {}
 
     def __init__(self) -> None:
         self.calls = 0
@@ -80,6 +84,8 @@ class SileroVadDetector(Detector):
     """The weights ship inside the `silero-vad` package, so nothing is fetched at run time."""
 
     name = "silero-vad"
+    option_types = {"threshold": number(min=0, max=1), "min_speech_duration_ms": whole(min=0),
+                    "speech_pad_ms": whole(min=0)}
 
     def __init__(self, *, threshold: float = 0.5, min_speech_duration_ms: int = 250,
                  speech_pad_ms: int = 0, onnx: bool = False):
@@ -117,6 +123,8 @@ class EnergyDetector(Detector):
     clip, so this baseline peeks ahead; it is a floor to beat, not a streaming system."""
 
     name = "energy"
+    option_types = {"frame_ms": number(min=0, min_open=True), "margin_db": number(), "floor_dbfs": number(),
+                    "min_frames": whole(min=1), "noise_percentile": number(min=0, max=100)}
 
     def __init__(self, *, frame_ms: float = 30.0, margin_db: float = 12.0, floor_dbfs: float = -50.0,
                  min_frames: int = 3, noise_percentile: float = 10.0):
@@ -166,6 +174,7 @@ class AudioLLMDetector(Detector):
     A clip of D seconds with no "yes" costs ceil(D / hop) generations."""
 
     name = "audio-llm"
+    option_types = {"hop_ms": number(min=0, min_open=True), "max_new_tokens": whole(min=1), "seed": whole(min=0)}
 
     def __init__(self, loader, hop_ms: float = 500.0, *, question: str = QUESTION, system: str = SYSTEM_PROMPT,
                  max_new_tokens: int = 3, seed: int = 0):
@@ -229,16 +238,29 @@ def _loader_from_name(options: dict) -> dict:
     return options
 
 
-def get_detector(name: str, **options: Any) -> Detector:
-    """A detector by name; unknown names and options fail with what is accepted."""
+def check_detector_options(name: str, options: dict) -> dict:
+    """The options of detector `name` checked without creating it (nothing loaded, nothing read):
+    an unknown detector or option is named with what is accepted, and a value its option does not
+    allow (`Detector.option_types`) says what it may be. Returns them converted."""
     cls = DETECTORS.get(name)
-    if cls is AudioLLMDetector:
-        options = _loader_from_name(options)
+    names = dict(options)
+    if cls is AudioLLMDetector and isinstance(names.get("loader"), str):  # loader by name: a stand-in to bind
+        names.pop("model_path", None)
+        names.pop("loader_options", None)
     try:
-        inspect.signature(cls).bind(**options)
+        inspect.signature(cls).bind(**names)
     except TypeError as error:
         accepted = ", ".join(inspect.signature(cls).parameters)
         raise UsageError(f"detector {name!r}: {error}; it accepts {accepted}") from None
+    return check_all(cls.option_types, options)
+
+
+def get_detector(name: str, **options: Any) -> Detector:
+    """A detector by name; unknown names and options fail with what is accepted."""
+    cls = DETECTORS.get(name)
+    options = check_detector_options(name, options)
+    if cls is AudioLLMDetector:
+        options = _loader_from_name(options)
     return cls(**options)
 
 

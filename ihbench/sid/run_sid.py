@@ -28,7 +28,7 @@ def run_sid(data: str, config: str, out: Path, *, detector: Optional[str] = None
             progress: bool = True) -> dict:
     from ihbench.dataset.sid import sid_rows
 
-    from .detectors import get_detector, run_detector
+    from .detectors import check_detector_options, get_detector, run_detector
     from .predictions import align, read_predictions
 
     if (detector is None) == (predictions_file is None):
@@ -36,6 +36,8 @@ def run_sid(data: str, config: str, out: Path, *, detector: Optional[str] = None
     if limit is not None:  # -1 would silently drop the last clip; 0 would score nothing
         whole(min=1).check("--limit", limit)
     number(min=0).check("--tolerance", tolerance)
+    if detector is not None:  # a bad option is refused before any clip is read
+        options = check_detector_options(detector, options or {})
     references, clips = sid_rows(data, config)
     names = list(clips.names)
     if limit is not None:

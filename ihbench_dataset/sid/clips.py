@@ -81,6 +81,11 @@ def sid_rows(dataset_or_dir: Any, config: str = "sid_en") -> tuple[list[dict], S
     if isinstance(dataset_or_dir, datasets.Dataset):
         return _not_empty(_from_dataset(dataset_or_dir), f"config {config!r}")
     root = Path(dataset_or_dir)
+    if (root / config).is_dir() and any((root / config).glob("*.parquet")) and not config.startswith("sid"):
+        built = sorted(d.name for d in root.iterdir() if d.is_dir() and any(d.glob("*.parquet")))
+        sid = [name for name in built if name.startswith("sid")]
+        raise UsageError(f"--config {config}: not a SID config of {root}; its SID configs: "
+                         f"{', '.join(sid) or 'none (run ihbench sid-import or ihbench build --sid-sources)'}")
     if (root / config).is_dir() and any((root / config).glob("*.parquet")):
         _refuse_empty_parquet(root / config, config)  # datasets would fail with "corresponds to no data"
         loaded = datasets.load_dataset(str(root.resolve()), config)  # imported sid_* or an in-house sid_dev_*
