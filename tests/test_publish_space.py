@@ -169,7 +169,23 @@ def test_publish_dataset_refuses_a_folder_the_toolkit_cannot_read(built, tmp_pat
     api = RecordingHubApi()
     result = subprocess.run([sys.executable, "-m", "ihbench.cli", "publish-dataset", str(broken), "--repo",
                              "acme/x", "--dry-run"], capture_output=True, text=True)
-    assert result.returncode == 2 and "cannot read this dataset" in result.stderr and "nothing was uploaded" in result.stderr
-    with pytest.raises(ValueError, match="cannot read"):
+    assert result.returncode == 2 and "not a readable Parquet file" in result.stderr and "nothing was uploaded" in result.stderr
+    with pytest.raises(ValueError, match="not a readable Parquet file"):
         publish_dataset(broken, "acme/x", api=api)
+    assert api.calls == []
+
+
+def test_publish_dataset_reads_the_files_not_the_datasets_cache(built, tmp_path):
+    """Found by the bad-input battery: a file cut short after the folder was loaded once was still
+    'readable', because `load_dataset` answered from its cache of the earlier load."""
+    from ihbench.dataset import load_items
+
+    cut = tmp_path / "cut"
+    shutil.copytree(built, cut)
+    assert load_items(str(cut))  # the datasets cache now holds this folder
+    parquet = next((cut / "conversations").glob("*.parquet"))
+    parquet.write_bytes(parquet.read_bytes()[: parquet.stat().st_size // 2])
+    api = RecordingHubApi()
+    with pytest.raises(ValueError, match=f"{parquet}: not a readable Parquet file"):
+        publish_dataset(cut, "acme/x", api=api)
     assert api.calls == []

@@ -28,6 +28,10 @@ def add_parser(add) -> argparse.ArgumentParser:
 def main(args: argparse.Namespace) -> int:
     from ihbench.dataset.verify import verify_paths
 
+    if args.judge_model and args.cache:  # a wrong --cache is refused before "OK" is printed
+        from ihbench.llm import LLMCache
+
+        LLMCache(args.cache).close()
     report = verify_paths(args.paths or None, check_audio=not args.no_audio)
     notes(args, report.notes)
     for problem in report.problems:

@@ -17,11 +17,33 @@ from .hub import PublishPlan, check_repo_id, upload
 IGNORED = [".*", "**/.*", "*.lock", "**/__pycache__/**"]
 
 
+def _check_files(build: BuildDir) -> None:
+    """Every file the card names, read from disk: `load_items` may answer from the `datasets` cache
+    of an earlier load, which hides a file damaged since (the upload would carry the damaged one)."""
+    import pyarrow.parquet as pq
+
+    for config in build.config_names():
+        files = build.config_files(config)
+        if not files:
+            raise UsageError(f"{build.path}: config {config!r} names no file that exists; nothing was uploaded")
+        rows = 0
+        for file in files:
+            try:
+                rows += pq.ParquetFile(file).metadata.num_rows  # the footer: a cut file has none
+            except Exception as error:  # pyarrow raises ArrowInvalid, OSError, ... for a damaged file
+                raise UsageError(f"{file}: not a readable Parquet file ({type(error).__name__}: {error}); "
+                                 "nothing was uploaded") from None
+        if rows == 0:
+            raise UsageError(f"{build.path}: config {config!r} has no rows; nothing was uploaded")
+
+
 def check_readable(folder: Path) -> int:
     from ihbench.dataset import load_items
 
-    if not BuildDir(folder).has_card():
+    build = BuildDir(folder)
+    if not build.has_card():
         raise MissingFileError(f"{folder}: no {CARD}; publish a folder written by `ihbench build`")
+    _check_files(build)
     try:
         items = load_items(str(folder))
     except Exception as error:
