@@ -21,6 +21,9 @@ def set_baseline(run_dir, data_dir, out_dir, *, epoch: int = 0) -> Path:
 
     run = RunDir(run_dir)
     info = run.info()
+    if info.epochs is not None and not 0 <= epoch < info.epochs:
+        raise UsageError(f"--epoch: {run.path} has {info.epochs} epoch(s), numbered 0 to {info.epochs - 1}; "
+                         f"there is no epoch {epoch}")
     items = load_items(str(Path(data_dir).resolve()))
     if info.data_fingerprint != items_fingerprint(items):
         raise UsageError(f"{run.path} did not run on every interruption point of {data_dir} (its data fingerprint "

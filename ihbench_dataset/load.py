@@ -9,6 +9,7 @@ from typing import Any, Optional, Union
 from .builddir import BuildDir
 from .errors import IHBenchError
 from .long import INTERRUPTIONS_CONFIG, items_from_interruption_rows
+from .outputs import DESCRIPTIONS, folder_kind
 from .schema import EvalItem
 from .wide import WideConversation, baselines_from_rows, conversations_from_rows, items_from_conversation_rows
 
@@ -91,6 +92,10 @@ def _resolve(source: Union[str, os.PathLike]) -> tuple[str, str]:
     if path.exists():
         if not path.is_dir():
             raise DataSourceError(f"{text}: expected a dataset directory (built by `ihbench build`), got a file")
+        kind = folder_kind(path)
+        if kind not in (None, "dataset"):  # a run or an output folder: say so, not "no config 'conversations'"
+            raise DataSourceError(f"{text}: is {DESCRIPTIONS[kind]}, not a dataset; give the data folder it was made "
+                                  "from (a run's is in its run.json)")
         # Absolute: a relative name that happens to match a hub id must never go to the hub.
         return str(path.resolve()), str(path)
     if _HUB_ID.match(text) and not text.startswith((".", "/")):

@@ -165,3 +165,10 @@ def test_a_report_never_replaces_another_run_s_results(cwd, capsys):
     assert line == ("ihbench report: error: --out: runs/b is another run's folder, not one of the runs reported; "
                     "its summary.json and report.md would be replaced: give a new folder or that run itself")
     assert _listing(cwd) == before
+
+
+def test_a_run_folder_given_as_data_is_named_as_such(cwd, capsys):
+    """Found by the bad-input battery: `info r3` said "r3: no config 'conversations'; available: default"."""
+    line = _refused(["info", "runs/a"], capsys)
+    assert line == ("ihbench info: error: runs/a: is a run folder (run.json), not a dataset; give the data folder it "
+                    "was made from (a run's is in its run.json)")

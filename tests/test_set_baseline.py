@@ -36,6 +36,11 @@ def test_set_baseline_refuses_a_partial_run(built, tmp_path):
                              str(built), "--out", str(tmp_path / "rebased")], capture_output=True, text=True)
     assert result.returncode == 2 and "did not run on every interruption point" in result.stderr
     assert not (tmp_path / "rebased").exists()
+    result = subprocess.run([sys.executable, "-m", "ihbench.cli", "set-baseline", str(tmp_path / "run"), "--data",
+                             str(built), "--out", str(tmp_path / "rebased"), "--epoch", "2"], capture_output=True,
+                            text=True)  # found by the bad-input battery: blamed "errors or an unfinished run"
+    assert result.returncode == 2 and "has 1 epoch(s), numbered 0 to 0; there is no epoch 2" in result.stderr
+    assert not (tmp_path / "rebased").exists()
 
 
 def test_a_rebaselined_folder_made_again_at_the_same_path_is_read_as_new(built, tmp_path):
