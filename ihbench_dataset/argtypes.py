@@ -23,8 +23,8 @@ from typing import Any, Callable, Optional, Sequence
 
 from .errors import UsageError
 
-__all__ = ["ArgType", "ArgumentValueError", "check_all", "device", "each", "env_var_name", "json_value", "key_value", "names", "number",
-           "path", "url", "whole"]
+__all__ = ["ArgType", "ArgumentValueError", "check_all", "device", "each", "env_var_name", "json_value", "key_value",
+           "model_name", "names", "number", "path", "url", "whole"]
 
 
 class ArgumentValueError(UsageError, argparse.ArgumentTypeError):
@@ -247,6 +247,18 @@ class Each(ArgType):
 
 
 @dataclass(frozen=True, repr=False)
+class Name(ArgType):
+    """A name that must say something: a model name on a server, a local path. Empty or blank would
+    be sent as is and recorded as the judge's or model's identity."""
+
+    expected = "a non-empty name"
+
+    def convert(self, value: Any) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.refuse(value)
+        return value
+
+
 class Device(ArgType):
     """A torch device: auto, cpu, cuda, cuda:N or mps."""
 
@@ -314,6 +326,10 @@ def url() -> Url:
 
 def each(item: ArgType) -> Each:
     return Each(item)
+
+
+def model_name() -> Name:
+    return Name()
 
 
 def device() -> Device:

@@ -415,3 +415,14 @@ def test_build_refuses_a_malformed_sid_sources_file_before_writing(content, mess
     assert code == 2
     assert f"{bad}: {message}" in one_error_line(stderr, "build")
     assert not (tmp_path / "bx").exists()
+
+
+@pytest.mark.parametrize("argv", [["judge", "RUN", "--judge-model", ""], ["judge", "RUN", "--judge-model", "  "],
+                                  ["run", "--model", "openai", "--model-path", "", "--data", "d", "--out", "o"]])
+def test_an_empty_model_name_is_refused(argv, tmp_path, monkeypatch, capsys):
+    """Found by the bad-input battery: `judge --judge-model ''` judged 42 points as judge ''."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "RUN").mkdir()
+    code, stderr = _run(argv, capsys)
+    assert code == 2 and "expected a non-empty name" in one_error_line(stderr, argv[0])
+    assert sorted(os.listdir(tmp_path)) == ["RUN"]

@@ -7,7 +7,7 @@ import sys
 
 def add_parser(add) -> argparse.ArgumentParser:
     """`add(name, **kw)`: the CLI's subcommand factory (it adds the common options such as --quiet)."""
-    from ihbench.dataset.argtypes import number, path, url, whole
+    from ihbench.dataset.argtypes import number, path, url, whole, model_name
 
     p = add("generate", help="write a private interruption suite with an LLM (the paper's generation pipeline)")
     p.add_argument("--domain", help="one of the ten domains, e.g. telecom or government (or use --workflow)")
@@ -18,7 +18,8 @@ def add_parser(add) -> argparse.ArgumentParser:
     p.add_argument("--intents", type=whole(min=1), default=3, help="caller intent profiles per goal (default 3)")
     p.add_argument("--conversations", type=whole(min=1), default=5,
                    help="calls to generate; a rerun with a larger number adds the missing ones (default 5)")
-    p.add_argument("--llm-model", required=True, help="model name on the server, or a local path (transformers)")
+    p.add_argument("--llm-model", required=True, type=model_name(),
+                   help="model name on the server, or a local path (transformers)")
     p.add_argument("--llm-base-url", type=url(),
                    help="OpenAI-compatible server URL, e.g. http://localhost:8000/v1 (default: OpenAI)")
     p.add_argument("--llm-backend", choices=("openai", "transformers"), default="openai",

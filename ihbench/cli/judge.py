@@ -6,12 +6,13 @@ import sys
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import names, number, path, url, whole
+    from ihbench.dataset.argtypes import names, number, path, url, whole, model_name
     from ihbench.records import AXES
 
     judge = add("judge", help="judge a run's responses (TF against the baseline, RQ criteria)")
     judge.add_argument("run", type=path("folder"), help="run directory")
-    judge.add_argument("--judge-model", required=True, help="model name on the server, or a local path (transformers)")
+    judge.add_argument("--judge-model", required=True, type=model_name(),
+                       help="model name on the server, or a local path (transformers)")
     judge.add_argument("--judge-base-url", type=url(), help="OpenAI-compatible server URL (default: OpenAI)")
     judge.add_argument("--judge-backend", choices=("openai", "transformers"), default="openai",
                        help="openai: any OpenAI-compatible server (default); transformers: a local text model")

@@ -6,13 +6,14 @@ import sys
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import key_value, names, path, url, whole
+    from ihbench.dataset.argtypes import key_value, names, path, url, whole, model_name
     from ihbench.dataset.schema import INTERRUPTION_TYPES, canonical_interruption_type
     from ihbench.loaders.base import GENERATION_TYPES as GENERATION
 
     run = add("run", help="run a model over interruption points into a resumable run directory")
     run.add_argument("--model", required=True, help="loader name (see `ihbench models`)")
-    run.add_argument("--model-path", required=True, help="local model directory, cached hub id, or served model name")
+    run.add_argument("--model-path", required=True, type=model_name(),
+                     help="local model directory, cached hub id, or served model name")
     run.add_argument("--data", required=True, help="dataset directory or hub id")
     run.add_argument("--config", help="conversations (default) or interruptions")
     run.add_argument("--split", help="split (default: the only one, or test/dev)")

@@ -5,7 +5,7 @@ import argparse
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import key_value, number, path, whole
+    from ihbench.dataset.argtypes import key_value, number, path, whole, model_name
 
     sid = add("sid", help="semantic interruption detection: FIR, IRL, APT")
     sid.add_argument("--data", required=True, help="dataset directory with sid_* configs, or a SID-Bench folder")
@@ -17,7 +17,7 @@ def add_parser(add) -> argparse.ArgumentParser:
     source.add_argument("--predictions", type=path("file"), help="score a prediction file in SID's jsonl format")
     sid.add_argument("--hop", type=whole(min=1), help="audio-llm: ms between growing prefixes")
     sid.add_argument("--model", help="audio-llm: loader name (see `ihbench models`)")
-    sid.add_argument("--model-path", help="audio-llm: model path")
+    sid.add_argument("--model-path", type=model_name(), help="audio-llm: model path")
     sid.add_argument("--option", action="append", type=key_value(), metavar="KEY=VALUE",
                      help="detector options (threshold, ...)")
     sid.add_argument("--limit", type=whole(min=1), help="first N clips")

@@ -8,12 +8,13 @@ from .common import notes
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import number, path, url, whole
+    from ihbench.dataset.argtypes import number, path, url, whole, model_name
 
     verify = add("verify", help="check in-house conversation sources")
     verify.add_argument("paths", nargs="*", type=path(), help="JSON files or folders (default: the shipped dev set)")
     verify.add_argument("--no-audio", action="store_true", help="skip checking referenced recordings")
-    verify.add_argument("--judge-model", help="also ask this LLM the verifier's semantic questions per point "
+    verify.add_argument("--judge-model", type=model_name(),
+                        help="also ask this LLM the verifier's semantic questions per point "
                         "(leakage in meaning, caller knowledge, type, grounding)")
     verify.add_argument("--judge-base-url", type=url(),
                         help="OpenAI-compatible server URL of the judge (default: OpenAI)")
