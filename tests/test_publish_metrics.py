@@ -101,3 +101,30 @@ def test_cli_dry_run_and_bad_names():
 def test_namespace_must_be_a_name(namespace):
     with pytest.raises(ValueError, match="namespace"):
         publish_metrics(namespace, dry_run=True)
+
+
+class FailingHubApi(RecordingHubApi):
+    def upload_folder(self, **kwargs):
+        super().upload_folder(**kwargs)
+        raise ConnectionError("the Hub cannot be reached")
+
+
+@pytest.mark.parametrize("api", [RecordingHubApi, FailingHubApi])
+def test_a_temporary_staging_folder_is_removed_after_an_upload_or_a_failed_one(api, tmp_path, monkeypatch):
+    """Found by the bad-input battery: /tmp/ihbench-metrics-* (and -space-*, 81 MB with data) were
+    never removed. Without --staging-dir the folder is the toolkit's own: gone once uploaded, or
+    once the upload failed; a dry run keeps it, to be looked at."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    recorder = api()
+    if api is FailingHubApi:
+        with pytest.raises(ConnectionError):
+            publish_metrics("acme", ["fir"], api=recorder)
+    else:
+        publish_metrics("acme", ["fir"], api=recorder)
+    staged = recorder.calls[-1][2]["folder_path"]
+    assert staged.startswith(str(tmp_path)) and list(tmp_path.iterdir()) == []
+    plans = publish_metrics("acme", ["fir"], dry_run=True)
+    assert plans[0].staged.is_dir() and plans[0].staged.parent.parent == tmp_path

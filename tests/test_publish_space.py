@@ -145,6 +145,17 @@ def test_publish_space_creates_the_space_sets_the_data_variable_and_uploads(tmp_
     assert "- acme/ihbench-data" in (plan.staged / "README.md").read_text()  # the card links the dataset
 
 
+def test_a_temporary_space_staging_folder_is_removed_after_the_upload(tmp_path, monkeypatch):
+    """Found by the bad-input battery: /tmp/ihbench-space-* stayed behind after every publish."""
+    import tempfile
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    api = RecordingHubApi()
+    plan = publish_space("acme/demo", data="acme/ihbench-data", api=api)
+    assert api.calls[-1][2]["folder_path"] == str(plan.staged) and list(tmp_path.iterdir()) == []
+
+
 def test_publish_space_refuses_a_bad_repo_or_data_id(tmp_path):
     with pytest.raises(ValueError, match="--repo"):
         publish_space("no-namespace", dry_run=True, staging_dir=tmp_path / "a")

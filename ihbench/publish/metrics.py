@@ -62,9 +62,16 @@ def publish_metrics(namespace: str, names: Optional[Sequence[str]] = None, *, dr
         raise UsageError(f"unknown metric(s) {', '.join(unknown)}; available: {', '.join(available)}")
     check_namespace(namespace)
     root = staging_root(staging_dir, "ihbench-metrics-")
-    plans = [PublishPlan(name, f"{namespace}/{name}", "space", root / name, stage_metric(name, namespace, root / name))
-             for name in names]
-    if not dry_run:
-        for plan in plans:
-            upload(plan, api=api, token=token, space_sdk="gradio")
+    try:
+        plans = [PublishPlan(name, f"{namespace}/{name}", "space", root / name,
+                             stage_metric(name, namespace, root / name)) for name in names]
+        if not dry_run:
+            for plan in plans:
+                upload(plan, api=api, token=token, space_sdk="gradio")
+    except BaseException:  # refused or failed: our temporary folder goes
+        if staging_dir is None:
+            shutil.rmtree(root, ignore_errors=True)
+        raise
+    if not dry_run and staging_dir is None:  # uploaded: of no further use (a dry run keeps it to be looked at)
+        shutil.rmtree(root, ignore_errors=True)
     return plans

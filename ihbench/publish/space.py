@@ -109,5 +109,9 @@ def publish_space(repo_id: str, *, data: Optional[str] = None, private: bool = F
             shutil.rmtree(root, ignore_errors=True)
         raise
     if not dry_run:
-        upload(plan, api=api, token=token, private=private, space_sdk="gradio")
+        try:
+            upload(plan, api=api, token=token, private=private, space_sdk="gradio")
+        finally:  # uploaded or not, our temporary copy (the data included) is of no further use
+            if staging_dir is None:
+                shutil.rmtree(root, ignore_errors=True)
     return plan
