@@ -189,15 +189,6 @@ class JudgmentRecord:
         return _to_json(self)
 
 
-def problem(record_type, data: dict) -> Optional[str]:
-    """Why `data` is not a usable record of `record_type`, or None (the JSON-lines reader's check)."""
-    try:
-        record_type.from_json(data)
-    except RecordError as error:
-        return str(error)
-    return None
-
-
 #: run.json fields that define a run: resuming with any of them changed would mix two experiments.
 #: The endpoint (an OpenAI-compatible server's URL; never its key) may point at another model.
 RUN_IDENTITY = ("loader", "model_path", "data", "config", "split", "modality", "history_audio", "generation", "seed",

@@ -22,7 +22,7 @@ from typing import Iterator, Optional, Sequence
 from ihbench.dataset.errors import IHBenchError
 from ihbench.dataset.io import exclusive, lock_file_for, new_folders, read_records, write_json_atomic
 
-from .records import JudgmentRecord, RecordError, ResponseRecord, RunInfo, problem
+from .records import JudgmentRecord, RecordError, ResponseRecord, RunInfo
 
 log = logging.getLogger("ihbench")
 
@@ -41,6 +41,13 @@ def is_stale(record, current_hash: str) -> bool:
     """The record answers (or judges) another version of the item. Version-1 records carry no stamp
     and are taken as they are: an older folder keeps working."""
     return record.item_hash is not None and record.item_hash != current_hash
+
+
+def latest_responses(records: Sequence[ResponseRecord], hashes: dict[str, str]) -> dict[tuple, ResponseRecord]:
+    """The last record per (item, epoch) that answers the item as it is now (`hashes`: item id ->
+    `EvalItem.content_hash`; an id without one is taken as it is): a retried error, or an answer
+    to an earlier version answered again, is superseded by the later record."""
+    return {r.key: r for r in records if r.id not in hashes or not is_stale(r, hashes[r.id])}
 
 
 def latest_judgments(records: Sequence[JudgmentRecord]) -> list[JudgmentRecord]:
@@ -108,8 +115,7 @@ class RunDir:
         to an earlier version that was never answered again is refused, with the count: scoring it
         would score an answer to a question that is no longer in the data. Errors stay in the list
         (they are counted, never judged or scored)."""
-        fresh = [r for r in responses if r.id not in items or not is_stale(r, items[r.id].content_hash)]
-        latest = {r.key: r for r in fresh}
+        latest = latest_responses(responses, {item_id: item.content_hash for item_id, item in items.items()})
         outdated = [r for r in responses if r.key not in latest]
         if outdated:
             changed = sorted({r.id for r in outdated})
@@ -151,15 +157,18 @@ class RunDir:
                 f"{target}: {len(foreign)} of {len(judgments)} judgment(s) are of answers {self.path} does not have "
                 f"(e.g. {foreign[0].id}, epoch {foreign[0].epoch}): it is another run's judgments file; move it "
                 f"out of the way, then judge this run (`ihbench judge {self.path}`)")
-        replaced = {key for key, n in Counter(r.key for r in self.responses()).items() if n > 1}
+        replaced: Optional[set] = None  # read again only for judgments written before response_hash
 
         def judges_current(judgment: JudgmentRecord) -> bool:
+            nonlocal replaced
             response = current[judgment.id, judgment.epoch]
             if not response.answered:
                 return False
             if judgment.response_hash is not None:
                 return judgment.response_hash == response.digest
             # written before judgments named their answer: right only if the answer never changed
+            if replaced is None:
+                replaced = {key for key, n in Counter(r.key for r in self.responses()).items() if n > 1}
             return response.key not in replaced and not (response.item_hash and is_stale(judgment, response.item_hash))
 
         kept = [j for j in judgments if judges_current(j)]
@@ -181,6 +190,16 @@ def read_judgments(path: Path) -> list[JudgmentRecord]:
 
 
 def _read(path: Path, record_type, repair: bool = False) -> list:
-    """Typed records of a JSON-lines file; a line that is not one is reported and left out."""
-    return [record_type.from_json(data)
-            for data in read_records(path, repair=repair, check=lambda data: problem(record_type, data))]
+    """Typed records of a JSON-lines file, each line parsed once; a line that is not one is reported
+    (file and line, by the reader) and left out."""
+    records = []
+
+    def parse(data: dict) -> Optional[str]:
+        try:
+            records.append(record_type.from_json(data))
+        except RecordError as error:
+            return str(error)
+        return None
+
+    read_records(path, repair=repair, check=parse)
+    return records

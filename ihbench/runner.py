@@ -22,7 +22,7 @@ from ihbench.dataset.redaction import redact
 from ihbench.dataset.schema import EvalItem, canonical_interruption_type
 
 from .records import RECORD_FORMAT, RUN_IDENTITY, RUN_INFO_FORMAT, ResponseRecord, RunInfo
-from .rundir import RunDir, is_stale
+from .rundir import RunDir, latest_responses
 from .seeds import record_seed
 
 log = logging.getLogger("ihbench")
@@ -121,17 +121,11 @@ def _answered(records: list[ResponseRecord], items: Sequence[EvalItem], run_dir:
     old record stays, superseded); the user is told how many of each: a resume never mixes answers
     to two versions of the data, and an error is never taken for an answer."""
     current = {item.id: item.content_hash for item in items}
-    latest, changed = {}, set()
-    for record in records:
-        if record.id not in current:
-            continue
-        if is_stale(record, current[record.id]):
-            changed.add(record.id)
-        else:
-            latest[record.key] = record
+    records = [r for r in records if r.id in current]  # a run widened or narrowed by --limit/--types
+    latest = latest_responses(records, current)
     done = {key for key, record in latest.items() if record.answered}
     failed = len(latest) - len(done)
-    changed -= {item_id for item_id, _ in latest}
+    changed = {r.id for r in records if r.key not in latest} - {item_id for item_id, _ in latest}
     if changed:
         log.warning("%s: %d item(s) changed in the data since they were answered (e.g. %s); answering them again",
                     run_dir.path, len(changed), sorted(changed)[0])
