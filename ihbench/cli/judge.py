@@ -34,11 +34,9 @@ def main(args: argparse.Namespace) -> int:
     from ihbench.dataset.outputs import check_output_path
     from ihbench.judge import judge_run
     from ihbench.llm import LLMCache, OpenAICompatibleLLM, TransformersLLM
-    from ihbench.rundir import RunDir
 
     if args.out is not None:  # a judgments file goes into a run folder or a folder of the user's
         check_output_path(args.out, "--out", may_be=("run",), file=True)
-    RunDir(args.run).info()  # not a run: refused before the cache file is made
     cache = LLMCache(args.cache) if args.cache else None  # a wrong --cache fails before a model is loaded
     if args.judge_backend == "transformers":
         backend = TransformersLLM(args.judge_model)

@@ -29,10 +29,11 @@ def add_parser(add) -> argparse.ArgumentParser:
 def main(args: argparse.Namespace) -> int:
     from ihbench.dataset.verify import verify_paths
 
+    cache = None
     if args.judge_model and args.cache:  # a wrong --cache is refused before "OK" is printed
         from ihbench.llm import LLMCache
 
-        LLMCache(args.cache).close()
+        cache = LLMCache(args.cache)
     report = verify_paths(args.paths or None, check_audio=not args.no_audio)
     notes(args, report.notes)
     for problem in report.problems:
@@ -42,17 +43,16 @@ def main(args: argparse.Namespace) -> int:
     print(f"{status}: {len(report.conversations)} conversation(s), {points} interruption point(s) checked")
     if not report.ok:
         return 1
-    return _verify_with_judge(args, report.conversations) if args.judge_model else 0
+    return _verify_with_judge(args, report.conversations, cache) if args.judge_model else 0
 
 
-def _verify_with_judge(args: argparse.Namespace, conversations) -> int:
+def _verify_with_judge(args: argparse.Namespace, conversations, cache) -> int:
     """The verifier's semantic questions, asked of an LLM per point; non-zero on any finding."""
     import asyncio
 
-    from ihbench.llm import LLMCache, OpenAICompatibleLLM
     from ihbench.judge.review import review_conversations
+    from ihbench.llm import OpenAICompatibleLLM
 
-    cache = LLMCache(args.cache) if args.cache else None
     backend = OpenAICompatibleLLM(args.judge_model, base_url=args.judge_base_url, timeout=args.timeout)
 
     async def review():
