@@ -167,7 +167,7 @@ def test_judge_cli(judged_run, tmp_path):
     result = subprocess.run(command + ["--judge-base-url", "http://127.0.0.1:9/v1"], capture_output=True, text=True)
     assert result.returncode == 1, result.stderr
     assert f"{errors} judgment(s) written (0 judged, {errors} judge_error)" in result.stdout
-    assert f"{errors} earlier judge_error(s) retried" in result.stdout and "retry only those" in result.stderr
+    assert f"{errors} earlier judge_error(s) retried" in result.stdout and "tries only those again" in result.stderr
     with OpenAITestServer(respond=ScriptedJudge(faults=False)) as healthy:
         fixed = subprocess.run(command + ["--judge-base-url", healthy.base_url], capture_output=True, text=True)
         assert fixed.returncode == 0, fixed.stderr

@@ -429,7 +429,7 @@ def test_judgments_of_an_error_by_an_older_version_are_not_scored(official, tmp_
     assert all(j.response_hash == responses[0].digest for j in kept)
 
 
-def test_a_resume_whose_earlier_answers_are_fine_does_not_say_every_item_failed(official, tmp_path):
+def test_a_resume_whose_earlier_answers_are_fine_does_not_say_every_item_failed(official, tmp_path, capsys):
     from ihbench.cli import main
 
     out = tmp_path / "run"
@@ -439,7 +439,8 @@ def test_a_resume_whose_earlier_answers_are_fine_does_not_say_every_item_failed(
         args = ["run", "--model", "openai", "--model-path", "test-model", "--data", str(official), "--out", str(out),
                 "--epochs", "1", "--base-url", down.base_url, "--option", "max_retries=0", "--option",
                 "concurrency=2", "--allow-endpoint-change", "--quiet"]
-        assert main(args) == 0  # 2 answered earlier, 1 failed now: a warning, not "every item failed"
+        assert main(args) == 1  # incomplete: 2 answered earlier, 1 failed now, and not "every item failed"
+    assert "1 of 3 response(s) failed" in capsys.readouterr().err
 
 
 def test_a_bug_in_a_loader_stops_the_run_with_its_traceback_and_keeps_what_was_written(official, server, tmp_path,

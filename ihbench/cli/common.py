@@ -1,10 +1,11 @@
-"""Helpers several commands share: notes, publish plans.
+"""Helpers several commands share: notes, the exit rule for work done item by item, publish plans.
 
 What an option's value may be is said where the option is added, with a type of
 `ihbench.dataset.argtypes` (the loaders check their `--option` values with the same types)."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def notes(args: argparse.Namespace, lines) -> None:
@@ -12,6 +13,24 @@ def notes(args: argparse.Namespace, lines) -> None:
     if not args.quiet:
         for note in lines:
             print(f"note: {note}")
+
+
+#: Exit status of a command that works item by item (run, judge, generate, verify with a judge):
+#: 0 when every item is done, INCOMPLETE when some failed and are left for the same command to retry
+#: (what was written is valid and kept), 2 when the command was refused before any work.
+INCOMPLETE = 1
+
+
+def incomplete(command: str, failed: int, total: int, what: str, where) -> int:
+    """The one rule for items that failed: say how many, where their errors are, that a rerun
+    retries only them, and exit INCOMPLETE, whether one failed or all, so a script that chains
+    `run && judge && report` never scores a run with holes in it."""
+    if not failed:
+        return 0
+    share = f"every one of the {total}" if failed == total else f"{failed} of {total}"
+    print(f"ihbench {command}: error: {share} {what} failed (their errors are in {where}); nothing failed is "
+          "counted, and the same command tries only those again", file=sys.stderr)
+    return INCOMPLETE
 
 
 def print_plan(plan, dry_run: bool) -> None:

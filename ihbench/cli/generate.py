@@ -61,6 +61,7 @@ def _backend(args):
 def main(args: argparse.Namespace) -> int:
     import asyncio
 
+    from ihbench.cli.common import incomplete
     from ihbench.generate.run import GenerateSpec, check_spec, generate
     from ihbench.dataset.outputs import check_output_path
     from ihbench.llm import LLMCache
@@ -92,7 +93,4 @@ def main(args: argparse.Namespace) -> int:
     if s.failed:
         for failure in s.failures[:5]:
             print(f"ihbench generate: failed: {failure}", file=sys.stderr)
-        print(f"ihbench generate: error: {s.failed} conversation(s) failed (see {s.out}/discarded.jsonl); "
-              "run the same command again to retry them", file=sys.stderr)
-        return 1
-    return 0
+    return incomplete("generate", s.failed, s.planned, "conversation(s)", f"{s.out}/discarded.jsonl")

@@ -31,6 +31,7 @@ def add_parser(add) -> argparse.ArgumentParser:
 def main(args: argparse.Namespace) -> int:
     import asyncio
 
+    from ihbench.cli.common import incomplete
     from ihbench.dataset.outputs import check_output_path
     from ihbench.judge import judge_run
     from ihbench.llm import LLMCache, OpenAICompatibleLLM, TransformersLLM
@@ -60,9 +61,4 @@ def main(args: argparse.Namespace) -> int:
     if s.unanswered:
         print(f"note: {s.unanswered} item(s) failed in the run and have no answer to judge; `ihbench run` with the "
               "same options tries them again")
-    if s.judge_errors:
-        print(f"ihbench judge: error: {s.judge_errors} judgment(s) failed (see the error field in {s.path}); "
-              "run the same command again to retry only those", file=sys.stderr)
-        return 1
-    return 0
-
+    return incomplete("judge", s.judge_errors, s.written, "judgment(s)", s.path)

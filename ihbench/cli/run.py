@@ -47,6 +47,7 @@ def add_parser(add) -> argparse.ArgumentParser:
 
 
 def main(args: argparse.Namespace) -> int:
+    from ihbench.cli.common import incomplete
     from ihbench.dataset.outputs import check_output_path
     from ihbench.loaders import check_options
     from ihbench.protocol import parse_history_audio
@@ -71,13 +72,5 @@ def main(args: argparse.Namespace) -> int:
     summary = run(spec, progress=not args.quiet)
     print(f"{summary.out}: {summary.written} response(s) written, {summary.skipped} already done, "
           f"{summary.errors} error(s), {summary.planned} planned ({summary.seconds:.1f} s)")
-    if summary.errors and summary.errors == summary.planned:
-        print(f"ihbench run: error: every item failed; see the error field in {summary.out}/responses.jsonl",
-              file=sys.stderr)
-        return 1
-    if summary.errors:
-        print(f"ihbench run: warning: {summary.errors} of {summary.planned} response(s) failed (the error field in "
-              f"{summary.out}/responses.jsonl); they are not judged or scored, and the same command tries them "
-              "again", file=sys.stderr)
-    return 0
+    return incomplete("run", summary.errors, summary.planned, "response(s)", f"{summary.out}/responses.jsonl")
 
