@@ -49,7 +49,7 @@ def load_items(
         baselines = baselines_from_rows(_rows(baseline), source=f"{label} baseline") if baseline is not None else None
         return items_from_conversation_rows(_rows(source), baselines=baselines, source=label)
 
-    path, label = _resolve(source)
+    path, label = resolve_source(source)
     conversations = _open(path, label, config, split, revision)
     if config == INTERRUPTIONS_CONFIG:
         return items_from_interruption_rows(_rows(conversations), source=f"{label} [{config}]")
@@ -72,7 +72,7 @@ def load_conversations(
         source = source[_pick_split(list(source), split, "<DatasetDict>")]
     if isinstance(source, datasets.Dataset):
         return conversations_from_rows(_rows(source), source="<Dataset>")
-    path, label = _resolve(source)
+    path, label = resolve_source(source)
     data = _open(path, label, CONVERSATIONS_CONFIG, split, revision)
     return conversations_from_rows(_rows(data), source=f"{label} [{CONVERSATIONS_CONFIG}]")
 
@@ -86,7 +86,10 @@ def _rows(data: Any) -> list[dict]:
     return list(data)
 
 
-def _resolve(source: Union[str, os.PathLike]) -> tuple[str, str]:
+def resolve_source(source: Union[str, os.PathLike]) -> tuple[str, str]:
+    """(what to open, how to name it): a dataset folder made absolute, or a Hub id as given.
+    Callers that only pass the source on (the Space) call it first, so a WAV file or a run folder
+    is refused in one line before anything starts, as `load_items` would refuse it."""
     text = os.fspath(source)
     path = Path(text).expanduser()
     if path.exists():

@@ -426,3 +426,17 @@ def test_an_empty_model_name_is_refused(argv, tmp_path, monkeypatch, capsys):
     code, stderr = _run(argv, capsys)
     assert code == 2 and "expected a non-empty name" in one_error_line(stderr, argv[0])
     assert sorted(os.listdir(tmp_path)) == ["RUN"]
+
+
+def test_space_refuses_a_data_source_that_info_refuses_before_serving(cwd, capsys):
+    """`space --data` hands the source to the page; a file or a run folder is refused here, in the
+    same words as `info`, rather than served as a page that cannot load."""
+    (cwd / "afolder" / "run.json").write_text("{}")  # a run folder, by its marker
+    try:
+        for source, reason in (("afile", "expected a dataset directory"), ("afolder", "not a dataset"),
+                               ("./missing", "no such dataset directory")):
+            code, stderr = _run(["space", "--data", source], capsys)
+            assert code == 2 and reason in one_error_line(stderr, "space"), stderr
+            assert "IHBENCH_DATA" not in os.environ or os.environ["IHBENCH_DATA"] != source
+    finally:
+        (cwd / "afolder" / "run.json").unlink()

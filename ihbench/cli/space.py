@@ -20,9 +20,11 @@ def main(args: argparse.Namespace) -> int:
     import os
     import runpy
 
+    from ihbench.dataset.load import resolve_source
     from ihbench.resources import space_dir
 
     if args.data:
+        resolve_source(args.data)  # a file or a run folder is refused now, not as a page that cannot load
         os.environ["IHBENCH_DATA"] = args.data
     os.environ["GRADIO_SERVER_PORT"] = str(args.port)
     os.environ["GRADIO_SERVER_NAME"] = args.host
