@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -295,7 +296,7 @@ class PathArg(ArgType):
     def convert(self, value: Any) -> Path:
         if not str(value).strip():
             raise self.refuse(str(value))
-        path = Path(value).expanduser()
+        path = _reachable(Path(value).expanduser())
         if path.is_dir():
             if self.kind == "file":
                 raise self.refuse(str(value), "a folder")
@@ -305,6 +306,18 @@ class PathArg(ArgType):
         elif self.exists:
             raise self.refuse(str(value), "not found")
         return path
+
+
+def _reachable(path: Path) -> Path:
+    """`q1/../rq` where q1 does not exist: the system cannot open it, and making it would first make
+    an empty q1. Such a path is resolved to what the user meant (symbolic links that do exist on the
+    way are followed, as the system would); any other path is kept as typed, for the messages."""
+    if ".." not in path.parts:
+        return path
+    last = len(path.parts) - 1 - path.parts[::-1].index("..")
+    if Path(*path.parts[:last + 1]).is_dir():
+        return path
+    return Path(os.path.realpath(path))
 
 
 def whole(min: Optional[int] = None, max: Optional[int] = None) -> Whole:  # noqa: A002 (the words users read)

@@ -15,6 +15,12 @@ folder's own module: `BuildDir`, `ihbench.rundir.RunDir`, the SID and turns summ
     sid       summary.json with "kind": "sid" (`ihbench sid`)
     turns     summary.json with "kind": "turns" (`ihbench turns`)
     report    summary.json with "kind": "ihbench" or "cross_benchmark" and no run.json (`ihbench report --out`)
+    generated generate.json (`ihbench generate`)
+
+A command owns the folder it writes: an existing folder that already holds files and is not of a
+kind the command resumes in (a model's folder, a folder of documents) is refused too, as its files
+would end up mixed with the output, or uploaded with it. Only `ihbench export`, which writes one
+subfolder per conversation, shares its folder.
 """
 from __future__ import annotations
 
@@ -28,6 +34,7 @@ from .builddir import CARD, BuildDir
 from .errors import UsageError
 
 RUN_JSON = "run.json"  # ihbench.rundir.RUN_JSON: the data layer names it, it cannot import it
+GENERATE_JSON = "generate.json"  # ihbench.generate.run.INFO, likewise
 SUMMARY = "summary.json"
 SUMMARY_KINDS = {"sid": "sid", "turns": "turns", "ihbench": "report", "cross_benchmark": "report"}
 DESCRIPTIONS = {
@@ -36,6 +43,7 @@ DESCRIPTIONS = {
     "sid": "an `ihbench sid` output folder (summary.json)",
     "turns": "an `ihbench turns` output folder (summary.json)",
     "report": "an `ihbench report` output folder (summary.json)",
+    "generated": "an `ihbench generate` output folder (generate.json)",
 }
 _CONFIGS = re.compile(r"^configs\s*:", re.MULTILINE)
 
@@ -52,6 +60,8 @@ def folder_kind(folder: Union[str, os.PathLike]) -> Optional[str]:
         return "dataset"
     if (folder / RUN_JSON).is_file():
         return "run"
+    if (folder / GENERATE_JSON).is_file():
+        return "generated"
     kind = _summary_kind(folder / SUMMARY)
     if kind:
         return kind
@@ -61,12 +71,13 @@ def folder_kind(folder: Union[str, os.PathLike]) -> Optional[str]:
 
 
 def check_output_path(path: Union[str, os.PathLike], what: str, *, may_be: Sequence[str] = (),
-                      file: bool = False) -> None:
+                      file: bool = False, shared: bool = False) -> None:
     """Refuse the output `path` (a folder the command writes, or with `file` a file it writes) when it
     lies inside one of the toolkit's own folders, or is one of a kind not in `may_be` (a rerun into
     its own kind of folder is fine: a resumed run, a rebuilt dataset; for a file, the folder it goes
-    into may be of a kind in `may_be`: a judgments file in its run). `what` is how the user named it
-    (`--out`). Call it before creating anything."""
+    into may be of a kind in `may_be`: a judgments file in its run), or is a folder of other files
+    (unless `shared`: the command writes only subfolders of its own). `what` is how the user named
+    it (`--out`). Call it before creating anything."""
     target = Path(os.path.abspath(path)).resolve()
     own = target.parent if file else target
     kind = folder_kind(own) if own.is_dir() else None
@@ -75,10 +86,30 @@ def check_output_path(path: Union[str, os.PathLike], what: str, *, may_be: Seque
             raise _inside(path, what, own, kind)
         wanted = f"; expected {_either(may_be)} or a new folder" if may_be else "; give another folder"
         raise OutputPathError(f"{what}: {path} is {_described(kind, own)}{wanted}")
+    if not (file or shared or kind):
+        _check_new_or_empty(path, what, target, may_be)
     for folder in own.parents:
         kind = folder_kind(folder)
         if kind:
             raise _inside(path, what, folder, kind)
+
+
+def _check_new_or_empty(path, what: str, target: Path, may_be: Sequence[str]) -> None:
+    if target.exists() and not target.is_dir():
+        raise OutputPathError(f"{what}: {path} is a file; give a folder")
+    if not target.is_dir():
+        return
+    held = sorted(entry.name for entry in target.iterdir() if not _is_lock(entry.name))
+    if held:
+        shown = ", ".join(held[:3]) + (", ..." if len(held) > 3 else "")
+        resumable = f", nor {_either(may_be)} to resume" if may_be else ""
+        raise OutputPathError(f"{what}: {path} already holds files ({shown}) and is not a folder this command "
+                              f"wrote{resumable}; give a new or empty folder")
+
+
+def _is_lock(name: str) -> bool:
+    """A lock left by a writer that was killed before it wrote its first file: not content."""
+    return name.startswith(".") and name.endswith(".lock")
 
 
 def _inside(path, what: str, folder: Path, kind: str) -> OutputPathError:

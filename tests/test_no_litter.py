@@ -172,3 +172,49 @@ def test_a_run_folder_given_as_data_is_named_as_such(cwd, capsys):
     line = _refused(["info", "runs/a"], capsys)
     assert line == ("ihbench info: error: runs/a: is a run folder (run.json), not a dataset; give the data folder it "
                     "was made from (a run's is in its run.json)")
+
+
+def test_a_command_owns_the_folder_it_writes(cwd):
+    """An existing folder of the user's (a model's weights, notes) is not an output folder: its files
+    would be mixed with the run's, or replaced. Empty, or holding only a killed writer's lock, is fine."""
+    (cwd / "model").mkdir()
+    (cwd / "model" / "config.json").write_text("{}")
+    with pytest.raises(OutputPathError, match=r"^--out: model already holds files \(config\.json\) and is not a "
+                                              r"folder this command wrote, nor a run folder to resume; give a new"):
+        check_output_path("model", "--out", may_be=("run",))
+    with pytest.raises(OutputPathError, match="already holds files"):
+        check_output_path("model", "--out")
+    check_output_path("model", "--out", shared=True)  # export: one subfolder per conversation
+    (cwd / "empty").mkdir()
+    check_output_path("empty", "--out", may_be=("run",))
+    (cwd / "empty" / ".lock").write_text("")
+    check_output_path("empty", "--out", may_be=("run",))
+    with pytest.raises(OutputPathError, match=r"^--out: runs/a/run\.json is a file; give a folder$"):
+        check_output_path("runs/a/run.json", "--out", may_be=("run",))
+    (cwd / "gen").mkdir()
+    (cwd / "gen" / "generate.json").write_text("{}")
+    assert folder_kind(cwd / "gen") == "generated"
+    check_output_path("gen", "--out", may_be=("generated",))  # a resumed generate
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "--model", "openai", "--model-path", "m", "--data", DATA, "--out", "model"],
+    ["make-tiny-model", "qwen2-text", "--out", "model"],
+    ["generate", "--llm-model", "m", "--out", "model"],
+    ["sid", "--data", DATA, "--out", "model", "--detector", "energy"],
+])
+def test_no_command_writes_into_a_folder_of_the_user_s(argv, official, cwd, capsys):
+    (cwd / "model").mkdir()
+    (cwd / "model" / "config.json").write_text("{}")
+    before = _listing(cwd)
+    argv = [str(official) if a == DATA else a for a in argv]
+    assert "model already holds files (config.json)" in _refused(argv, capsys)
+    assert _listing(cwd) == before
+
+
+def test_an_out_through_a_missing_folder_makes_no_empty_folder(official, cwd, capsys):
+    """`--out q1/../rq` with no q1: what the user meant is rq, and no empty q1 is left behind."""
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out", "q1/../rq",
+                     "--limit", "1", "--epochs", "1", "--base-url", server.base_url, "--quiet"]) == 0
+    assert (cwd / "rq" / "run.json").is_file() and not (cwd / "q1").exists()

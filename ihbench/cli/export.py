@@ -24,7 +24,7 @@ def main(args: argparse.Namespace) -> int:
     from ihbench.dataset.load import load_conversations
     from ihbench.dataset.outputs import check_output_path
 
-    check_output_path(args.out, "--out")
+    check_output_path(args.out, "--out", shared=True)  # one subfolder per conversation
     conversations = load_conversations(args.data, split=args.split)
     try:
         conversation = pick_conversation(conversations, args.conversation)

@@ -66,7 +66,7 @@ def main(args: argparse.Namespace) -> int:
     from ihbench.dataset.outputs import check_output_path
     from ihbench.llm import LLMCache
 
-    check_output_path(args.out, "--out")
+    check_output_path(args.out, "--out", may_be=("generated",))
     spec = GenerateSpec(out=args.out, domain=args.domain, goal=args.goal, description=args.description,
                         workflow=args.workflow, intents=args.intents, conversations=args.conversations,
                         seed=args.seed, concurrency=args.concurrency, max_reasks=args.max_reasks,

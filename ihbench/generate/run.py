@@ -26,6 +26,7 @@ from typing import Optional
 from ihbench.dataset.argtypes import number
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.io import AppendLog, exclusive, new_folders, read_records, write_json_atomic
+from ihbench.dataset.outputs import GENERATE_JSON
 from ihbench.dataset.redaction import redact
 from ihbench.dataset.sources import DOMAINS, SourceError, load_conversation
 from ihbench.dataset.verify import check_conversation
@@ -44,7 +45,7 @@ from .workflow import load_workflow
 log = logging.getLogger("ihbench")
 
 PIPELINE_VERSION = "1.0"
-DISCARDED, INFO, LOCK = "discarded.jsonl", "generate.json", ".generate.lock"
+DISCARDED, INFO, LOCK = "discarded.jsonl", GENERATE_JSON, ".generate.lock"
 STAGES = ("simulate", "verify", "baselines")
 
 
@@ -151,6 +152,9 @@ async def _generate_locked(spec, out, backend, cache, progress, domain, goal, de
     started, started_at = time.perf_counter(), datetime.now(timezone.utc).isoformat(timespec="seconds")
     slug = slugify(goal)
     ids = [f"{domain}-{slug}-{n:02d}" for n in range(1, spec.conversations + 1)]
+    if not (out / INFO).exists():  # first: a run killed before its first conversation still resumes here
+        write_json_atomic(out / INFO, {"pipeline_version": PIPELINE_VERSION, "domain": domain, "goal": goal,
+                                       "runs": []})
     conversations = out / "conversations"
     conversations.mkdir(exist_ok=True)
     for stale in [*out.glob(".*.tmp"), *out.glob("*/.*.tmp")]:  # half-written by a killed run; we hold the lock

@@ -42,12 +42,12 @@ def check_staging_folder(folder: Path, what: str = "--staging-dir") -> Path:
     """The one rule of a folder to stage an upload in: new or empty (the whole folder is uploaded, so a
     file left there from before would go with it), and not inside one of the toolkit's own folders."""
     folder = Path(folder)
-    check_output_path(folder, what)
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{what}: {folder} is a file, not a folder")
     if folder.is_dir() and any(folder.iterdir()):
         raise UsageError(f"{what}: {folder} is not empty; everything in it would be uploaded, so give a new or "
                          "empty folder")
+    check_output_path(folder, what)
     return folder
 
 

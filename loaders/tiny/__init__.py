@@ -17,6 +17,7 @@ import importlib
 from pathlib import Path
 
 from ihbench.dataset.errors import UsageError
+from ihbench.dataset.io import new_folders, staging_folder
 
 # family name (as `ihbench run --model` spells it) -> builder module
 MODULES = {
@@ -56,10 +57,11 @@ def make_tiny_model(family: str, out: Path, *, seed: int = 0) -> Path:
     import torch
 
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    with torch.random.fork_rng(devices=[]):
+    # Staged and renamed: a build that fails half way (out of disk, ^C) leaves no folder that looks
+    # like a checkpoint but cannot load; a folder there before is replaced whole.
+    with new_folders(out.parent), staging_folder(out) as work, torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        module.build(out)
+        module.build(work)
     return out
 
 
