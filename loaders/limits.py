@@ -13,35 +13,50 @@ from ihbench.dataset.errors import IHBenchError, ItemFailure
 
 from .base import ModelInput
 
-ADVICE = "use --history-audio last:K (older user turns as transcripts) or --modality text"
-#: with transcripts only there is no audio to give up: what is left is the answer's room or the model
-TEXT_ADVICE = "the transcripts alone do not fit: use a smaller --max-new-tokens or a model with a longer context"
-
-
 class AudioTooLongError(IHBenchError, ItemFailure, ValueError):
     """A clip longer than the processor takes whole, or a prompt longer than the context."""
+
+
+def _advice(audio_clips: int, *, history_helps: bool = True, room: Optional[int] = None,
+            max_new_tokens: int = 0) -> str:
+    """Only the remedies that would change this item: fewer clips of history while there is more
+    than one (and the long clip is not the last), text instead of audio while there is audio, fewer
+    new tokens while the prompt alone fits."""
+    remedies = []
+    if audio_clips > 1 and history_helps:
+        remedies.append(f"--history-audio last:K with K below {audio_clips} (older user turns as transcripts)")
+    if audio_clips:
+        remedies.append("--modality text")
+    if room is not None and 0 < room < max_new_tokens:
+        remedies.append(f"--max-new-tokens {room} or less")
+    remedies.append("a model with a longer context" if room is not None else "a model that takes longer clips")
+    lead = "" if audio_clips else "the transcripts alone do not fit: "
+    return lead + "use " + ", or ".join(remedies)
 
 
 def check_clips(conversation: ModelInput, family: str, max_seconds: Optional[float]) -> None:
     if max_seconds is None:
         return
+    count = len(conversation.audio_clips)
     for number, clip in enumerate(conversation.audio_clips, start=1):
         seconds = len(clip) / conversation.sampling_rate
         if seconds > max_seconds + 1e-6:
             raise AudioTooLongError(
-                f"{conversation.item_id}: audio clip {number} of {len(conversation.audio_clips)} is {seconds:.1f} s; "
+                f"{conversation.item_id}: audio clip {number} of {count} is {seconds:.1f} s; "
                 f"the {family} processor keeps only the first {max_seconds:g} s of a clip (not cut silently: "
-                f"{ADVICE})")
+                f"{_advice(count, history_helps=number < count)})")
 
 
 def check_context(prompt_tokens: int, max_new_tokens: int, context: Optional[int], family: str,
-                  item_id: str = "", modality: str = "audio") -> None:
+                  item_id: str = "", audio_clips: int = 1) -> None:
+    """`audio_clips`: how many clips the prompt holds (0 in text modality), for the advice."""
     if context is None or prompt_tokens + max_new_tokens <= context:
         return
     where = f"{item_id}: " if item_id else ""
+    advice = _advice(audio_clips, room=context - prompt_tokens, max_new_tokens=max_new_tokens)
     raise AudioTooLongError(
         f"{where}the prompt is {prompt_tokens} tokens and {max_new_tokens} new tokens do not fit in the "
-        f"{family} context of {context} tokens ({TEXT_ADVICE if modality == 'text' else ADVICE})")
+        f"{family} context of {context} tokens ({advice})")
 
 
 FRAME_MASKS = ("input_features_mask", "feature_attention_mask")  # which feature frames are real audio

@@ -3,6 +3,8 @@
 others. A new family: a module with a `Loader` subclass whose `name` is its key here."""
 from __future__ import annotations
 
+from typing import Optional
+
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.registry import Registry
 
@@ -27,15 +29,18 @@ def get(name: str) -> type:
     return LOADERS.get(name)
 
 
-def check_options(name: str, options: dict) -> dict:
+def check_options(name: str, options: dict, flags: Optional[dict] = None) -> dict:
     """The options of loader `name` checked without loading anything (a command calls this before it
     creates a folder): an option it does not take is named, with the ones it does, and a value its
-    option does not allow (`Loader.option_types`) says what it may be. Returns them converted."""
+    option does not allow (`Loader.option_types`) says what it may be. Returns them converted.
+    `flags` names the command-line flags that set an option (`--concurrency` for `concurrency`), so
+    the message names what the user typed."""
     cls = get(name)
     accepted = cls.option_names()
     unknown = sorted(set(options) - set(accepted))
     if unknown:
-        raise UsageError(f"--option {unknown[0]}: not an option of the {name} loader; "
+        flag = (flags or {}).get(unknown[0], f"--option {unknown[0]}")
+        raise UsageError(f"{flag}: not an option of the {name} loader; "
                          f"its options: {', '.join(accepted) or 'none'}")
     return cls.check_options(options)
 

@@ -131,7 +131,7 @@ class TransformersLoader(Loader):
         inputs = self.inputs(conversations)
         check_context(inputs["input_ids"].shape[1], config.max_new_tokens, self.context_tokens(), self.name,
                       conversations[0].item_id if len(conversations) == 1 else "",
-                      "text" if all(c.modality == "text" for c in conversations) else "audio")
+                      max(len(c.audio_clips) for c in conversations))
         features = {k: (v.to(self.dtype) if torch.is_floating_point(v) else v) for k, v in inputs.items()}
         torch.manual_seed(seed)
         with torch.inference_mode():

@@ -181,6 +181,10 @@ SID_LLM = ["sid", "--data", "d", "--config", "sid_dev_en", "--out", "sx", "--det
     (["generate", "--llm-model", "m", "--out", "o", "--price-per-1k-input=-5"],
      "argument --price-per-1k-input: expected a number >= 0, got '-5'"),
     (["verify", "--judge-model", "M", "--concurrency", "0"], "argument --concurrency: expected a whole number >= 1"),
+    (["run", "--model", "qwen2-audio", "--model-path", "tiny", "--data", "data", "--out", "rt", "--concurrency", "4"],
+     "--concurrency: not an option of the qwen2-audio loader; its options: batch_size"),
+    (["run", "--model", "qwen2-audio", "--model-path", "tiny", "--data", "data", "--out", "rt", "--base-url",
+      "http://a:1/v1"], "--base-url: not an option of the qwen2-audio loader"),
     (["space", "--port", "70000"], "argument --port: expected a whole number from 1 to 65535, got '70000'"),
     (["run", "--model", "qwen2-audio", "--model-path", "tiny", "--data", "data", "--out", "rt", "--option",
       "device=bogus"], "--option device: expected a device: auto, cpu, cuda, cuda:N (N a whole number) or mps, "

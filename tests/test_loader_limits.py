@@ -45,7 +45,7 @@ def test_a_bad_history_audio_option_is_named(value):
 def test_a_prompt_beyond_the_context_is_an_error_naming_item_and_advice():
     check_context(900, 100, 1000, "qwen2-audio", "conv/3")  # fits exactly
     with pytest.raises(AudioTooLongError, match=r"conv/3: the prompt is 901 tokens.*1000 tokens.*last:K"):
-        check_context(901, 100, 1000, "qwen2-audio", "conv/3")
+        check_context(901, 100, 1000, "qwen2-audio", "conv/3", audio_clips=3)
 
 
 @pytest.mark.parametrize("raw,answer,reasoning", [

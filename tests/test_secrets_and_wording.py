@@ -134,15 +134,36 @@ def test_generate_names_its_own_model_flag(tmp_path, capsys):
     assert not (tmp_path / "gen").exists()
 
 
-def test_a_prompt_too_long_in_text_mode_suggests_what_applies_to_text():
+def test_a_prompt_too_long_suggests_only_what_would_change_it():
     from ihbench.loaders.limits import AudioTooLongError, check_context
 
-    with pytest.raises(AudioTooLongError) as text:
-        check_context(901, 100, 1000, "qwen2-audio", "conv/3", modality="text")
-    assert "--max-new-tokens" in str(text.value)
-    assert "--modality text" not in str(text.value) and "--history-audio" not in str(text.value)
-    with pytest.raises(AudioTooLongError, match=r"last:K.*--modality text"):
-        check_context(901, 100, 1000, "qwen2-audio", "conv/3", modality="audio")
+    def advice(*args, **kwargs) -> str:
+        with pytest.raises(AudioTooLongError) as error:
+            check_context(*args, **kwargs)
+        return str(error.value)
+
+    text = advice(901, 100, 1000, "qwen2-audio", "conv/3", audio_clips=0)
+    assert "the transcripts alone do not fit: use --max-new-tokens 99 or less, or a model with a longer" in text
+    assert "--modality text" not in text and "--history-audio" not in text
+    deep = advice(901, 100, 1000, "qwen2-audio", "conv/3", audio_clips=4)
+    assert "--history-audio last:K with K below 4" in deep and "--modality text" in deep
+    one = advice(901, 100, 1000, "qwen2-audio", "conv/3", audio_clips=1)  # last:1 already, or one turn deep
+    assert "--history-audio" not in one and "--modality text" in one
+    full = advice(1200, 1, 1000, "qwen2-audio", "conv/3", audio_clips=1)  # the prompt alone is too long
+    assert "--max-new-tokens" not in full and full.endswith("or a model with a longer context)")
+
+
+def test_a_clip_too_long_suggests_history_audio_only_for_an_older_clip():
+    from ihbench.loaders.base import InputTurn, ModelInput
+    from ihbench.loaders.limits import AudioTooLongError, check_clips
+
+    short, long_ = np.zeros(16000, np.float32), np.zeros(16000 * 40, np.float32)
+    for clips, expected, absent in (((long_, short), "--history-audio last:K with K below 2", None),
+                                    ((short, long_), "--modality text", "--history-audio")):
+        turns = [InputTurn("system", "S"), *(InputTurn("user", audio=clip) for clip in clips)]
+        with pytest.raises(AudioTooLongError) as error:
+            check_clips(ModelInput("c/1", "audio", turns, 16000), "qwen2-audio", 30.0)
+        assert expected in str(error.value) and (absent is None or absent not in str(error.value))
 
 
 # --- plots leave the terminal alone ----------------------------------------------------------------

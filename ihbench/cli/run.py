@@ -60,7 +60,8 @@ def main(args: argparse.Namespace) -> int:
         options["base_url"] = args.base_url[0] if len(args.base_url) == 1 else args.base_url
     if args.concurrency is not None:
         options["concurrency"] = args.concurrency
-    options = check_options(args.model, options)  # before the run directory exists: a bad option names itself
+    # before the run directory exists: a bad option names itself, as the user typed it
+    options = check_options(args.model, options, flags={"base_url": "--base-url", "concurrency": "--concurrency"})
     spec = RunSpec(
         loader=args.model, model_path=args.model_path, data=args.data, out=args.out, config=args.config,
         split=args.split, epochs=args.epochs, limit=args.limit,
