@@ -127,3 +127,36 @@ def test_main_leaves_the_ihbench_logger_as_it_found_it(capsys):
     before = (list(logger.handlers), logger.level, logger.propagate)
     assert main(["models"]) == 0 and main(["models"]) == 0
     assert (list(logger.handlers), logger.level, logger.propagate) == before
+
+
+def test_quiet_silences_the_libraries_progress_bars_too(tmp_path):
+    """datasets' "Generating ... split" and transformers' "Loading weights" are not ours, but --quiet
+    promises results and errors only. Each command in its own process, with a new datasets cache."""
+    import os
+
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "official")
+    env = {**os.environ, "HF_DATASETS_CACHE": str(tmp_path / "cache")}
+
+    def ihbench(*argv):
+        result = subprocess.run([sys.executable, "-m", "ihbench.cli", *argv], capture_output=True, text=True, env=env)
+        assert result.returncode == 0, result.stderr
+        return result.stderr
+
+    assert ihbench("info", str(data), "--quiet") == ""
+    env["HF_DATASETS_CACHE"] = str(tmp_path / "cache2")
+    assert "Generating" in ihbench("info", str(data))  # the bar that --quiet hides is there without it
+    assert ihbench("make-tiny-model", "qwen2-text", "--out", str(tmp_path / "tiny"), "--quiet") == ""
+
+
+def test_quiet_leaves_the_libraries_as_it_found_them(tmp_path, capsys):
+    import datasets
+    from huggingface_hub import utils as hub
+    from transformers.utils import logging as transformers_logging
+
+    from ihbench.cli import main
+
+    assert main(["models", "--quiet"]) == 0
+    assert not datasets.are_progress_bars_disabled() and not hub.are_progress_bars_disabled()
+    assert transformers_logging.is_progress_bar_enabled()

@@ -36,6 +36,7 @@ from . import (
     turns,
     verify,
 )
+from .quiet import libraries_quiet
 
 # The order of `ihbench --help`.
 COMMANDS = (verify, build, info, export, publish_metrics, publish_dataset, publish_space, space, run, judge,
@@ -80,7 +81,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     logger.setLevel(logging.WARNING)
     logger.propagate = False
     try:
-        return args.func(args)
+        with libraries_quiet(args.quiet):
+            return args.func(args)
     except IHBenchError as error:  # meant for the user: one line; anything else is a bug and keeps its traceback
         if _debug(args):
             traceback.print_exc()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ._common import byte_vocab, padded, save_model
+from ._common import CONTEXT, byte_vocab, padded, save_model
 
 PROCESSOR = "Gemma3nProcessor"
 
@@ -87,7 +87,7 @@ def build(out: Path) -> None:
             "hidden_size": 32, "hidden_size_per_layer_input": 8, "intermediate_size": 64, "num_hidden_layers": 2,
             "layer_types": ["sliding_attention", "full_attention"], "activation_sparsity_pattern": [0.95, 0.0],
             "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "num_kv_shared_layers": 0,
-            "laurel_rank": 4, "sliding_window": 64, "max_position_embeddings": 4096,
+            "laurel_rank": 4, "sliding_window": 64, "max_position_embeddings": CONTEXT,
             "pad_token_id": ids["<pad>"], "bos_token_id": ids["<bos>"], "eos_token_id": ids["<eos>"],
         },
         vision_config={"hidden_size": 32, "vocab_size": MULTIMODAL_VOCAB, "vocab_offset": text_vocab},

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ._common import byte_vocab, padded, save_model
+from ._common import CONTEXT, byte_vocab, padded, save_model
 
 PROCESSOR = "Gemma4Processor"
 
@@ -106,7 +106,7 @@ def build(out: Path) -> None:
             "hidden_size_per_layer_input": 8, "intermediate_size": 64, "num_hidden_layers": 2,
             "layer_types": ["sliding_attention", "full_attention"], "num_attention_heads": 4,
             "num_key_value_heads": 2, "head_dim": 16, "global_head_dim": 16, "sliding_window": 64,
-            "max_position_embeddings": 4096, "final_logit_softcapping": 30.0,
+            "max_position_embeddings": CONTEXT, "final_logit_softcapping": 30.0,
             "pad_token_id": ids["<pad>"], "bos_token_id": ids["<bos>"], "eos_token_id": ids["<eos>"],
         },
         vision_config={"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,

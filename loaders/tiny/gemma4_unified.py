@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ._common import padded, save_model
+from ._common import CONTEXT, padded, save_model
 from .gemma4 import GEMMA4_TURNS_TEMPLATE, SPECIAL_TOKENS, _gemma4_tokenizer
 
 PROCESSOR = "Gemma4UnifiedProcessor"
@@ -62,7 +62,7 @@ def build(out: Path) -> None:
             "vocab_size": vocab, "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
             "layer_types": ["sliding_attention", "full_attention"], "num_attention_heads": 4,
             "num_key_value_heads": 2, "head_dim": 16, "global_head_dim": 16, "num_global_key_value_heads": 1,
-            "attention_k_eq_v": True, "sliding_window": 64, "max_position_embeddings": 4096,
+            "attention_k_eq_v": True, "sliding_window": 64, "max_position_embeddings": CONTEXT,
             "final_logit_softcapping": 30.0,
             "pad_token_id": ids["<pad>"], "bos_token_id": ids["<bos>"], "eos_token_id": ids["<eos>"],
         },

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ._common import byte_vocab, padded, save_model
+from ._common import CONTEXT, byte_vocab, padded, save_model
 
 PROCESSOR = "Phi4MultimodalProcessor"
 
@@ -50,8 +50,8 @@ def build(out: Path) -> None:
            for token in ("<|endoftext|>", "<|end|>", "<|image|>", "<|audio|>")}
     config = Phi4MultimodalConfig(
         vocab_size=padded(len(tokenizer)), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
-        original_max_position_embeddings=4096,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=CONTEXT,
+        original_max_position_embeddings=CONTEXT,
         bos_token_id=ids["<|endoftext|>"], pad_token_id=ids["<|endoftext|>"],
         eos_token_id=[ids["<|endoftext|>"], ids["<|end|>"]],
         audio_config={"hidden_size": 32, "intermediate_size": 64, "num_blocks": 1, "num_attention_heads": 2,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ._common import byte_vocab, padded, save_model
+from ._common import CONTEXT, byte_vocab, padded, save_model
 
 PROCESSOR = "Qwen2_5OmniProcessor"
 # The processor class cannot be built without torchvision (its video processor needs it): then
@@ -87,7 +87,7 @@ def build(out: Path) -> None:
                           "out_hidden_size": 32, "fullatt_block_indexes": [0]},
         "text_config": {"vocab_size": padded(len(tokenizer)), "hidden_size": 32, "intermediate_size": 64,
                         "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
-                        "max_position_embeddings": 4096, "tie_word_embeddings": False,
+                        "max_position_embeddings": CONTEXT, "tie_word_embeddings": False,
                         "rope_parameters": {"rope_type": "default", "rope_theta": 1e6, "mrope_section": [2, 1, 1]},
                         **special},
         "audio_token_index": ids["<|AUDIO|>"], "image_token_index": ids["<|IMAGE|>"],

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._common import byte_vocab, padded, save_model
+from ._common import CONTEXT, byte_vocab, padded, save_model
 
 PROCESSOR = "Qwen2AudioProcessor"
 
@@ -45,7 +45,7 @@ def build(out: Path) -> None:
                       "num_mel_bins": 128, "max_source_positions": 1500},
         text_config={"model_type": "qwen2", "vocab_size": padded(len(tokenizer)), "hidden_size": 32,
                      "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
-                     "num_key_value_heads": 2, "max_position_embeddings": 4096,
+                     "num_key_value_heads": 2, "max_position_embeddings": CONTEXT,
                      "bos_token_id": ids["<|endoftext|>"], "eos_token_id": ids["<|im_end|>"],
                      "pad_token_id": ids["<|endoftext|>"]},
         audio_token_index=ids["<|AUDIO|>"],

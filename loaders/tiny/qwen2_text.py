@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._common import byte_vocab, padded, save_model
+from ._common import CONTEXT, byte_vocab, padded, save_model
 
 PROCESSOR = None  # a tokenizer only
 
@@ -18,7 +18,7 @@ def build(out: Path) -> None:
     tokenizer.chat_template = TEXT_CHAT_TEMPLATE
     ids = {token: tokenizer.convert_tokens_to_ids(token) for token in ("<|endoftext|>", "<|im_end|>")}
     config = Qwen2Config(vocab_size=padded(len(tokenizer)), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32768,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=CONTEXT,
                          bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"],
                          pad_token_id=ids["<|endoftext|>"])
     save_model(Qwen2ForCausalLM(config).eval(), out, {"eos_token_id": ids["<|im_end|>"],

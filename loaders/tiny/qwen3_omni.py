@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._common import padded, save_model
+from ._common import CONTEXT, padded, save_model
 from .qwen2_5_omni import FEATURE_EXTRACTOR, omni_tokenizer, save_omni_processor, token_ids
 
 PROCESSOR = "Qwen3OmniMoeProcessor"
@@ -93,7 +93,7 @@ def build(out: Path) -> None:
         "text_config": {"vocab_size": padded(len(tokenizer)), "hidden_size": 32, "intermediate_size": 64,
                         "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8,
                         "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 16,
-                        "max_position_embeddings": 4096,
+                        "max_position_embeddings": CONTEXT,
                         "rope_parameters": {"rope_type": "default", "rope_theta": 1e6, "mrope_section": [2, 1, 1]},
                         **special},
         "audio_token_id": ids["<|audio_pad|>"], "image_token_id": ids["<|image_pad|>"],

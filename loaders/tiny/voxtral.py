@@ -16,7 +16,7 @@ import base64
 import json
 from pathlib import Path
 
-from ._common import save_model
+from ._common import CONTEXT, save_model
 
 PROCESSOR = "VoxtralProcessor"
 
@@ -74,7 +74,7 @@ def build(out: Path) -> None:
                       "initializer_range": 0.2},
         text_config={"model_type": "llama", "vocab_size": len(tokenizer), "hidden_size": 32,
                      "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
-                     "num_key_value_heads": 2, "head_dim": 8, "max_position_embeddings": 32768,
+                     "num_key_value_heads": 2, "head_dim": 8, "max_position_embeddings": CONTEXT,
                      "bos_token_id": BOS, "eos_token_id": EOS, "pad_token_id": PAD},
         audio_token_id=AUDIO_TOKEN, projector_hidden_act="gelu",
     )
