@@ -24,7 +24,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from .errors import UsageError
 
-__all__ = ["ArgType", "ArgumentValueError", "check_all", "device", "each", "env_var_name", "json_value", "key_value",
+__all__ = ["ArgType", "ArgumentValueError", "boolean", "check_all", "device", "each", "env_var_name", "json_value", "key_value",
            "model_name", "names", "number", "path", "url", "whole"]
 
 
@@ -201,6 +201,20 @@ class KeyValue(ArgType):
             return key.strip(), text
 
 
+class Boolean(ArgType):
+    """true or false (as --option parses JSON, `onnx=true` arrives as True; "yes"/"1" are not taken,
+    so a typo is never read as a choice)."""
+
+    expected = "true or false"
+
+    def convert(self, value: Any) -> bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+        raise self.refuse(value)
+
+
 @dataclass(frozen=True, repr=False)
 class Names(ArgType):
     """Comma-separated names, each one of `choices` (after `canonical`, e.g. an official spelling
@@ -318,6 +332,10 @@ def _reachable(path: Path) -> Path:
     if Path(*path.parts[:last + 1]).is_dir():
         return path
     return Path(os.path.realpath(path))
+
+
+def boolean() -> Boolean:
+    return Boolean()
 
 
 def whole(min: Optional[int] = None, max: Optional[int] = None) -> Whole:  # noqa: A002 (the words users read)

@@ -34,7 +34,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-from ihbench.dataset.errors import UsageError
+from ihbench.dataset.argtypes import boolean
 
 from .base import ModelFolderError, ModelInput, audio_part_messages
 from .reasoning import split_reasoning
@@ -143,10 +143,10 @@ class Gemma4Loader(TransformersLoader):
     #: the E-series value; set per checkpoint at load (ARCHITECTURES)
     max_clip_seconds = 30.0
 
+    option_types = {"thinking": boolean()}
+
     def __init__(self, model_path: str, *, thinking: bool = False, **options):
-        if not isinstance(thinking, bool):
-            raise UsageError(f"thinking: expected true or false, got {thinking!r}")
-        self.thinking = thinking
+        self.thinking = self.check_options({"thinking": thinking})["thinking"]
         super().__init__(model_path, thinking=thinking, **options)
 
     def load_processor(self):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ihbench.dataset.errors import UsageError
+from ihbench.dataset.argtypes import boolean
 
 from .qwen2_5_omni import OmniThinkerLoader
 from .reasoning import split_reasoning
@@ -28,10 +28,10 @@ class Qwen3OmniLoader(OmniThinkerLoader):
     PROCESSOR = "Qwen3OmniMoeProcessor"
     THINKER = "Qwen3OmniMoeThinkerForConditionalGeneration"
 
+    option_types = {"thinking": boolean()}
+
     def __init__(self, model_path: str, *, thinking: bool = False, **options: Any):
-        if not isinstance(thinking, bool):
-            raise UsageError(f"thinking: expected true or false, got {thinking!r}")
-        self.thinking = thinking
+        self.thinking = self.check_options({"thinking": thinking})["thinking"]
         super().__init__(model_path, thinking=thinking, **options)
 
     def template_options(self) -> dict:

@@ -200,6 +200,15 @@ SID_LLM = ["sid", "--data", "d", "--config", "sid_dev_en", "--out", "sx", "--det
     (SID_SILERO + ["threshold=5"], "--option threshold: expected a number in [0, 1], got 5"),
     (SID_SILERO + ["threshold=-1"], "--option threshold: expected a number in [0, 1], got -1"),
     (SID_LLM + ["hop_ms=0"], "--option hop_ms: expected a number > 0, got 0"),
+    (SID_SILERO + ["onnx=yes"], "--option onnx: expected true or false, got 'yes'"),
+    (SID_LLM + ["loader_options={\"concurrency\": 0}"],
+     "--option loader_options: --option concurrency: expected a whole number >= 1, got 0"),
+    (SID_LLM + ["loader_options={\"colour\": 1}"], "--option loader_options: --option colour: not an option of the"),
+    (SID_LLM + ["loader_options=[1]"], "--option loader_options: expected a JSON object of the openai loader's"),
+    (["sid", "--data", "d", "--config", "sid_dev_en", "--out", "sx", "--detector", "audio-llm", "--option",
+      "loader=nope", "--option", "model_path=m"], "--option loader: "),
+    (["run", "--model", "gemma4", "--model-path", "tiny", "--data", "data", "--out", "rt", "--option",
+      "thinking=maybe"], "--option thinking: expected true or false, got 'maybe'"),
 ])
 def test_the_issues_bad_options_are_one_line_before_anything_is_made(argv, message, cwd, capsys):
     code, stderr = _run(argv, capsys)
@@ -444,3 +453,30 @@ def test_space_refuses_a_data_source_that_info_refuses_before_serving(cwd, capsy
             assert "IHBENCH_DATA" not in os.environ or os.environ["IHBENCH_DATA"] != source
     finally:
         (cwd / "afolder" / "run.json").unlink()
+
+
+def test_every_option_that_is_not_text_has_a_type():
+    """An untyped option is taken as typed and fails later, or never (silero's `onnx=yes` was read
+    as true). Every keyword option whose default is a number or a flag, of every loader and detector,
+    is checked when parsed."""
+    import inspect
+
+    from ihbench.loaders import LOADERS, get
+    from ihbench.sid.detectors import DETECTORS
+
+    untyped = []
+    for kind, registry, lookup in (("loader", LOADERS, get), ("detector", DETECTORS, DETECTORS.get)):
+        for name in registry.names():
+            cls = lookup(name)
+            types = {}
+            for klass in cls.__mro__:
+                types.update(klass.__dict__.get("option_types", {}))
+            for klass in cls.__mro__:
+                init = klass.__dict__.get("__init__")
+                if init is None:
+                    continue
+                for parameter in inspect.signature(init).parameters.values():
+                    default = parameter.default
+                    if isinstance(default, (bool, int, float)) and parameter.name not in types:
+                        untyped.append(f"{kind} {name}: {parameter.name}")
+    assert untyped == []

@@ -20,9 +20,9 @@ from typing import Any, ClassVar, Iterable, Optional, Sequence
 
 import numpy as np
 
-from ihbench.dataset.argtypes import check_all, number, whole
+from ihbench.dataset.argtypes import boolean, check_all, number, whole
 from ihbench.dataset.audio import resample
-from ihbench.dataset.errors import UsageError
+from ihbench.dataset.errors import UnknownNameError, UsageError
 from ihbench.dataset.registry import Registry
 from ihbench.dataset.schema import SAMPLING_RATE
 
@@ -85,7 +85,7 @@ class SileroVadDetector(Detector):
 
     name = "silero-vad"
     option_types = {"threshold": number(min=0, max=1), "min_speech_duration_ms": whole(min=0),
-                    "speech_pad_ms": whole(min=0)}
+                    "speech_pad_ms": whole(min=0), "onnx": boolean()}
 
     def __init__(self, *, threshold: float = 0.5, min_speech_duration_ms: int = 250,
                  speech_pad_ms: int = 0, onnx: bool = False):
@@ -252,7 +252,28 @@ def check_detector_options(name: str, options: dict) -> dict:
     except TypeError as error:
         accepted = ", ".join(inspect.signature(cls).parameters)
         raise UsageError(f"detector {name!r}: {error}; it accepts {accepted}") from None
-    return check_all(cls.option_types, options)
+    checked = check_all(cls.option_types, options)
+    if cls is AudioLLMDetector and isinstance(options.get("loader"), str):
+        checked["loader_options"] = _check_loader_options(options["loader"], options.get("loader_options", {}))
+    return checked
+
+
+def _check_loader_options(loader: str, loader_options: Any) -> dict:
+    """The named loader's own options, checked as `ihbench run --option` checks them, before any
+    audio is read (the loader is built only after the clips are found)."""
+    from ihbench import loaders
+
+    try:
+        loaders.get(loader)
+    except UnknownNameError as error:
+        raise UsageError(f"--option loader: {error.args[0]}") from None
+    if not isinstance(loader_options, dict):
+        raise UsageError(f"--option loader_options: expected a JSON object of the {loader} loader's options, "
+                         f"got {loader_options!r}")
+    try:
+        return loaders.check_options(loader, loader_options)
+    except UsageError as error:
+        raise UsageError(f"--option loader_options: {error}") from None
 
 
 def get_detector(name: str, **options: Any) -> Detector:
