@@ -32,6 +32,7 @@ from .builddir import INFO, BuildDir
 from .config_cache import ConfigCache
 from .errors import IHBenchError
 from .io import remove_stale_staging, staging_folder
+from .outputs import check_cache_path
 from .parts import Builder, conversations_inputs, duplex_builder, ihbench_builder, sid_builder, sources_fingerprint
 from .sources import ASSISTANT_VOICE, SourceConversation
 from .tts import RenderCache, get_engine
@@ -95,6 +96,8 @@ def build(
         from .sid_build import load_sid_sources
 
         load_sid_sources(sid_sources)  # a malformed file is refused before the folder is made
+    if cache_dir is not None:
+        check_cache_path(cache_dir, "--cache-dir", file=False, dataset=out)
     out = Path(out).resolve()
     with BuildDir(out).writing():
         return _build_locked(out, sources, cache_dir=cache_dir, progress=progress, sid=sid, sid_sources=sid_sources,

@@ -94,6 +94,28 @@ def check_output_path(path: Union[str, os.PathLike], what: str, *, may_be: Seque
             raise _inside(path, what, folder, kind)
 
 
+def check_cache_path(path: Union[str, os.PathLike], what: str, *, file: bool,
+                     dataset: Optional[Union[str, os.PathLike]] = None) -> None:
+    """A cache (an LLM answer file, a folder of rendered clips) may live anywhere a user likes but
+    inside a dataset folder, where `ihbench publish-dataset` would upload it, and may not be one
+    of the toolkit's own folders. `dataset`: the dataset folder the command is about to write (a
+    build's --out), which need not exist yet."""
+    target = Path(os.path.abspath(path)).resolve()
+    own = target.parent if file else target
+    if not file and target.is_dir():
+        kind = folder_kind(target)
+        if kind:
+            raise OutputPathError(f"{what}: {path} is {_described(kind, target)}; give a folder of its own")
+    if dataset is not None:
+        out = Path(os.path.abspath(dataset)).resolve()
+        if own == out or out in own.parents:
+            raise OutputPathError(f"{what}: {path} is inside the dataset folder being written ({out}), and would "
+                                  "be uploaded with it; give a path outside it")
+    for folder in (own, *own.parents):
+        if folder_kind(folder) == "dataset":
+            raise _inside(path, what, folder, "dataset")
+
+
 def _check_new_or_empty(path, what: str, target: Path, may_be: Sequence[str]) -> None:
     if target.exists() and not target.is_dir():
         raise OutputPathError(f"{what}: {path} is a file; give a folder")

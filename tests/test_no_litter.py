@@ -218,3 +218,28 @@ def test_an_out_through_a_missing_folder_makes_no_empty_folder(official, cwd, ca
         assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out", "q1/../rq",
                      "--limit", "1", "--epochs", "1", "--base-url", server.base_url, "--quiet"]) == 0
     assert (cwd / "rq" / "run.json").is_file() and not (cwd / "q1").exists()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["build", "--out", "new-data", "--cache-dir", "data/tts"], "--cache-dir: data/tts is inside"),
+    (["build", "--out", "new-data", "--cache-dir", "new-data/tts"],
+     "--cache-dir: new-data/tts is inside the dataset folder being written"),
+    (["build", "--out", "new-data", "--cache-dir", "runs/a"], "--cache-dir: runs/a is a run folder"),
+    (["judge", "runs/a", "--judge-model", "j", "--cache", "data/judge.sqlite"], "--cache: data/judge.sqlite is inside"),
+    (["generate", "--llm-model", "m", "--domain", "telecom", "--goal", "g", "--out", "gen", "--cache",
+      "imported/c.sqlite"],
+     "--cache: imported/c.sqlite is inside"),
+    (["verify", "--no-audio", "--judge-model", "j", "--cache", "data/c.sqlite"], "--cache: data/c.sqlite is inside"),
+])
+def test_a_cache_is_never_kept_inside_a_dataset(argv, message, cwd, capsys):
+    """A cache inside a dataset folder is uploaded by publish-dataset with it."""
+    before = _listing(cwd)
+    assert message in _refused(argv, capsys)
+    assert _listing(cwd) == before
+
+
+def test_a_cache_may_live_in_a_run_folder_or_anywhere_else(cwd):
+    from ihbench.dataset.outputs import check_cache_path
+
+    check_cache_path("runs/a/judge.sqlite", "--cache", file=True)
+    check_cache_path("caches/tts", "--cache-dir", file=False, dataset="new-data")

@@ -23,6 +23,7 @@ from typing import Any, Callable, Optional
 
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.io import cache_root
+from ihbench.dataset.outputs import check_cache_path
 
 __all__ = ["CacheFileError", "LLMCache", "cache_info", "cache_key", "default_cache_path", "prune_cache"]
 
@@ -50,6 +51,7 @@ class LLMCache:
         if self.path.is_dir():
             raise CacheFileError(f"{self.path}: is a folder; the cache is one SQLite file "
                                  f"(e.g. {self.path / default_cache_path().name})")
+        check_cache_path(self.path, "--cache", file=True)  # never inside a dataset folder: it would be uploaded
         self._clock = clock
         self._db: Optional[sqlite3.Connection] = None
         if self.path.exists():  # checked now, so a wrong --cache is refused before any work
