@@ -121,3 +121,27 @@ def load_recording(path: Union[str, Path], *, what: str = "audio") -> CheckedAud
     if float(np.max(np.abs(samples))) < 1e-4:
         raise AudioError(f"{label}: audio is silent")
     return CheckedAudio(samples=samples, notes=notes)
+
+
+_UNKNOWN_SIZE = 0xFFFFFFFF
+
+
+def repair_wav_sizes(data: bytes) -> bytes:
+    """A WAV written by a streaming recorder carries 0xFFFFFFFF as its RIFF and `data` sizes (the
+    published ConversationBench turns do). libsndfile reads the true length, but Python's `wave`
+    and some decoders take the placeholder at its word; so the two sizes are set from the file's
+    length. The samples are untouched; any other file comes back as it was."""
+    if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+        return data
+    fixed = bytearray(data)
+    if int.from_bytes(data[4:8], "little") == _UNKNOWN_SIZE:
+        fixed[4:8] = (len(data) - 8).to_bytes(4, "little")
+    position = 12
+    while position + 8 <= len(data):
+        chunk, size = data[position:position + 4], int.from_bytes(data[position + 4:position + 8], "little")
+        if chunk == b"data":
+            if size == _UNKNOWN_SIZE or position + 8 + size > len(data):
+                fixed[position + 4:position + 8] = (len(data) - position - 8).to_bytes(4, "little")
+            break
+        position += 8 + size + (size & 1)
+    return bytes(fixed)

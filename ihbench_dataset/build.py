@@ -257,6 +257,10 @@ def _write_info(target: BuildDir, conversations, statistics: dict, notes: list[s
     ))
 
 
+#: card metadata keys that describe configs, carried over with the configs a rebuild keeps
+CARRIED_METADATA = ("conversation_bench",)
+
+
 def _carry_over(old: BuildDir, new: BuildDir) -> list[str]:
     """Copy into the new build what the old folder holds that no build wrote; list kept configs
     in the new card with the entries they had."""
@@ -272,4 +276,8 @@ def _carry_over(old: BuildDir, new: BuildDir) -> list[str]:
     entries = [listed[name] for name in kept if name in listed and old.config_files(name)]
     if entries:
         new.list_configs(entries)
+        for key in CARRIED_METADATA:  # what an importer recorded about the configs kept
+            for name, value in old.card_metadata(key).items():
+                if name in kept:
+                    new.set_card_metadata(key, name, value)
     return kept

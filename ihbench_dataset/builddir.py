@@ -136,10 +136,35 @@ class BuildDir:
         names; the card's text, other keys and other configs stay. Without a card, `new_card` is its text."""
         from huggingface_hub import DatasetCard
 
-        card = DatasetCard(self.card_path.read_text(encoding="utf-8") if self.has_card() else new_card)
+        # a new card gets an empty metadata block, which huggingface_hub would otherwise warn about
+        card = DatasetCard(self.card_path.read_text(encoding="utf-8") if self.has_card() else
+                           "---\nconfigs: []\n---\n" + new_card)
         names = {entry["config_name"] for entry in entries}
         kept = [entry for entry in card.data.get("configs") or [] if entry.get("config_name") not in names]
         card.data.configs = kept + list(entries)
+        write_atomic(self.card_path, str(card))
+
+    def card_metadata(self, key: str) -> dict:
+        """A mapping kept under `key` in the card's metadata ({} when absent): what an importer
+        records about the configs it wrote (`conversation_bench`: source and mapping version)."""
+        if not self.has_card():
+            return {}
+        from huggingface_hub import DatasetCard
+
+        value = DatasetCard.load(self.card_path).data.get(key)
+        return dict(value) if isinstance(value, dict) else {}
+
+    def set_card_metadata(self, key: str, name: str, value) -> None:
+        """Set `name` under `key` in the card's metadata (None removes it); the rest stays."""
+        from huggingface_hub import DatasetCard
+
+        card = DatasetCard(self.card_path.read_text(encoding="utf-8"))
+        entries = dict(card.data.get(key) or {})
+        if value is None:
+            entries.pop(name, None)
+        else:
+            entries[name] = value
+        setattr(card.data, key, entries or None)
         write_atomic(self.card_path, str(card))
 
     # --- the files ------------------------------------------------------------------------------

@@ -46,17 +46,17 @@ def load_items(
         source = source[_pick_split(list(source), split, "<DatasetDict>")]
     if isinstance(source, datasets.Dataset):
         label = f"<Dataset {source.info.dataset_name or 'in memory'}>"
-        baselines = baselines_from_rows(_rows(baseline), source=f"{label} baseline") if baseline is not None else None
-        return items_from_conversation_rows(_rows(source), baselines=baselines, source=label)
+        baselines = baselines_from_rows(plain_rows(baseline), source=f"{label} baseline") if baseline is not None else None
+        return items_from_conversation_rows(plain_rows(source), baselines=baselines, source=label)
 
     path, label = resolve_source(source)
-    conversations = _open(path, label, config, split, revision)
+    conversations = open_config(path, label, config, split, revision)
     if config == INTERRUPTIONS_CONFIG:
-        return items_from_interruption_rows(_rows(conversations), source=f"{label} [{config}]")
+        return items_from_interruption_rows(plain_rows(conversations), source=f"{label} [{config}]")
     if baseline is None and config == CONVERSATIONS_CONFIG and BASELINE_CONFIG in _config_names(path, revision):
-        baseline = _open(path, label, BASELINE_CONFIG, conversations.split._name, revision)
-    baselines = baselines_from_rows(_rows(baseline), source=f"{label} [{BASELINE_CONFIG}]") if baseline is not None else None
-    return items_from_conversation_rows(_rows(conversations), baselines=baselines, source=f"{label} [{config}]")
+        baseline = open_config(path, label, BASELINE_CONFIG, conversations.split._name, revision)
+    baselines = baselines_from_rows(plain_rows(baseline), source=f"{label} [{BASELINE_CONFIG}]") if baseline is not None else None
+    return items_from_conversation_rows(plain_rows(conversations), baselines=baselines, source=f"{label} [{config}]")
 
 
 def load_conversations(
@@ -71,13 +71,13 @@ def load_conversations(
     if isinstance(source, datasets.DatasetDict):
         source = source[_pick_split(list(source), split, "<DatasetDict>")]
     if isinstance(source, datasets.Dataset):
-        return conversations_from_rows(_rows(source), source="<Dataset>")
+        return conversations_from_rows(plain_rows(source), source="<Dataset>")
     path, label = resolve_source(source)
-    data = _open(path, label, CONVERSATIONS_CONFIG, split, revision)
-    return conversations_from_rows(_rows(data), source=f"{label} [{CONVERSATIONS_CONFIG}]")
+    data = open_config(path, label, CONVERSATIONS_CONFIG, split, revision)
+    return conversations_from_rows(plain_rows(data), source=f"{label} [{CONVERSATIONS_CONFIG}]")
 
 
-def _rows(data: Any) -> list[dict]:
+def plain_rows(data: Any) -> list[dict]:
     """Plain rows with audio left encoded ({bytes, path}); decoding waits until a model needs it."""
     import datasets
 
@@ -121,7 +121,8 @@ def _config_names(path: str, revision: Optional[str]) -> list[str]:
         return []
 
 
-def _open(path: str, label: str, config: str, split: Optional[str], revision: Optional[str]):
+def open_config(path: str, label: str, config: str, split: Optional[str], revision: Optional[str]):
+    """One config of a resolved source (`resolve_source`), its split picked; errors name the source."""
     import datasets
 
     names = _config_names(path, revision)

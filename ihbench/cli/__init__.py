@@ -18,6 +18,7 @@ from typing import Optional, Sequence
 from . import (
     build,
     cache,
+    convbench_import,
     export,
     generate,
     info,
@@ -40,7 +41,7 @@ from .quiet import libraries_quiet
 
 # The order of `ihbench --help`.
 COMMANDS = (verify, build, info, export, publish_metrics, publish_dataset, publish_space, space, run, judge,
-            set_baseline, report, sid_import, sid, models, make_tiny_model, generate, turns, cache)
+            set_baseline, report, sid_import, sid, convbench_import, models, make_tiny_model, generate, turns, cache)
 
 
 def build_parser() -> argparse.ArgumentParser:

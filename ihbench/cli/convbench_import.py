@@ -1,0 +1,36 @@
+"""`ihbench convbench-import`: a ConversationBench-style benchmark added to a dataset directory."""
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(add) -> argparse.ArgumentParser:
+    from ihbench.dataset.argtypes import path
+
+    command = add("convbench-import", help="add a ConversationBench-style benchmark (published folder or Hub "
+                                           "layout) to a dataset directory, without running any of its files")
+    command.add_argument("source", type=path(exists=True),
+                         help="benchmark folder (turns.py, tools.py, system.py, config.py, data/knowledge_base.txt), "
+                              "or a Hub folder or file (metadata.jsonl, benchmark/turns.json)")
+    command.add_argument("--out", required=True, type=path("folder"),
+                         help="dataset directory (configs NAME and NAME_setup, split test)")
+    command.add_argument("--name", help="config name (default: the benchmark's own name)")
+    command.add_argument("--setup", type=path("folder", exists=True),
+                         help="for a Hub layout: the benchmark folder giving the instruction, tools and mapping")
+    command.add_argument("--speaker", help="import real_audio/SPEAKER/ instead of audio/ (or that speaker's Hub rows)")
+    command.add_argument("--text-only", action="store_true", help="import without audio (no audio folder needed)")
+    command.set_defaults(func=main)
+    return command
+
+
+def main(args: argparse.Namespace) -> int:
+    from ihbench.dataset.convbench import import_convbench
+    from ihbench.dataset.outputs import check_output_path
+
+    check_output_path(args.out, "--out", may_be=("dataset",))
+    result = import_convbench(args.source, args.out, name=args.name, setup=args.setup, speaker=args.speaker,
+                              text_only=args.text_only, progress=not args.quiet)
+    print(f"imported {result['name']} ({result['turns']} turns, {result['tools']} tools, category mapping "
+          f"{result['mapping_version']}, audio: {result['audio']}) into {result['out']} as configs {result['name']} "
+          f"and {result['setup']}")
+    return 0

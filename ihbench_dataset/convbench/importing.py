@@ -1,0 +1,203 @@
+"""`ihbench convbench-import`: a ConversationBench-style benchmark into two configs of a dataset folder.
+
+    NAME         one row per turn: the user's words and audio (at the file's own rate), the golden
+                 reply, the expected calls, the scripted tool results, categories, scored dimensions
+    NAME_setup   one row: the system instruction, the knowledge base, the tools in the OpenAI shape,
+                 the category mapping and where everything came from
+
+Both are listed in the folder's card (`load_dataset(DIR, NAME, split="test")`), with the mapping
+version and the source under the card's `conversation_bench` metadata. Several benchmarks and the
+IHBench configs live side by side; a rebuild keeps them. Everything is read and checked before
+anything is written; the Parquet files are renamed into place only when both are complete.
+"""
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+from typing import Optional
+
+from ..audio import repair_wav_sizes
+from ..builddir import BuildDir
+from ..errors import UsageError
+from .benchmark import ConvBenchmark, check_calls_against_tools, dumps
+from .pyfiles import ConvBenchFormatError
+from .read import ReadBenchmark, read_benchmark
+
+SPLIT = "test"
+SETUP_SUFFIX = "_setup"
+CARD_KEY = "conversation_bench"
+_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+#: configs other commands write into a dataset folder; an import may not take their names
+RESERVED = ("conversations", "baseline", "interruptions", "duplex", "sid_en", "sid_zh", "sid_noise", "sid_dev_en",
+            "sid_dev_noise")
+
+
+def turn_features():
+    import datasets
+
+    return datasets.Features({
+        "turn_id": datasets.Value("int32"),
+        "input_text": datasets.Value("string"),
+        "audio": datasets.Audio(),  # the file's own rate (24 kHz for the published turns)
+        "audio_file": datasets.Value("string"),
+        "golden_text": datasets.Value("string"),
+        "required_function_call": datasets.List({"name": datasets.Value("string"), "args": datasets.Value("string")}),
+        "required_function_call_json": datasets.Value("string"),
+        "function_call_response_json": datasets.Value("string"),
+        "categories": datasets.List(datasets.Value("string")),
+        "subcategory": datasets.Value("string"),
+        "scoring_dimensions": datasets.List(datasets.Value("string")),
+        "flexible_args": datasets.List(datasets.Value("string")),
+        "tool_use_guidance": datasets.Value("string"),
+        "extras_json": datasets.Value("string"),
+    })
+
+
+def setup_features():
+    import datasets
+
+    return datasets.Features({
+        "name": datasets.Value("string"),
+        "description": datasets.Value("string"),
+        "hf_repo": datasets.Value("string"),
+        "system_instruction": datasets.Value("string"),
+        "knowledge_base": datasets.Value("string"),
+        "tools_json": datasets.Value("string"),
+        "core_dimensions": datasets.List(datasets.Value("string")),
+        "category_dimensions_json": datasets.Value("string"),
+        "mapping_version": datasets.Value("string"),
+        "source": datasets.Value("string"),
+        "audio": datasets.Value("string"),
+        "turns": datasets.Value("int32"),
+    })
+
+
+def check_name(name: str, what: str = "--name") -> str:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise UsageError(f"{what}: expected a config name (lower-case letters, digits and _, starting with a letter), "
+                         f"got {name!r}")
+    if name in RESERVED or name.endswith(SETUP_SUFFIX):
+        raise UsageError(f"{what}: {name!r} is taken by another config of the dataset folder (or ends in "
+                         f"{SETUP_SUFFIX!r}, which names a benchmark's setup); choose another name")
+    return name
+
+
+def read_audio(read: ReadBenchmark, progress: bool = True) -> list[dict]:
+    """Each turn's WAV as stored: its own bytes, with placeholder RIFF sizes set from the file length."""
+    import soundfile
+    from tqdm.auto import tqdm
+
+    root, files = read.root, read.audio_files
+    missing = [f for f in files if not (root / f).is_file()]
+    if missing:
+        raise ConvBenchFormatError(_missing_audio(read, missing))
+    clips = []
+    for relative in tqdm(files, unit="turn", desc=f"reading {read.benchmark.name} audio", disable=not progress):
+        data = repair_wav_sizes((root / relative).read_bytes())
+        try:
+            soundfile.info(io.BytesIO(data))
+        except Exception as error:  # libsndfile's own error type varies with its version
+            raise ConvBenchFormatError(f"{root / relative}: not a readable audio file ({error})") from None
+        clips.append({"bytes": data, "path": Path(relative).name})
+    return clips
+
+
+def _missing_audio(read: ReadBenchmark, missing: list[str]) -> str:
+    folder = read.root / read.audio_label
+    where = (f"{folder}: no such folder" if not folder.is_dir()
+             else f"{folder}: {len(missing)} of {len(read.audio_files)} turns have no WAV (first: {missing[0]})")
+    repo = read.benchmark.hf_repo or "<the benchmark's Hub dataset>"
+    return (f"{where}; the published audio is not in the repository: put it in place with `huggingface-cli download "
+            f"{repo} --repo-type dataset --include '{read.audio_label}*.wav' --local-dir {read.root}`, or import "
+            "with --text-only")
+
+
+def turn_rows(benchmark: ConvBenchmark, audio: Optional[list]) -> list[dict]:
+    return [{
+        "turn_id": turn.index, "input_text": turn.input,
+        "audio": audio[position] if audio is not None else None, "audio_file": turn.audio_file,
+        "golden_text": turn.golden_text,
+        "required_function_call": [{"name": c["name"], "args": dumps(c["args"])} for c in turn.required_calls],
+        "required_function_call_json": dumps(turn.required_function_call),
+        "function_call_response_json": dumps(turn.function_call_response),
+        "categories": turn.categories, "subcategory": turn.subcategory,
+        "scoring_dimensions": turn.scoring_dimensions, "flexible_args": turn.flexible_args,
+        "tool_use_guidance": turn.tool_use_guidance, "extras_json": dumps(turn.extras) if turn.extras else None,
+    } for position, turn in enumerate(benchmark.turns)]
+
+
+def setup_row(benchmark: ConvBenchmark, audio_source: str) -> dict:
+    return {
+        "name": benchmark.name, "description": benchmark.description, "hf_repo": benchmark.hf_repo,
+        "system_instruction": benchmark.system_instruction, "knowledge_base": benchmark.knowledge_base,
+        "tools_json": dumps(benchmark.tools), "core_dimensions": benchmark.core_dimensions,
+        "category_dimensions_json": dumps(benchmark.category_dimensions),
+        "mapping_version": benchmark.mapping_version, "source": benchmark.source, "audio": audio_source,
+        "turns": len(benchmark.turns),
+    }
+
+
+def import_convbench(path, out_dir, *, name: Optional[str] = None, setup=None, speaker: Optional[str] = None,
+                     text_only: bool = False, progress: bool = True) -> dict:
+    """Read the benchmark at `path` (see `read.py`), check it, and write its two configs into `out_dir`."""
+    if name is not None:
+        check_name(name)
+    read = read_benchmark(path, setup=setup, speaker=speaker, name=name)
+    benchmark = read.benchmark
+    check_name(benchmark.name, "--name" if name else f"the benchmark's name ({benchmark.name!r}; give --name)")
+    problems = check_calls_against_tools(benchmark, str(Path(path)))
+    if problems:
+        raise ConvBenchFormatError(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+    audio = None if text_only else read_audio(read, progress)
+    audio_source = "none (--text-only)" if text_only else f"{read.audio_label} of {read.root}"
+    return write_benchmark(benchmark, audio, audio_source, out_dir)
+
+
+def write_benchmark(benchmark: ConvBenchmark, audio: Optional[list], audio_source: str, out_dir) -> dict:
+    """The two configs of `benchmark` into the dataset folder `out_dir`, under the folder's lock."""
+    out = BuildDir(Path(out_dir).resolve())
+    with out.writing():
+        return write_configs(out, benchmark, audio, audio_source)
+
+
+def write_configs(out: BuildDir, benchmark: ConvBenchmark, audio: Optional[list], audio_source: str) -> dict:
+    """The same, for a caller that holds the folder's lock already (`ihbench build`)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    name, setup_name = benchmark.name, benchmark.name + SETUP_SUFFIX
+    tables = {name: (turn_rows(benchmark, audio), turn_features()),
+              setup_name: ([setup_row(benchmark, audio_source)], setup_features())}
+    out.path.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+    try:
+        for config, (rows, features) in tables.items():
+            written[config] = out.new_file(config, SPLIT)
+            pq.write_table(pa.Table.from_pylist(rows, schema=features.arrow_schema), str(written[config]))
+        files = {}
+        for config, temporary in written.items():
+            for previous in out.folder(config).glob("*.parquet"):  # an earlier import of this benchmark
+                previous.unlink()
+            files[config] = out.relative(out.name_file(temporary, SPLIT))
+        written = {}
+    finally:
+        for temporary in written.values():
+            temporary.unlink(missing_ok=True)
+            if temporary.parent.is_dir() and not any(temporary.parent.iterdir()):
+                temporary.parent.rmdir()
+    out.list_configs([{"config_name": config, "data_files": [{"split": SPLIT, "path": files[config]}]}
+                      for config in (name, setup_name)], new_card=_new_card(name))
+    out.set_card_metadata(CARD_KEY, name, {
+        "turns": len(benchmark.turns), "tools": len(benchmark.tools), "setup_config": setup_name,
+        "mapping_version": benchmark.mapping_version, "source": benchmark.source, "audio": audio_source,
+        "split": SPLIT})
+    return {"out": str(out.path), "name": name, "setup": setup_name, "turns": len(benchmark.turns),
+            "tools": len(benchmark.tools), "mapping_version": benchmark.mapping_version, "audio": audio_source}
+
+
+def _new_card(name: str) -> str:
+    return (f"\n# ConversationBench-style benchmark `{name}`\n\nImported by `ihbench convbench-import`: config "
+            f"`{name}` has one row per turn, `{name}{SETUP_SUFFIX}` the system instruction, knowledge base and tools; "
+            f"split `{SPLIT}`. The metadata key `{CARD_KEY}` says where each came from and which category mapping "
+            "it uses.\n")

@@ -1,0 +1,242 @@
+"""ConversationBench (1/2), part 1: the published layouts imported without running any of their files,
+into a dataset folder `load_dataset` opens, beside IHBench configs."""
+import json
+import subprocess
+import sys
+import wave
+from pathlib import Path
+
+import pytest
+from convbench_layout import KB, TURNS, streaming_wav, write_benchmark_folder, write_hub_rows
+
+from ihbench.cli import main
+from ihbench.dataset.audio import repair_wav_sizes
+from ihbench.dataset.convbench import ConvBenchFormatError, import_convbench, load_benchmark, read_benchmark
+
+
+@pytest.fixture
+def folder(tmp_path):
+    return write_benchmark_folder(tmp_path / "repo")
+
+
+def test_a_benchmark_folder_is_read_as_literals(folder):
+    read = read_benchmark(folder)
+    bench = read.benchmark
+    assert bench.name == "bike_bench" and bench.hf_repo == "example/bike-bench" and len(bench.turns) == len(TURNS)
+    assert bench.tool_names == ["end_session", "book_repair", "cancel_booking"]  # the ToolsSchema order
+    assert bench.tools[0]["function"]["parameters"] == {"type": "object", "properties": {}, "required": []}
+    assert bench.system_instruction.startswith("You are the phone assistant") and KB in bench.system_instruction
+    assert bench.system_instruction.endswith("Call a tool only with its required parameters.")
+    assert bench.knowledge_base == KB
+    assert bench.turns[2].required_calls[1] == {"name": "book_repair", "args": {"customer": "Ada Park", "slot_id": "43"}}
+    assert bench.turns[1].required_function_call == {"name": "book_repair",
+                                                     "args": {"customer": "Ada Park", "slot_id": "42"}}
+    # the published rule: core dimensions, then the union of the categories' extras, sorted
+    assert bench.turns[3].scoring_dimensions == ["kb_grounding", "instruction_following", "tool_use_correct",
+                                                 "ambiguity_handling", "state_tracking"]
+    assert bench.turns[0].scoring_dimensions == ["kb_grounding", "instruction_following", "tool_use_correct"]
+    assert bench.mapping_version.startswith("unpublished")
+    assert read.audio_files[0] == "audio/turn_000.wav"
+
+
+def test_the_published_mappings_are_named_but_read_from_the_folder(folder):
+    from ihbench.dataset.convbench.benchmark import mapping_version
+
+    v1 = {c: ["state_tracking"] for c in ("long_range_memory", "cross_turn_reasoning", "cancellation_flow",
+                                          "implicit_correction", "error_recovery")}
+    v1.update(ambiguous_entity=["ambiguity_handling"], numerical_reasoning=["ambiguity_handling"], basic_qa=[])
+    assert mapping_version(v1) == "v1 (main)"
+    del v1["numerical_reasoning"]
+    assert mapping_version(v1).startswith("v2")
+
+
+def test_a_placeholder_riff_size_is_set_from_the_file_length():
+    data = streaming_wav(1.0)
+    with pytest.raises(Exception):  # the stdlib takes the placeholder at its word
+        with wave.open(__import__("io").BytesIO(data)) as reader:
+            assert reader.getnframes() == 24000
+    repaired = repair_wav_sizes(data)
+    with wave.open(__import__("io").BytesIO(repaired)) as reader:
+        assert reader.getnframes() == 24000 and reader.getframerate() == 24000
+    assert repaired[44:] == data[44:] and repair_wav_sizes(repaired) == repaired
+
+
+def test_import_then_load_dataset_reads_every_field_and_the_audio_at_its_own_rate(folder, tmp_path):
+    import datasets
+
+    out = tmp_path / "data"
+    result = import_convbench(folder, out, progress=False)
+    assert result["name"] == "bike_bench" and result["turns"] == 5
+    rows = datasets.load_dataset(str(out), "bike_bench", split="test")
+    assert rows[0]["input_text"] == TURNS[0]["input"] and rows[0]["turn_id"] == 0
+    audio = rows[0]["audio"]
+    assert audio.metadata.sample_rate == 24000 and audio.get_all_samples().data.shape[-1] == 12000
+    assert rows[2]["required_function_call"] == [
+        {"name": "cancel_booking", "args": json.dumps({"customer": "Ada Park", "slot_id": "42"})},
+        {"name": "book_repair", "args": json.dumps({"customer": "Ada Park", "slot_id": "43"})}]
+    assert json.loads(rows[2]["function_call_response_json"])[1]["error_code"] == "SLOT_FULL"
+    assert rows[3]["scoring_dimensions"][-2:] == ["ambiguity_handling", "state_tracking"]
+    setup = datasets.load_dataset(str(out), "bike_bench_setup", split="test")[0]
+    assert [t["function"]["name"] for t in json.loads(setup["tools_json"])] == ["end_session", "book_repair",
+                                                                                 "cancel_booking"]
+    assert KB in setup["system_instruction"] and setup["knowledge_base"] == KB
+    bench = load_benchmark(out, "bike_bench")
+    assert bench.turns[2].function_call_response == TURNS[2]["function_call_response"]
+    assert bench.turns[1].required_function_call == TURNS[1]["required_function_call"]
+    card = (out / "README.md").read_text()
+    assert "conversation_bench:" in card and "bike_bench:" in card and "mapping_version" in card
+
+
+def test_a_missing_audio_folder_says_how_to_put_the_published_audio_in_place(tmp_path):
+    folder = write_benchmark_folder(tmp_path / "repo", audio=False)
+    with pytest.raises(ConvBenchFormatError, match=r"bike_bench/audio: no such folder; the published audio is not in the "
+                                                   r"repository: put it in place with `huggingface-cli download "
+                                                   r"example/bike-bench --repo-type dataset --include 'audio/\*\.wav'"):
+        import_convbench(folder, tmp_path / "data", progress=False)
+    assert not (tmp_path / "data").exists()
+    result = import_convbench(folder, tmp_path / "data", text_only=True, progress=False)
+    assert result["audio"] == "none (--text-only)"
+
+
+def test_real_audio_of_a_speaker(tmp_path):
+    import datasets
+
+    folder = write_benchmark_folder(tmp_path / "repo", real_speaker="person1")
+    import_convbench(folder, tmp_path / "data", speaker="person1", name="bike_person1", progress=False)
+    row = datasets.load_dataset(str(tmp_path / "data"), "bike_person1", split="test")[0]
+    assert row["audio"].metadata.sample_rate == 16000
+
+
+def test_hub_rows_need_the_setup_folder_and_unwrap_single_calls(folder, tmp_path):
+    hub = write_hub_rows(tmp_path / "hub")
+    with pytest.raises(ConvBenchFormatError, match="holds the turns only; give the benchmark folder"):
+        read_benchmark(hub)
+    bench = read_benchmark(hub, setup=folder).benchmark
+    assert bench.turns[1].required_function_call == TURNS[1]["required_function_call"]  # unwrapped
+    assert bench.turns[2].function_call_response == TURNS[2]["function_call_response"]
+    assert bench.turns[0].required_function_call is None
+    spoken = write_hub_rows(tmp_path / "hub2", speakers=("person1", "person2"))
+    with pytest.raises(ConvBenchFormatError, match=r"several speakers \(person1, person2\); choose one with --speaker"):
+        read_benchmark(spoken, setup=folder)
+    read = read_benchmark(spoken, setup=folder, speaker="person2")
+    assert read.audio_files[0] == "real_audio/person2/turn_000.wav"
+    assert read.benchmark.turns[2].required_calls[1]["args"]["slot_id"] == "43"  # from a JSON-string column
+    import_convbench(spoken, tmp_path / "data", setup=folder, speaker="person2", name="bike_hub", progress=False)
+
+
+# --- nothing of theirs is run: every other shape is refused with file, line and reason ------------
+
+REFUSED = [
+    ("turns.py", "import os\n", "`import os` is not part of a benchmark file", 1),
+    ("turns.py", "for x in []:\n    pass\n", "a loop is not part of the shape", 1),
+    ("turns.py", "print('hi')\n", "a call is not part of the shape", 1),
+    ("turns.py", "EXTRA = __import__('os').system('true')\n", "a call assigned to `EXTRA`", 1),
+    ("turns.py", "def helper():\n    pass\n", "function `helper` is not one a benchmark file defines", 1),
+    ("tools.py", "x = open('/etc/passwd')\n", "tools.py holds only `x = FunctionSchema(...)`", 1),
+    ("tools.py", "from os import system\n", "`from os import system` is not an import", 1),
+    ("tools.py", "y = FunctionSchema(name=__import__('os').getcwd())\n", "FunctionSchema `name` is not a literal", 1),
+    ("system.py", "system_instruction = open('x').read()\n", "expected `system_instruction = _PREAMBLE +", 1),
+    ("config.py", "import subprocess\n", "`import subprocess` is not part", 1),
+]
+
+
+@pytest.mark.parametrize("file, appended, reason, _", REFUSED)
+def test_every_other_statement_is_refused_with_file_line_and_reason(file, appended, reason, _, folder, tmp_path):
+    path = folder / file
+    lines = path.read_text().count("\n")
+    path.write_text(path.read_text() + appended)
+    with pytest.raises(ConvBenchFormatError) as error:
+        import_convbench(folder, tmp_path / "data", progress=False)
+    message = str(error.value)
+    assert message.startswith(f"{path}:{lines + 1}: ") and reason in message, message
+    assert not (tmp_path / "data").exists()
+
+
+def test_a_turns_value_built_by_code_is_refused(folder, tmp_path):
+    path = folder / "turns.py"
+    path.write_text(path.read_text().replace("CORE_DIMENSIONS = [", "CORE_DIMENSIONS = list() + ["))
+    with pytest.raises(ConvBenchFormatError, match=r"turns\.py:\d+: `CORE_DIMENSIONS` is not a literal value"):
+        read_benchmark(folder)
+
+
+def test_the_mapping_is_required_from_the_folder(folder):
+    path = folder / "turns.py"
+    text = path.read_text()
+    start = text.index("CATEGORY_DIMENSIONS =")
+    path.write_text(text[:start] + text[text.index("\n\n", start):])
+    with pytest.raises(ConvBenchFormatError, match="no `CATEGORY_DIMENSIONS`.*read from the folder, never assumed"):
+        read_benchmark(folder)
+
+
+def test_importing_never_runs_a_file_of_theirs(folder, tmp_path):
+    """A module-level side effect hidden where a literal is expected would run on import; here it
+    is refused, and the marker file it would write never appears."""
+    marker = tmp_path / "ran"
+    (folder / "config.py").write_text((folder / "config.py").read_text().replace(
+        'name = "bike_bench"', f"name = open({str(marker)!r}, 'w').name"))
+    with pytest.raises(ConvBenchFormatError, match="BenchmarkConfig.name is not a literal"):
+        import_convbench(folder, tmp_path / "data", progress=False)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda t: t.replace("'slot_id': '43'}}]", "'slot': '43'}}]"), "`book_repair` lacks required argument slot_id"),
+    (lambda t: t.replace("'name': 'cancel_booking'", "'name': 'cancel_everything'"),
+     "expected call `cancel_everything` is not one of the tools"),
+    (lambda t: t.replace("{'status': 'success'}, ", ""), "1 scripted responses for 2 required calls"),
+    (lambda t: t.replace("'golden_text': 'Bye!'", "'golden_text': None"), "`golden_text` must be a string"),
+])
+def test_a_turn_that_cannot_be_run_is_named(edit, message, folder, tmp_path):
+    path = folder / "turns.py"
+    text = path.read_text()
+    path.write_text(edit(text))
+    assert path.read_text() != text
+    with pytest.raises(ConvBenchFormatError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        import_convbench(folder, tmp_path / "data", progress=False)
+
+
+def test_the_command_line_and_a_second_benchmark_beside_ihbench_configs(folder, tmp_path, capsys):
+    import datasets
+
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "official")  # a dataset folder with IHBench configs
+    assert main(["convbench-import", str(folder), "--out", str(data), "--quiet"]) == 0
+    assert "imported bike_bench (5 turns, 3 tools" in capsys.readouterr().out
+    assert main(["convbench-import", str(folder), "--out", str(data), "--name", "bike_copy", "--text-only",
+                 "--quiet"]) == 0
+    names = datasets.get_dataset_config_names(str(data))
+    assert {"bike_bench", "bike_bench_setup", "bike_copy", "bike_copy_setup"} <= set(names)
+    assert datasets.load_dataset(str(data), "bike_copy", split="test")[0]["audio"] is None
+    code = main(["convbench-import", str(folder), "--out", str(data), "--name", "interruptions", "--quiet"])
+    assert code == 2 and "'interruptions' is taken by another config" in capsys.readouterr().err
+
+
+def test_a_rebuild_keeps_imported_benchmarks_and_their_card_metadata(folder, tmp_path):
+    import datasets
+
+    from ihbench.dataset.build import build
+    from ihbench.dataset.builddir import BuildDir
+
+    sources = Path(__file__).parent.parent / "ihbench_dataset" / "sources" / "conversations"
+    out = tmp_path / "data"
+    one = sorted(sources.glob("*.json"))[:1]
+    build(out, one, progress=False, sid=False, duplex=False)
+    import_convbench(folder, out, text_only=True, progress=False)
+    build(out, one, progress=False, sid=False, duplex=False)
+    assert "bike_bench" in BuildDir(out).card_metadata("conversation_bench")
+    assert len(datasets.load_dataset(str(out), "bike_bench", split="test")) == 5
+
+
+def test_the_repository_level_folder_lists_its_benchmarks(folder):
+    with pytest.raises(ConvBenchFormatError, match="a repository with several benchmarks; give one folder"):
+        read_benchmark(folder.parent.parent)
+
+
+@pytest.mark.slow
+def test_convbench_import_from_a_fresh_process(folder, tmp_path):
+    out = tmp_path / "data"
+    result = subprocess.run([sys.executable, "-m", "ihbench.cli", "convbench-import", str(folder), "--out", str(out),
+                             "--quiet"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
