@@ -30,10 +30,19 @@ from .audio import encode_flac, load_recording
 from .build_info import BuildInfo
 from .builddir import INFO, BuildDir
 from .config_cache import ConfigCache
+from .convbench.rendered import shipped_folders
 from .errors import IHBenchError
 from .io import remove_stale_staging, staging_folder
 from .outputs import check_cache_path
-from .parts import Builder, conversations_inputs, duplex_builder, ihbench_builder, sid_builder, sources_fingerprint
+from .parts import (
+    Builder,
+    conversations_inputs,
+    convbench_builders,
+    duplex_builder,
+    ihbench_builder,
+    sid_builder,
+    sources_fingerprint,
+)
 from .sources import ASSISTANT_VOICE, SourceConversation
 from .tts import RenderCache, get_engine
 
@@ -81,11 +90,14 @@ def build(
     sid_noise_clips: int = 90,
     duplex: bool = True,
     reuse: bool = True,
+    convbench: Optional[Iterable[Union[str, Path]]] = None,
 ) -> BuildResult:
     """`sid`: also render the in-house SID-style configs (`sid_dev_en`, `sid_dev_noise`) from
     `sid_sources` (default: the shipped utterances) with `sid_noise_clips` seeded noise clips.
     `duplex`: also mix each conversation into a two-channel recording with its turn-taking
     ground truth (config `duplex`, see `duplex.py`).
+    `convbench`: ConversationBench-style benchmark folders to import and render (default: the shipped
+    in-house one, `sources/convbench/`; [] for none).
     `reuse`: take a builder's finished configs from the cache when its inputs and the code are
     unchanged (`config_cache.py`); False makes every config again.
 
@@ -101,11 +113,11 @@ def build(
     out = Path(out).resolve()
     with BuildDir(out).writing():
         return _build_locked(out, sources, cache_dir=cache_dir, progress=progress, sid=sid, sid_sources=sid_sources,
-                             sid_noise_clips=sid_noise_clips, duplex=duplex, reuse=reuse)
+                             sid_noise_clips=sid_noise_clips, duplex=duplex, reuse=reuse, convbench=convbench)
 
 
 def _build_locked(out: Path, sources, *, cache_dir, progress: bool, sid: bool, sid_sources, sid_noise_clips: int,
-                  duplex: bool, reuse: bool):
+                  duplex: bool, reuse: bool, convbench):
     from .verify import verify_paths
 
     previous = BuildDir(out)
@@ -119,6 +131,9 @@ def _build_locked(out: Path, sources, *, cache_dir, progress: bool, sid: bool, s
         raise BuildError(f"sources do not pass `ihbench verify` ({len(report.problems)} problem(s)):\n{listed}{more}")
     conversations = report.conversations
     cache = RenderCache(Path(cache_dir) if cache_dir else None)
+    # read before anything is rendered: a benchmark folder the importer refuses stops the build now
+    convbench_parts = convbench_builders(shipped_folders() if convbench is None else [Path(f) for f in convbench],
+                                         cache, SPLIT, progress=progress)
     timings: dict = {}
     with _timed(timings, "render"):
         audio, notes = render_audio(conversations, cache, progress=progress)
@@ -129,6 +144,7 @@ def _build_locked(out: Path, sources, *, cache_dir, progress: bool, sid: bool, s
         builders.append(sid_builder(sid_sources, sid_noise_clips, cache, progress=progress))
     if duplex:
         builders.append(duplex_builder(conversations, audio, inputs, cache, progress=progress))
+    builders += convbench_parts
     configs = ConfigCache(cache.directory / "configs")
 
     with staging_folder(out) as tmp:
@@ -228,6 +244,10 @@ def _write(target: BuildDir, conversations: list[SourceConversation], builders: 
                     configs=tuple(features), provenances=[c.provenance for c in conversations], files=files),
         encoding="utf-8",
     )
+    for builder in builders:
+        for key, entries in builder.card_metadata.items():
+            for name, value in entries.items():
+                target.set_card_metadata(key, name, value)
     return statistics, reused
 
 

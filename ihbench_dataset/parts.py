@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Union
 
 from .features import baseline_features, conversations_features, interruptions_features
@@ -28,6 +29,8 @@ class Builder:
     features: dict
     #: () -> ({config: datasets.Dataset}, statistics for the card)
     make: Callable[[], tuple[dict, dict]]
+    #: {key: {name: value}} the card's metadata records about these configs
+    card_metadata: dict = field(default_factory=dict)
 
 
 def conversations_inputs(conversations: list[SourceConversation], audio: dict) -> list[str]:
@@ -67,6 +70,28 @@ def duplex_builder(conversations: list[SourceConversation], audio: dict, inputs:
                 {"duplex": duplex_statistics(rows)})
 
     return Builder("duplex", inputs, {DUPLEX_CONFIG: duplex_features()}, make)
+
+
+def convbench_builders(folders: list[Path], cache: RenderCache, split: str, *, progress: bool) -> list[Builder]:
+    """One builder per in-house ConversationBench-style benchmark folder (read now, so a broken
+    folder stops the build before anything is rendered)."""
+    from .convbench.importing import SETUP_SUFFIX, setup_features, turn_features
+    from .convbench.rendered import VOICE, card_metadata, folder_fingerprint, read_in_house, render_rows
+
+    builders = []
+    engine = get_engine(VOICE)
+    for folder in folders:
+        benchmark, fingerprint = read_in_house(folder), folder_fingerprint(folder)
+
+        def make(benchmark=benchmark, fingerprint=fingerprint):
+            tables, part = render_rows(benchmark, cache, progress=progress)
+            return {config: _dataset(rows, features, f"{fingerprint}-{config}")
+                    for config, (rows, features) in tables.items()}, part
+
+        builders.append(Builder(f"convbench:{benchmark.name}", [fingerprint, f"{engine.voice_id} {engine.version}"],
+                                {benchmark.name: turn_features(), benchmark.name + SETUP_SUFFIX: setup_features()},
+                                make, card_metadata(benchmark, split)))
+    return builders
 
 
 def _clip(data: bytes, name: str) -> dict:

@@ -94,6 +94,10 @@ def statistics_markdown(stats: dict) -> str:
         lines.append(f"| Duplex recordings (minutes; interruption overlaps / fillers; mean stop latency) | "
                      f"{duplex['recordings']} ({duplex['minutes']} min; {duplex['interruptions']} / {duplex['fillers']}; "
                      f"{duplex['stop_latency_mean_s']} s) |")
+    for name, bench in (stats.get("conversation_bench") or {}).items():
+        lines.append(f"| ConversationBench-style `{name}` (turns / with expected calls / tools / knowledge-base "
+                     f"lines) | {bench['turns']} / {bench['tool_turns']} / {bench['tools']} / "
+                     f"{bench['knowledge_base_lines']} |")
     lines += ["", "| Domain | Conversations | Interruption points |", "|---|---|---|"]
     lines += [f"| {name} | {d['conversations']} | {d['interruption_points']} |" for name, d in stats["per_domain"].items()]
     return "\n".join(lines)

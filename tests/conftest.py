@@ -71,7 +71,7 @@ def built(tmp_path_factory, tts_cache, subset):
 
     result = subprocess.run(
         [sys.executable, "-m", "ihbench.cli", "build", "--out", str(out), "--cache-dir", str(tts_cache), "--quiet",
-         "--sid-sources", str(FIXTURES / "sid_small.json"), "--sid-noise-clips", "7", "--sources", *map(str, subset)],
+         "--no-convbench", "--sid-sources", str(FIXTURES / "sid_small.json"), "--sid-noise-clips", "7", "--sources", *map(str, subset)],
         capture_output=True, text=True,
     )
     assert result.returncode == 0, result.stderr

@@ -86,7 +86,7 @@ def test_card_has_configs_features_statistics_and_voices(built):
 def test_rebuild_is_byte_identical_and_uses_the_cache(built, tts_cache, tmp_path, subset):
     from conftest import FIXTURES
 
-    again = build(tmp_path / "again", subset, cache_dir=tts_cache, progress=False,
+    again = build(tmp_path / "again", subset, cache_dir=tts_cache, progress=False, convbench=[],
                   sid_sources=FIXTURES / "sid_small.json", sid_noise_clips=7)
     assert again.renders == 0 and again.cache_hits > 0
     assert _digest(again.out) == _digest(built)
@@ -113,7 +113,7 @@ def test_a_failed_build_leaves_the_previous_build_untouched(built, tmp_path, tts
     data["turns"][0]["user"] = "call me at {phone}"
     broken.write_text(json.dumps(data))
     with pytest.raises(BuildError, match=r"broken\.json.*placeholder"):
-        build(out, [broken], cache_dir=tts_cache, progress=False, sid=False)
+        build(out, [broken], cache_dir=tts_cache, progress=False, convbench=[], sid=False)
     assert _digest(out) == before
     # no working folder left, and no lock: its holder removed it (see ihbench.dataset.io.locks)
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
@@ -128,7 +128,7 @@ def test_a_crash_while_writing_leaves_nothing_half_made(tmp_path, tts_cache, mon
     monkeypatch.setattr(builder, "plot_statistics", explode, raising=False)
     monkeypatch.setattr("ihbench.dataset.stats.plot_statistics", explode)
     with pytest.raises(RuntimeError, match="disk full"):
-        build(tmp_path / "new", subset[:1], cache_dir=tts_cache, progress=False, sid=False)
+        build(tmp_path / "new", subset[:1], cache_dir=tts_cache, progress=False, convbench=[], sid=False)
     assert [p.name for p in tmp_path.iterdir()] == []  # no output, no working folder, no lock
 
 
@@ -137,7 +137,7 @@ def test_build_refuses_to_replace_a_directory_it_did_not_make(tmp_path, tts_cach
     precious.mkdir()
     (precious / "thesis.tex").write_text("do not delete")
     with pytest.raises(BuildError, match="not an ihbench build"):
-        build(precious, subset[:1], cache_dir=tts_cache, progress=False, sid=False)
+        build(precious, subset[:1], cache_dir=tts_cache, progress=False, convbench=[], sid=False)
     assert (precious / "thesis.tex").read_text() == "do not delete"
 
 
@@ -174,7 +174,7 @@ def test_a_recorded_stereo_8k_user_turn_is_converted_and_said_so(tmp_path, tts_c
     soundfile.write(tmp_path / "turn1.wav", np.stack([tone, tone], axis=1), 8000)
     data["turns"][0]["user_audio"] = "turn1.wav"
     source.write_text(json.dumps(data))
-    result = build(tmp_path / "out", [source], cache_dir=tts_cache, progress=False, sid=False)
+    result = build(tmp_path / "out", [source], cache_dir=tts_cache, progress=False, convbench=[], sid=False)
     assert any("mixed down to mono" in n for n in result.notes)
     assert any("resampled from 8000 Hz to 16000 Hz" in n for n in result.notes)
     import io
@@ -194,7 +194,7 @@ def test_a_rebuild_in_place_is_never_read_back_from_the_datasets_cache(tmp_path,
     source = sources / shortest.name
     shutil.copy(shortest, source)
     out = tmp_path / "data"
-    options = dict(cache_dir=tts_cache, progress=False, sid=False, duplex=False)
+    options = dict(cache_dir=tts_cache, progress=False, convbench=[], sid=False, duplex=False)
     build(out, [source], **options)
     before = datasets.load_dataset(str(out), "interruptions", split="dev")["tf_rubric"][0]
     document = json.loads(source.read_text())

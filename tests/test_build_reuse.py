@@ -21,7 +21,8 @@ def _digest(root):
 
 
 def _small(tts_cache, **options):
-    return dict(cache_dir=tts_cache, progress=False, sid_sources=FIXTURES / "sid_small.json", sid_noise_clips=7,
+    return dict(cache_dir=tts_cache, progress=False, convbench=[], sid_sources=FIXTURES / "sid_small.json",
+                sid_noise_clips=7,
                 **options)
 
 
@@ -71,13 +72,15 @@ def test_changed_builder_code_makes_every_config_again(tts_cache, tmp_path, subs
 
 def test_a_damaged_cache_entry_is_made_again_not_served(tmp_path, subset):
     cache = tmp_path / "tts"
-    out = build(tmp_path / "data", subset[:1], cache_dir=cache, progress=False, sid=False, duplex=False).out
+    out = build(tmp_path / "data", subset[:1], cache_dir=cache, progress=False, convbench=[], sid=False,
+                duplex=False).out
     entry = next((cache / "configs" / "ihbench").iterdir())
     damaged = next((entry / "interruptions").glob("*.parquet"))
     damaged.unlink()  # a hard link of the build's file: the build itself keeps its copy
     damaged.write_bytes(b"PAR1 truncated")
 
-    again = build(tmp_path / "again", subset[:1], cache_dir=cache, progress=False, sid=False, duplex=False)
+    again = build(tmp_path / "again", subset[:1], cache_dir=cache, progress=False, convbench=[], sid=False,
+                  duplex=False)
 
     assert again.reused == []
     assert _digest(again.out) == _digest(out)

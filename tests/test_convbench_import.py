@@ -221,9 +221,9 @@ def test_a_rebuild_keeps_imported_benchmarks_and_their_card_metadata(folder, tmp
     sources = Path(__file__).parent.parent / "ihbench_dataset" / "sources" / "conversations"
     out = tmp_path / "data"
     one = sorted(sources.glob("*.json"))[:1]
-    build(out, one, progress=False, sid=False, duplex=False)
+    build(out, one, progress=False, sid=False, duplex=False, convbench=[])
     import_convbench(folder, out, text_only=True, progress=False)
-    build(out, one, progress=False, sid=False, duplex=False)
+    build(out, one, progress=False, sid=False, duplex=False, convbench=[])
     assert "bike_bench" in BuildDir(out).card_metadata("conversation_bench")
     assert len(datasets.load_dataset(str(out), "bike_bench", split="test")) == 5
 
@@ -240,3 +240,26 @@ def test_convbench_import_from_a_fresh_process(folder, tmp_path):
                              "--quiet"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
+
+
+@pytest.mark.slow
+def test_the_shipped_in_house_benchmark_goes_through_the_importer_in_the_build(tmp_path, tts_cache):
+    """convbench_dev is read by the same importer users run, and each turn spoken by our TTS."""
+    import datasets
+
+    from ihbench.dataset.build import build
+    from ihbench.dataset.convbench.rendered import shipped_folders
+
+    sources = Path(__file__).parent.parent / "ihbench_dataset" / "sources" / "conversations"
+    out = tmp_path / "data"
+    result = build(out, sorted(sources.glob("*.json"))[:1], cache_dir=tts_cache, progress=False, sid=False,
+                   duplex=False)
+    shipped = read_benchmark(shipped_folders()[0]).benchmark
+    bench = load_benchmark(out, "convbench_dev")
+    assert [t.input for t in bench.turns] == [t.input for t in shipped.turns]
+    assert bench.tools == shipped.tools and bench.system_instruction == shipped.system_instruction
+    assert len(bench.turns) >= 40 and len(bench.tools) >= 6 and bench.knowledge_base.count("\n") >= 300
+    row = datasets.load_dataset(str(out), "convbench_dev", split="dev")[0]
+    assert row["audio"].metadata.sample_rate == 16000
+    assert result.statistics["conversation_bench"]["convbench_dev"]["turns"] == len(bench.turns)
+    assert "ConversationBench-style `convbench_dev`" in (out / "README.md").read_text()

@@ -141,7 +141,7 @@ def test_a_rebuild_without_the_mix_cache_gives_the_same_bytes(built, tts_cache, 
     cache = tmp_path / "tts"
     shutil.copytree(tts_cache, cache)
     shutil.rmtree(cache / "duplex")
-    again = build(tmp_path / "again", subset, cache_dir=cache, progress=False, sid=False, reuse=False)
+    again = build(tmp_path / "again", subset, cache_dir=cache, progress=False, convbench=[], sid=False, reuse=False)
     assert again.renders == 0  # every clip, the filler messages included, came from the render cache
 
     def digest(root):
@@ -155,7 +155,7 @@ def test_a_rebuild_without_the_mix_cache_gives_the_same_bytes(built, tts_cache, 
 
 def test_no_duplex_leaves_the_config_out(tts_cache, subset, tmp_path):
     result = subprocess.run([sys.executable, "-m", "ihbench.cli", "build", "--out", str(tmp_path / "data"),
-                             "--cache-dir", str(tts_cache), "--quiet", "--no-sid", "--no-duplex",
+                             "--cache-dir", str(tts_cache), "--quiet", "--no-sid", "--no-duplex", "--no-convbench",
                              "--sources", str(subset[0])], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "duplex" not in json.loads((tmp_path / "data" / "build_info.json").read_text())["configs"]

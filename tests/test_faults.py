@@ -48,14 +48,14 @@ def test_a_rebuild_keeps_imported_configs_and_user_files(built, subset, tts_cach
                                 "duration": [1.0]}).to_parquet(out / "sid_en" / "test-00000-of-00001.parquet")
     update_readme_configs(out / "README.md", ["sid_en"])  # exactly what `ihbench sid-import` does
     (out / "my-notes.txt").write_text("mine")
-    result = build(out, subset, cache_dir=tts_cache, progress=False, sid=False)
+    result = build(out, subset, cache_dir=tts_cache, progress=False, convbench=[], sid=False)
     assert (out / "my-notes.txt").read_text() == "mine"
     assert "sid_en" in (out / "README.md").read_text() and any("kept" in note for note in result.notes)
     assert datasets.load_dataset(str(out), "sid_en", split="test")["audio_file"] == ["a.wav"]
     assert len(datasets.load_dataset(str(out), "interruptions", split="dev")) > 0
     info = json.loads((out / "build_info.json").read_text())
     assert info["kept"] == ["my-notes.txt", "sid_en"] and "sid_dev_en" not in info["configs"]  # --no-sid this time
-    build(out, subset, cache_dir=tts_cache, progress=False, sid=False)  # and again: still kept
+    build(out, subset, cache_dir=tts_cache, progress=False, convbench=[], sid=False)  # and again: still kept
     assert (out / "my-notes.txt").exists() and (out / "sid_en").is_dir()
 
 
@@ -72,7 +72,7 @@ def test_stale_work_folders_of_killed_builds_are_removed(built, subset, tts_cach
         for folder in (stale, running):
             (folder / "conversations").mkdir(parents=True)
             (folder / "conversations" / "big.parquet").write_bytes(b"x" * 1000)
-        build(out, subset, cache_dir=tts_cache, progress=False, sid=False)
+        build(out, subset, cache_dir=tts_cache, progress=False, convbench=[], sid=False)
         assert not stale.exists() and running.exists()
     finally:
         alive.kill()
@@ -220,7 +220,7 @@ def test_a_disk_fault_during_a_build_is_one_line_and_the_previous_build_survives
         raise OSError(getattr(errno, code_name), text, str(tmp_path / ".data.building-1" / "x.parquet"))
 
     monkeypatch.setattr(builder, "_write", fault)
-    code = main(["build", "--out", str(out), "--no-sid", "--quiet", "--sources", *map(str, _sources(built))])
+    code = main(["build", "--out", str(out), "--no-sid", "--no-convbench", "--quiet", "--sources", *map(str, _sources(built))])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and text in err and "x.parquet" in err
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == before

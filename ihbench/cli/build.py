@@ -16,6 +16,8 @@ def add_parser(add) -> argparse.ArgumentParser:
                        help="cache of TTS renders, duplex mixes and finished configs "
                             "(default: $IHBENCH_CACHE/tts or ~/.cache/ihbench/tts)")
     build.add_argument("--no-sid", action="store_true", help="skip the SID-style configs")
+    build.add_argument("--no-convbench", action="store_true",
+                       help="skip the in-house ConversationBench-style benchmark (configs convbench_dev, _setup)")
     build.add_argument("--no-duplex", action="store_true",
                        help="skip the `duplex` config (two-channel recordings with turn-taking labels)")
     build.add_argument("--no-reuse", action="store_true",
@@ -35,7 +37,7 @@ def main(args: argparse.Namespace) -> int:
     check_output_path(args.out, "--out", may_be=("dataset",))
     result = build(args.out, args.sources or None, cache_dir=args.cache_dir, progress=not args.quiet,
                    sid=not args.no_sid, sid_sources=args.sid_sources, sid_noise_clips=args.sid_noise_clips,
-                   duplex=not args.no_duplex, reuse=not args.no_reuse)
+                   duplex=not args.no_duplex, reuse=not args.no_reuse, convbench=[] if args.no_convbench else None)
     notes(args, result.notes)
     s = result.statistics
     reused = f"; configs of {', '.join(result.reused)} unchanged, reused" if result.reused else ""
