@@ -263,3 +263,46 @@ def test_the_shipped_in_house_benchmark_goes_through_the_importer_in_the_build(t
     assert row["audio"].metadata.sample_rate == 16000
     assert result.statistics["conversation_bench"]["convbench_dev"]["turns"] == len(bench.turns)
     assert "ConversationBench-style `convbench_dev`" in (out / "README.md").read_text()
+
+
+# --- ihbench verify: what the judge takes for truth is traceable ----------------------------------
+
+def test_the_test_benchmark_and_the_shipped_one_pass_verify(folder, capsys):
+    from ihbench.dataset.convbench.checks import verify_benchmark_folder
+
+    assert verify_benchmark_folder(folder)[1] == []
+    assert main(["verify", "--no-audio"]) == 0
+    assert "1 ConversationBench-style benchmark(s) (52 turns) checked" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("old, new, problem", [
+    ("We open at 9:00 AM on Saturday.", "We open at 8:30 AM on Saturday.",
+     "turn 0: golden_text: '8:30' is in no source the agent has by then"),
+    ("We open at 9:00 AM on Saturday.", "We open at 9:00 AM, ask for Marguerite.",
+     "turn 0: golden_text: the name 'Marguerite' is in no source"),
+    ("You said Ada Park.", "You said Ada Park, slot 44.", "turn 3: golden_text: '44' is in no source"),
+    ("'slot_id': '42'}}, 'categories': ['tool_use']", "'slot_id': '41'}}, 'categories': ['tool_use']",
+     "turn 1: `book_repair` argument slot_id='41': '41' is in no source the agent has by then"),
+    ("'customer': 'Ada Park', 'slot_id': '42'}}, 'categories'", "'customer': 'Ada Parker', 'slot_id': '42'}}, "
+                                                                "'categories'",
+     "argument customer='Ada Parker': 'ada parker' is in no source"),
+])
+def test_verify_finds_what_a_correct_agent_could_not_know(old, new, problem, folder, capsys):
+    path = folder / "turns.py"
+    assert old in path.read_text()
+    path.write_text(path.read_text().replace(old, new, 1))
+    assert main(["verify", str(folder)]) == 1
+    captured = capsys.readouterr()
+    assert problem in captured.err and "1 problem(s)" in captured.out, captured.err
+
+
+def test_the_build_refuses_a_benchmark_that_fails_verify(folder, tmp_path):
+    from ihbench.dataset.build import build
+
+    path = folder / "turns.py"
+    path.write_text(path.read_text().replace("We open at 9:00 AM", "We open at 7:15 AM"))
+    sources = Path(__file__).parent.parent / "ihbench_dataset" / "sources" / "conversations"
+    with pytest.raises(ConvBenchFormatError, match=r"does not pass `ihbench verify` \(1 problem\(s\)\).*'7:15'"):
+        build(tmp_path / "data", sorted(sources.glob("*.json"))[:1], progress=False, sid=False, duplex=False,
+              convbench=[folder])
+    assert not (tmp_path / "data").exists()

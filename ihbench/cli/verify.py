@@ -10,8 +10,9 @@ from .common import notes
 def add_parser(add) -> argparse.ArgumentParser:
     from ihbench.dataset.argtypes import number, path, url, whole, model_name
 
-    verify = add("verify", help="check in-house conversation sources")
-    verify.add_argument("paths", nargs="*", type=path(), help="JSON files or folders (default: the shipped dev set)")
+    verify = add("verify", help="check in-house conversation sources and ConversationBench-style benchmark folders")
+    verify.add_argument("paths", nargs="*", type=path(),
+                        help="JSON files or folders, or benchmark folders (turns.py, ...) (default: the shipped ones)")
     verify.add_argument("--no-audio", action="store_true", help="skip checking referenced recordings")
     verify.add_argument("--judge-model", type=model_name(),
                         help="also ask this LLM the verifier's semantic questions per point "
@@ -27,6 +28,7 @@ def add_parser(add) -> argparse.ArgumentParser:
 
 
 def main(args: argparse.Namespace) -> int:
+    from ihbench.dataset.convbench.checks import verify_benchmark_folder
     from ihbench.dataset.verify import verify_paths
 
     cache = None
@@ -34,16 +36,33 @@ def main(args: argparse.Namespace) -> int:
         from ihbench.llm import LLMCache
 
         cache = LLMCache(args.cache)
-    report = verify_paths(args.paths or None, check_audio=not args.no_audio)
-    notes(args, report.notes)
-    for problem in report.problems:
+    folders, paths = _benchmark_folders(args.paths)
+    report = verify_paths(paths or None, check_audio=not args.no_audio) if paths or not args.paths else None
+    checked = [verify_benchmark_folder(folder) for folder in folders]
+    problems = [*(report.problems if report else []), *(p for _, found in checked for p in found)]
+    notes(args, report.notes if report else [])
+    for problem in problems:
         print(problem, file=sys.stderr)
-    points = sum(len(c.interrupted_turns) for c in report.conversations)
-    status = "OK" if report.ok else f"{len(report.problems)} problem(s)"
-    print(f"{status}: {len(report.conversations)} conversation(s), {points} interruption point(s) checked")
-    if not report.ok:
+    conversations = report.conversations if report else []
+    points = sum(len(c.interrupted_turns) for c in conversations)
+    turns = sum(len(benchmark.turns) for benchmark, _ in checked if benchmark)
+    status = "OK" if not problems else f"{len(problems)} problem(s)"
+    print(f"{status}: {len(conversations)} conversation(s), {points} interruption point(s), "
+          f"{len(folders)} ConversationBench-style benchmark(s) ({turns} turns) checked")
+    if problems:
         return 1
-    return _verify_with_judge(args, report.conversations, cache) if args.judge_model else 0
+    return _verify_with_judge(args, conversations, cache) if args.judge_model and conversations else 0
+
+
+def _benchmark_folders(paths) -> tuple[list, list]:
+    """(ConversationBench-style benchmark folders, other paths); with no paths, the shipped ones."""
+    from ihbench.dataset.convbench.read import is_benchmark_folder
+    from ihbench.dataset.convbench.rendered import shipped_folders
+
+    if not paths:
+        return shipped_folders(), []
+    folders = [path for path in paths if path.is_dir() and is_benchmark_folder(path)]
+    return folders, [path for path in paths if path not in folders]
 
 
 def _verify_with_judge(args: argparse.Namespace, conversations, cache) -> int:

@@ -9,6 +9,8 @@ from pathlib import Path
 from ..sources import USER_VOICES
 from .benchmark import ConvBenchmark
 from .importing import CARD_KEY, SETUP_SUFFIX, check_name, setup_features, setup_row, turn_features, turn_rows
+from .checks import check_benchmark
+from .pyfiles import ConvBenchFormatError
 from .read import read_benchmark
 
 CONVBENCH_SOURCES = Path(__file__).parent.parent / "sources" / "convbench"
@@ -30,8 +32,13 @@ def folder_fingerprint(folder: Path) -> str:
 
 
 def read_in_house(folder: Path) -> ConvBenchmark:
+    """Read by the importer and held to `ihbench verify`'s checks, as the conversation sources are."""
     benchmark = read_benchmark(folder).benchmark
     check_name(benchmark.name, f"{folder / 'config.py'}: BenchmarkConfig.name")
+    problems = check_benchmark(benchmark, str(folder))
+    if problems:
+        raise ConvBenchFormatError(f"{folder} does not pass `ihbench verify` ({len(problems)} problem(s)); the "
+                                   f"first: {problems[0]}")
     return benchmark
 
 
