@@ -192,7 +192,7 @@ class JudgmentRecord:
 #: run.json fields that define a run: resuming with any of them changed would mix two experiments.
 #: The endpoint (an OpenAI-compatible server's URL; never its key) may point at another model.
 RUN_IDENTITY = ("loader", "model_path", "data", "config", "split", "modality", "history_audio", "generation", "seed",
-                "types", "endpoint", "loader_options")
+                "types", "endpoint", "loader_options", "convbench")
 RUN_INFO_FORMAT = 2
 
 
@@ -229,6 +229,9 @@ class RunInfo:
     created: Optional[str] = None
     #: a display name set by hand (the report's --model-name writes none; older tools did)
     model_name: Optional[str] = None
+    #: a ConversationBench run's own settings (tool results mode, round cap, turns, rehydration, the
+    #: benchmark's digest); None for an IHBench run
+    convbench: Optional[dict] = None
     format_version: int = 1
     extra: dict = field(default_factory=dict, compare=False)
 
@@ -246,7 +249,10 @@ class RunInfo:
         return cls(**{"format_version": 1, **known}, extra=extra)
 
     def to_json(self) -> dict:
-        return _to_json(self)
+        data = _to_json(self)
+        if self.convbench is None:  # an IHBench run's run.json stays as it was before the field existed
+            data.pop("convbench", None)
+        return data
 
     def identity(self) -> dict:
         return {key: getattr(self, key) for key in RUN_IDENTITY}

@@ -90,7 +90,7 @@ def select_items(items: list[EvalItem], types: Optional[Sequence[str]], limit: O
     return items
 
 
-def _versions() -> dict:
+def versions() -> dict:
     from importlib.metadata import PackageNotFoundError, version
 
     versions = {"python": platform.python_version()}
@@ -102,7 +102,7 @@ def _versions() -> dict:
     return versions
 
 
-def _check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint_change: bool = False) -> None:
+def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint_change: bool = False) -> None:
     recorded = existing.identity()
     for key in RUN_IDENTITY:
         if key == "endpoint" and allow_endpoint_change:
@@ -169,7 +169,7 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
     out = run_dir.path
     existing = run_dir.info() if run_dir.exists() else None
     if existing:
-        _check_same_run(existing, identity, run_dir.info_path, spec.allow_endpoint_change)
+        check_same_run(existing, identity, run_dir.info_path, spec.allow_endpoint_change)
     if loader is None:
         loader = create(spec.loader, spec.model_path, **spec.loader_options)  # fails fast: missing model, bad option
     loader.check_modality(spec.modality)
@@ -182,7 +182,7 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
     run_dir.write_info(RunInfo(
         **{**identity, "endpoint": existing.endpoint if existing else identity["endpoint"]},
         epochs=spec.epochs, limit=spec.limit, model=loader.describe(), data_fingerprint=items_fingerprint(items),
-        n_items=len(items), versions=_versions(), command=redact(list(spec.command or sys.argv)),
+        n_items=len(items), versions=versions(), command=redact(list(spec.command or sys.argv)),
         created=existing.created if existing else time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         format_version=RUN_INFO_FORMAT))
 

@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional, Sequence
 from .errors import UsageError
 
 __all__ = ["ArgType", "ArgumentValueError", "boolean", "check_all", "device", "each", "env_var_name", "json_value", "key_value",
-           "model_name", "names", "number", "path", "url", "whole"]
+           "model_name", "names", "number", "path", "url", "whole", "whole_numbers"]
 
 
 class ArgumentValueError(UsageError, argparse.ArgumentTypeError):
@@ -262,6 +262,28 @@ class Each(ArgType):
 
 
 @dataclass(frozen=True, repr=False)
+class WholeNumbers(ArgType):
+    """Comma-separated whole numbers (turn indices: 0,1,5), each >= min; at least one."""
+
+    min: int = 0
+
+    @property
+    def expected(self) -> str:
+        return f"whole numbers >= {self.min}, separated by commas"
+
+    def convert(self, value: Any) -> list[int]:
+        parts = value if isinstance(value, (list, tuple)) else str(value).split(",")
+        item = Whole(self.min, None)
+        try:
+            numbers = [item.convert(part.strip() if isinstance(part, str) else part) for part in parts]
+        except ArgumentValueError:
+            raise self.refuse(value) from None
+        if not numbers:
+            raise self.refuse(value)
+        return numbers
+
+
+@dataclass(frozen=True, repr=False)
 class Name(ArgType):
     """A name that must say something: a model name on a server, a local path. Empty or blank would
     be sent as is and recorded as the judge's or model's identity."""
@@ -332,6 +354,10 @@ def _reachable(path: Path) -> Path:
     if Path(*path.parts[:last + 1]).is_dir():
         return path
     return Path(os.path.realpath(path))
+
+
+def whole_numbers(min: int = 0) -> WholeNumbers:  # noqa: A002
+    return WholeNumbers(min)
 
 
 def boolean() -> Boolean:

@@ -53,7 +53,7 @@ def load_items(
     conversations = open_config(path, label, config, split, revision)
     if config == INTERRUPTIONS_CONFIG:
         return items_from_interruption_rows(plain_rows(conversations), source=f"{label} [{config}]")
-    if baseline is None and config == CONVERSATIONS_CONFIG and BASELINE_CONFIG in _config_names(path, revision):
+    if baseline is None and config == CONVERSATIONS_CONFIG and BASELINE_CONFIG in config_names(path, revision):
         baseline = open_config(path, label, BASELINE_CONFIG, conversations.split._name, revision)
     baselines = baselines_from_rows(plain_rows(baseline), source=f"{label} [{BASELINE_CONFIG}]") if baseline is not None else None
     return items_from_conversation_rows(plain_rows(conversations), baselines=baselines, source=f"{label} [{config}]")
@@ -106,7 +106,7 @@ def resolve_source(source: Union[str, os.PathLike]) -> tuple[str, str]:
     raise DataSourceError(f"{text}: no such dataset directory, and not a hub id like 'bosonai/IHBench'")
 
 
-def _config_names(path: str, revision: Optional[str]) -> list[str]:
+def config_names(path: str, revision: Optional[str]) -> list[str]:
     """A local folder's configs as its card lists them; a hub id's (or a folder without a card's)
     as `datasets` finds them."""
     import datasets
@@ -116,7 +116,7 @@ def _config_names(path: str, revision: Optional[str]) -> list[str]:
         if names:
             return names
     try:
-        return datasets.get_dataset_config_names(path, revision=revision)
+        return datasets.get_datasetconfig_names(path, revision=revision)
     except Exception:
         return []
 
@@ -125,7 +125,7 @@ def open_config(path: str, label: str, config: str, split: Optional[str], revisi
     """One config of a resolved source (`resolve_source`), its split picked; errors name the source."""
     import datasets
 
-    names = _config_names(path, revision)
+    names = config_names(path, revision)
     if names and config not in names:
         raise DataSourceError(f"{label}: no config {config!r}; available: {', '.join(names)}")
     try:

@@ -230,6 +230,22 @@ class Loader(ABC):
     @abstractmethod
     def _generate(self, conversation: ModelInput, config: GenerationConfig, seed: int) -> Response: ...
 
+    #: why this family cannot run a tool-using conversation (None: it can, through `_chat`)
+    tools_unsupported: ClassVar[Optional[str]] = "its loader does not pass tools to the model or parse tool calls"
+
+    def check_tools(self) -> None:
+        """Before a ConversationBench run starts: a family that cannot call tools says why, in one line."""
+        if self.tools_unsupported:
+            raise UsageError(f"--model {self.name}: cannot run a tool-using conversation: {self.tools_unsupported}")
+
+    def chat(self, messages: list[dict], tools: list[dict], config: GenerationConfig, seed: int):
+        """One model reply (`loaders.chat.ChatReply`) to the whole history with `tools` offered. An
+        item failure propagates as such (the session records it on the turn and stops there)."""
+        return self._chat(messages, tools, config, seed)
+
+    def _chat(self, messages: list[dict], tools: list[dict], config: GenerationConfig, seed: int):
+        raise NotImplementedError(f"{self.name}: {self.tools_unsupported}")  # check_tools refuses it first
+
     def describe(self) -> dict:
         """What run.json records about the model: path, revision, dtype, device, options (a secret's
         value never: `ihbench.dataset.redaction`)."""

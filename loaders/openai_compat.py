@@ -16,9 +16,11 @@ from typing import Optional, Sequence, Union
 
 from ihbench.dataset.argtypes import each, env_var_name, json_value, number, url, whole
 from ihbench.dataset.audio import encode_wav
+from ihbench.dataset.audio_format import SAMPLING_RATE
 from ihbench.dataset.errors import UsageError
 
 from .base import GenerationConfig, Loader, ModelInput, Response
+from .chat import ChatReply, ToolCall, parse_arguments
 from .reasoning import split_reasoning
 from .retry import retry_sync, transport_error
 
@@ -34,6 +36,15 @@ def to_openai_messages(conversation: ModelInput) -> list[dict]:
         else:
             messages.append({"role": turn.role, "content": turn.text})
     return messages
+
+
+def _wire_message(message: dict) -> dict:
+    """A chat message as the server takes it: a user turn's audio as a base64 WAV part."""
+    if message.get("audio") is None:
+        return {key: value for key, value in message.items() if key != "audio"}
+    data = base64.b64encode(encode_wav(message["audio"], message.get("sampling_rate", SAMPLING_RATE)))
+    return {"role": message["role"],
+            "content": [{"type": "input_audio", "input_audio": {"data": data.decode("ascii"), "format": "wav"}}]}
 
 
 def message_text(message) -> tuple[str, Optional[str]]:
@@ -87,9 +98,9 @@ class OpenAICompatLoader(Loader):
     def _client(self, offset: int):
         return self.clients[offset % len(self.clients)]
 
-    def _generate(self, conversation: ModelInput, config: GenerationConfig, seed: int) -> Response:
-        started = time.perf_counter()
-        messages = to_openai_messages(conversation)
+    def _complete(self, messages: list[dict], config: GenerationConfig, seed: int, **extra):
+        """One chat completion, retried with the one retry policy; with several servers a retry goes
+        to the next one."""
         with self._lock:
             first = next(self._next)
         attempt = itertools.count(first)
@@ -104,6 +115,7 @@ class OpenAICompatLoader(Loader):
                     temperature=config.temperature,
                     top_p=config.top_p,
                     seed=seed,
+                    **extra,
                     **({"extra_body": self.extra_body} if self.extra_body else {}),
                 )
             except Exception as error:
@@ -114,6 +126,11 @@ class OpenAICompatLoader(Loader):
 
         attempts = self.max_retries + 1 if len(self.clients) == 1 else max(self.max_retries + 1, len(self.clients))
         completion, _ = retry_sync(call, attempts=attempts, base_delay=0.5 if len(self.clients) == 1 else 0.05)
+        return completion
+
+    def _generate(self, conversation: ModelInput, config: GenerationConfig, seed: int) -> Response:
+        started = time.perf_counter()
+        completion = self._complete(to_openai_messages(conversation), config, seed)
         usage = completion.usage
         text, reasoning = message_text(completion.choices[0].message)
         return Response(
@@ -123,6 +140,23 @@ class OpenAICompatLoader(Loader):
             output_tokens=usage.completion_tokens if usage else None,
             reasoning=reasoning,
         )
+
+    tools_unsupported = None  # the chat-completions tools API (vLLM: with its tool-call parser flags)
+
+    def _chat(self, messages: list[dict], tools: list[dict], config: GenerationConfig, seed: int) -> ChatReply:
+        started = time.perf_counter()
+        completion = self._complete([_wire_message(m) for m in messages], config, seed, tools=tools,
+                                    tool_choice="auto")
+        message = completion.choices[0].message
+        text, reasoning = message_text(message)
+        calls = [ToolCall(id=call.id or f"call_{index}", name=call.function.name,
+                          arguments=parse_arguments(call.function.arguments),
+                          raw_arguments=call.function.arguments or "")
+                 for index, call in enumerate(message.tool_calls or [])]
+        usage = completion.usage
+        return ChatReply(text=text, tool_calls=calls, latency_s=time.perf_counter() - started,
+                         input_tokens=usage.prompt_tokens if usage else None,
+                         output_tokens=usage.completion_tokens if usage else None, reasoning=reasoning)
 
     def generate_batch(self, conversations: Sequence[ModelInput], config: GenerationConfig,
                        seeds: Sequence[int]) -> list[Response]:

@@ -21,6 +21,8 @@ class Reply:
     headers: dict = field(default_factory=dict)
     delay: float = 0.0
     reasoning: Optional[str] = None  # vLLM's --reasoning-parser puts thoughts in `reasoning_content`
+    #: tool calls the model makes: [{"name", "arguments": dict or raw JSON text}] (finish_reason tool_calls)
+    tool_calls: Optional[list] = None
 
 
 class OpenAITestServer:
@@ -53,7 +55,7 @@ class OpenAITestServer:
                         self._send(reply.status, {"error": {"message": "scripted failure", "type": "server_error"}},
                                    reply.headers)
                     else:
-                        self._send(200, server.completion(body, reply.content, reply.reasoning))
+                        self._send(200, server.completion(body, reply.content, reply.reasoning, reply.tool_calls))
                     return
                 if server.delay:
                     time.sleep(server.delay)
@@ -84,16 +86,21 @@ class OpenAITestServer:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
     @staticmethod
-    def completion(body: dict, content: Optional[str] = None, reasoning: Optional[str] = None) -> dict:
-        audio = sum(1 for m in body["messages"] if isinstance(m["content"], list)
+    def completion(body: dict, content: Optional[str] = None, reasoning: Optional[str] = None,
+                   tool_calls: Optional[list] = None) -> dict:
+        audio = sum(1 for m in body["messages"] if isinstance(m.get("content"), list)
                     for part in m["content"] if part.get("type") == "input_audio")
-        last = body["messages"][-1]["content"]
+        last = body["messages"][-1].get("content")
         last_text = last if isinstance(last, str) else "<audio>"
         text = content if content is not None else f"heard {audio} audio clip(s); last user turn: {last_text[:40]}"
+        calls = [{"id": f"call_{len(body['messages'])}_{i}", "type": "function",
+                  "function": {"name": c["name"], "arguments": c["arguments"] if isinstance(c["arguments"], str)
+                               else json.dumps(c["arguments"])}} for i, c in enumerate(tool_calls or [])]
         return {
             "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                "role": "assistant", "content": text, **({"reasoning_content": reasoning} if reasoning else {})}}],
+            "choices": [{"index": 0, "finish_reason": "tool_calls" if calls else "stop", "message": {
+                "role": "assistant", "content": text, **({"tool_calls": calls} if calls else {}),
+                **({"reasoning_content": reasoning} if reasoning else {})}}],
             "usage": {"prompt_tokens": 100 + audio, "completion_tokens": 12, "total_tokens": 112 + audio},
         }
 

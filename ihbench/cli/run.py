@@ -6,16 +6,18 @@ import sys
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import key_value, names, path, url, whole, model_name
+    from ihbench.dataset.argtypes import key_value, model_name, names, path, url, whole, whole_numbers
     from ihbench.dataset.schema import INTERRUPTION_TYPES, canonical_interruption_type
     from ihbench.loaders.base import GENERATION_TYPES as GENERATION
 
-    run = add("run", help="run a model over interruption points into a resumable run directory")
+    run = add("run", help="run a model over interruption points (or a ConversationBench config, on-policy with "
+                           "tools) into a resumable run directory")
     run.add_argument("--model", required=True, help="loader name (see `ihbench models`)")
     run.add_argument("--model-path", required=True, type=model_name(),
                      help="local model directory, cached hub id, or served model name")
     run.add_argument("--data", required=True, help="dataset directory or hub id")
-    run.add_argument("--config", help="conversations (default) or interruptions")
+    run.add_argument("--config", help="conversations (default) or interruptions; or a ConversationBench config "
+                                      "(convbench_dev, or one added by convbench-import)")
     run.add_argument("--split", help="split (default: the only one, or test/dev)")
     run.add_argument("--epochs", type=whole(min=1), default=3,
                      help="responses per interruption point (default 3, as the paper)")
@@ -24,7 +26,7 @@ def add_parser(add) -> argparse.ArgumentParser:
     run.add_argument("--types", type=names(INTERRUPTION_TYPES, canonical_interruption_type),
                      help="comma-separated interruption types, e.g. filler,pushback")
     run.add_argument("--modality", choices=("audio", "text"), default="audio", help="text: transcripts replace audio")
-    run.add_argument("--history-audio", metavar="all|last:K", default="all",
+    run.add_argument("--history-audio", metavar="all|last:K",
                      help="last:K keeps the audio of the last K user turns (the interruption included) and gives "
                      "older ones as transcripts, for models whose context cannot hold a deep point's history; "
                      "recorded in run.json (default all)")
@@ -40,6 +42,16 @@ def add_parser(add) -> argparse.ArgumentParser:
     run.add_argument("--concurrency", type=whole(min=1), help="openai loader: requests in flight")
     run.add_argument("--option", action="append", type=key_value(), metavar="KEY=VALUE",
                      help="other loader options (device, dtype, ...)")
+    bench = run.add_argument_group("ConversationBench configs")
+    bench.add_argument("--tool-results", choices=("positional", "matched"),
+                       help="how calls are answered: positional (the original harness, default) or matched (by name "
+                            "and arguments, error payloads for wrong calls: the successor)")
+    bench.add_argument("--max-tool-rounds", type=whole(min=1),
+                       help="model requests per turn before the turn ends without an answer (default 8; recorded)")
+    bench.add_argument("--only-turns", type=whole_numbers(), metavar="N,N,...",
+                       help="play only these turns, as one conversation, keeping their indices")
+    bench.add_argument("--rehydrate", action="store_true",
+                       help="play each turn alone after the golden history (user turns and golden replies)")
     run.add_argument("--allow-endpoint-change", action="store_true",
                      help="resume a run whose --base-url changed (only when the new server serves the same model)")
     run.set_defaults(func=main)
@@ -48,6 +60,8 @@ def add_parser(add) -> argparse.ArgumentParser:
 
 def main(args: argparse.Namespace) -> int:
     from ihbench.cli.common import incomplete
+    from ihbench.dataset.convbench.load import is_convbench_config
+    from ihbench.dataset.errors import UsageError
     from ihbench.dataset.outputs import check_output_path
     from ihbench.loaders import check_options
     from ihbench.protocol import parse_history_audio
@@ -62,6 +76,14 @@ def main(args: argparse.Namespace) -> int:
         options["concurrency"] = args.concurrency
     # before the run directory exists: a bad option names itself, as the user typed it
     options = check_options(args.model, options, flags={"base_url": "--base-url", "concurrency": "--concurrency"})
+    if args.config and is_convbench_config(args.data, args.config):
+        return _run_convbench(args, generation, options)
+    given = [flag for flag, value in (("--tool-results", args.tool_results),
+                                      ("--max-tool-rounds", args.max_tool_rounds), ("--only-turns", args.only_turns),
+                                      ("--rehydrate", args.rehydrate)) if value]
+    if given:
+        raise UsageError(f"{given[0]}: only for a ConversationBench config (--config convbench_dev, or one added by "
+                         f"convbench-import); {args.config or 'conversations'} is an IHBench config")
     spec = RunSpec(
         loader=args.model, model_path=args.model_path, data=args.data, out=args.out, config=args.config,
         split=args.split, epochs=args.epochs, limit=args.limit,
@@ -75,3 +97,28 @@ def main(args: argparse.Namespace) -> int:
           f"{summary.errors} error(s), {summary.planned} planned ({summary.seconds:.1f} s)")
     return incomplete("run", summary.errors, summary.planned, "response(s)", f"{summary.out}/responses.jsonl")
 
+
+
+def _run_convbench(args: argparse.Namespace, generation: dict, options: dict) -> int:
+    """A ConversationBench config: one on-policy conversation per epoch, with tools."""
+    from ihbench.cli.common import incomplete
+    from ihbench.convbench import ConvRunSpec, run_convbench
+    from ihbench.dataset.errors import UsageError
+
+    given = [flag for flag, value in (("--limit", args.limit), ("--types", args.types),
+                                      ("--history-audio", args.history_audio), ("--split", args.split)) if value]
+    if given:
+        raise UsageError(f"{given[0]}: not for a ConversationBench config, which is one whole conversation "
+                         "(--only-turns plays some of its turns)")
+    spec = ConvRunSpec(
+        loader=args.model, model_path=args.model_path, data=args.data, config=args.config, out=args.out,
+        epochs=args.epochs, modality=args.modality, generation=generation, seed=args.seed, loader_options=options,
+        tool_results=args.tool_results or "positional", max_rounds=args.max_tool_rounds or 8,
+        only_turns=args.only_turns, rehydrate=args.rehydrate, concurrency=args.concurrency,
+        command=["ihbench", *sys.argv[1:]], allow_endpoint_change=args.allow_endpoint_change)
+    summary = run_convbench(spec, progress=not args.quiet)
+    print(f"{summary.out}: {summary.conversations} conversation(s), {summary.written} turn record(s) written, "
+          f"{summary.skipped} turn(s) already done, {summary.errors} stopped on a failed turn, {summary.planned} turns "
+          f"planned ({summary.seconds:.1f} s)")
+    return incomplete("run", summary.errors, summary.conversations, "conversation(s)",
+                      f"{summary.out}/responses.jsonl")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Optional
 
-from ..load import DataSourceError, open_config, plain_rows, resolve_source
+from ..load import DataSourceError, config_names, open_config, plain_rows, resolve_source
 from .benchmark import ConvBenchmark, ConvTurn
 from .importing import SETUP_SUFFIX
 
@@ -47,3 +47,9 @@ def _turn(row: dict) -> ConvTurn:
         subcategory=row.get("subcategory"), audio_file=row.get("audio_file") or "",
         scoring_dimensions=list(row["scoring_dimensions"] or []), flexible_args=list(row.get("flexible_args") or []),
         tool_use_guidance=row.get("tool_use_guidance"), extras=parsed("extras_json") or {}, audio=row.get("audio"))
+
+
+def is_convbench_config(source, name: str, *, revision: Optional[str] = None) -> bool:
+    """`name` is a ConversationBench config of the dataset at `source` (it has its `_setup` sibling)."""
+    path, _ = resolve_source(source)
+    return name + SETUP_SUFFIX in config_names(path, revision)

@@ -1,0 +1,70 @@
+"""The records of a ConversationBench run, one per (epoch, turn) and attempt, in `responses.jsonl`.
+
+A record holds what the turn added to the history (`messages`), so a conversation resumed after a
+kill continues with exactly the history it had; and what the judge and the reference's tools need
+(text, calls with their results, timing, tokens). The last record of an (epoch, turn) counts: a
+turn that failed (`status` "error") is tried again by the next run, and never judged or scored.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Optional
+
+from ihbench.records import RecordError
+
+CONVBENCH_RECORD_FORMAT = 1
+#: answered: the model's turn; ended_session: it called end_session here; ended_early: a turn after
+#: that, never played; error: the turn failed and the conversation stopped there (retried on rerun)
+STATUSES = ("answered", "ended_session", "ended_early", "error")
+DONE = ("answered", "ended_session", "ended_early")
+
+
+@dataclass
+class TurnRecord:
+    benchmark: str
+    epoch: int
+    turn: int
+    status: str
+    user_text: str
+    seed: int
+    benchmark_hash: str
+    text: str = ""
+    final_text: str = ""
+    tool_calls: list = field(default_factory=list)
+    messages: list = field(default_factory=list)
+    rounds: int = 0
+    round_cap_hit: bool = False
+    latency_s: float = 0.0
+    ttfb_s: Optional[float] = None
+    input_tokens: Optional[int] = None
+    output_tokens: Optional[int] = None
+    reasoning: Optional[str] = None
+    error: Optional[str] = None
+    mode: str = "on_policy"  # or "rehydrated": the turn alone after the golden history
+    modality: str = "audio"
+    time: str = ""
+    format: int = CONVBENCH_RECORD_FORMAT
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return self.epoch, self.turn
+
+    @property
+    def done(self) -> bool:
+        return self.status in DONE
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "TurnRecord":
+        if not isinstance(data, dict):
+            raise RecordError("not a record object")
+        for name, kinds in (("benchmark", str), ("epoch", int), ("turn", int), ("status", str), ("user_text", str),
+                            ("seed", int), ("benchmark_hash", str), ("tool_calls", list), ("messages", list)):
+            if not isinstance(data.get(name), kinds) or isinstance(data.get(name), bool):
+                raise RecordError(f"field {name!r} must be {kinds.__name__}, got {data.get(name)!r}")
+        if data["status"] not in STATUSES:
+            raise RecordError(f"field 'status' must be one of {', '.join(STATUSES)}, got {data['status']!r}")
+        known = {name for name in cls.__dataclass_fields__}
+        return cls(**{key: value for key, value in data.items() if key in known})

@@ -1,0 +1,306 @@
+"""`ihbench run` on a ConversationBench config: each epoch one whole conversation, on-policy.
+
+The model hears each user turn (audio, or the text with `--modality text`), answers with its own
+history (its earlier replies, calls and results), and calls tools, answered as the reference harness
+answers them (`tool_results`). `--only-turns` plays some turns as one conversation, keeping their
+indices; `--rehydrate` plays each target turn alone after the golden history (user words and golden
+replies, no tool messages, as the reference's text pipeline does it).
+
+Epochs (and rehydrated turns) run concurrently up to `concurrency`; the turns of one conversation
+stay in order. Every turn is a durable record before the next starts, so a run killed at turn 30
+resumes at turn 30 with the history it had; a turn that failed stops its conversation and is tried
+again by the next run. `epoch_<e>/transcript.jsonl` and `runtime.json` are written in the
+reference's own layout after every conversation, and when one stops on a failure.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional
+
+from ihbench.dataset.errors import UsageError
+from ihbench.dataset.io import AppendLog, read_records
+from ihbench.dataset.redaction import redact
+from ihbench.loaders.failures import describe_failure, is_item_failure
+from ihbench.records import RUN_INFO_FORMAT, RecordError, RunInfo
+from ihbench.rundir import RunDir
+from ihbench.runner import TRANSPORT_OPTIONS
+from ihbench.seeds import record_seed
+
+from .records import TurnRecord
+from .session import run_turn
+from .tool_results import MODES, TurnTools
+from .transcript import write_transcript
+
+log = logging.getLogger("ihbench")
+
+
+@dataclass
+class ConvRunSpec:
+    loader: str
+    model_path: str
+    data: str
+    config: str
+    out: Path
+    epochs: int = 1
+    modality: str = "audio"
+    generation: dict = field(default_factory=dict)
+    seed: int = 0
+    loader_options: dict = field(default_factory=dict)
+    tool_results: str = "positional"
+    max_rounds: int = 8
+    only_turns: Optional[list[int]] = None
+    rehydrate: bool = False
+    concurrency: Optional[int] = None
+    command: Optional[list[str]] = None
+    allow_endpoint_change: bool = False
+
+
+@dataclass
+class ConvRunSummary:
+    out: Path
+    conversations: int
+    planned: int  # turns
+    written: int
+    skipped: int
+    errors: int  # conversations that stopped on a failed turn (tried again by the next run)
+    seconds: float
+
+
+def benchmark_hash(benchmark) -> str:
+    """Everything the model is shown and the judge scores with, audio included: a resume never
+    continues a conversation on another version of the benchmark."""
+    digest = hashlib.sha256()
+    digest.update(json.dumps([benchmark.system_instruction, benchmark.tools, benchmark.category_dimensions],
+                             sort_keys=True).encode())
+    for turn in benchmark.turns:
+        digest.update(json.dumps([turn.index, turn.input, turn.golden_text, turn.required_function_call,
+                                  turn.function_call_response, turn.categories, turn.scoring_dimensions,
+                                  turn.flexible_args], sort_keys=True).encode())
+        digest.update(hashlib.sha256((turn.audio or {}).get("bytes") or b"").digest())
+    return digest.hexdigest()[:16]
+
+
+def check_spec(spec: ConvRunSpec, benchmark) -> list[int]:
+    """The target turns; every option that cannot work is refused before anything is made."""
+    if spec.tool_results not in MODES:
+        raise UsageError(f"--tool-results: expected one of {', '.join(MODES)}, got {spec.tool_results!r}")
+    if spec.max_rounds < 1:
+        raise UsageError(f"--max-tool-rounds: expected a whole number >= 1, got {spec.max_rounds}")
+    indices = [turn.index for turn in benchmark.turns]
+    targets = list(spec.only_turns) if spec.only_turns else indices
+    unknown = [t for t in targets if t not in indices]
+    if unknown:
+        raise UsageError(f"--only-turns: no turn {unknown[0]} in {spec.config} (turns {indices[0]}-{indices[-1]})")
+    if spec.modality == "audio" and any(benchmark.turns[indices.index(t)].audio is None for t in targets):
+        raise UsageError(f"{spec.data} [{spec.config}]: the turns have no audio (imported with --text-only); run "
+                         "with --modality text")
+    return sorted(set(targets))
+
+
+def run_convbench(spec: ConvRunSpec, *, loader=None, benchmark=None, progress: bool = True) -> ConvRunSummary:
+    from ihbench.dataset.convbench import load_benchmark
+    from ihbench.loaders import GenerationConfig
+
+    started = time.perf_counter()
+    generation = GenerationConfig(**spec.generation)
+    if spec.epochs < 1:
+        raise UsageError(f"--epochs: expected a whole number >= 1, got {spec.epochs}")
+    benchmark = benchmark or load_benchmark(spec.data, spec.config)
+    targets = check_spec(spec, benchmark)
+    digest = benchmark_hash(benchmark)
+    identity = {"loader": spec.loader, "model_path": spec.model_path, "data": spec.data, "config": spec.config,
+                "split": None, "modality": spec.modality, "history_audio": None, "generation": generation.to_dict(),
+                "seed": spec.seed, "types": None, "endpoint": redact(spec.loader_options.get("base_url")),
+                "loader_options": redact({k: v for k, v in sorted(spec.loader_options.items())
+                                          if k not in TRANSPORT_OPTIONS}) or None,
+                "convbench": {"tool_results": spec.tool_results, "max_rounds": spec.max_rounds,
+                              "only_turns": spec.only_turns, "rehydrate": spec.rehydrate, "benchmark_hash": digest}}
+    run_dir = RunDir(spec.out)
+    with run_dir.writing():
+        return _run_locked(spec, run_dir, identity, generation, benchmark, targets, digest, loader, progress, started)
+
+
+def _run_locked(spec, run_dir: RunDir, identity: dict, generation, benchmark, targets, digest, loader, progress,
+                started) -> ConvRunSummary:
+    from tqdm.auto import tqdm
+
+    from ihbench.loaders import create
+    from ihbench.runner import check_same_run, versions
+
+    existing = run_dir.info() if run_dir.exists() else None
+    if existing:
+        check_same_run(existing, identity, run_dir.info_path, spec.allow_endpoint_change)
+    if loader is None:
+        loader = create(spec.loader, spec.model_path, **spec.loader_options)
+    loader.check_tools()
+    loader.check_modality(spec.modality)
+    run_dir.write_info(RunInfo(
+        **{**identity, "endpoint": existing.endpoint if existing else identity["endpoint"]},
+        epochs=spec.epochs, model=loader.describe(), data_fingerprint=digest, n_items=len(targets),
+        versions=versions(), command=redact(list(spec.command or sys.argv)),
+        created=existing.created if existing else time.strftime("%Y-%m-%dT%H:%M:%S%z"), format_version=RUN_INFO_FORMAT))
+
+    latest = {record.key: record for record in _records(run_dir)}
+    player = _Player(spec, benchmark, targets, digest, loader, generation, run_dir, latest)
+    conversations = [(epoch, turn) for epoch in range(spec.epochs) for turn in targets] if spec.rehydrate else \
+        [(epoch, None) for epoch in range(spec.epochs)]
+    planned = len(targets) * spec.epochs
+    done = sum(1 for epoch in range(spec.epochs) for turn in targets if getattr(latest.get((epoch, turn)), "done",
+                                                                                  False))
+    workers = max(1, spec.concurrency or getattr(loader, "batch_size", 1) or 1)
+    with AppendLog(run_dir.responses_path) as log_file, \
+            tqdm(total=planned, initial=done, unit="turn", desc=f"{benchmark.name} {Path(spec.model_path).name}",
+                 disable=not progress) as bar:
+        player.attach(log_file, bar)
+        with ThreadPoolExecutor(max_workers=min(workers, len(conversations)) or 1) as pool:
+            outcomes = list(pool.map(lambda conversation: player.play(*conversation), conversations))
+    for epoch in range(spec.epochs):
+        player.write_epoch(epoch)
+    return ConvRunSummary(out=run_dir.path, conversations=len(conversations), planned=planned,
+                          written=player.written, skipped=done, errors=sum(1 for failed in outcomes if failed),
+                          seconds=time.perf_counter() - started)
+
+
+def _records(run_dir: RunDir) -> list[TurnRecord]:
+    """The records so far; a record of the wrong shape is reported (file and line) and played again."""
+    return [TurnRecord.from_json(data) for data in read_records(run_dir.responses_path, repair=True,
+                                                                check=_problem)]
+
+
+def _problem(data: dict) -> Optional[str]:
+    try:
+        TurnRecord.from_json(data)
+    except RecordError as error:
+        return str(error)
+    return None
+
+
+class _Player:
+    """Plays conversations; shared by the worker threads (appends and the progress bar under a lock)."""
+
+    def __init__(self, spec: ConvRunSpec, benchmark, targets, digest, loader, generation, run_dir, latest):
+        self.spec, self.benchmark, self.targets, self.digest = spec, benchmark, targets, digest
+        self.loader, self.generation, self.run_dir, self.latest = loader, generation, run_dir, latest
+        self.turns = {turn.index: turn for turn in benchmark.turns}
+        self.tools = benchmark.tools
+        self.written = 0
+        self._lock = threading.Lock()
+        self._audio: dict[int, object] = {}
+        self.model_name = loader.describe().get("model_path") or spec.model_path
+
+    def attach(self, log_file, bar) -> None:
+        self.log_file, self.bar = log_file, bar
+
+    # -- the user's side ----------------------------------------------------------------------
+    def user_message(self, index: int) -> dict:
+        turn = self.turns[index]
+        if self.spec.modality == "text":
+            return {"role": "user", "content": turn.input}
+        with self._lock:
+            samples = self._audio.get(index)
+        if samples is None:
+            from ihbench.dataset.audio import decode_audio
+            from ihbench.dataset.audio_format import SAMPLING_RATE
+
+            samples = decode_audio(turn.audio["bytes"], SAMPLING_RATE)
+            with self._lock:
+                self._audio[index] = samples
+        return {"role": "user", "audio": samples, "sampling_rate": 16000}
+
+    # -- a conversation -----------------------------------------------------------------------
+    def play(self, epoch: int, rehydrated_turn: Optional[int]) -> bool:
+        """True when the conversation stopped on a failed turn."""
+        try:
+            if rehydrated_turn is not None:
+                return self._play_rehydrated(epoch, rehydrated_turn)
+            return self._play_on_policy(epoch)
+        finally:
+            if rehydrated_turn is None:
+                self.write_epoch(epoch)
+
+    def _play_on_policy(self, epoch: int) -> bool:
+        history = [{"role": "system", "content": self.benchmark.system_instruction}]
+        ended = False
+        for index in self.targets:
+            record = self.latest.get((epoch, index))
+            if record is not None and record.done:  # resumed: the history it had
+                ended = ended or record.status == "ended_session"
+                if record.status != "ended_early":
+                    history += [self.user_message(index), *record.messages]
+                continue
+            if ended:
+                self._write(epoch, index, "ended_early", mode="on_policy")
+                continue
+            user = self.user_message(index)
+            outcome = self._turn(epoch, index, history, user, "on_policy")
+            if outcome is None:
+                return True
+            history += [user, *outcome.messages]
+            ended = outcome.ended_session
+        return False
+
+    def _play_rehydrated(self, epoch: int, index: int) -> bool:
+        record = self.latest.get((epoch, index))
+        if record is not None and record.done:
+            return False
+        history = [{"role": "system", "content": self.benchmark.system_instruction}]
+        for earlier in self.benchmark.turns:
+            if earlier.index >= index:
+                break
+            history += [self.user_message(earlier.index), {"role": "assistant", "content": earlier.golden_text}]
+        return self._turn(epoch, index, history, self.user_message(index), "rehydrated") is None
+
+    def _turn(self, epoch: int, index: int, history: list, user: dict, mode: str):
+        turn = self.turns[index]
+        tools = TurnTools(self.spec.tool_results, turn.required_calls, turn.function_call_response,
+                          turn.flexible_args)
+        seed = record_seed(self.spec.seed, f"{self.benchmark.name}/{index}", epoch)
+        try:
+            outcome = run_turn(self.loader, history, user, self.tools, tools, self.generation, seed,
+                               self.spec.max_rounds)
+        except Exception as error:
+            if not is_item_failure(error):
+                raise
+            self._write(epoch, index, "error", mode=mode, error=describe_failure(error))
+            return None
+        self._write(epoch, index, "ended_session" if outcome.ended_session else "answered", mode=mode,
+                    text=outcome.text, final_text=outcome.final_text, tool_calls=outcome.tool_calls,
+                    messages=outcome.messages, rounds=outcome.rounds, round_cap_hit=outcome.round_cap_hit,
+                    latency_s=round(outcome.latency_s, 4),
+                    ttfb_s=None if outcome.ttfb_s is None else round(outcome.ttfb_s, 4),
+                    input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
+                    reasoning=outcome.reasoning)
+        return outcome
+
+    def _write(self, epoch: int, index: int, status: str, **fields) -> None:
+        record = TurnRecord(
+            benchmark=self.benchmark.name, epoch=epoch, turn=index, status=status,
+            user_text=self.turns[index].input,
+            seed=record_seed(self.spec.seed, f"{self.benchmark.name}/{index}", epoch),
+            benchmark_hash=self.digest, modality=self.spec.modality,
+            time=datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"), **fields)
+        with self._lock:
+            self.log_file.append(record.to_json())
+            self.latest[record.key] = record
+            self.written += 1
+            if record.done:
+                self.bar.update(1)
+
+    def write_epoch(self, epoch: int) -> None:
+        with self._lock:
+            records = [r for (e, _), r in self.latest.items() if e == epoch and r.turn in self.targets]
+        failed = next((r for r in records if not r.done), None)
+        complete = len([r for r in records if r.done]) == len(self.targets)
+        write_transcript(self.run_dir.path / f"epoch_{epoch}", records, self.model_name,
+                         mode="rehydrated" if self.spec.rehydrate else "on_policy",
+                         status="complete" if complete else ("failed" if failed else "incomplete"),
+                         error=failed.error if failed else None, attempted=len(records))

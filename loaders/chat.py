@@ -1,0 +1,55 @@
+"""Chat with tools: what a loader gives back when the model may call functions.
+
+A ConversationBench run sends the whole on-policy history (system, user turns as audio or text,
+the model's earlier replies, its tool calls and their results) with the benchmark's tools in the
+OpenAI shape, and reads back the text and the calls. The messages are OpenAI-shaped dicts, except
+that a user turn in audio mode carries `audio` (16 kHz mono float32 samples) instead of `content`:
+each loader puts the audio where its API or chat template wants it.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ihbench.dataset.errors import ItemFailure
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: Any  # the parsed JSON object, or the raw text when it is not JSON
+    raw_arguments: str = ""
+
+    def to_message(self) -> dict:
+        return {"id": self.id, "type": "function",
+                "function": {"name": self.name, "arguments": self.raw_arguments or json.dumps(self.arguments)}}
+
+
+@dataclass
+class ChatReply:
+    text: str
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    latency_s: float = 0.0
+    ttfb_s: Optional[float] = None
+    input_tokens: Optional[int] = None
+    output_tokens: Optional[int] = None
+    reasoning: Optional[str] = None
+
+
+class ChatFailure(ItemFailure, RuntimeError):
+    """A chat request that could not be answered (raised by the session, recorded on the turn)."""
+
+
+def parse_arguments(raw: Any) -> Any:
+    """A tool call's arguments: servers send a JSON string; a model may write broken JSON, which is
+    kept as text so the call is recorded as made (and judged) rather than lost."""
+    if isinstance(raw, dict):
+        return raw
+    if not raw:
+        return {}
+    try:
+        return json.loads(raw)
+    except (TypeError, json.JSONDecodeError):
+        return str(raw)
