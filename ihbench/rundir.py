@@ -33,6 +33,12 @@ SUMMARY = "summary.json"
 LOCK = ".lock"
 
 
+#: what judge, report and set-baseline say of a ConversationBench run (its judge is ConversationBench 2/2)
+CONVBENCH_NOT_YET = ("{path}: a ConversationBench run ({config}); `ihbench judge` and `ihbench report` score IHBench "
+                     "runs. Its transcripts are in the reference harness's layout ({path}/epoch_N/transcript.jsonl) "
+                     "for its own judge")
+
+
 class RunDirError(IHBenchError, ValueError):
     """Not a run directory, or one that cannot be used as asked."""
 
@@ -102,6 +108,8 @@ class RunDir:
         from ihbench.dataset import load_items
 
         info = self.info()
+        if info.convbench is not None:
+            raise RunDirError(CONVBENCH_NOT_YET.format(path=self.path, config=info.config))
         responses = self.responses()
         items = {item.id: item for item in load_items(info.data, config=info.config, split=info.split)}
         missing = sorted({r.id for r in responses} - set(items))

@@ -22,7 +22,7 @@ from typing import Optional, Union
 from ihbench.dataset.errors import MissingFileError, UsageError
 
 from ..records import RunInfo
-from ..rundir import RunDir
+from ..rundir import CONVBENCH_NOT_YET, RunDir
 from ..summaries import SidSummary, TurnsSummary, UnknownSummaryKind, read_summary
 
 BENCHMARKS = {"ihbench": "IHBench", "sid": "SID-Bench", "turns": "turn-taking"}
@@ -70,6 +70,8 @@ def read_run(path) -> BenchmarkRun:
     run = RunDir(path)
     if run.exists():
         info = run.info()
+        if info.convbench is not None:
+            raise RunKindError(CONVBENCH_NOT_YET.format(path=path, config=info.config))
         return BenchmarkRun(path, "ihbench", info.model_label or None, info)
     try:
         summary = read_summary(run.summary_path) if run.summary_path.is_file() else None
