@@ -102,7 +102,8 @@ def test_run_judge_report_sid_and_publish_from_another_directory(wheel_env, buil
              "--sources", *[str(shipped / path.name) for path in subset]]
     _run(wheel_env, *build)
     card = (work / "data" / "README.md").read_text()
-    assert "configs of ihbench, sid, duplex unchanged, reused" in _run(wheel_env, *build).stdout
+    reused = _run(wheel_env, *build).stdout
+    assert "configs of ihbench, sid, duplex, convbench:convbench_dev unchanged, reused" in reused
     assert (work / "data" / "README.md").read_text() == card
     _run(wheel_env, "ihbench", "make-tiny-model", "qwen2-audio", "--out", "tiny")
     _run(wheel_env, "ihbench", "run", "--model", "qwen2-audio", "--model-path", "tiny", "--data", "data",
@@ -184,3 +185,25 @@ def test_generate_then_turns_on_a_duplex_recording_from_another_directory(wheel_
     assert summary["kind"] == "turns" and summary["recordings"] == 1
     assert summary["timing"]["stop_latency_s"]["n"] > 0
     assert (work / "turns" / "call" / "timeline.png").stat().st_size > 10_000
+
+
+def test_convbench_import_verify_and_an_on_policy_run_from_another_directory(wheel_env, built):
+    """A published-layout folder imported, checked and run against a served model (a local TEST
+    DOUBLE replaying the golden calls), all from the installed wheel; and the in-house benchmark
+    the wheel ships passes verify."""
+    from convbench_layout import write_benchmark_folder
+    from test_convbench_run import golden_replay
+
+    work = wheel_env["work"]
+    folder = write_benchmark_folder(work / "published")
+    _run(wheel_env, "ihbench", "convbench-import", str(folder), "--out", "cb-data", "--quiet")
+    assert "1 ConversationBench-style benchmark(s) (52 turns) checked" in _run(wheel_env, "ihbench", "verify",
+                                                                              "--no-audio").stdout
+    assert "(5 turns) checked" in _run(wheel_env, "ihbench", "verify", str(folder)).stdout
+    with OpenAITestServer(respond=golden_replay()) as server:
+        ran = _run(wheel_env, "ihbench", "run", "--model", "openai", "--model-path", "m", "--data", "cb-data",
+                   "--config", "bike_bench", "--base-url", server.base_url, "--epochs", "1", "--out", "runs/cb",
+                   "--quiet")
+    assert "1 conversation(s), 5 turn record(s) written" in ran.stdout
+    lines = (work / "runs" / "cb" / "epoch_0" / "transcript.jsonl").read_text().splitlines()
+    assert json.loads(lines[-1])["assistant_text"] == "[MODEL_ENDED_SESSION]"
