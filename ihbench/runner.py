@@ -28,7 +28,8 @@ from .seeds import record_seed
 log = logging.getLogger("ihbench")
 
 # Loader options that say how requests travel, not what the model answers: a resume may change them.
-TRANSPORT_OPTIONS = ("base_url", "concurrency", "timeout", "max_retries", "api_key_env", "batch_size", "device")
+TRANSPORT_OPTIONS = ("base_url", "concurrency", "timeout", "max_retries", "api_key_env", "batch_size", "device",
+                     "stream")
 
 
 class RunConfigError(IHBenchError, ValueError):

@@ -14,7 +14,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Optional, Sequence, Union
 
-from ihbench.dataset.argtypes import each, env_var_name, json_value, number, url, whole
+from ihbench.dataset.argtypes import boolean, each, env_var_name, json_value, number, url, whole
 from ihbench.dataset.audio import encode_wav
 from ihbench.dataset.audio_format import SAMPLING_RATE
 from ihbench.dataset.errors import UsageError
@@ -47,6 +47,42 @@ def _wire_message(message: dict) -> dict:
             "content": [{"type": "input_audio", "input_audio": {"data": data.decode("ascii"), "format": "wav"}}]}
 
 
+def _streamed_reply(chunks, started: float) -> ChatReply:
+    """A streamed reply put together: text deltas joined, each tool call's pieces joined by its
+    index; the time to the first text or tool delta is `ttfb_s`. A connection lost mid-stream is a
+    transport failure of the item, as one lost before the first byte."""
+    text, calls, ttfb, usage = [], {}, None, None
+    try:
+        for chunk in chunks:
+            usage = chunk.usage or usage
+            for choice in chunk.choices or []:
+                delta = choice.delta
+                if (delta.content or delta.tool_calls) and ttfb is None:
+                    ttfb = time.perf_counter() - started
+                if delta.content:
+                    text.append(delta.content)
+                for piece in delta.tool_calls or []:
+                    call = calls.setdefault(piece.index, {"id": None, "name": "", "arguments": []})
+                    call["id"] = piece.id or call["id"]
+                    if piece.function is not None:
+                        call["name"] += piece.function.name or ""
+                        call["arguments"].append(piece.function.arguments or "")
+    except Exception as error:
+        converted = transport_error(error)
+        if converted is None:
+            raise
+        raise converted from None
+    content, reasoning = split_reasoning("".join(text), "<think>", "</think>")
+    tool_calls = []
+    for index in sorted(calls):
+        raw = "".join(calls[index]["arguments"])
+        tool_calls.append(ToolCall(id=calls[index]["id"] or f"call_{index}", name=calls[index]["name"],
+                                   arguments=parse_arguments(raw), raw_arguments=raw))
+    return ChatReply(text=content, tool_calls=tool_calls, latency_s=time.perf_counter() - started, ttfb_s=ttfb,
+                     input_tokens=usage.prompt_tokens if usage else None,
+                     output_tokens=usage.completion_tokens if usage else None, reasoning=reasoning)
+
+
 def message_text(message) -> tuple[str, Optional[str]]:
     """(what the agent says, its reasoning). A server with a reasoning parser (vLLM
     `--reasoning-parser`) returns the thoughts in `reasoning_content` (or `reasoning`); one
@@ -64,14 +100,16 @@ class OpenAICompatLoader(Loader):
     requires = ("openai",)
     option_types = {"base_url": each(url()), "api_key_env": env_var_name(), "concurrency": whole(min=1),
                     "timeout": number(min=0, min_open=True), "max_retries": whole(min=0),
-                    "extra_body": json_value(dict)}
+                    "extra_body": json_value(dict), "stream": boolean()}
 
     def __init__(self, model_path: str, *, base_url: Union[str, Sequence[str], None] = None,
                  api_key_env: str = "OPENAI_API_KEY",
                  concurrency: int = 8, timeout: float = 120.0, max_retries: int = 3,
-                 extra_body: Optional[dict] = None, client=None):
+                 extra_body: Optional[dict] = None, stream: bool = False, client=None):
         checked = self.check_options({"base_url": base_url, "api_key_env": api_key_env, "concurrency": concurrency,
-                                      "timeout": timeout, "max_retries": max_retries, "extra_body": extra_body})
+                                      "timeout": timeout, "max_retries": max_retries, "extra_body": extra_body,
+                                      "stream": stream})
+        self.stream = checked["stream"]  # tool conversations: streamed, to record the time to the first token
         base_url = checked["base_url"]
         super().__init__(model_path, base_url=base_url, concurrency=concurrency, timeout=timeout,
                          max_retries=max_retries, api_key_env=api_key_env)
@@ -145,8 +183,12 @@ class OpenAICompatLoader(Loader):
 
     def _chat(self, messages: list[dict], tools: list[dict], config: GenerationConfig, seed: int) -> ChatReply:
         started = time.perf_counter()
-        completion = self._complete([_wire_message(m) for m in messages], config, seed, tools=tools,
-                                    tool_choice="auto")
+        wire = [_wire_message(m) for m in messages]
+        if self.stream:
+            chunks = self._complete(wire, config, seed, tools=tools, tool_choice="auto", stream=True,
+                                    stream_options={"include_usage": True})
+            return _streamed_reply(chunks, started)
+        completion = self._complete(wire, config, seed, tools=tools, tool_choice="auto")
         message = completion.choices[0].message
         text, reasoning = message_text(message)
         calls = [ToolCall(id=call.id or f"call_{index}", name=call.function.name,

@@ -54,6 +54,8 @@ class OpenAITestServer:
                     if reply.status != 200:
                         self._send(reply.status, {"error": {"message": "scripted failure", "type": "server_error"}},
                                    reply.headers)
+                    elif body.get("stream"):
+                        self._stream(server.completion(body, reply.content, reply.reasoning, reply.tool_calls))
                     else:
                         self._send(200, server.completion(body, reply.content, reply.reasoning, reply.tool_calls))
                     return
@@ -64,6 +66,40 @@ class OpenAITestServer:
                     self._send(status, {"error": {"message": "scripted failure", "type": "server_error"}})
                     return
                 self._send(200, server.completion(body))
+
+            def _stream(self, completion):
+                """The completion as server-sent events, the way vLLM streams it: the role, the text in
+                two pieces, each tool call's name then its arguments in two pieces, the finish reason,
+                a usage chunk, [DONE]."""
+                message = completion["choices"][0]["message"]
+                base = {key: completion[key] for key in ("id", "created", "model")}
+                base["object"] = "chat.completion.chunk"
+
+                def chunk(delta=None, finish=None, usage=None):
+                    choices = [] if delta is None and finish is None else [
+                        {"index": 0, "delta": delta or {}, "finish_reason": finish}]
+                    return {**base, "choices": choices, **({"usage": usage} if usage else {})}
+
+                text = message.get("content") or ""
+                events = [chunk({"role": "assistant", "content": ""})]
+                halves = (text[:len(text) // 2], text[len(text) // 2:])
+                events += [chunk({"content": piece}) for piece in halves if piece]
+                for index, call in enumerate(message.get("tool_calls") or []):
+                    arguments = call["function"]["arguments"]
+                    events.append(chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                                                         "function": {"name": call["function"]["name"],
+                                                                      "arguments": ""}}]}))
+                    for piece in (arguments[:len(arguments) // 2], arguments[len(arguments) // 2:]):
+                        events.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
+                events.append(chunk({}, completion["choices"][0]["finish_reason"]))
+                events.append(chunk(usage=completion["usage"]))
+                data = "".join(f"data: {json.dumps(event)}\n\n" for event in events) + "data: [DONE]\n\n"
+                encoded = data.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Content-Length", str(len(encoded)))
+                self.end_headers()
+                self.wfile.write(encoded)
 
             def _send(self, status, payload, headers=None):
                 data = json.dumps(payload).encode()

@@ -266,3 +266,17 @@ def test_judge_and_report_say_what_a_convbench_run_is(data, tmp_path, capsys):
                  ["report", str(out), "--cross-benchmark", "--out", str(tmp_path / "rep")]):
         assert main([*argv, "--quiet"]) == 2
         assert "a ConversationBench run (bike_bench)" in capsys.readouterr().err
+
+
+def test_a_streamed_run_records_the_time_to_first_token_and_the_same_turns(data, tmp_path):
+    with OpenAITestServer(respond=golden_replay()) as server:
+        run_convbench(spec(data, tmp_path / "plain", server), progress=False)
+        streamed = spec(data, tmp_path / "streamed", server)
+        streamed.loader_options["stream"] = True
+        run_convbench(streamed, progress=False)
+        assert server.requests[-1]["stream"] is True
+    plain, rows = transcript(tmp_path / "plain"), transcript(tmp_path / "streamed")
+    assert [(r["assistant_text"], r["tool_calls"]) for r in rows] == [(r["assistant_text"], r["tool_calls"])
+                                                                      for r in plain]
+    assert all(r["ttfb_ms"] is not None for r in rows) and all(r["ttfb_ms"] is None for r in plain)
+    assert rows[2]["tokens"]["prompt_tokens"] > 0
