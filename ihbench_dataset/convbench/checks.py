@@ -5,8 +5,9 @@ A golden reply is the judge's reference: a fact in it that nothing in the conver
 would fail a correct agent. So every number (time, price, ID, count) and every capitalised name in
 a golden reply, not at the start of a sentence, must appear in what the agent was given by then:
 the system instruction (knowledge base included), the caller's words up to that turn, or the
-scripted tool results up to that turn. A computed value (a total, a difference) is written in
-words in the golden, so this check leaves it to the judge. An expected argument must likewise be a
+scripted tool results up to that turn. On a numerical-reasoning turn the numbers are worked out
+(totals, differences, refunds), so they are left to the judge and its arithmetic; from then on
+they count as known (a later "the $50 permit"). An expected argument must likewise be a
 value the agent can know: short values verbatim (case aside) from those sources or the earlier
 expected calls; free text (a description, feedback) must be made mostly of words the caller or
 the knowledge base used, its numbers traceable.
@@ -25,7 +26,8 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 _SENTENCE_END = re.compile(r"[.!?:;]\s*$|^\s*$|[-*#>]\s*$|\*\*$|\n\s*$")
 #: capitalised words that are not names wherever they stand
 _NOT_NAMES = {"I", "I'm", "I'll", "I've", "I'd", "OK", "Okay", "AM", "PM", "Mr", "Mrs", "Ms", "Dr", "Prof"}
-_FREE_TEXT_WORDS = 5  # a value of more words than this is free text, not a value to match verbatim
+_FREE_TEXT_WORDS = 5
+COMPUTING = "numerical_reasoning"  # the category whose goldens hold values worked out, not looked up  # a value of more words than this is free text, not a value to match verbatim
 
 
 def _normal(text: str) -> str:
@@ -60,7 +62,8 @@ def check_benchmark(benchmark: ConvBenchmark, where: str) -> list[str]:
                             "in order")
         given += "\n" + turn.input + "\n" + json.dumps(turn.function_call_response or {}, ensure_ascii=False)
         lowered = _normal(given)
-        for number in _numbers(turn.golden_text):
+        computed = COMPUTING in turn.categories  # totals and differences: the judge checks the arithmetic
+        for number in [] if computed else _numbers(turn.golden_text):
             if number not in given:
                 problems.append(f"{where}: turn {turn.index}: golden_text: {number!r} is in no source the agent has "
                                 "by then (knowledge base, caller's words, scripted tool results)")
@@ -77,6 +80,8 @@ def check_benchmark(benchmark: ConvBenchmark, where: str) -> list[str]:
                     problems.append(f"{where}: turn {turn.index}: `{call['name']}` argument {argument}={value!r}: "
                                     f"{problem}")
         earlier_args += [_normal(str(v)) for call in turn.required_calls for v in call["args"].values()]
+        if computed:  # what the agent worked out is its own from then on ("the $50 permit")
+            given += "\n" + " ".join(_numbers(turn.golden_text))
     return problems
 
 
