@@ -24,6 +24,9 @@ from ihbench.loaders.transformers_base import chat_audio
 from ihbench.loaders.voxtral import mistral_call_id
 
 SUPPORTED = ("qwen3-omni", "gemma4", "voxtral")
+#: every tiny template with tool branches: the Gemma 4 12B's too (the gemma4 loader, its own template)
+TEMPLATES = (*SUPPORTED, "gemma4-unified")
+FORMAT = {"gemma4-unified": "gemma4"}
 UNSUPPORTED = ("qwen2.5-omni", "qwen2-audio", "phi4-multimodal", "gemma3n", "kimi-audio")
 SHORT = GenerationConfig(max_new_tokens=4)
 Q = '<|"|>'
@@ -58,7 +61,7 @@ TOOLS = [{"type": "function", "function": {
 @pytest.fixture(scope="module")
 def loaders(tmp_path_factory):
     root = tmp_path_factory.mktemp("tiny")
-    return {family: get(loader_name(family))(str(make_tiny_model(family, root / family))) for family in SUPPORTED}
+    return {family: get(loader_name(family))(str(make_tiny_model(family, root / family))) for family in TEMPLATES}
 
 
 @pytest.fixture(params=SUPPORTED)
@@ -170,7 +173,8 @@ def test_a_generated_call_comes_back_as_a_tool_call(family, loaders, monkeypatch
     assert [(c.id, c.name, c.arguments) for c in reply.tool_calls] == [("call_1_0", "book_repair", BOOK)]
 
 
-def test_the_history_s_call_and_result_are_rendered_in_the_family_s_format(family, loaders):
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_the_history_s_call_and_result_are_rendered_in_the_family_s_format(template, loaders):
     history = [{"role": "system", "content": "You are the shop's agent."},
                {"role": "user", "audio": noise(0.5), "sampling_rate": 16000},
                {"role": "assistant", "content": None, "tool_calls": [
@@ -178,9 +182,9 @@ def test_the_history_s_call_and_result_are_rendered_in_the_family_s_format(famil
                     "function": {"name": "book_repair", "arguments": json.dumps(BOOK)}}]},
                {"role": "tool", "tool_call_id": "call_0_0", "content": '{"status": "success"}'}]
 
-    prompt = loaders[family].chat_prompt(history, TOOLS)
+    prompt = loaders[template].chat_prompt(history, TOOLS)
 
-    assert HANDED_BACK[family].replace("ID", mistral_call_id("call_0_0")) in prompt
+    assert HANDED_BACK[FORMAT.get(template, template)].replace("ID", mistral_call_id("call_0_0")) in prompt
     assert prompt.count("Book a repair slot.") == 1  # the tool declared once
 
 
@@ -239,5 +243,6 @@ def test_a_checkpoint_whose_template_breaks_on_tools_is_refused_in_one_line(load
         loader.check_tools()
 
 
-def test_the_supported_families_pass_the_probe(family, loaders):
-    loaders[family].check_tools()
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_the_supported_families_pass_the_probe(template, loaders):
+    loaders[template].check_tools()
