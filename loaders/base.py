@@ -233,10 +233,15 @@ class Loader(ABC):
     #: why this family cannot run a tool-using conversation (None: it can, through `_chat`)
     tools_unsupported: ClassVar[Optional[str]] = "its loader does not pass tools to the model or parse tool calls"
 
+    @classmethod
+    def check_tool_support(cls) -> None:
+        """Before a ConversationBench run loads anything: a family that cannot call tools says why, in one line."""
+        if cls.tools_unsupported:
+            raise UsageError(f"--model {cls.name}: cannot run a tool-using conversation: {cls.tools_unsupported}")
+
     def check_tools(self) -> None:
-        """Before a ConversationBench run starts: a family that cannot call tools says why, in one line."""
-        if self.tools_unsupported:
-            raise UsageError(f"--model {self.name}: cannot run a tool-using conversation: {self.tools_unsupported}")
+        """Once loaded, before the first turn: the family's word, and whatever the loaded model can check."""
+        self.check_tool_support()
 
     def chat(self, messages: list[dict], tools: list[dict], config: GenerationConfig, seed: int):
         """One model reply (`loaders.chat.ChatReply`) to the whole history with `tools` offered. An

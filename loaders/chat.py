@@ -53,3 +53,35 @@ def parse_arguments(raw: Any) -> Any:
         return json.loads(raw)
     except (TypeError, json.JSONDecodeError):
         return str(raw)
+
+
+def template_messages(messages: list[dict]) -> list[dict]:
+    """The history as a transformers chat template takes it: a user turn's audio as one audio part
+    (the processor gets the samples themselves, in the same order), and each call's arguments as
+    the object they encode. Templates render a mapping in their own syntax (Gemma 4:
+    `key:<|"|>value<|"|>`) but paste a string in as it is (Gemma 4 would then write `{{...}}`). A
+    reply that is only calls has content "" rather than None, which the Qwen3 templates cannot iterate."""
+    rendered = []
+    for message in messages:
+        if message.get("audio") is not None:
+            rendered.append({"role": message["role"], "content": [{"type": "audio", "audio": message["audio"]}]})
+            continue
+        message = {key: value for key, value in message.items() if key not in ("audio", "sampling_rate")}
+        if message.get("content") is None:
+            message["content"] = ""
+        if message.get("tool_calls"):
+            message["tool_calls"] = [
+                {**call, "function": {**call["function"], "arguments": _as_object(call["function"]["arguments"])}}
+                for call in message["tool_calls"]]
+        rendered.append(message)
+    return rendered
+
+
+def _as_object(arguments: Any) -> Any:
+    parsed = parse_arguments(arguments)
+    return parsed if isinstance(parsed, dict) else arguments
+
+
+def assistant_turns(messages: list[dict]) -> int:
+    """How many replies the history holds: the round number that keeps call ids unique and stable."""
+    return sum(1 for message in messages if message["role"] == "assistant")

@@ -83,6 +83,9 @@ def chat_messages(conversation: ModelInput) -> list[dict]:
 class Gemma3nLoader(TransformersLoader):
     name = "gemma3n"
     max_clip_seconds = 30.0
+    tools_unsupported = ("the Gemma 3n chat template ignores `tools` and takes only alternating user/model turns "
+                         "(no tool calls or results); use gemma4, or a tool-capable model served with vLLM "
+                         "(--model openai)")
 
     def load_processor(self):
         processor = super().load_processor()
@@ -99,4 +102,4 @@ class Gemma3nLoader(TransformersLoader):
                                                   tokenize=False)
         if self.tokenizer_adds_bos:
             text = text.removeprefix(self.processor.tokenizer.bos_token)
-        return self.checked_prompt(text, conversation, self.processor.audio_token)
+        return self.checked_prompt(text, len(conversation.audio_clips), self.processor.audio_token)

@@ -22,6 +22,12 @@ the 12B's (the same file as the 26B-A4B's) ends the prompt with an empty, closed
 `<|channel>thought\n<channel|>`; so the thought channel is split off whenever it appears,
 whatever the option.
 
+Tools: both templates declare them in the system turn (`<|tool>declaration:NAME{...}<tool|>`); the
+model calls with `<|tool_call>call:NAME{key:<|"|>value<|"|>}<tool_call|>` and stops at
+`<|tool_response>` (an end token of the generation config); the template writes each result right
+after its call, inside the same model turn, and the model goes on from there
+(`tool_calls.gemma4`; vLLM: `--tool-call-parser gemma4`).
+
 Without torchvision, Gemma4Processor cannot build its video processor and Gemma4UnifiedProcessor
 neither its image nor its video processor: the loader then builds them minus those (the
 benchmark sends neither images nor video).
@@ -36,6 +42,7 @@ from typing import Optional
 
 from ihbench.dataset.argtypes import boolean
 
+from . import tool_calls
 from .base import ModelFolderError, ModelInput, audio_part_messages
 from .reasoning import split_reasoning
 from .transformers_base import TransformersLoader
@@ -144,6 +151,8 @@ class Gemma4Loader(TransformersLoader):
     max_clip_seconds = 30.0
 
     option_types = {"thinking": boolean()}
+    tools_unsupported = None
+    parse_tool_calls = staticmethod(tool_calls.gemma4)
 
     def __init__(self, model_path: str, *, thinking: bool = False, **options):
         self.thinking = self.check_options({"thinking": thinking})["thinking"]
@@ -166,12 +175,16 @@ class Gemma4Loader(TransformersLoader):
         model_class = getattr(transformers, ARCHITECTURES[self.architecture].model_class)
         return model_class.from_pretrained(self.path, dtype=self.dtype)
 
+    def template_options(self) -> dict:
+        return {"enable_thinking": self.thinking}
+
+    def rendered(self, messages: list[dict], tools: Optional[list[dict]] = None) -> str:
+        text = super().rendered(messages, tools)
+        return text.removeprefix(self.processor.tokenizer.bos_token) if self.tokenizer_adds_bos else text
+
     def prompt(self, conversation: ModelInput) -> str:
-        text = self.processor.apply_chat_template(audio_part_messages(conversation.turns), add_generation_prompt=True,
-                                                  tokenize=False, enable_thinking=self.thinking)
-        if self.tokenizer_adds_bos:
-            text = text.removeprefix(self.processor.tokenizer.bos_token)
-        return self.checked_prompt(text, conversation, self.processor.audio_token)
+        return self.checked_prompt(self.rendered(audio_part_messages(conversation.turns)),
+                                   len(conversation.audio_clips), self.processor.audio_token)
 
     def split_reasoning(self, raw: str) -> tuple[str, Optional[str]]:
         text, reasoning = split_reasoning(raw, THOUGHT_START, THOUGHT_END)

@@ -35,6 +35,8 @@ class KimiAudioLoader(Loader):
     requires = ("kimia_infer",)
 
     modalities = ("audio",)  # the paper could not run Kimi-Audio text-only either
+    tools_unsupported = ("kimia_infer's KimiAudio.generate takes text and audio messages only: no tools, no tool "
+                         "calls; use a tool-capable model served with vLLM (--model openai)")
 
     def __init__(self, model_path: str, *, api=None, **options):
         super().__init__(model_path, **options)

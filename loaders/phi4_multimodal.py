@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional
 
 from .base import ModelInput
 from .transformers_base import TransformersLoader
@@ -64,6 +64,9 @@ def speech_adapter_dir(path: str) -> Optional[Path]:
 class Phi4MultimodalLoader(TransformersLoader):
     name = "phi4-multimodal"
     requires = ("torch", "transformers", "peft")  # the checkpoint's speech adapter is a LoRA
+    tools_unsupported = ("the Phi-4-multimodal chat template ignores `tools` (it copies only a system message's own "
+                         "`tools` string between <|tool|> tags) and renders no tool calls or results; use a "
+                         "tool-capable model served with vLLM (--model openai)")
 
     def load_processor(self):
         return load_phi4_processor(self.path)
@@ -80,15 +83,15 @@ class Phi4MultimodalLoader(TransformersLoader):
 
         return PeftModel.from_pretrained(model, str(adapter), adapter_name="speech", is_trainable=False)
 
-    def model_for(self, conversations: Sequence[ModelInput]):
-        return _AdapterScope(self.model, enabled=any(c.audio_clips for c in conversations))
+    def model_for(self, audio: bool):
+        return _AdapterScope(self.model, enabled=audio)
 
     def prompt(self, conversation: ModelInput) -> str:
         token = self.processor.audio_token
         messages = [{"role": turn.role, "content": token if turn.audio is not None else turn.text}
                     for turn in conversation.turns]
         text = self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-        return self.checked_prompt(text, conversation, token)
+        return self.checked_prompt(text, len(conversation.audio_clips), token)
 
     def describe(self) -> dict:
         return {**super().describe(), "speech_adapter": self.adapter}

@@ -92,13 +92,9 @@ class OmniThinkerLoader(TransformersLoader):
             generation.pad_token_id = tokenizer.pad_token_id
         return model
 
-    def template_options(self) -> dict:
-        return {}
-
     def prompt(self, conversation: ModelInput) -> str:
-        text = self.processor.apply_chat_template(chat_messages(conversation), add_generation_prompt=True,
-                                                  tokenize=False, **self.template_options())
-        return self.checked_prompt(text, conversation, self.processor.audio_token)
+        return self.checked_prompt(self.rendered(chat_messages(conversation)), len(conversation.audio_clips),
+                                   self.processor.audio_token)
 
 
 class Qwen2_5OmniLoader(OmniThinkerLoader):
@@ -106,3 +102,5 @@ class Qwen2_5OmniLoader(OmniThinkerLoader):
     PROCESSOR = "Qwen2_5OmniProcessor"
     THINKER = "Qwen2_5OmniThinkerForConditionalGeneration"
     max_clip_seconds = 300.0  # measured: the extractor pads and cuts every clip to n_samples (300 s)
+    tools_unsupported = ("the Qwen2.5-Omni chat template ignores `tools` and renders no tool calls or results; "
+                         "use qwen3-omni, gemma4 or voxtral, or a tool-capable model served with vLLM (--model openai)")

@@ -11,6 +11,8 @@ class Qwen2AudioLoader(TransformersLoader):
     clip; the processor expands each <|AUDIO|> to the clip's length in encoder frames. Its Whisper
     feature extractor keeps only the first 30 s of a clip (25 audio tokens a second)."""
     name = "qwen2-audio"
+    tools_unsupported = ("the Qwen2-Audio chat template ignores `tools` and renders no tool calls or results; use "
+                         "a tool-capable model served with vLLM (--model openai)")
 
     max_clip_seconds = 30.0
 

@@ -10,6 +10,10 @@ with `Qwen3OmniMoeProcessor`; the talker and code2wav (Instruct only) are never 
   (default false) reaches the template as `enable_thinking`, the Qwen3 templates' switch: false
   closes an empty think block after the generation prompt (Qwen3's no-thinking form), true lets
   the model think. Reasoning is split off whatever the option, so it never reaches the judges.
+- Tools (the checkpoints' chat_template.json, Qwen3's Hermes-style format): the template lists them
+  as JSON inside `<tools></tools>` in the system turn, the model calls with
+  `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`, and results go back as one user turn
+  of `<tool_response>...</tool_response>` blocks (`tool_calls.hermes`; vLLM: `--tool-call-parser hermes`).
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from typing import Any, Optional
 
 from ihbench.dataset.argtypes import boolean
 
+from . import tool_calls
 from .qwen2_5_omni import OmniThinkerLoader
 from .reasoning import split_reasoning
 
@@ -29,6 +34,8 @@ class Qwen3OmniLoader(OmniThinkerLoader):
     THINKER = "Qwen3OmniMoeThinkerForConditionalGeneration"
 
     option_types = {"thinking": boolean()}
+    tools_unsupported = None
+    parse_tool_calls = staticmethod(tool_calls.hermes)
 
     def __init__(self, model_path: str, *, thinking: bool = False, **options: Any):
         self.thinking = self.check_options({"thinking": thinking})["thinking"]

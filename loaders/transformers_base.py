@@ -1,16 +1,19 @@
 """What every transformers-backed loader shares: device and dtype choice, seeding, greedy or
-sampled generation, left-padded batches, decoding only the new tokens. Families subclass it
-and say how a conversation becomes processor inputs."""
+sampled generation, left-padded batches, decoding only the new tokens, and a tool-using chat
+(ConversationBench) for a family whose chat template takes tools. Families subclass it and say
+how a conversation becomes processor inputs."""
 from __future__ import annotations
 
 import time
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, ClassVar, Optional, Sequence
 
 import numpy as np
 from ihbench.dataset.argtypes import device as device_type, whole
+from ihbench.dataset.audio_format import SAMPLING_RATE
 from ihbench.dataset.errors import UsageError
 
-from .base import GenerationConfig, Loader, ModelInput, Response, resolve_model_path
+from .base import GenerationConfig, InputTurn, Loader, ModelInput, Response, resolve_model_path
+from .chat import ChatReply, assistant_turns, template_messages
 from .failures import is_item_failure
 from .limits import check_clips, check_context
 
@@ -78,16 +81,25 @@ class TransformersLoader(Loader):
     def prompt(self, conversation: ModelInput) -> str:
         raise NotImplementedError
 
-    def model_for(self, conversations: Sequence[ModelInput]):
+    def model_for(self, audio: bool):
         """The module that generates; a family may switch adapters by modality here."""
         return self.model
 
-    def checked_prompt(self, text: str, conversation: ModelInput, token: str) -> str:
+    def template_options(self) -> dict:
+        """Keyword arguments the family's chat template reads (Qwen3's `enable_thinking`)."""
+        return {}
+
+    def rendered(self, messages: list[dict], tools: Optional[list[dict]] = None) -> str:
+        """`messages` through the checkpoint's own chat template, ending with the generation prompt."""
+        options = {"tools": tools} if tools else {}
+        return self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False, **options,
+                                                  **self.template_options())
+
+    def checked_prompt(self, text: str, clips: int, token: str) -> str:
         """`text` when the chat template wrote one audio `token` per clip: otherwise clips and
         placeholders would pair up wrongly inside the processor, silently."""
-        if text.count(token) != len(conversation.audio_clips):
-            raise UsageError(f"the chat template wrote {text.count(token)} {token} for "
-                             f"{len(conversation.audio_clips)} clip(s)")
+        if text.count(token) != clips:
+            raise UsageError(f"the chat template wrote {text.count(token)} {token} for {clips} clip(s)")
         return text
 
     def split_reasoning(self, raw: str) -> tuple[str, Optional[str]]:
@@ -118,37 +130,52 @@ class TransformersLoader(Loader):
         texts = [self.prompt(c) for c in conversations]
         for conversation in conversations:
             check_clips(conversation, self.name, self.max_clip_seconds)
-        clips = [clip for c in conversations for clip in self.clips(c)]
+        return self.encode(texts, [clip for c in conversations for clip in self.clips(c)])
+
+    def encode(self, texts: list[str], clips: list[np.ndarray]):
         kwargs: dict[str, Any] = {"text": texts, "return_tensors": "pt", "padding": True}
         if clips:
             kwargs.update(audio=clips, sampling_rate=self.sampling_rate)
         return self.processor(**kwargs).to(self.device)
 
     def _run(self, conversations: Sequence[ModelInput], config: GenerationConfig, seed: int) -> list[Response]:
-        import torch
-
         started = time.perf_counter()
         inputs = self.inputs(conversations)
         check_context(inputs["input_ids"].shape[1], config.max_new_tokens, self.context_tokens(), self.name,
                       conversations[0].item_id if len(conversations) == 1 else "",
                       max(len(c.audio_clips) for c in conversations))
+        output = self._new_tokens(inputs, config, seed, self.model_for(any(c.audio_clips for c in conversations)))
+        latency = (time.perf_counter() - started) / len(conversations)
+        return [self._response(inputs["attention_mask"][row], output[row], latency)
+                for row in range(len(conversations))]
+
+    def _new_tokens(self, inputs, config: GenerationConfig, seed: int, model):
+        """What `model` generates after each prompt of `inputs`, greedy or sampled (seeded)."""
+        import torch
+
         features = {k: (v.to(self.dtype) if torch.is_floating_point(v) else v) for k, v in inputs.items()}
         torch.manual_seed(seed)
         with torch.inference_mode():
-            output = self.model_for(conversations).generate(**features, **sampling_options(config))
-        latency = (time.perf_counter() - started) / len(conversations)
-        prompt_length = inputs["input_ids"].shape[1]
-        return [self._response(inputs["attention_mask"][row], output[row, prompt_length:], latency)
-                for row in range(len(conversations))]
+            output = model.generate(**features, **sampling_options(config))
+        return output[:, inputs["input_ids"].shape[1]:]
 
     def _response(self, attention_mask, new_tokens, latency: float) -> Response:
-        generated = self._until_end(new_tokens.tolist())
-        tokenizer = self.processor.tokenizer
-        text, reasoning = self.split_reasoning(tokenizer.decode(generated, skip_special_tokens=False))
-        for special in tokenizer.all_special_tokens:  # what skip_special_tokens would have dropped
-            text = text.replace(special, "")
-        return Response(text=text.strip(), latency_s=latency, input_tokens=int(attention_mask.sum()),
+        generated, raw = self._decoded(new_tokens)
+        text, reasoning = self.split_reasoning(raw)
+        return Response(text=self.spoken(text), latency_s=latency, input_tokens=int(attention_mask.sum()),
                         output_tokens=len(generated), reasoning=reasoning)
+
+    def _decoded(self, new_tokens) -> tuple[list[int], str]:
+        """The tokens up to the end token and their text, special tokens kept (reasoning markers and
+        tool-call markers are special tokens in some families)."""
+        generated = self._until_end(new_tokens.tolist())
+        return generated, self.processor.tokenizer.decode(generated, skip_special_tokens=False)
+
+    def spoken(self, text: str) -> str:
+        """`text` without the special tokens skip_special_tokens would have dropped."""
+        for special in self.processor.tokenizer.all_special_tokens:
+            text = text.replace(special, "")
+        return text.strip()
 
     def _until_end(self, tokens: list[int]) -> list[int]:
         """Up to and including the first end token: a batch's shorter answers are padded after it."""
@@ -161,6 +188,51 @@ class TransformersLoader(Loader):
 
     def _generate(self, conversation: ModelInput, config: GenerationConfig, seed: int) -> Response:
         return self._run([conversation], config, seed)[0]
+
+    # -- tool-using chat (ConversationBench) --------------------------------------------------
+    #: the family's tool-call format, a `loaders.tool_calls` function (set with `tools_unsupported = None`)
+    parse_tool_calls: ClassVar[Optional[Callable]] = None
+
+    def chat_prompt(self, messages: list[dict], tools: list[dict]) -> str:
+        """A tool conversation's prompt: the OpenAI-shaped history through the checkpoint's own chat
+        template with `tools`, audio parts where the family's `prompt()` puts them."""
+        clips = sum(1 for message in messages if message.get("audio") is not None)
+        return self.checked_prompt(self.rendered(template_messages(messages), tools), clips, self.processor.audio_token)
+
+    def chat_inputs(self, messages: list[dict], tools: list[dict], audio: ModelInput):
+        """Processor inputs of one tool conversation; `audio` holds its user clips, in order."""
+        check_clips(audio, self.name, self.max_clip_seconds)
+        return self.encode([self.chat_prompt(messages, tools)], self.clips(audio))
+
+    def check_tools(self) -> None:
+        """Beyond the family's word: the checkpoint's own template must write the tools into the
+        prompt. One whose template ignores `tools` would otherwise run the whole benchmark without
+        them, its missing calls scored as the model's."""
+        super().check_tools()
+        refused = f"--model {self.name}: cannot run a tool-using conversation: the chat template of {self.path}"
+        try:
+            prompt = self.chat_prompt(PROBE_MESSAGES, [PROBE_TOOL])
+        except Exception as error:  # a template that breaks on tools: the user's checkpoint, not our bug
+            raise UsageError(f"{refused} fails on a conversation with tools ({type(error).__name__}: {error})") \
+                from None
+        if PROBE_TOOL["function"]["name"] not in prompt:
+            raise UsageError(f"{refused} ignores `tools` (a probe tool's name never reached the prompt); use a "
+                             "checkpoint whose template renders tools, or serve it with a tool template behind "
+                             "vLLM and use --model openai")
+
+    def _chat(self, messages: list[dict], tools: list[dict], config: GenerationConfig, seed: int) -> ChatReply:
+        started = time.perf_counter()
+        audio = chat_audio(messages)
+        inputs = self.chat_inputs(messages, tools, audio)
+        check_context(inputs["input_ids"].shape[1], config.max_new_tokens, self.context_tokens(), self.name,
+                      audio_clips=len(audio.audio_clips))
+        new_tokens = self._new_tokens(inputs, config, seed, self.model_for(bool(audio.audio_clips)))[0]
+        generated, raw = self._decoded(new_tokens)
+        text, reasoning = self.split_reasoning(raw)
+        text, calls = self.parse_tool_calls(text, f"call_{assistant_turns(messages)}")
+        return ChatReply(text=self.spoken(text), tool_calls=calls, latency_s=time.perf_counter() - started,
+                         input_tokens=int(inputs["attention_mask"][0].sum()), output_tokens=len(generated),
+                         reasoning=reasoning)
 
     def generate_batch(self, conversations: Sequence[ModelInput], config: GenerationConfig,
                        seeds: Sequence[int]) -> list[Response]:
@@ -179,3 +251,21 @@ class TransformersLoader(Loader):
     def describe(self) -> dict:
         return {**super().describe(), "resolved_path": self.path, "device": self.device,
                 "dtype": str(self.dtype).removeprefix("torch."), "batch_size": self.batch_size}
+
+
+#: what `check_tools` renders: one tool whose name no template writes unless it renders the tools
+PROBE_TOOL = {"type": "function", "function": {
+    "name": "ihbench_probe_tool", "description": "Checks that the chat template renders tools.",
+    "parameters": {"type": "object", "properties": {"code": {"type": "string", "description": "Any code."}},
+                   "required": ["code"]}}}
+PROBE_MESSAGES = [{"role": "system", "content": "You are a phone agent."}, {"role": "user", "content": "Hello."}]
+
+
+def chat_audio(messages: list[dict]) -> ModelInput:
+    """The user clips of a chat history, in order, at the toolkit's rate: what `clips` and
+    `check_clips` read."""
+    from ihbench.dataset.audio import resample
+
+    turns = [InputTurn("user", audio=resample(m["audio"], m.get("sampling_rate", SAMPLING_RATE)))
+             for m in messages if m.get("audio") is not None]
+    return ModelInput("conversation", "audio" if turns else "text", turns)

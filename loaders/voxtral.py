@@ -22,22 +22,31 @@ What surprised:
   text-only input is rendered with the tokenizer's `apply_chat_template(tokenize=False)` and
   encoded by `VoxtralChatProcessor.__call__`, which reads the control tokens back, giving exactly
   the ids of the tokenized path (tested).
+- Tools (mistral-common's own request encoding, tokenizer v7; the model card's "function-calling
+  straight from voice"): `[AVAILABLE_TOOLS][...JSON...][/AVAILABLE_TOOLS]` before the last user
+  turn, calls as `[TOOL_CALLS][{"name": ..., "arguments": {...}, "id": ...}]</s>`, results as
+  `[TOOL_RESULTS]id[TOOL_CONTENT]...[/TOOL_RESULTS]` (`tool_calls.mistral`; vLLM:
+  `--tool-call-parser mistral`). Call ids must be 9 letters or digits there, so each of ours is
+  mapped to one (`mistral_call_id`). VoxtralProcessor.apply_chat_template drops `tools`, so every
+  encoding with audio goes through `VoxtralChatProcessor.chat_encoding`, which passes them on.
 """
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 import logging
 import re
 from functools import cached_property, lru_cache
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
+from . import tool_calls
 from .base import ModelInput
 from .failures import UnsupportedInputError
 from .limits import check_clips
-from .transformers_base import TransformersLoader
+from .transformers_base import TransformersLoader, chat_audio
 
 
 def wav_base64(samples: np.ndarray, sampling_rate: int) -> str:
@@ -50,21 +59,39 @@ def wav_base64(samples: np.ndarray, sampling_rate: int) -> str:
 
 
 def chat_messages(conversation: ModelInput, clips: Sequence[np.ndarray], sampling_rate: int) -> list[dict]:
-    """mistral-common messages: the system prompt as the first user message (see the module
-    docstring), user audio as audio parts, everything else as text. An assistant turn cut off
-    before its first word is left out: mistral-common refuses an empty assistant message."""
+    history = [{"role": turn.role, "audio": turn.audio} if turn.audio is not None else
+               {"role": turn.role, "content": turn.text} for turn in conversation.turns]
+    return mistral_messages(history, clips, sampling_rate)
+
+
+def mistral_messages(history: list[dict], clips: Sequence[np.ndarray], sampling_rate: int) -> list[dict]:
+    """mistral-common messages of an OpenAI-shaped history: the system prompt as the first user
+    message (see the module docstring), user audio (`clips`, in order) as audio parts, calls and
+    results with their ids mapped (`mistral_call_id`), everything else as text. An assistant turn
+    cut off before its first word is left out: mistral-common refuses an empty assistant message."""
     clips = iter(clips)
     messages = []
-    for turn in conversation.turns:
-        if turn.role == "system":
-            if turn.text:
-                messages.append({"role": "user", "content": turn.text})
-        elif turn.audio is not None:
+    for message in history:
+        role, text = message["role"], message.get("content")
+        if role == "system":
+            if text:
+                messages.append({"role": "user", "content": text})
+        elif message.get("audio") is not None:
             messages.append({"role": "user", "content": [
                 {"type": "audio", "base64": wav_base64(next(clips), sampling_rate)}]})
-        elif turn.role == "user" or turn.text:
-            messages.append({"role": turn.role, "content": turn.text})
+        elif role == "tool":
+            messages.append({"role": "tool", "tool_call_id": mistral_call_id(message["tool_call_id"]), "content": text})
+        elif message.get("tool_calls"):
+            messages.append({"role": "assistant", "content": text or None, "tool_calls": [
+                {**call, "id": mistral_call_id(call["id"])} for call in message["tool_calls"]]})
+        elif role == "user" or text:
+            messages.append({"role": role, "content": text})
     return messages
+
+
+def mistral_call_id(call_id: str) -> str:
+    """A call id as mistral-common takes it (9 letters or digits), the same for the call and its result."""
+    return hashlib.sha256(call_id.encode()).hexdigest()[:9]
 
 
 @lru_cache(maxsize=None)
@@ -88,6 +115,21 @@ def _processor_class():
             options["add_special_tokens"] = False  # the rendered prompt already starts with <s>
             encoded = self.tokenizer([self.control_token_ids(t) for t in texts], **options)
             return BatchFeature(data=dict(encoded), tensor_type=options.get("return_tensors"))
+
+        def chat_encoding(self, conversations: list[list[dict]], tools: Optional[list[dict]] = None) -> BatchFeature:
+            """VoxtralProcessor.apply_chat_template's own tokenized path (ids, mask, and the log-mel
+            features of every clip, left-padded) with `tools` passed on to mistral-common, which
+            that method drops."""
+            options = self._merge_kwargs()
+            text, audio = options["text_kwargs"], options["audio_kwargs"]
+            text["return_tensors"] = None  # tensors once the features are in, as the processor does
+            encoded = self.tokenizer.apply_chat_template(conversations, tools=tools, **text)
+            clips = encoded.pop("audio", None)
+            data = dict(encoded)
+            if clips is not None:
+                data["input_features"] = self._retrieve_input_features(clips, audio.pop("max_source_positions"),
+                                                                       **audio)
+            return BatchFeature(data=data, tensor_type="pt")
 
         @cached_property
         def control_tokens(self) -> re.Pattern:
@@ -118,6 +160,8 @@ class VoxtralLoader(TransformersLoader):
     name = "voxtral"
     requires = ("torch", "transformers", "mistral_common")
     max_clip_seconds = None  # measured: clips are split into 30 s windows, none is cut
+    tools_unsupported = None
+    parse_tool_calls = staticmethod(tool_calls.mistral)
 
     def load_processor(self):
         return _processor_class().from_pretrained(self.path)
@@ -138,11 +182,15 @@ class VoxtralLoader(TransformersLoader):
                 if found:
                     raise UnsupportedInputError(f"{conversation.item_id}: a {turn.role} turn holds the Mistral control token "
                                      f"{found.group()}, which a text prompt cannot carry")
+        return self.rendered(self.messages(conversation))
+
+    def rendered(self, messages: list[dict], tools: Optional[list[dict]] = None) -> str:
+        """mistral-common `messages` rendered as text, control tokens spelled out."""
         tokenizer_logger = logging.getLogger("transformers.tokenization_mistral_common")
         level = tokenizer_logger.level
         tokenizer_logger.setLevel(logging.ERROR)  # it warns that tokenize=False is unsafe: see VoxtralChatProcessor
         try:
-            return self.processor.tokenizer.apply_chat_template(self.messages(conversation), tokenize=False)
+            return self.processor.tokenizer.apply_chat_template(messages, tools=tools, tokenize=False)
         finally:
             tokenizer_logger.setLevel(level)
 
@@ -152,7 +200,15 @@ class VoxtralLoader(TransformersLoader):
         if not any(c.audio_clips for c in conversations):
             texts = [self.prompt(c) for c in conversations]
             return self.processor(text=texts, return_tensors="pt", padding=True).to(self.device)
-        # VoxtralProcessor's defaults: tokenize, a dict with the log-mel input_features, padding (left,
-        # the tokenizer's side), torch tensors; its own tokenize/return_dict arguments are not read
-        batch = [self.messages(c) for c in conversations]
-        return self.processor.apply_chat_template(batch).to(self.device)
+        return self.processor.chat_encoding([self.messages(c) for c in conversations]).to(self.device)
+
+    def chat_prompt(self, messages: list[dict], tools: list[dict]) -> str:
+        """The prompt as text (what `check_tools` reads); the model gets `chat_inputs`' ids."""
+        return self.rendered(mistral_messages(messages, self.clips(chat_audio(messages)), self.sampling_rate), tools)
+
+    def chat_inputs(self, messages: list[dict], tools: list[dict], audio: ModelInput):
+        """mistral-common's tokenized encoding in both modalities: ids straight from the request,
+        never read back from text, so a tool result may hold any text."""
+        check_clips(audio, self.name, self.max_clip_seconds)
+        conversation = mistral_messages(messages, self.clips(audio), self.sampling_rate)
+        return self.processor.chat_encoding([conversation], tools).to(self.device)

@@ -133,13 +133,14 @@ def _run_locked(spec, run_dir: RunDir, identity: dict, generation, benchmark, ta
                 started) -> ConvRunSummary:
     from tqdm.auto import tqdm
 
-    from ihbench.loaders import create
+    from ihbench.loaders import create, get
     from ihbench.runner import check_same_run, versions
 
     existing = run_dir.info() if run_dir.exists() else None
     if existing:
         check_same_run(existing, identity, run_dir.info_path, spec.allow_endpoint_change)
     if loader is None:
+        get(spec.loader).check_tool_support()  # before a model of a family that cannot call tools is loaded
         loader = create(spec.loader, spec.model_path, **spec.loader_options)
     loader.check_tools()
     loader.check_modality(spec.modality)

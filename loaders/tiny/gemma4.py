@@ -27,13 +27,26 @@ SPECIAL_TOKENS = {
 }
 
 # Reconstructed from the chat_template.jinja of google/gemma-4-E4B-it (as quoted in public code
-# and Google's "Gemma 4 prompt formatting" page), minus tool calling: <bos>; one system turn
-# holding <|think|> when `enable_thinking` and the system prompt; turns as
+# and Google's "Gemma 4 prompt formatting" page): <bos>; one system turn holding <|think|> when
+# `enable_thinking`, the system prompt and the tool declarations; turns as
 # <|turn>{user|model}\n...<turn|>\n with text trimmed, thoughts stripped from model turns and
 # one <|audio|> per audio part; the generation prompt <|turn>model\n. (The E-series template
 # ends there; the 26B/31B template also pre-fills an empty <|channel>thought\n<channel|> when
 # thinking is off.) `GEMMA4_TURNS_TEMPLATE` is all but the generation prompt, which the 12B
 # (loaders/tiny/gemma4_unified.py) renders differently.
+#
+# The tool branches follow the E2B/E4B chat_template.jinja as public code copies it whole (e.g. a
+# llama.cpp runtime's built-in fallback of google/gemma-4-E2B-it's file, and llama.cpp's
+# models/templates/google-gemma-4-31B-it.jinja, which has the same branches): each tool in the
+# system turn as <|tool>declaration:NAME{description:<|"|>...<|"|>,parameters:{properties:{KEY:
+# {description:...,type:<|"|>STRING<|"|>},...},required:[...],type:<|"|>OBJECT<|"|>}}<tool|>
+# (keys sorted, types upper-cased; nested object and array schemas are left out here, the
+# benchmark's parameters are flat); a call as <|tool_call>call:NAME{key:value,...}<tool_call|>
+# with bare sorted keys and strings between <|"|> tokens (a string of arguments pasted as is);
+# the results of the tool messages that follow, inside the same model turn, as
+# <|tool_response>response:NAME{value:<|"|>...<|"|>}<tool_response|> (a mapping as its own
+# key:value fields); a model turn that only called stays open, the next reply continues it, and
+# no generation prompt follows a call or a result.
 GEMMA4_TURNS_TEMPLATE = (
     "{%- macro strip_thinking(text) -%}"
     "{%- set ns = namespace(result='') -%}"
@@ -43,20 +56,88 @@ GEMMA4_TURNS_TEMPLATE = (
     "{%- endfor -%}"
     "{{- ns.result | trim -}}"
     "{%- endmacro -%}"
+    "{%- macro value(item) -%}"
+    "{%- if item is string -%}{{- '<|\"|>' + item + '<|\"|>' -}}"
+    "{%- elif item is boolean -%}{{- 'true' if item else 'false' -}}"
+    "{%- elif item is mapping -%}{{- '{' + fields(item) + '}' -}}"
+    "{%- elif item is sequence -%}"
+    "{{- '[' -}}{%- for each in item -%}{{- value(each) -}}{{- ',' if not loop.last -}}{%- endfor -%}{{- ']' -}}"
+    "{%- else -%}{{- item -}}{%- endif -%}"
+    "{%- endmacro -%}"
+    "{%- macro fields(mapping) -%}"
+    "{%- for key, item in mapping | dictsort -%}{{- key + ':' + value(item) -}}{{- ',' if not loop.last -}}{%- endfor -%}"
+    "{%- endmacro -%}"
+    "{%- macro declaration(tool) -%}"
+    "{%- set function = tool['function'] -%}"
+    "{%- set params = function['parameters'] -%}"
+    "{{- 'declaration:' + function['name'] + '{description:<|\"|>' + function['description'] + '<|\"|>' -}}"
+    "{%- if params -%}"
+    "{{- ',parameters:{' -}}"
+    "{%- if params['properties'] -%}"
+    "{{- 'properties:{' -}}"
+    "{%- for key, field in params['properties'] | dictsort -%}"
+    "{{- key + ':{' -}}"
+    "{%- if field['description'] -%}{{- 'description:<|\"|>' + field['description'] + '<|\"|>,' -}}{%- endif -%}"
+    "{%- if field['enum'] -%}{{- 'enum:' + value(field['enum']) + ',' -}}{%- endif -%}"
+    "{{- 'type:<|\"|>' + field['type'] | upper + '<|\"|>}' -}}{{- ',' if not loop.last -}}"
+    "{%- endfor -%}"
+    "{{- '},' -}}"
+    "{%- endif -%}"
+    "{%- if params['required'] -%}{{- 'required:' + value(params['required']) + ',' -}}{%- endif -%}"
+    "{%- if params['type'] -%}{{- 'type:<|\"|>' + params['type'] | upper + '<|\"|>}' -}}{%- endif -%}"
+    "{%- endif -%}"
+    "{{- '}' -}}"
+    "{%- endmacro -%}"
+    "{%- macro response(name, body) -%}"
+    "{{- '<|tool_response>response:' + name + '{' -}}"
+    "{{- fields(body) if body is mapping else 'value:' + value(body) -}}"
+    "{{- '}<tool_response|>' -}}"
+    "{%- endmacro -%}"
+    "{%- set ns = namespace(prev=None, responded=false) -%}"
     "{%- set loop_messages = messages -%}"
     "{{- bos_token -}}"
-    "{%- if (enable_thinking is defined and enable_thinking) or messages[0]['role'] in ['system', 'developer'] -%}"
+    "{%- if (enable_thinking is defined and enable_thinking) or tools"
+    " or messages[0]['role'] in ['system', 'developer'] -%}"
     "{{- '<|turn>system\\n' -}}"
     "{%- if enable_thinking is defined and enable_thinking -%}{{- '<|think|>\\n' -}}{%- endif -%}"
     "{%- if messages[0]['role'] in ['system', 'developer'] -%}"
     "{{- messages[0]['content'] | trim -}}"
     "{%- set loop_messages = messages[1:] -%}"
     "{%- endif -%}"
+    "{%- for tool in tools or [] -%}{{- '<|tool>' + declaration(tool) | trim + '<tool|>' -}}{%- endfor -%}"
     "{{- '<turn|>\\n' -}}"
     "{%- endif -%}"
     "{%- for message in loop_messages -%}"
+    "{%- if message['role'] != 'tool' -%}"
+    "{%- set index = loop.index0 -%}"
+    "{%- set ns.prev = None -%}{%- set ns.responded = false -%}"
     "{%- set role = 'model' if message['role'] == 'assistant' else message['role'] -%}"
+    "{%- set earlier = loop_messages[:index] | rejectattr('role', 'equalto', 'tool') | list -%}"
+    "{%- if not (role == 'model' and earlier and earlier[-1]['role'] == 'assistant') -%}"
     "{{- '<|turn>' + role + '\\n' -}}"
+    "{%- endif -%}"
+    "{%- for tool_call in message['tool_calls'] or [] -%}"
+    "{%- set function = tool_call['function'] -%}"
+    "{{- '<|tool_call>call:' + function['name'] + '{' -}}"
+    "{%- if function['arguments'] is mapping -%}{{- fields(function['arguments']) -}}"
+    "{%- elif function['arguments'] is string -%}{{- function['arguments'] -}}{%- endif -%}"
+    "{{- '}<tool_call|>' -}}"
+    "{%- set ns.prev = 'tool_call' -%}"
+    "{%- endfor -%}"
+    "{%- if message['tool_calls'] -%}"
+    "{%- set scan = namespace(open=true, name='unknown') -%}"
+    "{%- for follow in loop_messages[index + 1:] -%}"
+    "{%- if follow['role'] != 'tool' -%}{%- set scan.open = false -%}{%- endif -%}"
+    "{%- if scan.open -%}"
+    "{%- set scan.name = follow['name'] or 'unknown' -%}"
+    "{%- for tool_call in message['tool_calls'] -%}"
+    "{%- if tool_call['id'] == follow['tool_call_id'] -%}{%- set scan.name = tool_call['function']['name'] -%}{%- endif -%}"
+    "{%- endfor -%}"
+    "{{- response(scan.name, follow['content']) -}}"
+    "{%- set ns.prev = 'tool_response' -%}{%- set ns.responded = true -%}"
+    "{%- endif -%}"
+    "{%- endfor -%}"
+    "{%- endif -%}"
     "{%- if message['content'] is string -%}"
     "{%- if role == 'model' -%}{{- strip_thinking(message['content']) -}}"
     "{%- else -%}{{- message['content'] | trim -}}{%- endif -%}"
@@ -70,10 +151,16 @@ GEMMA4_TURNS_TEMPLATE = (
     "{%- endif -%}"
     "{%- endfor -%}"
     "{%- endif -%}"
-    "{{- '<turn|>\\n' -}}"
+    "{%- if ns.prev == 'tool_call' and not ns.responded -%}{{- '<|tool_response>' -}}"
+    "{%- elif not (ns.responded and not message['content']) -%}{{- '<turn|>\\n' -}}"
+    "{%- endif -%}"
+    "{%- endif -%}"
     "{%- endfor -%}"
 )
-GEMMA4_CHAT_TEMPLATE = GEMMA4_TURNS_TEMPLATE + "{%- if add_generation_prompt -%}{{- '<|turn>model\\n' -}}{%- endif -%}"
+#: no generation prompt after a call or a result: the model goes on inside the same turn
+AFTER_TOOLS = "ns.prev not in ['tool_call', 'tool_response']"
+GEMMA4_CHAT_TEMPLATE = GEMMA4_TURNS_TEMPLATE + (
+    "{%- if add_generation_prompt and " + AFTER_TOOLS + " -%}{{- '<|turn>model\\n' -}}{%- endif -%}")
 
 
 def _gemma4_tokenizer():

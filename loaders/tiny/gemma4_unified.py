@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 from ._common import CONTEXT, padded, save_model
-from .gemma4 import GEMMA4_TURNS_TEMPLATE, SPECIAL_TOKENS, _gemma4_tokenizer
+from .gemma4 import AFTER_TOOLS, GEMMA4_TURNS_TEMPLATE, SPECIAL_TOKENS, _gemma4_tokenizer
 
 PROCESSOR = "Gemma4UnifiedProcessor"
 LOADER = "gemma4"  # one loader serves both Gemma 4 audio architectures
@@ -27,10 +27,10 @@ LOADER = "gemma4"  # one loader serves both Gemma 4 audio architectures
 # an empty, closed thought channel, `<|turn>model\n<|channel>thought\n<channel|>`, as the
 # 26B/31B template's `{%- if not enable_thinking | default(false) -%}` branch does (quoted in
 # public code, e.g. ollama's Gemma 4 renderer notes and llama.cpp's google-gemma-4-31B-it.jinja).
-# Tool calling, reasoning replay in tool-call turns and continuation of model turns are left out:
-# the benchmark sends none of them.
+# Tool calling is the E-series' (loaders/tiny/gemma4.py: the 31B file has the same tool branches);
+# reasoning replay in tool-call turns is left out: the benchmark sends none.
 GEMMA4_UNIFIED_CHAT_TEMPLATE = GEMMA4_TURNS_TEMPLATE + (
-    "{%- if add_generation_prompt -%}"
+    "{%- if add_generation_prompt and " + AFTER_TOOLS + " -%}"
     "{{- '<|turn>model\\n' -}}"
     "{%- if not (enable_thinking is defined and enable_thinking) -%}"
     "{{- '<|channel>thought\\n<channel|>' -}}"

@@ -16,7 +16,13 @@ NEEDS_TORCHVISION = True
 # Reconstructed (the checkpoints' chat_template.json was not readable offline) from what is known
 # of it: the Qwen3 template (system turn first, reasoning kept only after the last string-valued
 # user query, `enable_thinking=false` closing an empty think block) with Omni content parts, audio
-# as <|audio_start|><|audio_pad|><|audio_end|>. Tool-call branches are left out: no tools are sent.
+# as <|audio_start|><|audio_pad|><|audio_end|>. The tool branches follow Qwen/Qwen3-Omni-30B-A3B-
+# Thinking's chat_template.json as a public test fixture copies it (TheDoctor-JI/Qwen3-Omni,
+# tests/fixtures/thinking_chat_template.json): with `tools`, the system turn holds the system prompt,
+# a blank line and the tools as JSON lines inside <tools></tools> with the instruction to answer
+# in <tool_call></tool_call>; an assistant turn's calls follow its text, one
+# `<tool_call>\n{"name": ..., "arguments": ...}\n</tool_call>` each, newline-separated; consecutive
+# tool results share one user turn, each as `\n<tool_response>\n...\n</tool_response>`.
 QWEN3_OMNI_CHAT_TEMPLATE = (
     "{%- macro render(content) -%}"
     "{%- if content is string -%}{{- content -}}"
@@ -30,7 +36,16 @@ QWEN3_OMNI_CHAT_TEMPLATE = (
     "{%- elif 'text' in part -%}{{- part.text -}}{%- endif -%}"
     "{%- endfor -%}{%- endif -%}"
     "{%- endmacro -%}"
-    "{%- if messages[0].role == 'system' -%}"
+    "{%- if tools -%}"
+    "{{- '<|im_start|>system\\n' -}}"
+    "{%- if messages[0].role == 'system' -%}{{- render(messages[0].content) + '\\n\\n' -}}{%- endif -%}"
+    "{{- '# Tools\\n\\nYou may call one or more functions to assist with the user query.\\n\\n'"
+    " + 'You are provided with function signatures within <tools></tools> XML tags:\\n<tools>' -}}"
+    "{%- for tool in tools -%}{{- '\\n' + (tool | tojson) -}}{%- endfor -%}"
+    "{{- '\\n</tools>\\n\\nFor each function call, return a json object with function name and arguments'"
+    " + ' within <tool_call></tool_call> XML tags:\\n<tool_call>\\n'"
+    " + '{\"name\": <function-name>, \"arguments\": <args-json-object>}\\n</tool_call><|im_end|>\\n' -}}"
+    "{%- elif messages[0].role == 'system' -%}"
     "{{- '<|im_start|>system\\n' + render(messages[0].content) + '<|im_end|>\\n' -}}"
     "{%- endif -%}"
     "{%- set ns = namespace(multi_step_tool=true, last_query_index=messages|length - 1) -%}"
@@ -56,7 +71,18 @@ QWEN3_OMNI_CHAT_TEMPLATE = (
     "{{- '<|im_start|>assistant\\n<think>\\n' + reasoning_content.strip('\\n') + '\\n</think>\\n\\n'"
     " + content.lstrip('\\n') -}}"
     "{%- else -%}{{- '<|im_start|>assistant\\n' + content -}}{%- endif -%}"
+    "{%- for tool_call in message.tool_calls or [] -%}"
+    "{%- if not loop.first or content -%}{{- '\\n' -}}{%- endif -%}"
+    "{%- set tool_call = tool_call.function if tool_call.function else tool_call -%}"
+    "{{- '<tool_call>\\n{\"name\": \"' + tool_call.name + '\", \"arguments\": ' -}}"
+    "{{- tool_call.arguments if tool_call.arguments is string else tool_call.arguments | tojson -}}"
+    "{{- '}\\n</tool_call>' -}}"
+    "{%- endfor -%}"
     "{{- '<|im_end|>\\n' -}}"
+    "{%- elif message.role == 'tool' -%}"
+    "{%- if loop.first or messages[loop.index0 - 1].role != 'tool' -%}{{- '<|im_start|>user' -}}{%- endif -%}"
+    "{{- '\\n<tool_response>\\n' + content + '\\n</tool_response>' -}}"
+    "{%- if loop.last or messages[loop.index0 + 1].role != 'tool' -%}{{- '<|im_end|>\\n' -}}{%- endif -%}"
     "{%- endif -%}"
     "{%- endfor -%}"
     "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}"
@@ -80,7 +106,8 @@ def build(out: Path) -> None:
     )
 
     tokenizer = omni_tokenizer(NAMED_TOKENS, [])
-    tokenizer.add_tokens(["<think>", "</think>"])  # plain added tokens in Qwen3's vocabulary, not special
+    # plain added tokens in Qwen3's vocabulary, not special
+    tokenizer.add_tokens(["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"])
     ids, special = token_ids(tokenizer, NAMED_TOKENS)
     thinker = {
         # at the real 0.02 a 1-layer random encoder barely moves the logits; tests must see audio
