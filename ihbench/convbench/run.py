@@ -157,7 +157,10 @@ def _run_locked(spec, run_dir: RunDir, identity: dict, generation, benchmark, ta
     planned = len(targets) * spec.epochs
     done = sum(1 for epoch in range(spec.epochs) for turn in targets if getattr(latest.get((epoch, turn)), "done",
                                                                                   False))
-    workers = max(1, spec.concurrency or getattr(loader, "batch_size", 1) or 1)
+    # a server takes requests in parallel; a local model plays one conversation at a time (threads on
+    # one model would share torch's global seed, and gain nothing on one device)
+    served = loader.runs_via.startswith("server")
+    workers = max(1, spec.concurrency or (getattr(loader, "batch_size", 1) if served else 1) or 1)
     with AppendLog(run_dir.responses_path) as log_file, \
             tqdm(total=planned, initial=done, unit="turn", desc=f"{benchmark.name} {Path(spec.model_path).name}",
                  disable=not progress) as bar:
