@@ -90,6 +90,8 @@ class RunDir:
             return RunInfo.from_json(json.loads(self.info_path.read_text(encoding="utf-8")))
         except json.JSONDecodeError as error:
             raise RunDirError(f"{self.info_path}: not valid JSON ({error.msg})") from None
+        except UnicodeDecodeError as error:
+            raise RunDirError(f"{self.info_path}: not UTF-8 text (byte {error.start})") from None
         except RecordError as error:
             raise RunDirError(f"{self.info_path}: {error}") from None
 

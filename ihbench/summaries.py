@@ -394,6 +394,8 @@ def read_summary(path) -> Summary:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
         raise SummaryFileError(f"{path}: not valid JSON ({error.msg}, line {error.lineno})") from None
+    except UnicodeDecodeError as error:
+        raise SummaryFileError(f"{path}: not UTF-8 text (byte {error.start})") from None
     if not isinstance(data, dict):
         raise SummaryFileError(f"{path}: expected a JSON object")
     kind = summary_kind(data)

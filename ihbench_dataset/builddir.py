@@ -80,6 +80,8 @@ class BuildDir:
             return BuildInfo.from_json(json.loads(self.info_path.read_text(encoding="utf-8")))
         except json.JSONDecodeError as error:
             raise BuildDirError(f"{self.info_path}: not valid JSON ({error.msg})") from None
+        except UnicodeDecodeError as error:
+            raise BuildDirError(f"{self.info_path}: not UTF-8 text (byte {error.start})") from None
         except BuildInfoError as error:
             raise BuildDirError(f"{self.info_path}: {error}") from None
 

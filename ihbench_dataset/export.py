@@ -1,14 +1,19 @@
 """Export one conversation as readable text plus WAV files, to listen to what a model hears."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Optional, Union
 
 from .audio import encode_wav
-from .errors import UnknownNameError
+from .errors import UnknownNameError, UsageError
 from .io import new_folders, staging_folder
 from .schema import EvalItem
 from .wide import WideConversation
+
+
+#: what an export writes into a conversation's folder; anything else there is the user's
+_EXPORTED = re.compile(r"^(conversation\.md|turn_\d+_(assistant|user)\.wav)$")
 
 
 def export_conversation(
@@ -22,6 +27,11 @@ def export_conversation(
     empty OUT it made).
     """
     target = Path(out) / conversation.conversation_id.replace("/", "_")
+    foreign = sorted(p.name for p in target.iterdir() if not _EXPORTED.match(p.name)) if target.is_dir() else []
+    if foreign or (target.exists() and not target.is_dir()):
+        shown = ", ".join(foreign[:3]) or "a file"
+        raise UsageError(f"--out: {target} holds what export did not write ({shown}); it would be replaced: move "
+                         "it or give another --out")
     with new_folders(target.parent), staging_folder(target) as tmp:
         by_turn = {item.turn: item for item in items if item.conversation_id == conversation.conversation_id}
         lines = [f"# {conversation.conversation_id}", "", f"- domain: {conversation.domain}",

@@ -2,7 +2,8 @@
 
 An option whose name ends in `key`, `token`, `secret`, `password`, `passwd`, `authorization` or
 `credential(s)` (`api_key`, `hf_token`, `client_secret`, an `Authorization` header, in any case,
-with `-` or `_`) holds a credential, and so does the user part of a URL (`http://me:pw@host`). Keys are read from the environment (`api_key_env`
+with `-` or `_`) holds a credential, and so do the user part of a URL (`http://me:pw@host`) and a
+URL's query parameters named so (`http://host/v1?api_key=...`). Keys are read from the environment (`api_key_env`
 names the variable); whatever a user passes by mistake is recorded as `<redacted>` in run.json,
 summaries and every other record. `redact` is the one function for it, used where those records
 are made: a model's description, loader and detector options, the command line.
@@ -16,6 +17,16 @@ from typing import Any
 REDACTED = "<redacted>"
 _SECRET = re.compile(r"(key|token|secret|password|passwd|authorization|credentials?)$", re.IGNORECASE)
 _URL_USER = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
+#: a URL's query parameter: `?api_key=...`, `&token=...`
+_QUERY = re.compile(r"([?&;])([^=&#\s]+)=([^&#\s]*)")
+
+
+def _redact_url(text: str) -> str:
+    """The user part of a URL, and the values of its query parameters named like secrets."""
+    text = _URL_USER.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
+    if "://" not in text:
+        return text
+    return _QUERY.sub(lambda m: f"{m.group(1)}{m.group(2)}={REDACTED}" if is_secret(m.group(2)) else m.group(0), text)
 
 
 def is_secret(name: str) -> bool:
@@ -45,14 +56,14 @@ def redact(value: Any) -> Any:
                 out.append(redact(item))
         return type(value)(out) if isinstance(value, tuple) else out
     if isinstance(value, str):
-        return _URL_USER.sub(lambda m: f"{m.group(1)}{REDACTED}@", value)
+        return _redact_url(value)
     return value
 
 
 def _redact_word(word: str) -> str:
     """`api_key=sk-...`, `--option=api_key=sk-...`, `...?api_key=sk-...`: all after the first `=` that
     follows a secret name is hidden; in `NAME={...}` the JSON's secrets are."""
-    word = _URL_USER.sub(lambda m: f"{m.group(1)}{REDACTED}@", word)
+    word = _redact_url(word)
     parts = word.split("=")
     for end in range(1, len(parts)):
         if is_secret(parts[end - 1]):

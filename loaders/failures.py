@@ -35,3 +35,9 @@ def describe_failure(error: BaseException) -> str:
 class UnsupportedInputError(ItemFailure, ValueError):
     """This model cannot take this item's input as given (e.g. a transcript holding one of its
     tokenizer's control tokens): an error on the item, not on the run."""
+
+
+class EmptyReplyError(ItemFailure, ValueError):
+    """A server's reply with no text (content null or empty): not an answer to score as a loss, but
+    a failed request, retried by the next run. A thinking model that spent its whole token budget on
+    its reasoning ends this way."""

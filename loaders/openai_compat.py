@@ -21,8 +21,9 @@ from ihbench.dataset.errors import UsageError
 
 from .base import GenerationConfig, Loader, ModelInput, Response
 from .chat import ChatReply, ToolCall, parse_arguments
+from .failures import EmptyReplyError
 from .reasoning import split_reasoning
-from .retry import retry_sync, transport_error
+from .retry import TransportError, checked_completion, retry_sync, transport_error
 
 def to_openai_messages(conversation: ModelInput) -> list[dict]:
     messages = []
@@ -146,7 +147,7 @@ class OpenAICompatLoader(Loader):
         def call():
             client = self._client(next(attempt))
             try:
-                return client.chat.completions.create(
+                completion = client.chat.completions.create(
                     model=self.model_path,
                     messages=messages,
                     max_tokens=config.max_new_tokens,
@@ -156,6 +157,9 @@ class OpenAICompatLoader(Loader):
                     **extra,
                     **({"extra_body": self.extra_body} if self.extra_body else {}),
                 )
+                return completion if extra.get("stream") else checked_completion(completion)
+            except TransportError:
+                raise
             except Exception as error:
                 converted = transport_error(error)
                 if converted is None:
@@ -171,6 +175,11 @@ class OpenAICompatLoader(Loader):
         completion = self._complete(to_openai_messages(conversation), config, seed)
         usage = completion.usage
         text, reasoning = message_text(completion.choices[0].message)
+        if not text.strip():
+            finish = completion.choices[0].finish_reason
+            hint = f" after {usage.completion_tokens} tokens of reasoning (raise --max-new-tokens)" \
+                if reasoning and usage and finish == "length" else ""
+            raise EmptyReplyError(f"the server's reply has no text (finish_reason {finish!r}){hint}")
         return Response(
             text=text,
             latency_s=time.perf_counter() - started,

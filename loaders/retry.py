@@ -46,7 +46,22 @@ def transport_error(error: BaseException) -> Optional[TransportError]:
                               retry_after=_retry_after(error.response.headers))
     if isinstance(error, (openai.APITimeoutError, openai.APIConnectionError)):
         return TransportError(f"{type(error).__name__}: {error}", retryable=True)
+    if isinstance(error, (ValueError, UnicodeDecodeError)) and type(error).__name__ in ("JSONDecodeError",
+                                                                                        "UnicodeDecodeError"):
+        return TransportError(f"the server's reply is not JSON ({error}); a proxy's error page?", retryable=True)
     return None
+
+
+def checked_completion(completion):
+    """A chat completion, or a retryable TransportError: a server (or a proxy before it) that
+    answers 200 with an HTML page, an object without choices or an empty list of them answered
+    nothing usable, which is a failure of the request, not of the program."""
+    choices = getattr(completion, "choices", None)
+    if not isinstance(choices, list) or not choices or getattr(choices[0], "message", None) is None:
+        shown = completion if isinstance(completion, str) else type(completion).__name__
+        raise TransportError(f"the server answered with something that is not a chat completion: {str(shown)[:80]!r}",
+                             retryable=True)
+    return completion
 
 
 def retry_delay(error: TransportError, attempt: int, rng: random.Random, base_delay: float = BASE_DELAY,

@@ -25,6 +25,16 @@ def resolve_device(device: str) -> str:
 
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda"):
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        index = int(device.partition(":")[2] or 0)
+        if index >= count:
+            have = f"{count} CUDA device(s)" if count else \
+                f"no CUDA device (torch {torch.__version__}{'' if torch.version.cuda else ', built without CUDA'})"
+            raise UsageError(f"--option device: {device} is not available here: {have}; use cpu or auto")
+    elif device == "mps" and not torch.backends.mps.is_available():
+        raise UsageError("--option device: mps is not available here (no Apple GPU, or torch without MPS); use cpu "
+                         "or auto")
     return device
 
 

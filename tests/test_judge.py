@@ -130,28 +130,37 @@ def test_order_is_recorded_and_roughly_balanced_on_a_real_run(judged_run):
 
 @pytest.mark.parametrize("model", ["refuses", "answers nothing"])
 def test_an_error_is_not_judged_and_an_empty_answer_loses_without_a_call(model, built, tmp_path):
-    """A refused request is no answer (issue 23: retried by the next run, never scored); an empty
-    answer is an answer, and loses without asking the judge."""
+    """A refused request, or a server's reply without text, is no answer (issue 23: retried by the
+    next run, never scored). A model that answers with nothing (a local model's empty generation,
+    recorded as an answer) loses without asking the judge."""
     server = OpenAITestServer(fail_when=lambda body: 400) if model == "refuses" else \
         OpenAITestServer(respond=lambda body: Reply(content=""))
     with server:
         run(RunSpec(loader="openai", model_path="m", data=str(built), out=tmp_path / "run", epochs=1, limit=2,
                     loader_options={"base_url": server.base_url, "max_retries": 0}), progress=False)
-    with OpenAITestServer(respond=ScriptedJudge()) as judge_server:
-        async def go():
-            backend = OpenAICompatibleLLM("judge-x", base_url=judge_server.base_url)
-            try:
-                return await judge_run(tmp_path / "run", backend, cache=LLMCache(tmp_path / "c.sqlite"),
-                                       progress=False)
-            finally:
-                await backend.close()
-        summary = asyncio.run(go())
-        assert judge_server.requests == []
-    records = read_records(tmp_path / "run" / "judgments.jsonl")
-    if model == "refuses":
-        assert (summary.unanswered, summary.written, records) == (2, 0, [])
-    else:
-        assert summary.calls == 0 and summary.unanswered == 0 and {r["verdict"] for r in records} == {"baseline", "fail"}
+
+    def judge():
+        with OpenAITestServer(respond=ScriptedJudge()) as judge_server:
+            async def go():
+                backend = OpenAICompatibleLLM("judge-x", base_url=judge_server.base_url)
+                try:
+                    return await judge_run(tmp_path / "run", backend, cache=LLMCache(tmp_path / "c.sqlite"),
+                                           progress=False)
+                finally:
+                    await backend.close()
+            summary = asyncio.run(go())
+            assert judge_server.requests == []
+        return summary, read_records(tmp_path / "run" / "judgments.jsonl")
+
+    summary, records = judge()
+    assert (summary.unanswered, summary.written, records) == (2, 0, [])
+    if model == "answers nothing":
+        responses = tmp_path / "run" / "responses.jsonl"
+        empty = [{**json.loads(line), "response": "", "error": None} for line in responses.read_text().splitlines()]
+        responses.write_text("".join(json.dumps(record) + "\n" for record in empty))
+        summary, records = judge()
+        assert summary.calls == 0 and summary.unanswered == 0
+        assert {r["verdict"] for r in records} == {"baseline", "fail"}
 
 
 def test_judge_cli(judged_run, tmp_path):

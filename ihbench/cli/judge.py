@@ -36,8 +36,9 @@ def main(args: argparse.Namespace) -> int:
     from ihbench.judge import judge_run
     from ihbench.llm import LLMCache, OpenAICompatibleLLM, TransformersLLM
 
-    if args.out is not None:  # a judgments file goes into a run folder or a folder of the user's
+    if args.out is not None:  # a judgments file goes into its run's folder or a folder of the user's
         check_output_path(args.out, "--out", may_be=("run",), file=True)
+        _check_judgments_path(args.out, args.run)
     cache = LLMCache(args.cache) if args.cache else None  # a wrong --cache fails before a model is loaded
     if args.judge_backend == "transformers":
         backend = TransformersLLM(args.judge_model)
@@ -62,3 +63,21 @@ def main(args: argparse.Namespace) -> int:
         print(f"note: {s.unanswered} item(s) failed in the run and have no answer to judge; `ihbench run` with the "
               "same options tries them again")
     return incomplete("judge", s.judge_errors, s.written, "judgment(s)", s.path)
+
+
+def _check_judgments_path(out, run) -> None:
+    """Not one of the run's own files (its records would be mixed with judgments), and not inside
+    another run's folder (that run's judge and report would read them as its own)."""
+    from pathlib import Path
+
+    from ihbench.dataset.outputs import OutputPathError
+    from ihbench.rundir import RESPONSES, RUN_JSON, SUMMARY
+
+    out, run = Path(out), Path(run)
+    if out.name in (RESPONSES, RUN_JSON, SUMMARY, "report.md"):
+        raise OutputPathError(f"--out: {out} is a run's own {out.name}; give a judgments file name such as "
+                              "judgments-MODEL.jsonl")
+    folder = out.resolve().parent
+    if (folder / RUN_JSON).is_file() and folder != run.resolve():
+        raise OutputPathError(f"--out: {out} is inside another run's folder ({folder}), not {run}'s: its judge and "
+                              "report would take these judgments for its own")

@@ -48,6 +48,9 @@ def main(args: argparse.Namespace) -> int:
     if (Path(out) / "run.json").is_file() and Path(out).resolve() not in reported:  # its own report lives there
         raise OutputPathError(f"--out: {out} is another run's folder, not one of the runs reported; its summary.json "
                               "and report.md would be replaced: give a new folder or that run itself")
+    if len(reported) > 1 and Path(out).resolve() in reported:  # a run's folder holds that run's own report
+        raise OutputPathError(f"--out: {out} is one of the runs being reported; its own summary.json and report.md "
+                              "would be replaced by a report of several runs: give a new folder")
     report = summarize(args.runs, tost_margin=args.tost_margin, n_bootstrap=args.n_bootstrap, seed=args.seed)
     paths = write_report(report, out)
     if args.quiet:

@@ -276,7 +276,7 @@ def _write_info(spec, out, backend, summary, started_at, domain, goal, slug, ids
     path = out / INFO
     try:
         previous = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, UnicodeDecodeError):  # damaged: its history of runs starts again
         previous = {}
     total = Usage(**{k: v for k, v in (previous.get("tokens") or {}).items() if k != "total_tokens"})
     total.merge(summary.usage)

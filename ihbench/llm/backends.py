@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 from typing import Optional, Protocol
 
-from ihbench.loaders.retry import TransportError, transport_error
+from ihbench.dataset.redaction import redact
+from ihbench.loaders.retry import TransportError, checked_completion, transport_error
 
 __all__ = ["OpenAICompatibleLLM", "TextLLM", "TransformersLLM", "TransportError"]
 
@@ -49,16 +50,16 @@ class OpenAICompatibleLLM:
                                   timeout=timeout, max_retries=0)
 
     async def complete(self, messages: list[dict], schema_name: str, schema: dict) -> tuple[str, dict]:
-        import openai
-
         extra = {}
         if self.structured:
             extra["response_format"] = {"type": "json_schema",
                                         "json_schema": {"name": schema_name, "schema": schema, "strict": True}}
         try:
-            completion = await self.client.chat.completions.create(
-                model=self.model, messages=messages, temperature=self.temperature, **extra)
-        except openai.OpenAIError as error:
+            completion = checked_completion(await self.client.chat.completions.create(
+                model=self.model, messages=messages, temperature=self.temperature, **extra))
+        except TransportError:
+            raise
+        except Exception as error:  # the client's HTTP errors, or a reply that is not JSON at all
             converted = transport_error(error)
             if converted is None:
                 raise
@@ -66,12 +67,11 @@ class OpenAICompatibleLLM:
         usage = getattr(completion, "usage", None)
         counts = {key: getattr(usage, key) for key in ("prompt_tokens", "completion_tokens")
                   if isinstance(getattr(usage, key, None), int)}
-        # a server that sent no choice answered with nothing: an unusable answer, re-asked like one
-        text = completion.choices[0].message.content if completion.choices else None
-        return text or "", counts
+        return completion.choices[0].message.content or "", counts
 
     def describe(self) -> dict:
-        return {"backend": "openai", "model": self.model, "base_url": self.base_url, "structured": self.structured,
+        return {"backend": "openai", "model": self.model, "base_url": redact(self.base_url),
+                "structured": self.structured,
                 "temperature": self.temperature}
 
     async def close(self) -> None:

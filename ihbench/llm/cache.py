@@ -19,7 +19,8 @@ import sqlite3
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Optional
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Optional
 
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.io import cache_root
@@ -100,21 +101,36 @@ class LLMCache:
     def get(self, key: str) -> Optional[Any]:
         if self._db is None and not self.path.exists():
             return None  # nothing stored yet, and nothing made for a lookup
-        row = self._connect().execute(f"SELECT value FROM {_TABLE} WHERE key = ?", (key,)).fetchone()
-        if row is None:
-            return None
-        self._db.execute(f"UPDATE {_TABLE} SET used = ? WHERE key = ?", (self._clock(), key))
-        self._db.commit()
+        with damaged_as_error(self.path):
+            row = self._connect().execute(f"SELECT value FROM {_TABLE} WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                return None
+            self._db.execute(f"UPDATE {_TABLE} SET used = ? WHERE key = ?", (self._clock(), key))
+            self._db.commit()
         return json.loads(row[0])
 
     def put(self, key: str, value: Any) -> None:
-        self._connect().execute(f"INSERT OR REPLACE INTO {_TABLE} (key, value, used) VALUES (?, ?, ?)",
-                         (key, json.dumps(value), self._clock()))
-        self._db.commit()
+        with damaged_as_error(self.path):
+            self._connect().execute(f"INSERT OR REPLACE INTO {_TABLE} (key, value, used) VALUES (?, ?, ?)",
+                                    (key, json.dumps(value), self._clock()))
+            self._db.commit()
 
     def close(self) -> None:
         if self._db is not None:
             self._db.close()
+
+
+@contextmanager
+def damaged_as_error(path: Path) -> Iterator[None]:
+    """A cache file that SQLite opens but finds damaged inside ("database disk image is malformed")
+    is one line naming the file, not a traceback; a busy database is not damage and stays as it is."""
+    try:
+        yield
+    except sqlite3.DatabaseError as error:
+        if isinstance(error, sqlite3.OperationalError):
+            raise
+        raise CacheFileError(f"{path}: a damaged SQLite database ({error}); delete it (its answers are asked "
+                             "again) or give another --cache") from None
 
 
 def _size_on_disk(path: Path) -> int:
@@ -135,7 +151,9 @@ def cache_info(path: Optional[Path] = None) -> dict:
         return {"path": str(path), "exists": False, "entries": 0, "bytes": 0, "oldest_use": None, "newest_use": None}
     cache = LLMCache(path)
     try:
-        entries, oldest, newest = cache._db.execute(f"SELECT COUNT(*), MIN(used), MAX(used) FROM {_TABLE}").fetchone()
+        with damaged_as_error(path):
+            entries, oldest, newest = cache._db.execute(
+                f"SELECT COUNT(*), MIN(used), MAX(used) FROM {_TABLE}").fetchone()
     finally:
         cache.close()
     return {"path": str(path), "exists": True, "entries": entries, "bytes": _size_on_disk(path),
@@ -157,18 +175,19 @@ def prune_cache(path: Optional[Path] = None, *, older_than_days: Optional[float]
         return 0
     cache = LLMCache(path, clock=clock)
     db = cache._db
+    removed = 0
     try:
-        removed = 0
-        if older_than_days is not None:
-            removed += db.execute(f"DELETE FROM {_TABLE} WHERE used < ?",
-                                  (clock() - older_than_days * 86400,)).rowcount
-        if max_entries is not None:
-            removed += db.execute(f"DELETE FROM {_TABLE} WHERE key NOT IN (SELECT key FROM {_TABLE} "
-                                  "ORDER BY used DESC, rowid DESC LIMIT ?)", (max_entries,)).rowcount
-        db.commit()
-        if removed:
-            db.execute("VACUUM")
-            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        with damaged_as_error(path):
+            if older_than_days is not None:
+                removed += db.execute(f"DELETE FROM {_TABLE} WHERE used < ?",
+                                      (clock() - older_than_days * 86400,)).rowcount
+            if max_entries is not None:
+                removed += db.execute(f"DELETE FROM {_TABLE} WHERE key NOT IN (SELECT key FROM {_TABLE} "
+                                      "ORDER BY used DESC, rowid DESC LIMIT ?)", (max_entries,)).rowcount
+            db.commit()
+            if removed:
+                db.execute("VACUUM")
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         cache.close()
     return removed

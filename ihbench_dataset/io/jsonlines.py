@@ -25,16 +25,19 @@ class CorruptLogError(IHBenchError, ValueError):
     pass
 
 
-def _decoded(lines: Iterable[str],
-             failure: Callable[[int, json.JSONDecodeError], Exception]) -> Iterator[tuple[int, Any]]:
-    """(line number, value) per non-blank line; a line that is not JSON raises `failure(number, error)`."""
+def _decoded(lines: Iterable[bytes], failure: Callable[[int, str], Exception]) -> Iterator[tuple[int, Any]]:
+    """(line number, value) per non-blank line; a line that is not UTF-8 JSON (a file saved by a
+    Latin-1 editor, binary garbage) raises `failure(number, why)`."""
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = json.loads(line.decode("utf-8"))
+        except UnicodeDecodeError as error:
+            raise failure(number, f"not UTF-8 text: byte {line[error.start]:#04x} at column {error.start + 1}") \
+                from None
         except json.JSONDecodeError as error:
-            raise failure(number, error) from None
+            raise failure(number, f"not valid JSON ({error.msg})") from None
         yield number, value
 
 
@@ -43,9 +46,8 @@ def json_lines(path: Union[str, Path], error: type, *,
     """(line number, decoded value) per non-blank line of a hand-made file; `where` formats the
     place in `error`'s message (each file kind keeps the style its users already see)."""
     path = Path(path)
-    with path.open(encoding="utf-8") as handle:
-        yield from _decoded(handle, lambda number, decode_error: error(
-            f"{where.format(path=path, number=number)}: not valid JSON ({decode_error.msg})"))
+    yield from _decoded(path.read_bytes().split(b"\n"), lambda number, why: error(
+        f"{where.format(path=path, number=number)}: {why}"))
 
 
 def read_records(path: Path, *, repair: bool = False,
@@ -66,11 +68,10 @@ def read_records(path: Path, *, repair: bool = False,
             handle.flush()
             os.fsync(handle.fileno())
     # split on "\n" alone: a record's text may hold U+2028 and other characters splitlines() splits on
-    lines = data[:end].decode("utf-8").split("\n")
+    lines = data[:end].split(b"\n")
     records = []
-    for number, record in _decoded(lines, lambda number, error: CorruptLogError(
-            f"{path}: line {number} is not valid JSON ({error.msg}); "
-            "the file was edited or damaged, not torn by a crash")):
+    for number, record in _decoded(lines, lambda number, why: CorruptLogError(
+            f"{path}: line {number} is {why}; the file was edited or damaged, not torn by a crash")):
         problem = "not a JSON object" if not isinstance(record, dict) else (check(record) if check else None)
         if problem:
             log.warning("%s line %d: %s; the record is left out and will be redone", path, number, problem)

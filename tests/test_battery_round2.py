@@ -1,0 +1,165 @@
+"""The second round of bad inputs (issue 23's fresh battery): each case as a user met it, now one line
+or an item failure retried, never a traceback, a score of nothing, a write where it does not belong."""
+import json
+
+import pytest
+from official_layout import write_official_layout
+from openai_test_server import OpenAITestServer, Reply
+
+from ihbench.cli import main
+
+
+@pytest.fixture
+def official(tmp_path):
+    return write_official_layout(tmp_path / "official")
+
+
+def _one_error(capsys, command):
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    return [line for line in err.splitlines() if line.startswith(f"ihbench {command}: error: ")]
+
+
+def _run(official, out, server, *extra):
+    return main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out", str(out),
+                 "--epochs", "1", "--limit", "2", "--base-url", server.base_url, "--option", "max_retries=0",
+                 "--quiet", *extra])
+
+
+class _Raw(OpenAITestServer):
+    """A TEST DOUBLE that answers 200 with a body that is not a chat completion (a proxy's page)."""
+
+    def __init__(self, body: bytes, content_type: str = "text/html"):
+        super().__init__()
+        handler = self._server.RequestHandlerClass
+
+        def do_post(request):
+            request.rfile.read(int(request.headers["Content-Length"]))
+            request.send_response(200)
+            request.send_header("Content-Type", content_type)
+            request.send_header("Content-Length", str(len(body)))
+            request.end_headers()
+            request.wfile.write(body)
+
+        handler.do_POST = do_post
+
+
+@pytest.mark.parametrize("body, kind", [(b"<html>502 Bad Gateway</html>", "text/html"),
+                                        (b"\xff\xfe garbage", "application/json"),
+                                        (b'{"id": "x", "choices": []}', "application/json"),
+                                        (b'{"id": "x"}', "application/json")])
+def test_a_reply_that_is_not_a_completion_is_an_item_failure_retried_later(body, kind, official, tmp_path, capsys):
+    with _Raw(body, kind) as proxy:
+        assert _run(official, tmp_path / "r", proxy) == 1
+    assert "every one of the 2 response(s) failed" in _one_error(capsys, "run")[0]
+    records = [json.loads(line) for line in (tmp_path / "r" / "responses.jsonl").read_text().splitlines()]
+    assert all(r["error"].startswith("TransportError: the server") for r in records)
+    with OpenAITestServer() as up:
+        assert _run(official, tmp_path / "r", up, "--allow-endpoint-change") == 0
+
+
+def test_a_reply_without_text_is_an_item_failure_not_an_empty_answer(official, tmp_path, capsys):
+    with OpenAITestServer(respond=lambda body: Reply(content="")) as empty:
+        assert _run(official, tmp_path / "r", empty) == 1
+    record = json.loads((tmp_path / "r" / "responses.jsonl").read_text().splitlines()[0])
+    assert record["response"] is None and record["error"].startswith("EmptyReplyError: the server's reply has no text")
+
+
+def test_a_judge_server_answering_html_is_a_judge_error_not_a_traceback(official, tmp_path, capsys):
+    with OpenAITestServer() as up:
+        assert _run(official, tmp_path / "r", up) == 0
+    with _Raw(b"<html>bad gateway</html>") as proxy:
+        code = main(["judge", str(tmp_path / "r"), "--judge-model", "j", "--judge-base-url", proxy.base_url,
+                     "--quiet", "--cache", str(tmp_path / "c.sqlite")])
+    assert code == 1 and _one_error(capsys, "judge")
+
+
+def test_a_file_saved_by_a_latin_1_editor_is_named_with_its_line(official, tmp_path, capsys):
+    with OpenAITestServer() as up:
+        assert _run(official, tmp_path / "r", up) == 0
+    responses = tmp_path / "r" / "responses.jsonl"
+    responses.write_bytes(responses.read_bytes().replace(b"heard", b"h\xe9ard", 1))
+    assert main(["report", str(tmp_path / "r"), "--quiet"]) == 2
+    (error,) = _one_error(capsys, "report")
+    assert f"{responses}: line 1 is not UTF-8 text: byte 0xe9" in error
+    (tmp_path / "r" / "run.json").write_bytes(b"\x89PNG\x00\xff")
+    assert main(["report", str(tmp_path / "r"), "--quiet"]) == 2
+    assert "run.json: not UTF-8 text" in _one_error(capsys, "report")[0]
+
+
+def test_a_damaged_cache_is_one_line(tmp_path, capsys):
+    from ihbench.llm import LLMCache
+
+    path = tmp_path / "c.sqlite"
+    cache = LLMCache(path)
+    for n in range(400):
+        cache.put(f"k{n}", {"v": "x" * 200})
+    cache.close()
+    for side in (path.with_name("c.sqlite-wal"), path.with_name("c.sqlite-shm")):
+        side.unlink(missing_ok=True)
+    data = bytearray(path.read_bytes())
+    for i in range(4096, len(data), 13):
+        data[i] ^= 255
+    path.write_bytes(bytes(data))
+    code = main(["cache", "info", "--cache", str(path)])
+    errors = _one_error(capsys, "cache")
+    assert code == 2 and f"{path}: " in errors[0] and ("damaged SQLite database" in errors[0]
+                                                      or "not an SQLite database" in errors[0]), errors
+
+
+def test_a_device_this_machine_lacks_is_refused_before_anything_is_made(official, tmp_path, capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA device")
+    from ihbench.loaders.tiny import make_tiny_model
+
+    model = make_tiny_model("qwen2-audio", tmp_path / "tiny")
+    code = main(["run", "--model", "qwen2-audio", "--model-path", str(model), "--data", str(official), "--out",
+                 str(tmp_path / "r"), "--option", "device=cuda", "--quiet"])
+    assert code == 2 and "--option device: cuda is not available here: no CUDA device" in _one_error(capsys, "run")[0]
+    assert not (tmp_path / "r").exists()
+
+
+def test_judgments_never_go_into_a_run_s_own_files_or_another_run(official, tmp_path, capsys):
+    with OpenAITestServer() as up:
+        assert _run(official, tmp_path / "a", up) == 0
+        assert _run(official, tmp_path / "b", up) == 0
+    before = (tmp_path / "a" / "responses.jsonl").read_bytes()
+    for out, message in ((tmp_path / "a" / "responses.jsonl", "is a run's own responses.jsonl"),
+                         (tmp_path / "b" / "judgments-x.jsonl", "is inside another run's folder")):
+        assert main(["judge", str(tmp_path / "a"), "--judge-model", "j", "--out", str(out), "--quiet"]) == 2
+        assert message in _one_error(capsys, "judge")[0]
+    assert (tmp_path / "a" / "responses.jsonl").read_bytes() == before
+    assert not (tmp_path / "b" / "judgments-x.jsonl").exists()
+
+
+def test_a_report_of_several_runs_never_replaces_one_run_s_own_report(official, tmp_path, capsys):
+    with OpenAITestServer() as up:
+        assert _run(official, tmp_path / "a", up) == 0
+        assert _run(official, tmp_path / "b", up) == 0
+    code = main(["report", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "a"), "--quiet"])
+    assert code == 2 and "is one of the runs being reported" in _one_error(capsys, "report")[0]
+
+
+def test_export_never_replaces_a_folder_of_the_user_s(official, tmp_path, capsys):
+    from ihbench.dataset.load import load_conversations
+
+    first = load_conversations(official)[0].conversation_id.replace("/", "_")
+    mine = tmp_path / "u" / first
+    mine.mkdir(parents=True)
+    (mine / "notes.txt").write_text("mine")
+    assert main(["export", str(official), "--out", str(tmp_path / "u"), "--quiet"]) == 2
+    assert "holds what export did not write (notes.txt)" in _one_error(capsys, "export")[0]
+    assert (mine / "notes.txt").read_text() == "mine"
+
+
+def test_a_secret_in_a_url_query_is_never_written(official, tmp_path, capsys):
+    with OpenAITestServer() as up:
+        url = up.base_url + "?api_key=SEKRIT2"
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out",
+                     str(tmp_path / "r"), "--epochs", "1", "--limit", "1", "--base-url", url, "--quiet"]) in (0, 1)
+    assert "SEKRIT2" not in (tmp_path / "r" / "run.json").read_text()
+    from ihbench.llm import OpenAICompatibleLLM
+
+    assert "SEKRIT6" not in json.dumps(OpenAICompatibleLLM("g", base_url="http://h/v1?api_key=SEKRIT6").describe())
