@@ -163,3 +163,15 @@ def test_a_secret_in_a_url_query_is_never_written(official, tmp_path, capsys):
     from ihbench.llm import OpenAICompatibleLLM
 
     assert "SEKRIT6" not in json.dumps(OpenAICompatibleLLM("g", base_url="http://h/v1?api_key=SEKRIT6").describe())
+
+
+def test_sid_never_scores_a_clip_whose_model_calls_failed(built, tmp_path, capsys):
+    """An audio-llm detector whose server is down learned nothing about the clip: it is not a "no
+    interruption", nothing is scored or written, and the exit status is the item-failure one."""
+    with OpenAITestServer(fail_when=lambda body: 500) as down:
+        options = json.dumps({"base_url": down.base_url, "max_retries": 0})
+        code = main(["sid", "--data", str(built), "--config", "sid_dev_en", "--out", str(tmp_path / "s"),
+                     "--detector", "audio-llm", "--model", "openai", "--model-path", "m", "--hop", "2000",
+                     "--limit", "2", "--option", f"loader_options={options}", "--quiet"])
+    assert code == 1 and "2 of 2 clip(s) have model calls that failed" in _one_error(capsys, "sid")[0]
+    assert not (tmp_path / "s").exists()

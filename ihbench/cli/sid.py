@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def add_parser(add) -> argparse.ArgumentParser:
@@ -29,7 +30,8 @@ def add_parser(add) -> argparse.ArgumentParser:
 
 def main(args: argparse.Namespace) -> int:
     from ihbench.dataset.outputs import check_output_path
-    from ihbench.sid.run_sid import run_sid
+    from ihbench.cli.common import INCOMPLETE
+    from ihbench.sid.run_sid import SidClipsFailed, run_sid
 
     check_output_path(args.out, "--out", may_be=("sid",))
     options = dict(args.option or ())
@@ -37,8 +39,12 @@ def main(args: argparse.Namespace) -> int:
         options["hop_ms"] = args.hop
     if args.model:
         options.update(loader=args.model, model_path=args.model_path)
-    summary = run_sid(args.data, args.config, args.out, detector=args.detector, predictions_file=args.predictions,
-                      options=options, limit=args.limit, tolerance=args.tolerance, progress=not args.quiet)
+    try:
+        summary = run_sid(args.data, args.config, args.out, detector=args.detector, predictions_file=args.predictions,
+                          options=options, limit=args.limit, tolerance=args.tolerance, progress=not args.quiet)
+    except SidClipsFailed as failure:  # the item-failure exit, as run and judge: 1, with what failed
+        print(f"ihbench sid: error: {failure}", file=sys.stderr)
+        return INCOMPLETE
     for definition, score in summary["scores"].items():
         irl = "–" if score["irl"] is None else f"{score['irl']:.3f} s"
         fir = "–" if score["fir"] is None else f"{score['fir']:.3f}"

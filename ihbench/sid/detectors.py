@@ -186,7 +186,8 @@ class AudioLLMDetector(Detector):
         loader.check_modality("audio")
         self.loader, self.hop_ms, self.question, self.system, self.seed = loader, float(hop_ms), question, system, seed
         self.config = GenerationConfig(max_new_tokens=max_new_tokens, temperature=0.0)
-        self.errors: list[str] = []  # a loader never raises; its failures are kept here and count as "no"
+        self.errors: list[str] = []  # a loader never raises; its failures are kept here
+        self.failed_clips = 0  # clips whose answer is unknown: a call failed before any "yes"
 
     def prefix_ends(self, n_samples: int) -> list[int]:
         hop = max(1, round(SAMPLING_RATE * self.hop_ms / 1000))
@@ -199,13 +200,19 @@ class AudioLLMDetector(Detector):
                             [InputTurn("system", self.system), InputTurn("user", audio=prefix), InputTurn("user", self.question)])
 
     def _onset(self, samples: np.ndarray) -> Optional[float]:
+        """A failed call is no "no": when a call fails before any "yes", the clip's answer is
+        unknown, it is counted in `failed_clips`, and the run scores nothing (`run_sid`)."""
+        failed = False
         for end in self.prefix_ends(samples.size):
             self.calls += 1
             response = self.loader.generate(self._conversation(samples[:end], end), self.config, self.seed)
             if response.error:
                 self.errors.append(f"prefix ending at {end / SAMPLING_RATE:.3f}s: {response.error}")
+                failed = True
             elif says_yes(response.text):
+                self.failed_clips += failed
                 return end / SAMPLING_RATE
+        self.failed_clips += failed
         return None
 
     def describe(self) -> dict:

@@ -15,12 +15,22 @@ from pathlib import Path
 from typing import Optional
 
 from ihbench.dataset.argtypes import number, whole
-from ihbench.dataset.errors import UsageError
+from ihbench.dataset.errors import IHBenchError, UsageError
 from ihbench.dataset.io import write_json_atomic
 from ihbench.dataset.redaction import redact
 
 from ..rundir import RunDir
 from ..summaries import SidScore, SidSummary
+
+
+class SidClipsFailed(IHBenchError):
+    """Model calls failed on some clips: nothing is scored or written (a clip whose answer is unknown
+    is not a "no"); the same command runs them all again."""
+
+    def __init__(self, failed: int, total: int, first: str):
+        super().__init__(f"{failed} of {total} clip(s) have model calls that failed (first: {first}); nothing was "
+                         "scored or written; run the same command again when the model answers")
+        self.failed, self.total = failed, total
 
 
 def run_sid(data: str, config: str, out: Path, *, detector: Optional[str] = None, predictions_file: Optional[Path] = None,
@@ -51,6 +61,8 @@ def run_sid(data: str, config: str, out: Path, *, detector: Optional[str] = None
         started = time.perf_counter()
         predictions = run_detector(model, subset, names, progress=progress)
         seconds = time.perf_counter() - started
+        if getattr(model, "failed_clips", 0):  # an unanswered clip scored as "no interruption" would be a guess
+            raise SidClipsFailed(model.failed_clips, len(names), model.errors[0])
         calls = model.calls
         description = redact(model.describe())
     run = RunDir(out)
