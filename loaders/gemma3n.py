@@ -82,6 +82,7 @@ def chat_messages(conversation: ModelInput) -> list[dict]:
 
 class Gemma3nLoader(TransformersLoader):
     name = "gemma3n"
+    model_types = ("gemma3n",)
     max_clip_seconds = 30.0
     tools_unsupported = ("the Gemma 3n chat template ignores `tools` and takes only alternating user/model turns "
                          "(no tool calls or results); use gemma4, or a tool-capable model served with vLLM "
@@ -95,7 +96,7 @@ class Gemma3nLoader(TransformersLoader):
         return processor
 
     def load_model(self):
-        return _model_class().from_pretrained(self.path, dtype=self.dtype)
+        return self.pretrained(_model_class())
 
     def prompt(self, conversation: ModelInput) -> str:
         text = self.processor.apply_chat_template(chat_messages(conversation), add_generation_prompt=True,

@@ -173,7 +173,7 @@ class Gemma4Loader(TransformersLoader):
         import transformers
 
         model_class = getattr(transformers, ARCHITECTURES[self.architecture].model_class)
-        return model_class.from_pretrained(self.path, dtype=self.dtype)
+        return self.pretrained(model_class)
 
     def template_options(self) -> dict:
         return {"enable_thinking": self.thinking}

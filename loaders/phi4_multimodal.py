@@ -63,6 +63,9 @@ def speech_adapter_dir(path: str) -> Optional[Path]:
 
 class Phi4MultimodalLoader(TransformersLoader):
     name = "phi4-multimodal"
+    model_types = ("phi4_multimodal",)
+    model_type_hints = {"phi4mm": "this is the checkpoint's old remote-code format; the transformers-native "
+                                  "weights are on the revision transformers and vLLM pin: --option revision=refs/pr/70"}
     requires = ("torch", "transformers", "peft")  # the checkpoint's speech adapter is a LoRA
     tools_unsupported = ("the Phi-4-multimodal chat template ignores `tools` (it copies only a system message's own "
                          "`tools` string between <|tool|> tags) and renders no tool calls or results; use a "
@@ -74,7 +77,7 @@ class Phi4MultimodalLoader(TransformersLoader):
     def load_model(self):
         from transformers import Phi4MultimodalForCausalLM
 
-        model = Phi4MultimodalForCausalLM.from_pretrained(self.path, dtype=self.dtype)
+        model = self.pretrained(Phi4MultimodalForCausalLM)
         adapter = speech_adapter_dir(self.path)
         self.adapter = str(adapter) if adapter else None
         if adapter is None:

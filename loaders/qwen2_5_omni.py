@@ -81,7 +81,7 @@ class OmniThinkerLoader(TransformersLoader):
     def load_model(self):
         import transformers
 
-        model = getattr(transformers, self.THINKER).from_pretrained(self.path, dtype=self.dtype)
+        model = self.pretrained(getattr(transformers, self.THINKER))
         # The checkpoint's generation_config.json is the whole Omni model's and names no end token
         # for the thinker, which then runs to max_new_tokens (QwenLM/Qwen2.5-Omni#371); the
         # tokenizer's end (<|im_end|>, the end of a ChatML turn) and pad tokens are the fix.
@@ -99,6 +99,7 @@ class OmniThinkerLoader(TransformersLoader):
 
 class Qwen2_5OmniLoader(OmniThinkerLoader):
     name = "qwen2.5-omni"
+    model_types = ("qwen2_5_omni",)
     PROCESSOR = "Qwen2_5OmniProcessor"
     THINKER = "Qwen2_5OmniThinkerForConditionalGeneration"
     max_clip_seconds = 300.0  # measured: the extractor pads and cuts every clip to n_samples (300 s)

@@ -11,6 +11,7 @@ class Qwen2AudioLoader(TransformersLoader):
     clip; the processor expands each <|AUDIO|> to the clip's length in encoder frames. Its Whisper
     feature extractor keeps only the first 30 s of a clip (25 audio tokens a second)."""
     name = "qwen2-audio"
+    model_types = ("qwen2_audio",)
     tools_unsupported = ("the Qwen2-Audio chat template ignores `tools` and renders no tool calls or results; use "
                          "a tool-capable model served with vLLM (--model openai)")
 
@@ -19,7 +20,7 @@ class Qwen2AudioLoader(TransformersLoader):
     def load_model(self):
         from transformers import Qwen2AudioForConditionalGeneration
 
-        return Qwen2AudioForConditionalGeneration.from_pretrained(self.path, dtype=self.dtype)
+        return self.pretrained(Qwen2AudioForConditionalGeneration)
 
     def prompt(self, conversation: ModelInput) -> str:
         return self.processor.apply_chat_template(audio_part_messages(conversation.turns),

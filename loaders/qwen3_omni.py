@@ -30,6 +30,7 @@ THINK_START, THINK_END = "<think>", "</think>"
 
 class Qwen3OmniLoader(OmniThinkerLoader):
     name = "qwen3-omni"
+    model_types = ("qwen3_omni_moe",)
     PROCESSOR = "Qwen3OmniMoeProcessor"
     THINKER = "Qwen3OmniMoeThinkerForConditionalGeneration"
 

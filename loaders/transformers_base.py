@@ -5,6 +5,7 @@ how a conversation becomes processor inputs."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any, Callable, ClassVar, Optional, Sequence
 
 import numpy as np
@@ -12,7 +13,7 @@ from ihbench.dataset.argtypes import device as device_type, whole
 from ihbench.dataset.audio_format import SAMPLING_RATE
 from ihbench.dataset.errors import UsageError
 
-from .base import GenerationConfig, InputTurn, Loader, ModelInput, Response, resolve_model_path
+from .base import GenerationConfig, InputTurn, Loader, ModelFolderError, ModelInput, Response, resolve_model_path
 from .chat import ChatReply, assistant_turns, template_messages
 from .failures import is_item_failure
 from .limits import check_clips, check_context
@@ -72,12 +73,35 @@ class TransformersLoader(Loader):
         device = self.check_options({"batch_size": batch_size, "device": device})["device"]
         super().__init__(model_path, device=device, dtype=dtype, revision=revision, **options)
         self.path = resolve_model_path(model_path, revision=revision)  # before any slow import
+        self.check_model_type()
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
         self.batch_size = batch_size
         self.processor = self.load_processor()
         self.processor.tokenizer.padding_side = "left"  # a batch's prompts must end where generation starts
         self.model = self.load_model().to(self.device).eval()
+
+    #: the checkpoint `model_type`s this family loads (empty: the family checks it itself, as Gemma 4)
+    model_types: tuple[str, ...] = ()
+    #: what to do when a checkpoint has one of these other `model_type`s (an old format, say)
+    model_type_hints: ClassVar[dict] = {}
+
+    def check_model_type(self) -> None:
+        """A checkpoint of another family is refused by its config.json, in one line, before
+        transformers meets it with an AttributeError or an import of a vision package."""
+        import json
+
+        if not self.model_types:
+            return
+        config = Path(self.path) / "config.json"
+        try:
+            model_type = json.loads(config.read_text(encoding="utf-8")).get("model_type")
+        except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+            raise ModelFolderError(f"{config}: not a readable JSON object") from None
+        if model_type not in self.model_types:
+            hint = self.model_type_hints.get(model_type) or "`ihbench models` lists the families"
+            raise ModelFolderError(f"{config}: model_type {model_type!r} is not a {self.name} checkpoint (expected "
+                                   f"{' or '.join(self.model_types)}); {hint}")
 
     # -- what a family provides ---------------------------------------------------------------
     def load_processor(self):
@@ -87,6 +111,20 @@ class TransformersLoader(Loader):
 
     def load_model(self):
         raise NotImplementedError
+
+    def pretrained(self, model_class):
+        """`model_class` from the checkpoint, refused when its weights do not cover the model: a
+        tensor missing or of another shape would be filled with random values by transformers
+        (a damaged file, or a checkpoint of another architecture) and every answer scored."""
+        model, info = model_class.from_pretrained(self.path, dtype=self.dtype, output_loading_info=True)
+        missing, mismatched = info.get("missing_keys") or [], info.get("mismatched_keys") or []
+        if missing or mismatched:
+            example = sorted(missing)[0] if missing else str(mismatched[0])
+            raise ModelFolderError(
+                f"{self.path}: the weights do not fit {model_class.__name__} ({len(missing)} tensor(s) missing, "
+                f"{len(mismatched)} of another shape, e.g. {example}); the checkpoint is damaged or of another "
+                "model, and transformers would fill them with random values")
+        return model
 
     def prompt(self, conversation: ModelInput) -> str:
         raise NotImplementedError

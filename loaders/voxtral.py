@@ -158,6 +158,7 @@ def __getattr__(name: str):
 
 class VoxtralLoader(TransformersLoader):
     name = "voxtral"
+    model_types = ("voxtral",)
     requires = ("torch", "transformers", "mistral_common")
     max_clip_seconds = None  # measured: clips are split into 30 s windows, none is cut
     tools_unsupported = None
@@ -169,7 +170,7 @@ class VoxtralLoader(TransformersLoader):
     def load_model(self):
         from transformers import VoxtralForConditionalGeneration
 
-        return VoxtralForConditionalGeneration.from_pretrained(self.path, dtype=self.dtype)
+        return self.pretrained(VoxtralForConditionalGeneration)
 
     def messages(self, conversation: ModelInput) -> list[dict]:
         return chat_messages(conversation, self.clips(conversation), self.sampling_rate)

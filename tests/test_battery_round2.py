@@ -175,3 +175,53 @@ def test_sid_never_scores_a_clip_whose_model_calls_failed(built, tmp_path, capsy
                      "--limit", "2", "--option", f"loader_options={options}", "--quiet"])
     assert code == 1 and "2 of 2 clip(s) have model calls that failed" in _one_error(capsys, "sid")[0]
     assert not (tmp_path / "s").exists()
+
+
+def test_a_checkpoint_whose_weights_do_not_fit_is_refused_not_filled_with_random_values(tmp_path):
+    """A tensor renamed by damage (or a checkpoint of another model) would be newly initialised by
+    transformers, and every answer of the run would come from random weights."""
+    import struct
+
+    from ihbench.loaders import create
+    from ihbench.loaders.base import ModelFolderError
+    from ihbench.loaders.tiny import make_tiny_model
+
+    model = make_tiny_model("qwen2-audio", tmp_path / "tiny")
+    weights = model / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    header = struct.unpack("<Q", bytes(data[:8]))[0]
+    text = data[8:8 + header].decode()
+    name = "model.audio_tower.conv1.bias" if "model.audio_tower.conv1.bias" in text else \
+        next(key for key in json.loads(text) if key != "__metadata__")
+    renamed = name[:-4] + "xxxx"
+    data[8:8 + header] = text.replace(f'"{name}"', f'"{renamed}"', 1).encode()
+    weights.write_bytes(bytes(data))
+    with pytest.raises(ModelFolderError, match=r"the weights do not fit Qwen2AudioForConditionalGeneration \(1 "
+                                               r"tensor\(s\) missing"):
+        create("qwen2-audio", str(model))
+
+
+@pytest.mark.parametrize("family, loader, expected", [
+    ("qwen2-text", "qwen2-audio", "model_type 'qwen2' is not a qwen2-audio checkpoint (expected qwen2_audio)"),
+    ("qwen2-audio", "voxtral", "model_type 'qwen2_audio' is not a voxtral checkpoint (expected voxtral)"),
+])
+def test_a_checkpoint_of_another_family_is_refused_by_its_config(family, loader, expected, tmp_path):
+    from ihbench.loaders import create
+    from ihbench.loaders.base import ModelFolderError
+    from ihbench.loaders.tiny import make_tiny_model
+
+    model = make_tiny_model(family, tmp_path / family)
+    with pytest.raises(ModelFolderError, match=expected.replace("(", r"\(").replace(")", r"\)")):
+        create(loader, str(model))
+
+
+def test_the_old_phi4_format_says_which_revision_to_use(tmp_path):
+    from ihbench.loaders import create
+    from ihbench.loaders.base import ModelFolderError
+    from ihbench.loaders.tiny import make_tiny_model
+
+    model = make_tiny_model("phi4-multimodal", tmp_path / "phi4")
+    config = json.loads((model / "config.json").read_text())
+    (model / "config.json").write_text(json.dumps({**config, "model_type": "phi4mm"}))
+    with pytest.raises(ModelFolderError, match=r"old remote-code format.*--option revision=refs/pr/70"):
+        create("phi4-multimodal", str(model))
