@@ -218,7 +218,7 @@ class Boolean(ArgType):
 @dataclass(frozen=True, repr=False)
 class Names(ArgType):
     """Comma-separated names, each one of `choices` (after `canonical`, e.g. an official spelling
-    mapped onto ours); at least one. Returns the list."""
+    mapped onto ours); at least one. Returns the list, each name once (`tf,tf` would do the work twice)."""
 
     choices: tuple[str, ...] = ()
     canonical: Optional[Callable[[str], Any]] = None
@@ -239,7 +239,8 @@ class Names(ArgType):
                 name = None
             if name not in self.choices:
                 raise self.refuse(value, f"unknown {part!r}")
-            result.append(name)
+            if name not in result:
+                result.append(name)
         if not result:
             raise self.refuse(value)
         return result
@@ -280,7 +281,7 @@ class WholeNumbers(ArgType):
             raise self.refuse(value) from None
         if not numbers:
             raise self.refuse(value)
-        return numbers
+        return list(dict.fromkeys(numbers))
 
 
 @dataclass(frozen=True, repr=False)

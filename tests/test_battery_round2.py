@@ -225,3 +225,22 @@ def test_the_old_phi4_format_says_which_revision_to_use(tmp_path):
     (model / "config.json").write_text(json.dumps({**config, "model_type": "phi4mm"}))
     with pytest.raises(ModelFolderError, match=r"old remote-code format.*--option revision=refs/pr/70"):
         create("phi4-multimodal", str(model))
+
+
+def test_report_scores_with_quiet_warns_of_an_unfinished_run_and_refuses_a_run_twice(official, tmp_path, capsys):
+    with OpenAITestServer() as up:
+        assert _run(official, tmp_path / "r", up) == 0
+    responses = tmp_path / "r" / "responses.jsonl"
+    responses.write_text(responses.read_text().splitlines()[0] + "\n")  # as a run killed after one answer
+    assert main(["report", str(tmp_path / "r"), "--quiet", "--n-bootstrap", "10"]) == 0
+    captured = capsys.readouterr()
+    assert "is unfinished: 1 of 2 planned response(s) are in it" in captured.err
+    assert "no TF judgments" in captured.out  # the result line, --quiet or not
+    assert main(["report", str(tmp_path / "r"), str(tmp_path / "r" / ".." / "r"), "--quiet"]) == 2
+    assert "given twice" in _one_error(capsys, "report")[0]
+
+
+def test_a_name_listed_twice_is_taken_once():
+    from ihbench.dataset.argtypes import names, whole_numbers
+
+    assert names(("tf", "rq"))("tf,tf") == ["tf"] and whole_numbers()("3,1,3") == [3, 1]

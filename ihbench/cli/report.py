@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 
@@ -40,6 +41,11 @@ def main(args: argparse.Namespace) -> int:
     from ihbench.report import summarize, write_report
     from ihbench.report.cross import wants_cross_report
 
+    seen = {}
+    for run in args.runs:
+        other = seen.setdefault(Path(run).resolve(), run)
+        if other is not run:
+            raise OutputPathError(f"{run}: given twice (also as {other}); each run is reported once")
     if wants_cross_report(args.runs, args.model_name, args.cross_benchmark):
         return _cross_report(args)
     out = args.out or (args.runs[0] if len(args.runs) == 1 else Path("report"))
@@ -53,9 +59,13 @@ def main(args: argparse.Namespace) -> int:
                               "would be replaced by a report of several runs: give a new folder")
     report = summarize(args.runs, tost_margin=args.tost_margin, n_bootstrap=args.n_bootstrap, seed=args.seed)
     paths = write_report(report, out)
-    if args.quiet:
-        return 0
-    for run in report.runs:
+    for run in report.runs:  # a warning, --quiet or not: scores of an unfinished run cover part of it
+        planned = run.get("n_planned")
+        if planned and run["n_responses"] < planned:
+            print(f"ihbench report: warning: {run['run']} is unfinished: {run['n_responses']} of {planned} planned "
+                  "response(s) are in it; the scores cover those (`ihbench run` with the same options goes on)",
+                  file=sys.stderr)
+    for run in report.runs:  # the scores are the result: printed with --quiet too (it hides notes and bars)
         tf, rq = run.get("tf_win_rate"), run.get("rq_pass_rate")
         print(f"{run['run']}: TF win rate {tf['tf_win_rate']:.3f} [{tf['ci_low']:.3f}, {tf['ci_high']:.3f}]" if tf else
               f"{run['run']}: no TF judgments", end="")
@@ -80,8 +90,7 @@ def _cross_report(args: argparse.Namespace) -> int:
     report = cross_report(args.runs, model_names=args.model_name, sid_definition=args.sid_definition,
                           tost_margin=args.tost_margin, n_bootstrap=args.n_bootstrap, seed=args.seed)
     paths = write_cross_report(report, out)
-    if not args.quiet:
-        print("\n".join(cross_stdout(report)))
-        print("wrote " + ", ".join(str(p) for p in paths.values()))
+    print("\n".join(cross_stdout(report)))  # the result: --quiet hides notes and progress, not this
+    print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
 

@@ -82,6 +82,9 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
         "data_fingerprint": info.data_fingerprint,
         "n_items": len({r.id for r in responses}),
         "n_responses": len(responses),
+        # what the run set out to answer (items x epochs at its last start): more than n_responses
+        # when it is unfinished, and the report says so beside its scores
+        "n_planned": (info.n_items or 0) * (info.epochs or 0) or None,
         # (item, epoch) whose run record is an error: never judged nor scored, tried again by a rerun
         "generation_errors": sum(not r.answered for r in responses),
         "judgments_file": str(files[0]) if files else None,
