@@ -244,3 +244,14 @@ def test_a_name_listed_twice_is_taken_once():
     from ihbench.dataset.argtypes import names, whole_numbers
 
     assert names(("tf", "rq"))("tf,tf") == ["tf"] and whole_numbers()("3,1,3") == [3, 1]
+
+
+def test_turns_refuses_a_file_whose_name_would_climb_out_of_out(tmp_path, capsys):
+    import numpy as np
+    import soundfile
+
+    (tmp_path / "t").mkdir()
+    soundfile.write(str(tmp_path / "t" / "...wav"), np.zeros((16000, 2), np.float32), 16000, format="WAV")
+    code = main(["turns", str(tmp_path / "t" / "...wav"), "--out", str(tmp_path / "t" / "out"), "--quiet"])
+    assert code == 2 and "which cannot name its output folder" in _one_error(capsys, "turns")[0]
+    assert sorted(p.name for p in (tmp_path / "t").iterdir()) == ["...wav"]

@@ -113,7 +113,8 @@ class FailingHubApi(RecordingHubApi):
 def test_a_temporary_staging_folder_is_removed_after_an_upload_or_a_failed_one(api, tmp_path, monkeypatch):
     """Found by the bad-input battery: /tmp/ihbench-metrics-* (and -space-*, 81 MB with data) were
     never removed. Without --staging-dir the folder is the toolkit's own: gone once uploaded, or
-    once the upload failed; a dry run keeps it, to be looked at."""
+    once the upload failed, and after a dry run (the second battery: 726 MB per dry run of the Space);
+    --staging-dir keeps one to look at."""
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     import tempfile
 
@@ -127,4 +128,6 @@ def test_a_temporary_staging_folder_is_removed_after_an_upload_or_a_failed_one(a
     staged = recorder.calls[-1][2]["folder_path"]
     assert staged.startswith(str(tmp_path)) and list(tmp_path.iterdir()) == []
     plans = publish_metrics("acme", ["fir"], dry_run=True)
-    assert plans[0].staged.is_dir() and plans[0].staged.parent.parent == tmp_path
+    assert not plans[0].staged.exists() and list(tmp_path.iterdir()) == []
+    kept = publish_metrics("acme", ["fir"], dry_run=True, staging_dir=tmp_path / "look")
+    assert kept[0].staged.is_dir()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def notes(args: argparse.Namespace, lines) -> None:
@@ -37,6 +38,7 @@ def print_plan(plan, dry_run: bool) -> None:
     """One publish plan: where it goes, the files, and the Space variables it sets."""
     verb = "would upload" if dry_run else "uploaded"
     shown = ", ".join(plan.files[:8]) + (f", ... ({len(plan.files)} files)" if len(plan.files) > 8 else "")
-    print(f"{plan.repo_id} ({plan.repo_type}): {verb} {shown}  (from {plan.staged})")
+    where = plan.staged if Path(plan.staged).exists() else "a temporary folder, removed; --staging-dir keeps one"
+    print(f"{plan.repo_id} ({plan.repo_type}): {verb} {shown}  (from {where})")
     for key, value in plan.variables.items():
         print(f"{plan.repo_id}: {'would set' if dry_run else 'set'} Space variable {key}={value}")

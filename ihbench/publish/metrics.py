@@ -72,6 +72,6 @@ def publish_metrics(namespace: str, names: Optional[Sequence[str]] = None, *, dr
         if staging_dir is None:
             shutil.rmtree(root, ignore_errors=True)
         raise
-    if not dry_run and staging_dir is None:  # uploaded: of no further use (a dry run keeps it to be looked at)
+    if staging_dir is None:  # uploaded or listed: of no further use (--staging-dir keeps a staging to look at)
         shutil.rmtree(root, ignore_errors=True)
     return plans

@@ -108,10 +108,10 @@ def publish_space(repo_id: str, *, data: Optional[str] = None, private: bool = F
         if staging_dir is None:  # our temporary folder: a refused command leaves nothing behind
             shutil.rmtree(root, ignore_errors=True)
         raise
-    if not dry_run:
-        try:
+    try:
+        if not dry_run:
             upload(plan, api=api, token=token, private=private, space_sdk="gradio")
-        finally:  # uploaded or not, our temporary copy (the data included) is of no further use
-            if staging_dir is None:
-                shutil.rmtree(root, ignore_errors=True)
+    finally:  # uploaded, failed or only listed: our temporary copy (the data included, hundreds of MB) goes;
+        if staging_dir is None:  # --staging-dir keeps a staging to look at
+            shutil.rmtree(root, ignore_errors=True)
     return plan

@@ -148,6 +148,9 @@ def plan_recordings(paths: Sequence, *, pair: bool = False) -> list[tuple[str, t
             if not path.is_file():
                 raise AudioError(f"{path}: file not found")
         name = pair_name(*files) if pair else files[0].stem
+        if not name.strip(". ") or "/" in name or "\\" in name:  # "...wav": a folder name of its own would be ".."
+            raise UsageError(f"AUDIO: {files[0]} makes the recording name {name!r}, which cannot name its output "
+                             "folder; rename the file")
         if name in seen:
             raise UsageError(f"AUDIO: {files[0]} and {seen[name][0]} both make recording {name!r}; recordings "
                              "are named after their files, so rename one")
