@@ -185,6 +185,11 @@ SID_LLM = ["sid", "--data", "d", "--config", "sid_dev_en", "--out", "sx", "--det
      "--concurrency: not an option of the qwen2-audio loader; its options: batch_size"),
     (["run", "--model", "qwen2-audio", "--model-path", "tiny", "--data", "data", "--out", "rt", "--base-url",
       "http://a:1/v1"], "--base-url: not an option of the qwen2-audio loader"),
+    (["sid", "--data", "d", "--out", "sx", "--detector", "energy", "--hop", "500"],
+     "--hop: only for --detector audio-llm, not energy"),
+    (["sid", "--data", "d", "--out", "sx", "--detector", "silero-vad", "--model", "openai", "--model-path", "m"],
+     "--model: only for --detector audio-llm, not silero-vad"),
+    (["sid", "--data", "d", "--out", "sx", "--detector", "audio-llm"], "--detector audio-llm needs --model"),
     (["space", "--port", "70000"], "argument --port: expected a whole number from 1 to 65535, got '70000'"),
     (["run", "--model", "qwen2-audio", "--model-path", "tiny", "--data", "data", "--out", "rt", "--option",
       "device=bogus"], "--option device: expected a device: auto, cpu, cuda, cuda:N (N a whole number) or mps, "

@@ -31,9 +31,17 @@ def add_parser(add) -> argparse.ArgumentParser:
 def main(args: argparse.Namespace) -> int:
     from ihbench.dataset.outputs import check_output_path
     from ihbench.cli.common import INCOMPLETE
+    from ihbench.dataset.errors import UsageError
     from ihbench.sid.run_sid import SidClipsFailed, run_sid
 
     check_output_path(args.out, "--out", may_be=("sid",))
+    llm_flags = [flag for flag, value in (("--hop", args.hop), ("--model", args.model),
+                                          ("--model-path", args.model_path)) if value is not None]
+    if llm_flags and args.detector != "audio-llm":
+        raise UsageError(f"{llm_flags[0]}: only for --detector audio-llm"
+                         + (f", not {args.detector}" if args.detector else " (a prediction file has no model)"))
+    if args.detector == "audio-llm" and not (args.model and args.model_path) and "loader" not in dict(args.option or ()):
+        raise UsageError("--detector audio-llm needs --model (a loader, see `ihbench models`) and --model-path")
     options = dict(args.option or ())
     if args.hop is not None:
         options["hop_ms"] = args.hop
