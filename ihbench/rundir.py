@@ -162,6 +162,10 @@ class RunDir:
             return judgments
         current = {r.key: r for r in responses}
         foreign = [j for j in judgments if (j.id, j.epoch) not in current]
+        if foreign and not responses:
+            raise RunDirError(f"{self.responses_path}: {'empty' if self.responses_path.exists() else 'missing'}, "
+                              f"while {target} holds {len(judgments)} judgment(s): the run's answers are gone; restore "
+                              f"the file, or run `ihbench run` again into a new folder")
         if foreign:
             raise RunDirError(
                 f"{target}: {len(foreign)} of {len(judgments)} judgment(s) are of answers {self.path} does not have "

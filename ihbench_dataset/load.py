@@ -95,6 +95,8 @@ def resolve_source(source: Union[str, os.PathLike]) -> tuple[str, str]:
     if path.exists():
         if not path.is_dir():
             raise DataSourceError(f"{text}: expected a dataset directory (built by `ihbench build`), got a file")
+        if not any(path.iterdir()):
+            raise DataSourceError(f"{text}: an empty folder, not a dataset (build one with `ihbench build`)")
         kind = folder_kind(path)
         if kind not in (None, "dataset"):  # a run or an output folder: say so, not "no config 'conversations'"
             raise DataSourceError(f"{text}: is {DESCRIPTIONS[kind]}, not a dataset; give the data folder it was made "

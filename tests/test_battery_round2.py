@@ -255,3 +255,20 @@ def test_turns_refuses_a_file_whose_name_would_climb_out_of_out(tmp_path, capsys
     code = main(["turns", str(tmp_path / "t" / "...wav"), "--out", str(tmp_path / "t" / "out"), "--quiet"])
     assert code == 2 and "which cannot name its output folder" in _one_error(capsys, "turns")[0]
     assert sorted(p.name for p in (tmp_path / "t").iterdir()) == ["...wav"]
+
+
+def test_a_missing_responses_file_is_named_not_blamed_on_the_judgments(official, tmp_path, capsys):
+    from judging import ScriptedJudge
+
+    with OpenAITestServer() as up:
+        assert _run(official, tmp_path / "r", up) == 0
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        assert main(["judge", str(tmp_path / "r"), "--judge-model", "j", "--judge-base-url", judge.base_url,
+                     "--cache", str(tmp_path / "c.sqlite"), "--quiet"]) == 0
+    (tmp_path / "r" / "responses.jsonl").unlink()
+    assert main(["report", str(tmp_path / "r"), "--quiet"]) == 2
+    error = _one_error(capsys, "report")[0]
+    assert "responses.jsonl: missing" in error and "another run" not in error
+    (tmp_path / "empty").mkdir()
+    assert main(["space", "--data", str(tmp_path / "empty")]) == 2
+    assert "an empty folder, not a dataset" in _one_error(capsys, "space")[0]
