@@ -272,3 +272,13 @@ def test_a_missing_responses_file_is_named_not_blamed_on_the_judgments(official,
     (tmp_path / "empty").mkdir()
     assert main(["space", "--data", str(tmp_path / "empty")]) == 2
     assert "an empty folder, not a dataset" in _one_error(capsys, "space")[0]
+
+
+def test_a_local_judge_that_is_not_a_text_model_is_refused_in_one_line(tmp_path):
+    from ihbench.llm import TransformersLLM
+    from ihbench.loaders.base import ModelFolderError
+    from ihbench.loaders.tiny import make_tiny_model
+
+    model = make_tiny_model("qwen2-audio", tmp_path / "tiny")
+    with pytest.raises(ModelFolderError, match="model_type 'qwen2_audio' .* is not a text model"):
+        TransformersLLM(str(model))

@@ -88,6 +88,7 @@ class TransformersLLM:
 
         path = resolve_model_path(model_path)
         self.model = model_path
+        _check_text_model(path)
         self.tokenizer = AutoTokenizer.from_pretrained(path)
         import torch
 
@@ -116,3 +117,23 @@ class TransformersLLM:
 
     async def close(self) -> None:
         pass
+
+
+def _check_text_model(path: str) -> None:
+    """A judge or generator needs a text model (a causal LM); an audio model's folder is refused by
+    its config.json in one line, before transformers fails on it with a traceback."""
+    import json
+    from pathlib import Path
+
+    from transformers import AutoConfig
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    from ihbench.loaders.base import ModelFolderError
+
+    model_type = AutoConfig.from_pretrained(path).model_type
+    if model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        config = Path(path) / "config.json"
+        known = json.loads(config.read_text(encoding="utf-8")).get("architectures") if config.is_file() else None
+        raise ModelFolderError(f"{path}: model_type {model_type!r} ({', '.join(known or [])}) is not a text model "
+                               "transformers can generate with (a causal LM); the judge and the generator need one, "
+                               "e.g. a Qwen2.5-Instruct folder")
