@@ -11,7 +11,7 @@ from typing import Any, Callable, ClassVar, Optional, Sequence
 import numpy as np
 from ihbench.dataset.argtypes import device as device_type, whole
 from ihbench.dataset.audio_format import SAMPLING_RATE
-from ihbench.dataset.errors import UsageError
+from ihbench.dataset.errors import IHBenchError, UsageError
 
 from .base import GenerationConfig, InputTurn, Loader, ModelFolderError, ModelInput, Response, resolve_model_path
 from .chat import ChatReply, assistant_turns, template_messages
@@ -77,7 +77,7 @@ class TransformersLoader(Loader):
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
         self.batch_size = batch_size
-        self.processor = self.load_processor()
+        self.processor = self._checked_processor()
         self.processor.tokenizer.padding_side = "left"  # a batch's prompts must end where generation starts
         self.model = self.load_model().to(self.device).eval()
 
@@ -102,6 +102,26 @@ class TransformersLoader(Loader):
             hint = self.model_type_hints.get(model_type) or "`ihbench models` lists the families"
             raise ModelFolderError(f"{config}: model_type {model_type!r} is not a {self.name} checkpoint (expected "
                                    f"{' or '.join(self.model_types)}); {hint}")
+
+    def _checked_processor(self):
+        """The family's processor, or one line naming the folder: tokenizer files that are missing,
+        garbage or of another model otherwise surface as a traceback at load, or as an audio-token
+        mismatch on every item."""
+        import json
+
+        try:
+            processor = self.load_processor()
+        except IHBenchError:  # the family said what is wrong (Gemma 4: another architecture's checkpoint)
+            raise
+        except (OSError, ValueError, TypeError, KeyError, json.JSONDecodeError) as error:
+            raise ModelFolderError(f"{self.path}: the processor or tokenizer cannot be loaded "
+                                   f"({type(error).__name__}: {str(error).splitlines()[0][:200]})") from None
+        tokenizer = getattr(processor, "tokenizer", None)
+        token = getattr(processor, "audio_token", None)
+        if tokenizer is not None and isinstance(token, str) and token not in tokenizer.get_vocab():
+            raise ModelFolderError(f"{self.path}: the tokenizer has no {token} token, which the processor puts in "
+                                   "every audio prompt; its tokenizer files are missing or of another model")
+        return processor
 
     # -- what a family provides ---------------------------------------------------------------
     def load_processor(self):

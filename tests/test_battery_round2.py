@@ -282,3 +282,19 @@ def test_a_local_judge_that_is_not_a_text_model_is_refused_in_one_line(tmp_path)
     model = make_tiny_model("qwen2-audio", tmp_path / "tiny")
     with pytest.raises(ModelFolderError, match="model_type 'qwen2_audio' .* is not a text model"):
         TransformersLLM(str(model))
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda model: [(model / name).unlink() for name in ("tokenizer.json", "tokenizer_config.json")],
+     "the tokenizer has no <|AUDIO|> token"),
+    (lambda model: (model / "tokenizer.json").write_text("garbage"), "the processor or tokenizer cannot be loaded"),
+])
+def test_damaged_tokenizer_files_are_one_line_at_load(damage, message, tmp_path):
+    from ihbench.loaders import create
+    from ihbench.loaders.base import ModelFolderError
+    from ihbench.loaders.tiny import make_tiny_model
+
+    model = make_tiny_model("qwen2-audio", tmp_path / "tiny")
+    damage(model)
+    with pytest.raises(ModelFolderError, match=message.replace("|", r"\|")):
+        create("qwen2-audio", str(model))
