@@ -298,3 +298,16 @@ def test_damaged_tokenizer_files_are_one_line_at_load(damage, message, tmp_path)
     damage(model)
     with pytest.raises(ModelFolderError, match=message.replace("|", r"\|")):
         create("qwen2-audio", str(model))
+
+
+def test_space_names_a_bad_host_or_a_port_in_use(official, capsys):
+    import socket
+
+    assert main(["space", "--data", str(official), "--host", "999.1.1.1"]) == 2
+    assert "--host: '999.1.1.1' is not an address" in _one_error(capsys, "space")[0]
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert main(["space", "--data", str(official), "--port", str(port)]) == 2
+    assert f"--port: {port} is in use on 127.0.0.1" in _one_error(capsys, "space")[0]

@@ -25,9 +25,34 @@ def main(args: argparse.Namespace) -> int:
 
     if args.data:
         resolve_source(args.data)  # a file or a run folder is refused now, not as a page that cannot load
+    _check_address(args.host, args.port)
+    if args.data:
         os.environ["IHBENCH_DATA"] = args.data
     os.environ["GRADIO_SERVER_PORT"] = str(args.port)
     os.environ["GRADIO_SERVER_NAME"] = args.host
     runpy.run_path(str(space_dir() / "app.py"), run_name="__main__")  # the very file a Space runs
     return 0
 
+
+
+def _check_address(host: str, port: int) -> None:
+    """--host and --port checked by binding them once, so a typo or a port in use is named as the
+    option it is, not as gradio's advice about GRADIO_SERVER_PORT and launch()."""
+    import errno
+    import socket
+
+    from ihbench.dataset.errors import UsageError
+
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except (socket.gaierror, UnicodeError):
+        raise UsageError(f"--host: {host!r} is not an address (e.g. 127.0.0.1, or 0.0.0.0 for every interface)") \
+            from None
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                raise UsageError(f"--port: {port} is in use on {host}; give another --port") from None
+            raise UsageError(f"--host: {host} is not an address of this machine ({error.strerror})") from None
