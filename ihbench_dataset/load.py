@@ -91,6 +91,8 @@ def resolve_source(source: Union[str, os.PathLike]) -> tuple[str, str]:
     Callers that only pass the source on (the Space) call it first, so a WAV file or a run folder
     is refused in one line before anything starts, as `load_items` would refuse it."""
     text = os.fspath(source)
+    if not text.strip():  # Path("") is the current folder: an empty --data must not read whatever is here
+        raise DataSourceError("expected a dataset folder or a Hub id, got an empty string")
     path = Path(text).expanduser()
     if path.exists():
         if not path.is_dir():

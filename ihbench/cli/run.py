@@ -16,7 +16,7 @@ def add_parser(add) -> argparse.ArgumentParser:
     run.add_argument("--model-path", required=True, type=model_name(),
                      help="local model directory, cached hub id, or served model name")
     run.add_argument("--data", required=True, help="dataset directory or hub id")
-    run.add_argument("--config", help="conversations (default) or interruptions; or a ConversationBench config "
+    run.add_argument("--config", type=model_name(), help="conversations (default) or interruptions; or a ConversationBench config "
                                       "(convbench_dev, or one added by convbench-import)")
     run.add_argument("--split", help="split (default: the only one, or test/dev)")
     run.add_argument("--epochs", type=whole(min=1), default=3,

@@ -10,7 +10,7 @@ def add_parser(add) -> argparse.ArgumentParser:
 
     sid = add("sid", help="semantic interruption detection: FIR, IRL, APT")
     sid.add_argument("--data", required=True, help="dataset directory with sid_* configs, or a SID-Bench folder")
-    sid.add_argument("--config", default="sid_en", help="sid_en, sid_zh, sid_noise, ... (default sid_en)")
+    sid.add_argument("--config", type=model_name(), default="sid_en", help="sid_en, sid_zh, sid_noise, ... (default sid_en)")
     sid.add_argument("--out", required=True, type=path("folder"),
                      help="run folder for predictions.jsonl, summary.json and plots")
     source = sid.add_mutually_exclusive_group(required=True)

@@ -9,7 +9,7 @@ from .common import notes
 
 def add_parser(add) -> argparse.ArgumentParser:
     """`add(name, **kw)`: the CLI's subcommand factory (it adds the common options such as --quiet)."""
-    from ihbench.dataset.argtypes import path
+    from ihbench.dataset.argtypes import model_name, path
 
     p = add("turns", help="turn-taking events, statistics and timing from two-channel recordings (Talking Turns)")
     p.add_argument("audio", nargs="+", type=path("file"), metavar="AUDIO",
@@ -23,7 +23,7 @@ def add_parser(add) -> argparse.ArgumentParser:
     p.add_argument("--judge-likelihoods", type=path("file"), metavar="FILE",
                    help="a turn-taking judge's likelihoods per 40 ms chunk (C, NA, I, BC, T): .npz keyed by "
                    "recording, .npy for one recording, or .jsonl; adds the five agreement metrics")
-    p.add_argument("--model-name", metavar="NAME", help="name of the AI system recorded, for `ihbench report` (default: none)")
+    p.add_argument("--model-name", type=model_name(), metavar="NAME", help="name of the AI system recorded, for `ihbench report` (default: none)")
     p.add_argument("--out", required=True, type=path("folder"), metavar="DIR",
                    help="output folder: summary.json and per recording events.json and timeline.png")
     p.set_defaults(func=main)
