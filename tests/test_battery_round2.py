@@ -311,3 +311,17 @@ def test_space_names_a_bad_host_or_a_port_in_use(official, capsys):
         port = busy.getsockname()[1]
         assert main(["space", "--data", str(official), "--port", str(port)]) == 2
     assert f"--port: {port} is in use on 127.0.0.1" in _one_error(capsys, "space")[0]
+
+
+def test_turns_into_its_own_folder_again_leaves_no_earlier_recording(tmp_path):
+    import numpy as np
+    import soundfile
+
+    for name in ("first", "second"):
+        soundfile.write(str(tmp_path / f"{name}.wav"), np.zeros((16000, 2), np.float32), 16000)
+    out = tmp_path / "T"
+    assert main(["turns", str(tmp_path / "first.wav"), "--out", str(out), "--quiet"]) == 0
+    (out / "notes").mkdir()
+    (out / "notes" / "mine.txt").write_text("kept")
+    assert main(["turns", str(tmp_path / "second.wav"), "--out", str(out), "--quiet"]) == 0
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["notes", "second"]

@@ -241,4 +241,16 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
             "command": redact(list(command)) if command else None,
         }).to_json()
         write_json_atomic(run.summary_path, json.loads(json.dumps(summary)))
+        _remove_stale_recordings(run.path, {row["recording"] for row in rows})
     return summary
+
+
+def _remove_stale_recordings(out: Path, current: set) -> None:
+    """An earlier `turns` into the same folder left recordings this summary does not list; their
+    folders (events.json and timeline.png, nothing else) would be read as part of this output."""
+    import shutil
+
+    for folder in out.iterdir():
+        if folder.is_dir() and folder.name not in current and (folder / "events.json").is_file() \
+                and {p.name for p in folder.iterdir()} <= {"events.json", "timeline.png"}:
+            shutil.rmtree(folder)
