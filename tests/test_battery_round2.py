@@ -325,3 +325,18 @@ def test_turns_into_its_own_folder_again_leaves_no_earlier_recording(tmp_path):
     (out / "notes" / "mine.txt").write_text("kept")
     assert main(["turns", str(tmp_path / "second.wav"), "--out", str(out), "--quiet"]) == 0
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["notes", "second"]
+
+
+def test_a_staging_folder_may_be_staged_into_again_after_a_dry_run(tmp_path, capsys):
+    staged = tmp_path / "pm"
+    assert main(["publish-metrics", "fir", "--namespace", "me", "--dry-run", "--staging-dir", str(staged),
+                 "--quiet"]) == 0
+    assert main(["publish-metrics", "fir", "--namespace", "me", "--dry-run", "--staging-dir", str(staged),
+                 "--quiet"]) == 0
+    assert (staged / "fir" / "app.py").is_file()
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("x")
+    assert main(["publish-metrics", "fir", "--namespace", "me", "--dry-run", "--staging-dir", str(mine),
+                 "--quiet"]) == 2
+    assert "is not empty" in _one_error(capsys, "publish-metrics")[0]

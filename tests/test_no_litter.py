@@ -152,7 +152,7 @@ def test_a_publish_stages_only_into_a_new_or_empty_folder(command, cwd, capsys):
     target = ["--namespace", "acme", "apt"] if command == "publish-metrics" else ["--repo", "acme/space"]
     line = _refused([command, *target, "--dry-run", "--staging-dir", "stage"], capsys)
     assert line.endswith("--staging-dir: stage is not empty; everything in it would be uploaded, so give a new or "
-                         "empty folder")
+                         "empty folder (or one an earlier publish staged into)")
     assert [p.name for p in (cwd / "stage").iterdir()] == ["stale.txt"]
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,10 +46,20 @@ def check_staging_folder(folder: Path, what: str = "--staging-dir") -> Path:
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{what}: {folder} is a file, not a folder")
     if folder.is_dir() and any(folder.iterdir()):
-        raise UsageError(f"{what}: {folder} is not empty; everything in it would be uploaded, so give a new or "
-                         "empty folder")
+        if not (folder / STAGING_MARKER).is_file():
+            raise UsageError(f"{what}: {folder} is not empty; everything in it would be uploaded, so give a new or "
+                             "empty folder (or one an earlier publish staged into)")
+        check_output_path(folder, what, shared=True)
+        for entry in folder.iterdir():  # an earlier staging of ours (a dry run, a failed upload): made again
+            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+        return folder
     check_output_path(folder, what)
     return folder
+
+
+#: left in a --staging-dir by a publish, so the same folder may be staged into again (after a dry
+#: run, say); never uploaded
+STAGING_MARKER = ".ihbench-staging"
 
 
 def staging_root(staging_dir: Optional[Path], prefix: str) -> Path:
@@ -56,8 +67,13 @@ def staging_root(staging_dir: Optional[Path], prefix: str) -> Path:
     return check_staging_folder(staging_dir) if staging_dir is not None else Path(tempfile.mkdtemp(prefix=prefix))
 
 
+def mark_staged(root: Path) -> None:
+    """After a staging into --staging-dir succeeded: the next publish may stage there again."""
+    (root / STAGING_MARKER).write_text("staged by ihbench publish; the next publish may replace this folder\n")
+
+
 def staged_files(folder: Path) -> list[str]:
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and p.name != STAGING_MARKER)
 
 
 def upload(plan: PublishPlan, *, api=None, token: Optional[str] = None, private: bool = False,
@@ -74,6 +90,6 @@ def upload(plan: PublishPlan, *, api=None, token: Optional[str] = None, private:
     api.create_repo(plan.repo_id, **create)
     for key, value in plan.variables.items():
         api.add_space_variable(plan.repo_id, key, value)
-    extra = {"ignore_patterns": ignore_patterns} if ignore_patterns else {}
+    extra = {"ignore_patterns": [*(ignore_patterns or []), STAGING_MARKER]}
     api.upload_folder(repo_id=plan.repo_id, repo_type=plan.repo_type, folder_path=str(plan.staged),
                       commit_message=f"Publish {plan.name} from the IHBench toolkit", **extra)

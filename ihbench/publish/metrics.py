@@ -16,7 +16,7 @@ from typing import Optional, Sequence
 from ihbench.dataset.errors import MissingFileError, UsageError
 
 from ..resources import metric_names, metrics_root
-from .hub import PublishPlan, check_namespace, staging_root, upload
+from .hub import PublishPlan, check_namespace, mark_staged, staging_root, upload
 
 _APP = '''import evaluate
 from evaluate.utils import launch_gradio_widget
@@ -65,6 +65,8 @@ def publish_metrics(namespace: str, names: Optional[Sequence[str]] = None, *, dr
     try:
         plans = [PublishPlan(name, f"{namespace}/{name}", "space", root / name,
                              stage_metric(name, namespace, root / name)) for name in names]
+        if staging_dir is not None:
+            mark_staged(root)
         if not dry_run:
             for plan in plans:
                 upload(plan, api=api, token=token, space_sdk="gradio")

@@ -19,7 +19,7 @@ from ihbench.dataset.errors import MissingDependencyError
 
 from ..resources import space_dir
 from .dataset import check_readable
-from .hub import PublishPlan, check_repo_id, check_staging_folder, staged_files, staging_root, upload
+from .hub import PublishPlan, check_repo_id, check_staging_folder, mark_staged, staged_files, staging_root, upload
 
 #: the packages under the one import root, by import name (a checkout keeps the last two in their own folders)
 PACKAGES = ("ihbench", "ihbench.dataset", "ihbench.loaders")
@@ -104,6 +104,8 @@ def publish_space(repo_id: str, *, data: Optional[str] = None, private: bool = F
     root = staging_root(staging_dir, "ihbench-space-")
     try:
         plan = stage_space(repo_id, root, data=data)
+        if staging_dir is not None:
+            mark_staged(root)
     except BaseException:
         if staging_dir is None:  # our temporary folder: a refused command leaves nothing behind
             shutil.rmtree(root, ignore_errors=True)
