@@ -70,7 +70,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     import logging
     import traceback
 
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # named by the command they were given to ("ihbench models: error: ..."), as its other errors are
+        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        commands.choices[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
     from ihbench.dataset.errors import IHBenchError
 
     # Library code reports (bad records, notes) on the "ihbench" logger; here they become one line each.
