@@ -113,6 +113,12 @@ class RunDir:
         if info.convbench is not None:
             raise RunDirError(CONVBENCH_NOT_YET.format(path=self.path, config=info.config))
         responses = self.responses()
+        if info.epochs:  # a rerun with fewer --epochs: the answers of the epochs it dropped are not this run's
+            beyond = [r for r in responses if r.epoch >= info.epochs]
+            if beyond:
+                log.warning("%s: %d response(s) of epochs beyond the run's --epochs %d (from an earlier start) are "
+                            "left out", self.path, len(beyond), info.epochs)
+                responses = [r for r in responses if r.epoch < info.epochs]
         items = {item.id: item for item in load_items(info.data, config=info.config, split=info.split)}
         missing = sorted({r.id for r in responses} - set(items))
         if missing:

@@ -340,3 +340,13 @@ def test_a_staging_folder_may_be_staged_into_again_after_a_dry_run(tmp_path, cap
     assert main(["publish-metrics", "fir", "--namespace", "me", "--dry-run", "--staging-dir", str(mine),
                  "--quiet"]) == 2
     assert "is not empty" in _one_error(capsys, "publish-metrics")[0]
+
+
+def test_answers_of_epochs_a_rerun_dropped_are_not_scored(official, tmp_path, capsys):
+    with OpenAITestServer() as up:
+        assert _run(official, tmp_path / "r", up, "--epochs", "2") == 0
+        assert _run(official, tmp_path / "r", up, "--epochs", "1") == 0
+    assert main(["report", str(tmp_path / "r"), "--quiet", "--n-bootstrap", "10"]) == 0
+    assert "2 response(s) of epochs beyond the run's --epochs 1" in capsys.readouterr().err
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert summary["runs"][0]["n_responses"] == 2
