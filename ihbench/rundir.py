@@ -143,7 +143,7 @@ class RunDir:
 
     def responses(self, *, repair: bool = False) -> list[ResponseRecord]:
         """Checked records; `repair` (the lock holder only) cuts a line torn by a crash."""
-        return _read(self.responses_path, ResponseRecord, repair)
+        return read_typed(self.responses_path, ResponseRecord, repair)
 
     def judgments_path(self, out: Optional[Path] = None) -> Path:
         return Path(out) if out else self.path / JUDGMENTS
@@ -163,7 +163,7 @@ class RunDir:
         with a warning, and judged again, not scored. A judgment of an (id, epoch) the run never
         had means the file is another run's: refused, naming it."""
         target = self.judgments_path(path)
-        judgments = latest_judgments(_read(target, JudgmentRecord, repair))
+        judgments = latest_judgments(read_typed(target, JudgmentRecord, repair))
         if responses is None:
             return judgments
         current = {r.key: r for r in responses}
@@ -206,10 +206,10 @@ class RunDir:
 
 def read_judgments(path: Path) -> list[JudgmentRecord]:
     """The last checked record per key of a judgments file anywhere (for tools given a file)."""
-    return latest_judgments(_read(path, JudgmentRecord))
+    return latest_judgments(read_typed(path, JudgmentRecord))
 
 
-def _read(path: Path, record_type, repair: bool = False) -> list:
+def read_typed(path: Path, record_type, repair: bool = False) -> list:
     """Typed records of a JSON-lines file, each line parsed once; a line that is not one is reported
     (file and line, by the reader) and left out."""
     records = []

@@ -8,6 +8,7 @@ honoured. The openai client's own retries are off wherever this is used, so noth
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 from typing import Awaitable, Callable, Optional, TypeVar
@@ -46,8 +47,7 @@ def transport_error(error: BaseException) -> Optional[TransportError]:
                               retry_after=_retry_after(error.response.headers))
     if isinstance(error, (openai.APITimeoutError, openai.APIConnectionError)):
         return TransportError(f"{type(error).__name__}: {error}", retryable=True)
-    if isinstance(error, (ValueError, UnicodeDecodeError)) and type(error).__name__ in ("JSONDecodeError",
-                                                                                        "UnicodeDecodeError"):
+    if isinstance(error, (json.JSONDecodeError, UnicodeDecodeError)):  # the client parsing a page that is not JSON
         return TransportError(f"the server's reply is not JSON ({error}); a proxy's error page?", retryable=True)
     return None
 

@@ -38,12 +38,14 @@ def libraries_quiet(quiet: bool) -> Iterator[None]:
     if not quiet:
         yield
         return
+    from huggingface_hub import utils as hub
+
+    hub_was_on = not hub.are_progress_bars_disabled()
     switched = []
-    for is_on, off, on in _switches():  # the Hub's first
+    for is_on, off, on in _switches():
         if is_on():
             off()
             switched.append(on)
-    hub_was_on = bool(switched) and switched[0].__module__.startswith("huggingface_hub")
     transformers_was_imported = "transformers.utils.logging" in sys.modules
     variable_was = os.environ.get(DATASETS_VARIABLE)
     if "datasets" not in sys.modules and variable_was is None:

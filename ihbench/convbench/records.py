@@ -8,6 +8,7 @@ turn that failed (`status` "error") is tried again by the next run, and never ju
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from typing import Optional
 
 from ihbench.records import RecordError
@@ -17,6 +18,11 @@ CONVBENCH_RECORD_FORMAT = 1
 #: that, never played; error: the turn failed and the conversation stopped there (retried on rerun)
 STATUSES = ("answered", "ended_session", "ended_early", "error")
 DONE = ("answered", "ended_session", "ended_early")
+
+
+def utc_stamp() -> str:
+    """Now, as the reference's transcript writes its `ts`: UTC ISO 8601 with milliseconds and Z."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass

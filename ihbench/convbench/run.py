@@ -22,20 +22,19 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
 from ihbench.dataset.errors import UsageError
-from ihbench.dataset.io import AppendLog, read_records
+from ihbench.dataset.io import AppendLog
 from ihbench.dataset.redaction import redact
 from ihbench.loaders.failures import describe_failure, is_item_failure
-from ihbench.records import RUN_INFO_FORMAT, RecordError, RunInfo
-from ihbench.rundir import RunDir
+from ihbench.records import RUN_INFO_FORMAT, RunInfo
+from ihbench.rundir import RunDir, read_typed
 from ihbench.runner import TRANSPORT_OPTIONS
 from ihbench.seeds import record_seed
 
-from .records import TurnRecord
+from .records import TurnRecord, utc_stamp
 from .session import run_turn
 from .tool_results import MODES, TurnTools
 from .transcript import write_transcript
@@ -167,8 +166,9 @@ def _run_locked(spec, run_dir: RunDir, identity: dict, generation, benchmark, ta
         player.attach(log_file, bar)
         with ThreadPoolExecutor(max_workers=min(workers, len(conversations)) or 1) as pool:
             outcomes = list(pool.map(lambda conversation: player.play(*conversation), conversations))
-    for epoch in range(spec.epochs):
-        player.write_epoch(epoch)
+    if spec.rehydrate:  # an on-policy conversation wrote its epoch's files as it ended; rehydrated turns share them
+        for epoch in range(spec.epochs):
+            player.write_epoch(epoch)
     return ConvRunSummary(out=run_dir.path, conversations=len(conversations), planned=planned,
                           written=player.written, skipped=done, errors=sum(1 for failed in outcomes if failed),
                           seconds=time.perf_counter() - started)
@@ -176,16 +176,7 @@ def _run_locked(spec, run_dir: RunDir, identity: dict, generation, benchmark, ta
 
 def _records(run_dir: RunDir) -> list[TurnRecord]:
     """The records so far; a record of the wrong shape is reported (file and line) and played again."""
-    return [TurnRecord.from_json(data) for data in read_records(run_dir.responses_path, repair=True,
-                                                                check=_problem)]
-
-
-def _problem(data: dict) -> Optional[str]:
-    try:
-        TurnRecord.from_json(data)
-    except RecordError as error:
-        return str(error)
-    return None
+    return read_typed(run_dir.responses_path, TurnRecord, repair=True)
 
 
 class _Player:
@@ -291,7 +282,7 @@ class _Player:
             user_text=self.turns[index].input,
             seed=record_seed(self.spec.seed, f"{self.benchmark.name}/{index}", epoch),
             benchmark_hash=self.digest, modality=self.spec.modality,
-            time=datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"), **fields)
+            time=utc_stamp(), **fields)
         with self._lock:
             self.log_file.append(record.to_json())
             self.latest[record.key] = record

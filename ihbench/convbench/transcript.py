@@ -9,13 +9,12 @@ writes none either) and `runtime.json` carries `status` and `error`.
 """
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
 from ihbench.dataset.io import write_atomic, write_json_atomic
 
-from .records import TurnRecord
+from .records import TurnRecord, utc_stamp
 from .session import ENDED, ENDED_EARLY
 
 NOTE = "runtime-only; scoring is performed post-run"
@@ -24,7 +23,7 @@ NOTE = "runtime-only; scoring is performed post-run"
 def transcript_line(record: TurnRecord, model_name: str) -> dict:
     marker = {"ended_session": ENDED, "ended_early": ENDED_EARLY}.get(record.status)
     return {
-        "ts": record.time or datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "ts": record.time or utc_stamp(),
         "turn": record.turn,
         "model_name": model_name,
         "user_text": record.user_text,

@@ -188,12 +188,16 @@ def write_configs(out: BuildDir, benchmark: ConvBenchmark, audio: Optional[list]
                 temporary.parent.rmdir()
     out.list_configs([{"config_name": config, "data_files": [{"split": SPLIT, "path": files[config]}]}
                       for config in (name, setup_name)], new_card=_new_card(name))
-    out.set_card_metadata(CARD_KEY, name, {
-        "turns": len(benchmark.turns), "tools": len(benchmark.tools), "setup_config": setup_name,
-        "mapping_version": benchmark.mapping_version, "source": benchmark.source, "audio": audio_source,
-        "split": SPLIT})
+    out.set_card_metadata(CARD_KEY, name, card_entry(benchmark, benchmark.source, audio_source, SPLIT))
     return {"out": str(out.path), "name": name, "setup": setup_name, "turns": len(benchmark.turns),
             "tools": len(benchmark.tools), "mapping_version": benchmark.mapping_version, "audio": audio_source}
+
+
+def card_entry(benchmark: ConvBenchmark, source: str, audio_source: str, split: str) -> dict:
+    """What the card's `conversation_bench` metadata records of one benchmark's configs."""
+    return {"turns": len(benchmark.turns), "tools": len(benchmark.tools),
+            "setup_config": benchmark.name + SETUP_SUFFIX, "mapping_version": benchmark.mapping_version,
+            "source": source, "audio": audio_source, "split": split}
 
 
 def _new_card(name: str) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..sources import USER_VOICES
 from .benchmark import ConvBenchmark
-from .importing import CARD_KEY, SETUP_SUFFIX, check_name, setup_features, setup_row, turn_features, turn_rows
+from .importing import CARD_KEY, SETUP_SUFFIX, card_entry, check_name, setup_features, setup_row, turn_features, turn_rows
 from .checks import check_benchmark
 from .pyfiles import ConvBenchFormatError
 from .read import read_benchmark
@@ -65,7 +65,5 @@ def statistics(benchmark: ConvBenchmark) -> dict:
 
 def card_metadata(benchmark: ConvBenchmark, split: str) -> dict:
     """As an import records it; `split` is the build's (dev), where an import writes test."""
-    return {CARD_KEY: {benchmark.name: {
-        "turns": len(benchmark.turns), "tools": len(benchmark.tools), "setup_config": benchmark.name + SETUP_SUFFIX,
-        "mapping_version": benchmark.mapping_version, "source": "in-house benchmark folder (ihbench build)",
-        "audio": f"TTS, voice {VOICE}", "split": split}}}
+    return {CARD_KEY: {benchmark.name: card_entry(benchmark, "in-house benchmark folder (ihbench build)",
+                                                  f"TTS, voice {VOICE}", split)}}
