@@ -258,11 +258,11 @@ with OpenAITestServer(respond=slow) as server:
     assert sorted(r["turn"] for r in after if r["status"] != "error") == [0, 1, 2, 3, 4]
 
 
-def test_judge_and_report_say_what_a_convbench_run_is(data, tmp_path, capsys):
+def test_report_says_what_a_convbench_run_is(data, tmp_path, capsys):
     out = tmp_path / "run"
     with OpenAITestServer(respond=golden_replay()) as server:
         run_convbench(spec(data, out, server), progress=False)
-    for argv in (["judge", str(out), "--judge-model", "j"], ["report", str(out)],
+    for argv in (["report", str(out)],
                  ["report", str(out), "--cross-benchmark", "--out", str(tmp_path / "rep")]):
         assert main([*argv, "--quiet"]) == 2
         assert "a ConversationBench run (bike_bench)" in capsys.readouterr().err

@@ -9,14 +9,24 @@ def add_parser(add) -> argparse.ArgumentParser:
     from ihbench.dataset.argtypes import names, number, path, url, whole, model_name
     from ihbench.records import AXES
 
-    judge = add("judge", help="judge a run's responses (TF against the baseline, RQ criteria)")
+    from ihbench.convbench.judge import CONTEXT_PARTS
+
+    judge = add("judge", help="judge a run's responses (IHBench: TF against the baseline, RQ criteria; "
+                              "ConversationBench: every turn on the benchmark's dimensions)")
     judge.add_argument("run", type=path("folder"), help="run directory")
     judge.add_argument("--judge-model", required=True, type=model_name(),
                        help="model name on the server, or a local path (transformers)")
     judge.add_argument("--judge-base-url", type=url(), help="OpenAI-compatible server URL (default: OpenAI)")
     judge.add_argument("--judge-backend", choices=("openai", "transformers"), default="openai",
                        help="openai: any OpenAI-compatible server (default); transformers: a local text model")
-    judge.add_argument("--axes", type=names(AXES), default="tf,rq", help="tf, rq or both (default)")
+    judge.add_argument("--axes", type=names(AXES), help="IHBench runs: tf, rq or both (default)")
+    judge.add_argument("--judge-context", type=names(CONTEXT_PARTS), default=[],
+                       help="ConversationBench runs: also show the judge the knowledge base (kb) and the results the "
+                            "tools returned (tool-results), as the successor's judge does; off by default, as in the "
+                            "original")
+    judge.add_argument("--judge-context-tokens", type=whole(min=1000),
+                       help="ConversationBench runs: the judge's context in tokens; a conversation that does not fit "
+                            "is judged in overlapping windows (default: a local judge's own limit, else 128000)")
     judge.add_argument("--concurrency", type=whole(min=1), default=16, help="judge calls in flight (default 16)")
     judge.add_argument("--timeout", type=number(min=0, min_open=True), default=60.0,
                        help="seconds per call (default 60)")
@@ -32,20 +42,32 @@ def main(args: argparse.Namespace) -> int:
     import asyncio
 
     from ihbench.cli.common import incomplete
+    from ihbench.dataset.errors import UsageError
     from ihbench.dataset.outputs import check_output_path
     from ihbench.judge import judge_run
     from ihbench.llm import LLMCache, OpenAICompatibleLLM, TransformersLLM
+    from ihbench.records import AXES
+    from ihbench.rundir import RunDir
 
     if args.out is not None:  # a judgments file goes into its run's folder or a folder of the user's
         check_output_path(args.out, "--out", may_be=("run",), file=True)
         _check_judgments_path(args.out, args.run)
+    convbench = RunDir(args.run).exists() and RunDir(args.run).info().convbench is not None
+    if convbench and args.axes:
+        raise UsageError(f"--axes: {args.run} is a ConversationBench run; its judge scores every turn on the "
+                         "benchmark's dimensions (no TF or RQ axes)")
+    if not convbench and (args.judge_context or args.judge_context_tokens):
+        raise UsageError("--judge-context and --judge-context-tokens are for ConversationBench runs; "
+                         f"{args.run} is not one")
     cache = LLMCache(args.cache) if args.cache else None  # a wrong --cache fails before a model is loaded
     if args.judge_backend == "transformers":
         backend = TransformersLLM(args.judge_model)
     else:
         backend = OpenAICompatibleLLM(args.judge_model, base_url=args.judge_base_url, timeout=args.timeout,
                                       structured=not args.no_json_schema)
-    axes = args.axes
+    if convbench:
+        return _judge_convbench(args, backend, cache)
+    axes = args.axes or AXES
 
     async def judge_all():
         try:
@@ -63,6 +85,31 @@ def main(args: argparse.Namespace) -> int:
         print(f"note: {s.unanswered} item(s) failed in the run and have no answer to judge; `ihbench run` with the "
               "same options tries them again")
     return incomplete("judge", s.judge_errors, s.written, "judgment(s)", s.path)
+
+
+def _judge_convbench(args, backend, cache) -> int:
+    import asyncio
+
+    from ihbench.cli.common import incomplete
+    from ihbench.convbench.judge import judge_convbench_run
+
+    async def judge_all():
+        try:
+            return await judge_convbench_run(args.run, backend, parts=args.judge_context,
+                                             context_tokens=args.judge_context_tokens, concurrency=args.concurrency,
+                                             cache=cache, out=args.out, progress=not args.quiet)
+        finally:
+            await backend.close()
+
+    s = asyncio.run(judge_all())
+    print(f"{s.path}: {s.judged} conversation(s) judged, {s.judge_errors} judge_error, {s.skipped} already done; "
+          f"{s.written} turn record(s) written, {s.calls} judge call(s), {s.cached} from cache ({s.seconds:.1f} s)")
+    for plan in sorted(set(s.plans)):
+        print(f"  {plan}")
+    if s.unfinished:
+        print(f"note: {s.unfinished} conversation(s) stopped on a failed turn and are not judged; `ihbench run` with "
+              "the same options plays them again")
+    return incomplete("judge", s.judge_errors, s.judged + s.judge_errors, "conversation(s)", s.path)
 
 
 def _check_judgments_path(out, run) -> None:

@@ -74,3 +74,70 @@ class TurnRecord:
             raise RecordError(f"field 'status' must be one of {', '.join(STATUSES)}, got {data['status']!r}")
         known = {name for name in cls.__dataclass_fields__}
         return cls(**{key: value for key, value in data.items() if key in known})
+
+
+CONV_JUDGMENT_FORMAT = 1
+JUDGE_OUTCOMES = ("judged", "judge_error")
+
+
+@dataclass
+class ConvJudgmentRecord:
+    """One turn of one conversation (epoch) as the ConversationBench judge scored it, or the
+    judge_error that stopped its conversation's judging (never a failure of the model; judged again
+    by the next `ihbench judge`). The last record of an (epoch, turn) counts."""
+
+    benchmark: str
+    epoch: int
+    turn: int
+    outcome: str
+    judge_model: str
+    prompt_version: str
+    prompt_hash: str
+    conversation_hash: str  # the transcript judged: a conversation played again is judged again
+    judge_context: list = field(default_factory=list)  # what the judge saw beyond the original's prompt
+    scores: Optional[dict] = None  # final, after realignment: dimension -> True, False or None
+    initial: Optional[dict] = None  # the judge's phase-1 verdict, as it answered
+    reasoning: str = ""
+    notes: list = field(default_factory=list)  # what realignment did to this turn
+    normalised: list = field(default_factory=list)  # dimensions scored out of scope, set to null
+    turn_taking_issues: list = field(default_factory=list)
+    turn_taking_supported: bool = False
+    tracking: list = field(default_factory=list)  # the judge's function_calls entries naming this turn
+    conversation_notes: str = ""
+    mode: str = "on_policy"
+    window: int = 0
+    windows: int = 1
+    request_tokens: Optional[int] = None  # the estimate the window plan used
+    context_tokens: Optional[int] = None  # the judge's context the plan had to fit
+    error: Optional[str] = None
+    calls: int = 0
+    cached: bool = False
+    latency_s: float = 0.0
+    time: str = ""
+    format: int = CONV_JUDGMENT_FORMAT
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return self.epoch, self.turn
+
+    @property
+    def judged(self) -> bool:
+        return self.outcome == "judged"
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "ConvJudgmentRecord":
+        if not isinstance(data, dict):
+            raise RecordError("not a record object")
+        for name, kinds in (("benchmark", str), ("epoch", int), ("turn", int), ("outcome", str),
+                            ("judge_model", str), ("prompt_hash", str), ("conversation_hash", str)):
+            if not isinstance(data.get(name), kinds) or isinstance(data.get(name), bool):
+                raise RecordError(f"field {name!r} must be {kinds.__name__}, got {data.get(name)!r}")
+        if data["outcome"] not in JUDGE_OUTCOMES:
+            raise RecordError(f"field 'outcome' must be one of {', '.join(JUDGE_OUTCOMES)}, got {data['outcome']!r}")
+        if data["outcome"] == "judged" and not isinstance(data.get("scores"), dict):
+            raise RecordError("a judged record needs its 'scores'")
+        known = {name for name in cls.__dataclass_fields__}
+        return cls(**{key: value for key, value in data.items() if key in known})

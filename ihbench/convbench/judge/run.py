@@ -1,0 +1,207 @@
+"""`ihbench judge` on a ConversationBench run: every turn of every finished conversation scored on
+the benchmark's dimensions, into the run's judgments file (one record per epoch and turn).
+
+A conversation is judged as a whole (or in windows, `windows.py`), then realigned (`realign.py`).
+Only finished conversations are judged: one that stopped on a failed turn has no answer for the
+turns after it, and the next `ihbench run` plays it again. When the judge fails on a
+conversation (transport errors after retries, an answer still unusable after the re-asks), every
+turn of it gets a `judge_error` record: counted, never scored, judged again by the next
+`ihbench judge`. A conversation played again (its transcript changed) is judged again.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+from ihbench.dataset.errors import UsageError
+from ihbench.dataset.io import AppendLog
+from ihbench.loaders.failures import describe_failure, is_item_failure
+from ihbench.llm import LLMCache, TextLLM, ask_structured, concurrently
+from ihbench.rundir import RunDir, RunDirError, read_typed
+
+from ..records import ConvJudgmentRecord, TurnRecord, utc_stamp
+from ..transcript import transcript_line
+from .parse import InvalidConvJudgment, parse_window
+from .prompt import CONTEXT_PARTS, PROMPT_VERSION, SCHEMA, judge_messages, prompt_hash
+from .realign import realign
+from .windows import Plan, context_tokens_of, count_tokens_for, plan_windows
+
+
+@dataclass
+class ConvJudgeSummary:
+    path: Path
+    conversations: int  # finished conversations
+    judged: int  # conversations judged by this pass
+    skipped: int  # already judged, unchanged
+    judge_errors: int  # conversations whose judging failed (judged again by the next pass)
+    unfinished: int  # conversations that stopped on a failed turn: nothing to judge until they are played
+    written: int  # records
+    calls: int
+    cached: int
+    plans: list  # per judged conversation: the plan's description
+    seconds: float
+
+
+@dataclass
+class Conversation:
+    epoch: int
+    records: dict  # turn -> transcript line (the reference's fields)
+    digest: str
+
+
+def check_parts(parts: Sequence[str]) -> list[str]:
+    unknown = [p for p in parts if p not in CONTEXT_PARTS]
+    if unknown:
+        raise UsageError(f"--judge-context: unknown part {unknown[0]!r}; expected {', '.join(CONTEXT_PARTS)}")
+    return [p for p in CONTEXT_PARTS if p in parts]
+
+
+def conversations_of(run: RunDir, info, benchmark) -> tuple[list[Conversation], int, list[int]]:
+    """(finished conversations, unfinished count, target turns) of the run's current records."""
+    spec = info.convbench
+    targets = sorted(spec.get("only_turns") or [turn.index for turn in benchmark.turns])
+    latest = {r.key: r for r in read_typed(run.responses_path, TurnRecord)}
+    finished, unfinished = [], 0
+    for epoch in range(info.epochs or 1):
+        records = [latest.get((epoch, turn)) for turn in targets]
+        if not all(r is not None and r.done for r in records):
+            unfinished += 1
+            continue
+        lines = {r.turn: transcript_line(r, info.model_path) for r in records}
+        payload = json.dumps([{k: v for k, v in line.items() if k not in ("ts", "latency_ms", "ttfb_ms")}
+                              for _, line in sorted(lines.items())], sort_keys=True, ensure_ascii=False)
+        finished.append(Conversation(epoch, lines, hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]))
+    return finished, unfinished, targets
+
+
+async def judge_convbench_run(run_dir: Path, backend: TextLLM, *, parts: Sequence[str] = (),
+                              context_tokens: Optional[int] = None, concurrency: int = 4,
+                              cache: Optional[LLMCache] = None, out: Optional[Path] = None,
+                              progress: bool = True) -> ConvJudgeSummary:
+    from ihbench.dataset.convbench import load_benchmark
+
+    from ..run import benchmark_hash
+
+    started = time.perf_counter()
+    parts = check_parts(parts)
+    run = RunDir(run_dir)
+    info = run.info()
+    benchmark = load_benchmark(info.data, info.config)
+    if benchmark_hash(benchmark) != info.convbench.get("benchmark_hash"):
+        raise RunDirError(f"{run.path}: {info.data} [{info.config}] changed since this run played it; judge a run of "
+                          "the benchmark as it is now (`ihbench run` into a new folder)")
+    conversations, unfinished, targets = conversations_of(run, info, benchmark)
+    path = run.judgments_path(out)
+    with run.judging(path):
+        return await _judge_locked(run, path, info, benchmark, conversations, unfinished, targets, backend, parts,
+                                   context_tokens, concurrency, cache or LLMCache(), progress, started)
+
+
+def read_conv_judgments(path: Path) -> dict[tuple[int, int], ConvJudgmentRecord]:
+    """The last checked record per (epoch, turn)."""
+    return {r.key: r for r in read_typed(path, ConvJudgmentRecord)}
+
+
+async def _judge_locked(run, path, info, benchmark, conversations, unfinished, targets, backend, parts,
+                        context_tokens, concurrency, cache, progress, started) -> ConvJudgeSummary:
+    from tqdm.auto import tqdm
+
+    existing = read_typed(path, ConvJudgmentRecord, repair=True)
+    _check_same_judge(path, existing, backend.model, parts)
+    latest = {r.key: r for r in existing}
+
+    def settled(conversation: Conversation) -> bool:
+        return all(getattr(latest.get((conversation.epoch, t)), "judged", False)
+                   and latest[conversation.epoch, t].conversation_hash == conversation.digest
+                   and latest[conversation.epoch, t].prompt_hash == prompt_hash() for t in targets)
+
+    todo = [c for c in conversations if not settled(c)]
+    budget = context_tokens_of(backend, context_tokens)
+    count = count_tokens_for(backend)
+    turns = [t for t in benchmark.turns if t.index in set(targets)]
+    timing = {}  # turn_taking comes from a recording; text and audio-in runs have none
+
+    def build(conversation):
+        return lambda judged, context: judge_messages(benchmark, conversation.records, judged, context, parts=parts,
+                                                      turn_taking=timing.get(conversation.epoch))
+
+    plans = {c.epoch: plan_windows(targets, build(c), count, budget) for c in todo}  # refused before any call
+    semaphore = asyncio.Semaphore(concurrency)
+    totals = {"calls": 0, "cached": 0, "records": 0, "errors": 0}
+    mode = "rehydrated" if info.convbench.get("rehydrate") else "on_policy"
+
+    async def judge_one(conversation: Conversation) -> list[ConvJudgmentRecord]:
+        plan: Plan = plans[conversation.epoch]
+        begun = time.perf_counter()
+        base = dict(benchmark=benchmark.name, epoch=conversation.epoch, judge_model=backend.model,
+                    prompt_version=PROMPT_VERSION, prompt_hash=prompt_hash(), conversation_hash=conversation.digest,
+                    judge_context=list(parts), mode=mode, windows=len(plan.windows), context_tokens=plan.context_tokens,
+                    turn_taking_supported=conversation.epoch in timing)
+        answers, calls, cached = [], 0, 0
+        try:
+            for window in plan.windows:  # one conversation's windows in order: its share of the concurrency
+                async with semaphore:
+                    messages = build(conversation)(window.judged, window.context)
+                    answer = await ask_structured(
+                        backend, messages, schema_name="convbench_verdicts", schema=SCHEMA,
+                        parse=lambda text, judged=window.judged: parse_window(text, judged), cache=cache,
+                        prompt_hash=prompt_hash(), task="convbench", epoch=conversation.epoch, max_reasks=2,
+                        invalid=InvalidConvJudgment)
+                answers.append(answer.value)
+                calls += answer.calls
+                cached += answer.cached
+        except Exception as error:
+            if not is_item_failure(error):
+                raise
+            totals["calls"] += calls + error.usage.get("calls", 0)
+            totals["errors"] += 1
+            return [ConvJudgmentRecord(**base, turn=t, outcome="judge_error", error=describe_failure(error),
+                                       latency_s=round(time.perf_counter() - begun, 4), time=utc_stamp())
+                    for t in targets]
+        totals["calls"] += calls
+        totals["cached"] += cached
+        verdicts = {t: v for value in answers for t, v in value["turns"].items()}
+        tracking = [entry for value in answers for entry in value["function_calls"]]
+        notes = " ".join(value["notes"] for value in answers if value["notes"])
+        final = realign(turns, verdicts, tracking, rehydrated=mode == "rehydrated",
+                        turn_taking=timing.get(conversation.epoch))
+        window_of = {t: i for i, w in enumerate(plan.windows) for t in w.judged}
+        elapsed = round(time.perf_counter() - begun, 4)
+        return [ConvJudgmentRecord(
+            **base, turn=t, outcome="judged", scores=final[t].scores, initial=verdicts[t],
+            reasoning=verdicts[t]["reasoning"], notes=final[t].notes, normalised=final[t].normalised,
+            turn_taking_issues=final[t].turn_taking_issues,
+            tracking=[e for e in tracking if t in (e["expected_turn"], e["actual_turn"])],
+            conversation_notes=notes, window=window_of[t], request_tokens=plan.windows[window_of[t]].tokens,
+            calls=calls, cached=cached == len(plan.windows), latency_s=elapsed, time=utc_stamp()) for t in targets]
+
+    with AppendLog(path) as log, tqdm(total=len(todo), unit="conversation", desc=f"judging with {backend.model}",
+                                      disable=not progress) as bar:
+        async with concurrently(judge_one(c) for c in todo) as completed:
+            for future in completed:
+                for record in await future:
+                    await asyncio.to_thread(log.append, record.to_json())
+                    totals["records"] += 1
+                bar.update(1)
+    return ConvJudgeSummary(
+        path=path, conversations=len(conversations), judged=len(todo) - totals["errors"],
+        skipped=len(conversations) - len(todo), judge_errors=totals["errors"], unfinished=unfinished,
+        written=totals["records"], calls=totals["calls"], cached=totals["cached"],
+        plans=[plans[c.epoch].describe() for c in todo], seconds=time.perf_counter() - started)
+
+
+def _check_same_judge(path: Path, existing: list, model: str, parts: list[str]) -> None:
+    """One judge, seeing one context, per judgments file: scores of two judges never mix."""
+    others = sorted({r.judge_model for r in existing} - {model})
+    if others:
+        raise UsageError(f"{path} holds judgments by {', '.join(others)}; write another judge's verdicts to another "
+                         "file (--out)")
+    contexts = sorted({",".join(r.judge_context) or "none" for r in existing} - {",".join(parts) or "none"})
+    if contexts:
+        raise UsageError(f"{path} holds judgments made with --judge-context {contexts[0]}; judge with the same "
+                         "context, or write to another file (--out)")

@@ -1,0 +1,250 @@
+"""ConversationBench (2/2): the judge. A golden replay judged by a scripted judge (a TEST DOUBLE
+behind the local OpenAI-compatible test server), the realignment rules on scripted verdicts,
+windows, judge errors, resume and the judge's identity."""
+import json
+
+import pytest
+from convbench_judging import ConvJudge
+from convbench_layout import write_benchmark_folder
+from openai_test_server import OpenAITestServer, Reply
+from test_convbench_run import golden_replay, spec
+
+from ihbench.cli import main
+from ihbench.convbench import run_convbench
+from ihbench.convbench.judge import prompt_hash, realign
+from ihbench.convbench.judge.prompt import PROMPT_VERSION
+from ihbench.dataset.convbench import import_convbench
+from ihbench_dataset.convbench.benchmark import ConvTurn
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory):
+    """One golden-replay run of the bike benchmark, two epochs; tests judge copies of it."""
+    root = tmp_path_factory.mktemp("played")
+    data = root / "data"
+    import_convbench(write_benchmark_folder(root / "repo"), data, progress=False)
+    with OpenAITestServer(respond=golden_replay()) as server:
+        run_convbench(spec(data, root / "run", server, epochs=2), progress=False)
+    return root / "run"
+
+
+@pytest.fixture
+def run(played, tmp_path):
+    import shutil
+
+    return shutil.copytree(played, tmp_path / "run")
+
+
+def judge(run, judge, *extra, capsys=None):
+    with OpenAITestServer(respond=judge) as server:
+        code = main(["judge", str(run), "--judge-model", "scripted-judge", "--judge-base-url", server.base_url,
+                     "--cache", str(run.parent / "cache.sqlite"), "--quiet", *extra])
+    return code
+
+
+def records(run, name="judgments.jsonl"):
+    latest = {}
+    for line in (run / name).read_text().splitlines():
+        row = json.loads(line)
+        latest[row["epoch"], row["turn"]] = row
+    return latest
+
+
+def test_a_golden_replay_passes_every_scored_dimension_and_nulls_the_rest(run):
+    assert judge(run, ConvJudge()) == 0
+    rows = records(run)
+    assert sorted(rows) == [(e, t) for e in (0, 1) for t in range(5)]
+    first = [rows[0, t]["scores"] for t in range(5)]
+    counts = {d: sum(s[d] is True for s in first) for d in first[0]}
+    applicable = {d: sum(s[d] is not None for s in first) for d in first[0]}
+    # the bike benchmark's mapping: calls on turns 1, 2, 4; state on 2 and 3; ambiguity on 3
+    assert applicable == {"turn_taking": 5, "tool_use_correct": 3, "instruction_following": 5, "kb_grounding": 5,
+                          "ambiguity_handling": 1, "state_tracking": 2}
+    assert counts == applicable
+    assert rows[0, 0]["scores"]["state_tracking"] is None and rows[0, 0]["scores"]["tool_use_correct"] is None
+    assert rows[0, 1]["judge_model"] == "scripted-judge" and rows[0, 1]["prompt_hash"] == prompt_hash()
+    assert rows[0, 1]["turn_taking_supported"] is False  # a text run has no recording
+
+
+def test_scores_outside_a_turn_s_dimensions_are_set_to_null_and_counted(run):
+    overrides = {0: {"state_tracking": False, "ambiguity_handling": True}}
+    assert judge(run, ConvJudge(overrides=overrides)) == 0
+    row = records(run)[0, 0]
+    assert row["scores"]["state_tracking"] is None and row["scores"]["ambiguity_handling"] is None
+    assert sorted(row["normalised"]) == ["ambiguity_handling", "state_tracking"]
+    assert row["initial"]["state_tracking"] is False  # what the judge said is kept
+
+
+def test_the_judge_sees_every_turn_and_every_expected_call_in_one_request(run):
+    scripted = ConvJudge()
+    judge(run, scripted)
+    assert len(scripted.requests) == 2  # one per conversation
+    text = scripted.requests[0]["messages"][-1]["content"]
+    assert "Turn 2: [several calls] cancel_booking(" in text and "## Knowledge base" not in text
+    assert "Results returned" not in text  # the original's judge sees neither
+    assert all(f"### Turn {t}" in text for t in range(5))
+
+
+def test_judge_context_adds_the_knowledge_base_and_tool_results_and_is_recorded(run, capsys):
+    scripted = ConvJudge()
+    assert judge(run, scripted, "--judge-context", "kb,tool-results") == 0
+    text = scripted.requests[0]["messages"][-1]["content"]
+    assert "Open Saturday 9:00 AM" in text and 'Results returned: [{"name": "cancel_booking"' in text
+    assert records(run)[0, 0]["judge_context"] == ["kb", "tool-results"]
+    capsys.readouterr()
+    assert judge(run, ConvJudge()) == 2  # the same file, another context: refused
+    assert "--judge-context kb,tool-results" in capsys.readouterr().err
+
+
+def test_a_conversation_too_long_for_the_judge_is_judged_in_windows(run, capsys):
+    scripted = ConvJudge()
+    assert judge(run, scripted, "--judge-context-tokens", "3200") == 0
+    per_conversation = len(scripted.requests) // 2
+    assert per_conversation > 1
+    for body in scripted.requests:  # each window still sees the expected calls of every turn
+        assert "Turn 4: end_session({})" in body["messages"][-1]["content"]
+    rows = records(run)
+    assert all(rows[0, t]["scores"]["instruction_following"] for t in range(5))
+    assert rows[0, 4]["windows"] == per_conversation and "windows of up to" in capsys.readouterr().out
+
+
+def test_a_failing_judge_is_a_judge_error_never_a_failure_and_is_retried(run, capsys):
+    assert judge(run, ConvJudge(fail=True), "--timeout", "5") == 1
+    rows = records(run)
+    assert {r["outcome"] for r in rows.values()} == {"judge_error"} and all(r["scores"] is None for r in rows.values())
+    assert "every one of the 2 conversation(s) failed" in capsys.readouterr().err
+    assert judge(run, ConvJudge()) == 0
+    assert {r["outcome"] for r in records(run).values()} == {"judged"}
+
+
+def test_a_second_pass_judges_nothing_again(run, capsys):
+    judge(run, ConvJudge())
+    capsys.readouterr()
+    scripted = ConvJudge()
+    assert judge(run, scripted) == 0
+    assert scripted.requests == [] and "0 conversation(s) judged" in capsys.readouterr().out
+
+
+def test_an_answer_missing_a_turn_is_asked_again(run):
+    asked = []
+
+    def forgetful(body):
+        asked.append(body)
+        reply = ConvJudge()(body)
+        if len(asked) == 1:
+            answer = json.loads(reply.content)
+            answer["turns"] = answer["turns"][:-1]
+            return Reply(content=json.dumps(answer))
+        return reply
+
+    assert judge(run, forgetful, "--concurrency", "1") == 0
+    assert "no judgment for turn(s) 4" in asked[1]["messages"][-1]["content"]
+
+
+def test_an_unfinished_conversation_is_not_judged(data_and_failed_run, capsys):
+    run = data_and_failed_run
+    scripted = ConvJudge()
+    assert judge(run, scripted) == 0
+    assert scripted.requests == [] and "1 conversation(s) stopped on a failed turn" in capsys.readouterr().out
+
+
+@pytest.fixture
+def data_and_failed_run(tmp_path):
+    data = tmp_path / "data"
+    import_convbench(write_benchmark_folder(tmp_path / "repo"), data, progress=False)
+    replay = golden_replay()
+
+    def down_at_turn_3(body):
+        return Reply(status=500) if sum(m["role"] == "user" for m in body["messages"]) == 4 else replay(body)
+
+    with OpenAITestServer(respond=down_at_turn_3) as server:
+        run_convbench(spec(data, tmp_path / "run", server), progress=False)
+    return tmp_path / "run"
+
+
+def test_axes_are_refused_on_a_convbench_run_and_context_on_an_ihbench_one(run, capsys):
+    assert main(["judge", str(run), "--judge-model", "j", "--axes", "tf", "--quiet"]) == 2
+    assert "--axes:" in capsys.readouterr().err
+
+
+def test_the_prompt_is_pinned_by_its_hash():
+    # a wording change must come with a new PROMPT_VERSION (and then a new pinned hash here)
+    assert (PROMPT_VERSION, prompt_hash()) == ("convbench-2026-11-28.1", "30a9086b09f4")
+
+
+# --- realignment on scripted verdicts ------------------------------------------------------------
+
+def turn(index, dims=("kb_grounding", "instruction_following", "tool_use_correct"), call=None):
+    return ConvTurn(index=index, input="u", golden_text="g", required_function_call=call,
+                    scoring_dimensions=list(dims))
+
+
+def verdict(**fields):
+    base = {"tool_use_correct": None, "instruction_following": True, "kb_grounding": True,
+            "ambiguity_handling": None, "state_tracking": None, "missed_call_cause": "none", "cascade_from": None,
+            "honest_about_missing": None, "reasoning": ""}
+    return {**base, **fields}
+
+
+CALL = {"name": "book", "args": {"id": "7"}}
+STATE = ("kb_grounding", "instruction_following", "tool_use_correct", "state_tracking")
+
+
+def test_an_early_call_passes_the_turn_that_expected_it_and_the_turn_where_it_was_made():
+    turns = [turn(0), turn(1, call=CALL)]
+    verdicts = {0: verdict(tool_use_correct=False), 1: verdict(tool_use_correct=False, missed_call_cause="other")}
+    out = realign(turns, verdicts, [{"name": "book", "expected_turn": 1, "actual_turn": 0, "status": "early"}])
+    assert out[0].scores["tool_use_correct"] is True and out[1].scores["tool_use_correct"] is True
+    assert "already called at turn 0" in out[1].notes[-1]
+
+
+def test_a_late_call_is_credited_where_it_happened_and_charged_once_where_it_was_due():
+    turns = [turn(0, call=CALL), turn(1)]
+    verdicts = {0: verdict(tool_use_correct=False, missed_call_cause="unnecessary_confirmation",
+                           instruction_following=False), 1: verdict(tool_use_correct=False)}
+    out = realign(turns, verdicts, [{"name": "book", "expected_turn": 0, "actual_turn": 1, "status": "late"}])
+    assert out[1].scores["tool_use_correct"] is True
+    assert out[0].scores["tool_use_correct"] is False and out[0].scores["instruction_following"] is True
+
+
+def test_a_missed_call_from_a_forgotten_state_is_charged_to_state_when_scored_else_to_tool_use():
+    verdicts = {0: verdict(tool_use_correct=False, missed_call_cause="forgotten_state")}
+    scored = realign([turn(0, STATE, call=CALL)], verdicts, [])[0]
+    assert scored.scores["tool_use_correct"] is True and scored.scores["state_tracking"] is False
+    assert scored.charged == "state_tracking"
+    unscored = realign([turn(0, call=CALL)], verdicts, [])[0]
+    assert unscored.scores["tool_use_correct"] is False and unscored.scores["state_tracking"] is None
+
+
+def test_a_cascade_from_a_call_that_never_ran_is_absorbed_only_when_the_model_is_honest():
+    turns = [turn(0, STATE, call=CALL), turn(1, STATE)]
+    verdicts = {0: verdict(tool_use_correct=False, missed_call_cause="forgotten_state"),
+                1: verdict(state_tracking=False, instruction_following=False, cascade_from=0,
+                           honest_about_missing=True)}
+    missing = [{"name": "book", "expected_turn": 0, "actual_turn": None, "status": "missing"}]
+    out = realign(turns, verdicts, missing)
+    assert out[0].scores["state_tracking"] is False  # charged once, at the root
+    assert out[1].scores["state_tracking"] is True and out[1].scores["instruction_following"] is True
+    assert out[1].notes == ["cascade absorbed from turn 0"]
+    made_up = realign(turns, {**verdicts, 1: {**verdicts[1], "honest_about_missing": False}}, missing)
+    assert made_up[1].scores["state_tracking"] is False
+
+
+def test_a_rehydrated_turn_gets_no_cross_turn_credit():
+    turns = [turn(0), turn(1, call=CALL)]
+    verdicts = {0: verdict(tool_use_correct=False), 1: verdict(tool_use_correct=False, missed_call_cause="other")}
+    out = realign(turns, verdicts, [{"name": "book", "expected_turn": 1, "actual_turn": 0, "status": "early"}],
+                  rehydrated=True)
+    assert out[1].scores["tool_use_correct"] is False and out[0].scores["tool_use_correct"] is False
+
+
+def test_an_unrequested_call_fails_tool_use_where_it_was_made():
+    out = realign([turn(0)], {0: verdict()}, [{"name": "book", "expected_turn": None, "actual_turn": 0,
+                                                "status": "unexpected"}])
+    assert out[0].scores["tool_use_correct"] is False
+
+
+def test_turn_taking_comes_from_the_recording():
+    out = realign([turn(0), turn(1)], {0: verdict(), 1: verdict()}, [], turn_taking={1: ["negative_ttfb (-20ms)"]})
+    assert out[0].scores["turn_taking"] is True and out[1].scores["turn_taking"] is False
+    assert out[1].turn_taking_issues == ["negative_ttfb (-20ms)"]
