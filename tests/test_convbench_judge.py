@@ -248,3 +248,35 @@ def test_turn_taking_comes_from_the_recording():
     out = realign([turn(0), turn(1)], {0: verdict(), 1: verdict()}, [], turn_taking={1: ["negative_ttfb (-20ms)"]})
     assert out[0].scores["turn_taking"] is True and out[1].scores["turn_taking"] is False
     assert out[1].turn_taking_issues == ["negative_ttfb (-20ms)"]
+
+
+# --- the report -------------------------------------------------------------------------------
+
+def test_report_gives_pass_rates_with_intervals_both_denominators_plots_and_failing_turns(run, capsys):
+    judge(run, ConvJudge(overrides={3: {"state_tracking": False, "reasoning": "forgot the name"}}))
+    capsys.readouterr()
+    assert main(["report", str(run), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "pass rows 0.800" in out  # turn 3 fails in both epochs: 8 of 10 (turn, epoch) rows pass
+    summary = json.loads((run / "summary.json").read_text())
+    dims = summary["scores"]["per_dimension"]
+    assert dims["state_tracking"]["applicable"]["passes"] == 2 and dims["state_tracking"]["applicable"]["n"] == 4
+    assert dims["tool_use_correct"]["applicable"]["n"] == 6 and dims["tool_use_correct"]["all"]["n"] == 10
+    assert "turn_taking" not in dims  # a text run: not measured, never a default pass
+    assert summary["judge"]["turn_taking"].startswith("not measured")
+    assert summary["scores"]["pass_hat_k"]["k"] == 2 and summary["scores"]["pass_hat_k"]["pass_rows"]["passes"] == 4
+    assert summary["conversations"] == {"finished": 2, "unfinished": 0, "judged": 2, "judge_error": 0,
+                                        "not_judged": 0, "judged_before_replay": 0}
+    report = (run / "report.md").read_text()
+    assert "| state_tracking | 0.500 [" in report and "epoch 0, turn 3: state_tracking. forgot the name" in report
+    assert (run / "convbench_dimensions.png").stat().st_size > 0 and (run / "convbench_categories.png").exists()
+
+
+def test_report_leaves_judge_errors_and_unjudged_conversations_out(run, capsys):
+    assert main(["report", str(run), "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "no judged conversation (2 finished)" in captured.out and "2 conversation(s) not scored" in captured.err
+    judge(run, ConvJudge(fail=True), "--timeout", "5")
+    capsys.readouterr()
+    main(["report", str(run), "--quiet"])
+    assert json.loads((run / "summary.json").read_text())["conversations"]["judge_error"] == 2

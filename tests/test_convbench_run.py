@@ -258,14 +258,6 @@ with OpenAITestServer(respond=slow) as server:
     assert sorted(r["turn"] for r in after if r["status"] != "error") == [0, 1, 2, 3, 4]
 
 
-def test_report_says_what_a_convbench_run_is(data, tmp_path, capsys):
-    out = tmp_path / "run"
-    with OpenAITestServer(respond=golden_replay()) as server:
-        run_convbench(spec(data, out, server), progress=False)
-    for argv in (["report", str(out)],
-                 ["report", str(out), "--cross-benchmark", "--out", str(tmp_path / "rep")]):
-        assert main([*argv, "--quiet"]) == 2
-        assert "a ConversationBench run (bike_bench)" in capsys.readouterr().err
 
 
 def test_a_streamed_run_records_the_time_to_first_token_and_the_same_turns(data, tmp_path):

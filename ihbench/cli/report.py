@@ -48,6 +48,8 @@ def main(args: argparse.Namespace) -> int:
             raise OutputPathError(f"{run}: given twice (also as {other}); each run is reported once")
     if wants_cross_report(args.runs, args.model_name, args.cross_benchmark):
         return _cross_report(args)
+    if len(args.runs) == 1 and _is_convbench(args.runs[0]):
+        return _convbench_report(args)
     out = args.out or (args.runs[0] if len(args.runs) == 1 else Path("report"))
     check_output_path(out, "--out", may_be=("run", "report"))
     reported = {Path(run).resolve() for run in args.runs}
@@ -75,6 +77,39 @@ def main(args: argparse.Namespace) -> int:
         print(f" (baseline RQ on the same items {anchor['rq_pass_rate']:.3f})" if anchor else "", end="")
         failed = run["generation_errors"]
         print(f"; {failed} failed response(s) not scored (`ihbench run` tries them again)" if failed else "")
+    print("wrote " + ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
+def _is_convbench(run) -> bool:
+    from ihbench.rundir import RunDir
+
+    return RunDir(run).exists() and RunDir(run).info().convbench is not None
+
+
+def _convbench_report(args: argparse.Namespace) -> int:
+    from ihbench.dataset.outputs import check_output_path
+    from ihbench.report.convbench_render import write_convbench_report
+    from ihbench.report.convbench_summary import summarize_convbench
+
+    out = args.out or args.runs[0]
+    check_output_path(out, "--out", may_be=("run", "report"))
+    summary = summarize_convbench(args.runs[0])
+    paths = write_convbench_report(summary, Path(out))
+    scores, counts = summary["scores"], summary["conversations"]
+    if scores is None:
+        print(f"{summary['run']}: no judged conversation ({counts['finished']} finished); run `ihbench judge` first")
+    else:
+        cells = [f"{name} {cell['applicable']['rate']:.3f}" for name, cell in scores["per_dimension"].items()
+                 if cell["applicable"]["rate"] is not None]
+        rows = scores["pass_rows"]
+        print(f"{summary['run']}: pass rows {rows['rate']:.3f} [{rows['ci_low']:.3f}, {rows['ci_high']:.3f}]; "
+              + ", ".join(cells) + f" ({counts['judged']} conversation(s) judged)")
+    left = counts["judge_error"] + counts["not_judged"] + counts["judged_before_replay"] + counts["unfinished"]
+    if left:
+        print(f"ihbench report: warning: {left} conversation(s) not scored ({counts['unfinished']} unfinished, "
+              f"{counts['judge_error']} judge_error, {counts['not_judged'] + counts['judged_before_replay']} not "
+              "judged as they are now)", file=sys.stderr)
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
 
