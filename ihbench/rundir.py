@@ -33,10 +33,9 @@ SUMMARY = "summary.json"
 LOCK = ".lock"
 
 
-#: what judge, report and set-baseline say of a ConversationBench run (its judge is ConversationBench 2/2)
-CONVBENCH_NOT_YET = ("{path}: a ConversationBench run ({config}); `ihbench judge` and `ihbench report` score IHBench "
-                     "runs. Its transcripts are in the reference harness's layout ({path}/epoch_N/transcript.jsonl) "
-                     "for its own judge")
+#: what the commands that take IHBench runs only (set-baseline, the IHBench summary) say of a ConversationBench run
+CONVBENCH_NOT_YET = ("{path}: a ConversationBench run ({config}); this command takes IHBench runs (`ihbench judge` "
+                     "and `ihbench report` take it on its own, or beside other benchmarks' runs)")
 
 
 class RunDirError(IHBenchError, ValueError):

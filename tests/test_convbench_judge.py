@@ -280,3 +280,22 @@ def test_report_leaves_judge_errors_and_unjudged_conversations_out(run, capsys):
     capsys.readouterr()
     main(["report", str(run), "--quiet"])
     assert json.loads((run / "summary.json").read_text())["conversations"]["judge_error"] == 2
+
+
+def test_the_cross_benchmark_report_puts_convbench_runs_beside_the_others(run, tmp_path, capsys):
+    import shutil
+
+    judge(run, ConvJudge())
+    other = shutil.copytree(run, tmp_path / "other")
+    (other / "judgments.jsonl").unlink()
+    judge(other, ConvJudge(overrides={1: {"tool_use_correct": False, "missed_call_cause": "other"}}))
+    capsys.readouterr()
+    out = tmp_path / "cross"
+    assert main(["report", str(run), str(other), "--model-name", f"{run}=alpha", "--model-name", f"{other}=beta",
+                 "--out", str(out), "--quiet"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    cells = {m["model"]: m["metrics"] for m in summary["models"]}
+    assert cells["alpha"]["convbench_tool_use"]["value"] == 1.0
+    assert cells["beta"]["convbench_tool_use"]["value"] == pytest.approx(4 / 6)
+    assert cells["beta"]["convbench_pass_rows"]["n"] == 10
+    assert "ConvBench pass rows" in (out / "report.md").read_text()

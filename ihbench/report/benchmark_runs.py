@@ -22,11 +22,12 @@ from typing import Optional, Union
 from ihbench.dataset.errors import MissingFileError, UsageError
 
 from ..records import RunInfo
-from ..rundir import CONVBENCH_NOT_YET, RunDir
+from ..rundir import RunDir
 from ..summaries import SidSummary, TurnsSummary, UnknownSummaryKind, read_summary
 
-BENCHMARKS = {"ihbench": "IHBench", "sid": "SID-Bench", "turns": "turn-taking"}
-A_RUN = {"ihbench": "an IHBench run", "sid": "an SID run", "turns": "a turns run"}  # for messages
+BENCHMARKS = {"ihbench": "IHBench", "sid": "SID-Bench", "turns": "turn-taking", "convbench": "ConversationBench"}
+A_RUN = {"ihbench": "an IHBench run", "sid": "an SID run", "turns": "a turns run",
+         "convbench": "a ConversationBench run"}  # for messages
 
 
 class RunKindError(UsageError):
@@ -50,6 +51,11 @@ METRICS = (
     Metric("response_latency_s", "response latency (s, mean)", "turns", "lower"),
     Metric("stop_latency_s", "stop latency (s, mean)", "turns", "lower"),
     Metric("turn_over_rate", "turn-over rate", "turns", None),
+    Metric("convbench_pass_rows", "ConvBench pass rows", "convbench", "higher"),
+    Metric("convbench_tool_use", "ConvBench tool use", "convbench", "higher"),
+    Metric("convbench_instruction_following", "ConvBench instruction following", "convbench", "higher"),
+    Metric("convbench_kb_grounding", "ConvBench KB grounding", "convbench", "higher"),
+    Metric("convbench_state_tracking", "ConvBench state tracking", "convbench", "higher"),
 )
 
 
@@ -71,7 +77,7 @@ def read_run(path) -> BenchmarkRun:
     if run.exists():
         info = run.info()
         if info.convbench is not None:
-            raise RunKindError(CONVBENCH_NOT_YET.format(path=path, config=info.config))
+            return BenchmarkRun(path, "convbench", info.model_label or None, info)
         return BenchmarkRun(path, "ihbench", info.model_label or None, info)
     try:
         summary = read_summary(run.summary_path) if run.summary_path.is_file() else None
@@ -123,4 +129,19 @@ def turns_cells(summary: TurnsSummary) -> dict[str, dict]:
                                  ("stop_latency_s", timing.stop_latency_s))}
     rate = timing.turn_over_rate
     cells["turn_over_rate"] = _cell(rate.value, rate.ci_low, rate.ci_high, rate.n, unit="events")
+    return cells
+
+
+def convbench_cells(summary: dict) -> dict[str, dict]:
+    """Pass rows and the core dimensions (applicable turns) of one ConversationBench run, as
+    `summarize_convbench` computed them through the metric module; Wilson intervals, n in turns."""
+    scores = summary.get("scores")
+    cells = {}
+    for key, source in (("convbench_pass_rows", None), ("convbench_tool_use", "tool_use_correct"),
+                        ("convbench_instruction_following", "instruction_following"),
+                        ("convbench_kb_grounding", "kb_grounding"), ("convbench_state_tracking", "state_tracking")):
+        cell = None if not scores else scores["pass_rows"] if source is None else \
+            scores["per_dimension"].get(source, {}).get("applicable")
+        cells[key] = _cell() if not cell or cell.get("rate") is None else \
+            _cell(cell["rate"], cell["ci_low"], cell["ci_high"], cell["n"], unit="turns")
     return cells

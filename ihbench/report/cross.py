@@ -25,6 +25,7 @@ from .benchmark_runs import (
     METRICS,
     BenchmarkRun,
     RunKindError,
+    convbench_cells,
     ihbench_cells,
     read_run,
     sid_cells,
@@ -37,7 +38,10 @@ MIN_MODELS = 3
 def wants_cross_report(run_dirs: Sequence[Path], model_names: Optional[Sequence[str]], forced: bool) -> bool:
     """The single-benchmark IHBench report stays what it was: it is used whenever every folder is an
     IHBench run and no cross-benchmark option is given."""
-    return forced or bool(model_names) or not all(RunDir(d).exists() for d in run_dirs)
+    if forced or model_names or not all(RunDir(d).exists() for d in run_dirs):
+        return True
+    # several runs with a ConversationBench one among them: one row per model across benchmarks
+    return len(run_dirs) > 1 and any(RunDir(d).info().convbench is not None for d in run_dirs)
 
 
 def parse_model_names(pairs: Optional[Sequence[str]], run_dirs: Sequence[Path]) -> dict[Path, str]:
@@ -106,6 +110,7 @@ def cross_report(run_dirs: Sequence[Path], *, model_names: Optional[Sequence[str
                  sid_definition: str = "notebook", tost_margin: float = 0.05, n_bootstrap: int = 1000,
                  seed: int = 0) -> CrossSummary:
     """Everything `write_cross_report` writes (its summary.json)."""
+    from .convbench_summary import summarize_convbench
     from .summary import summarize
 
     if sid_definition not in SID_DEFINITIONS:
@@ -126,6 +131,8 @@ def cross_report(run_dirs: Sequence[Path], *, model_names: Optional[Sequence[str
             cells.update(sid_cells(kinds["sid"].record, sid_definition))
         if "turns" in kinds:
             cells.update(turns_cells(kinds["turns"].record))
+        if "convbench" in kinds:
+            cells.update(convbench_cells(summarize_convbench(kinds["convbench"].path)))
         for metric in METRICS:
             if metric.kind in kinds:
                 cells[metric.key]["run"] = str(kinds[metric.kind].path)
@@ -146,6 +153,9 @@ def cross_report(run_dirs: Sequence[Path], *, model_names: Optional[Sequence[str
 def _details(run: BenchmarkRun) -> dict:
     """What a reader needs to know where a run's figures came from."""
     record = run.record
+    if run.kind == "convbench":
+        return {"data": record.data, "config": record.config, "modality": record.modality, "epochs": record.epochs,
+                "mode": "rehydrated" if record.convbench.get("rehydrate") else "on_policy"}
     if isinstance(record, RunInfo):
         return {"data": record.data, "modality": record.modality, "epochs": record.epochs}
     if isinstance(record, SidSummary):
