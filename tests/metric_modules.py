@@ -8,7 +8,8 @@ from functools import lru_cache
 from pathlib import Path
 
 METRICS = Path(__file__).resolve().parents[1] / "metrics"
-MODULE_NAMES = ("rq_pass_rate", "tf_win_rate", "fir", "irl", "apt", "turn_taking_agreement")
+MODULE_NAMES = ("rq_pass_rate", "tf_win_rate", "fir", "irl", "apt", "turn_taking_agreement",
+                "convbench_pass_rate")
 
 
 @lru_cache(maxsize=None)

@@ -18,7 +18,7 @@ def test_metric_path_is_an_absolute_folder_evaluate_loads():
 
 
 def test_metric_path_names_the_shipped_modules_on_a_wrong_name():
-    with pytest.raises(ResourceError, match="no metric module 'bleu'; shipped modules: apt, fir, irl"):
+    with pytest.raises(ResourceError, match="no metric module 'bleu'; shipped modules: apt, convbench_pass_rate, fir"):
         ihbench.metric_path("bleu")
 
 

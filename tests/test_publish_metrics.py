@@ -13,7 +13,8 @@ from ihbench.resources import metric_names
 def test_dry_run_stages_every_module_with_links_resolved(tmp_path):
     plans = publish_metrics("acme", dry_run=True, staging_dir=tmp_path)
     assert [p.repo_id for p in plans] == [f"acme/{name}" for name in metric_names()]
-    assert metric_names() == ["apt", "fir", "irl", "rq_pass_rate", "tf_win_rate", "turn_taking_agreement"]
+    assert metric_names() == ["apt", "convbench_pass_rate", "fir", "irl", "rq_pass_rate", "tf_win_rate",
+                              "turn_taking_agreement"]
     staged = tmp_path / "rq_pass_rate" / "item_bootstrap.py"
     assert staged.is_file() and not staged.is_symlink() and "def bootstrap_ci" in staged.read_text()
     for plan in plans:
