@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional, Sequence
 from .errors import UsageError
 
 __all__ = ["ArgType", "ArgumentValueError", "boolean", "check_all", "device", "each", "env_var_name", "json_value", "key_value",
-           "model_name", "names", "number", "path", "url", "whole", "whole_numbers"]
+           "model_name", "names", "number", "path", "seed", "url", "whole", "whole_numbers"]
 
 
 class ArgumentValueError(UsageError, argparse.ArgumentTypeError):
@@ -367,6 +367,13 @@ def boolean() -> Boolean:
 
 def whole(min: Optional[int] = None, max: Optional[int] = None) -> Whole:  # noqa: A002 (the words users read)
     return Whole(min, max)
+
+
+def seed() -> Whole:
+    """Every command's --seed: torch seeds with at most 64 bits (a larger value is an overflow deep
+    inside a model build, or hashed away elsewhere) and a negative seed means nothing, so the one
+    range is said at parse time for all of them."""
+    return Whole(0, 2**64 - 1)
 
 
 def number(min: Optional[float] = None, max: Optional[float] = None, *, min_open: bool = False,  # noqa: A002

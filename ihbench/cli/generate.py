@@ -7,7 +7,7 @@ import sys
 
 def add_parser(add) -> argparse.ArgumentParser:
     """`add(name, **kw)`: the CLI's subcommand factory (it adds the common options such as --quiet)."""
-    from ihbench.dataset.argtypes import number, path, url, whole, model_name
+    from ihbench.dataset.argtypes import model_name, number, path, seed, url, whole
 
     p = add("generate", help="write a private interruption suite with an LLM (the paper's generation pipeline)")
     p.add_argument("--domain", help="one of the ten domains, e.g. telecom or government (or use --workflow)")
@@ -32,7 +32,7 @@ def add_parser(add) -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=number(min=0, min_open=True), default=300.0,
                    help="seconds per LLM call (default 300)")
     p.add_argument("--concurrency", type=whole(min=1), default=4, help="calls generated at the same time (default 4)")
-    p.add_argument("--seed", type=whole(min=0), default=0, help="base seed; each call derives its own (default 0)")
+    p.add_argument("--seed", type=seed(), default=0, help="base seed; each call derives its own (default 0)")
     p.add_argument("--max-reasks", type=whole(min=0), default=2,
                    help="re-asks of an agent whose answer is unusable before its call counts as failed (default 2)")
     p.add_argument("--max-fix-rounds", type=whole(min=0), default=3,

@@ -5,7 +5,7 @@ import argparse
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import path, whole
+    from ihbench.dataset.argtypes import path, seed
 
     tiny = add("make-tiny-model", help="random-weight model of a real architecture, for smoke tests")
     from ihbench.loaders.tiny import FAMILIES as TINY_FAMILIES
@@ -14,7 +14,7 @@ def add_parser(add) -> argparse.ArgumentParser:
                       help=f"model family: {', '.join(TINY_FAMILIES)} (gemma4-unified is the 12B, run with --model gemma4)")
     tiny.add_argument("--out", required=True, type=path("folder"),
                       help="folder to write the model, tokenizer and processor to")
-    tiny.add_argument("--seed", type=whole(min=0), default=0, help="seed of the random weights (default 0)")
+    tiny.add_argument("--seed", type=seed(), default=0, help="seed of the random weights (default 0)")
     tiny.set_defaults(func=main)
     return tiny
 

@@ -6,7 +6,7 @@ import sys
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import key_value, model_name, names, path, url, whole, whole_numbers
+    from ihbench.dataset.argtypes import key_value, model_name, names, path, seed, url, whole, whole_numbers
     from ihbench.dataset.schema import INTERRUPTION_TYPES, canonical_interruption_type
     from ihbench.loaders.base import GENERATION_TYPES as GENERATION
 
@@ -35,7 +35,7 @@ def add_parser(add) -> argparse.ArgumentParser:
     run.add_argument("--temperature", type=GENERATION["temperature"], default=0.0, help="0 = greedy (default)")
     run.add_argument("--top-p", type=GENERATION["top_p"], default=1.0,
                      help="nucleus sampling mass when sampling (default 1.0)")
-    run.add_argument("--seed", type=whole(min=0), default=0,
+    run.add_argument("--seed", type=seed(), default=0,
                      help="base seed; each (item, epoch) derives its own (default 0)")
     run.add_argument("--base-url", action="append", type=url(), help="openai loader: server URL, e.g. "
                      "http://gpu-node:8000/v1 (vLLM); give it several times to spread requests over several servers")
