@@ -123,6 +123,8 @@ def check_model_folder(path) -> None:
     if not (folder / "config.json").is_file():
         raise ModelFolderError(f"{folder}: no config.json; this is not a transformers model folder (give the "
                                "folder that holds config.json and the weights)")  # --model-path, --llm-model, ...
+    for file in sorted(folder.glob("*.json")):
+        _check_json_object(file)
     index = folder / "model.safetensors.index.json"
     if index.is_file():
         try:
@@ -155,6 +157,26 @@ def check_model_folder(path) -> None:
         if size < 8 + length + end:
             raise ModelFolderError(f"{file}: truncated ({size} bytes, the header describes {8 + length + end}); "
                                    "download or copy it again")
+
+
+def _check_json_object(file) -> None:
+    """transformers reads some of a folder's JSON files only if it can: a generation_config.json that
+    is not JSON is skipped without a word, and the model then generates with defaults its makers
+    did not choose (other end tokens, other sampling). So every JSON file of the folder is read
+    here once, by the same rule, and a damaged one is named."""
+    import json
+
+    try:
+        value = json.loads(file.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ModelFolderError(f"{file}: not UTF-8 text (byte {error.start}); copy it again") from None
+    except json.JSONDecodeError as error:
+        raise ModelFolderError(f"{file}: not valid JSON ({error.msg} at line {error.lineno} column {error.colno}); "
+                               "copy it again") from None
+    except OSError as error:
+        raise ModelFolderError(f"{file}: cannot be read ({error.strerror or error})") from None
+    if not isinstance(value, dict):
+        raise ModelFolderError(f"{file}: expected a JSON object, got {type(value).__name__}")
 
 
 class Loader(ABC):

@@ -40,3 +40,30 @@ def test_a_seed_out_of_range_is_refused_when_parsed_with_the_range(command, valu
     error = _one_error(capsys, command)
     assert f"argument --seed: expected a whole number from 0 to {2**64 - 1}, got '{value}'" in error
     assert os.listdir(tmp_path) == []
+
+
+@pytest.fixture
+def official(tmp_path):
+    from official_layout import write_official_layout
+
+    return write_official_layout(tmp_path / "official")
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("generation_config.json", '{"eos_token_id": [1,', "not valid JSON (Expecting value at line 1 column 21)"),
+    ("generation_config.json", "[1, 2]", "expected a JSON object, got list"),
+    ("preprocessor_config.json", "\ufeff{}".encode("utf-16").decode("latin-1"), "not UTF-8 text (byte 0)"),
+])
+def test_a_model_folder_json_file_that_is_not_json_is_named_not_ignored(name, text, message, official, tmp_path,
+                                                                         capsys):
+    """transformers skips a generation_config.json it cannot read without a word, and the model
+    would generate with defaults its makers did not choose."""
+    from ihbench.loaders.tiny import make_tiny_model
+
+    model = make_tiny_model("qwen2-audio", tmp_path / "tiny")
+    (model / name).write_bytes(text.encode("latin-1"))
+    capsys.readouterr()
+    code = main(["run", "--model", "qwen2-audio", "--model-path", str(model), "--data", str(official), "--out",
+                 str(tmp_path / "r"), "--limit", "1", "--epochs", "1", "--quiet"])
+    assert code == 2 and f"ihbench run: error: {model / name}: {message}" in _one_error(capsys, "run")
+    assert not (tmp_path / "r").exists()
