@@ -1,6 +1,7 @@
 """The third round of bad inputs (issue 23): what the second battery left, and what a fresh battery
 found, each as a user met it. Each is one line naming the file, field or option, never a traceback,
 a library's log line, a silent default or a file written."""
+import json
 import os
 
 import pytest
@@ -67,3 +68,43 @@ def test_a_model_folder_json_file_that_is_not_json_is_named_not_ignored(name, te
                  str(tmp_path / "r"), "--limit", "1", "--epochs", "1", "--quiet"])
     assert code == 2 and f"ihbench run: error: {model / name}: {message}" in _one_error(capsys, "run")
     assert not (tmp_path / "r").exists()
+
+
+def _sid_folder(root):
+    """SID-Bench's layout: test_wavs/en/*.wav and en_test_lines.jsonl."""
+    import numpy as np
+    import soundfile
+
+    (root / "test_wavs" / "en").mkdir(parents=True)
+    for name in ("a.wav", "b.wav"):
+        soundfile.write(root / "test_wavs" / "en" / name, np.zeros(32_000, np.float32), 16_000, subtype="PCM_16")
+    rows = [{"audio": "a.wav", "total_nonbreak": False, "duration": 2.0, "break_time": 0.5, "text_with_break": "x"},
+            {"audio": "b.wav", "total_nonbreak": True, "duration": 2.0, "break_time": 2.0, "text_with_break": "y"}]
+    (root / "test_wavs" / "en_test_lines.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return root
+
+
+@pytest.mark.parametrize("value", [1e300, -1e300, 86_401])
+def test_a_sid_time_no_clip_has_is_refused_when_read_with_file_line_and_field(value, tmp_path, capsys):
+    data = _sid_folder(tmp_path / "SID")
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text(json.dumps({"audio": "a.wav", "total_nonbreak": False, "break_time": 0.7}) + "\n"
+                           + json.dumps({"audio": "b.wav", "total_nonbreak": False, "break_time": value}) + "\n")
+    code = main(["sid", "--data", str(data), "--config", "sid_en", "--predictions", str(predictions), "--out",
+                 str(tmp_path / "s"), "--quiet"])
+    assert code == 2
+    assert (f"{predictions} line 2: break_time must be seconds within a clip (at most 86400, a day), got {value!r}"
+            in _one_error(capsys, "sid"))
+    assert not (tmp_path / "s").exists()
+    truth = data / "test_wavs" / "en_test_lines.jsonl"
+    truth.write_text(truth.read_text().replace('"duration": 2.0', '"duration": 1e300', 1))
+    predictions.write_text(predictions.read_text().replace(repr(value) if value != 86_401 else "86401", "0.4"))
+    assert main(["sid", "--data", str(data), "--config", "sid_en", "--predictions", str(predictions), "--out",
+                 str(tmp_path / "s"), "--quiet"]) == 2
+    assert f"{truth} line 1: duration must be seconds within a clip" in _one_error(capsys, "sid")
+
+
+def test_sid_prints_its_figures_in_a_few_digits():
+    from ihbench.cli.sid import _figure
+
+    assert (_figure(0.25), _figure(86_400), _figure(1e300)) == ("0.250", "86400.000", "1e+300")

@@ -54,12 +54,17 @@ def main(args: argparse.Namespace) -> int:
         print(f"ihbench sid: error: {failure}", file=sys.stderr)
         return INCOMPLETE
     for definition, score in summary["scores"].items():
-        irl = "–" if score["irl"] is None else f"{score['irl']:.3f} s"
-        fir = "–" if score["fir"] is None else f"{score['fir']:.3f}"
-        print(f"{definition:9s} FIR {fir}  IRL {irl}  APT {score['apt']:.3f} s  ({score['n_clips']} clips)")
+        irl = "–" if score["irl"] is None else f"{_figure(score['irl'])} s"
+        fir = "–" if score["fir"] is None else _figure(score["fir"])
+        print(f"{definition:9s} FIR {fir}  IRL {irl}  APT {_figure(score['apt'])} s  ({score['n_clips']} clips)")
     if summary["real_time_factor"] is not None:
         print(f"real-time factor {summary['real_time_factor']:.4f}; model calls per clip "
               f"{summary['model_calls_per_clip']:.2f}")
     print(f"wrote {args.out}/predictions.jsonl, summary.json, timing_errors.png")
     return 0
 
+
+def _figure(value: float) -> str:
+    """Three decimals, as SID-Bench prints them; a figure too large for that (never from clips whose
+    times were checked on reading) in a few significant digits rather than a line of them."""
+    return f"{value:.3f}" if abs(value) < 1e6 else f"{value:.4g}"

@@ -26,6 +26,9 @@ REFERENCE_FIELDS = ("total_nonbreak", "break_time", "duration")
 _ROWS_PER_GROUP = 64  # bounded memory: a noise clip can be three minutes long
 _MAX_LISTED = 5
 _DURATION_SLACK_S = 0.1
+#: no clip time is longer than this: a larger one is a unit slip (ms, samples) or garbage, and scored
+#: it would swamp every mean (an IRL printed with 300 digits)
+MAX_SECONDS = 86_400.0
 
 PathLike = Union[str, os.PathLike]
 
@@ -66,6 +69,8 @@ def row_problem(row: Any, *, prediction: bool = False) -> Optional[str]:
     for name in fields:
         if name in ("duration", "break_time") and not _is_number(row[name]):
             return f"{name} must be a finite number, got {row[name]!r}"
+        if name in ("duration", "break_time") and abs(row[name]) > MAX_SECONDS:
+            return f"{name} must be seconds within a clip (at most {MAX_SECONDS:g}, a day), got {row[name]!r}"
     if prediction:
         if not row["total_nonbreak"] and row["break_time"] < 0:
             return f"break_time {row['break_time']} is negative on a break prediction"
