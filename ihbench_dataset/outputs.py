@@ -36,7 +36,10 @@ from .errors import UsageError
 RUN_JSON = "run.json"  # ihbench.rundir.RUN_JSON: the data layer names it, it cannot import it
 GENERATE_JSON = "generate.json"  # ihbench.generate.run.INFO, likewise
 SUMMARY = "summary.json"
-SUMMARY_KINDS = {"sid": "sid", "turns": "turns", "ihbench": "report", "cross_benchmark": "report"}
+SUMMARY_KINDS = {"sid": "sid", "turns": "turns", "ihbench": "report", "cross_benchmark": "report",
+                 "convbench": "report"}
+#: a ConversationBench run of the reference harness (our own ConversationBench runs hold one per epoch)
+REFERENCE_TRANSCRIPT = "transcript.jsonl"
 DESCRIPTIONS = {
     "dataset": "a dataset folder",
     "run": "a run folder (run.json)",
@@ -44,6 +47,7 @@ DESCRIPTIONS = {
     "turns": "an `ihbench turns` output folder (summary.json)",
     "report": "an `ihbench report` output folder (summary.json)",
     "generated": "an `ihbench generate` output folder (generate.json)",
+    "reference_run": "a ConversationBench run of the reference harness (transcript.jsonl)",
 }
 _CONFIGS = re.compile(r"^configs\s*:", re.MULTILINE)
 
@@ -53,8 +57,8 @@ class OutputPathError(UsageError):
 
 
 def folder_kind(folder: Union[str, os.PathLike]) -> Optional[str]:
-    """Which of the toolkit's own folders `folder` is ("dataset", "run", "sid", "turns", "report"),
-    or None for any other folder (or none at all)."""
+    """Which of the toolkit's own folders `folder` is ("dataset", "run", "sid", "turns", "report",
+    "generated", "reference_run"), or None for any other folder (or none at all)."""
     folder = Path(folder)
     if BuildDir(folder).is_build():
         return "dataset"
@@ -62,6 +66,8 @@ def folder_kind(folder: Union[str, os.PathLike]) -> Optional[str]:
         return "run"
     if (folder / GENERATE_JSON).is_file():
         return "generated"
+    if (folder / REFERENCE_TRANSCRIPT).is_file():
+        return "reference_run"
     kind = _summary_kind(folder / SUMMARY)
     if kind:
         return kind

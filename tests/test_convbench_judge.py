@@ -8,11 +8,13 @@ from convbench_judging import ConvJudge
 from convbench_layout import write_benchmark_folder
 from openai_test_server import OpenAITestServer, Reply
 from test_convbench_run import golden_replay, spec
+from test_convbench_timing import clips, faults, vad  # noqa: F401 (fixtures: a spoken run's recording)
 
 from ihbench.cli import main
 from ihbench.convbench import run_convbench
 from ihbench.convbench.judge import prompt_hash, realign
 from ihbench.convbench.judge.prompt import PROMPT_VERSION
+from ihbench.convbench.timing import turn_taking_verdicts
 from ihbench.dataset.convbench import import_convbench
 from ihbench_dataset.convbench.benchmark import ConvTurn
 
@@ -299,3 +301,95 @@ def test_the_cross_benchmark_report_puts_convbench_runs_beside_the_others(run, t
     assert cells["beta"]["convbench_tool_use"]["value"] == pytest.approx(4 / 6)
     assert cells["beta"]["convbench_pass_rows"]["n"] == 10
     assert "ConvBench pass rows" in (out / "report.md").read_text()
+
+
+# --- a run folder of the reference harness, and its judge's output ------------------------------
+
+@pytest.fixture
+def reference_run(tmp_path):
+    """A reference-harness run folder, written by hand in its layout (transcript.jsonl, runtime.json):
+    the golden replies and calls of the bike benchmark, as a perfect model would have played them."""
+    from convbench_layout import TURNS
+
+    data = tmp_path / "data"
+    import_convbench(write_benchmark_folder(tmp_path / "repo"), data, progress=False)
+    folder = tmp_path / "runs" / "bike_bench" / "20260109T160948_gpt-x_1a2b3c4d"
+    folder.mkdir(parents=True)
+    lines = []
+    for index, turn in enumerate(TURNS):
+        calls = turn.get("required_function_call") or []
+        calls = [calls] if isinstance(calls, dict) else calls
+        lines.append({"ts": "2026-01-09T16:09:48.123Z", "turn": index, "model_name": "gpt-x",
+                      "user_text": turn["input"], "assistant_text": turn["golden_text"] if index < 4
+                      else "[MODEL_ENDED_SESSION]", "tool_calls": [{"name": c["name"], "args": c["args"]} for c in calls],
+                      "tool_results": [], "tokens": None, "ttfb_ms": 400 + index, "latency_ms": 900,
+                      "reconnection_count": 0})
+    (folder / "transcript.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (folder / "runtime.json").write_text(json.dumps({"model_name": "gpt-x", "turns": 5, "note": "runtime-only"}))
+    return data, folder, lines
+
+
+def test_a_reference_harness_run_is_judged_and_reported_with_its_benchmark_named_once(reference_run, capsys):
+    data, folder, _ = reference_run
+    assert judge(folder, ConvJudge()) == 2
+    assert "does not name its benchmark; give --data" in capsys.readouterr().err
+    assert judge(folder, ConvJudge(), "--data", str(data), "--config", "bike_bench") == 0
+    rows = records(folder)
+    assert sorted(rows) == [(0, t) for t in range(5)] and rows[0, 0]["config"] == "bike_bench"
+    capsys.readouterr()
+    assert main(["report", str(folder), "--quiet"]) == 0  # the benchmark as the judgments recorded it
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["source"] == "reference" and summary["model"] == "gpt-x"
+    assert summary["scores"]["pass_rows"]["passes"] == 5 and summary["latency"]["ttfb"]["median_ms"] == 402.0
+
+
+def test_agreement_with_the_reference_judge_is_reported_with_cohen_s_kappa(reference_run, capsys):
+    data, folder, lines = reference_run
+    ours = ConvJudge(overrides={2: {"instruction_following": False}, 3: {"instruction_following": False}})
+    judge(folder, ours, "--data", str(data), "--config", "bike_bench")
+    reference_if = [True, True, True, False, False]  # the reference judge failed turns 3 and 4
+    judged = folder / "claude_judged.jsonl"
+    judged.write_text("".join(json.dumps({**line, "scores": {
+        "turn_taking": True, "tool_use_correct": True if line["tool_calls"] else None,
+        "instruction_following": reference_if[line["turn"]], "kb_grounding": True, "ambiguity_handling": None,
+        "state_tracking": None}}) + "\n" for line in lines))
+    capsys.readouterr()
+    assert main(["report", str(folder), "--compare-judge", str(judged), "--quiet"]) == 0
+    cell = json.loads((folder / "summary.json").read_text())["reference_judge"]["per_dimension"]
+    # ours T T F F T, theirs T T T F F: agreement 3/5; chance (0.6 * 0.6 + 0.4 * 0.4) = 0.52
+    assert cell["instruction_following"]["agreement"] == pytest.approx(0.6)
+    assert cell["instruction_following"]["cohen_kappa"] == pytest.approx((0.6 - 0.52) / (1 - 0.52))
+    assert cell["instruction_following"]["disagreements"] == [2, 4]
+    assert cell["kb_grounding"]["agreement"] == 1.0 and cell["tool_use_correct"]["n"] == 3
+    assert cell["state_tracking"] is None  # neither scored it on a turn both judged
+    assert "| instruction_following | 5 | 0.600 | 0.167 |" in (folder / "report.md").read_text()
+    other = folder.parent / "other_judged.jsonl"
+    other.write_text(json.dumps({"turn": 0, "assistant_text": "something else", "scores": {}}) + "\n")
+    assert main(["report", str(folder), "--compare-judge", str(other), "--quiet"]) == 2
+    assert "judges another transcript" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # real TTS renders and silero: the recording of tests/test_convbench_timing.py
+def test_a_spoken_run_s_recording_sets_turn_taking_and_the_judge_sees_the_failures(faults, tmp_path, capsys):
+    import shutil
+
+    data = tmp_path / "data"
+    import_convbench(write_benchmark_folder(tmp_path / "repo"), data, progress=False)
+    folder = shutil.copytree(faults["analysis"].run_dir, tmp_path / "spoken")
+    expected = {turn: issues for turn, (ok, issues) in turn_taking_verdicts(faults["analysis"]).items()}
+    scripted = ConvJudge()
+    assert judge(folder, scripted, "--data", str(data), "--config", "bike_bench") == 0
+    text = scripted.requests[0]["messages"][-1]["content"]
+    assert "## Turn-taking failures" in text and f"Turn 0: {expected[0][0]}" in text
+    rows = records(folder)
+    for turn in range(5):
+        assert rows[0, turn]["turn_taking_supported"] is True
+        assert rows[0, turn]["scores"]["turn_taking"] is (not expected.get(turn))
+        assert rows[0, turn]["turn_taking_issues"] == expected.get(turn, [])
+    assert "conversation.wav" in rows[0, 0]["turn_taking_reason"] and (folder / "turn_metrics.json").is_file()
+    capsys.readouterr()
+    assert main(["report", str(folder), "--quiet"]) == 0
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["scores"]["per_dimension"]["turn_taking"]["applicable"]["n"] == 5
+    assert summary["reply_timing"]["0"]["failed_turns"] == sorted(t for t, issues in expected.items() if issues)
+    assert "## Timing of spoken replies" in (folder / "report.md").read_text()

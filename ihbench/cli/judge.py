@@ -33,6 +33,10 @@ def add_parser(add) -> argparse.ArgumentParser:
     judge.add_argument("--out", type=path("file"),
                        help="judgments file (default RUN/judgments.jsonl); one per judge model")
     judge.add_argument("--cache", type=path("file"), help="sqlite cache (default ~/.cache/ihbench/judge_cache.sqlite)")
+    judge.add_argument("--data", type=model_name(),
+                       help="a ConversationBench run of the reference harness (a folder with transcript.jsonl): the "
+                            "dataset holding the benchmark it played (recorded with the judgments)")
+    judge.add_argument("--config", type=model_name(), help="with --data: the ConversationBench config it played")
     judge.add_argument("--no-json-schema", action="store_true", help="for servers without response_format support")
     judge.set_defaults(func=main)
     return judge
@@ -47,12 +51,15 @@ def main(args: argparse.Namespace) -> int:
     from ihbench.judge import judge_run
     from ihbench.llm import LLMCache, OpenAICompatibleLLM, TransformersLLM
     from ihbench.records import AXES
-    from ihbench.rundir import RunDir
+    from ihbench.convbench.judge.source import is_convbench_run
 
     if args.out is not None:  # a judgments file goes into its run's folder or a folder of the user's
-        check_output_path(args.out, "--out", may_be=("run",), file=True)
+        check_output_path(args.out, "--out", may_be=("run", "reference_run"), file=True)
         _check_judgments_path(args.out, args.run)
-    convbench = RunDir(args.run).exists() and RunDir(args.run).info().convbench is not None
+    convbench = is_convbench_run(args.run)
+    if not convbench and (args.data or args.config):
+        raise UsageError("--data/--config: only for a ConversationBench run of the reference harness "
+                         "(a folder with transcript.jsonl)")
     if convbench and args.axes:
         raise UsageError(f"--axes: {args.run} is a ConversationBench run; its judge scores every turn on the "
                          "benchmark's dimensions (no TF or RQ axes)")
@@ -97,7 +104,8 @@ def _judge_convbench(args, backend, cache) -> int:
         try:
             return await judge_convbench_run(args.run, backend, parts=args.judge_context,
                                              context_tokens=args.judge_context_tokens, concurrency=args.concurrency,
-                                             cache=cache, out=args.out, progress=not args.quiet)
+                                             cache=cache, out=args.out, data=args.data, config=args.config,
+                                             progress=not args.quiet)
         finally:
             await backend.close()
 
@@ -106,6 +114,8 @@ def _judge_convbench(args, backend, cache) -> int:
           f"{s.written} turn record(s) written, {s.calls} judge call(s), {s.cached} from cache ({s.seconds:.1f} s)")
     for plan in sorted(set(s.plans)):
         print(f"  {plan}")
+    if s.note:
+        print(f"note: {s.note}")
     if s.unfinished:
         print(f"note: {s.unfinished} conversation(s) stopped on a failed turn and are not judged; `ihbench run` with "
               "the same options plays them again")

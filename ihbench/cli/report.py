@@ -7,7 +7,7 @@ from pathlib import Path
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import number, path, whole
+    from ihbench.dataset.argtypes import model_name, number, path, seed, whole
 
     report = add("report", help="scores, per type, depth, diagnostics, plots for judged runs; one table across "
                  "IHBench, SID-Bench and turn-taking runs")
@@ -31,7 +31,14 @@ def add_parser(add) -> argparse.ArgumentParser:
                         help="equivalence margin of the audio-vs-text TOST, in score units (default 0.05)")
     report.add_argument("--n-bootstrap", type=whole(min=1, max=100000), default=1000,
                         help="bootstrap resamples per CI (default 1000)")
-    report.add_argument("--seed", type=whole(min=0), default=0, help="bootstrap seed (default 0)")
+    report.add_argument("--seed", type=seed(), default=0, help="bootstrap seed (default 0)")
+    report.add_argument("--data", type=model_name(),
+                        help="a ConversationBench run of the reference harness (transcript.jsonl): the dataset of "
+                             "the benchmark it played, when its judgments do not name it")
+    report.add_argument("--config", type=model_name(), help="with --data: the ConversationBench config")
+    report.add_argument("--compare-judge", type=path("file", exists=True), metavar="FILE",
+                        help="one ConversationBench run: the reference judge's *_judged.jsonl of the same transcript; "
+                             "the report gives per-dimension agreement and Cohen's kappa with our judge")
     report.set_defaults(func=main)
     return report
 
@@ -39,6 +46,8 @@ def add_parser(add) -> argparse.ArgumentParser:
 def main(args: argparse.Namespace) -> int:
     from ihbench.dataset.outputs import OutputPathError, check_output_path
     from ihbench.report import summarize, write_report
+    from ihbench.convbench.judge.source import is_convbench_run
+    from ihbench.dataset.errors import UsageError
     from ihbench.report.cross import wants_cross_report
 
     seen = {}
@@ -48,8 +57,10 @@ def main(args: argparse.Namespace) -> int:
             raise OutputPathError(f"{run}: given twice (also as {other}); each run is reported once")
     if wants_cross_report(args.runs, args.model_name, args.cross_benchmark):
         return _cross_report(args)
-    if len(args.runs) == 1 and _is_convbench(args.runs[0]):
+    if len(args.runs) == 1 and is_convbench_run(args.runs[0]):
         return _convbench_report(args)
+    if args.data or args.config or args.compare_judge:
+        raise UsageError("--data, --config and --compare-judge are for one ConversationBench run")
     out = args.out or (args.runs[0] if len(args.runs) == 1 else Path("report"))
     check_output_path(out, "--out", may_be=("run", "report"))
     reported = {Path(run).resolve() for run in args.runs}
@@ -81,20 +92,14 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _is_convbench(run) -> bool:
-    from ihbench.rundir import RunDir
-
-    return RunDir(run).exists() and RunDir(run).info().convbench is not None
-
-
 def _convbench_report(args: argparse.Namespace) -> int:
     from ihbench.dataset.outputs import check_output_path
     from ihbench.report.convbench_render import write_convbench_report
     from ihbench.report.convbench_summary import summarize_convbench
 
     out = args.out or args.runs[0]
-    check_output_path(out, "--out", may_be=("run", "report"))
-    summary = summarize_convbench(args.runs[0])
+    check_output_path(out, "--out", may_be=("run", "report", "reference_run"))
+    summary = summarize_convbench(args.runs[0], data=args.data, config=args.config, compare_judge=args.compare_judge)
     paths = write_convbench_report(summary, Path(out))
     scores, counts = summary["scores"], summary["conversations"]
     if scores is None:
@@ -105,6 +110,11 @@ def _convbench_report(args: argparse.Namespace) -> int:
         rows = scores["pass_rows"]
         print(f"{summary['run']}: pass rows {rows['rate']:.3f} [{rows['ci_low']:.3f}, {rows['ci_high']:.3f}]; "
               + ", ".join(cells) + f" ({counts['judged']} conversation(s) judged)")
+        for name, cell in ((summary.get("reference_judge") or {}).get("per_dimension") or {}).items():
+            if cell:
+                kappa = "–" if cell["cohen_kappa"] is None else f"{cell['cohen_kappa']:.3f}"
+                print(f"  vs the reference judge, {name}: agreement {cell['agreement']:.3f}, kappa {kappa} "
+                      f"(n={cell['n']})")
     left = counts["judge_error"] + counts["not_judged"] + counts["judged_before_replay"] + counts["unfinished"]
     if left:
         print(f"ihbench report: warning: {left} conversation(s) not scored ({counts['unfinished']} unfinished, "

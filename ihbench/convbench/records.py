@@ -102,9 +102,12 @@ class ConvJudgmentRecord:
     normalised: list = field(default_factory=list)  # dimensions scored out of scope, set to null
     turn_taking_issues: list = field(default_factory=list)
     turn_taking_supported: bool = False
+    turn_taking_reason: str = ""  # why turn_taking was not measured, or what measured it
     tracking: list = field(default_factory=list)  # the judge's function_calls entries naming this turn
     conversation_notes: str = ""
     mode: str = "on_policy"
+    data: Optional[str] = None  # the benchmark judged against (a reference harness's folder does not name it)
+    config: Optional[str] = None
     window: int = 0
     windows: int = 1
     request_tokens: Optional[int] = None  # the estimate the window plan used

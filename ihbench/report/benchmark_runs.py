@@ -21,6 +21,7 @@ from typing import Optional, Union
 
 from ihbench.dataset.errors import MissingFileError, UsageError
 
+from ..convbench.judge.source import ConvSource, is_reference_run, open_source
 from ..records import RunInfo
 from ..rundir import RunDir
 from ..summaries import SidSummary, TurnsSummary, UnknownSummaryKind, read_summary
@@ -64,7 +65,8 @@ class BenchmarkRun:
     path: Path
     kind: str
     recorded_name: Optional[str]  # the model name the run itself records, if any
-    record: Union[RunInfo, SidSummary, TurnsSummary]  # run.json of an IHBench run; summary.json of the others
+    #: run.json of an IHBench run; the conversations of a ConversationBench run; summary.json of the others
+    record: Union[RunInfo, ConvSource, SidSummary, TurnsSummary]
 
 
 def read_run(path) -> BenchmarkRun:
@@ -77,8 +79,11 @@ def read_run(path) -> BenchmarkRun:
     if run.exists():
         info = run.info()
         if info.convbench is not None:
-            return BenchmarkRun(path, "convbench", info.model_label or None, info)
+            return BenchmarkRun(path, "convbench", info.model_label or None, open_source(path))
         return BenchmarkRun(path, "ihbench", info.model_label or None, info)
+    if is_reference_run(path):  # the reference harness's folder, judged with --data/--config
+        source = open_source(path)
+        return BenchmarkRun(path, "convbench", source.model, source)
     try:
         summary = read_summary(run.summary_path) if run.summary_path.is_file() else None
     except UnknownSummaryKind as error:

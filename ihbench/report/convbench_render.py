@@ -76,7 +76,8 @@ def plot_heatmap(summary: dict, path: Path) -> Optional[Path]:
 
 def render_convbench_markdown(summary: dict, figures: dict) -> str:
     scores, judge, counts = summary.get("scores"), summary.get("judge"), summary["conversations"]
-    lines = [f"# ConversationBench report: {Path(str(summary['model'])).name} on {summary['benchmark']}", "",
+    note = [f"> **Note:** {summary['note']}", ""] if summary.get("note") else []
+    lines = [f"# ConversationBench report: {Path(str(summary['model'])).name} on {summary['benchmark']}", "", *note,
              f"Run `{summary['run']}` ({summary['mode'].replace('_', '-')}, {summary['modality']}, tool results "
              f"{summary['tool_results']}); {summary['n_turns']} turns x {summary['epochs']} epoch(s); category mapping "
              f"{summary['mapping_version']}.", ""]
@@ -133,6 +134,29 @@ def render_convbench_markdown(summary: dict, figures: dict) -> str:
         cell = latency.get(name)
         lines.append(f"| {label} | {cell['median_ms']} | {cell['p90_ms']} | {cell['n']} |" if cell else
                      f"| {label} | – | – | 0 (not recorded: `--option stream=true` records it) |")
+    timing = summary.get("reply_timing")
+    if timing:
+        lines += ["", "## Timing of spoken replies (from the recording)", "",
+                  "| epoch | pipeline TTFB (ms, median) | voice-to-voice (ms, median) | silent pad (ms, median) | "
+                  "alignment ok | turns failing turn-taking |", "|---|---|---|---|---|---|"]
+        for epoch, cell in sorted(timing.items(), key=lambda pair: int(pair[0])):
+            lines.append(f"| {epoch} | {_ms(cell['pipeline_ttfb_ms_median'])} | {_ms(cell['wav_v2v_ms_median'])} | "
+                         f"{_ms(cell['silent_pad_silero_ms_median'])} | {cell['alignment_ok']} | "
+                         f"{', '.join(str(t) for t in cell['failed_turns'] or []) or 'none'} |")
+    reference = summary.get("reference_judge")
+    if reference:
+        lines += ["", "## Agreement with the reference judge", "",
+                  f"`{reference['file']}` judges epoch {reference['epoch']} ({reference['turns']} turns); each "
+                  "dimension compared where both judges scored it.", "",
+                  "| dimension | turns | agreement | Cohen's kappa | passes (ours / reference) | disagreeing turns |",
+                  "|---|---|---|---|---|---|"]
+        for name, cell in reference["per_dimension"].items():
+            if cell is None:
+                lines.append(f"| {name} | 0 | – | – | – | – |")
+                continue
+            kappa = "–" if cell["cohen_kappa"] is None else f"{cell['cohen_kappa']:.3f}"
+            lines.append(f"| {name} | {cell['n']} | {cell['agreement']:.3f} | {kappa} | {cell['ours_pass']} / "
+                         f"{cell['reference_pass']} | {', '.join(str(t) for t in cell['disagreements']) or 'none'} |")
     lines += ["", f"## Failing turns ({len(summary['failing_turns'])})", ""]
     for turn in summary["failing_turns"][:50]:
         notes = f" Realignment: {'; '.join(turn['notes'])}." if turn["notes"] else ""
@@ -142,6 +166,10 @@ def render_convbench_markdown(summary: dict, figures: dict) -> str:
         lines.append(f"- ... {len(summary['failing_turns']) - 50} more in summary.json")
     lines += ["", f"Scores by the `{summary['metric']}` metric module (version {summary['metric_version']})."]
     return "\n".join(lines) + "\n"
+
+
+def _ms(value) -> str:
+    return "–" if value is None else f"{value:.0f}"
 
 
 def _short(cell: Optional[dict]) -> str:

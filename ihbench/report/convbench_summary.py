@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Optional
 
 from ..convbench.judge.realign import DIMENSIONS
-from ..convbench.judge.run import conversations_of, read_conv_judgments
+from ..convbench.judge.run import read_conv_judgments
+from ..convbench.judge.source import open_source
 from ..resources import load_metric
-from ..rundir import RunDir, RunDirError, read_typed
+from .convbench_compare import compare_judges
 
 METRIC = "convbench_pass_rate"
 
@@ -49,68 +50,83 @@ def convbench_rows(benchmark, judged: list) -> dict:
     return rows
 
 
-def summarize_convbench(run_dir: Path, *, judgments: Optional[Path] = None) -> dict:
-    from ihbench.dataset.convbench import load_benchmark
-
-    from ..convbench.records import TurnRecord
-    from ..convbench.run import benchmark_hash
+def summarize_convbench(run_dir: Path, *, judgments: Optional[Path] = None, data: Optional[str] = None,
+                        config: Optional[str] = None, compare_judge: Optional[Path] = None) -> dict:
+    """`run_dir`: our run folder or a reference harness's (its benchmark from `data`/`config`, or as
+    its judgments recorded it). `compare_judge`: the reference judge's `*_judged.jsonl` of one of
+    its conversations, for agreement with ours."""
     from .summary import metric_version
 
-    run = RunDir(run_dir)
-    info = run.info()
-    benchmark = load_benchmark(info.data, info.config)
-    if benchmark_hash(benchmark) != info.convbench.get("benchmark_hash"):
-        raise RunDirError(f"{run.path}: {info.data} [{info.config}] changed since this run played it; its turns "
-                          "cannot be scored against the benchmark as it is now")
-    conversations, unfinished, targets = conversations_of(run, info, benchmark)
+    source = open_source(run_dir, data=data, config=config, judgments=judgments)
+    run = source.run
     path = Path(judgments) if judgments else (run.judgment_files() or [run.judgments_path()])[0]
     latest = read_conv_judgments(path) if path.exists() else {}
-    current = {c.epoch: c.digest for c in conversations}
     judged, errors, stale, not_judged = [], set(), set(), set()
-    for conversation in conversations:
-        records = [latest.get((conversation.epoch, t)) for t in targets]
+    for conversation in source.conversations:
+        records = [latest.get((conversation.epoch, t)) for t in source.targets]
         if any(r is None for r in records):
             not_judged.add(conversation.epoch)
-        elif any(r.conversation_hash != current[conversation.epoch] for r in records):
+        elif any(r.conversation_hash != conversation.digest for r in records):
             stale.add(conversation.epoch)
         elif any(not r.judged for r in records):
             errors.add(conversation.epoch)
         else:
             judged += records
-    scores = None
-    if judged:
-        scores = load_metric(METRIC).compute(**convbench_rows(benchmark, judged))
+    scores = load_metric(METRIC).compute(**convbench_rows(source.benchmark, judged)) if judged else None
     first = judged[0] if judged else None
-    played = [r for r in read_typed(run.responses_path, TurnRecord) if r.status in ("answered", "ended_session")
-              and r.epoch in {record.epoch for record in judged}]
+    lines = [line for c in source.conversations if c.epoch in {r.epoch for r in judged} for line in c.records.values()
+             if not str(line.get("assistant_text", "")).startswith("[MODEL_ENDED_SESSION_EARLY")]
     normalised = {}
     for record in judged:
         for dimension in record.normalised:
             normalised[dimension] = normalised.get(dimension, 0) + 1
     failing = [{"epoch": r.epoch, "turn": r.turn, "failed": [d for d, v in r.scores.items() if v is False],
-                "reasoning": r.reasoning, "notes": r.notes} for r in judged if False in r.scores.values()]
+                "reasoning": r.reasoning, "notes": r.notes, "turn_taking_issues": r.turn_taking_issues}
+               for r in judged if False in r.scores.values()]
     return {
-        "kind": "convbench", "run": str(run.path), "model": info.model_path, "loader": info.loader,
-        "modality": info.modality, "data": info.data, "config": info.config, "benchmark": benchmark.name,
-        "mapping_version": benchmark.mapping_version, "mode": "rehydrated" if info.convbench.get("rehydrate")
-        else "on_policy", "tool_results": info.convbench.get("tool_results"),
-        "n_turns": len(targets), "epochs": info.epochs,
-        "conversations": {"finished": len(conversations), "unfinished": unfinished, "judged": len({r.epoch for r in judged}),
-                          "judge_error": len(errors), "not_judged": len(not_judged),
-                          "judged_before_replay": len(stale)},
+        "kind": "convbench", "run": str(run.path), "source": source.kind, "model": source.model,
+        "modality": source.modality, "data": source.data, "config": source.config,
+        "benchmark": source.benchmark.name, "mapping_version": source.benchmark.mapping_version, "mode": source.mode,
+        "tool_results": source.tool_results, "n_turns": len(source.targets), "epochs": source.epochs,
+        "note": source.note,
+        "conversations": {"finished": len(source.conversations), "unfinished": source.unfinished,
+                          "judged": len({r.epoch for r in judged}), "judge_error": len(errors),
+                          "not_judged": len(not_judged), "judged_before_replay": len(stale)},
         "judge": None if first is None else {
             "file": str(path), "model": first.judge_model, "prompt_version": first.prompt_version,
             "prompt_hash": first.prompt_hash, "context": first.judge_context or ["none (as the original)"],
-            "requests": _plan(first), "turn_taking": "from the recording" if first.turn_taking_supported else
-            "not measured: no recording (text or audio-in run)"},
+            "requests": _plan(first), "turn_taking": first.turn_taking_reason or "not measured"},
         "scores": scores, "metric": METRIC, "metric_version": metric_version(METRIC),
         "normalised_to_null": normalised,
         "realigned_turns": sum(1 for r in judged if any(not n.startswith("rehydrated") for n in r.notes)),
-        "latency": {"ttfb": _percentiles([r.ttfb_s for r in played if r.ttfb_s is not None]),
-                    "total": _percentiles([r.latency_s for r in played])},
+        "latency": {"ttfb": _percentiles([line["ttfb_ms"] / 1000 for line in lines if line.get("ttfb_ms") is not None]),
+                    "total": _percentiles([line["latency_ms"] / 1000 for line in lines
+                                           if line.get("latency_ms") is not None])},
+        "reply_timing": _reply_timing(source, {r.epoch for r in judged}),
         "failing_turns": failing,
+        "reference_judge": compare_judges(source, judged, compare_judge) if compare_judge else None,
         "turns": [{"epoch": r.epoch, "turn": r.turn, "scores": r.scores} for r in judged],
     }
+
+
+def _reply_timing(source, epochs: set) -> Optional[dict]:
+    """The recording's per-run summary (voice-to-voice latency, silent pad...) where the judge analysed one."""
+    import json
+
+    from ..convbench.judge.run import TIMING_FILE
+
+    found = {}
+    for conversation in source.conversations:
+        file = conversation.folder / TIMING_FILE
+        if conversation.epoch in epochs and file.is_file():
+            analysis = json.loads(file.read_text(encoding="utf-8"))
+            summary = analysis.get("summary") or {}
+            found[conversation.epoch] = {key: summary.get(key) for key in (
+                "pipeline_ttfb_ms_median", "wav_v2v_ms_median", "silent_pad_silero_ms_median",
+                "server_ttfb_ms_median")} | {"failed_turns": (analysis.get("turn_taking") or {}).get("failed_turns"),
+                                             "alignment_ok": (analysis.get("alignment") or {}).get("alignment_ok"),
+                                             "file": str(file)}
+    return found or None
 
 
 def _plan(record) -> str:

@@ -17,6 +17,7 @@ from typing import Optional, Sequence
 from ihbench.dataset.errors import UsageError
 
 from .. import stats
+from ..convbench.judge.source import is_convbench_run
 from ..records import RunInfo
 from ..rundir import RunDir
 from ..summaries import SID_DEFINITIONS, CrossSummary, SidSummary
@@ -38,10 +39,14 @@ MIN_MODELS = 3
 def wants_cross_report(run_dirs: Sequence[Path], model_names: Optional[Sequence[str]], forced: bool) -> bool:
     """The single-benchmark IHBench report stays what it was: it is used whenever every folder is an
     IHBench run and no cross-benchmark option is given."""
-    if forced or model_names or not all(RunDir(d).exists() for d in run_dirs):
+    if forced or model_names:
+        return True
+    if len(run_dirs) == 1 and is_convbench_run(run_dirs[0]):
+        return False  # its own report
+    if not all(RunDir(d).exists() for d in run_dirs):
         return True
     # several runs with a ConversationBench one among them: one row per model across benchmarks
-    return len(run_dirs) > 1 and any(RunDir(d).info().convbench is not None for d in run_dirs)
+    return len(run_dirs) > 1 and any(is_convbench_run(d) for d in run_dirs)
 
 
 def parse_model_names(pairs: Optional[Sequence[str]], run_dirs: Sequence[Path]) -> dict[Path, str]:
@@ -155,7 +160,7 @@ def _details(run: BenchmarkRun) -> dict:
     record = run.record
     if run.kind == "convbench":
         return {"data": record.data, "config": record.config, "modality": record.modality, "epochs": record.epochs,
-                "mode": "rehydrated" if record.convbench.get("rehydrate") else "on_policy"}
+                "mode": record.mode, "harness": "ihbench" if record.kind == "ihbench" else "reference"}
     if isinstance(record, RunInfo):
         return {"data": record.data, "modality": record.modality, "epochs": record.epochs}
     if isinstance(record, SidSummary):

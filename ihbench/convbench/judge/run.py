@@ -11,8 +11,6 @@ turn of it gets a `judge_error` record: counted, never scored, judged again by t
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,14 +20,17 @@ from ihbench.dataset.errors import UsageError
 from ihbench.dataset.io import AppendLog
 from ihbench.loaders.failures import describe_failure, is_item_failure
 from ihbench.llm import LLMCache, TextLLM, ask_structured, concurrently
-from ihbench.rundir import RunDir, RunDirError, read_typed
+from ihbench.dataset.io import write_json_atomic
+from ihbench.rundir import read_typed
 
-from ..records import ConvJudgmentRecord, TurnRecord, utc_stamp
-from ..transcript import transcript_line
+from ..records import ConvJudgmentRecord, utc_stamp
 from .parse import InvalidConvJudgment, parse_window
 from .prompt import CONTEXT_PARTS, PROMPT_VERSION, SCHEMA, judge_messages, prompt_hash
 from .realign import realign
+from .source import Conversation, ConvSource, open_source
 from .windows import Plan, context_tokens_of, count_tokens_for, plan_windows
+
+TIMING_FILE = "turn_metrics.json"  # the recording's analysis, beside it
 
 
 @dataclass
@@ -45,13 +46,7 @@ class ConvJudgeSummary:
     cached: int
     plans: list  # per judged conversation: the plan's description
     seconds: float
-
-
-@dataclass
-class Conversation:
-    epoch: int
-    records: dict  # turn -> transcript line (the reference's fields)
-    digest: str
+    note: Optional[str] = None  # what a reader should know about the folder (a reference run stopped early)
 
 
 def check_parts(parts: Sequence[str]) -> list[str]:
@@ -61,45 +56,34 @@ def check_parts(parts: Sequence[str]) -> list[str]:
     return [p for p in CONTEXT_PARTS if p in parts]
 
 
-def conversations_of(run: RunDir, info, benchmark) -> tuple[list[Conversation], int, list[int]]:
-    """(finished conversations, unfinished count, target turns) of the run's current records."""
-    spec = info.convbench
-    targets = sorted(spec.get("only_turns") or [turn.index for turn in benchmark.turns])
-    latest = {r.key: r for r in read_typed(run.responses_path, TurnRecord)}
-    finished, unfinished = [], 0
-    for epoch in range(info.epochs or 1):
-        records = [latest.get((epoch, turn)) for turn in targets]
-        if not all(r is not None and r.done for r in records):
-            unfinished += 1
-            continue
-        lines = {r.turn: transcript_line(r, info.model_path) for r in records}
-        payload = json.dumps([{k: v for k, v in line.items() if k not in ("ts", "latency_ms", "ttfb_ms")}
-                              for _, line in sorted(lines.items())], sort_keys=True, ensure_ascii=False)
-        finished.append(Conversation(epoch, lines, hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]))
-    return finished, unfinished, targets
+def turn_taking_of(conversation: Conversation) -> tuple[Optional[dict], str]:
+    """(turn -> issue strings, what measured it) from the conversation's recording, or (None, why not)."""
+    from ..timing import analyze_run, turn_taking_verdicts
+
+    if not (conversation.folder / "conversation.wav").is_file():
+        return None, "not measured: no recording (text or audio-in run)"
+    analysis = analyze_run(conversation.folder)
+    if not analysis.supported:
+        return None, f"not measured: {analysis.reason}"
+    write_json_atomic(conversation.folder / TIMING_FILE, analysis.to_json())
+    verdicts = turn_taking_verdicts(analysis)
+    return ({turn: issues for turn, (_, issues) in verdicts.items()},
+            f"from {conversation.folder.name}/conversation.wav and {analysis.source} ({TIMING_FILE})")
 
 
 async def judge_convbench_run(run_dir: Path, backend: TextLLM, *, parts: Sequence[str] = (),
                               context_tokens: Optional[int] = None, concurrency: int = 4,
                               cache: Optional[LLMCache] = None, out: Optional[Path] = None,
+                              data: Optional[str] = None, config: Optional[str] = None,
                               progress: bool = True) -> ConvJudgeSummary:
-    from ihbench.dataset.convbench import load_benchmark
-
-    from ..run import benchmark_hash
-
+    """`run_dir`: our run folder, or a reference harness's (then `data` and `config` name its benchmark)."""
     started = time.perf_counter()
     parts = check_parts(parts)
-    run = RunDir(run_dir)
-    info = run.info()
-    benchmark = load_benchmark(info.data, info.config)
-    if benchmark_hash(benchmark) != info.convbench.get("benchmark_hash"):
-        raise RunDirError(f"{run.path}: {info.data} [{info.config}] changed since this run played it; judge a run of "
-                          "the benchmark as it is now (`ihbench run` into a new folder)")
-    conversations, unfinished, targets = conversations_of(run, info, benchmark)
-    path = run.judgments_path(out)
-    with run.judging(path):
-        return await _judge_locked(run, path, info, benchmark, conversations, unfinished, targets, backend, parts,
-                                   context_tokens, concurrency, cache or LLMCache(), progress, started)
+    source = open_source(run_dir, data=data, config=config, judgments=out)
+    path = source.run.judgments_path(out)
+    with source.run.judging(path):
+        return await _judge_locked(source, path, backend, parts, context_tokens, concurrency, cache or LLMCache(),
+                                   progress, started)
 
 
 def read_conv_judgments(path: Path) -> dict[tuple[int, int], ConvJudgmentRecord]:
@@ -107,10 +91,11 @@ def read_conv_judgments(path: Path) -> dict[tuple[int, int], ConvJudgmentRecord]
     return {r.key: r for r in read_typed(path, ConvJudgmentRecord)}
 
 
-async def _judge_locked(run, path, info, benchmark, conversations, unfinished, targets, backend, parts,
-                        context_tokens, concurrency, cache, progress, started) -> ConvJudgeSummary:
+async def _judge_locked(source: ConvSource, path, backend, parts, context_tokens, concurrency, cache, progress,
+                        started) -> ConvJudgeSummary:
     from tqdm.auto import tqdm
 
+    benchmark, conversations, targets = source.benchmark, source.conversations, source.targets
     existing = read_typed(path, ConvJudgmentRecord, repair=True)
     _check_same_judge(path, existing, backend.model, parts)
     latest = {r.key: r for r in existing}
@@ -124,7 +109,11 @@ async def _judge_locked(run, path, info, benchmark, conversations, unfinished, t
     budget = context_tokens_of(backend, context_tokens)
     count = count_tokens_for(backend)
     turns = [t for t in benchmark.turns if t.index in set(targets)]
-    timing = {}  # turn_taking comes from a recording; text and audio-in runs have none
+    timing, timing_reason = {}, {}  # turn_taking comes from a recording; text and audio-in runs have none
+    for conversation in todo:
+        issues, timing_reason[conversation.epoch] = turn_taking_of(conversation)
+        if issues is not None:
+            timing[conversation.epoch] = issues
 
     def build(conversation):
         return lambda judged, context: judge_messages(benchmark, conversation.records, judged, context, parts=parts,
@@ -133,7 +122,7 @@ async def _judge_locked(run, path, info, benchmark, conversations, unfinished, t
     plans = {c.epoch: plan_windows(targets, build(c), count, budget) for c in todo}  # refused before any call
     semaphore = asyncio.Semaphore(concurrency)
     totals = {"calls": 0, "cached": 0, "records": 0, "errors": 0}
-    mode = "rehydrated" if info.convbench.get("rehydrate") else "on_policy"
+    mode = source.mode
 
     async def judge_one(conversation: Conversation) -> list[ConvJudgmentRecord]:
         plan: Plan = plans[conversation.epoch]
@@ -141,7 +130,8 @@ async def _judge_locked(run, path, info, benchmark, conversations, unfinished, t
         base = dict(benchmark=benchmark.name, epoch=conversation.epoch, judge_model=backend.model,
                     prompt_version=PROMPT_VERSION, prompt_hash=prompt_hash(), conversation_hash=conversation.digest,
                     judge_context=list(parts), mode=mode, windows=len(plan.windows), context_tokens=plan.context_tokens,
-                    turn_taking_supported=conversation.epoch in timing)
+                    turn_taking_supported=conversation.epoch in timing,
+                    turn_taking_reason=timing_reason[conversation.epoch], data=source.data, config=source.config)
         answers, calls, cached = [], 0, 0
         try:
             for window in plan.windows:  # one conversation's windows in order: its share of the concurrency
@@ -190,9 +180,9 @@ async def _judge_locked(run, path, info, benchmark, conversations, unfinished, t
                 bar.update(1)
     return ConvJudgeSummary(
         path=path, conversations=len(conversations), judged=len(todo) - totals["errors"],
-        skipped=len(conversations) - len(todo), judge_errors=totals["errors"], unfinished=unfinished,
+        skipped=len(conversations) - len(todo), judge_errors=totals["errors"], unfinished=source.unfinished,
         written=totals["records"], calls=totals["calls"], cached=totals["cached"],
-        plans=[plans[c.epoch].describe() for c in todo], seconds=time.perf_counter() - started)
+        plans=[plans[c.epoch].describe() for c in todo], seconds=time.perf_counter() - started, note=source.note)
 
 
 def _check_same_judge(path: Path, existing: list, model: str, parts: list[str]) -> None:

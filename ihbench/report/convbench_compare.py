@@ -1,0 +1,87 @@
+"""Our ConversationBench judge beside the reference's, on the same transcript: per-dimension
+agreement and Cohen's kappa. This is how a user checks that our numbers mean what the
+leaderboard's mean before comparing a model with it.
+
+The reference judge writes `<judge>_judged.jsonl`: each transcript line plus `scores` (the six
+dimensions, true, false or null). The file is matched to one of the run's conversations by its
+turns and assistant texts (a file of another transcript is refused), and each dimension is
+compared on the turns where both judges gave a verdict.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ihbench.dataset.errors import UsageError
+
+from .. import stats
+from ..convbench.judge.realign import DIMENSIONS
+
+
+def read_reference_judged(path: Path) -> dict[int, dict]:
+    """turn -> {"assistant_text", "scores"} of a reference judge's `*_judged.jsonl`."""
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"--compare-judge: {path}: no such file")
+    rows = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as error:
+        raise UsageError(f"--compare-judge: {path}: not UTF-8 text (byte {error.start})") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise UsageError(f"--compare-judge: {path} line {number}: not JSON ({error.msg})") from None
+        turn, scores = row.get("turn") if isinstance(row, dict) else None, row.get("scores") if isinstance(
+            row, dict) else None
+        if not isinstance(turn, int) or isinstance(turn, bool) or not isinstance(scores, dict):
+            raise UsageError(f"--compare-judge: {path} line {number}: not a judged turn (needs `turn` and `scores`, "
+                             "as the reference judge's *_judged.jsonl has)")
+        for name, value in scores.items():
+            if value is not None and not isinstance(value, bool):
+                raise UsageError(f"--compare-judge: {path} line {number}: scores.{name} must be true, false or null")
+        rows[turn] = {"assistant_text": row.get("assistant_text"), "scores": scores}
+    if not rows:
+        raise UsageError(f"--compare-judge: {path}: no judged turns")
+    return rows
+
+
+def compare_judges(source, judged: list, path: Path) -> dict:
+    """`judged`: our judged records (ConvJudgmentRecord) of `source`'s conversations."""
+    reference = read_reference_judged(path)
+    ours_by_epoch: dict[int, dict] = {}
+    for record in judged:
+        ours_by_epoch.setdefault(record.epoch, {})[record.turn] = record
+    match = None
+    for conversation in source.conversations:
+        lines = conversation.records
+        if set(reference) <= set(lines) and all(
+                reference[t]["assistant_text"] in (None, lines[t].get("assistant_text")) for t in reference):
+            match = conversation.epoch
+            break
+    if match is None:
+        raise UsageError(f"--compare-judge: {path} judges another transcript: its turns and replies match none of "
+                         f"{source.path}'s conversations")
+    ours = ours_by_epoch.get(match)
+    if not ours:
+        raise UsageError(f"--compare-judge: the matching conversation (epoch {match}) of {source.path} is not judged "
+                         "yet; run `ihbench judge` first")
+    result = {"file": str(path), "epoch": match, "turns": len(reference), "per_dimension": {}}
+    for dimension in DIMENSIONS:
+        pairs = [(ours[t].scores.get(dimension), reference[t]["scores"].get(dimension), t) for t in sorted(reference)
+                 if t in ours]
+        both = [(a, b, t) for a, b, t in pairs if a is not None and b is not None]
+        if not both:
+            result["per_dimension"][dimension] = None
+            continue
+        left, right = [a for a, _, _ in both], [b for _, b, _ in both]
+        result["per_dimension"][dimension] = {
+            "n": len(both), "agreement": sum(a == b for a, b in zip(left, right)) / len(both),
+            "cohen_kappa": stats.cohen_kappa(left, right),
+            "ours_pass": sum(left), "reference_pass": sum(right),
+            "disagreements": [t for a, b, t in both if a != b],
+            "scored_by_one_only": sum((a is None) != (b is None) for a, b, _ in pairs)}
+    return result
