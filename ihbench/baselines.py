@@ -26,8 +26,8 @@ def set_baseline(run_dir, data_dir, out_dir, *, epoch: int = 0) -> Path:
                          f"there is no epoch {epoch}")
     items = load_items(str(Path(data_dir).resolve()))
     if info.data_fingerprint != items_fingerprint(items):
-        raise UsageError(f"{run.path} did not run on every interruption point of {data_dir} (its data fingerprint "
-                         f"differs; runs with --limit or --types cannot replace a whole set of baselines)")
+        raise UsageError(f"{run.path} did not run on every interruption point of {data_dir}: "
+                         f"{_why_other_points(info, data_dir)}")
     current = run.current(run.responses(), {item.id: item for item in items}, str(data_dir))
     responses = {r.id: r.response for r in current if r.epoch == epoch and r.response}
     failed = sorted({item.id for item in items} - set(responses))
@@ -42,3 +42,19 @@ def set_baseline(run_dir, data_dir, out_dir, *, epoch: int = 0) -> Path:
                   f"{info.created}, ihbench {info.versions.get('ihbench')}"
                   + (f", dtype {model.get('dtype')}" if model.get("dtype") else "") + ".")
     return replace_baselines(data_dir, out_dir, responses, provenance)
+
+
+def _why_other_points(info, data_dir) -> str:
+    """The cause run.json shows, so the user fixes that one: a part of the points (--limit, --types),
+    another dataset, or this dataset rebuilt since the run."""
+    import os
+
+    if info.limit is not None or info.types:
+        chosen = " and ".join(([f"--limit {info.limit}"] if info.limit is not None else [])
+                              + ([f"--types {','.join(info.types)}"] if info.types else []))
+        return f"it ran with {chosen}, and a run of some points cannot replace a whole set of baselines"
+    same = os.path.isdir(info.data) and Path(info.data).resolve() == Path(data_dir).resolve()
+    if not same:
+        return (f"it ran on another dataset, {info.data} (its run.json says so); a dataset's baselines come from a "
+                "run on that dataset")
+    return "its points have changed since the run (rebuilt from other sources?); run the model on it again"

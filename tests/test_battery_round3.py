@@ -108,3 +108,24 @@ def test_sid_prints_its_figures_in_a_few_digits():
     from ihbench.cli.sid import _figure
 
     assert (_figure(0.25), _figure(86_400), _figure(1e300)) == ("0.250", "86400.000", "1e+300")
+
+
+def _answered(data, out, *extra):
+    from openai_test_server import OpenAITestServer
+
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(out),
+                     "--epochs", "1", "--base-url", server.base_url, "--quiet", *extra]) == 0
+    return out
+
+
+def test_set_baseline_names_the_real_reason_a_run_does_not_cover_the_dataset(built, official, tmp_path, capsys):
+    elsewhere = _answered(official, tmp_path / "elsewhere")
+    part = _answered(built, tmp_path / "part", "--limit", "1")
+    capsys.readouterr()
+    assert main(["set-baseline", str(elsewhere), "--data", str(built), "--out", str(tmp_path / "b"), "--quiet"]) == 2
+    error = _one_error(capsys, "set-baseline")
+    assert f"it ran on another dataset, {official} (its run.json says so)" in error and "--limit" not in error
+    assert main(["set-baseline", str(part), "--data", str(built), "--out", str(tmp_path / "b"), "--quiet"]) == 2
+    assert "it ran with --limit 1, and a run of some points" in _one_error(capsys, "set-baseline")
+    assert not (tmp_path / "b").exists()
