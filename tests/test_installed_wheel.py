@@ -187,10 +187,12 @@ def test_generate_then_turns_on_a_duplex_recording_from_another_directory(wheel_
     assert (work / "turns" / "call" / "timeline.png").stat().st_size > 10_000
 
 
-def test_convbench_import_verify_and_an_on_policy_run_from_another_directory(wheel_env, built):
-    """A published-layout folder imported, checked and run against a served model (a local TEST
-    DOUBLE replaying the golden calls), all from the installed wheel; and the in-house benchmark
-    the wheel ships passes verify."""
+def test_convbench_import_verify_an_on_policy_run_judge_and_report_from_another_directory(wheel_env, built):
+    """A published-layout folder imported, checked, run against a served model (a local TEST
+    DOUBLE replaying the golden calls), judged (a scripted judge, a TEST DOUBLE behind the same kind
+    of server) and reported, all from the installed wheel; and the in-house benchmark the wheel
+    ships passes verify."""
+    from convbench_judging import ConvJudge
     from convbench_layout import write_benchmark_folder
     from test_convbench_run import golden_replay
 
@@ -207,3 +209,11 @@ def test_convbench_import_verify_and_an_on_policy_run_from_another_directory(whe
     assert "1 conversation(s), 5 turn record(s) written" in ran.stdout
     lines = (work / "runs" / "cb" / "epoch_0" / "transcript.jsonl").read_text().splitlines()
     assert json.loads(lines[-1])["assistant_text"] == "[MODEL_ENDED_SESSION]"
+    with OpenAITestServer(respond=ConvJudge()) as judge_server:
+        judged = _run(wheel_env, "ihbench", "judge", "runs/cb", "--judge-model", "j", "--judge-base-url",
+                      judge_server.base_url, "--cache", "cb-cache.sqlite", "--quiet")
+    assert "1 conversation(s) judged, 0 judge_error" in judged.stdout
+    reported = _run(wheel_env, "ihbench", "report", "runs/cb", "--quiet")
+    assert "pass rows 1.000" in reported.stdout  # the convbench_pass_rate module shipped in the wheel
+    summary = json.loads((work / "runs" / "cb" / "summary.json").read_text())
+    assert (work / "runs" / "cb" / "convbench_categories.png").is_file()
