@@ -129,3 +129,9 @@ def test_properties_rate_in_unit_interval_ci_contains_estimate_permutation_invar
     assert math.isclose(shuffled["rate"], result["rate"])
     assert {k: round(v["rate"], 12) for k, v in shuffled["per_type"].items()} == \
            {k: round(v["rate"], 12) for k, v in result["per_type"].items()}
+
+
+def test_numpy_booleans_are_verdicts_too(rq):
+    # NumPy 2 names its bool type "bool", not "bool_": rows from a numpy array must still be accepted
+    rows = [np.array([True, True]), np.array([True, False])]
+    assert rq.compute(predictions=[list(row) for row in rows])["rq_pass_rate"] == 0.5

@@ -137,3 +137,12 @@ def test_rates_in_unit_interval_and_penalties_bounded_by_duration(data, guesses)
     assert 0.0 <= result["apt"] <= max(r["duration"] for r in references)
     assert sum(result[k] for k in ("false_alarms_nonbreak", "early_detections", "misses", "hits_within_tolerance",
                                    "late_hits", "correct_rejections")) == len(references)
+
+
+def test_numpy_booleans_are_flags_too():
+    import numpy as np
+
+    # NumPy 2 names its bool type "bool", not "bool_": a flag read from a numpy array is still a flag
+    result = sid.score([{"total_nonbreak": np.bool_(True), "break_time": -1}],
+                       [{"total_nonbreak": np.bool_(True), "break_time": 3.0, "duration": 3.0}])
+    assert result["correct_rejections"] == 1

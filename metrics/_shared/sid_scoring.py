@@ -18,6 +18,7 @@ import math
 
 import datasets
 import evaluate
+import numpy as np
 
 DEFINITIONS = ("notebook", "readme")
 
@@ -81,7 +82,7 @@ def _number(value, where):
 
 
 def _flag(value, where):
-    if not isinstance(value, bool) and type(value).__name__ != "bool_":
+    if not isinstance(value, (bool, np.bool_)):  # NumPy 2 names its bool type "bool"
         raise ValueError(f"{where}: expected a bool, got {value!r}")
     return bool(value)
 

@@ -1,6 +1,7 @@
 """IHBench recovery-quality (RQ) pass rate, as an `evaluate` metric module."""
 import datasets
 import evaluate
+import numpy as np
 
 from .item_bootstrap import check_grouping
 from .item_bootstrap import RowCheckedMetric
@@ -63,7 +64,7 @@ def _check_rows(predictions):
         if len(row) == 0:
             raise ValueError(f"predictions[{index}]: no criterion verdicts")
         for position, verdict in enumerate(row):
-            if not isinstance(verdict, bool) and type(verdict).__name__ != "bool_":
+            if not isinstance(verdict, (bool, np.bool_)):  # NumPy 2 names its bool type "bool"
                 raise ValueError(f"predictions[{index}][{position}]: expected a bool, got {verdict!r}")
 
 
