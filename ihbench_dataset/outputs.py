@@ -16,6 +16,7 @@ folder's own module: `BuildDir`, `ihbench.rundir.RunDir`, the SID and turns summ
     turns     summary.json with "kind": "turns" (`ihbench turns`)
     report    summary.json with "kind": "ihbench" or "cross_benchmark" and no run.json (`ihbench report --out`)
     generated generate.json (`ihbench generate`)
+    tiny-model ihbench_tiny_model.json (`ihbench make-tiny-model`: a model folder, listing its files)
 
 A command owns the folder it writes: an existing folder that already holds files and is not of a
 kind the command resumes in (a model's folder, a folder of documents) is refused too, as its files
@@ -35,6 +36,7 @@ from .errors import UsageError
 
 RUN_JSON = "run.json"  # ihbench.rundir.RUN_JSON: the data layer names it, it cannot import it
 GENERATE_JSON = "generate.json"  # ihbench.generate.run.INFO, likewise
+TINY_MODEL_JSON = "ihbench_tiny_model.json"  # written by ihbench.loaders.tiny, which reads the name here
 SUMMARY = "summary.json"
 SUMMARY_KINDS = {"sid": "sid", "turns": "turns", "ihbench": "report", "cross_benchmark": "report",
                  "convbench": "report"}
@@ -48,6 +50,7 @@ DESCRIPTIONS = {
     "report": "an `ihbench report` output folder (summary.json)",
     "generated": "an `ihbench generate` output folder (generate.json)",
     "reference_run": "a ConversationBench run of the reference harness (transcript.jsonl)",
+    "tiny-model": "an `ihbench make-tiny-model` model folder (ihbench_tiny_model.json)",
 }
 _CONFIGS = re.compile(r"^configs\s*:", re.MULTILINE)
 
@@ -58,8 +61,10 @@ class OutputPathError(UsageError):
 
 def folder_kind(folder: Union[str, os.PathLike]) -> Optional[str]:
     """Which of the toolkit's own folders `folder` is ("dataset", "run", "sid", "turns", "report",
-    "generated", "reference_run"), or None for any other folder (or none at all)."""
+    "generated", "reference_run", "tiny-model"), or None for any other folder (or none at all)."""
     folder = Path(folder)
+    if (folder / TINY_MODEL_JSON).is_file():
+        return "tiny-model"
     if BuildDir(folder).is_build():
         return "dataset"
     if (folder / RUN_JSON).is_file():

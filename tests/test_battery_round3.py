@@ -129,3 +129,19 @@ def test_set_baseline_names_the_real_reason_a_run_does_not_cover_the_dataset(bui
     assert main(["set-baseline", str(part), "--data", str(built), "--out", str(tmp_path / "b"), "--quiet"]) == 2
     assert "it ran with --limit 1, and a run of some points" in _one_error(capsys, "set-baseline")
     assert not (tmp_path / "b").exists()
+
+
+def test_make_tiny_model_replaces_its_own_earlier_model_and_nothing_of_the_user_s(tmp_path, capsys):
+    out = tmp_path / "tiny"
+    assert main(["make-tiny-model", "qwen2-text", "--out", str(out), "--quiet"]) == 0
+    first = (out / "model.safetensors").read_bytes()
+    assert main(["make-tiny-model", "qwen2-text", "--out", str(out), "--seed", "1", "--quiet"]) == 0
+    assert (out / "model.safetensors").read_bytes() != first  # the new model, in the same folder
+    (out / "notes.txt").write_text("mine")
+    capsys.readouterr()
+    assert main(["make-tiny-model", "qwen2-text", "--out", str(out), "--quiet"]) == 2
+    assert "holds what make-tiny-model did not write (notes.txt); it would be replaced" in _one_error(
+        capsys, "make-tiny-model")
+    assert (out / "notes.txt").read_text() == "mine"
+    assert main(["make-tiny-model", "qwen2-text", "--out", str(out / "inner"), "--quiet"]) == 2
+    assert "is inside" in _one_error(capsys, "make-tiny-model") and not (out / "inner").exists()

@@ -13,7 +13,8 @@ def add_parser(add) -> argparse.ArgumentParser:
     tiny.add_argument("family", choices=TINY_FAMILIES, metavar="FAMILY",
                       help=f"model family: {', '.join(TINY_FAMILIES)} (gemma4-unified is the 12B, run with --model gemma4)")
     tiny.add_argument("--out", required=True, type=path("folder"),
-                      help="folder to write the model, tokenizer and processor to")
+                      help="folder to write the model, tokenizer and processor to (a model this command made "
+                           "there before is replaced)")
     tiny.add_argument("--seed", type=seed(), default=0, help="seed of the random weights (default 0)")
     tiny.set_defaults(func=main)
     return tiny
@@ -23,7 +24,7 @@ def main(args: argparse.Namespace) -> int:
     from ihbench.dataset.outputs import check_output_path
     from ihbench.loaders.tiny import make_tiny_model
 
-    check_output_path(args.out, "--out")
+    check_output_path(args.out, "--out", may_be=("tiny-model",))  # its own earlier model is replaced
     path = make_tiny_model(args.family, args.out, seed=args.seed)
     print(f"tiny random-weight {args.family} written to {path}")
     return 0

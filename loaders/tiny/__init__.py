@@ -14,10 +14,12 @@ architectures: `gemma4` reads which from the checkpoint).
 from __future__ import annotations
 
 import importlib
+import json
 from pathlib import Path
 
 from ihbench.dataset.errors import UsageError
-from ihbench.dataset.io import new_folders, staging_folder
+from ihbench.dataset.io import new_folders, staging_folder, write_json_atomic
+from ihbench.dataset.outputs import TINY_MODEL_JSON
 
 # family name (as `ihbench run --model` spells it) -> builder module
 MODULES = {
@@ -57,12 +59,41 @@ def make_tiny_model(family: str, out: Path, *, seed: int = 0) -> Path:
     import torch
 
     out = Path(out)
+    _check_replaceable(out)
     # Staged and renamed: a build that fails half way (out of disk, ^C) leaves no folder that looks
-    # like a checkpoint but cannot load; a folder there before is replaced whole.
+    # like a checkpoint but cannot load; a folder it made before is replaced whole.
     with new_folders(out.parent), staging_folder(out) as work, torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         module.build(work)
+        write_json_atomic(work / TINY_MODEL_JSON, {"family": family, "seed": seed, "files": _files(work)})
     return out
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*") if not path.is_dir())
+
+
+def _check_replaceable(out: Path) -> None:
+    """A folder this function made (its ihbench_tiny_model.json lists the files) is replaced by the
+    new model, as a rebuilt dataset or a rerun of `turns` replaces its own; anything else in it is
+    the user's and is never deleted with it."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out: {out} is a file; give a folder")
+    if not out.is_dir() or not any(out.iterdir()):
+        return
+    try:
+        listed = json.loads((out / TINY_MODEL_JSON).read_text(encoding="utf-8"))["files"]
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        listed = None
+    if not isinstance(listed, list):
+        held = sorted(entry.name for entry in out.iterdir())
+        raise UsageError(f"--out: {out} already holds files ({', '.join(held[:3])}{', ...' if len(held) > 3 else ''}) "
+                         "and is not a folder make-tiny-model wrote; give a new or empty folder")
+    foreign = sorted(set(_files(out)) - set(listed) - {TINY_MODEL_JSON})
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        raise UsageError(f"--out: {out} holds what make-tiny-model did not write ({shown}); it would be replaced: move "
+                         "it or give another --out")
 
 
 def make_tiny_speech_lora(model_dir: Path, *, seed: int = 0, subfolder: str = "speech-lora") -> Path:
