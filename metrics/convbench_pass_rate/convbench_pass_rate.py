@@ -6,6 +6,8 @@ import datasets
 import evaluate
 import numpy as np
 
+from .wilson import wilson_interval
+
 _CITATION = """\
 @misc{conversationbench,
   title        = {ConversationBench (Audio Arena): a long spoken conversation with a knowledge base and tools},
@@ -168,19 +170,6 @@ def _filled(columns):
         "call_expected": [None] * n if call_expected is None else [bool(v) for v in call_expected],
         "categories": [None] * n if categories is None else [[str(c).strip() for c in v] for v in categories],
     }
-
-
-def wilson_interval(passes, n, z=Z_DEFAULT):
-    """Wilson score interval, as the reference scripts report: unlike the normal approximation it
-    stays inside [0, 1] and says something at 0 % and 100 %, which small dimensions often hit."""
-    if n == 0:
-        return None, None
-    estimate = passes / n
-    denominator = 1.0 + z * z / n
-    centre = (estimate + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(estimate * (1.0 - estimate) / n + z * z / (4 * n * n)) / denominator
-    # Rounding can put a bound a hair past the estimate at 0 % or 100 %.
-    return min(max(0.0, centre - half), estimate), max(min(1.0, centre + half), estimate)
 
 
 def rate(passes, n, z):

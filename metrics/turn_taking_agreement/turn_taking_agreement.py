@@ -12,6 +12,7 @@ from .recordings import parse_recordings
 from .recordings import _COLUMN
 from .recordings import _EVENT_CODE
 from .recordings import _TURN_CODE
+from .wilson import wilson_interval
 
 _CITATION = """\
 @inproceedings{arora2025talkingturns,
@@ -99,7 +100,6 @@ Examples:
 """
 
 
-Z_95 = 1.959963984540054
 
 DEFAULT_THRESHOLDS = {"speak_up": 0.0, "backchannel": 0.1, "interrupt": -0.45, "convey_turn": 0.0,
                       "handle_interruption": -0.1}
@@ -137,21 +137,6 @@ def _history_holds(events, reach, event, depth, negate):
     for steps in range(1, depth + 1):
         holds &= _shift(match, steps, False)
     return holds
-
-
-def wilson_interval(successes, n, z=Z_95):
-    """95 % Wilson score interval; unlike the normal approximation it stays inside [0, 1] and
-    is informative at 0 % and 100 %, which matter here because decision classes are small."""
-    if n == 0:
-        return None, None
-    estimate = successes / n
-    denominator = 1.0 + z * z / n
-    centre = (estimate + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(estimate * (1.0 - estimate) / n + z * z / (4 * n * n)) / denominator
-    # Rounding can put a bound a hair past the estimate at 0 % or 100 %.
-    low = min(max(0.0, centre - half), estimate)
-    high = max(min(1.0, centre + half), estimate)
-    return low, high
 
 
 def _class_summary(agree, in_class):
