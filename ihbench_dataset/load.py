@@ -86,6 +86,18 @@ def plain_rows(data: Any) -> list[dict]:
     return list(data)
 
 
+#: what to give instead of each of the toolkit's other folders, by what that folder was made from
+_NOT_DATA = {
+    "run": "give the data folder it was made from (its run.json names it)",
+    "sid": "give the data folder it was made from (its summary.json names it under \"data\")",
+    "turns": "it holds the turn-taking analysis of recordings (`ihbench report` on it shows the results)",
+    "report": "give the data folder its runs were made from (each run's run.json names it)",
+    "generated": "build a dataset from its conversations with `ihbench build --sources <it>/conversations`",
+    "reference_run": "give the dataset of the benchmark it played",
+    "tiny-model": "it is a model: give it as --model-path",
+}
+
+
 def resolve_source(source: Union[str, os.PathLike]) -> tuple[str, str]:
     """(what to open, how to name it): a dataset folder made absolute, or a Hub id as given.
     Callers that only pass the source on (the Space) call it first, so a WAV file or a run folder
@@ -101,8 +113,7 @@ def resolve_source(source: Union[str, os.PathLike]) -> tuple[str, str]:
             raise DataSourceError(f"{text}: an empty folder, not a dataset (build one with `ihbench build`)")
         kind = folder_kind(path)
         if kind not in (None, "dataset"):  # a run or an output folder: say so, not "no config 'conversations'"
-            raise DataSourceError(f"{text}: is {DESCRIPTIONS[kind]}, not a dataset; give the data folder it was made "
-                                  "from (a run's is in its run.json)")
+            raise DataSourceError(f"{text}: is {DESCRIPTIONS[kind]}, not a dataset; {_NOT_DATA[kind]}")
         # Absolute: a relative name that happens to match a hub id must never go to the hub.
         return str(path.resolve()), str(path)
     if _HUB_ID.match(text) and not text.startswith((".", "/")):

@@ -145,3 +145,23 @@ def test_make_tiny_model_replaces_its_own_earlier_model_and_nothing_of_the_user_
     assert (out / "notes.txt").read_text() == "mine"
     assert main(["make-tiny-model", "qwen2-text", "--out", str(out / "inner"), "--quiet"]) == 2
     assert "is inside" in _one_error(capsys, "make-tiny-model") and not (out / "inner").exists()
+
+
+def test_info_on_a_turns_folder_says_what_it_is_and_what_to_do(tmp_path, capsys):
+    import numpy as np
+    import soundfile
+
+    soundfile.write(str(tmp_path / "call.wav"), np.zeros((16000, 2), np.float32), 16000)
+    assert main(["turns", str(tmp_path / "call.wav"), "--out", str(tmp_path / "T"), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["info", str(tmp_path / "T")]) == 2
+    error = _one_error(capsys, "info")
+    assert "is an `ihbench turns` output folder (summary.json), not a dataset; it holds the turn-taking analysis of " \
+           "recordings (`ihbench report` on it shows the results)" in error and "run.json" not in error
+
+
+def test_every_kind_of_toolkit_folder_given_as_data_says_what_to_give_instead():
+    from ihbench.dataset.load import _NOT_DATA
+    from ihbench.dataset.outputs import DESCRIPTIONS
+
+    assert set(_NOT_DATA) == set(DESCRIPTIONS) - {"dataset"}

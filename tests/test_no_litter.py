@@ -171,7 +171,7 @@ def test_a_run_folder_given_as_data_is_named_as_such(cwd, capsys):
     """Found by the bad-input battery: `info r3` said "r3: no config 'conversations'; available: default"."""
     line = _refused(["info", "runs/a"], capsys)
     assert line == ("ihbench info: error: runs/a: is a run folder (run.json), not a dataset; give the data folder it "
-                    "was made from (a run's is in its run.json)")
+                    "was made from (its run.json names it)")
 
 
 def test_a_command_owns_the_folder_it_writes(cwd):
