@@ -393,3 +393,27 @@ def test_a_spoken_run_s_recording_sets_turn_taking_and_the_judge_sees_the_failur
     assert summary["scores"]["per_dimension"]["turn_taking"]["applicable"]["n"] == 5
     assert summary["reply_timing"]["0"]["failed_turns"] == sorted(t for t, issues in expected.items() if issues)
     assert "## Timing of spoken replies" in (folder / "report.md").read_text()
+
+
+@pytest.mark.slow  # a local model writes 2,400 tokens of garbage
+def test_a_local_judge_counts_with_its_own_tokenizer_and_its_garbage_is_a_judge_error(tmp_path):
+    """A tiny random-weight text model stands in for a local judge (TEST DOUBLE for its weights):
+    the plan counts tokens with its tokenizer against its own context, the answer budget grows to
+    what the verdicts need, and its non-JSON output ends as judge_error after the re-asks."""
+    import asyncio
+
+    from ihbench.convbench.judge import judge_convbench_run
+    from ihbench.llm import LLMCache, TransformersLLM
+    from ihbench.loaders.tiny import make_tiny_model
+
+    data = tmp_path / "data"
+    import_convbench(write_benchmark_folder(tmp_path / "repo"), data, progress=False)
+    with OpenAITestServer(respond=golden_replay()) as server:
+        run_convbench(spec(data, tmp_path / "run", server, only_turns=[0, 1]), progress=False)
+    backend = TransformersLLM(str(make_tiny_model("qwen2-text", tmp_path / "judge")), max_new_tokens=8)
+    summary = asyncio.run(judge_convbench_run(tmp_path / "run", backend, cache=LLMCache(tmp_path / "c.sqlite"),
+                                              progress=False))
+    assert summary.judge_errors == 1 and summary.calls == 3  # the question and two re-asks
+    assert backend.max_new_tokens == 800  # 400 per judged turn
+    assert "of the judge's 32,768" in summary.plans[0]
+    assert {r["outcome"] for r in records(tmp_path / "run").values()} == {"judge_error"}

@@ -28,7 +28,7 @@ from .parse import InvalidConvJudgment, parse_window
 from .prompt import CONTEXT_PARTS, PROMPT_VERSION, SCHEMA, judge_messages, prompt_hash
 from .realign import realign
 from .source import Conversation, ConvSource, open_source
-from .windows import Plan, context_tokens_of, count_tokens_for, plan_windows
+from .windows import ANSWER_TOKENS_PER_TURN, Plan, context_tokens_of, count_tokens_for, plan_windows
 
 TIMING_FILE = "turn_metrics.json"  # the recording's analysis, beside it
 
@@ -120,6 +120,9 @@ async def _judge_locked(source: ConvSource, path, backend, parts, context_tokens
                                                       turn_taking=timing.get(conversation.epoch))
 
     plans = {c.epoch: plan_windows(targets, build(c), count, budget) for c in todo}  # refused before any call
+    widest = max((len(w.judged) for plan in plans.values() for w in plan.windows), default=0)
+    if getattr(backend, "max_new_tokens", None) is not None:  # a local judge: room for every verdict it owes
+        backend.max_new_tokens = max(backend.max_new_tokens, ANSWER_TOKENS_PER_TURN * widest)
     semaphore = asyncio.Semaphore(concurrency)
     totals = {"calls": 0, "cached": 0, "records": 0, "errors": 0}
     mode = source.mode
