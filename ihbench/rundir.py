@@ -80,11 +80,16 @@ class RunDir:
         return self.path / SUMMARY
 
     def exists(self) -> bool:
-        return self.info_path.is_file()
+        """run.json is there, as a file or not: a run.json that is a folder is a damaged run that
+        `info` names, never a sign that this is some other kind of folder (a report's, say)."""
+        return self.info_path.exists()
 
     def info(self) -> RunInfo:
         if not self.exists():
             raise RunDirError(f"{self.path}: not a run directory (no {RUN_JSON}); run `ihbench run` first")
+        if not self.info_path.is_file():
+            raise RunDirError(f"{self.info_path}: is a folder, not the JSON file `ihbench run` writes; move it "
+                              "away, or give another run")
         try:
             return RunInfo.from_json(json.loads(self.info_path.read_text(encoding="utf-8")))
         except json.JSONDecodeError as error:

@@ -165,3 +165,19 @@ def test_every_kind_of_toolkit_folder_given_as_data_says_what_to_give_instead():
     from ihbench.dataset.outputs import DESCRIPTIONS
 
     assert set(_NOT_DATA) == set(DESCRIPTIONS) - {"dataset"}
+
+
+def test_a_run_whose_run_json_is_a_folder_is_named_as_such(official, tmp_path, capsys):
+    run = _answered(official, tmp_path / "r")
+    assert main(["report", str(run), "--quiet", "--n-bootstrap", "10"]) == 0  # a summary.json beside it
+    (run / "run.json").unlink()
+    (run / "run.json").mkdir()
+    before = _files(run)
+    capsys.readouterr()
+    for argv in (["report", str(run), "--quiet"], ["set-baseline", str(run), "--data", str(official), "--out",
+                                                    str(tmp_path / "b"), "--quiet"]):
+        assert main(argv) == 2
+        error = _one_error(capsys, argv[0])
+        assert f"{run / 'run.json'}: is a folder, not the JSON file `ihbench run` writes" in error
+        assert "a report" not in error
+    assert _files(run) == before and not (tmp_path / "b").exists()
