@@ -379,7 +379,7 @@ def _judge(run_dir, respond=None):
         return asyncio.run(go()), judge.requests
 
 
-def test_a_failed_item_is_retried_by_the_next_run_and_never_scored(official, tmp_path, caplog):
+def test_a_failed_item_is_retried_by_the_next_run_and_never_scored(official, tmp_path, caplog, capsys):
     """Issue 23.1: a server that is down makes every item an error; the judge has nothing to judge
     (no loss is recorded), and the rerun after the server is back answers them."""
     from ihbench.report import summarize
@@ -400,10 +400,19 @@ def test_a_failed_item_is_retried_by_the_next_run_and_never_scored(official, tmp
     assert "trying again 3 response(s) that failed before" in caplog.text
     _, responses, _ = RunDir(out).load()
     assert [r.answered for r in responses] == [True] * 3
+    # answered after the last judging: not in the scores, and the report says so (battery 3, finding 13)
+    assert summarize([out], n_bootstrap=10).runs[0]["not_judged"] == {"tf": 3, "rq": 3}
+    from ihbench.cli import main
+
+    capsys.readouterr()
+    assert main(["report", str(out), "--n-bootstrap", "10", "--quiet"]) == 0
+    assert "3 answer(s) have no judgment yet" in capsys.readouterr().err
+    assert "| 3/3 | 0 |" in (out / "report.md").read_text()
     summary, _ = _judge(out)
     assert (summary.written, summary.unanswered) == (6, 0)
     report = summarize([out], n_bootstrap=10).runs[0]
     assert report["generation_errors"] == 0 and report["tf_win_rate"]["n_items"] == 3
+    assert report["not_judged"] == {"tf": 0, "rq": 0}
 
 
 def test_judgments_of_an_error_by_an_older_version_are_not_scored(official, tmp_path):

@@ -78,6 +78,11 @@ def main(args: argparse.Namespace) -> int:
             print(f"ihbench report: warning: {run['run']} is unfinished: {run['n_responses']} of {planned} planned "
                   "response(s) are in it; the scores cover those (`ihbench run` with the same options goes on)",
                   file=sys.stderr)
+        waiting = max((run.get("not_judged") or {}).values(), default=0)
+        if waiting:
+            print(f"ihbench report: warning: {run['run']}: {waiting} answer(s) have no judgment yet (answered after "
+                  f"the last `ihbench judge`) and are not in the scores; `ihbench judge {run['run']}` judges only "
+                  "those", file=sys.stderr)
     for run in report.runs:  # the scores are the result: printed with --quiet too (it hides notes and bars)
         tf, rq = run.get("tf_win_rate"), run.get("rq_pass_rate")
         print(f"{run['run']}: TF win rate {tf['tf_win_rate']:.3f} [{tf['ci_low']:.3f}, {tf['ci_high']:.3f}]" if tf else

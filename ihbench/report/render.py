@@ -31,6 +31,11 @@ def _fmt(result: Optional[dict], key: str) -> str:
     return f"{result[key]:.3f} [{result['ci_low']:.3f}, {result['ci_high']:.3f}]"
 
 
+def _not_judged(run: dict) -> str:
+    waiting = run.get("not_judged") or {}  # summaries written before it was counted have none
+    return f"{waiting.get('tf', 0)}/{waiting.get('rq', 0)}"
+
+
 def _label(run: dict) -> str:
     """Model and modality; plus the data when the report mixes datasets, so rows can be told apart."""
     data = ""
@@ -106,15 +111,17 @@ def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
     warning = [f"> **Warning:** {report['mixed_data']}", ""] if report.get("mixed_data") else []
     lines = ["# IHBench report", "", *warning, "## Scores", "",
              "| run | items | responses | TF win rate [95 % CI] | RQ pass rate [95 % CI] | baseline RQ (same items) | "
-             "judge errors (TF/RQ) | failed items (not scored) |", "|---|---|---|---|---|---|---|---|"]
+             "judge errors (TF/RQ) | not judged yet (TF/RQ) | failed items (not scored) |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for run in runs:
         errors = run["judge_errors"]
         lines.append(f"| {_label(run)} | {run['n_items']} | {run['n_responses']} "
                      f"| {_fmt(run['tf_win_rate'], 'tf_win_rate')} | {_fmt(run['rq_pass_rate'], 'rq_pass_rate')} "
                      f"| {_fmt(run.get('baseline_rq_pass_rate'), 'rq_pass_rate')} "
-                     f"| {errors['tf']}/{errors['rq']} | {run['generation_errors']} |")
-    lines += ["", "Judge errors and failed items (the model produced an error, not an answer) are left out of the "
-              "scores, never counted as a loss for the model; `ihbench judge` and `ihbench run` try them again. The "
+                     f"| {errors['tf']}/{errors['rq']} | {_not_judged(run)} | {run['generation_errors']} |")
+    lines += ["", "Judge errors, answers not judged yet and failed items (the model produced an error, not an answer) "
+              "are left out of the scores, never counted as a loss for the model; `ihbench judge` and `ihbench run` "
+              "try them again. The "
               "baseline's "
               "RQ pass rate (its verdicts ship with the data) is the anchor TF is relative to: TF 0.5 is parity with "
               "a baseline of that quality.", ""]

@@ -91,6 +91,10 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
         "judges": sorted({(j.judge_model, j.prompt_version, j.prompt_hash) for j in judgments}),
         "judge_errors": {axis: sum(j.axis == axis and j.outcome == "judge_error" for j in judgments)
                          for axis in ("tf", "rq")},
+        # answers with no verdict yet on an axis (judged before they existed, or never judged): not in
+        # the scores, and `ihbench judge` judges only those
+        "not_judged": {axis: len({r.key for r in responses if r.answered}
+                                 - {(j.id, j.epoch) for j in judgments if j.axis == axis}) for axis in ("tf", "rq")},
         "metric_versions": {name: metric_version(name) for name in ("tf_win_rate", "rq_pass_rate")},
     }
     summary["judges"] = [{"judge_model": m, "prompt_version": v, "prompt_hash": h} for m, v, h in summary["judges"]]
