@@ -64,16 +64,23 @@ class TurnRecord:
 
     @classmethod
     def from_json(cls, data: dict) -> "TurnRecord":
-        if not isinstance(data, dict):
-            raise RecordError("not a record object")
-        for name, kinds in (("benchmark", str), ("epoch", int), ("turn", int), ("status", str), ("user_text", str),
-                            ("seed", int), ("benchmark_hash", str), ("tool_calls", list), ("messages", list)):
-            if not isinstance(data.get(name), kinds) or isinstance(data.get(name), bool):
-                raise RecordError(f"field {name!r} must be {kinds.__name__}, got {data.get(name)!r}")
-        if data["status"] not in STATUSES:
-            raise RecordError(f"field 'status' must be one of {', '.join(STATUSES)}, got {data['status']!r}")
-        known = {name for name in cls.__dataclass_fields__}
-        return cls(**{key: value for key, value in data.items() if key in known})
+        return _checked(cls, data, (("benchmark", str), ("epoch", int), ("turn", int), ("status", str),
+                                    ("user_text", str), ("seed", int), ("benchmark_hash", str), ("tool_calls", list),
+                                    ("messages", list)), "status", STATUSES)
+
+
+def _checked(cls, data, required, choice: str, choices):
+    """A record of `cls` from a line read back: the `required` (name, type) fields present and typed,
+    `choice` one of `choices`; keys a newer writer added are left out."""
+    if not isinstance(data, dict):
+        raise RecordError("not a record object")
+    for name, kinds in required:
+        if not isinstance(data.get(name), kinds) or isinstance(data.get(name), bool):
+            raise RecordError(f"field {name!r} must be {kinds.__name__}, got {data.get(name)!r}")
+    if data[choice] not in choices:
+        raise RecordError(f"field {choice!r} must be one of {', '.join(choices)}, got {data[choice]!r}")
+    known = {name for name in cls.__dataclass_fields__}
+    return cls(**{key: value for key, value in data.items() if key in known})
 
 
 CONV_JUDGMENT_FORMAT = 1
@@ -132,15 +139,9 @@ class ConvJudgmentRecord:
 
     @classmethod
     def from_json(cls, data: dict) -> "ConvJudgmentRecord":
-        if not isinstance(data, dict):
-            raise RecordError("not a record object")
-        for name, kinds in (("benchmark", str), ("epoch", int), ("turn", int), ("outcome", str),
-                            ("judge_model", str), ("prompt_hash", str), ("conversation_hash", str)):
-            if not isinstance(data.get(name), kinds) or isinstance(data.get(name), bool):
-                raise RecordError(f"field {name!r} must be {kinds.__name__}, got {data.get(name)!r}")
-        if data["outcome"] not in JUDGE_OUTCOMES:
-            raise RecordError(f"field 'outcome' must be one of {', '.join(JUDGE_OUTCOMES)}, got {data['outcome']!r}")
-        if data["outcome"] == "judged" and not isinstance(data.get("scores"), dict):
+        record = _checked(cls, data, (("benchmark", str), ("epoch", int), ("turn", int), ("outcome", str),
+                                      ("judge_model", str), ("prompt_hash", str), ("conversation_hash", str)),
+                          "outcome", JUDGE_OUTCOMES)
+        if record.judged and not isinstance(record.scores, dict):
             raise RecordError("a judged record needs its 'scores'")
-        known = {name for name in cls.__dataclass_fields__}
-        return cls(**{key: value for key, value in data.items() if key in known})
+        return record
