@@ -61,6 +61,17 @@ def load_metric(name: str, config: Optional[str] = None, *, folder: Optional[str
     return evaluate.load(folder or metric_path(name), config)
 
 
+@lru_cache(maxsize=None)
+def metric_version(name: str) -> str:
+    """Hash of the module's code (links resolved), stamped on every score it produced."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted(Path(metric_path(name)).glob("*.py")):
+        digest.update(path.name.encode() + path.resolve().read_bytes())
+    return digest.hexdigest()[:12]
+
+
 def reference_table(name: str) -> Path:
     """The paper's tables as CSV (`table1`, `table4`), shown beside a user's runs."""
     path = _package_dir("reference", f"ihbench_{name}.csv")

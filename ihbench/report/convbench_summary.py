@@ -55,7 +55,7 @@ def summarize_convbench(run_dir: Path, *, judgments: Optional[Path] = None, data
     """`run_dir`: our run folder or a reference harness's (its benchmark from `data`/`config`, or as
     its judgments recorded it). `compare_judge`: the reference judge's `*_judged.jsonl` of one of
     its conversations, for agreement with ours."""
-    from .summary import metric_version
+    from ..resources import metric_version
 
     source = open_source(run_dir, data=data, config=config, judgments=judgments)
     run = source.run

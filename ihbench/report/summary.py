@@ -6,18 +6,16 @@ counted and left out: they are never a loss for the model.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from collections import defaultdict
-from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Sequence
 
 from ihbench.dataset.schema import DEPTH_BINS, depth_bin
 
 from .. import stats
-from ..resources import load_metric, metric_path
+from ..resources import load_metric, metric_version
 from ..records import JudgmentRecord, ResponseRecord
 from ..rundir import RunDir
 from ..summaries import ReportSummary
@@ -25,15 +23,6 @@ from .diagnostics import diagnose
 
 log = logging.getLogger("ihbench")
 
-
-
-@lru_cache(maxsize=None)
-def metric_version(name: str) -> str:
-    """Hash of the module's code (links resolved), stamped on every score it produced."""
-    digest = hashlib.sha256()
-    for path in sorted(Path(metric_path(name)).glob("*.py")):
-        digest.update(path.name.encode() + path.resolve().read_bytes())
-    return digest.hexdigest()[:12]
 
 
 def _rates(rows: list[JudgmentRecord], items: dict, axis: str, n_bootstrap: int, seed: int) -> Optional[dict]:

@@ -111,7 +111,7 @@ def analyze(recording: TwoChannel, vad, *, words: Optional[Mapping[str, list]] =
 
 def agreement(analyses: Sequence[Analysis], likelihoods: Mapping[str, object], *, source: str) -> dict:
     """The five agreement metrics and the single-label evaluation, all recordings pooled."""
-    from ..report.summary import metric_version
+    from ..resources import metric_version
 
     predictions = [likelihoods[a.name].tolist() for a in analyses]
     references = [a.labels.to_reference() for a in analyses]
