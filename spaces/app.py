@@ -1,22 +1,23 @@
 """IHBench Space: browse the data, run a local audio model on it, detect interruptions, analyse
-turn-taking in two-channel calls, score files.
+turn-taking in two-channel calls, step through ConversationBench runs, score files.
 
 Launch: `make demo`, `python spaces/app.py`, or as a Hugging Face Space (`ihbench publish-space`).
 The data comes from `$IHBENCH_DATA` (a folder or a Hub id); without it the page says what to set.
 The address is gradio's own: `GRADIO_SERVER_NAME` (a Space sets 0.0.0.0) and `GRADIO_SERVER_PORT`
 or `PORT` (default 7860). The layout is all this file does; what each tab computes lives in
-`ihbench.ui` (the Turns tab: `ihbench.ui_turns`).
+`ihbench.ui` (the Turns tab: `ihbench.ui_turns`; ConversationBench: `ihbench.ui_convbench`).
 """
 from __future__ import annotations
 
 import functools
 import inspect
 import os
+from pathlib import Path
 
 import gradio as gr
 from ihbench.dataset.schema import INTERRUPTION_TYPES
 
-from ihbench import ui, ui_turns
+from ihbench import ui, ui_convbench, ui_turns
 
 try:  # ZeroGPU hardware on Hugging Face Spaces; a no-op elsewhere
     import spaces
@@ -111,6 +112,46 @@ def analyze_turns(recording_id, upload):
     return ui_turns.analyze_recording(recording_id, upload)
 
 
+@shown
+def open_convbench(choice, typed):
+    path, header, labels = ui_convbench.open_run(choice, typed)
+    return path, header, gr.update(choices=labels, value=labels[0] if labels else None)
+
+
+@shown
+def show_convbench_turn(path, label):
+    if not path or not label:
+        return "", None, "", "", [], [], [], ""
+    return tuple(ui_convbench.turn_view(path, label))
+
+
+@shown
+def previous_convbench_turn(path, label):
+    return gr.update(value=ui_convbench.step(path, label, -1)) if path else gr.update()
+
+
+@shown
+def next_convbench_turn(path, label):
+    return gr.update(value=ui_convbench.step(path, label, 1)) if path else gr.update()
+
+
+@shown
+def convbench_runs():
+    return gr.update(choices=ui_convbench.run_choices())
+
+
+@gpu
+@shown
+def run_convbench_model(loader, model_path, tiny, base_url, turns, max_new_tokens):
+    for status, path in ui_convbench.run_stream(loader, model_path, tiny, base_url or None, turns, max_new_tokens):
+        if path is None:
+            yield status, gr.update(), gr.update(), gr.update(), gr.update()
+            continue
+        path, header, labels = ui_convbench.open_run(None, path)
+        yield (status, gr.update(choices=ui_convbench.run_choices(), value=Path(path).name), path, header,
+               gr.update(choices=labels, value=labels[0] if labels else None))
+
+
 def build_app() -> gr.Blocks:
     problem = ui.data_problem()
     with gr.Blocks(title="IHBench") as app:
@@ -121,6 +162,7 @@ def build_app() -> gr.Blocks:
         else:
             _data_tabs(app)
         _turns_tab()
+        _convbench_tab(app)
         _metric_tabs(app)
     return app
 
@@ -200,6 +242,69 @@ def _turns_tab() -> None:
         timing = gr.Dataframe(headers=["figure", "value", "ci_low", "ci_high", "n"], label="Timing",
                               elem_id="timing")
         analyze_button.click(analyze_turns, [recording, upload], [timeline, timing, summary])
+
+
+def _convbench_tab(app: gr.Blocks) -> None:
+    """Opens any run of the runs folder (or a typed path) without the dataset; running a model needs
+    the dataset's in-house benchmark."""
+    run_state = gr.State(None)  # the open run's folder
+    with gr.Tab("ConversationBench"):
+        with gr.Row():
+            runs = ui_convbench.run_choices()
+            run = gr.Dropdown(runs, value=runs[0] if runs else None, label="ConversationBench run (runs folder)",
+                              elem_id="convbench-run")
+            typed = gr.Textbox(label="Or the path of a run folder", elem_id="convbench-path")
+            open_button = gr.Button("Open", elem_id="convbench-open", scale=0)
+        with gr.Accordion("Run a model on the first turns of the in-house benchmark", open=False):
+            problem = ui_convbench.in_house_problem()
+            if problem:
+                gr.Markdown(problem)
+            families = ui_convbench.tool_families()
+            with gr.Row():
+                loader = gr.Dropdown(families, value="qwen3-omni" if "qwen3-omni" in families else families[0],
+                                     label="Model family (those that call tools)")
+                tiny = gr.Checkbox(True, label="Tiny random-weight model (made here; its replies are noise)")
+                model_path = gr.Textbox(label="Or a model path or id")
+                base_url = gr.Textbox(label="Server URL (openai family only)")
+            with gr.Row():
+                turns = gr.Slider(1, ui_convbench.MAX_TURNS, value=3, step=1, label="First turns")
+                max_new_tokens = gr.Slider(1, 512, value=32, step=1, label="Max new tokens")
+            run_button = gr.Button("Run", variant="primary", elem_id="convbench-run-model")
+            status = gr.Markdown(elem_id="convbench-status")
+        header = gr.Markdown(elem_id="convbench-header")
+        with gr.Row():
+            turn = gr.Dropdown([], label="Turn (✗: a dimension failed)", elem_id="convbench-turn")
+            previous_button = gr.Button("◀ Previous", elem_id="convbench-previous", scale=0)
+            next_button = gr.Button("Next ▶", elem_id="convbench-next", scale=0)
+        with gr.Row():
+            with gr.Column():
+                user = gr.Markdown(elem_id="convbench-user")
+                audio = gr.Audio(label="The user's turn", type="numpy")
+            with gr.Column():
+                gr.Markdown("**Golden reply**")
+                golden = gr.Markdown(elem_id="convbench-golden")
+            with gr.Column():
+                gr.Markdown("**The model's reply**")
+                reply = gr.Markdown(elem_id="convbench-reply")
+        with gr.Row():
+            expected = gr.Dataframe(headers=["tool", "arguments"], label="Expected calls", elem_id="convbench-expected",
+                                    wrap=True, column_widths=["30%", "70%"])
+            actual = gr.Dataframe(headers=["tool", "arguments", "result"], label="Actual calls with their results",
+                                  elem_id="convbench-actual", wrap=True, column_widths=["24%", "38%", "38%"])
+        with gr.Row():
+            verdicts = gr.Dataframe(headers=["dimension", "verdict", "judge's first answer"], label="Verdicts",
+                                    elem_id="convbench-verdicts", wrap=True, column_widths=["38%", "34%", "28%"])
+            judge_notes = gr.Markdown(elem_id="convbench-judge")
+        opened = [run_state, header, turn]
+        open_button.click(open_convbench, [run, typed], opened)
+        run.input(open_convbench, [run, gr.State("")], opened)
+        turn.change(show_convbench_turn, [run_state, turn],
+                    [user, audio, golden, reply, expected, actual, verdicts, judge_notes])
+        previous_button.click(previous_convbench_turn, [run_state, turn], turn)
+        next_button.click(next_convbench_turn, [run_state, turn], turn)
+        run_button.click(run_convbench_model, [loader, model_path, tiny, base_url, turns, max_new_tokens],
+                         [status, run, *opened])
+        app.load(convbench_runs, None, run)
 
 
 def _metric_tabs(app: gr.Blocks) -> None:

@@ -1,5 +1,6 @@
 """The Space in a real browser: Playwright for Python driving Debian's Chromium (never
 `playwright install`). Screenshots per tab go to tests/artifacts/ (ignored by git)."""
+import shutil
 import sys
 
 import pytest
@@ -104,3 +105,35 @@ def test_turns_on_a_duplex_recording_shows_the_timeline_and_the_agreement(page):
     page.locator("#timeline img").first.wait_for(timeout=60_000)
     playwright_api.expect(page.locator("#timing")).to_contain_text("stop latency", timeout=30_000)
     page.screenshot(path=str(ARTIFACTS / "space-turns.png"), full_page=True)
+
+
+def test_convbench_pick_a_judged_run_step_to_a_turn_and_see_its_verdicts(page, tmp_path):
+    """A golden replay judged by the scripted judge, in the Space's runs folder (made in a thread of
+    its own: Playwright's loop runs in this one, and the judge runs its own); the page is loaded
+    again so the tab's list holds it."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+    from pathlib import Path
+
+    from test_space_convbench import make_judged_run
+
+    with ThreadPoolExecutor(1) as thread:
+        thread.submit(make_judged_run, tmp_path, Path(os.environ["IHBENCH_RUNS"])).result()
+    page.reload()
+    page.get_by_role("tab", name="ConversationBench").click()
+    _pick(page, "convbench-run", "convbench-golden")
+    playwright_api.expect(page.locator("#convbench-header")).to_contain_text("Pass rates", timeout=60_000)
+    playwright_api.expect(page.locator("#convbench-user")).to_contain_text("Epoch 0 · turn 0", timeout=60_000)
+    for turn in (1, 2):  # one step at a time: Next steps from the turn the page shows
+        page.locator("#convbench-next").click()
+        playwright_api.expect(page.locator("#convbench-user")).to_contain_text(f"Epoch 0 · turn {turn}",
+                                                                                timeout=60_000)
+    playwright_api.expect(page.locator("#convbench-golden")).to_contain_text("slot 43 is full", timeout=30_000)
+    playwright_api.expect(page.locator("#convbench-actual")).to_contain_text("SLOT_FULL", timeout=30_000)
+    playwright_api.expect(page.locator("#convbench-verdicts")).to_contain_text("state_tracking", timeout=30_000)
+    playwright_api.expect(page.locator("#convbench-judge")).to_contain_text("charged to state_tracking",
+                                                                             timeout=30_000)
+    shot = tmp_path / "space-convbench.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    shutil.copy(shot, ARTIFACTS / shot.name)
