@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import re
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -143,14 +144,65 @@ def open_config(path: str, label: str, config: str, split: Optional[str], revisi
     names = config_names(path, revision)
     if names and config not in names:
         raise DataSourceError(f"{label}: no config {config!r}; available: {', '.join(names)}")
+    loaded = load_config(path, label, config, revision)
+    return loaded[_pick_split(list(loaded), split, f"{label} [{config}]")]
+
+
+def load_config(path: str, label: str, config: str, revision: Optional[str] = None):
+    """`datasets.load_dataset(path, config)` for every reader of the toolkit: a failure is one
+    DataSourceError naming the source (and the file, when a local Parquet file is damaged), and the
+    library's own log line about that same failure ("Failed to read schema ...") is not printed
+    before it."""
+    import datasets
+
     try:
-        loaded = datasets.load_dataset(path, config, revision=revision)
+        with _library_error_log_off():
+            return datasets.load_dataset(path, config, revision=revision)
     except Exception as error:
+        damaged = _damaged_parquet(Path(path)) if Path(path).is_dir() else None
+        if damaged:
+            raise DataSourceError(damaged) from error
         offline = os.environ.get("HF_HUB_OFFLINE") == "1" or os.environ.get("HF_DATASETS_OFFLINE") == "1"
         hub = not Path(path).is_dir()  # a local folder is read from disk: being offline is not why it failed
         hint = " (HF_HUB_OFFLINE is set: hub datasets must already be in the local cache)" if offline and hub else ""
         raise DataSourceError(f"{label}: cannot load config {config!r}{hint}: {type(error).__name__}: {error}") from error
-    return loaded[_pick_split(list(loaded), split, f"{label} [{config}]")]
+
+
+@contextmanager
+def _library_error_log_off():
+    """datasets' file readers (its packaged modules: parquet, arrow, json, ...) log an error and then
+    raise it; the raise is what the user is told, once, by the caller, so their error records are
+    dropped where they are made while it loads (before any handler, ours or a host application's,
+    sees them). Their warnings still show."""
+    import logging
+
+    class _NoErrors(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            return record.levelno < logging.ERROR
+
+    quiet = _NoErrors()
+    readers = [logger for name, logger in list(logging.root.manager.loggerDict.items())
+               if name.startswith("datasets.packaged_modules") and isinstance(logger, logging.Logger)]
+    for logger in readers:
+        logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        for logger in readers:
+            logger.removeFilter(quiet)
+
+
+def _damaged_parquet(folder: Path) -> Optional[str]:
+    """The first Parquet file of a local dataset whose footer cannot be read, said in one line."""
+    import pyarrow.parquet as pq
+
+    for file in sorted(folder.rglob("*.parquet")):
+        try:
+            pq.ParquetFile(file).metadata
+        except Exception as error:  # ArrowInvalid, OSError: whatever pyarrow says of the bytes
+            return (f"{file}: not a readable Parquet file ({str(error).splitlines()[0][:200]}); copy the dataset "
+                    "again or rebuild it")
+    return None
 
 
 def _pick_split(available: list[str], split: Optional[str], label: str) -> str:

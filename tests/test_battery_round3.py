@@ -181,3 +181,19 @@ def test_a_run_whose_run_json_is_a_folder_is_named_as_such(official, tmp_path, c
         assert f"{run / 'run.json'}: is a folder, not the JSON file `ihbench run` writes" in error
         assert "a report" not in error
     assert _files(run) == before and not (tmp_path / "b").exists()
+
+
+def test_a_damaged_parquet_file_is_one_line_naming_it_with_no_library_log_before(official):
+    """In a process of its own: the library's log handler holds the stderr of the moment it was
+    imported, which no capture fixture of this process sees."""
+    import subprocess
+    import sys
+
+    (parquet,) = (official / "conversations").glob("*.parquet")
+    parquet.write_bytes(os.urandom(3000))
+    result = subprocess.run([sys.executable, "-m", "ihbench.cli", "info", str(official), "--quiet"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == [  # and nothing before it: no "Failed to read schema from ..."
+        f"ihbench info: error: {parquet}: not a readable Parquet file (Parquet magic bytes not found in footer. "
+        "Either the file is corrupted or this is not a parquet file.); copy the dataset again or rebuild it"]

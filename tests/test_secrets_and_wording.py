@@ -122,7 +122,8 @@ def test_info_on_a_local_folder_does_not_blame_the_hub(official, capsys, monkeyp
         parquet.write_bytes(b"PAR1 not parquet at all")
     assert main(["info", str(official), "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert f"{official}: cannot load config 'conversations'" in err and "HF_HUB_OFFLINE" not in err
+    assert f"{official / 'conversations'}/" in err and "not a readable Parquet file" in err  # the file named
+    assert "HF_HUB_OFFLINE" not in err
 
 
 def test_generate_names_its_own_model_flag(tmp_path, capsys):

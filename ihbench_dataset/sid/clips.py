@@ -88,7 +88,9 @@ def sid_rows(dataset_or_dir: Any, config: str = "sid_en") -> tuple[list[dict], S
                          f"{', '.join(sid) or 'none (run ihbench sid-import or ihbench build --sid-sources)'}")
     if (root / config).is_dir() and any((root / config).glob("*.parquet")):
         _refuse_empty_parquet(root / config, config)  # datasets would fail with "corresponds to no data"
-        loaded = datasets.load_dataset(str(root.resolve()), config)  # imported sid_* or an in-house sid_dev_*
+        from ..load import load_config
+
+        loaded = load_config(str(root.resolve()), str(root), config)  # imported sid_* or an in-house sid_dev_*
         return _not_empty(_from_dataset(loaded[SPLIT] if SPLIT in loaded else loaded[next(iter(loaded))]),
                           str(root / config))
     built = sorted(d.name for d in root.iterdir() if d.is_dir() and any(d.glob("*.parquet"))) if root.is_dir() else []
