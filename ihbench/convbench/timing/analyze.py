@@ -31,8 +31,8 @@ import numpy as np
 
 from ihbench.dataset.errors import MissingFileError
 
-from . import segments as seg
-from . import tags as tg
+import ihbench.convbench.timing.segments as seg
+import ihbench.convbench.timing.tags as tg
 from .inputs import Mark, RunLog, read_conversation, read_events, read_run_log, read_transcript
 from .verdicts import issue_thresholds, turn_taking_block
 
