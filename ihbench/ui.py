@@ -328,7 +328,9 @@ def metrics_table(metric: str, upload: Optional[str]) -> list[list]:
     """Upload a jsonl of verdicts or SID predictions+references; get the module's result as a table.
 
     Lines: rq_pass_rate {"verdicts": [bool,...], "item_id"?, "interruption_type"?}; tf_win_rate
-    {"verdict": "model"|"baseline"|"tie", ...}; fir/irl/apt {"prediction": {...}, "reference": {...}}.
+    {"verdict": "model"|"baseline"|"tie", ...}; fir/irl/apt {"prediction": {...}, "reference": {...}};
+    convbench_pass_rate {"verdict": bool|null, "dimension", "turn", "epoch"?, "call_expected"?,
+    "categories"?}, or the lines of a ConversationBench run's judgments.jsonl as `ihbench judge` wrote them.
     """
     from ihbench.resources import load_metric
 
@@ -349,6 +351,8 @@ def metrics_table(metric: str, upload: Optional[str]) -> list[list]:
             if all("interruption_type" in r for r in rows):
                 kwargs["interruption_types"] = [r["interruption_type"] for r in rows]
             result = load_metric(metric).compute(**kwargs)
+        elif metric == "convbench_pass_rate":
+            result = load_metric(metric).compute(**_convbench_columns(rows))
         elif metric in ("fir", "irl", "apt"):
             result = load_metric(metric).compute(predictions=[r["prediction"] for r in rows],
                                                  references=[r["reference"] for r in rows])
@@ -359,6 +363,23 @@ def metrics_table(metric: str, upload: Optional[str]) -> list[list]:
     except ValueError as error:
         raise UserError(str(error)) from None
     return [[key, json.dumps(value) if isinstance(value, (dict, list)) else value] for key, value in result.items()]
+
+
+def _convbench_columns(rows: list[dict]) -> dict:
+    """The module's long-form columns from verdict lines, or from judged turns (one line per turn with
+    its `scores`: each dimension becomes a row; a judge_error line is skipped, never a failure)."""
+    if rows and all("scores" in r for r in rows):
+        rows = [{"verdict": verdict, "dimension": dimension, "turn": r["turn"], "epoch": r.get("epoch", 0)}
+                for r in rows if r.get("outcome", "judged") == "judged" for dimension, verdict in r["scores"].items()
+                if not (dimension == "turn_taking" and not r.get("turn_taking_supported", True))]
+        if not rows:
+            raise UserError("no judged turn in the file (every line is a judge_error)")
+    columns = {"predictions": [r["verdict"] for r in rows], "dimensions": [r["dimension"] for r in rows],
+               "turn_ids": [r["turn"] for r in rows], "epochs": [r.get("epoch", 0) for r in rows]}
+    for field, column in (("call_expected", "call_expected"), ("categories", "categories")):
+        if all(field in r for r in rows):
+            columns[column] = [r[field] for r in rows]
+    return columns
 
 
 def leaderboard() -> list[list]:

@@ -28,7 +28,7 @@ except (ImportError, AttributeError):
         return function
 
 DETECTORS = ["silero-vad", "energy"]
-METRICS = ["rq_pass_rate", "tf_win_rate", "fir", "irl", "apt"]
+METRICS = ["rq_pass_rate", "tf_win_rate", "fir", "irl", "apt", "convbench_pass_rate"]
 
 
 def _page_error(error: Exception) -> gr.Error:

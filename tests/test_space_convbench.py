@@ -180,3 +180,14 @@ def test_without_the_in_house_benchmark_running_is_one_error_line(tmp_path, monk
     assert "no in-house ConversationBench" in ui_convbench.in_house_problem()
     with pytest.raises(gr.Error, match="no in-house ConversationBench"):
         list(space_app.run_convbench_model("qwen3-omni", "", True, "", 1, 4))
+
+
+def test_the_metrics_tab_scores_a_judgments_file_with_the_convbench_module(runs):
+    from ihbench import ui
+
+    judged, _ = runs
+    table = dict((row[0], row[1]) for row in ui.metrics_table("convbench_pass_rate", str(judged / "judgments.jsonl")))
+    state = json.loads(table["per_dimension"])["state_tracking"]["applicable"]
+    assert (state["passes"], state["n"]) == (1, 2)  # turn 2's forgotten state; turn 3 passes
+    assert "turn_taking" not in json.loads(table["per_dimension"])  # not measured in a text run
+    assert json.loads(table["pass_rows"])["n"] == 5
