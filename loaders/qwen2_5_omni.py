@@ -10,7 +10,8 @@ text-producing thinker (`Qwen2_5OmniThinkerForConditionalGeneration`) with `Qwen
   the processor expands each <|AUDIO|> to 25 tokens a second. Its Whisper feature extractor pads
   and cuts every clip to 300 s (`n_samples`), not Whisper's 30 s.
 - Its generation_config.json is the whole model's and names no end token for the thinker, which
-  then runs to max_new_tokens (QwenLM/Qwen2.5-Omni#371): the tokenizer's end and pad tokens fill in.
+  then runs to max_new_tokens (QwenLM/Qwen2.5-Omni#371): the tokenizer's end token is always added
+  to the stop tokens, and its pad token fills in when none is named.
 - The processor also holds image and video processors; the video one cannot be built without
   torchvision, so without it the audio+text part of the same class is used (as for Phi-4).
 """
@@ -67,6 +68,14 @@ def chat_messages(conversation: ModelInput) -> list[dict]:
     return messages
 
 
+def with_end_token(ends, end: int):
+    """The generation config's end token(s) with `end` among them (one id stays an int)."""
+    ends = [] if ends is None else list(ends) if isinstance(ends, (list, tuple)) else [ends]
+    if end is not None and end not in ends:
+        ends.append(end)
+    return ends[0] if len(ends) == 1 else ends or None
+
+
 class OmniThinkerLoader(TransformersLoader):
     """What the Qwen Omni families share: the thinker only, the processor (or its audio+text part)
     and a template check."""
@@ -84,10 +93,11 @@ class OmniThinkerLoader(TransformersLoader):
         model = self.pretrained(getattr(transformers, self.THINKER))
         # The checkpoint's generation_config.json is the whole Omni model's and names no end token
         # for the thinker, which then runs to max_new_tokens (QwenLM/Qwen2.5-Omni#371); the
-        # tokenizer's end (<|im_end|>, the end of a ChatML turn) and pad tokens are the fix.
+        # tokenizer's end (<|im_end|>, the end of a ChatML turn) and pad tokens are the fix. The
+        # end token is added even when the config names others: a re-saved or fine-tuned checkpoint
+        # that names only <|endoftext|> would otherwise run past the end of its turn.
         generation, tokenizer = model.generation_config, self.processor.tokenizer
-        if generation.eos_token_id is None:
-            generation.eos_token_id = tokenizer.eos_token_id
+        generation.eos_token_id = with_end_token(generation.eos_token_id, tokenizer.eos_token_id)
         if generation.pad_token_id is None:
             generation.pad_token_id = tokenizer.pad_token_id
         return model

@@ -83,6 +83,22 @@ def test_generation_ends_at_the_tokenizers_end_token_the_checkpoint_does_not_nam
     assert loader._until_end([5, 6, end, 7, 8]) == [5, 6, end]
 
 
+def test_the_end_token_is_added_even_when_the_generation_config_names_others(checkpoint, tmp_path):
+    """A re-saved checkpoint whose generation config names only <|endoftext|> still stops at the end
+    of its ChatML turn."""
+    copy = shutil.copytree(checkpoint, tmp_path / "resaved")
+    config = json.loads((copy / "generation_config.json").read_text())
+    loader = get(FAMILY)(str(copy))
+    tokenizer = loader.processor.tokenizer
+    other, end = tokenizer.convert_tokens_to_ids("<|endoftext|>"), tokenizer.convert_tokens_to_ids("<|im_end|>")
+    (copy / "generation_config.json").write_text(json.dumps({**config, "eos_token_id": other}))
+
+    resaved = get(FAMILY)(str(copy))
+
+    assert resaved.model.generation_config.eos_token_id == [other, end]
+    assert resaved._until_end([5, end, 7]) == [5, end] and resaved._until_end([5, other, 7]) == [5, other]
+
+
 def test_the_prompt_keeps_the_benchmark_system_prompt_and_one_audio_part_per_clip(loader):
     prompt = loader.prompt(conversation())
 
