@@ -12,6 +12,10 @@ command writes, in the order it always had. Parts a reader only shows, never com
 statistics and agreement, a report's per-run scores, a cross report's table) stay JSON objects.
 
 Versions (`SUMMARY_FORMAT`): 1, every summary so far; a file without `format_version` reads as 1.
+Turns summaries (`TURNS_FORMAT`): 2 when a barge-in the AI talks over stopped counting as a yield
+(`timing.talk_overs` counts them; stop latency and turn-over rate are over yields only, speech
+boundaries measured on frame energy). A version-1 turns summary reads with `talk_overs` None (not
+counted then) and is written back without it.
 Two kinds were once written without `kind`: `ihbench sid` summaries and single-benchmark
 reports. `summary_kind` is the one place that recognises them.
 """
@@ -25,6 +29,7 @@ from typing import Any, ClassVar, Optional, Union
 from ihbench.dataset.errors import UsageError
 
 SUMMARY_FORMAT = 1
+TURNS_FORMAT = 2
 SID_DEFINITIONS = ("notebook", "readme")
 #: a field the writer leaves out when it has no value (to_json does not invent it)
 _OMITTED_WHEN_NONE = {"omit_none": True}
@@ -189,6 +194,8 @@ class TurnsTiming:
     response_latency_s: Latency
     stop_latency_s: Latency
     turn_over_rate: Rate
+    #: barge-ins the AI talked over (None in a version-1 summary, which counted some of them as yields)
+    talk_overs: Optional[int] = field(default=None, metadata=_OMITTED_WHEN_NONE)
     extra: dict = field(default_factory=dict, compare=False)
 
     @classmethod
@@ -287,7 +294,7 @@ class TurnsSummary(_Summary):
     notes: list[str] = field(default_factory=list)
     ihbench_version: Optional[str] = None
     command: Optional[list[str]] = None
-    format_version: int = SUMMARY_FORMAT
+    format_version: int = TURNS_FORMAT
     extra: dict = field(default_factory=dict, compare=False)
 
     @classmethod

@@ -72,13 +72,16 @@ def _row(recording_id: str) -> dict:
 
 
 def timing_rows(timing: dict) -> list[list]:
+    """[figure, value, CI low, CI high, n]; the talk-over row is a count of the n barge-ins."""
     rows = []
-    for key, label in (("response_latency_s", "response latency (s)"), ("stop_latency_s", "stop latency (s)")):
+    for key, label in (("response_latency_s", "response latency (s)"), ("stop_latency_s", "stop latency (s, yields)")):
         figure = timing[key]
         rows.append([label, _round(figure["mean"]), _round(figure["ci_low"]), _round(figure["ci_high"]), figure["n"]])
     rate = timing["turn_over_rate"]
     rows.append(["turn-over rate on barge-ins", _round(rate["value"]), _round(rate["ci_low"]), _round(rate["ci_high"]),
                  rate["n"]])
+    if timing.get("talk_overs") is not None:  # absent from summaries written before talk-overs were counted
+        rows.append(["talk-overs (barge-ins the AI talked over)", timing["talk_overs"], None, None, rate["n"]])
     return rows
 
 
@@ -95,9 +98,10 @@ def _summary(summary: dict, events: dict, truth: Optional[dict]) -> str:
         n = min(len(events["events"]), len(truth["events"]))
         same = sum(a == b for a, b in zip(events["events"][:n], truth["events"][:n]))
         placed = [i["stop_latency"] for i in truth["interruptions"] if i["stop_latency"] is not None]
+        talked_over = sum(i.get("outcome") == "talk_over" for i in truth["interruptions"])
         lines.append(f"Agreement with the rendered ground truth: **{same / n:.3f}** of {n} chunks of 40 ms "
                      f"have the same event label.")
         if placed:
             lines.append(f"Stop latency placed by the render: {sum(placed) / len(placed):.3f} s on average "
-                         f"over {len(placed)} barge-ins.")
+                         f"over {len(placed)} yields; {talked_over} barge-in(s) talked over.")
     return "\n\n".join(lines)

@@ -14,6 +14,10 @@ from (their ground truth). Channel A is the AI system, channel B the user. The r
   otherwise discarded; then both silent -> NA; one side speaking -> C if it already held the
   floor (or held it while being overlapped), else T and the floor passes; both speaking -> I,
   the state becoming AB (A held, B overlaps) or BA.
+
+Beside the chunk labels, `barge_ins` says how each overlap a speaker starts ends: the other
+speaker yields (stops while the newcomer still holds the floor) or talks over it. `ihbench turns`
+times it on detected speech and the duplex renders write it as ground truth, by this one rule.
 """
 from __future__ import annotations
 
@@ -23,6 +27,14 @@ from typing import Sequence
 CHUNK_SECONDS = 0.04
 FIRST_END = 0.24
 Interval = tuple[float, float]  # (start, end) in seconds
+
+#: How long after the barge-in's last speech the interrupted speaker may still stop and count as
+#: yielding. Talking Turns (Arora et al., ICLR 2025, Section 3.1) ends an IPU only after more than
+#: 200 ms of silence (`ipus.MIN_SILENCE_S`): until then the user's speech, and the barge-in with
+#: it, has not ended, so an AI falling silent then stopped while the user held the floor. Neither
+#: Talking Turns nor Full-Duplex-Bench v1.5 (whose stop latency runs from overlap onset to the
+#: model falling silent) publishes a separate yield tolerance; this is the paper's own boundary.
+YIELD_TOLERANCE_S = 0.2
 
 
 @dataclass(frozen=True)
@@ -85,3 +97,42 @@ def floor_labels(a_speech: Sequence[Interval], b_speech: Sequence[Interval], dur
         else:
             events.append("NA")
     return FloorLabels(events, turns, end_times)
+
+
+def _stop(speech: Sequence[Interval], t: float) -> float:
+    """The end of the last speech that began before `t`."""
+    return max(e for s, e in speech if s < t)
+
+
+def barge_ins(a_speech: Sequence[Interval], b_speech: Sequence[Interval], *,
+              tolerance: float = YIELD_TOLERANCE_S) -> list[dict]:
+    """Each time B starts speaking inside A's speech, and whether A yielded or talked over it.
+
+    B's attempt is B's IPU that starts inside A's; while A has stopped (within `tolerance` of
+    the attempt's last speech) and does not start again before B's next IPU, that IPU continues
+    the attempt ("Wait, ... is there a bus?" is one attempt). A *yields* when its last speech
+    that began before the attempt ended stops no later than `tolerance` after the attempt's
+    speech ends; its stop latency runs from B's onset to that stop. Otherwise A *talks over* B:
+    it was still speaking after B had let go, and B speaking again once A is done is a new turn,
+    not the same attempt (counting it as one made every talk-over a yield, timed to the end of
+    A's turn). A stop latency exists only for a yield.
+
+    Returns one dict per attempt: user_start, user_end, ai_stop, stop_latency_s (None for a
+    talk-over), outcome ("yield" | "talk_over") and user_took_floor (outcome == "yield").
+    """
+    a, b = sorted(a_speech), sorted(b_speech)
+    found, covered = [], -1
+    for index, (start, end) in enumerate(b):
+        if index <= covered or not any(s < start < e for s, e in a):
+            continue
+        covered, stop = index, _stop(a, end)
+        while (stop - end <= tolerance + 1e-9 and covered + 1 < len(b)
+               and not any(end <= s < b[covered + 1][0] for s, _ in a)):
+            covered += 1  # A is silent and B goes on after a pause: the same attempt
+            end = b[covered][1]
+            stop = _stop(a, end)
+        yielded = stop - end <= tolerance + 1e-9
+        found.append({"user_start": start, "user_end": end, "ai_stop": stop,
+                      "stop_latency_s": round(stop - start, 6) if yielded else None,
+                      "outcome": "yield" if yielded else "talk_over", "user_took_floor": yielded})
+    return found

@@ -1,8 +1,14 @@
 """`ihbench turns` on two-channel conversations made of real TTS speech with known intervals.
 
 The conversation (see `_script`): the AI greets, the user asks, the AI answers after 0.8 s; the
-user says "Uh-huh" inside that answer (a backchannel), then barges in and the AI stops 0.4 s
-later; the AI answers after 0.5 s; the user tries to barge in again but the AI talks on.
+user says "Uh-huh" inside that answer (a backchannel), then barges in 0.4 s before the AI's
+answer ends where its text ends (a yield, timed to the end of the AI's speech); the AI answers
+after 0.5 s; the user tries to barge in again but the AI talks on to the end of its turn (a
+talk-over), and the user speaks again once it is done (a new turn, not the same barge-in).
+The same conversation is also analysed under a -50 dBFS noise floor.
+
+Timings are compared within 80 ms: a latency is the difference of two boundaries, each found to
+within one 40 ms chunk of the floor labels (silero scores 32 ms windows).
 """
 import json
 import struct
@@ -15,7 +21,7 @@ import pytest
 import soundfile
 from ihbench.dataset.audio import AudioError
 from ihbench.dataset.errors import IHBenchError
-from turns_synth import AI_VOICE, USER_VOICE, SyntheticCall, render
+from turns_synth import AI_VOICE, USER_VOICE, SyntheticCall, render, with_noise
 
 from ihbench.turns.audio import TwoChannel, plan_recordings, read_pair, read_stereo
 from ihbench.turns.judge import JudgeFileError, TurnTakingJudge
@@ -23,12 +29,14 @@ from ihbench.turns.run import analyze, analyze_intervals, run_turns
 from ihbench.turns.stats import statistics, timing_summary
 
 AI = {"greet": "Thanks for calling Highline Rail, how can I help you today?",
-      "answer": "The five fifteen to Seattle was cancelled because a mudslide closed the tracks near Kelso, "
-                "and crews expect to reopen them tomorrow morning.",
+      "answer": "The five fifteen to Seattle was cancelled because a mudslide closed the tracks near Kelso.",
       "offer": "Yes. There is a bus at nine thirty tonight and your bike can ride with you at no charge."}
 USER = {"ask": "My train to Seattle was just cancelled tonight.", "uh-huh": "Uh-huh.",
-        "barge": "Wait, is there a bus tonight instead?", "failed": "Hold on a second please."}
+        "barge": "Wait, is there a bus tonight instead?", "failed": "Hold on a second please.",
+        "thanks": "That works for me."}
 DURATION = 27.0
+TIMING = 0.08  # s: two boundaries, each within a 40 ms chunk
+NOISE_DBFS = -50.0
 
 
 def _script(ai: dict, user: dict) -> tuple[SyntheticCall, dict]:
@@ -37,13 +45,16 @@ def _script(ai: dict, user: dict) -> tuple[SyntheticCall, dict]:
     end = c.place("B", user["ask"], end + 0.6)
     answer = end + 0.8
     c.place("B", user["uh-huh"], answer + 2.0)
-    barge = answer + 5.0
-    c.place("A", ai["answer"], answer, cut=barge + 0.4)
+    answer_end = c.place("A", ai["answer"], answer)  # ends where its text ends
+    barge = answer_end - 0.4
     end = c.place("B", user["barge"], barge)
     offer = end + 0.5
-    c.place("A", ai["offer"], offer)
-    c.place("B", user["failed"], offer + 1.5)
-    return c, {"latencies": [0.8, 0.5], "barge": barge, "stop_latency": 0.4}
+    offer_end = c.place("A", ai["offer"], offer)
+    talk_over = offer + 1.5
+    c.place("B", user["failed"], talk_over)
+    c.place("B", user["thanks"], offer_end + 0.6)
+    return c, {"latencies": [0.8, 0.5], "barge": barge, "stop_latency": 0.4, "ai_stop": answer_end,
+               "talk_over": talk_over, "offer_end": offer_end}
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +80,13 @@ def recording(conversation):
 @pytest.fixture(scope="module")
 def detected(recording, vad):
     return analyze(recording, vad)
+
+
+@pytest.fixture(scope="module")
+def noisy(conversation, vad):
+    """The conversation under a -50 dBFS noise floor on both channels."""
+    c, _ = conversation
+    return analyze(TwoChannel.from_samples("noisy", with_noise(c.a, NOISE_DBFS, 1), with_noise(c.b, NOISE_DBFS, 2)), vad)
 
 
 @pytest.fixture(scope="module")
@@ -119,14 +137,29 @@ def test_timing_figures_match_the_script(detected, conversation):
     _, script = conversation
     timing = detected.timing
     latencies = [r["latency_s"] for r in timing["responses"]]
-    assert len(latencies) == 2 and all(abs(a - b) <= 0.08 for a, b in zip(latencies, script["latencies"]))
-    yielded, failed = timing["barge_ins"]
-    assert yielded["user_took_floor"] and abs(yielded["user_start"] - script["barge"]) <= 0.08
-    assert abs(yielded["stop_latency_s"] - script["stop_latency"]) <= 0.08
-    assert not failed["user_took_floor"] and failed["stop_latency_s"] is None
+    assert len(latencies) == 2 and all(abs(a - b) <= TIMING for a, b in zip(latencies, script["latencies"]))
+    yielded, talked_over = timing["barge_ins"]
+    assert yielded["outcome"] == "yield" and abs(yielded["user_start"] - script["barge"]) <= TIMING
+    assert abs(yielded["stop_latency_s"] - script["stop_latency"]) <= TIMING
     summary = timing_summary([timing])
     assert summary["turn_over_rate"]["value"] == 0.5 and summary["turn_over_rate"]["n"] == 2
     assert summary["response_latency_s"]["n"] == 2 and summary["stop_latency_s"]["n"] == 1
+    assert summary["talk_overs"] == 1
+
+
+def test_a_talked_over_barge_in_is_a_talk_over_not_a_yield(detected, truth, conversation):
+    """The user speaks again once the AI has finished: before the fix, that reply was taken for
+    the rest of the barge-in, which then counted as a yield with a stop latency of seconds."""
+    _, script = conversation
+    for analysis in (truth, detected):
+        (_, talked_over) = analysis.timing["barge_ins"]
+        assert talked_over["outcome"] == "talk_over" and not talked_over["user_took_floor"]
+        assert talked_over["stop_latency_s"] is None and abs(talked_over["user_start"] - script["talk_over"]) <= TIMING
+        assert talked_over["ai_stop"] > script["offer_end"] - TIMING  # the AI talked on to its turn's end
+        assert talked_over["user_end"] < script["offer_end"] - 1.0  # the barge-in is "Hold on", not the reply
+        summary = timing_summary([analysis.timing])
+        assert (summary["talk_overs"], summary["stop_latency_s"]["n"], summary["turn_over_rate"]["n"]) == (1, 1, 2)
+        assert abs(summary["stop_latency_s"]["mean"] - script["stop_latency"]) <= TIMING
 
 
 def test_statistics_on_a_hand_checkable_case():
@@ -156,14 +189,34 @@ def test_a_barge_in_runs_on_through_the_users_pause():
     # "Wait, (pause) is there a bus?": the AI stops at 5.0, inside the user's pause: it yielded
     (attempt,) = timing_events([(0.0, 5.0), (8.0, 10.0)], [(3.0, 4.8), (5.1, 7.0)])["barge_ins"]
     assert attempt["user_took_floor"] and attempt["stop_latency_s"] == 2.0 and attempt["user_end"] == 7.0
-    # the AI starts again in the user's pause: it did not yield to the first attempt
-    first, second = timing_events([(0.0, 5.0), (5.5, 10.0)], [(3.0, 4.8), (6.0, 7.0)])["barge_ins"]
+    # the AI talks 0.3 s past "Wait." and starts again in the user's pause: it yielded to neither attempt
+    first, second = timing_events([(0.0, 5.1), (5.5, 10.0)], [(3.0, 4.8), (6.0, 7.0)])["barge_ins"]
     assert not first["user_took_floor"] and not second["user_took_floor"]
+
+
+def test_a_yield_is_a_stop_while_the_user_still_holds_the_barge_in():
+    from ihbench.dataset.floor import YIELD_TOLERANCE_S, barge_ins
+    from ihbench.dataset.ipus import MIN_SILENCE_S
+
+    assert YIELD_TOLERANCE_S == MIN_SILENCE_S == 0.2  # the IPU rule: the user's speech has not ended yet
+    # the AI stops 0.15 s after the user's "Wait." ends, and the user goes on: a yield
+    (attempt,) = barge_ins([(0.0, 4.95)], [(3.0, 4.8), (5.3, 7.0)])
+    assert (attempt["outcome"], attempt["stop_latency_s"], attempt["user_end"]) == ("yield", 1.95, 7.0)
+    # the AI talks on for 2.5 s after "Wait." and the user answers once it is done: a talk-over
+    (attempt,) = barge_ins([(0.0, 7.3)], [(3.0, 4.8), (7.8, 10.0)])
+    assert (attempt["outcome"], attempt["stop_latency_s"], attempt["user_end"], attempt["ai_stop"]) == \
+        ("talk_over", None, 4.8, 7.3)
+    # 0.3 s past the user's speech is past the tolerance, however soon the user goes on
+    (attempt,) = barge_ins([(0.0, 5.1)], [(3.0, 4.8), (5.5, 7.0)])
+    assert attempt["outcome"] == "talk_over" and attempt["user_end"] == 4.8
+    summary = timing_summary([{"responses": [], "barge_ins": barge_ins([(0.0, 7.3), (8.0, 9.0)],
+                                                                      [(3.0, 4.8), (8.5, 9.5)])}])
+    assert (summary["talk_overs"], summary["turn_over_rate"]["value"], summary["stop_latency_s"]["mean"]) == (1, 0.5, 0.5)
 
 
 def test_backchannels_by_words_from_a_transcripts_file(tmp_path, files, detected):
     uh_huh = detected.backchannels[1][0]
-    failed = detected.speech[1][-1]
+    failed = detected.speech[1][-2]  # "Hold on a second please." (the user's last IPU is "That works for me.")
     lines = [{"recording": "conv", "channel": "B", "words": [
         {"word": "Uh-huh.", "start": uh_huh[0], "end": uh_huh[1]},
         {"word": "Hold", "start": failed[0], "end": failed[0] + 0.2},
@@ -307,6 +360,8 @@ def test_cli_end_to_end(tmp_path, files):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["kind"] == "turns" and summary["model_name"] == "cascade-v1" and summary["recordings"] == 1
     assert summary["agreement"] is None
+    assert summary["format_version"] == 2 and summary["timing"]["talk_overs"] == 1
+    assert summary["per_recording"][0]["talk_overs"] == 1 and summary["per_recording"][0]["barge_ins"] == 2
     assert set(summary["timing"]["response_latency_s"]) == {"mean", "median", "ci_low", "ci_high", "n"}
     assert set(summary["timing"]["stop_latency_s"]) == {"mean", "median", "ci_low", "ci_high", "n"}
     assert set(summary["timing"]["turn_over_rate"]) == {"value", "ci_low", "ci_high", "n"}
@@ -330,3 +385,17 @@ def test_cli_quiet_and_errors_in_one_line(tmp_path, files, capsys):
     assert capsys.readouterr().err.strip() == f"ihbench turns: error: {tmp_path / 'nope.wav'}: file not found"
     assert main(["turns", str(files / "conv.wav"), "--pair", "--out", str(tmp_path / "bad")]) == 2
     assert "--pair takes files two by two" in capsys.readouterr().err
+
+
+def test_the_talk_over_count_reaches_the_space_and_the_cross_report(tmp_path, files):
+    from ihbench.report.benchmark_runs import turns_cells
+    from ihbench.summaries import TurnsSummary, read_summary
+    from ihbench.ui_turns import timing_rows
+
+    summary = run_turns([files / "conv.wav"], tmp_path / "out", progress=False)
+    assert timing_rows(summary["timing"])[-1] == ["talk-overs (barge-ins the AI talked over)", 1, None, None, 2]
+    cell = turns_cells(read_summary(tmp_path / "out" / "summary.json"))["turn_over_rate"]
+    assert (cell["value"], cell["n"], cell["talk_overs"]) == (0.5, 2, 1)
+    older = {**summary, "format_version": 1, "timing": {k: v for k, v in summary["timing"].items() if k != "talk_overs"}}
+    assert turns_cells(TurnsSummary.from_json(older))["turn_over_rate"]["talk_overs"] is None  # not counted then
+    assert len(timing_rows(older["timing"])) == 3

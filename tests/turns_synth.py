@@ -5,7 +5,8 @@ channel A, a user voice on B), trimmed of the engine's leading and trailing sile
 at a chosen time. Its true speech intervals come from the clean render's energy (10 ms frames
 within 35 dB of the utterance's peak; silences under 100 ms bridged), independent of silero-vad.
 An utterance can be cut at a time (the assistant stopping after a barge-in), as a full-duplex
-system would stop.
+system would stop. `with_noise` lays a seeded noise floor under a channel (a phone line's hiss),
+which leaves the true intervals as they are.
 """
 from __future__ import annotations
 
@@ -24,6 +25,12 @@ def render(text: str, voice: str, cache=None) -> np.ndarray:
     from ihbench.dataset.tts import RenderCache, get_engine
 
     return (cache or RenderCache()).samples(get_engine(voice), text).astype(np.float32)
+
+
+def with_noise(samples: np.ndarray, dbfs: float, seed: int) -> np.ndarray:
+    """`samples` plus white noise of RMS `dbfs` (re full scale 1.0)."""
+    noise = np.random.default_rng(seed).normal(0.0, 10 ** (dbfs / 20), samples.size)
+    return (samples + noise).astype(np.float32)
 
 
 def _active_frames(samples: np.ndarray, floor_db: float = -35.0) -> np.ndarray:

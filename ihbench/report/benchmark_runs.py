@@ -133,7 +133,9 @@ def turns_cells(summary: TurnsSummary) -> dict[str, dict]:
              for key, figure in (("response_latency_s", timing.response_latency_s),
                                  ("stop_latency_s", timing.stop_latency_s))}
     rate = timing.turn_over_rate
-    cells["turn_over_rate"] = _cell(rate.value, rate.ci_low, rate.ci_high, rate.n, unit="events")
+    # the barge-ins behind the rate: a talk-over is no yield (null from a summary that did not count them)
+    cells["turn_over_rate"] = _cell(rate.value, rate.ci_low, rate.ci_high, rate.n, unit="events",
+                                    talk_overs=timing.talk_overs)
     return cells
 
 

@@ -27,7 +27,8 @@ of that contract)::
       "timing": {                                       *  pooled over recordings
         "response_latency_s": {"mean", "median", "ci_low", "ci_high", "n"},   *  seconds
         "stop_latency_s":     {"mean", "median", "ci_low", "ci_high", "n"},   *  seconds
-        "turn_over_rate":     {"value", "ci_low", "ci_high", "n"}             *  share in [0, 1]
+        "turn_over_rate":     {"value", "ci_low", "ci_high", "n"},            *  share in [0, 1]
+        "talk_overs":         int                                              *  barge-ins the AI talked over
       },
       "statistics": {                                   *
         "duration_s": float,
@@ -47,6 +48,10 @@ of that contract)::
       "channels", "vad", "transcripts", "per_recording", "notes", "ihbench_version", "command"
     }
 
+A barge-in ends in a yield (the AI stops while the user still holds it, within 200 ms of the
+user's speech) or a talk-over; stop latency and the turn-over rate's successes are the yields,
+`talk_overs` the rest (`ihbench.dataset.floor.barge_ins`). format_version is 2 (`TURNS_FORMAT`):
+version 1 counted a talk-over as a yield when the user spoke again after the AI finished.
 Every mean, median and bound is null when n = 0; the latency interval is null below n = 2.
 Latency intervals are 1000-resample percentile bootstraps of the mean (seed 0); the rate's is
 the 95 % Wilson interval. Definitions: `stats.py`.

@@ -2,8 +2,11 @@
 
 Rows: the AI's channel and the user's (loudness envelope in grey, IPUs as bars, backchannels in
 orange, overlaps shaded red across both), then the 40 ms events (T, I, BC; C and NA left blank so
-the decisions stand out) and who held the floor. A reader checks a suspicious statistic here
-before trusting it: a VAD that split a sentence or missed a quiet "mm-hm" is visible at a glance.
+the decisions stand out) and who held the floor. Each user barge-in is marked on the AI's row: a
+black bracket from the user's onset to the AI's stop for a yield (its stop latency), a dashed red
+line from the end of the user's speech to the AI's stop for a talk-over (how long the AI talked
+on). A reader checks a suspicious statistic here before trusting it: a VAD that split a sentence
+or missed a quiet "mm-hm" is visible at a glance.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from ihbench.dataset.schema import SAMPLING_RATE
 EVENT_COLOURS = {"T": "#111111", "I": "#d62728", "BC": "#ff7f0e"}
 FLOOR_COLOURS = {"A": "#1f77b4", "B": "#2ca02c", "AB": "#9467bd", "BA": "#8c564b"}
 CHANNEL_COLOURS = {"A": "#1f77b4", "B": "#2ca02c"}
+OUTCOME_COLOURS = {"yield": "#111111", "talk_over": "#d62728"}
 
 
 def _envelope(samples: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray]:
@@ -40,8 +44,9 @@ def _runs(values: Sequence[str], end_times: Sequence[float]) -> list[tuple[str, 
 
 def plot_timeline(path: Path, name: str, duration: float, labels: FloorLabels, *,
                   speech: Sequence[Sequence[Interval]], backchannels: Sequence[Sequence[Interval]],
-                  channels: Optional[Sequence[np.ndarray]] = None) -> Path:
-    """Write the PNG; its width grows with the conversation (5 s per inch, 10 to 60 inches)."""
+                  channels: Optional[Sequence[np.ndarray]] = None, barge_ins: Sequence[dict] = ()) -> Path:
+    """Write the PNG; its width grows with the conversation (5 s per inch, 10 to 60 inches).
+    `barge_ins` are the timing events' (`floor.barge_ins`)."""
     plt = pyplot()
     width = float(np.clip(duration / 5.0, 10.0, 60.0))
     figure, axes = plt.subplots(4, 1, figsize=(width, 4.6), sharex=True,
@@ -58,6 +63,14 @@ def plot_timeline(path: Path, name: str, duration: float, labels: FloorLabels, *
         axis.set_ylim(-1.05, 1.05)
         axis.set_yticks([])
         axis.set_ylabel(title, rotation=0, ha="right", va="center")
+    for barge_in in barge_ins:
+        if barge_in["outcome"] == "yield":
+            start, style = barge_in["user_start"], "-"
+        else:
+            start, style = barge_in["user_end"], "--"
+        colour = OUTCOME_COLOURS[barge_in["outcome"]]
+        axes[0].plot([start, barge_in["ai_stop"]], [0.6, 0.6], style, color=colour, linewidth=1.5)
+        axes[0].plot([start, barge_in["ai_stop"]], [0.6, 0.6], "|", color=colour, markersize=8)
     for a_start, a_end in [*speech[0], *backchannels[0]]:
         for b_start, b_end in [*speech[1], *backchannels[1]]:
             start, end = max(a_start, b_start), min(a_end, b_end)
@@ -75,8 +88,11 @@ def plot_timeline(path: Path, name: str, duration: float, labels: FloorLabels, *
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in
                (CHANNEL_COLOURS["A"], CHANNEL_COLOURS["B"], EVENT_COLOURS["BC"], "#f4c2c2", EVENT_COLOURS["T"],
                 EVENT_COLOURS["I"], FLOOR_COLOURS["AB"], FLOOR_COLOURS["BA"])]
+    handles += [plt.Line2D([], [], color=OUTCOME_COLOURS["yield"], linestyle="-"),
+                plt.Line2D([], [], color=OUTCOME_COLOURS["talk_over"], linestyle="--")]
     names = ["AI IPU", "user IPU", "backchannel (BC)", "overlap", "turn change (T)", "interruption (I)",
-             "floor AB (user overlaps AI)", "floor BA (AI overlaps user)"]
+             "floor AB (user overlaps AI)", "floor BA (AI overlaps user)", "yield (stop latency)",
+             "talk-over (AI talks on)"]
     axes[0].legend(handles, names, loc="lower left", bbox_to_anchor=(0.0, 1.02), fontsize=8, frameon=False,
                    ncol=len(names) if width >= 16 else len(names) // 2)
     axes[-1].set_xlim(0, max(duration, CHUNK_SECONDS))

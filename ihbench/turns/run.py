@@ -34,7 +34,7 @@ from ihbench.dataset.redaction import redact
 
 from ..resources import load_metric
 from ..rundir import RunDir
-from ..summaries import TurnsSummary
+from ..summaries import TURNS_FORMAT, TurnsSummary
 from .audio import TwoChannel, plan_recordings, read_recording
 from .judge import TurnTakingJudge, check_likelihood_file, likelihoods_for, read_likelihood_file, run_judge
 from .stats import event_totals, pool_totals, statistics, timing_events, timing_summary
@@ -210,14 +210,15 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
                 write_json_atomic(folder / "events.json", events)
                 plot_timeline(folder / "timeline.png", name, analysis.duration, analysis.labels,
                               speech=analysis.speech, backchannels=analysis.backchannels,
-                              channels=(recording.a, recording.b))
+                              channels=(recording.a, recording.b), barge_ins=events["timing"]["barge_ins"])
                 analyses.append(analysis)
                 notes.extend(recording.notes)
                 rows.append({"recording": name, "sources": list(recording.sources),
                              "duration_s": round(analysis.duration, 6), "n_chunks": len(analysis.labels.events),
                              "events": f"{name}/events.json", "timeline": f"{name}/timeline.png",
                              "responses": len(events["timing"]["responses"]),
-                             "barge_ins": len(events["timing"]["barge_ins"])})
+                             "barge_ins": len(events["timing"]["barge_ins"]),
+                             "talk_overs": sum(b["outcome"] == "talk_over" for b in events["timing"]["barge_ins"])})
                 bar.update(round(analysis.duration, 1))
         seconds = time.perf_counter() - started
         result = None
@@ -238,7 +239,7 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
             "channels": {"A": "ai", "B": "user", "swap": swap, "pair": pair},
             "vad": vad.describe(), "transcripts": str(transcripts) if transcripts else None,
             "per_recording": rows, "notes": notes, "ihbench_version": __version__,
-            "command": redact(list(command)) if command else None,
+            "command": redact(list(command)) if command else None, "format_version": TURNS_FORMAT,
         }).to_json()
         write_json_atomic(run.summary_path, json.loads(json.dumps(summary)))
         _remove_stale_recordings(run.path, {row["recording"] for row in rows})

@@ -17,13 +17,15 @@ Timing figures use speech IPUs only (backchannels are not turns):
 
 - response latency: an AI IPU that starts while the user is silent, after the user spoke last,
   answers the user's turn; its latency is the silence since the user's speech ended;
-- barge-in: a user IPU that starts inside an AI IPU. The user's attempt runs on through the
-  user's next IPUs as long as the AI does not start speaking in the pause between them ("Wait,
-  ... is there a bus?" is one attempt). The AI *yields* when it falls silent before the attempt
-  ends and stays silent until then (the paper's floor-taking interruption: the interrupter
-  outlasts the interrupted speaker); its stop latency is the time from the user's onset to the
-  end of the AI's last speech that began before the attempt ended. The turn-over rate is the
-  share of barge-ins the AI yields to.
+- barge-in: a user IPU that starts inside an AI IPU; `ihbench.dataset.floor.barge_ins` says how
+  it ends. The AI *yields* when it stops while the user still holds the barge-in: no later than
+  `floor.YIELD_TOLERANCE_S` (200 ms, the IPU rule's silence) after the user's speech, and it stays
+  silent while the user goes on after a pause ("Wait, ... is there a bus?" is one barge-in). Its
+  stop latency is the time from the user's onset to the end of the AI's last speech that began
+  before the barge-in ended. Otherwise the AI *talks over* the user (the paper's failed
+  interruption: the interrupted speaker outlasts the interrupter); a talk-over has no stop
+  latency, and the user speaking again once the AI is done is a new turn. The turn-over rate is
+  the share of barge-ins the AI yields to; talk-overs are counted apart.
 
 Means get a seeded 1000-resample percentile bootstrap interval over events, the rate a 95 %
 Wilson interval. Events of one recording are not independent, so both intervals are optimistic
@@ -36,6 +38,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from ihbench.dataset.floor import Interval
+from ihbench.dataset.floor import barge_ins as floor_barge_ins
 
 SPEAKERS = ("ai", "user")  # channel A, channel B
 KINDS = ("ipu", "pause", "gap", "overlap", "backchannel")
@@ -125,26 +128,14 @@ def _last_end_before(intervals: Sequence[Interval], t: float) -> Optional[float]
 
 def timing_events(a_speech: Sequence[Interval], b_speech: Sequence[Interval]) -> dict:
     """Response latencies and barge-ins of one recording (speech IPUs, backchannels left out)."""
-    responses, barge_ins = [], []
+    responses = []
     for start, _ in sorted(a_speech):
         if any(s <= start < e for s, e in b_speech):
             continue  # the AI came in over the user: an overlap, not a response
         user_end, ai_end = _last_end_before(b_speech, start), _last_end_before(a_speech, start)
         if user_end is not None and (ai_end is None or user_end > ai_end):
             responses.append({"user_end": user_end, "ai_start": start, "latency_s": round(start - user_end, 6)})
-    user, covered = sorted(b_speech), -1
-    for index, (start, end) in enumerate(user):
-        if index <= covered or not any(s < start < e for s, e in a_speech):
-            continue
-        covered = index
-        while covered + 1 < len(user) and not any(end <= s < user[covered + 1][0] for s, _ in a_speech):
-            covered += 1  # the user goes on after a pause in which the AI did not start
-            end = user[covered][1]
-        stop = max(e for s, e in a_speech if s < end)  # the AI's last speech that began before the attempt ended
-        yielded = stop < end
-        barge_ins.append({"user_start": start, "user_end": end, "ai_stop": stop if yielded else None,
-                          "stop_latency_s": round(stop - start, 6) if yielded else None, "user_took_floor": yielded})
-    return {"responses": responses, "barge_ins": barge_ins}
+    return {"responses": responses, "barge_ins": floor_barge_ins(a_speech, b_speech)}
 
 
 def mean_summary(values: Sequence[float], *, seed: int = 0) -> dict:
@@ -182,7 +173,8 @@ def timing_summary(per_recording: Sequence[dict], *, seed: int = 0) -> dict:
     """The pooled timing figures of summary.json."""
     responses = [r["latency_s"] for events in per_recording for r in events["responses"]]
     barge_ins = [b for events in per_recording for b in events["barge_ins"]]
-    stops = [b["stop_latency_s"] for b in barge_ins if b["user_took_floor"]]
+    yields = [b["stop_latency_s"] for b in barge_ins if b["outcome"] == "yield"]  # a talk-over has no stop latency
     return {"response_latency_s": mean_summary(responses, seed=seed),
-            "stop_latency_s": mean_summary(stops, seed=seed),
-            "turn_over_rate": rate_summary(sum(b["user_took_floor"] for b in barge_ins), len(barge_ins))}
+            "stop_latency_s": mean_summary(yields, seed=seed),
+            "turn_over_rate": rate_summary(len(yields), len(barge_ins)),
+            "talk_overs": sum(b["outcome"] == "talk_over" for b in barge_ins)}
