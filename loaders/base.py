@@ -252,6 +252,12 @@ class Loader(ABC):
     @abstractmethod
     def _generate(self, conversation: ModelInput, config: GenerationConfig, seed: int) -> Response: ...
 
+    def fits(self, conversation: ModelInput, config: GenerationConfig) -> bool:
+        """Whether `conversation` is within what the model takes (its context with room for `config`'s
+        answer, its clip limits): `--history-audio auto` keeps the most recent user turns as audio
+        while it is. True where the loader cannot tell (then auto hears every turn)."""
+        return True
+
     #: why this family cannot run a tool-using conversation (None: it can, through `_chat`)
     tools_unsupported: ClassVar[Optional[str]] = "its loader does not pass tools to the model or parse tool calls"
 

@@ -3,6 +3,14 @@ Qwen2-Audio / Phi-4 on many GPUs or nodes (the scale-out path).
 
 User audio goes as `input_audio` parts (base64 WAV). Requests run concurrently in threads
 (`concurrency`), each with a timeout and the client's bounded retries.
+
+The server applies the model's own chat template, so what the local loaders do for a family's
+template has to be asked for here: `fold_system=true` sends the system prompt as (the head of) the
+first user message and makes the roles alternate, which Voxtral (tokenizer v7 refuses a system
+message next to audio) and Gemma 3n (user/model turns must alternate, and our agent speaks first)
+need. `max_audio_clips` is the server's per-prompt clip limit (vLLM serves Voxtral with at most 5):
+a prompt over it is an error on that item, said before the request, and `--history-audio auto`
+keeps the most recent turns within it.
 """
 from __future__ import annotations
 
@@ -21,7 +29,7 @@ from ihbench.dataset.errors import UsageError
 
 from .base import GenerationConfig, Loader, ModelInput, Response
 from .chat import ChatReply, ToolCall, parse_arguments
-from .failures import EmptyReplyError
+from .failures import EmptyReplyError, UnsupportedInputError
 from .reasoning import split_reasoning
 from .retry import TransportError, checked_completion, retry_sync, transport_error
 
@@ -37,6 +45,48 @@ def to_openai_messages(conversation: ModelInput) -> list[dict]:
         else:
             messages.append({"role": turn.role, "content": turn.text})
     return messages
+
+
+def _parts(content) -> list[dict]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def _plain(message: dict) -> bool:
+    """A message that may be merged with a neighbour of its role: no tool calls or results."""
+    return message["role"] in ("user", "assistant") and not message.get("tool_calls") \
+        and not message.get("tool_call_id")
+
+
+def alternating(messages: list[dict]) -> list[dict]:
+    """Chat messages in the shape templates without a system role take: the system prompt at the head
+    of the first user message (a user message of its own when the agent speaks first, as the local
+    Gemma 3n and Voxtral loaders do), an assistant turn cut before its first word left out, and what
+    then meets a message of its own role merged into it (two user turns: one message holding both
+    parts, in order; two assistant texts: joined). Tool calls and results are kept as they are."""
+    rest = list(messages)
+    system = rest.pop(0)["content"] if rest and rest[0]["role"] == "system" else None
+    rest = [m for m in rest if not (m["role"] == "assistant" and _plain(m) and not (m.get("content") or "").strip())]
+    if system:
+        if rest and rest[0]["role"] == "user" and _plain(rest[0]):
+            first = rest[0]
+            content = system + "\n\n" + first["content"] if isinstance(first["content"], str) else \
+                [{"type": "text", "text": system + "\n\n"}, *first["content"]]
+            rest[0] = {**first, "content": content}
+        else:
+            rest.insert(0, {"role": "user", "content": system})
+    merged: list[dict] = []
+    for message in rest:
+        last = merged[-1] if merged else None
+        if last is not None and last["role"] == message["role"] and _plain(last) and _plain(message):
+            if message["role"] == "assistant":
+                merged[-1] = {**last, "content": f"{last['content']} {message['content']}"}
+            elif isinstance(last["content"], str) and isinstance(message["content"], str):
+                merged[-1] = {**last, "content": f"{last['content']}\n\n{message['content']}"}
+            else:
+                merged[-1] = {**last, "content": _parts(last["content"]) + _parts(message["content"])}
+        else:
+            merged.append(message)
+    return merged
 
 
 def _wire_message(message: dict) -> dict:
@@ -101,19 +151,27 @@ class OpenAICompatLoader(Loader):
     requires = ("openai",)
     option_types = {"base_url": each(url()), "api_key_env": env_var_name(), "concurrency": whole(min=1),
                     "timeout": number(min=0, min_open=True), "max_retries": whole(min=0),
-                    "extra_body": json_value(dict), "stream": boolean()}
+                    "extra_body": json_value(dict), "stream": boolean(), "fold_system": boolean(),
+                    "max_audio_clips": whole(min=1)}
 
     def __init__(self, model_path: str, *, base_url: Union[str, Sequence[str], None] = None,
                  api_key_env: str = "OPENAI_API_KEY",
                  concurrency: int = 8, timeout: float = 120.0, max_retries: int = 3,
-                 extra_body: Optional[dict] = None, stream: bool = False, client=None):
+                 extra_body: Optional[dict] = None, stream: bool = False, fold_system: bool = False,
+                 max_audio_clips: Optional[int] = None, client=None):
         checked = self.check_options({"base_url": base_url, "api_key_env": api_key_env, "concurrency": concurrency,
                                       "timeout": timeout, "max_retries": max_retries, "extra_body": extra_body,
-                                      "stream": stream})
+                                      "stream": stream, "fold_system": fold_system,
+                                      "max_audio_clips": max_audio_clips})
         self.stream = checked["stream"]  # tool conversations: streamed, to record the time to the first token
+        self.fold_system = checked["fold_system"]
+        self.max_audio_clips = checked["max_audio_clips"]
         base_url = checked["base_url"]
+        shape = {"fold_system": True} if self.fold_system else {}
+        if self.max_audio_clips is not None:
+            shape["max_audio_clips"] = self.max_audio_clips
         super().__init__(model_path, base_url=base_url, concurrency=concurrency, timeout=timeout,
-                         max_retries=max_retries, api_key_env=api_key_env)
+                         max_retries=max_retries, api_key_env=api_key_env, **shape)
         self.batch_size = concurrency
         self.extra_body = checked["extra_body"] or {}
         urls = [base_url] if base_url is None or isinstance(base_url, str) else list(base_url)
@@ -170,9 +228,26 @@ class OpenAICompatLoader(Loader):
         completion, _ = retry_sync(call, attempts=attempts, base_delay=0.5 if len(self.clients) == 1 else 0.05)
         return completion
 
+    def fits(self, conversation: ModelInput, config: GenerationConfig) -> bool:
+        """Within the server's clip limit, when one was given; the context is the server's to check."""
+        return self.max_audio_clips is None or len(conversation.audio_clips) <= self.max_audio_clips
+
+    def _check_clips(self, clips: int, where: str) -> None:
+        if self.max_audio_clips is not None and clips > self.max_audio_clips:
+            raise UnsupportedInputError(
+                f"{where}{clips} audio clips, and the server takes at most {self.max_audio_clips} per prompt "
+                f"(--option max_audio_clips={self.max_audio_clips}); use --history-audio auto or "
+                f"last:{self.max_audio_clips} (older user turns as transcripts), or --modality text")
+
+    def wire_messages(self, conversation: ModelInput) -> list[dict]:
+        """The request's messages: the conversation as it is, or `alternating` with `fold_system`."""
+        self._check_clips(len(conversation.audio_clips), f"{conversation.item_id}: ")
+        messages = to_openai_messages(conversation)
+        return alternating(messages) if self.fold_system else messages
+
     def _generate(self, conversation: ModelInput, config: GenerationConfig, seed: int) -> Response:
         started = time.perf_counter()
-        completion = self._complete(to_openai_messages(conversation), config, seed)
+        completion = self._complete(self.wire_messages(conversation), config, seed)
         usage = completion.usage
         text, reasoning = message_text(completion.choices[0].message)
         if not text.strip():
@@ -192,7 +267,10 @@ class OpenAICompatLoader(Loader):
 
     def _chat(self, messages: list[dict], tools: list[dict], config: GenerationConfig, seed: int) -> ChatReply:
         started = time.perf_counter()
+        self._check_clips(sum(1 for m in messages if m.get("audio") is not None), "")
         wire = [_wire_message(m) for m in messages]
+        if self.fold_system:
+            wire = alternating(wire)
         if self.stream:
             chunks = self._complete(wire, config, seed, tools=tools, tool_choice="auto", stream=True,
                                     stream_options={"include_usage": True})
