@@ -116,6 +116,18 @@ def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint
                 f"now; use another --out (or the same options to resume){hint}")
 
 
+def check_same_data(records: Sequence[ResponseRecord], ids: set, data: str, run_dir: RunDir) -> None:
+    """A resume into a run whose answers are to points the data no longer has: the folder at that
+    path is another dataset now (rebuilt from other sources), and answering it would put the answers
+    to two datasets in one run, which judge and report then refuse for good. Said before any call.
+    (A point whose content changed is answered again instead: `_answered`.)"""
+    foreign = sorted({record.id for record in records} - ids)
+    if foreign:
+        raise RunConfigError(f"{run_dir.responses_path}: {len(foreign)} point(s) answered in this run are not in "
+                             f"{data} (e.g. {foreign[0]}): it holds another dataset than when the run started "
+                             "(rebuilt from other sources?); give another --out for it")
+
+
 def _answered(records: list[ResponseRecord], items: Sequence[EvalItem], run_dir: RunDir) -> set[tuple[str, int]]:
     """(item id, epoch) already answered for the data as it is now. An item that failed (its last
     record is an error) is tried again, as is one whose content changed since it was answered (the
@@ -174,10 +186,12 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
     if loader is None:
         loader = create(spec.loader, spec.model_path, **spec.loader_options)  # fails fast: missing model, bad option
     loader.check_modality(spec.modality)
+    records = run_dir.responses(repair=True)
     if items is None:
         from ihbench.dataset import load_items
 
         items = load_items(spec.data, config=spec.config, split=spec.split)
+        check_same_data(records, {item.id for item in items}, spec.data, run_dir)
     items = select_items(items, spec.types, spec.limit)
 
     run_dir.write_info(RunInfo(
@@ -187,7 +201,7 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
         created=existing.created if existing else time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         format_version=RUN_INFO_FORMAT))
 
-    done = _answered(run_dir.responses(repair=True), items, run_dir)
+    done = _answered(records, items, run_dir)
     todo = [(item, epoch) for item in items for epoch in range(spec.epochs) if (item.id, epoch) not in done]
     planned = len(items) * spec.epochs
     written = errors = 0

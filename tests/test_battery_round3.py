@@ -197,3 +197,31 @@ def test_a_damaged_parquet_file_is_one_line_naming_it_with_no_library_log_before
     assert result.stderr.splitlines() == [  # and nothing before it: no "Failed to read schema from ..."
         f"ihbench info: error: {parquet}: not a readable Parquet file (Parquet magic bytes not found in footer. "
         "Either the file is corrupted or this is not a parquet file.); copy the dataset again or rebuild it"]
+
+
+def test_a_resume_on_a_dataset_rebuilt_with_other_points_is_refused_before_any_call(official, tmp_path, capsys,
+                                                                                   monkeypatch):
+    import datasets
+    from official_layout import official_features, official_rows
+
+    run = _answered(official, tmp_path / "r")
+    before = (run / "responses.jsonl").read_bytes(), (run / "run.json").read_bytes()
+    rows = [{**row, "conversation_id": f"other-{row['conversation_id']}"} for row in official_rows()]
+    for old in (official / "conversations").glob("*.parquet"):
+        old.unlink()
+    datasets.Dataset.from_list(rows, features=official_features()).to_parquet(
+        str(official / "conversations" / "test-rebuilt.parquet"))
+    # as a rebuild's new file names do (`ihbench build` names them by their bytes): not served from the cache
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "cache-after-rebuild"))
+    capsys.readouterr()
+    from openai_test_server import OpenAITestServer
+
+    with OpenAITestServer() as server:
+        code = main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out", str(run),
+                     "--epochs", "1", "--base-url", server.base_url, "--allow-endpoint-change", "--quiet"])
+        calls = len(server.requests)
+    assert code == 2 and calls == 0
+    error = _one_error(capsys, "run")
+    assert "point(s) answered in this run are not in" in error and "it holds another dataset than when the run " \
+                                                                    "started" in error
+    assert ((run / "responses.jsonl").read_bytes(), (run / "run.json").read_bytes()) == before
