@@ -252,6 +252,14 @@ class Loader(ABC):
     @abstractmethod
     def _generate(self, conversation: ModelInput, config: GenerationConfig, seed: int) -> Response: ...
 
+    #: new tokens a thinking answer of this family should be allowed (below it `ihbench run` warns at
+    #: start): a starting point for a short spoken reply after a thought, not a measured need
+    thinking_tokens: ClassVar[int] = 2048
+
+    def thinks(self) -> bool:
+        """Whether answers come after a thought (thinking asked for, and not ignored by the template)."""
+        return False
+
     def fits(self, conversation: ModelInput, config: GenerationConfig) -> bool:
         """Whether `conversation` is within what the model takes (its context with room for `config`'s
         answer, its clip limits): `--history-audio auto` keeps the most recent user turns as audio

@@ -9,10 +9,12 @@ item; everything else propagates with its traceback, and the records written so 
 from __future__ import annotations
 
 import sys
+from typing import Optional
 
 from ihbench.dataset.errors import ItemFailure
 
-__all__ = ["ItemFailure", "UnsupportedInputError", "describe_failure", "is_item_failure"]
+__all__ = ["EmptyAfterThinkingError", "EmptyReplyError", "ItemFailure", "UnsupportedInputError", "describe_failure",
+           "is_item_failure"]
 
 
 def _out_of_memory_types() -> tuple[type[BaseException], ...]:
@@ -41,3 +43,22 @@ class EmptyReplyError(ItemFailure, ValueError):
     """A server's reply with no text (content null or empty): not an answer to score as a loss, but
     a failed request, retried by the next run. A thinking model that spent its whole token budget on
     its reasoning ends this way."""
+
+
+class EmptyAfterThinkingError(ItemFailure, ValueError):
+    """A thinking model that said nothing after its thought (most often: the token budget ended inside
+    it). Not an empty answer to score as a loss: the record keeps the reasoning, and the error says
+    how many tokens went to it, so the budget can be raised."""
+
+
+def empty_after_thinking(output_tokens: Optional[int], max_new_tokens: int,
+                         finished: Optional[bool] = None) -> EmptyAfterThinkingError:
+    """The error of an answer that is empty after a thought; `finished`: whether the model ended on
+    its own (False: the budget ran out; None: not known)."""
+    spent = f"{output_tokens} tokens" if output_tokens is not None else "its tokens"
+    if finished is None:
+        finished = output_tokens is not None and output_tokens < max_new_tokens
+    why = "the model ended its turn after thinking" if finished else \
+        f"the budget of --max-new-tokens {max_new_tokens} ended inside the thought"
+    return EmptyAfterThinkingError(f"the answer is empty after {spent} of reasoning ({why}); raise --max-new-tokens "
+                                   "(`ihbench run` warns at start when it is small for a thinking model)")

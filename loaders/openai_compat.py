@@ -29,7 +29,7 @@ from ihbench.dataset.errors import UsageError
 
 from .base import GenerationConfig, Loader, ModelInput, Response
 from .chat import ChatReply, ToolCall, parse_arguments
-from .failures import EmptyReplyError, UnsupportedInputError
+from .failures import EmptyReplyError, UnsupportedInputError, describe_failure, empty_after_thinking
 from .reasoning import split_reasoning
 from .retry import TransportError, checked_completion, retry_sync, transport_error
 
@@ -228,6 +228,12 @@ class OpenAICompatLoader(Loader):
         completion, _ = retry_sync(call, attempts=attempts, base_delay=0.5 if len(self.clients) == 1 else 0.05)
         return completion
 
+    def thinks(self) -> bool:
+        """Thinking asked of the server's template (`extra_body` chat_template_kwargs enable_thinking);
+        a Thinking checkpoint that always thinks cannot be told from here."""
+        kwargs = self.extra_body.get("chat_template_kwargs")
+        return isinstance(kwargs, dict) and kwargs.get("enable_thinking") is True
+
     def fits(self, conversation: ModelInput, config: GenerationConfig) -> bool:
         """Within the server's clip limit, when one was given; the context is the server's to check."""
         return self.max_audio_clips is None or len(conversation.audio_clips) <= self.max_audio_clips
@@ -252,9 +258,13 @@ class OpenAICompatLoader(Loader):
         text, reasoning = message_text(completion.choices[0].message)
         if not text.strip():
             finish = completion.choices[0].finish_reason
-            hint = f" after {usage.completion_tokens} tokens of reasoning (raise --max-new-tokens)" \
-                if reasoning and usage and finish == "length" else ""
-            raise EmptyReplyError(f"the server's reply has no text (finish_reason {finish!r}){hint}")
+            if reasoning:  # kept on the record with the error: what the budget was spent on
+                error = empty_after_thinking(usage.completion_tokens if usage else None, config.max_new_tokens,
+                                             None if finish is None else finish != "length")
+                return Response(text=None, latency_s=time.perf_counter() - started, error=describe_failure(error),
+                                input_tokens=usage.prompt_tokens if usage else None,
+                                output_tokens=usage.completion_tokens if usage else None, reasoning=reasoning)
+            raise EmptyReplyError(f"the server's reply has no text (finish_reason {finish!r})")
         return Response(
             text=text,
             latency_s=time.perf_counter() - started,

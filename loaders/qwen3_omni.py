@@ -35,6 +35,7 @@ class Qwen3OmniLoader(OmniThinkerLoader):
     THINKER = "Qwen3OmniMoeThinkerForConditionalGeneration"
 
     option_types = {"thinking": boolean()}
+    thinking_tokens = 4096  # Qwen3 thinking models reason at length before a short answer
     tools_unsupported = None
     parse_tool_calls = staticmethod(tool_calls.hermes)
 

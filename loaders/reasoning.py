@@ -16,3 +16,13 @@ def split_reasoning(raw: str, start: str, end: str) -> tuple[str, Optional[str]]
         return before.strip(), rest.strip()
     reasoning, _, answer = rest.partition(end)
     return (before + answer).strip(), reasoning.strip()
+
+
+def budget_warning(loader, max_new_tokens: int) -> Optional[str]:
+    """What `ihbench run` says at start when thinking is on and the answer budget is small: a thought
+    that outgrows it leaves no answer, and every such item fails (EmptyAfterThinkingError)."""
+    if not loader.thinks() or max_new_tokens >= loader.thinking_tokens:
+        return None
+    return (f"thinking is on ({loader.name}) and --max-new-tokens is {max_new_tokens}: a thought often runs past it, "
+            "and the answer then comes back empty (recorded as an item error, EmptyAfterThinkingError, never "
+            f"judged); give --max-new-tokens {loader.thinking_tokens} or more")

@@ -15,7 +15,7 @@ from ihbench.dataset.errors import IHBenchError, UsageError
 
 from .base import GenerationConfig, InputTurn, Loader, ModelFolderError, ModelInput, Response, resolve_model_path
 from .chat import ChatReply, assistant_turns, template_messages
-from .failures import is_item_failure
+from .failures import describe_failure, empty_after_thinking, is_item_failure
 from .limits import check_clips, check_context
 
 DTYPES = ("float32", "float16", "bfloat16")
@@ -170,6 +170,26 @@ class TransformersLoader(Loader):
             raise UsageError(f"the chat template wrote {text.count(token)} {token} for {clips} clip(s)")
         return text
 
+    def thinking_effect(self) -> Optional[str]:
+        """What the checkpoint's chat template does with the family's thinking switch (`enable_thinking`):
+        None when the family has none; "on" or "off" when the template changes the prompt with it;
+        `THINKING_IGNORED` when it renders the same prompt either way, so the checkpoint thinks or not
+        as it was trained, whatever the option says (recorded so, never as the option's value)."""
+        options = self.template_options()
+        if "enable_thinking" not in options:
+            return None
+        if not hasattr(self, "_thinking_effect"):
+            on, off = (self.processor.apply_chat_template(PROBE_MESSAGES, add_generation_prompt=True, tokenize=False,
+                                                          enable_thinking=flag) for flag in (True, False))
+            self._thinking_effect = THINKING_IGNORED if on == off else "switched"
+        if self._thinking_effect == THINKING_IGNORED:
+            return THINKING_IGNORED
+        return "on" if options["enable_thinking"] else "off"
+
+    def thinks(self) -> bool:
+        effect = self.thinking_effect()
+        return effect == "on" or (effect == THINKING_IGNORED and bool(self.template_options()["enable_thinking"]))
+
     def split_reasoning(self, raw: str) -> tuple[str, Optional[str]]:
         """(what the agent says, its reasoning) from the decoded text with special tokens kept.
         Families with a thinking mode override this (see `loaders.reasoning`)."""
@@ -214,7 +234,7 @@ class TransformersLoader(Loader):
                       max(len(c.audio_clips) for c in conversations))
         output = self._new_tokens(inputs, config, seed, self.model_for(any(c.audio_clips for c in conversations)))
         latency = (time.perf_counter() - started) / len(conversations)
-        return [self._response(inputs["attention_mask"][row], output[row], latency)
+        return [self._response(inputs["attention_mask"][row], output[row], latency, config)
                 for row in range(len(conversations))]
 
     def _new_tokens(self, inputs, config: GenerationConfig, seed: int, model):
@@ -227,11 +247,19 @@ class TransformersLoader(Loader):
             output = model.generate(**features, **sampling_options(config))
         return output[:, inputs["input_ids"].shape[1]:]
 
-    def _response(self, attention_mask, new_tokens, latency: float) -> Response:
+    def _response(self, attention_mask, new_tokens, latency: float, config: GenerationConfig) -> Response:
+        """The answer; one that is empty after a thought is an item error (`EmptyAfterThinkingError`)
+        that keeps the reasoning, never an empty answer for the judges."""
         generated, raw = self._decoded(new_tokens)
         text, reasoning = self.split_reasoning(raw)
-        return Response(text=self.spoken(text), latency_s=latency, input_tokens=int(attention_mask.sum()),
-                        output_tokens=len(generated), reasoning=reasoning)
+        spoken = self.spoken(text)
+        response = Response(text=spoken, latency_s=latency, input_tokens=int(attention_mask.sum()),
+                            output_tokens=len(generated), reasoning=reasoning)
+        if reasoning is not None and not spoken:
+            ended = bool(generated) and generated[-1] in self.end_tokens()
+            response.text = None
+            response.error = describe_failure(empty_after_thinking(len(generated), config.max_new_tokens, ended))
+        return response
 
     def _decoded(self, new_tokens) -> tuple[list[int], str]:
         """The tokens up to the end token and their text, special tokens kept (reasoning markers and
@@ -245,10 +273,14 @@ class TransformersLoader(Loader):
             text = text.replace(special, "")
         return text.strip()
 
+    def end_tokens(self) -> set[int]:
+        """The ids generation stops at (the generation config's, after the family's fixes)."""
+        ends = self.model.generation_config.eos_token_id
+        return set(ends if isinstance(ends, list) else [ends] if ends is not None else [])
+
     def _until_end(self, tokens: list[int]) -> list[int]:
         """Up to and including the first end token: a batch's shorter answers are padded after it."""
-        ends = self.model.generation_config.eos_token_id
-        ends = set(ends if isinstance(ends, list) else [ends] if ends is not None else [])
+        ends = self.end_tokens()
         for index, token in enumerate(tokens):
             if token in ends:
                 return tokens[:index + 1]
@@ -317,8 +349,12 @@ class TransformersLoader(Loader):
             return super().generate_batch(conversations, config, seeds)
 
     def describe(self) -> dict:
-        return {**super().describe(), "resolved_path": self.path, "device": self.device,
-                "dtype": str(self.dtype).removeprefix("torch."), "batch_size": self.batch_size}
+        described = {**super().describe(), "resolved_path": self.path, "device": self.device,
+                     "dtype": str(self.dtype).removeprefix("torch."), "batch_size": self.batch_size}
+        effect = self.thinking_effect()
+        if effect is not None:  # beside the option as given: what the checkpoint's template made of it
+            described["thinking_effective"] = effect
+        return described
 
 
 #: what `check_tools` renders: one tool whose name no template writes unless it renders the tools
@@ -327,6 +363,8 @@ PROBE_TOOL = {"type": "function", "function": {
     "parameters": {"type": "object", "properties": {"code": {"type": "string", "description": "Any code."}},
                    "required": ["code"]}}}
 PROBE_MESSAGES = [{"role": "system", "content": "You are a phone agent."}, {"role": "user", "content": "Hello."}]
+#: `thinking_effect` of a checkpoint whose chat template renders the same prompt with thinking on and off
+THINKING_IGNORED = "decided by the checkpoint (its chat template ignores enable_thinking)"
 
 
 def chat_audio(messages: list[dict]) -> ModelInput:

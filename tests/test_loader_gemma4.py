@@ -100,10 +100,25 @@ def test_the_thought_channel_is_split_from_what_the_agent_says(thinking_loader, 
     assert response.reasoning == "The caller changed the amount."
 
 
-def test_a_thought_cut_off_by_the_length_limit_leaks_nothing(thinking_loader, monkeypatch):
+def test_a_thought_cut_off_by_the_length_limit_is_an_item_error_that_keeps_the_reasoning(thinking_loader,
+                                                                                         monkeypatch):
     response = answer_with(thinking_loader, monkeypatch, "<|channel>thought\nThe caller wants", ends=False)
 
-    assert response.text == "" and response.reasoning == "The caller wants"
+    assert response.text is None and response.reasoning == "The caller wants"
+    assert response.error.startswith("EmptyAfterThinkingError: the answer is empty after ")
+    assert "tokens of reasoning (the model ended its turn after thinking)" not in response.error
+
+
+def test_nothing_said_after_a_finished_thought_is_an_item_error_too(thinking_loader, monkeypatch):
+    response = answer_with(thinking_loader, monkeypatch, "<|channel>thought\nThe caller wants<channel|>")
+
+    assert response.text is None and response.reasoning == "The caller wants"
+    assert "(the model ended its turn after thinking)" in response.error
+
+
+def test_what_the_template_made_of_thinking_is_recorded_beside_the_option(loader, thinking_loader):
+    assert loader.describe()["thinking_effective"] == "off" and not loader.thinks()
+    assert thinking_loader.describe()["thinking_effective"] == "on" and thinking_loader.thinks()
 
 
 @pytest.mark.parametrize("generated,reasoning", [("Sure.", None), ("<|channel>thought\n<channel|>Sure.", None)])

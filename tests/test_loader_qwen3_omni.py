@@ -93,10 +93,37 @@ def test_thoughts_opened_by_the_prompt_are_split_at_the_closing_marker(thinking_
     assert response.text == "Of course." and response.reasoning == "The caller wants to stop."
 
 
-def test_thoughts_cut_off_by_the_length_limit_never_become_the_answer(thinking_loader, monkeypatch):
+def test_thoughts_cut_off_by_the_length_limit_are_an_item_error_never_the_answer(thinking_loader, monkeypatch):
     response = answer_with(thinking_loader, monkeypatch, "<think>\nFirst, the caller said")
 
-    assert response.text == "" and response.reasoning == "First, the caller said"
+    assert response.text is None and response.reasoning == "First, the caller said"
+    assert response.error.startswith("EmptyAfterThinkingError: the answer is empty after ")
+
+
+def test_a_template_that_ignores_enable_thinking_is_recorded_as_the_checkpoint_deciding(checkpoint, tmp_path):
+    """thinking=false on such a checkpoint switched nothing off: run.json says so, not `false`."""
+    from ihbench.loaders.transformers_base import THINKING_IGNORED
+
+    copy = shutil.copytree(checkpoint, tmp_path / "ignores-thinking")
+    template = (copy / "chat_template.jinja").read_text()
+    switch = "{%- if enable_thinking is defined and enable_thinking is false -%}"
+    assert switch in template
+    (copy / "chat_template.jinja").write_text(template.replace(switch, "{%- if false -%}"))
+
+    described = get(FAMILY)(str(copy)).describe()
+    thinking = get(FAMILY)(str(copy), thinking=True)
+
+    assert described["thinking"] is False and described["thinking_effective"] == THINKING_IGNORED
+    assert thinking.thinks()
+
+
+def test_the_thinking_checkpoint_is_given_a_longer_budget_warning_than_the_default(loader, thinking_loader):
+    from ihbench.loaders.reasoning import budget_warning
+
+    assert budget_warning(loader, 256) is None
+    warning = budget_warning(thinking_loader, 256)
+    assert warning.startswith("thinking is on (qwen3-omni) and --max-new-tokens is 256") and "4096 or more" in warning
+    assert budget_warning(thinking_loader, 4096) is None
 
 
 def test_an_answer_without_thoughts_is_left_as_it_is(loader, monkeypatch):

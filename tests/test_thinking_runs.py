@@ -1,0 +1,41 @@
+"""Runs of thinking models: an answer empty after its thought is an item error of its own (with the
+reasoning kept), and a small answer budget with thinking on is said at start."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from official_layout import write_official_layout
+from openai_test_server import OpenAITestServer, Reply
+
+from ihbench.dataset.io import read_records
+from ihbench.runner import RunSpec, run
+
+
+@pytest.fixture
+def official(tmp_path):
+    return write_official_layout(tmp_path / "official")
+
+
+def spec(official, out, server, **options):
+    return RunSpec(loader="openai", model_path="thinker", data=str(official), out=out, epochs=1, limit=1,
+                   loader_options={"base_url": server.base_url, "max_retries": 0, **options})
+
+
+def test_a_server_answer_empty_after_its_thought_is_an_item_error_keeping_the_reasoning(official, tmp_path):
+    with OpenAITestServer(respond=lambda body: Reply(content="", reasoning="The caller wants to")) as server:
+        summary = run(spec(official, tmp_path / "run", server), progress=False)
+
+    (record,) = read_records(tmp_path / "run" / "responses.jsonl")
+    assert summary.errors == 1 and record["response"] is None
+    assert record["error"].startswith("EmptyAfterThinkingError: the answer is empty after 12 tokens of reasoning")
+    assert record["reasoning"] == "The caller wants to"
+
+
+def test_a_server_reply_with_no_text_and_no_thought_stays_an_empty_reply(official, tmp_path):
+    with OpenAITestServer(respond=lambda body: Reply(content="")) as server:
+        run(spec(official, tmp_path / "run", server), progress=False)
+
+    (record,) = read_records(tmp_path / "run" / "responses.jsonl")
+    assert record["error"].startswith("EmptyReplyError:") and record.get("reasoning") is None
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["n_items"] == 1
