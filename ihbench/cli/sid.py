@@ -7,6 +7,7 @@ import sys
 
 def add_parser(add) -> argparse.ArgumentParser:
     from ihbench.dataset.argtypes import key_value, number, path, whole, model_name
+    from ihbench.sid.sweep import DEFAULT_TIMEOUTS, thresholds_type, timeouts_type
 
     sid = add("sid", help="semantic interruption detection: FIR, IRL, APT")
     sid.add_argument("--data", required=True, help="dataset directory with sid_* configs, or a SID-Bench folder")
@@ -14,7 +15,7 @@ def add_parser(add) -> argparse.ArgumentParser:
     sid.add_argument("--out", required=True, type=path("folder"),
                      help="run folder for predictions.jsonl, summary.json and plots")
     source = sid.add_mutually_exclusive_group(required=True)
-    source.add_argument("--detector", help="silero-vad, energy or audio-llm")
+    source.add_argument("--detector", help="silero-vad, energy, audio-llm or smart-turn")
     source.add_argument("--predictions", type=path("file"), help="score a prediction file in SID's jsonl format")
     sid.add_argument("--hop", type=whole(min=1), help="audio-llm: ms between growing prefixes")
     sid.add_argument("--model", help="audio-llm: loader name (see `ihbench models`)")
@@ -22,6 +23,20 @@ def add_parser(add) -> argparse.ArgumentParser:
     sid.add_argument("--option", action="append", type=key_value(), metavar="KEY=VALUE",
                      help="detector options (threshold, ...)")
     sid.add_argument("--limit", type=whole(min=1), help="first N clips")
+    sid.add_argument("--clips", type=model_name(), metavar="GLOB",
+                     help="only the clips whose file name matches GLOB (e.g. '*flite-slt*')")
+    sid.add_argument("--thresholds", type=thresholds_type(), metavar="T1,T2,...",
+                     help="smart-turn: sweep these thresholds and the VAD-only timeouts; FIR against APT in sweep.png, "
+                          "the operating point beside silero-vad and energy in report.md")
+    sid.add_argument("--timeouts", type=timeouts_type(), metavar="S1,S2,...",
+                     help="smart-turn sweep: VAD-only silence timeouts in seconds (default "
+                          f"{','.join(f'{t:g}' for t in DEFAULT_TIMEOUTS)})")
+    sid.add_argument("--tune-on", dest="tune_config", type=model_name(), metavar="CONFIG",
+                     help="smart-turn sweep: choose the operating point on this config (default --config with "
+                          "--tune-clips); never on the clips it is reported on")
+    sid.add_argument("--tune-clips", type=model_name(), metavar="GLOB", help="smart-turn sweep: the tuning clips")
+    sid.add_argument("--tune-data", type=model_name(), metavar="DIR",
+                     help="smart-turn sweep: the dataset of --tune-on (default --data)")
     sid.add_argument("--tolerance", type=number(min=0), default=0.05,
                      help="seconds around the true break that count as exact (default 0.05, as SID-Bench)")
     sid.set_defaults(func=main)
@@ -49,7 +64,9 @@ def main(args: argparse.Namespace) -> int:
         options.update(loader=args.model, model_path=args.model_path)
     try:
         summary = run_sid(args.data, args.config, args.out, detector=args.detector, predictions_file=args.predictions,
-                          options=options, limit=args.limit, tolerance=args.tolerance, progress=not args.quiet)
+                          options=options, limit=args.limit, tolerance=args.tolerance, progress=not args.quiet,
+                          clips=args.clips, thresholds=args.thresholds, timeouts=_timeouts(args),
+                          tune_data=args.tune_data, tune_config=args.tune_config, tune_clips=args.tune_clips)
     except SidClipsFailed as failure:  # the item-failure exit, as run and judge: 1, with what failed
         print(f"ihbench sid: error: {failure}", file=sys.stderr)
         return INCOMPLETE
@@ -60,8 +77,22 @@ def main(args: argparse.Namespace) -> int:
     if summary["real_time_factor"] is not None:
         print(f"real-time factor {summary['real_time_factor']:.4f}; model calls per clip "
               f"{summary['model_calls_per_clip']:.2f}")
+    if "operating_point" in summary:
+        print(f"operating point: {summary['operating_point']['chosen_by']}; threshold "
+              f"{summary['operating_point']['smart_turn']['threshold']:g}")
+        print(f"wrote {args.out}/predictions.jsonl, summary.json, timing_errors.png, sweep.png, report.md")
+        return 0
     print(f"wrote {args.out}/predictions.jsonl, summary.json, timing_errors.png")
     return 0
+
+
+def _timeouts(args: argparse.Namespace):
+    """The default timeouts only for a sweep: alone, --timeouts is refused as a flag without one."""
+    from ihbench.sid.sweep import DEFAULT_TIMEOUTS
+
+    if args.timeouts is None and args.thresholds is not None:
+        return list(DEFAULT_TIMEOUTS)
+    return args.timeouts
 
 
 def _figure(value: float) -> str:

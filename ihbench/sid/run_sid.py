@@ -4,11 +4,21 @@
     OUT/summary.json        FIR / IRL / APT under both definitions, counts, cost, real-time factor
     OUT/timing_errors.png   where detections land relative to the true break
 
+A smart-turn sweep (`thresholds`) also writes
+
+    OUT/sweep.png           FIR against APT over thresholds and VAD-only timeouts, operating points ringed
+    OUT/report.md           the operating points beside silero-vad and energy on the same clips
+
+and its predictions and scores are those of the operating point, chosen on the tuning clips
+(`tune_config`/`tune_clips`, never overlapping the reported ones) or, untuned, the `threshold`
+option (pipecat's 0.5).
+
 The folder is a `RunDir`: locked for the life of the command (a second `ihbench sid` on it fails
 at once), with its summary where every run keeps it.
 """
 from __future__ import annotations
 
+import fnmatch
 import json
 import time
 from pathlib import Path
@@ -33,9 +43,18 @@ class SidClipsFailed(IHBenchError):
         self.failed, self.total = failed, total
 
 
+SWEEP_FLAGS = ("thresholds", "timeouts", "tune_config", "tune_clips", "tune_data")
+
+
 def run_sid(data: str, config: str, out: Path, *, detector: Optional[str] = None, predictions_file: Optional[Path] = None,
             options: Optional[dict] = None, limit: Optional[int] = None, tolerance: float = 0.05,
-            progress: bool = True) -> dict:
+            progress: bool = True, clips: Optional[str] = None, thresholds: Optional[list] = None,
+            timeouts: Optional[list] = None, tune_data: Optional[str] = None, tune_config: Optional[str] = None,
+            tune_clips: Optional[str] = None) -> dict:
+    """`clips`: only the clips whose file name matches this glob. `thresholds` (smart-turn only):
+    sweep them and the VAD-only `timeouts`; `tune_config`/`tune_clips`/`tune_data`: the clips the
+    operating point is chosen on (default: --data and --config), which must not overlap the
+    reported ones."""
     from ihbench.dataset.sid import sid_rows
 
     from .detectors import check_detector_options, get_detector, run_detector
@@ -46,18 +65,37 @@ def run_sid(data: str, config: str, out: Path, *, detector: Optional[str] = None
     if limit is not None:  # -1 would silently drop the last clip; 0 would score nothing
         whole(min=1).check("--limit", limit)
     number(min=0).check("--tolerance", tolerance)
+    sweeping = _check_sweep(detector, thresholds=thresholds, timeouts=timeouts, tune_data=tune_data,
+                            tune_config=tune_config, tune_clips=tune_clips)
     if detector is not None:  # a bad option is refused before any clip is read
         options = check_detector_options(detector, options or {})
-    references, clips = sid_rows(data, config)
-    names = list(clips.names)
+    if detector == "smart-turn":  # a missing or moved model file is named before any clip is read
+        from ihbench.smart_turn import model_file
+
+        model_file()
+    references, all_clips = sid_rows(data, config)
+    indices = _selected(references, clips, "--clips", config)
     if limit is not None:
-        references, names = references[:limit], names[:limit]
-    seconds, calls, description = None, None, {"predictions_file": str(predictions_file)}
+        indices = indices[:limit]
+    references = [references[i] for i in indices]
+    names = [r["audio"] for r in references]
+    tuning = None
+    if sweeping and (tune_config or tune_clips or tune_data):
+        tuning = _tuning_set(data, config, names, tune_data=tune_data, tune_config=tune_config, tune_clips=tune_clips)
+    seconds, calls, description, extra = None, None, {"predictions_file": str(predictions_file)}, {}
     if predictions_file is not None:
         predictions = align(read_predictions(predictions_file), references)
     else:
         model = get_detector(detector, **(options or {}))
-        subset = [clips[i] for i in range(len(names))] if limit is not None else clips
+        if sweeping:
+            model.stream.timeouts = tuple(timeouts)
+        tuned = None
+        if tuning is not None:
+            tune_references, tune_audio = tuning
+            run_detector(model, tune_audio, [r["audio"] for r in tune_references], progress=progress)
+            tuned = _sweep(model, tune_references, thresholds, timeouts, tolerance)
+            model.traces, model.calls, model.calls_per_clip = [], 0, []
+        subset = [all_clips[i] for i in indices]
         started = time.perf_counter()
         predictions = run_detector(model, subset, names, progress=progress)
         seconds = time.perf_counter() - started
@@ -65,15 +103,110 @@ def run_sid(data: str, config: str, out: Path, *, detector: Optional[str] = None
             raise SidClipsFailed(model.failed_clips, len(names), model.errors[0])
         calls = model.calls
         description = redact(model.describe())
+        if sweeping:
+            predictions, extra = _operating_point(model, references, subset, thresholds, timeouts, tolerance, tuned,
+                                                  tuning_label=_label(tuning, tune_data or data, tune_config or config,
+                                                                      tune_clips),
+                                                  progress=progress)
+            description["threshold"] = extra["operating_point"]["smart_turn"]["threshold"]
+        extra["clips"] = clips
     run = RunDir(out)
     if run.path.exists() and not run.path.is_dir():
         raise UsageError(f"--out: {run.path} is a file, not a run folder")
     with run.writing():
-        return _write_run(run, data, config, predictions, references, description, calls, seconds, detector, tolerance)
+        return _write_run(run, data, config, predictions, references, description, calls, seconds, detector, tolerance,
+                          extra)
+
+
+def _check_sweep(detector, **flags) -> bool:
+    """Whether this is a smart-turn sweep; a sweep flag with another detector is refused by name."""
+    given = [name for name, value in flags.items() if value is not None]
+    if given and detector != "smart-turn":
+        flag = "--" + given[0].replace("_config", "_on").replace("_", "-")
+        raise UsageError(f"{flag}: only for --detector smart-turn"
+                         + (f", not {detector}" if detector else " (a prediction file has no model)"))
+    if given and flags.get("thresholds") is None:
+        flag = "--" + given[0].replace("_config", "_on").replace("_", "-")
+        raise UsageError(f"{flag}: needs --thresholds (the sweep it tunes or extends)")
+    return bool(given)
+
+
+def _selected(references: list[dict], pattern: Optional[str], flag: str, config: str) -> list[int]:
+    if pattern is None:
+        return list(range(len(references)))
+    indices = [i for i, r in enumerate(references) if fnmatch.fnmatchcase(r["audio"], pattern)]
+    if not indices:
+        examples = ", ".join(r["audio"] for r in references[:3])
+        raise UsageError(f"{flag} {pattern!r}: no clip of {config} matches (its clips are named like {examples})")
+    return indices
+
+
+def _tuning_set(data, config, names, *, tune_data, tune_config, tune_clips):
+    """(references, decoded clips) the operating point is chosen on; refused when it shares a clip
+    with the reported set."""
+    from ihbench.dataset.sid import sid_rows
+
+    tune_data, tune_config = tune_data or data, tune_config or config
+    references, clips = sid_rows(tune_data, tune_config)
+    indices = _selected(references, tune_clips, "--tune-clips", tune_config)
+    same = Path(str(tune_data)).resolve() == Path(str(data)).resolve() and tune_config == config
+    shared = sorted(set(names) & {references[i]["audio"] for i in indices}) if same else []
+    if shared:
+        raise UsageError(f"--tune-on: the tuning clips include {len(shared)} of the reported ones (e.g. {shared[0]}); "
+                         "an operating point is reported on other clips than it was chosen on: split them with "
+                         "--clips and --tune-clips, or tune on another config")
+    return [references[i] for i in indices], [clips[i] for i in indices]
+
+
+def _label(tuning, data, config, clips) -> Optional[str]:
+    if tuning is None:
+        return None
+    return f"{Path(str(data)).name}:{config}" + (f" clips {clips}" if clips else "")
+
+
+def _sweep(model, references, thresholds, timeouts, tolerance) -> dict:
+    from .sweep import sweep
+
+    return sweep(model.traces, references, thresholds=thresholds, timeouts=timeouts, settings=model.settings,
+                 tolerance=tolerance)
+
+
+def _operating_point(model, references, audio, thresholds, timeouts, tolerance, tuned, *, tuning_label,
+                     progress) -> tuple[list, dict]:
+    """Predictions at the operating point, and the summary's sweep, operating points and baselines."""
+    from .detectors import get_detector, run_detector
+    from .evaluate_sid import score_both
+    from .sweep import choose, row_at, threshold_predictions
+
+    default = model.settings.threshold
+    thresholds = list(dict.fromkeys([*thresholds, default]))
+    result = _sweep(model, references, thresholds, timeouts, tolerance)
+    if tuned is not None:
+        threshold = choose(tuned["smart_turn"])["threshold"]
+        timeout = choose(tuned["vad_only"])["timeout"]
+        how = f"lowest APT (notebook) on {tuning_label}"
+    else:
+        threshold, timeout = default, None
+        how = "not tuned: the threshold option (pipecat's default 0.5)"
+    operating = {"chosen_by": how, "tuned_on": tuning_label,
+                 "smart_turn": {**row_at(result["smart_turn"], "threshold", threshold),
+                                "label": f"smart-turn > {threshold:g}"}}
+    if timeout is not None:
+        operating["vad_only"] = {**row_at(result["vad_only"], "timeout", timeout), "label": f"VAD only {timeout:g} s"}
+    names = [r["audio"] for r in references]
+    baselines = {}
+    for name in ("silero-vad", "energy"):
+        baseline = get_detector(name)
+        baselines[name] = {k: {m: v.get(m) for m in ("fir", "irl", "apt", "false_alarms", "misses")}
+                           for k, v in score_both(run_detector(baseline, audio, names, progress=progress), references,
+                                                  tolerance=tolerance).items()}
+    extra = {"sweep": result, "operating_point": operating, "baselines": baselines,
+             "tuning": None if tuned is None else {"set": tuning_label, "sweep": tuned}}
+    return threshold_predictions(model.traces, names, threshold), extra
 
 
 def _write_run(run: RunDir, data, config, predictions, references, description, calls, seconds, detector,
-               tolerance) -> dict:
+               tolerance, extra: Optional[dict] = None) -> dict:
     from .evaluate_sid import plot_timing_histogram, score_both, timing_errors
     from .predictions import write_predictions
 
@@ -90,6 +223,29 @@ def _write_run(run: RunDir, data, config, predictions, references, description, 
         seconds=seconds, audio_seconds=audio_seconds,
         real_time_factor=None if seconds is None else seconds / audio_seconds,
         timing_errors={"n": len(errors), "median": sorted(errors)[len(errors) // 2] if errors else None},
+        extra={k: v for k, v in (extra or {}).items() if v is not None},
     ).to_json()
+    if (extra or {}).get("sweep"):
+        _write_sweep(out, config, extra, len(references))
     write_json_atomic(run.summary_path, json.loads(json.dumps(summary, default=str)))
     return summary
+
+
+def _write_sweep(out: Path, config: str, extra: dict, n_clips: int) -> None:
+    from ihbench.dataset.io import write_atomic
+
+    from .sweep import plot_sweep, report_table
+
+    operating = extra["operating_point"]
+    plot_sweep(extra["sweep"], out / "sweep.png", operating=operating,
+               title=f"{config}: FIR against APT ({n_clips} clips)")
+    rows = [("smart-turn", f"threshold > {operating['smart_turn']['threshold']:g}", operating["smart_turn"])]
+    if "vad_only" in operating:
+        rows.append(("VAD only", f"silence {operating['vad_only']['timeout']:g} s", operating["vad_only"]))
+    rows += [(name, "defaults", scores) for name, scores in extra["baselines"].items()]
+    subset = f" ({extra['clips']})" if extra.get("clips") else ""
+    text = (f"# smart-turn on {config}\n\n{n_clips} clips{subset}. Operating point: {operating['chosen_by']}.\n\n"
+            f"{report_table(rows)}\n\n"
+            "FIR, IRL: SID-Bench's notebook definitions (its published numbers); README: its README's. "
+            "The whole sweep is in summary.json (`sweep`) and sweep.png.\n")
+    write_atomic(out / "report.md", text.encode("utf-8"))
