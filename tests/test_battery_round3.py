@@ -225,3 +225,13 @@ def test_a_resume_on_a_dataset_rebuilt_with_other_points_is_refused_before_any_c
     assert "point(s) answered in this run are not in" in error and "it holds another dataset than when the run " \
                                                                     "started" in error
     assert ((run / "responses.jsonl").read_bytes(), (run / "run.json").read_bytes()) == before
+
+
+def test_a_refused_sid_import_leaves_no_output_folder(tmp_path, capsys):
+    data = _sid_folder(tmp_path / "SID")
+    (data / "test_wavs" / "en" / "b.wav").write_text("junk")
+    (tmp_path / "out").mkdir()
+    capsys.readouterr()
+    assert main(["sid-import", str(data), "--out", str(tmp_path / "out" / "new" / "sid"), "--quiet"]) == 2
+    assert "b.wav is not a readable audio file" in _one_error(capsys, "sid-import")
+    assert os.listdir(tmp_path / "out") == []

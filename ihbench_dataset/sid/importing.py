@@ -7,6 +7,7 @@ from typing import Optional, Sequence
 from ..audio import audio_duration
 from ..audio_format import SAMPLING_RATE
 from ..builddir import BuildDir
+from ..io import new_folders
 from .read import (
     _DURATION_SLACK_S,
     _MAX_LISTED,
@@ -90,8 +91,9 @@ def import_sid(root: PathLike, out_dir: PathLike, *, progress: bool = True) -> d
     """
     configs = read_sid_folder(root)
     out = BuildDir(Path(out_dir).resolve())
-    out.path.mkdir(parents=True, exist_ok=True)
-    with out.writing():  # one writer: not during a build
+    # one writer (not during a build); a folder made here is removed again if the import fails (a clip
+    # that cannot be decoded is found only while writing), so a refused import leaves nothing
+    with out.writing(), new_folders(out.path):
         return _import_locked(root, out, configs, progress)
 
 
