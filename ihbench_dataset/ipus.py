@@ -12,16 +12,18 @@ ways to find them, both over IPUs:
   of Switchboard; this list is the toolkit's own, of that kind);
 - without words, a heuristic: an IPU of at most `MAX_BACKCHANNEL_S` seconds whose start and end
   both fall inside the other speaker's turn (the other's IPUs with pauses of up to
-  `MAX_BACKCHANNEL_S` bridged), i.e. said while the other speaker kept the floor. It misses
-  backchannels said after the other stopped and takes a short interruption that the other
-  talks over ("wait-") for a backchannel; transcripts avoid both.
+  `MAX_BACKCHANNEL_S` bridged), i.e. said while the other speaker kept the floor, unless the
+  other yields to it (stops within `floor.YIELD_TOLERANCE_S` of its end) and the speaker goes on
+  within `MAX_BACKCHANNEL_S`, before the other speaks again: "Yeah, ... email's fine" opens a
+  turn. It misses backchannels said after the other stopped and takes a short interruption that
+  the other talks over ("wait-") for a backchannel; transcripts avoid both.
 """
 from __future__ import annotations
 
 import re
 from typing import Sequence
 
-from .floor import Interval
+from .floor import YIELD_TOLERANCE_S, Interval
 
 MIN_SILENCE_S = 0.2
 MAX_BACKCHANNEL_S = 1.0
@@ -67,12 +69,31 @@ def _inside(t: float, intervals: Sequence[Interval]) -> bool:
     return any(s < t < e for s, e in intervals)
 
 
+def _yielded_to(end: float, next_start, other_ipus: Sequence[Interval], max_seconds: float) -> bool:
+    """The other speaker stops by `end` plus the yield tolerance and stays silent until this
+    speaker goes on, `max_seconds` at most after `end`."""
+    if next_start is None or next_start - end > max_seconds:
+        return False
+    stop = max((e for s, e in other_ipus if s < end), default=end)
+    return stop - end <= YIELD_TOLERANCE_S + 1e-9 and not any(end <= s < next_start for s, _ in other_ipus)
+
+
 def backchannels_by_heuristic(ipus: Sequence[Interval], other_ipus: Sequence[Interval],
                               max_seconds: float = MAX_BACKCHANNEL_S) -> list[Interval]:
     """Short IPUs said while the other speaker held the floor at both their start and their end;
-    a listener's "mm-hm" often lands in the speaker's breath pause, so such pauses are bridged."""
+    a listener's "mm-hm" often lands in the speaker's breath pause, so such pauses are bridged.
+    A short IPU the other yields to, and after which this speaker goes on, is the start of a
+    turn: without that exception, a turn opened by "Yeah," before a pause of just over 200 ms
+    lost its barge-in once the speech boundaries stopped carrying the detector's hangover."""
     turns = merge_ipus(other_ipus, max_seconds)
-    return [(s, e) for s, e in ipus if e - s <= max_seconds and _inside(s, turns) and _inside(e, turns)]
+    ordered = sorted(ipus)
+    found = []
+    for index, (s, e) in enumerate(ordered):
+        following = ordered[index + 1][0] if index + 1 < len(ordered) else None
+        if e - s <= max_seconds and _inside(s, turns) and _inside(e, turns) \
+                and not _yielded_to(e, following, other_ipus, max_seconds):
+            found.append((s, e))
+    return found
 
 
 def split_backchannels(ipus: Sequence[Interval], backchannels: Sequence[Interval]) -> list[Interval]:

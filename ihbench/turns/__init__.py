@@ -9,6 +9,7 @@ end_times). This package finds the intervals in audio and reports on them:
 
     audio.py        stereo file or pair of mono files -> 16 kHz channels (A the AI, B the user)
     vad.py          silero-vad speech segments per channel, both channels batched
+    boundaries.py   each segment's start and end measured on frame energy (not the detector's hangover)
     transcripts.py  the --transcripts file (word timings per recording and channel)
     stats.py        Section 3.1 corpus statistics and the timing figures
     judge.py        the `TurnTakingJudge` interface and the --judge-likelihoods file formats

@@ -6,7 +6,8 @@
                                   recording's own statistics and timing events
     OUT/<recording>/timeline.png  both channels with IPUs, backchannels, overlaps and events
 
-Per recording: silero-vad on both channels (`vad.py`), IPUs by the 200 ms rule and backchannels
+Per recording: silero-vad on both channels (`vad.py`), each segment's start and end measured on
+the frame energy (`boundaries.py`), IPUs by the 200 ms rule and backchannels
 by words or heuristic (`ipus.py`), the floor-state machine (`floor.py`), statistics and timing
 (`stats.py`). Agreement goes through the `turn_taking_agreement` metric module, loaded with
 `evaluate.load` exactly as users load it, so nothing here re-implements its arithmetic. OUT is
@@ -36,6 +37,8 @@ from ..resources import load_metric
 from ..rundir import RunDir
 from ..summaries import TURNS_FORMAT, TurnsSummary
 from .audio import TwoChannel, plan_recordings, read_recording
+from .boundaries import DESCRIPTION as BOUNDARIES
+from .boundaries import speech_boundaries
 from .judge import TurnTakingJudge, check_likelihood_file, likelihoods_for, read_likelihood_file, run_judge
 from .stats import event_totals, pool_totals, statistics, timing_events, timing_summary
 
@@ -103,8 +106,10 @@ def analyze_intervals(name: str, duration: float, vad: Sequence[Sequence[Interva
 
 
 def analyze(recording: TwoChannel, vad, *, words: Optional[Mapping[str, list]] = None) -> Analysis:
-    """One recording through silero-vad (`vad` is a `ChannelVad`) and `analyze_intervals`."""
-    segments = vad.speech([recording.a, recording.b])
+    """One recording through silero-vad (`vad` is a `ChannelVad`), `speech_boundaries` (the
+    detector's hangover is not speech) and `analyze_intervals`."""
+    channels = (recording.a, recording.b)
+    segments = [speech_boundaries(x, found) for x, found in zip(channels, vad.speech(list(channels)))]
     return analyze_intervals(recording.name, recording.duration, segments, words=words,
                              sources=recording.sources, notes=recording.notes)
 
@@ -237,7 +242,7 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
             "duration_s": round(duration, 6), "seconds": round(seconds, 3),
             "real_time_factor": seconds / duration if duration else None,
             "channels": {"A": "ai", "B": "user", "swap": swap, "pair": pair},
-            "vad": vad.describe(), "transcripts": str(transcripts) if transcripts else None,
+            "vad": {**vad.describe(), "boundaries": BOUNDARIES}, "transcripts": str(transcripts) if transcripts else None,
             "per_recording": rows, "notes": notes, "ihbench_version": __version__,
             "command": redact(list(command)) if command else None, "format_version": TURNS_FORMAT,
         }).to_json()
