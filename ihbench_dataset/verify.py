@@ -6,7 +6,9 @@ leaks information the user could not have; a placeholder makes a correction unch
 """
 from __future__ import annotations
 
+import difflib
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -21,13 +23,46 @@ MIN_RQ, MAX_RQ = 2, 4
 MIN_WORDS_EACH_SIDE = 3
 
 PLACEHOLDER_PATTERNS = (
-    re.compile(r"\[[A-Z][A-Z0-9_ ]*\]"),          # [NAME], [ACCOUNT NUMBER]
-    re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}"),    # {account}
+    re.compile(r"\[[A-Za-z][A-Za-z0-9_ ]*\]"),    # [NAME], [account number], [criterion]
+    re.compile(r"\[\s*(?:\.{2,}|…)\s*\]"),          # [...]
+    re.compile(r"\{\{?[A-Za-z_][A-Za-z0-9_]*\}?\}"),  # {account}, {{name}}
     re.compile(r"\bX{3,}\b"),                     # XXX, XXXX
     re.compile(r"<[^<>\n]{1,40}>"),               # <...>, <customer name>
-    re.compile(r"\bTBD\b"),
+    re.compile(r"\b(?:TBD|TODO|FIXME)\b", re.IGNORECASE),
     re.compile(r"lorem ipsum", re.IGNORECASE),
 )
+
+#: the longest a text field may be, in characters, by its name (the rest: DEFAULT_MAX_CHARS). A
+#: generator that runs away writes a page where a sentence belongs; twice the longest shipped value.
+MAX_CHARS = {"system_message": 12_000, "assistant": 2_000, "delivered": 2_000, "baseline": 2_000, "user": 1_000,
+             "tf_rubric": 800, "rq_rubrics": 800}
+DEFAULT_MAX_CHARS = 2_000
+#: a baseline this close to the interrupted message (and opening with what was heard) repeats it
+NEAR_EQUAL = 0.9
+_INVISIBLE = {"Cc", "Cf", "Zs", "Zl", "Zp"}
+
+
+def visible(text: str) -> str:
+    """The text without what a reader cannot see (spaces, zero-width and control characters): a
+    field made only of those is empty, however it looks to `str.strip`."""
+    return "".join(ch for ch in text if unicodedata.category(ch) not in _INVISIBLE)
+
+
+def max_chars(field: str) -> int:
+    name = re.sub(r"\[\d+\]", "", field).rsplit(".", 1)[-1]
+    return MAX_CHARS.get(name, DEFAULT_MAX_CHARS)
+
+
+def repeats_the_message(baseline: str, assistant: str, delivered: str) -> bool:
+    """The baseline says the interrupted message again, from what was already heard: a recovery
+    that re-reads it is the failure the benchmark measures, not a reference for it. A baseline that
+    goes on from the cut (a filler's continuation) does not open with the heard words."""
+    words = lambda text: re.findall(r"[a-z0-9']+", text.lower())  # noqa: E731
+    base, message, heard = words(baseline), words(assistant), words(delivered)
+    opening = heard[: min(len(heard), 5)]
+    if not opening or base[: len(opening)] != opening:
+        return False
+    return difflib.SequenceMatcher(None, base, message, autojunk=False).ratio() >= NEAR_EQUAL
 
 # Long words a caller says without having heard them: not evidence of leakage.
 _ORDINARY_LONG_WORDS = set(
@@ -137,11 +172,17 @@ def check_conversation(conversation: SourceConversation) -> list[Problem]:
     if len(set(stage_names)) != len(stage_names):
         add("knowledge_base.workflow_stages", "stage names repeat")
 
+    invisible: list[Problem] = []
     for field, text in _strings(c.raw):
         for pattern in PLACEHOLDER_PATTERNS:
             match = pattern.search(text)
             if match:
                 add(field, f"placeholder token {match.group(0)!r}")
+        if text.strip() and not visible(text):  # looks filled to str.strip; a field's own check may say more
+            invisible.append(Problem(c.path, field, "is empty: only invisible characters (zero-width, control or "
+                                                    "no-break spaces)"))
+        if len(text) > max_chars(field):
+            add(field, f"is {len(text):,} characters long; the limit for this field is {max_chars(field):,}")
 
     for turn in c.turns:
         prefix = f"turns[{turn.index}]"
@@ -155,7 +196,8 @@ def check_conversation(conversation: SourceConversation) -> list[Problem]:
         if leaked:
             add(f"{prefix}.user", "the interruption quotes words the user has not heard yet (only in the "
                 f"undelivered part): {', '.join(sorted(leaked))}", turn)
-    return problems
+    named = {problem.field for problem in problems}
+    return problems + [problem for problem in invisible if problem.field not in named]
 
 
 def _check_cut(turn: SourceTurn) -> list[tuple[str, str]]:
@@ -165,6 +207,9 @@ def _check_cut(turn: SourceTurn) -> list[tuple[str, str]]:
     rest = original[len(delivered):]
     if not rest.strip():
         return [("delivered", "is the whole message: an interruption must cut the turn before its end")]
+    if not _WORD.search(rest):
+        return [("delivered", f"leaves only {rest.strip()!r} unheard: the sentence was finished, not cut; cut "
+                              "mid-sentence")]
     problems = []
     if re.search(r"[.?!:]['\")]*\s*$", delivered):
         problems.append(("delivered", "ends at a sentence boundary; cut mid-sentence"))
@@ -180,14 +225,17 @@ def _check_rubric(turn: SourceTurn) -> list[tuple[str, str]]:
     problems = []
     if i.type not in INTERRUPTION_TYPES:
         problems.append(("type", f"unknown type {i.type!r}; expected one of {', '.join(INTERRUPTION_TYPES)}"))
-    if not i.tf_rubric.strip():
+    if not visible(i.tf_rubric):
         problems.append(("tf_rubric", "is empty"))
     if not MIN_RQ <= len(i.rq_rubrics) <= MAX_RQ:
         problems.append(("rq_rubrics", f"has {len(i.rq_rubrics)} criteria; expected {MIN_RQ}-{MAX_RQ}"))
-    if any(not isinstance(r, str) or not r.strip() for r in i.rq_rubrics):
+    if any(not isinstance(r, str) or not visible(r) for r in i.rq_rubrics):
         problems.append(("rq_rubrics", "contains an empty criterion"))
-    if not i.baseline.strip():
+    if not visible(i.baseline):
         problems.append(("baseline", "is empty"))
+    elif repeats_the_message(i.baseline, turn.assistant, turn.delivered):
+        problems.append(("baseline", "says the interrupted message again from what was already heard; a baseline "
+                                     "recovers from the cut, it does not re-read it"))
     if i.baseline_rq_verdicts is not None and len(i.baseline_rq_verdicts) != len(i.rq_rubrics):
         problems.append(("baseline_rq_verdicts", f"has {len(i.baseline_rq_verdicts)} verdicts for "
                                                  f"{len(i.rq_rubrics)} criteria; expected one per criterion"))
@@ -224,11 +272,19 @@ def _distinctive(word: str, sentence_start: bool) -> bool:
     return bare[:1].isupper() and not sentence_start and not is_pronoun_i
 
 
+_SKIPPED = " \"'“”‘’("
+_SENTENCE_END = ".?!…—-:"
+
+
 def _words_with_position(text: str):
-    """Each word and whether it opens a sentence (where capitals say nothing about names)."""
+    """Each word and whether it opens a sentence (where capitals say nothing about names): the last
+    character before it, quotes and spaces skipped, ends a sentence. Each gap is read once, so a
+    long text costs its length, not its length squared."""
+    previous, end = "", 0
     for match in _WORD.finditer(text):
-        before = text[: match.start()].rstrip(" \"'“”‘’(")
-        yield match.group(0), (not before) or before[-1] in ".?!…—-:"
+        before = (previous + text[end:match.start()]).rstrip(_SKIPPED)  # a word never strips away whole
+        yield match.group(0), (not before) or before[-1] in _SENTENCE_END
+        previous, end = match.group(0), match.end()
 
 
 def leaked_words(conversation: SourceConversation, turn: SourceTurn) -> set[str]:

@@ -10,7 +10,10 @@ what the caller will do:
 - "unfixable": the verifier reports a finding no edit can fix;
 - "malformed": the planner's round 3 answer is not JSON once, then fine when re-asked;
 - "badcut": the first cut-in's delivered text is not a prefix of the message, then fine;
-- "hopeless": the planner never answers with JSON.
+- "hopeless": the planner never answers with JSON;
+- "sloppy": each guard of `ihbench verify` met once, then fine when re-asked: a system message far
+  over its length limit, a reply of zero-width spaces, a cut that leaves only the final period
+  unheard, a lower-case placeholder criterion, and a baseline that re-reads the interrupted message.
 """
 from __future__ import annotations
 
@@ -129,8 +132,9 @@ class GenerationScript:
     def answer(self, agent: str, payload: dict, reask: bool):
         if agent == "prerequisites":
             return prerequisites(payload, self.profiles)
+        sloppy = "sloppy" in self.profiles[0] and not reask
         if agent == "system_writer":
-            return {"system_message": SYSTEM_MESSAGE}
+            return {"system_message": SYSTEM_MESSAGE + (" Be kind." * 2000 if sloppy else "")}
         if agent == "planner":
             profile = payload["caller_intent"]["profile"]
             if "hopeless" in profile:
@@ -143,18 +147,24 @@ class GenerationScript:
         if agent == "assistant_after_interruption":
             return {"message": agent_message(len(payload["call_so_far"]) + 2)}
         if agent == "user_normal":
-            return {"utterance": "Okay, that works for me."}
+            return {"utterance": "\u200b\u200b" if sloppy else "Okay, that works for me."}
         if agent == "user_interrupting":
             message, action = payload["agent_message_full"], payload["planner_action"]
             if "(badcut)" in action and not reask:
                 return {"delivered": "Right, this is the step where", "utterance": CLEAN[payload["interruption_type"]]}
+            if sloppy:
+                return {"delivered": message.rstrip("."), "utterance": CLEAN[payload["interruption_type"]]}
             code = message.split("reference code ", 1)[1].split(" ", 1)[0]
             words = f"Hold on, what is {code} for?" if "(leak)" in action else CLEAN[payload["interruption_type"]]
             return {"delivered": cut(message), "utterance": words}
         if agent == "rubric":
             return {"tf_rubric": "Answer the caller and carry on with the current step.",
-                    "rq_rubrics": ["Responds to what the caller said.", "Continues the step that was cut off."]}
+                    "rq_rubrics": ["Responds to what the caller said.",
+                                   "[criterion]" if sloppy else "Continues the step that was cut off."]}
         if agent == "baseline":
+            if sloppy:
+                return {"response": payload["your_message_as_delivered"] + " in detail, along with the reference code "
+                                    "that comes with it."}
             return {"response": "Sure. Let me carry on with the next step of your plan."}
         if agent == "verifier":
             return {"findings": findings(payload)}

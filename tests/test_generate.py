@@ -109,6 +109,24 @@ def test_malformed_json_and_a_bad_cut_are_reasked(tmp_path):
     assert turn["assistant"].startswith(turn["delivered"]) and turn["delivered"].endswith("payment plan")
 
 
+def test_each_guard_of_verify_is_met_by_a_re_ask_and_nothing_wrong_is_written(tmp_path):
+    """Issue 28, part 5, with scripted LLM answers: an over-long system message, an invisible reply, a
+    cut before the final period only, a placeholder criterion and a baseline that re-reads the
+    message are each refused when answered and asked again; what is written passes verify."""
+    from ihbench.dataset.verify import verify_paths
+
+    script = GenerationScript(["sloppy"])
+    with OpenAITestServer(respond=script) as server:
+        assert generate(server, tmp_path / "out") == 0
+    for agent in ("system_writer", "user_normal", "user_interrupting", "rubric", "baseline"):
+        assert script.reasks[agent] >= 1, agent
+    documents = written(tmp_path / "out")
+    assert documents
+    assert verify_paths(sorted((tmp_path / "out" / "conversations").glob("*.json")), check_audio=False).problems == []
+    for document in documents.values():
+        assert "[criterion]" not in json.dumps(document) and "\u200b" not in json.dumps(document)
+
+
 def test_a_conversation_fails_after_the_bounded_reasks_and_is_not_written(tmp_path, capsys):
     script = GenerationScript(["hopeless"])
     with OpenAITestServer(respond=script) as server:

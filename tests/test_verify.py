@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ihbench.dataset.sources import SOURCES_DIR, SourceError, load_conversation, source_files
 from ihbench.dataset.verify import verify_paths
 
@@ -201,7 +203,8 @@ def test_empty_tf_criterion(tmp_path):
     assert _break(tmp_path, mutate).field.endswith("tf_rubric")
 
 
-@pytest.mark.parametrize("token", ["[NAME]", "{account}", "XXX", "<customer name>"])
+@pytest.mark.parametrize("token", ["[NAME]", "{account}", "XXX", "<customer name>", "[criterion]", "[...]",
+                                   "{{name}}", "TODO", "todo", "FixMe"])
 def test_placeholder_tokens(tmp_path, token):
     def mutate(data):
         data["turns"][2]["user"] += f" My details are {token}."
@@ -316,3 +319,67 @@ def test_a_name_or_number_reused_across_goals_is_a_problem(tmp_path):
     report = verify_paths([tmp_path], check_audio=False)
     value = str(first["knowledge_base"]["user_data"][0]["value"])
     assert any("also appears in" in p.message and p.path.name == SHIPPED[1].name for p in report.problems), value
+
+
+# --- generation guards (issue 28, part 5): they live here, so they protect hand-written data too ----
+
+def test_a_cut_that_leaves_only_the_final_punctuation_unheard_is_not_mid_sentence(tmp_path):
+    def mutate(data):
+        i = _interrupted_index(data)
+        data["turns"][i]["delivered"] = data["turns"][i]["assistant"].rstrip(".?!")
+        return i
+    problem = _break(tmp_path, mutate)
+    assert problem.field.endswith("delivered") and "unheard: the sentence was finished" in problem.message
+
+
+def test_a_baseline_that_says_the_interrupted_message_again_is_refused(tmp_path):
+    def mutate(data):
+        i = _interrupted_index(data)
+        turn = data["turns"][i]
+        turn["interruption"]["baseline"] = turn["assistant"].replace(".", ",", 1) + " Okay?"
+        return i
+    problem = _break(tmp_path, mutate)
+    assert problem.field.endswith("interruption.baseline") and "says the interrupted message again" in problem.message
+
+
+def test_a_baseline_that_goes_on_from_the_cut_is_not_a_repeat():
+    from ihbench.dataset.verify import repeats_the_message
+
+    assistant = "I can move your delivery to Thursday morning between eight and noon if that works for you."
+    delivered = "I can move your delivery to"
+    assert not repeats_the_message(assistant[len(delivered):], assistant, delivered)  # a filler's continuation
+    assert repeats_the_message(assistant, assistant, delivered)
+
+
+@pytest.mark.parametrize("invisible", ["\u200b\u200b", " \u2060 ", "\ufeff", "\u00a0\u200c"])
+def test_a_string_made_only_of_invisible_characters_is_empty(tmp_path, invisible):
+    def mutate(data):
+        data["goal"] = invisible
+        return None
+    problem = _break(tmp_path, mutate)
+    assert problem.field == "goal" and "only invisible characters" in problem.message
+
+
+def test_every_text_field_has_a_length_limit(tmp_path):
+    def mutate(data):
+        data["turns"][2]["user"] = "Well, " + "and so on " * 120
+        return None
+    problem = _break(tmp_path, mutate)
+    assert problem.field == "turns[2].user" and "the limit for this field is 1,000" in problem.message
+
+
+def _naive_positions(text):
+    """The leak check's word positions as first written (quadratic): the reference for the linear one."""
+    from ihbench.dataset.verify import _WORD
+
+    for match in _WORD.finditer(text):
+        before = text[: match.start()].rstrip(" \"'“”‘’(")
+        yield match.group(0), (not before) or before[-1] in ".?!…—-:"
+
+
+@given(st.text(alphabet=st.sampled_from(list("aZ9 .?!-:'’\"“(,\n…—")), max_size=80))
+@settings(max_examples=300, deadline=None)
+def test_the_linear_word_positions_equal_the_quadratic_ones(text):
+    from ihbench.dataset.verify import _words_with_position
+
+    assert list(_words_with_position(text)) == list(_naive_positions(text))

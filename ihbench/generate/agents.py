@@ -9,6 +9,8 @@ sees what an evaluated model sees and never the rubric.
 """
 from __future__ import annotations
 
+import functools
+
 from typing import Callable, Optional
 
 from ihbench.dataset.errors import ItemFailure
@@ -157,7 +159,8 @@ async def write_baseline(agents: Agents, usage: Usage, prereq: dict, turns: list
     turn = turns[index]
     payload = {"operating_instructions": prereq["system_message"], "call_so_far": heard(turns[:index]),
                "your_message_as_delivered": turn["delivered"], "caller_said": turn["user"]}
-    return await agents.ask("baseline", payload, "Write your next message.", validate.baseline, usage)
+    check = functools.partial(validate.baseline, message=turn["assistant"], delivered=turn["delivered"])
+    return await agents.ask("baseline", payload, "Write your next message.", check, usage)
 
 
 def _verifier_view(turns: list[dict]) -> list[dict]:

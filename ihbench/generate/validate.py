@@ -9,7 +9,15 @@ from typing import Any, Optional
 
 from ihbench.dataset.schema import INTERRUPTION_TYPES
 from ihbench.dataset.sources import SourceTurn
-from ihbench.dataset.verify import MAX_RQ, MIN_RQ, PLACEHOLDER_PATTERNS, _check_cut
+from ihbench.dataset.verify import (
+    MAX_RQ,
+    MIN_RQ,
+    PLACEHOLDER_PATTERNS,
+    _check_cut,
+    max_chars,
+    repeats_the_message,
+    visible,
+)
 from ihbench.llm import InvalidAnswer, extract_json
 
 from .prompts import CHECKS, EDITABLE_FIELDS
@@ -20,10 +28,20 @@ MIN_STAGES, MAX_STAGES = 4, 7
 MIN_WORDS_TO_CUT = 12
 
 
-def text(data: dict, name: str, where: str = "") -> str:
+#: an agent's answer field -> the document field it becomes, whose length limit it keeps
+_BECOMES = {"message": "assistant", "utterance": "user", "response": "baseline"}
+
+
+def text(data: dict, name: str, where: str = "", *, limit: Optional[int] = None) -> str:
+    """A non-empty string (invisible characters do not count) without placeholders, within the length
+    limit `ihbench verify` holds its field to."""
     value = data.get(name) if isinstance(data, dict) else None
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidAnswer(f"{where}{name} must be a non-empty string")
+    if not isinstance(value, str) or not visible(value):
+        raise InvalidAnswer(f"{where}{name} must be a non-empty string (visible characters, not only spaces or "
+                            "zero-width ones)")
+    limit = limit or max_chars(_BECOMES.get(name, name))
+    if len(value) > limit:
+        raise InvalidAnswer(f"{where}{name} is {len(value):,} characters long; write at most {limit:,}")
     no_placeholders(value, f"{where}{name}")
     return value.strip()
 
@@ -32,7 +50,7 @@ def texts(data: dict, name: str, where: str = "", *, minimum: int = 1) -> list[s
     values = data.get(name) if isinstance(data, dict) else None
     if not isinstance(values, list) or len(values) < minimum:
         raise InvalidAnswer(f"{where}{name} must be a list of at least {minimum} string(s)")
-    return [text({"v": v}, "v", f"{where}{name}[{i}].").strip() for i, v in enumerate(values)]
+    return [text({"v": v}, "v", f"{where}{name}[{i}].", limit=max_chars(name)).strip() for i, v in enumerate(values)]
 
 
 def no_placeholders(value: str, where: str) -> None:
@@ -195,8 +213,14 @@ def rubric(raw: str) -> dict:
     return {"tf_rubric": text(data, "tf_rubric"), "rq_rubrics": criteria}
 
 
-def baseline(raw: str) -> str:
-    return text(answer(raw), "response")
+def baseline(raw: str, message: str = "", delivered: str = "") -> str:
+    """The blind baseline; one that says the interrupted `message` again from the `delivered` words is
+    asked again (the rule `ihbench verify` applies)."""
+    response = text(answer(raw), "response")
+    if message and repeats_the_message(response, message, delivered):
+        raise InvalidAnswer("response says your interrupted message again from what the caller already heard; "
+                            "answer what the caller said and go on from where you were cut off")
+    return response
 
 
 # --- verifier and modifier --------------------------------------------------------------------
