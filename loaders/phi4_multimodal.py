@@ -67,6 +67,7 @@ class Phi4MultimodalLoader(TransformersLoader):
     model_type_hints = {"phi4mm": "this is the checkpoint's old remote-code format; the transformers-native "
                                   "weights are on the revision transformers and vLLM pin: --option revision=refs/pr/70"}
     requires = ("torch", "transformers", "peft")  # the checkpoint's speech adapter is a LoRA
+    adapter: Optional[str] = None  # the speech adapter folder, once the model is loaded
     tools_unsupported = ("the Phi-4-multimodal chat template ignores `tools` (it copies only a system message's own "
                          "`tools` string between <|tool|> tags) and renders no tool calls or results; use a "
                          "tool-capable model served with vLLM (--model openai)")

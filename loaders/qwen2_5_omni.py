@@ -90,17 +90,23 @@ class OmniThinkerLoader(TransformersLoader):
     def load_model(self):
         import transformers
 
-        model = self.pretrained(getattr(transformers, self.THINKER))
-        # The checkpoint's generation_config.json is the whole Omni model's and names no end token
-        # for the thinker, which then runs to max_new_tokens (QwenLM/Qwen2.5-Omni#371); the
-        # tokenizer's end (<|im_end|>, the end of a ChatML turn) and pad tokens are the fix. The
-        # end token is added even when the config names others: a re-saved or fine-tuned checkpoint
-        # that names only <|endoftext|> would otherwise run past the end of its turn.
-        generation, tokenizer = model.generation_config, self.processor.tokenizer
+        return self.pretrained(getattr(transformers, self.THINKER))
+
+    def adjust_generation(self, generation) -> None:
+        """The checkpoint's generation_config.json is the whole Omni model's and names no end token
+        for the thinker, which then runs to max_new_tokens (QwenLM/Qwen2.5-Omni#371); the tokenizer's
+        end (<|im_end|>, the end of a ChatML turn) and pad tokens are the fix. The end token is added
+        even when the config names others: a re-saved or fine-tuned checkpoint that names only
+        <|endoftext|> would otherwise run past the end of its turn."""
+        tokenizer = self.processor.tokenizer
         generation.eos_token_id = with_end_token(generation.eos_token_id, tokenizer.eos_token_id)
         if generation.pad_token_id is None:
             generation.pad_token_id = tokenizer.pad_token_id
-        return model
+
+    def model_config(self):
+        """Without weights, the thinker's part of the whole Omni checkpoint's config."""
+        config = super().model_config()
+        return config if self.model is not None else config.thinker_config
 
     def prompt(self, conversation: ModelInput) -> str:
         return self.checked_prompt(self.rendered(chat_messages(conversation)), len(conversation.audio_clips),

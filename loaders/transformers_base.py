@@ -5,11 +5,12 @@ how a conversation becomes processor inputs."""
 from __future__ import annotations
 
 import time
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Optional, Sequence
 
 import numpy as np
-from ihbench.dataset.argtypes import device as device_type, whole
+from ihbench.dataset.argtypes import ArgType, device as device_type, whole
 from ihbench.dataset.audio_format import SAMPLING_RATE
 from ihbench.dataset.errors import IHBenchError, UsageError
 
@@ -19,6 +20,22 @@ from .failures import describe_failure, empty_after_thinking, is_item_failure
 from .limits import check_clips, check_context
 
 DTYPES = ("float32", "float16", "bfloat16")
+
+
+class DeviceMap(ArgType):
+    """How accelerate spreads a model too big for one GPU (`device_map` of `from_pretrained`)."""
+
+    choices = ("auto", "balanced", "balanced_low_0", "sequential")
+    expected = "one of auto, balanced, balanced_low_0, sequential"
+
+    def convert(self, value: Any) -> str:
+        if not isinstance(value, str) or value.strip() not in self.choices:
+            raise self.refuse(value)
+        return value.strip()
+
+
+#: off inside `TransformersLoader.without_weights`: everything is loaded but the model
+_WITH_WEIGHTS: ContextVar[bool] = ContextVar("ihbench_loader_with_weights", default=True)
 
 
 def resolve_device(device: str) -> str:
@@ -66,12 +83,15 @@ class TransformersLoader(Loader):
     #: the longest clip the family's processor takes whole (None: no per-clip cap). A longer clip
     #: is an error on that item, never a silent cut; tests check it against the processor.
     max_clip_seconds: Optional[float] = None
-    option_types = {"batch_size": whole(min=1), "device": device_type()}
+    option_types = {"batch_size": whole(min=1), "device": device_type(), "device_map": DeviceMap()}
 
     def __init__(self, model_path: str, *, device: str = "auto", dtype: str = "auto",
-                 revision: Optional[str] = None, batch_size: int = 1, **options: Any):
-        device = self.check_options({"batch_size": batch_size, "device": device})["device"]
-        super().__init__(model_path, device=device, dtype=dtype, revision=revision, **options)
+                 revision: Optional[str] = None, batch_size: int = 1, device_map: Optional[str] = None,
+                 **options: Any):
+        checked = self.check_options({"batch_size": batch_size, "device": device, "device_map": device_map})
+        device, self.device_map = checked["device"], checked["device_map"]
+        spread = {"device_map": self.device_map} if self.device_map else {}
+        super().__init__(model_path, device=device, dtype=dtype, revision=revision, **spread, **options)
         self.path = resolve_model_path(model_path, revision=revision)  # before any slow import
         self.check_model_type()
         self.device = resolve_device(device)
@@ -79,7 +99,68 @@ class TransformersLoader(Loader):
         self.batch_size = batch_size
         self.processor = self._checked_processor()
         self.processor.tokenizer.padding_side = "left"  # a batch's prompts must end where generation starts
-        self.model = self.load_model().to(self.device).eval()
+        self.model = self._loaded_model() if _WITH_WEIGHTS.get() else None
+
+    @classmethod
+    def without_weights(cls, model_path: str, **options: Any) -> "TransformersLoader":
+        """The loader with its config, tokenizer, processor and chat template but no model: what
+        `ihbench doctor` checks in seconds on a CPU, before GPU hours are spent on the weights."""
+        token = _WITH_WEIGHTS.set(False)
+        try:
+            return cls(model_path, **options)
+        finally:
+            _WITH_WEIGHTS.reset(token)
+
+    def _loaded_model(self):
+        """The model on its device, or spread over the GPUs by `device_map` (accelerate places the
+        layers; the inputs then go where its first layer is)."""
+        model = self.load_model()
+        if self.device_map is None:
+            model = model.to(self.device)
+        else:
+            self.device = str(next(model.parameters()).device)
+        self.adjust_generation(model.generation_config)
+        return model.eval()
+
+    def adjust_generation(self, generation) -> None:
+        """Fix the checkpoint's generation config where the family needs it (the Omni end token)."""
+
+    @property
+    def generation_config(self):
+        """The generation config `generate` starts from: the model's, or without weights the
+        checkpoint's generation_config.json (its config.json's when there is none), adjusted alike."""
+        if self.model is not None:
+            return self.model.generation_config
+        if not hasattr(self, "_generation_config"):
+            from transformers import AutoConfig, GenerationConfig as HFGenerationConfig
+
+            try:
+                generation = HFGenerationConfig.from_pretrained(self.path)
+            except OSError:
+                generation = HFGenerationConfig.from_model_config(AutoConfig.from_pretrained(self.path))
+            self.adjust_generation(generation)
+            self._generation_config = generation
+        return self._generation_config
+
+    def effective_generation(self, config: GenerationConfig) -> dict:
+        """What `generate` runs with: the checkpoint's generation config with ours applied over it, as
+        transformers merges them (a repetition penalty or top-k of the checkpoint's stays in force
+        unless ours replaces it). Sampling knobs are left out when decoding is greedy: transformers
+        ignores them then."""
+        import copy
+
+        generation = copy.deepcopy(self.generation_config)
+        generation.update(**sampling_options(config))
+        keys = ("do_sample", "max_new_tokens", "num_beams", "temperature", "top_p", "top_k", "min_p", "typical_p",
+                "repetition_penalty", "no_repeat_ngram_size", "length_penalty", "eos_token_id", "pad_token_id",
+                "bos_token_id")
+        settings = {key: getattr(generation, key, None) for key in keys}
+        settings.update({key: value for key, value in generation.to_diff_dict().items()
+                         if key not in ("transformers_version", "_from_model_config")})
+        if not settings.get("do_sample"):
+            for key in ("temperature", "top_p", "top_k", "min_p", "typical_p"):
+                settings.pop(key, None)
+        return {key: value for key, value in sorted(settings.items()) if value is not None}
 
     #: the checkpoint `model_type`s this family loads (empty: the family checks it itself, as Gemma 4)
     model_types: tuple[str, ...] = ()
@@ -136,7 +217,8 @@ class TransformersLoader(Loader):
         """`model_class` from the checkpoint, refused when its weights do not cover the model: a
         tensor missing or of another shape would be filled with random values by transformers
         (a damaged file, or a checkpoint of another architecture) and every answer scored."""
-        model, info = model_class.from_pretrained(self.path, dtype=self.dtype, output_loading_info=True)
+        spread = {"device_map": self.device_map} if self.device_map else {}
+        model, info = model_class.from_pretrained(self.path, dtype=self.dtype, output_loading_info=True, **spread)
         missing, mismatched = info.get("missing_keys") or [], info.get("mismatched_keys") or []
         if missing or mismatched:
             example = sorted(missing)[0] if missing else str(mismatched[0])
@@ -195,9 +277,17 @@ class TransformersLoader(Loader):
         Families with a thinking mode override this (see `loaders.reasoning`)."""
         return raw, None
 
+    def model_config(self):
+        """The config of the model that generates (loaded, or read from the checkpoint without weights)."""
+        if self.model is not None:
+            return self.model.config
+        from transformers import AutoConfig
+
+        return AutoConfig.from_pretrained(self.path)
+
     def context_tokens(self) -> Optional[int]:
         """How many tokens the model's positions cover (None: not stated in its config)."""
-        config = self.model.config
+        config = self.model_config()
         text = config.get_text_config() if hasattr(config, "get_text_config") else config
         return getattr(text, "max_position_embeddings", None)
 
@@ -275,7 +365,7 @@ class TransformersLoader(Loader):
 
     def end_tokens(self) -> set[int]:
         """The ids generation stops at (the generation config's, after the family's fixes)."""
-        ends = self.model.generation_config.eos_token_id
+        ends = self.generation_config.eos_token_id
         return set(ends if isinstance(ends, list) else [ends] if ends is not None else [])
 
     def _until_end(self, tokens: list[int]) -> list[int]:
@@ -351,6 +441,8 @@ class TransformersLoader(Loader):
     def describe(self) -> dict:
         described = {**super().describe(), "resolved_path": self.path, "device": self.device,
                      "dtype": str(self.dtype).removeprefix("torch."), "batch_size": self.batch_size}
+        if self.device_map and self.model is not None:  # where the layers went, not only that it was asked
+            described["devices"] = sorted({str(parameter.device) for parameter in self.model.parameters()})
         effect = self.thinking_effect()
         if effect is not None:  # beside the option as given: what the checkpoint's template made of it
             described["thinking_effective"] = effect
