@@ -35,6 +35,10 @@ Interval = tuple[float, float]  # (start, end) in seconds
 #: Talking Turns nor Full-Duplex-Bench v1.5 (whose stop latency runs from overlap onset to the
 #: model falling silent) publishes a separate yield tolerance; this is the paper's own boundary.
 YIELD_TOLERANCE_S = 0.2
+#: The longest pause of the user's inside one barge-in ("Wait, ... is there a bus?"): the pause
+#: inside a turn that `ipus.backchannels_by_heuristic` bridges (`ipus.MAX_BACKCHANNEL_S`). A user
+#: who speaks again after a longer silence, the AI having talked on through it, starts a new turn.
+HELD_PAUSE_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -105,17 +109,18 @@ def _stop(speech: Sequence[Interval], t: float) -> float:
 
 
 def barge_ins(a_speech: Sequence[Interval], b_speech: Sequence[Interval], *,
-              tolerance: float = YIELD_TOLERANCE_S) -> list[dict]:
+              tolerance: float = YIELD_TOLERANCE_S, held_pause: float = HELD_PAUSE_S) -> list[dict]:
     """Each time B starts speaking inside A's speech, and whether A yielded or talked over it.
 
-    B's attempt is B's IPU that starts inside A's; while A has stopped (within `tolerance` of
-    the attempt's last speech) and does not start again before B's next IPU, that IPU continues
-    the attempt ("Wait, ... is there a bus?" is one attempt). A *yields* when its last speech
-    that began before the attempt ended stops no later than `tolerance` after the attempt's
-    speech ends; its stop latency runs from B's onset to that stop. Otherwise A *talks over* B:
-    it was still speaking after B had let go, and B speaking again once A is done is a new turn,
-    not the same attempt (counting it as one made every talk-over a yield, timed to the end of
-    A's turn). A stop latency exists only for a yield.
+    B's attempt is B's IPU that starts inside A's, continued by B's next IPUs after pauses of at
+    most `held_pause` in which A does not start speaking ("Wait, ... is there a bus?" is one
+    attempt): B holds the floor through them. A *yields* when its last speech that began before
+    the attempt ended stops no later than `tolerance` after the attempt's speech ends, i.e.
+    while B still held it; its stop latency runs from B's onset to that stop. Otherwise A *talks
+    over* B: it was still speaking after B had let go. B speaking again after a longer silence,
+    A having talked on through it, is a new turn, not the rest of the attempt (taking it for the
+    rest made every talk-over followed by B's next turn a yield, timed to the end of A's turn).
+    A stop latency exists only for a yield.
 
     Returns one dict per attempt: user_start, user_end, ai_stop, stop_latency_s (None for a
     talk-over), outcome ("yield" | "talk_over") and user_took_floor (outcome == "yield").
@@ -125,12 +130,12 @@ def barge_ins(a_speech: Sequence[Interval], b_speech: Sequence[Interval], *,
     for index, (start, end) in enumerate(b):
         if index <= covered or not any(s < start < e for s, e in a):
             continue
-        covered, stop = index, _stop(a, end)
-        while (stop - end <= tolerance + 1e-9 and covered + 1 < len(b)
+        covered = index
+        while (covered + 1 < len(b) and b[covered + 1][0] - end <= held_pause + 1e-9
                and not any(end <= s < b[covered + 1][0] for s, _ in a)):
-            covered += 1  # A is silent and B goes on after a pause: the same attempt
+            covered += 1  # B goes on after a short pause in which A did not start: the same attempt
             end = b[covered][1]
-            stop = _stop(a, end)
+        stop = _stop(a, end)
         yielded = stop - end <= tolerance + 1e-9
         found.append({"user_start": start, "user_end": end, "ai_stop": stop,
                       "stop_latency_s": round(stop - start, 6) if yielded else None,

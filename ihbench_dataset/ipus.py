@@ -13,9 +13,8 @@ ways to find them, both over IPUs:
 - without words, a heuristic: an IPU of at most `MAX_BACKCHANNEL_S` seconds whose start and end
   both fall inside the other speaker's turn (the other's IPUs with pauses of up to
   `MAX_BACKCHANNEL_S` bridged), i.e. said while the other speaker kept the floor, unless the
-  other yields to it (stops within `floor.YIELD_TOLERANCE_S` of its end) and the speaker goes on
-  within `MAX_BACKCHANNEL_S`, before the other speaks again: "Yeah, ... email's fine" opens a
-  turn. It misses backchannels said after the other stopped and takes a short interruption that
+  other yields to it (stops before the speaker goes on, within `MAX_BACKCHANNEL_S`, and does not
+  speak again in between): "Yeah, ... email's fine" opens a turn. It misses backchannels said after the other stopped and takes a short interruption that
   the other talks over ("wait-") for a backchannel; transcripts avoid both.
 """
 from __future__ import annotations
@@ -23,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from .floor import YIELD_TOLERANCE_S, Interval
+from .floor import Interval
 
 MIN_SILENCE_S = 0.2
 MAX_BACKCHANNEL_S = 1.0
@@ -70,12 +69,12 @@ def _inside(t: float, intervals: Sequence[Interval]) -> bool:
 
 
 def _yielded_to(end: float, next_start, other_ipus: Sequence[Interval], max_seconds: float) -> bool:
-    """The other speaker stops by `end` plus the yield tolerance and stays silent until this
-    speaker goes on, `max_seconds` at most after `end`."""
+    """This speaker goes on at most `max_seconds` after `end`, and by then the other speaker has
+    stopped and has not started again (`floor.barge_ins` takes such a pause as held)."""
     if next_start is None or next_start - end > max_seconds:
         return False
     stop = max((e for s, e in other_ipus if s < end), default=end)
-    return stop - end <= YIELD_TOLERANCE_S + 1e-9 and not any(end <= s < next_start for s, _ in other_ipus)
+    return stop <= next_start and not any(end <= s < next_start for s, _ in other_ipus)
 
 
 def backchannels_by_heuristic(ipus: Sequence[Interval], other_ipus: Sequence[Interval],

@@ -239,19 +239,23 @@ def test_a_barge_in_runs_on_through_the_users_pause():
 
 
 def test_a_yield_is_a_stop_while_the_user_still_holds_the_barge_in():
-    from ihbench.dataset.floor import YIELD_TOLERANCE_S, barge_ins
-    from ihbench.dataset.ipus import MIN_SILENCE_S
+    from ihbench.dataset.floor import HELD_PAUSE_S, YIELD_TOLERANCE_S, barge_ins
+    from ihbench.dataset.ipus import MAX_BACKCHANNEL_S, MIN_SILENCE_S
 
     assert YIELD_TOLERANCE_S == MIN_SILENCE_S == 0.2  # the IPU rule: the user's speech has not ended yet
-    # the AI stops 0.15 s after the user's "Wait." ends, and the user goes on: a yield
-    (attempt,) = barge_ins([(0.0, 4.95)], [(3.0, 4.8), (5.3, 7.0)])
-    assert (attempt["outcome"], attempt["stop_latency_s"], attempt["user_end"]) == ("yield", 1.95, 7.0)
+    assert HELD_PAUSE_S == MAX_BACKCHANNEL_S == 1.0  # a pause inside a turn, as the backchannel heuristic bridges
+    # "Wait.": the AI stops 0.15 s after it and the user says no more: a yield
+    (attempt,) = barge_ins([(0.0, 4.95), (6.5, 8.0)], [(3.0, 4.8)])
+    assert (attempt["outcome"], attempt["stop_latency_s"], attempt["user_end"]) == ("yield", 1.95, 4.8)
+    # the AI stops 0.3 s after "Wait." ends, in the user's pause, and the user goes on 0.4 s later: a yield
+    (attempt,) = barge_ins([(0.0, 5.1)], [(3.0, 4.8), (5.5, 7.0)])
+    assert (attempt["outcome"], attempt["stop_latency_s"], attempt["user_end"]) == ("yield", 2.1, 7.0)
     # the AI talks on for 2.5 s after "Wait." and the user answers once it is done: a talk-over
     (attempt,) = barge_ins([(0.0, 7.3)], [(3.0, 4.8), (7.8, 10.0)])
     assert (attempt["outcome"], attempt["stop_latency_s"], attempt["user_end"], attempt["ai_stop"]) == \
         ("talk_over", None, 4.8, 7.3)
-    # 0.3 s past the user's speech is past the tolerance, however soon the user goes on
-    (attempt,) = barge_ins([(0.0, 5.1)], [(3.0, 4.8), (5.5, 7.0)])
+    # 0.3 s past "Wait." and the user silent for 1.2 s: the user had let go, a talk-over
+    (attempt,) = barge_ins([(0.0, 5.1)], [(3.0, 4.8), (6.0, 7.0)])
     assert attempt["outcome"] == "talk_over" and attempt["user_end"] == 4.8
     summary = timing_summary([{"responses": [], "barge_ins": barge_ins([(0.0, 7.3), (8.0, 9.0)],
                                                                       [(3.0, 4.8), (8.5, 9.5)])}])

@@ -49,8 +49,8 @@ of that contract)::
       "channels", "vad", "transcripts", "per_recording", "notes", "ihbench_version", "command"
     }
 
-A barge-in ends in a yield (the AI stops while the user still holds it, within 200 ms of the
-user's speech) or a talk-over; stop latency and the turn-over rate's successes are the yields,
+A barge-in ends in a yield (the AI stops while the user still holds it: within 200 ms of the
+user's last speech of it, pauses of up to 1 s included) or a talk-over; stop latency and the turn-over rate's successes are the yields,
 `talk_overs` the rest (`ihbench.dataset.floor.barge_ins`). format_version is 2 (`TURNS_FORMAT`):
 version 1 counted a talk-over as a yield when the user spoke again after the AI finished.
 Every mean, median and bound is null when n = 0; the latency interval is null below n = 2.

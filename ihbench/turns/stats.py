@@ -18,14 +18,15 @@ Timing figures use speech IPUs only (backchannels are not turns):
 - response latency: an AI IPU that starts while the user is silent, after the user spoke last,
   answers the user's turn; its latency is the silence since the user's speech ended;
 - barge-in: a user IPU that starts inside an AI IPU; `ihbench.dataset.floor.barge_ins` says how
-  it ends. The AI *yields* when it stops while the user still holds the barge-in: no later than
-  `floor.YIELD_TOLERANCE_S` (200 ms, the IPU rule's silence) after the user's speech, and it stays
-  silent while the user goes on after a pause ("Wait, ... is there a bus?" is one barge-in). Its
-  stop latency is the time from the user's onset to the end of the AI's last speech that began
-  before the barge-in ended. Otherwise the AI *talks over* the user (the paper's failed
-  interruption: the interrupted speaker outlasts the interrupter); a talk-over has no stop
-  latency, and the user speaking again once the AI is done is a new turn. The turn-over rate is
-  the share of barge-ins the AI yields to; talk-overs are counted apart.
+  it ends. The user holds it through pauses of up to 1 s in which the AI does not start ("Wait,
+  ... is there a bus?" is one barge-in). The AI *yields* when it stops while the user still holds
+  it: no later than `floor.YIELD_TOLERANCE_S` (200 ms, the IPU rule's silence) after the user's
+  last speech of it. Its stop latency is the time from the user's onset to the end of the AI's
+  last speech that began before the barge-in ended. Otherwise the AI *talks over* the user (the
+  paper's failed interruption: the interrupted speaker outlasts the interrupter); a talk-over has
+  no stop latency, and the user speaking again after a longer silence, once the AI is done, is a
+  new turn. The turn-over rate is the share of barge-ins the AI yields to; talk-overs are counted
+  apart.
 
 Means get a seeded 1000-resample percentile bootstrap interval over events, the rate a 95 %
 Wilson interval. Events of one recording are not independent, so both intervals are optimistic
