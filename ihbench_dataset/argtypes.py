@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional, Sequence
 from .errors import UsageError
 
 __all__ = ["ArgType", "ArgumentValueError", "boolean", "check_all", "device", "each", "env_var_name", "json_value", "key_value",
-           "model_name", "names", "number", "path", "seed", "url", "whole", "whole_numbers"]
+           "model_name", "names", "number", "path", "seed", "temperature", "url", "whole", "whole_numbers"]
 
 
 class ArgumentValueError(UsageError, argparse.ArgumentTypeError):
@@ -374,6 +374,14 @@ def seed() -> Whole:
     inside a model build, or hashed away elsewhere) and a negative seed means nothing, so the one
     range is said at parse time for all of them."""
     return Whole(0, 2**64 - 1)
+
+
+def temperature() -> Number:
+    """Every sampling temperature (run, generate, the loaders' settings): OpenAI-compatible servers
+    take 0 to 2 and answer 400 to anything else, so a run at 50 would be all failures, one request
+    at a time; a local model gains nothing from more than 2 either (the distribution is then flat
+    noise). One range, said at parse time."""
+    return Number(0, 2)
 
 
 def number(min: Optional[float] = None, max: Optional[float] = None, *, min_open: bool = False,  # noqa: A002

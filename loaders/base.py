@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal, Optional, Sequence
 
 import numpy as np
-from ihbench.dataset.argtypes import check_all, number, whole
+from ihbench.dataset.argtypes import check_all, number, temperature, whole
 from ihbench.dataset.errors import IHBenchError, ItemFailure, UsageError
 from ihbench.dataset.redaction import redact
 from ihbench.dataset.schema import SAMPLING_RATE
@@ -64,7 +64,7 @@ def audio_part_messages(turns) -> list[dict]:
 
 
 #: what each generation setting may be (also the `type=` of `ihbench run`'s options of the same name)
-GENERATION_TYPES = {"max_new_tokens": whole(min=1), "temperature": number(min=0),
+GENERATION_TYPES = {"max_new_tokens": whole(min=1), "temperature": temperature(),
                     "top_p": number(min=0, max=1, min_open=True)}
 
 
@@ -256,6 +256,10 @@ class Loader(ABC):
     #: start): a starting point for a short spoken reply after a thought, not a measured need
     thinking_tokens: ClassVar[int] = 2048
 
+    def effective_generation(self, config: GenerationConfig) -> Optional[dict]:
+        """The generation settings the model runs with, for run.json (None: the loader cannot tell)."""
+        return None
+
     def thinks(self) -> bool:
         """Whether answers come after a thought (thinking asked for, and not ignored by the template)."""
         return False
@@ -265,6 +269,11 @@ class Loader(ABC):
         answer, its clip limits): `--history-audio auto` keeps the most recent user turns as audio
         while it is. True where the loader cannot tell (then auto hears every turn)."""
         return True
+
+    def knows_limits(self) -> bool:
+        """Whether `fits` can say no: otherwise `--history-audio auto` is every turn as audio, and the
+        run says so at start."""
+        return False
 
     #: why this family cannot run a tool-using conversation (None: it can, through `_chat`)
     tools_unsupported: ClassVar[Optional[str]] = "its loader does not pass tools to the model or parse tool calls"

@@ -159,7 +159,7 @@ SID_LLM = ["sid", "--data", "d", "--config", "sid_dev_en", "--out", "sx", "--det
 
 @pytest.mark.parametrize("argv, message", [
     (RUN + ["--concurrency", "0"], "argument --concurrency: expected a whole number >= 1, got '0'"),
-    (RUN + ["--temperature=-1", "--top-p", "2"], "argument --temperature: expected a number >= 0, got '-1'"),
+    (RUN + ["--temperature=-1", "--top-p", "2"], "argument --temperature: expected a number in [0, 2], got '-1'"),
     (RUN + ["--top-p", "2"], "argument --top-p: expected a number in (0, 1], got '2'"),
     (RUN + ["--base-url", "notaurl"], "argument --base-url: expected an http:// or https:// URL"),
     (RUN + ["--types", "filler,nonsense"], "argument --types: expected one or more of normal, impatient"),

@@ -235,3 +235,15 @@ def test_a_refused_sid_import_leaves_no_output_folder(tmp_path, capsys):
     assert main(["sid-import", str(data), "--out", str(tmp_path / "out" / "new" / "sid"), "--quiet"]) == 2
     assert "b.wav is not a readable audio file" in _one_error(capsys, "sid-import")
     assert os.listdir(tmp_path / "out") == []
+
+
+@pytest.mark.parametrize("command", ["run", "generate"])
+@pytest.mark.parametrize("value", ["99", "2.5", "-0.1", "nan"])
+def test_a_temperature_outside_what_servers_take_is_refused_when_parsed(command, value, tmp_path, capsys,
+                                                                        monkeypatch):
+    """One range for every temperature, 0 to 2: OpenAI-compatible servers answer 400 to anything
+    else (a whole run of failures), and a local model's distribution is flat noise beyond it."""
+    monkeypatch.chdir(tmp_path)
+    assert _exit_code([command, "--temperature", value, "--out", str(tmp_path / "o")]) == 2
+    assert f"argument --temperature: expected a number in [0, 2], got '{value}'" in _one_error(capsys, command)
+    assert os.listdir(tmp_path) == []

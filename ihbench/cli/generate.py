@@ -7,7 +7,7 @@ import sys
 
 def add_parser(add) -> argparse.ArgumentParser:
     """`add(name, **kw)`: the CLI's subcommand factory (it adds the common options such as --quiet)."""
-    from ihbench.dataset.argtypes import model_name, number, path, seed, url, whole
+    from ihbench.dataset.argtypes import model_name, number, path, seed, temperature, url, whole
 
     p = add("generate", help="write a private interruption suite with an LLM (the paper's generation pipeline)")
     p.add_argument("--domain", help="one of the ten domains, e.g. telecom or government (or use --workflow)")
@@ -24,7 +24,7 @@ def add_parser(add) -> argparse.ArgumentParser:
                    help="OpenAI-compatible server URL, e.g. http://localhost:8000/v1 (default: OpenAI)")
     p.add_argument("--llm-backend", choices=("openai", "transformers"), default="openai",
                    help="openai: any OpenAI-compatible server (default); transformers: a local text model")
-    p.add_argument("--temperature", type=number(min=0), default=0.7, help="sampling temperature of the openai backend "
+    p.add_argument("--temperature", type=temperature(), default=0.7, help="sampling temperature of the openai backend "
                    "(default 0.7); part of the cache key")
     p.add_argument("--max-new-tokens", type=whole(min=1), default=4096,
                    help="transformers backend: length limit of each answer (default 4096)")
