@@ -247,3 +247,37 @@ def test_a_temperature_outside_what_servers_take_is_refused_when_parsed(command,
     assert _exit_code([command, "--temperature", value, "--out", str(tmp_path / "o")]) == 2
     assert f"argument --temperature: expected a number in [0, 2], got '{value}'" in _one_error(capsys, command)
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("action", [["info"], ["prune", "--max-entries", "1"]])
+def test_cache_info_and_prune_never_turn_an_empty_file_into_a_database(action, tmp_path, capsys):
+    """`info` opens the cache read-only (SQLite cannot write to it); `prune` has nothing to remove
+    from a file without a cache table, so it does not open it for writing either."""
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"")
+    assert main(["cache", *action, "--cache", str(empty)]) == 0
+    assert f"{empty}: an empty file, no cache yet (nothing was written to it)" in capsys.readouterr().out
+    assert empty.read_bytes() == b"" and _files(tmp_path) == ["empty.sqlite"]
+
+
+def test_cache_info_leaves_a_cache_file_as_it_was(tmp_path, capsys):
+    from ihbench.llm import LLMCache
+
+    cache = LLMCache(tmp_path / "c.sqlite")
+    cache.put("k", {"v": 1})
+    cache.close()
+    before = (tmp_path / "c.sqlite").read_bytes()
+    assert main(["cache", "info", "--cache", str(tmp_path / "c.sqlite")]) == 0
+    assert "1 answer(s)" in capsys.readouterr().out and (tmp_path / "c.sqlite").read_bytes() == before
+
+
+def test_a_cache_variable_naming_a_file_is_refused_for_every_cache(tmp_path, capsys, monkeypatch):
+    """The check is where the cache folder is found (`cache_root`), so the TTS renders, the tiny
+    models and the LLM answers all say it, instead of 'no cache yet' for a path inside a file."""
+    text = tmp_path / "text.sqlite"
+    text.write_text("hello")
+    monkeypatch.setenv("IHBENCH_CACHE", str(text))
+    assert main(["cache", "info"]) == 2
+    assert (f"IHBENCH_CACHE={text}: {text} is a file; the toolkit's cache must be a folder (set IHBENCH_CACHE to a "
+            "folder)") in _one_error(capsys, "cache")
+    assert text.read_text() == "hello" and _files(tmp_path) == ["text.sqlite"]

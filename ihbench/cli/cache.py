@@ -32,6 +32,9 @@ def _size(n: int) -> str:
 def _summary(info: dict) -> str:
     if not info["exists"]:
         return f"{info['path']}: no cache yet"
+    if info["empty"]:
+        what = "an empty file" if not info["bytes"] else "an SQLite database with no tables"
+        return f"{info['path']}: {what}, no cache yet (nothing was written to it)"
     used = f"; last used {info['oldest_use']} .. {info['newest_use']}" if info["entries"] else ""
     return f"{info['path']}: {info['entries']} answer(s), {_size(info['bytes'])} on disk{used}"
 

@@ -47,14 +47,19 @@ class CacheFileError(UsageError):
 
 
 class LLMCache:
-    def __init__(self, path: Optional[Path] = None, *, clock: Callable[[], float] = time.time):
+    def __init__(self, path: Optional[Path] = None, *, clock: Callable[[], float] = time.time,
+                 read_only: bool = False):
+        """`read_only`: for looking only (`cache info`): the file is opened so that SQLite cannot
+        write to it, and nothing is made or upgraded in it (an empty file stays an empty file)."""
         self.path = Path(path) if path else default_cache_path()
+        self.read_only = read_only
         if self.path.is_dir():
             raise CacheFileError(f"{self.path}: is a folder; the cache is one SQLite file "
                                  f"(e.g. {self.path / default_cache_path().name})")
         check_cache_path(self.path, "--cache", file=True)  # never inside a dataset folder: it would be uploaded
         self._clock = clock
         self._db: Optional[sqlite3.Connection] = None
+        self.empty = False  # read-only: the file holds no table yet (a new or 0-byte file)
         if self.path.exists():  # checked now, so a wrong --cache is refused before any work
             self._connect()
 
@@ -63,8 +68,11 @@ class LLMCache:
         after opening its cache leaves no cache file (nor folder) behind."""
         if self._db is not None:
             return self._db
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path)
+        if self.read_only:
+            self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path)
         try:
             self._open()
         except sqlite3.DatabaseError as error:
@@ -84,19 +92,27 @@ class LLMCache:
             raise CacheFileError(f"{self.path}: an SQLite database, but not an LLM answer cache "
                                  f"(its tables: {', '.join(sorted(tables)[:5])}); give the cache's own file or a new "
                                  "file name")
+        if self.read_only:
+            self.empty = not tables
+            if tables:
+                self._check_columns()
+            return
         # WAL + NORMAL: a commit does not wait for the disk. A crash can lose the last few cached
         # answers (judge verdicts are also in judgments.jsonl, fsynced), never corrupt the cache.
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(f"CREATE TABLE IF NOT EXISTS {_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL, used REAL)")
+        if "used" not in self._check_columns():  # a cache written before last use was recorded
+            self._db.execute(f"ALTER TABLE {_TABLE} ADD COLUMN used REAL")
+            self._db.execute(f"UPDATE {_TABLE} SET used = ?", (self._clock(),))
+        self._db.commit()
+
+    def _check_columns(self) -> set:
         columns = {row[1] for row in self._db.execute(f"PRAGMA table_info({_TABLE})")}
         if not {"key", "value"} <= columns:
             raise CacheFileError(f"{self.path}: its table {_TABLE!r} is not an LLM answer cache's (columns: "
                                  f"{', '.join(sorted(columns))})")
-        if "used" not in columns:  # a cache written before last use was recorded
-            self._db.execute(f"ALTER TABLE {_TABLE} ADD COLUMN used REAL")
-            self._db.execute(f"UPDATE {_TABLE} SET used = ?", (self._clock(),))
-        self._db.commit()
+        return columns
 
     def get(self, key: str) -> Optional[Any]:
         if self._db is None and not self.path.exists():
@@ -149,15 +165,18 @@ def cache_info(path: Optional[Path] = None) -> dict:
     path = Path(path) if path else default_cache_path()
     if not path.exists():
         return {"path": str(path), "exists": False, "entries": 0, "bytes": 0, "oldest_use": None, "newest_use": None}
-    cache = LLMCache(path)
+    cache = LLMCache(path, read_only=True)
     try:
         with damaged_as_error(path):
-            entries, oldest, newest = cache._db.execute(
-                f"SELECT COUNT(*), MIN(used), MAX(used) FROM {_TABLE}").fetchone()
+            entries, oldest, newest = 0, None, None
+            if not cache.empty:
+                used = "used" if "used" in cache._check_columns() else "NULL"  # from before `used` was kept
+                entries, oldest, newest = cache._db.execute(
+                    f"SELECT COUNT(*), MIN({used}), MAX({used}) FROM {_TABLE}").fetchone()
     finally:
         cache.close()
-    return {"path": str(path), "exists": True, "entries": entries, "bytes": _size_on_disk(path),
-            "oldest_use": _when(oldest), "newest_use": _when(newest)}
+    return {"path": str(path), "exists": True, "empty": cache.empty, "entries": entries,
+            "bytes": _size_on_disk(path), "oldest_use": _when(oldest), "newest_use": _when(newest)}
 
 
 def prune_cache(path: Optional[Path] = None, *, older_than_days: Optional[float] = None,
@@ -171,8 +190,8 @@ def prune_cache(path: Optional[Path] = None, *, older_than_days: Optional[float]
     if max_entries is not None and max_entries < 0:
         raise UsageError(f"--max-entries: must be >= 0, got {max_entries}")
     path = Path(path) if path else default_cache_path()
-    if not path.exists():
-        return 0
+    if not path.exists() or cache_info(path)["empty"]:
+        return 0  # nothing to remove, and nothing made of an empty file
     cache = LLMCache(path, clock=clock)
     db = cache._db
     removed = 0

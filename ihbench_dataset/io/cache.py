@@ -12,6 +12,17 @@ from pathlib import Path
 
 
 def cache_root() -> Path:
+    """The folder; one that exists as a file is refused here, for every cache at once: each cache
+    would otherwise say "no cache yet" for a path inside a file, or fail on its first write."""
+    from ..errors import UsageError
+
+    variable = "IHBENCH_CACHE" if os.environ.get("IHBENCH_CACHE") else \
+        "XDG_CACHE_HOME" if os.environ.get("XDG_CACHE_HOME") else None
     root = os.environ.get("IHBENCH_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ihbench")
+    for folder in (Path(root), Path(root).parent):
+        if folder.exists() and not folder.is_dir():
+            where = f"{variable}={os.environ[variable]}: " if variable else ""
+            raise UsageError(f"{where}{folder} is a file; the toolkit's cache must be a folder (set "
+                             f"{variable or 'IHBENCH_CACHE'} to a folder)")
     return Path(root)
