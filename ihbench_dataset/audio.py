@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Union
@@ -29,6 +30,49 @@ def _decoder(source: AudioSource, **kwargs):
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
     return AudioDecoder(source, **kwargs)
+
+
+#: a C++ source location a decoding library puts in its messages ("SingleStreamDecoder,
+#: /__w/torchcodec/.../SingleStreamDecoder.cpp:52, "): a path on its build machine, nothing of the user's
+_LIBRARY_PLACE = re.compile(r"(?:\b\w+, )?(?:[A-Za-z]:)?[/\\][^\s,]*\.(?:cpp|cc|cxx|c|cu|h|hpp):\d+,?\s*")
+
+
+def decoder_message(error: BaseException) -> str:
+    """A decoding library's error as a user can read it: its type and words, without the places in
+    the library's own source (a build machine's path would be the longest part of the line)."""
+    text = _LIBRARY_PLACE.sub("", str(error)).strip() or type(error).__name__
+    return f"{type(error).__name__}: {text}"
+
+
+def check_samples(data: np.ndarray, where: str) -> np.ndarray:
+    """The one check of decoded samples, (channels, samples) or (samples,): finite numbers, and
+    not one value throughout. A float file with NaN is damaged; written as 16-bit PCM, NaN becomes
+    full scale in every sample, a level with no sound that a voice detector takes for silence."""
+    if not np.all(np.isfinite(data)):
+        raise AudioError(f"{where}: samples are not finite numbers (NaN or infinite; a damaged file)")
+    for number, channel in enumerate(np.atleast_2d(data)):
+        if channel.size > 1 and channel[0] != 0 and np.all(channel == channel[0]):
+            which = f"channel {number} " if data.ndim == 2 and data.shape[0] > 1 else ""
+            raise AudioError(f"{where}: {which}holds one value, {float(channel[0]):g}, in every sample: no sound "
+                             "(a damaged file; NaN samples saved as 16-bit PCM read back so)")
+    return data
+
+
+def decode_file(path: Path, sampling_rate: int = SAMPLING_RATE, *, label: str = "") -> np.ndarray:
+    """(channels, samples) float32 at `sampling_rate` from a user's file, checked (`check_samples`);
+    every problem one line naming `label` (default the path)."""
+    label = label or str(path)
+    if not path.is_file():
+        raise AudioError(f"{label}: file not found")
+    if path.stat().st_size == 0:
+        raise AudioError(f"{label}: file is empty")
+    try:
+        data = _decoder(path, sample_rate=sampling_rate).get_all_samples().data.numpy()
+    except Exception as error:  # torchcodec raises RuntimeError/ValueError for unreadable input
+        raise AudioError(f"{label}: cannot decode audio ({decoder_message(error)})") from error
+    if data.size == 0:
+        raise AudioError(f"{label}: no audio samples")
+    return check_samples(data, label).astype(np.float32, copy=False)
 
 
 def decode_audio(source: AudioSource, sampling_rate: int = SAMPLING_RATE) -> np.ndarray:
@@ -104,12 +148,11 @@ def load_recording(path: Union[str, Path], *, what: str = "audio") -> CheckedAud
         metadata = _decoder(path).metadata
         raw = _decoder(path).get_all_samples()
     except Exception as error:  # torchcodec raises RuntimeError/ValueError for unreadable input
-        raise AudioError(f"{label}: cannot decode audio ({type(error).__name__}: {error})") from error
+        raise AudioError(f"{label}: cannot decode audio ({decoder_message(error)})") from error
     data = raw.data.numpy()
     if data.size == 0:
         raise AudioError(f"{label}: no audio samples")
-    if not np.all(np.isfinite(data)):
-        raise AudioError(f"{label}: contains NaN or infinite samples")
+    check_samples(data, label)
     notes = []
     channels = int(metadata.num_channels or data.shape[0])
     if channels != 1:

@@ -281,3 +281,54 @@ def test_a_cache_variable_naming_a_file_is_refused_for_every_cache(tmp_path, cap
     assert (f"IHBENCH_CACHE={text}: {text} is a file; the toolkit's cache must be a folder (set IHBENCH_CACHE to a "
             "folder)") in _one_error(capsys, "cache")
     assert text.read_text() == "hello" and _files(tmp_path) == ["text.sqlite"]
+
+
+@pytest.mark.parametrize("subtype, message", [
+    ("FLOAT", "samples are not finite numbers (NaN or infinite; a damaged file)"),
+    ("PCM_16", "channel 0 holds one value, -1, in every sample: no sound (a damaged file; NaN samples saved as "
+               "16-bit PCM read back so)")])
+def test_a_recording_of_nan_samples_is_refused_not_analysed_as_silence(subtype, message, tmp_path, capsys):
+    """Decoded samples are checked in one place (`ihbench.dataset.audio.check_samples`). Saved as
+    16-bit PCM, NaN is no longer NaN but full scale in every sample: a level, not a sound, which
+    the voice detector took for silence. A channel of one non-zero value throughout is refused
+    (all zeros stays a valid silent recording)."""
+    import numpy as np
+    import soundfile
+
+    soundfile.write(str(tmp_path / "nan.wav"), np.full((16000, 2), np.nan, np.float32), 16000, subtype=subtype)
+    assert main(["turns", str(tmp_path / "nan.wav"), "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    assert f"{tmp_path / 'nan.wav'}: {message}" in _one_error(capsys, "turns")
+    assert _files(tmp_path) == ["nan.wav"]
+
+
+def test_a_file_that_cannot_be_decoded_is_named_without_the_library_s_source_paths(tmp_path, capsys):
+    (tmp_path / "bad.wav").write_text("garbage")
+    assert main(["turns", str(tmp_path / "bad.wav"), "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    error = _one_error(capsys, "turns")
+    assert f"{tmp_path / 'bad.wav'}: cannot decode audio (RuntimeError: Could not open input file" in error
+    assert ".cpp" not in error and "/__w/" not in error
+
+
+def test_a_library_s_source_place_is_cut_from_a_decoding_message():
+    from ihbench.dataset.audio import decoder_message
+
+    error = RuntimeError("SingleStreamDecoder, /__w/torchcodec/torchcodec/src/torchcodec/_core/SingleStreamDecoder.cpp"
+                         ":80, Could not open input file: c1.wav Invalid data found when processing input")
+    assert decoder_message(error) == "RuntimeError: Could not open input file: c1.wav Invalid data found when " \
+                                     "processing input"
+
+
+@pytest.mark.parametrize("name", ["lk.npy", "lk.npz"])
+def test_a_likelihoods_file_that_is_not_numpy_says_so_without_pickle_advice(name, tmp_path, capsys):
+    """numpy reads a file without its header as a pickle and advises loading it unsafely: advice a
+    CLI user cannot follow and should not."""
+    import numpy as np
+    import soundfile
+
+    soundfile.write(str(tmp_path / "call.wav"), np.zeros((16000, 2), np.float32), 16000)
+    (tmp_path / name).write_text("garbage\n")
+    assert main(["turns", str(tmp_path / "call.wav"), "--judge-likelihoods", str(tmp_path / name), "--out",
+                 str(tmp_path / "o"), "--quiet"]) == 2
+    error = _one_error(capsys, "turns")
+    assert f"{tmp_path / name}: not a NumPy {name[-4:]} file (it does not start as one)" in error
+    assert "pickle" not in error and not (tmp_path / "o").exists()

@@ -14,7 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ihbench.dataset.audio import AudioError, resample
+from ihbench.dataset.audio import AudioError, check_samples, decode_file, resample
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.floor import CHUNK_SECONDS, FIRST_END
 from ihbench.dataset.schema import SAMPLING_RATE
@@ -57,9 +57,7 @@ def _checked(samples: np.ndarray, where: str) -> np.ndarray:
         raise AudioError(f"{where}: expected one channel of samples, got shape {samples.shape}")
     if samples.size == 0:
         raise AudioError(f"{where}: no audio samples")
-    if not np.all(np.isfinite(samples)):
-        raise AudioError(f"{where}: contains NaN or infinite samples")
-    return samples
+    return check_samples(samples, where)
 
 
 def _same_length(a: np.ndarray, b: np.ndarray, where: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -80,19 +78,7 @@ def _check_duration(recording: TwoChannel, where: str) -> None:
 
 def decode_channels(path: Path) -> np.ndarray:
     """(channels, samples) float32 at 16 kHz; FFmpeg resamples and keeps the channels apart."""
-    from torchcodec.decoders import AudioDecoder
-
-    if not path.is_file():
-        raise AudioError(f"{path}: file not found")
-    if path.stat().st_size == 0:
-        raise AudioError(f"{path}: file is empty")
-    try:
-        data = AudioDecoder(os.fspath(path), sample_rate=SAMPLING_RATE).get_all_samples().data.numpy()
-    except Exception as error:  # torchcodec raises RuntimeError/ValueError for unreadable input
-        raise AudioError(f"{path}: cannot decode audio ({type(error).__name__}: {error})") from error
-    for channel in data:
-        _checked(channel, str(path))
-    return data.astype(np.float32, copy=False)
+    return decode_file(path, SAMPLING_RATE)
 
 
 def read_stereo(path, *, swap: bool = False) -> TwoChannel:

@@ -96,6 +96,11 @@ def read_likelihood_file(path) -> dict[str, object]:
     if not path.is_file():
         raise JudgeFileError(f"{path}: judge likelihoods file not found")
     suffix = path.suffix.lower()
+    magic = {".npy": b"\x93NUMPY", ".npz": b"PK"}.get(suffix)
+    if magic is not None:
+        with open(path, "rb") as file:
+            if not file.read(len(magic)) == magic:  # else numpy tries it as a pickle, and says so
+                raise JudgeFileError(f"{path}: not a NumPy {suffix} file (it does not start as one)")
     try:
         if suffix == ".npy":
             return {None: np.load(path, allow_pickle=False)}
@@ -103,7 +108,8 @@ def read_likelihood_file(path) -> dict[str, object]:
             with np.load(path, allow_pickle=False) as archive:
                 return {name: archive[name] for name in archive.files}
     except (ValueError, OSError, EOFError) as error:
-        raise JudgeFileError(f"{path}: cannot read as {suffix} ({error})") from None
+        why = "it holds Python objects, not numbers" if "pickle" in str(error) else str(error)
+        raise JudgeFileError(f"{path}: cannot read as {suffix} ({why})") from None
     if suffix in (".jsonl", ".json"):
         return _jsonl(path)
     raise JudgeFileError(f"{path}: unknown format {suffix!r}; use .npz (one array per recording), "

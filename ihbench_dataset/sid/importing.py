@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path, PurePath
 from typing import Optional, Sequence
 
-from ..audio import audio_duration
+from ..audio import audio_duration, decoder_message
 from ..audio_format import SAMPLING_RATE
 from ..builddir import BuildDir
 from ..io import new_folders
@@ -42,7 +42,7 @@ def _wav_bytes(row: dict, annotations: str) -> tuple[bytes, float]:
         duration = audio_duration(data)
     except Exception as error:  # libsndfile and FFmpeg raise different types
         raise SidFormatError(f"{annotations} line {row['line']}: {path} is not a readable audio file "
-                             f"({type(error).__name__}: {error})") from None
+                             f"({decoder_message(error)})") from None
     return data, duration
 
 
