@@ -177,7 +177,7 @@ def load_conversation(path: Union[str, Path]) -> SourceConversation:
     path = Path(path)
     try:
         content = path.read_bytes()
-        data = json.loads(content.decode("utf-8"))
+        data = json.loads(content.decode("utf-8-sig"))  # a byte-order mark, as Windows editors write, is no error
     except json.JSONDecodeError as error:
         raise SourceError(f"{path}: malformed JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
     except UnicodeDecodeError as error:

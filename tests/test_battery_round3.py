@@ -332,3 +332,32 @@ def test_a_likelihoods_file_that_is_not_numpy_says_so_without_pickle_advice(name
     error = _one_error(capsys, "turns")
     assert f"{tmp_path / name}: not a NumPy {name[-4:]} file (it does not start as one)" in error
     assert "pickle" not in error and not (tmp_path / "o").exists()
+
+
+def test_verify_reads_a_source_saved_with_a_byte_order_mark(tmp_path, capsys):
+    """Windows editors write a UTF-8 byte-order mark; it says nothing about the content, so it is
+    read past rather than refused with Python's advice to decode as utf-8-sig."""
+    from pathlib import Path
+
+    import ihbench.dataset
+
+    source = Path(ihbench.dataset.__file__).parent / "sources" / "conversations" / "telecom-02-home-internet-move.json"
+    copy = tmp_path / source.name
+    copy.write_bytes(b"\xef\xbb\xbf" + source.read_bytes())
+    assert main(["verify", str(copy), "--no-audio", "--quiet"]) == 0
+    assert "OK: 1 conversation(s)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("option, value", [("--judge-base-url", "http://127.0.0.1:1/v1"), ("--timeout", "5"),
+                                           ("--concurrency", "2"), ("--cache", "c.sqlite")])
+def test_verify_refuses_a_semantic_review_option_without_the_review(option, value, tmp_path, capsys, monkeypatch):
+    """Without --judge-model no LLM is asked, and "OK" would read as if the review had run."""
+    import ihbench.dataset
+
+    monkeypatch.chdir(tmp_path)
+    source = os.path.join(os.path.dirname(ihbench.dataset.__file__), "sources", "conversations",
+                          "telecom-02-home-internet-move.json")
+    assert _exit_code(["verify", source, "--no-audio", option, value, "--quiet"]) == 2
+    assert (f"{option} is an option of the semantic review, which only --judge-model MODEL asks for; give "
+            "--judge-model too, or leave it out") in _one_error(capsys, "verify")
+    assert os.listdir(tmp_path) == []

@@ -19,18 +19,30 @@ def add_parser(add) -> argparse.ArgumentParser:
                         "(leakage in meaning, caller knowledge, type, grounding)")
     verify.add_argument("--judge-base-url", type=url(),
                         help="OpenAI-compatible server URL of the judge (default: OpenAI)")
-    verify.add_argument("--concurrency", type=whole(min=1), default=8, help="judge calls in flight (default 8)")
-    verify.add_argument("--timeout", type=number(min=0, min_open=True), default=60.0,
-                        help="seconds per judge call (default 60)")
+    verify.add_argument("--concurrency", type=whole(min=1), help="judge calls in flight (default 8)")
+    verify.add_argument("--timeout", type=number(min=0, min_open=True), help="seconds per judge call (default 60)")
     verify.add_argument("--cache", type=path("file"), help="sqlite cache (default ~/.cache/ihbench/judge_cache.sqlite)")
     verify.set_defaults(func=main)
     return verify
 
 
+#: the options of the semantic review, and their defaults (None above: to tell whether one was given)
+_REVIEW_OPTIONS = {"judge_base_url": None, "concurrency": 8, "timeout": 60.0, "cache": None}
+
+
 def main(args: argparse.Namespace) -> int:
     from ihbench.dataset.convbench.checks import verify_benchmark_folder
+    from ihbench.dataset.errors import UsageError
     from ihbench.dataset.verify import verify_paths
 
+    given = [name for name in _REVIEW_OPTIONS if getattr(args, name) is not None]
+    if given and not args.judge_model:  # else the user reads "OK" and believes the review ran
+        option = "--" + given[0].replace("_", "-")
+        raise UsageError(f"{option} is an option of the semantic review, which only --judge-model MODEL asks for; "
+                         "give --judge-model too, or leave it out")
+    for name, default in _REVIEW_OPTIONS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
     cache = None
     if args.judge_model and args.cache:  # a wrong --cache is refused before "OK" is printed
         from ihbench.llm import LLMCache
