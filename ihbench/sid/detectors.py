@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import inspect
 import re
-import warnings
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Iterable, Optional, Sequence
 
@@ -97,14 +96,12 @@ class SileroVadDetector(Detector):
     def __init__(self, *, threshold: float = 0.5, min_speech_duration_ms: int = 250,
                  speech_pad_ms: int = 0, onnx: bool = False):
         super().__init__()
-        try:
-            from silero_vad import get_speech_timestamps, load_silero_vad
-        except ImportError as error:
-            raise ImportError("the silero-vad detector needs the silero-vad package: pip install silero-vad") from error
+        from ihbench.silero import load_silero
+
+        self.model = load_silero(onnx=onnx)
+        from silero_vad import get_speech_timestamps
+
         self._timestamps = get_speech_timestamps
-        with warnings.catch_warnings():  # its loader uses APIs torch and importlib now call deprecated
-            warnings.simplefilter("ignore", DeprecationWarning)
-            self.model = load_silero_vad(onnx=onnx)
         # speech_pad_ms defaults to 0 (silero's is 30): padding suits cutting segments, but
         # here it would move every onset 30 ms early, most of SID-Bench's 50 ms tolerance.
         self.options = {"threshold": threshold, "min_speech_duration_ms": min_speech_duration_ms,

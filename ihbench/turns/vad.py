@@ -41,11 +41,9 @@ class ChannelVad:
     def __init__(self, *, threshold: float = 0.5, min_speech_ms: int = 90, min_silence_ms: int = 100,
                  speech_pad_ms: int = 0, segment_s: Optional[float] = None, warmup_s: float = 0.64,
                  max_batch: int = 128):
-        from ihbench.sid.detectors import (
-            SileroVadDetector,  # one way to load the bundled weights offline
-        )
+        from ihbench.silero import load_silero
 
-        self.model = SileroVadDetector().model
+        self.model = load_silero()
         self.options = {"threshold": threshold, "min_speech_duration_ms": min_speech_ms,
                         "min_silence_duration_ms": min_silence_ms, "speech_pad_ms": speech_pad_ms}
         self.segment = None if segment_s is None else max(1, round(segment_s * SAMPLING_RATE / WINDOW))  # windows
