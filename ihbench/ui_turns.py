@@ -74,7 +74,7 @@ def _row(recording_id: str) -> dict:
 def timing_rows(timing: dict) -> list[list]:
     """[figure, value, CI low, CI high, n]; the talk-over row is a count of the n barge-ins."""
     rows = []
-    for key, label in (("response_latency_s", "response latency (s)"), ("stop_latency_s", "stop latency (s, yields)")):
+    for key, label in (("response_latency_s", "response latency (s)"), ("stop_latency_s", "stop latency (s)")):
         figure = timing[key]
         rows.append([label, _round(figure["mean"]), _round(figure["ci_low"]), _round(figure["ci_high"]), figure["n"]])
     rate = timing["turn_over_rate"]

@@ -15,12 +15,24 @@ scored against what was actually placed:
   (the cut point in it is the delivered render's speech length). The sources' next assistant
   message repeats the rest of the cut sentence (written for a turn-based reader); here the words
   already spoken are dropped from it (`continuation`), unless that would leave an interrupted turn
-  with nothing to cut, so the recording never says anything twice.
+  with nothing to cut, so the recording never says anything twice;
+- one interruption point per conversation is *talked over* (`talk_over_turn`: the first that is
+  not a filler whose user text opens with a clause of `TALK_OVER_FIRST_WORDS` words or more and
+  whose planned message has `TALK_OVER_REST_WORDS` words or more after the cut): the user starts
+  the same way, says the first IPU of the interruption (at most `ATTEMPT_MAX_S`) and gives up
+  while the assistant plays its full planned message, as for a filler; once the assistant is done
+  the user says the interruption in full, after a user gap, and the conversation goes on (the
+  only words said twice, as a caller who was not heard says them again);
+- half the recordings (`noise_floor`: by a bit of the conversation id's hash) lie under a seeded
+  white noise floor of `NOISE_DBFS` on both channels, a phone line's light hiss: the timing of
+  their speech is the same as in silence, which is what a turn-taking analysis must find.
 
 Ground truth is computed from what was placed, not estimated from the mix: on each clip, speech is
 the 10 ms frames within 35 dB of the clip's loudest frame, silences up to 200 ms staying inside
 an IPU (the paper's IPU rule); both channels' intervals (fillers as user backchannels) go through
-`floor.floor_labels`, the one floor-state machine, which `ihbench turns` runs on audio.
+`floor.floor_labels`, the one floor-state machine, which `ihbench turns` runs on audio, and each
+interruption point's outcome (yield, talk-over; a filler is a backchannel) and stop latency come
+from `floor.barge_ins` on the same intervals, the rule `ihbench turns` times barge-ins with.
 
 A mixed recording and its labels are cached next to the renders, keyed by the clips' bytes, the
 texts, the timing, the seed and the source of this package (a code change can never serve a stale
@@ -42,7 +54,7 @@ from .audio import encode_flac
 from .audio_format import SAMPLING_RATE
 from .config_cache import source_digest
 from .errors import IHBenchError
-from .floor import floor_labels
+from .floor import barge_ins, floor_labels
 from .io import write_atomic
 from .ipus import MIN_SILENCE_S, merge_ipus
 from .schema import item_id
@@ -54,6 +66,10 @@ SEED = 16
 FRAME = SAMPLING_RATE // 100  # 10 ms analysis frames
 SPEECH_DB = -35.0  # below the loudest frame: TTS pads and breaths sit at -50 dB and lower
 MIN_IPU = int(0.06 * SAMPLING_RATE)  # shorter islands are clicks, not speech
+TALK_OVER_FIRST_WORDS = 4  # the talked-over attempt is one IPU longer than a backchannel (ipus.MAX_BACKCHANNEL_S)
+TALK_OVER_REST_WORDS = 10  # ~3 s of the assistant's speech after the cut: it talks on well past the attempt
+ATTEMPT_MAX_S = 2.0  # a caller who is not heard gives up within a couple of seconds
+NOISE_DBFS = -50.0  # RMS of the noise floor, re full scale: light noise, 30 dB or more below the speech
 
 
 class DuplexError(IHBenchError, ValueError):
@@ -96,7 +112,8 @@ class TurnPlan:
     turn: SourceTurn
     assistant: Optional[str]  # None: a filler's continuation already said all of it
     delivered: Optional[str]  # text up to the cut point, on interruption turns
-    stops: bool  # the assistant stops at the cut (every interruption but a filler)
+    stops: bool  # the assistant stops at the cut (every interruption but a filler and the talked-over one)
+    talked_over: bool = False  # the assistant talks over the user's attempt (`talk_over_turn`)
 
 
 _WORD = re.compile(r"[\w']+")
@@ -116,22 +133,45 @@ def continuation(said: str, text: str, *, keep_some: bool = False) -> Optional[s
     return rest
 
 
+def talk_over_turn(conversation: SourceConversation) -> Optional[int]:
+    """The number of the turn whose interruption the assistant talks over, or None: the first
+    point that is not a filler where the user's opening clause is long enough to be no
+    backchannel and the assistant has enough left to say to talk on well past it. Decided on the
+    texts, before any audio, like the rest of the plan."""
+    for turn in conversation.turns:
+        if turn.interruption is None or turn.interruption.type == "filler":
+            continue
+        opening = re.split(r"[,.;:!?]", turn.user, maxsplit=1)[0]
+        rest = turn.assistant[len(turn.heard):]
+        if len(_WORD.findall(opening)) >= TALK_OVER_FIRST_WORDS and len(_WORD.findall(rest)) >= TALK_OVER_REST_WORDS:
+            return turn.number
+    return None
+
+
 def plan(conversation: SourceConversation) -> list[TurnPlan]:
     plans, said = [], ""
+    talked_over = talk_over_turn(conversation)
     for turn in conversation.turns:
         kind = turn.interruption.type if turn.interruption else None
+        plays_on = kind == "filler" or (kind is not None and turn.number == talked_over)
         if kind is None:
             plans.append(TurnPlan(turn, continuation(said, turn.assistant), None, False))
         else:
             delivered = continuation(said, turn.heard, keep_some=True)
-            if kind != "filler":
+            if not plays_on:
                 plans.append(TurnPlan(turn, delivered, delivered, True))
             else:  # the full planned message, trimmed exactly when the delivered part was
                 full = turn.assistant if delivered == turn.heard else continuation(said, turn.assistant)
-                plans.append(TurnPlan(turn, full, delivered, False))
-        # after a filler the assistant said its whole planned message, the rest of the cut sentence included
-        said = turn.assistant[len(turn.heard):] if kind == "filler" else ""
+                plans.append(TurnPlan(turn, full, delivered, False, talked_over=kind != "filler"))
+        # after a filler or a talk-over the assistant said its whole planned message, the rest of the cut sentence included
+        said = turn.assistant[len(turn.heard):] if plays_on else ""
     return plans
+
+
+def noise_floor(conversation_id: str) -> Optional[float]:
+    """NOISE_DBFS for half the conversations (a bit of the id's hash, so a recording's noise does
+    not depend on which others are built with it), None for the rest: digital silence."""
+    return NOISE_DBFS if hashlib.sha256(conversation_id.encode()).digest()[8] & 1 else None
 
 
 def speech_spans(samples: np.ndarray) -> list[tuple[int, int]]:
@@ -186,10 +226,12 @@ class _Timeline:
                               "start": start / SAMPLING_RATE, "end": (start + len(clip.samples)) / SAMPLING_RATE})
         return start + len(clip.samples)
 
-    def mix(self, length: int) -> np.ndarray:
+    def mix(self, length: int, noise_dbfs: Optional[float] = None, rng: Optional[np.random.Generator] = None) -> np.ndarray:
         audio = np.zeros((length, 2), dtype=np.float32)
         for channel, start, samples in self.pieces:
             audio[start: start + len(samples), channel] += samples
+        if noise_dbfs is not None:
+            audio += rng.normal(0.0, 10 ** (noise_dbfs / 20), audio.shape).astype(np.float32)
         return audio
 
 
@@ -228,23 +270,43 @@ def layout(conversation: SourceConversation, plans: list[TurnPlan], clip: Callab
                 point, end = _interrupt(line, end, spoken, user, p, clip, timing.stop_latency.draw(rng))
                 interruptions.append({"id": item_id(conversation.conversation_id, turn.number), "turn": turn.number,
                                       "interruption_type": turn.interruption.type, **point})
-                floor = "user" if p.stops else "assistant"  # a filler leaves the floor with the assistant
-                continue
+                floor = "user" if p.stops else "assistant"  # a filler or a talk-over leaves it with the assistant
+                if not p.talked_over:
+                    continue
         end += (timing.user_gap if floor == "assistant" else timing.pause).draw(rng)
-        end = line.place(USER_CHANNEL, end, user, turn=turn.number, kind="reply", text=turn.user)
+        end = line.place(USER_CHANNEL, end, user, turn=turn.number, kind="interruption" if p.talked_over else "reply",
+                         text=turn.user)
         floor = "user"
     length = end + int(round(timing.tail * SAMPLING_RATE))
-    a_speech, b_speech = line.speech[ASSISTANT_CHANNEL], line.speech[USER_CHANNEL]
-    labels = floor_labels(_seconds(a_speech), _seconds(b_speech), length / SAMPLING_RATE,
-                          b_backchannels=_seconds(line.backchannels))
-    return line.mix(length), {
+    a_speech, b_speech = _seconds(line.speech[ASSISTANT_CHANNEL]), _seconds(line.speech[USER_CHANNEL])
+    labels = floor_labels(a_speech, b_speech, length / SAMPLING_RATE, b_backchannels=_seconds(line.backchannels))
+    _outcomes(interruptions, barge_ins(a_speech, b_speech))
+    noise = noise_floor(conversation.conversation_id)
+    return line.mix(length, noise, np.random.default_rng([seed, int.from_bytes(digest[:8], "big"), 1])), {
         "duration": length / SAMPLING_RATE,
-        "assistant_speech": _intervals(a_speech), "user_speech": _intervals(b_speech),
+        "noise_dbfs": noise,
+        "assistant_speech": _intervals(line.speech[ASSISTANT_CHANNEL]),
+        "user_speech": _intervals(line.speech[USER_CHANNEL]),
         "user_backchannels": _intervals(line.backchannels),
         **labels.to_reference(),
         "interruptions": interruptions,
         "segments": line.segments,
     }
+
+
+def _outcomes(interruptions: list[dict], found: list[dict]) -> None:
+    """Each point's outcome, assistant stop and stop latency by `floor.barge_ins` on the placed
+    intervals (the rule `ihbench turns` applies to audio): a filler is a backchannel, no barge-in;
+    a user who starts exactly as the assistant's IPU does is no barge-in either (outcome None)."""
+    by_onset = {round(b["user_start"], 6): b for b in found}
+    for point in interruptions:
+        attempt = by_onset.get(round(point["user_start"], 6))
+        if point["interruption_type"] == "filler" or attempt is None:
+            point.update(outcome="backchannel" if point["interruption_type"] == "filler" else None)
+            continue
+        yielded = attempt["outcome"] == "yield"
+        point.update(outcome=attempt["outcome"], assistant_stop=attempt["ai_stop"] if yielded else None,
+                     stop_latency=attempt["ai_stop"] - point["user_start"] if yielded else None)  # unrounded
 
 
 def _interrupt(line: _Timeline, start: int, spoken: _Clip, user: _Clip, p: TurnPlan, clip,
@@ -253,9 +315,10 @@ def _interrupt(line: _Timeline, start: int, spoken: _Clip, user: _Clip, p: TurnP
     and where the later of the two ends.
 
     The cut point is where the delivered text's speech ends: the end of `spoken` when the
-    assistant stops, else the delivered render's speech length into the full message (a filler).
-    The user starts `latency` before it, kept inside the assistant's last IPU before the cut so
-    the overlap begins at once (a user who starts in a breath pause does not overlap yet)."""
+    assistant stops, else the delivered render's speech length into the full message (a filler,
+    a talk-over). The user starts `latency` before it, kept inside the assistant's last IPU before
+    the cut so the overlap begins at once (a user who starts in a breath pause does not overlap
+    yet). Talked over, the user says only the attempt (`_attempt`)."""
     turn = p.turn
     if p.stops:
         cut = start + len(spoken.samples)
@@ -266,14 +329,21 @@ def _interrupt(line: _Timeline, start: int, spoken: _Clip, user: _Clip, p: TurnP
     user_start = max(first, min(cut - latency, last - min(4 * FRAME, (last - first) // 2)))
     assistant_end = line.place(ASSISTANT_CHANNEL, start, spoken, turn=turn.number,
                                kind="delivered" if p.stops else "planned", text=p.assistant)
-    user_end = line.place(USER_CHANNEL, user_start, user, turn=turn.number,
-                          kind="interruption" if p.stops else "filler", text=turn.user)
+    kind = "interruption" if p.stops else "talked_over" if p.talked_over else "filler"
+    user_end = line.place(USER_CHANNEL, user_start, _attempt(user) if p.talked_over else user, turn=turn.number,
+                          kind=kind, text=turn.user)
     overlap = _overlap((user_start, user_end), line.speech[ASSISTANT_CHANNEL])
+    # assistant_stop, stop_latency and outcome are the rule's (`_outcomes`), once everything is placed
     return {"user_start": user_start / SAMPLING_RATE, "user_end": user_end / SAMPLING_RATE,
-            "cut_point": cut / SAMPLING_RATE,
-            "assistant_stop": cut / SAMPLING_RATE if p.stops else None,
-            "stop_latency": (cut - user_start) / SAMPLING_RATE if p.stops else None,
-            "overlap_start": overlap[0], "overlap_end": overlap[1]}, max(assistant_end, user_end)
+            "cut_point": cut / SAMPLING_RATE, "assistant_stop": None, "stop_latency": None,
+            "overlap_start": overlap[0], "overlap_end": overlap[1], "outcome": None}, max(assistant_end, user_end)
+
+
+def _attempt(user: _Clip) -> _Clip:
+    """What a user who is talked over says before giving up: the first IPU of the interruption,
+    cut at ATTEMPT_MAX_S."""
+    end = min(user.spans[0][1], int(ATTEMPT_MAX_S * SAMPLING_RATE))
+    return _Clip(user.samples[:end], [(user.spans[0][0], end)])
 
 
 
@@ -289,7 +359,7 @@ class DuplexCache:
         """The texts and types are stored in the row too: a user recording given as a file keeps
         its bytes when its transcript is corrected."""
         texts = [(p.turn.number, p.turn.interruption.type if p.turn.interruption else None, p.assistant, p.delivered,
-                  p.stops, p.turn.user) for p in plans]
+                  p.stops, p.talked_over, p.turn.user) for p in plans]
         digest = hashlib.sha256("\x1f".join([self.code, json.dumps(asdict(timing), sort_keys=True), str(seed),
                                              conversation_id, json.dumps(texts)]).encode())
         for data in clips:
@@ -348,7 +418,9 @@ def duplex_rows(conversations: list[SourceConversation], audio: dict, cache, *, 
 def duplex_statistics(rows: list[dict]) -> dict:
     """The card's line: how much audio, how many overlaps, and the timing actually drawn."""
     points = [i for r in rows for i in r["interruptions"]]
-    latencies = [i["stop_latency"] for i in points if i["stop_latency"] is not None]
+    latencies = [i["stop_latency"] for i in points if i["outcome"] == "yield"]
     return {"recordings": len(rows), "minutes": round(sum(r["duration"] for r in rows) / 60, 1),
-            "interruptions": len(latencies), "fillers": len(points) - len(latencies),
+            "interruptions": len(latencies), "fillers": sum(i["outcome"] == "backchannel" for i in points),
+            "talk_overs": sum(i["outcome"] == "talk_over" for i in points),
+            "noisy_recordings": sum(r["noise_dbfs"] is not None for r in rows),
             "stop_latency_mean_s": round(float(np.mean(latencies)), 3) if latencies else None}

@@ -138,6 +138,7 @@ def duplex_features():
         "conversation_id": _string(),
         "audio": Audio(sampling_rate=SAMPLING_RATE, num_channels=2),  # channel 0 assistant, 1 user
         "duration": seconds,
+        "noise_dbfs": seconds,  # the noise floor's RMS in dBFS, null when the silences are digital zero
         "assistant_speech": _intervals(),
         "user_speech": _intervals(),
         "user_backchannels": _intervals(),
@@ -148,6 +149,7 @@ def duplex_features():
             "id": _string(), "turn": Value("int64"), "interruption_type": _string(),
             "user_start": seconds, "user_end": seconds, "cut_point": seconds, "assistant_stop": seconds,
             "stop_latency": seconds, "overlap_start": seconds, "overlap_end": seconds,
+            "outcome": _string(),  # yield | talk_over | backchannel (a filler)
         }),
         "segments": List({"channel": Value("int64"), "turn": Value("int64"), "kind": _string(), "text": _string(),
                           "start": seconds, "end": seconds}),

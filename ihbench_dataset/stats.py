@@ -91,9 +91,10 @@ def statistics_markdown(stats: dict) -> str:
                      f"({sid['positives']} / {sid['negatives']} / {sid['noise']}) |")
     duplex = stats.get("duplex")
     if duplex:
-        lines.append(f"| Duplex recordings (minutes; interruption overlaps / fillers; mean stop latency) | "
-                     f"{duplex['recordings']} ({duplex['minutes']} min; {duplex['interruptions']} / {duplex['fillers']}; "
-                     f"{duplex['stop_latency_mean_s']} s) |")
+        lines.append(f"| Duplex recordings (minutes; yields / talk-overs / fillers; mean stop latency; under a noise "
+                     f"floor) | {duplex['recordings']} ({duplex['minutes']} min; {duplex['interruptions']} / "
+                     f"{duplex.get('talk_overs', 0)} / {duplex['fillers']}; {duplex['stop_latency_mean_s']} s; "
+                     f"{duplex.get('noisy_recordings', 0)}) |")
     for name, bench in (stats.get("conversation_bench") or {}).items():
         lines.append(f"| ConversationBench-style `{name}` (turns / with expected calls / tools / knowledge-base "
                      f"lines) | {bench['turns']} / {bench['tool_turns']} / {bench['tools']} / "

@@ -1,7 +1,10 @@
 """The `duplex` config of `ihbench build`: two-channel renders whose turn-taking is known exactly.
 
 Runs on the shared two-conversation build (`built` in conftest.py): real flite/Piper renders,
-real Parquet, `load_dataset` offline.
+real Parquet, `load_dataset` offline. Of its two recordings one lies under the -50 dBFS noise
+floor and one is digitally silent between clips; each has one talked-over interruption point.
+Timings found by `ihbench turns` are compared within 80 ms: a latency is the difference of two
+boundaries, each within one 40 ms chunk of the floor labels (as in test_turns.py).
 """
 import hashlib
 import io
@@ -19,10 +22,11 @@ from ihbench.dataset.duplex import DuplexError, _clip, continuation
 from ihbench.dataset.load import load_conversations
 from ihbench.dataset.schema import SAMPLING_RATE
 
-from ihbench.dataset.floor import floor_labels
+from ihbench.dataset.floor import YIELD_TOLERANCE_S, barge_ins, floor_labels
 
 pytestmark = pytest.mark.slow
-SPEAKING = 0.01  # RMS: the renders speak at 0.05-0.3; the silence between clips is digital zero
+SPEAKING = 0.01  # RMS: the renders speak at 0.05-0.3; between clips, digital zero or a -50 dBFS floor (0.003)
+TIMING = 0.08  # s: two boundaries, each within a 40 ms chunk
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +51,14 @@ def _pairs(intervals):
     return [(i["start"], i["end"]) for i in intervals]
 
 
+def _silent(row, samples, start, end):
+    """Nothing but the recording's floor: digital zero, or the noise at its stated level."""
+    window = samples[int(round(start * SAMPLING_RATE)): int(round(end * SAMPLING_RATE))]
+    if row["noise_dbfs"] is None:
+        return np.max(np.abs(window), initial=0.0) == 0
+    return _rms(samples, start, end) <= 1.2 * 10 ** (row["noise_dbfs"] / 20)
+
+
 def test_duplex_loads_with_load_dataset_as_two_channels_of_the_stated_length(duplex, built):
     assert duplex.num_rows == 2
     assert sorted(duplex["conversation_id"]) == sorted({item.conversation_id for item in load_items(built)})
@@ -68,17 +80,17 @@ def test_each_overlap_is_where_the_data_says_and_the_assistant_is_silent_after_i
     for row, samples in recordings:
         assistant, user = samples[:, 0], samples[:, 1]
         for point in row["interruptions"]:
-            if point["interruption_type"] == "filler":
+            if point["outcome"] != "yield":
                 continue
             start, end = point["overlap_start"], point["overlap_end"]
             assert start == point["user_start"] and end == point["assistant_stop"] == point["cut_point"]
             assert point["stop_latency"] == pytest.approx(end - start) and 0.04 <= end - start <= 1.0
             assert _rms(assistant, start, end) > SPEAKING and _rms(user, start, end) > SPEAKING, point["id"]
-            assert _rms(user, start - 0.2, start) == 0.0, point["id"]  # the user was silent before cutting in
+            assert _silent(row, user, start - 0.2, start), point["id"]  # the user was silent before cutting in
             later = [s["start"] for s in row["segments"] if s["channel"] == 0 and s["start"] > end]
             silent_until = min(later, default=row["duration"])
             assert silent_until > point["user_end"]  # the assistant waits until the user is done
-            assert np.max(np.abs(assistant[int(round(end * SAMPLING_RATE)): int(silent_until * SAMPLING_RATE)])) == 0
+            assert _silent(row, assistant, end, silent_until), point["id"]
             # the stored speech intervals agree: the assistant's last speech before the stop ends at the stop
             assert max(e for s, e in _pairs(row["assistant_speech"]) if s < end) == pytest.approx(end)
             checked += 1
@@ -92,6 +104,7 @@ def test_fillers_overlap_without_stopping_the_assistant(recordings, built):
         for point in (p for p in row["interruptions"] if p["interruption_type"] == "filler"):
             fillers += 1
             assert point["assistant_stop"] is None and point["stop_latency"] is None
+            assert point["outcome"] == "backchannel"
             message = next(s for s in row["segments"] if s["channel"] == 0 and s["turn"] == point["turn"])
             turn = planned[(row["conversation_id"], point["turn"])]
             assert message["kind"] == "planned" and turn.original.endswith(message["text"])
@@ -107,12 +120,50 @@ def test_fillers_overlap_without_stopping_the_assistant(recordings, built):
     assert fillers >= 1
 
 
+def test_one_point_per_recording_is_talked_over(recordings, built):
+    planned = {(c.conversation_id, t.number): t for c in load_conversations(built) for t in c.turns}
+    for row, samples in recordings:
+        (point,) = [p for p in row["interruptions"] if p["outcome"] == "talk_over"]
+        assert point["assistant_stop"] is None and point["stop_latency"] is None and point["interruption_type"] != "filler"
+        segments = [s for s in row["segments"] if s["turn"] == point["turn"]]
+        assert [s["kind"] for s in segments] == ["planned", "talked_over", "interruption"]
+        message, attempt, again = segments
+        turn = planned[(row["conversation_id"], point["turn"])]
+        assert message["text"].endswith(turn.original[len(turn.heard):].strip())  # the whole plan plays
+        assert (attempt["start"], attempt["end"]) == (point["user_start"], point["user_end"])
+        assert 1.0 < attempt["end"] - attempt["start"] <= 2.0  # longer than any backchannel; the caller gives up
+        assert (attempt["start"], attempt["end"]) in _pairs(row["user_speech"])  # speech, not a backchannel
+        # the assistant is still speaking well after the user has let go, and the user waits for it to finish
+        assert _rms(samples[:, 0], attempt["end"] + YIELD_TOLERANCE_S, attempt["end"] + 0.5) > SPEAKING
+        assert message["end"] > attempt["end"] + 1.0 and again["start"] > message["end"]
+        assert again["text"] == attempt["text"] == turn.user_text and again["channel"] == attempt["channel"] == 1
+
+
+def test_half_the_recordings_lie_under_a_light_noise_floor(recordings):
+    floors = {row["conversation_id"]: row["noise_dbfs"] for row, _ in recordings}
+    assert sorted(floors.values(), key=str) == [-50.0, None]
+    for row, samples in recordings:
+        tail = samples[-int(0.4 * SAMPLING_RATE):]  # the last 0.4 s: nobody speaks
+        for channel in (0, 1):
+            level = float(np.sqrt(np.mean(tail[:, channel].astype(np.float64) ** 2)))
+            if row["noise_dbfs"] is None:
+                assert level == 0.0
+            else:
+                assert 20 * np.log10(level) == pytest.approx(-50.0, abs=0.5)
+
+
 def test_stored_labels_are_floor_labels_of_the_stored_intervals(duplex):
     for row in duplex.remove_columns("audio"):
         labels = floor_labels(_pairs(row["assistant_speech"]), _pairs(row["user_speech"]), row["duration"],
                               b_backchannels=_pairs(row["user_backchannels"]))
         assert labels.to_reference() == {key: row[key] for key in ("events", "turns", "end_times")}
         assert {"C", "T", "I", "NA", "BC"} <= set(row["events"])
+        # and the outcomes are `barge_ins` of them: one per point that is not a filler, nothing else
+        found = barge_ins(_pairs(row["assistant_speech"]), _pairs(row["user_speech"]))
+        points = [p for p in row["interruptions"] if p["outcome"] != "backchannel"]
+        assert [(b["user_start"], b["outcome"]) for b in found] == [(p["user_start"], p["outcome"]) for p in points]
+        assert [b["stop_latency_s"] for b in found] == [None if p["stop_latency"] is None else
+                                                         pytest.approx(p["stop_latency"], abs=1e-6) for p in points]
 
 
 def test_speech_intervals_are_where_the_channels_have_sound(recordings):
@@ -203,3 +254,33 @@ def test_ihbench_turns_recovers_the_stored_events(duplex, tmp_path, capsys):
               f"{total} chunks; stop latency {summary['timing']['stop_latency_s']['mean']:.3f} s found, "
               f"{np.mean(stored):.3f} s placed")
     assert agree / total >= 0.95
+
+
+def test_ihbench_turns_finds_each_yield_and_talk_over_in_silence_and_in_light_noise(duplex, tmp_path):
+    """Counts exact, each yield's stop latency within 80 ms of the placed one: a talk-over is no
+    yield, and under the noise floor the stop is where the assistant's speech ends."""
+    from ihbench.turns.run import run_turns
+
+    raw = duplex.cast_column("audio", datasets.Audio(decode=False))
+    files = []
+    for row in raw:
+        files.append(tmp_path / f"{row['conversation_id']}.flac")
+        files[-1].write_bytes(row["audio"]["bytes"])
+    summary = run_turns(files, tmp_path / "turns", progress=False)
+    noisy = 0
+    for row in duplex.remove_columns("audio"):
+        noisy += row["noise_dbfs"] is not None
+        found = json.loads((tmp_path / "turns" / row["conversation_id"] / "events.json").read_text())["timing"]
+        placed = [p for p in row["interruptions"] if p["outcome"] in ("yield", "talk_over")]
+        assert [b["outcome"] for b in found["barge_ins"]] == [p["outcome"] for p in placed], row["conversation_id"]
+        for barge_in, point in zip(found["barge_ins"], placed):
+            assert abs(barge_in["user_start"] - point["user_start"]) <= TIMING, point["id"]
+            if point["outcome"] == "yield":
+                assert abs(barge_in["stop_latency_s"] - point["stop_latency"]) <= TIMING, point["id"]
+                assert abs(barge_in["ai_stop"] - point["assistant_stop"]) <= TIMING, point["id"]
+    points = [p for row in duplex.remove_columns("audio") for p in row["interruptions"]]
+    timing = summary["timing"]
+    assert timing["talk_overs"] == sum(p["outcome"] == "talk_over" for p in points) == 2
+    assert timing["stop_latency_s"]["n"] == sum(p["outcome"] == "yield" for p in points)
+    stored = np.mean([p["stop_latency"] for p in points if p["outcome"] == "yield"])
+    assert abs(timing["stop_latency_s"]["mean"] - stored) <= TIMING and noisy == 1
