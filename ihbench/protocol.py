@@ -6,7 +6,7 @@ any model family, so it lives here and every loader receives its result, a `Mode
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional, Union
 
 import numpy as np
 
@@ -15,14 +15,45 @@ from ihbench.dataset.schema import SAMPLING_RATE, EvalItem
 from ihbench.loaders.base import EmptyAudioError, InputTurn, Modality, ModelInput
 
 
-def parse_history_audio(value: Optional[str]) -> Optional[int]:
-    """`last:K` -> K (keep the audio of the last K user turns, the interruption included)."""
+#: `--history-audio auto`: per item, the most recent user turns that fit the model as audio
+AUTO = "auto"
+
+
+def parse_history_audio(value: Optional[str]) -> Union[int, str, None]:
+    """`last:K` -> K (keep the audio of the last K user turns, the interruption included); `auto`
+    -> AUTO; all (or nothing) -> None."""
     if value in (None, "", "all"):
         return None
+    if str(value).strip() == AUTO:
+        return AUTO
     kind, _, count = str(value).partition(":")
     if kind != "last" or not count.isdigit() or int(count) < 1:
-        raise UsageError(f"--history-audio: expected all or last:K with K >= 1, got {value!r}")
+        raise UsageError(f"--history-audio: expected all, auto or last:K with K >= 1, got {value!r}")
     return int(count)
+
+
+def history_audio_label(value: Union[int, str, None]) -> Optional[str]:
+    """How run.json names a parsed `--history-audio` (None: every user turn as audio)."""
+    return value if value == AUTO else f"last:{value}" if value else None
+
+
+def fitting_model_input(item: EvalItem, fits: Callable[[ModelInput], bool]) -> ModelInput:
+    """`--history-audio auto`: the audio input in which the most recent user turns are heard as audio
+    and the older ones as transcripts, as many as `fits` (the model's context, its clip limits) takes.
+
+    Every turn as audio when that fits; otherwise the largest K that does, tried from the top down
+    (not by halving: a short clip can cost fewer tokens than its transcript, so fitting is not
+    monotone in K); never fewer than the interruption itself, so an item that does not fit even
+    then fails on its own limit, with the model's own message, rather than being answered from
+    transcripts alone."""
+    whole = build_model_input(item, "audio")
+    if fits(whole):
+        return whole
+    for count in range(len(whole.audio_clips) - 1, 1, -1):
+        candidate = build_model_input(item, "audio", history_audio=count)
+        if fits(candidate):
+            return candidate
+    return build_model_input(item, "audio", history_audio=1)
 
 
 def build_model_input(item: EvalItem, modality: Modality = "audio", *,

@@ -8,7 +8,9 @@ writer appends. A field added later gets a default here and a new `RECORD_FORMAT
 Versions: 1, records written before `format_version` existed; 2, each record carries `item_hash`,
 the `EvalItem.content_hash` of the item it answers or judges; 3, a judgment also carries
 `response_hash`, the `ResponseRecord.digest` of the answer it judged (an item that failed and was
-answered on a later run, or was answered again, is then judged again rather than scored twice).
+answered on a later run, or was answered again, is then judged again rather than scored twice);
+4, a response also carries `audio_turns`, how many user turns the model heard as audio (the others
+as transcripts: `--history-audio`), so answers to different hearings are never compared unawares.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Optional
 
-RECORD_FORMAT = 3
+RECORD_FORMAT = 4
 AXES = ("tf", "rq")
 TF_VERDICTS = ("model", "baseline", "tie")
 OUTCOMES = ("judged", "judge_error")
@@ -74,6 +76,8 @@ class ResponseRecord:
     #: a thinking model's reasoning, kept apart from `response`: judges never see it
     reasoning: Optional[str] = None
     item_hash: Optional[str] = None
+    #: user turns heard as audio (0 in text modality; format 4 on; None: not known, or no input was built)
+    audio_turns: Optional[int] = None
     format_version: int = 1
     extra: dict = field(default_factory=dict, compare=False)
 
@@ -105,11 +109,17 @@ class ResponseRecord:
             raise RecordError(f"field 'epoch' must be >= 0, got {epoch}")
         if response is None and error is None:
             raise RecordError("neither a response nor an error")
+        turns = _check(data, "audio_turns", int, optional=True)
+        if turns is not None and turns < 0:
+            raise RecordError(f"field 'audio_turns' must be >= 0, got {turns}")
         known, extra = _known(cls, data)
         return cls(**{"format_version": 1, **known}, extra=extra)
 
     def to_json(self) -> dict:
-        return _to_json(self)
+        data = _to_json(self)
+        if self.audio_turns is None:  # records of earlier formats read back as they were written
+            data.pop("audio_turns")
+        return data
 
 
 @dataclass(frozen=True)
@@ -209,7 +219,8 @@ class RunInfo:
     config: Optional[str] = None
     split: Optional[str] = None
     modality: Optional[str] = None
-    #: "last:K" when only the last K user turns were heard as audio
+    #: "last:K" when only the last K user turns were heard as audio; "auto": per item, the most recent
+    #: that fit the model (each record's `audio_turns` says how many)
     history_audio: Optional[str] = None
     generation: Optional[dict] = None
     seed: Optional[int] = None
@@ -221,6 +232,9 @@ class RunInfo:
     limit: Optional[int] = None
     #: the loader's own description of the model: path, revision, dtype, device, options
     model: dict = field(default_factory=dict)
+    #: the generation settings the model ran with at the last start: the checkpoint's generation
+    #: config with the run's over it (local), or what each request set (server)
+    effective_generation: Optional[dict] = None
     #: digest of the items answered at the last start (each record carries its own item's digest)
     data_fingerprint: Optional[str] = None
     n_items: Optional[int] = None
@@ -252,6 +266,8 @@ class RunInfo:
         data = _to_json(self)
         if self.convbench is None:  # an IHBench run's run.json stays as it was before the field existed
             data.pop("convbench", None)
+        if self.effective_generation is None:
+            data.pop("effective_generation", None)
         return data
 
     def identity(self) -> dict:

@@ -14,7 +14,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence, Union
 
 from ihbench.dataset.errors import IHBenchError
 from ihbench.dataset.io import AppendLog
@@ -29,7 +29,7 @@ log = logging.getLogger("ihbench")
 
 # Loader options that say how requests travel, not what the model answers: a resume may change them.
 TRANSPORT_OPTIONS = ("base_url", "concurrency", "timeout", "max_retries", "api_key_env", "batch_size", "device",
-                     "stream")
+                     "device_map", "stream")
 
 
 class RunConfigError(IHBenchError, ValueError):
@@ -48,8 +48,9 @@ class RunSpec:
     limit: Optional[int] = None
     types: Optional[list[str]] = None
     modality: str = "audio"
-    #: keep the audio of only the last K user turns (older ones as transcripts); None: all audio
-    history_audio: Optional[int] = None
+    #: keep the audio of only the last K user turns (older ones as transcripts); "auto": per item, the
+    #: most recent that fit the model; None: all audio
+    history_audio: Union[int, str, None] = None
     generation: dict = field(default_factory=dict)
     seed: int = 0
     loader_options: dict = field(default_factory=dict)
@@ -151,6 +152,7 @@ def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, p
         on_record: Optional[Callable[[ResponseRecord], None]] = None) -> RunSummary:
     """`on_record(record)` is called after each record is durable (the Space streams with it)."""
     from ihbench.loaders import GenerationConfig
+    from ihbench.protocol import history_audio_label
 
     started = time.perf_counter()
     out = Path(spec.out)
@@ -159,7 +161,7 @@ def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, p
     generation = GenerationConfig(**spec.generation)
     identity = {"loader": spec.loader, "model_path": spec.model_path, "data": spec.data, "config": spec.config,
                 "split": spec.split, "modality": spec.modality,
-                "history_audio": f"last:{spec.history_audio}" if spec.history_audio else None,
+                "history_audio": history_audio_label(spec.history_audio),
                 "generation": generation.to_dict(),
                 "seed": spec.seed, "types": sorted(spec.types) if spec.types else None,
                 "endpoint": redact(spec.loader_options.get("base_url")),
@@ -176,8 +178,10 @@ def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, p
 def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, loader, items, progress: bool,
                 started: float, on_record: Optional[Callable[[ResponseRecord], None]]) -> RunSummary:
     from ihbench.loaders import create
-    from ihbench.loaders.base import EmptyAudioError, Response
-    from ihbench.protocol import build_model_input
+    from ihbench.loaders.base import Response
+    from ihbench.loaders.failures import is_item_failure
+    from ihbench.loaders.reasoning import budget_warning
+    from ihbench.protocol import AUTO, build_model_input, fitting_model_input
 
     out = run_dir.path
     existing = run_dir.info() if run_dir.exists() else None
@@ -186,6 +190,14 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
     if loader is None:
         loader = create(spec.loader, spec.model_path, **spec.loader_options)  # fails fast: missing model, bad option
     loader.check_modality(spec.modality)
+    warning = budget_warning(loader, generation.max_new_tokens)
+    if warning:
+        log.warning("%s", warning)
+    auto = spec.history_audio == AUTO and spec.modality == "audio"
+    if auto and not loader.knows_limits():
+        log.warning("--history-audio auto: the %s loader cannot tell what fits the model%s, so every user turn is "
+                    "heard as audio", spec.loader, " (give --option max_audio_clips=N, the server's per-prompt clip "
+                    "limit)" if spec.loader == "openai" else "")
     records = run_dir.responses(repair=True)
     if items is None:
         from ihbench.dataset import load_items
@@ -196,7 +208,8 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
 
     run_dir.write_info(RunInfo(
         **{**identity, "endpoint": existing.endpoint if existing else identity["endpoint"]},
-        epochs=spec.epochs, limit=spec.limit, model=loader.describe(), data_fingerprint=items_fingerprint(items),
+        epochs=spec.epochs, limit=spec.limit, model=loader.describe(),
+        effective_generation=loader.effective_generation(generation), data_fingerprint=items_fingerprint(items),
         n_items=len(items), versions=versions(), command=redact(list(spec.command or sys.argv)),
         created=existing.created if existing else time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         format_version=RUN_INFO_FORMAT))
@@ -215,24 +228,35 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
             seeds = [record_seed(spec.seed, item.id, epoch) for item, epoch in batch]
             responses: list[Optional[Response]] = [None] * len(batch)
             ready, conversations = [], []
+            audio_turns: list[Optional[int]] = [None] * len(batch)
             for position, (item, _) in enumerate(batch):
                 built = time.perf_counter()
                 try:
-                    conversations.append(build_model_input(item, spec.modality, history_audio=spec.history_audio))
-                    ready.append(position)
-                except EmptyAudioError as error:
+                    if auto:
+                        conversation = fitting_model_input(item, lambda c: loader.fits(c, generation))
+                    else:
+                        conversation = build_model_input(item, spec.modality,
+                                                         history_audio=None if spec.history_audio == AUTO
+                                                         else spec.history_audio)
+                except Exception as error:  # empty audio, or an input the model cannot take: that item's
+                    if not is_item_failure(error):
+                        raise
                     responses[position] = Response.failure(error, built)
+                    continue
+                conversations.append(conversation)
+                audio_turns[position] = len(conversation.audio_clips)
+                ready.append(position)
             for position, response in zip(ready, loader.generate_batch(conversations, generation,
                                                                         [seeds[p] for p in ready])):
                 responses[position] = response
-            for (item, epoch), seed, response in zip(batch, seeds, responses):
+            for (item, epoch), seed, response, heard in zip(batch, seeds, responses, audio_turns):
                 record = ResponseRecord(
                     id=item.id, epoch=epoch, seed=seed, response=response.text, error=response.error,
                     latency_s=round(response.latency_s, 4), input_tokens=response.input_tokens,
                     output_tokens=response.output_tokens, modality=spec.modality,
                     conversation_id=item.conversation_id, interruption_type=item.interruption_type,
                     depth=item.depth, reasoning=response.reasoning,  # a thinking model's thoughts: kept, never judged
-                    item_hash=item.content_hash, format_version=RECORD_FORMAT)
+                    item_hash=item.content_hash, audio_turns=heard, format_version=RECORD_FORMAT)
                 responses_log.append(record.to_json())
                 if on_record:
                     on_record(record)

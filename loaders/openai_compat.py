@@ -26,6 +26,7 @@ from ihbench.dataset.argtypes import boolean, each, env_var_name, json_value, nu
 from ihbench.dataset.audio import encode_wav
 from ihbench.dataset.audio_format import SAMPLING_RATE
 from ihbench.dataset.errors import UsageError
+from ihbench.dataset.redaction import redact
 
 from .base import GenerationConfig, Loader, ModelInput, Response
 from .chat import ChatReply, ToolCall, parse_arguments
@@ -228,6 +229,14 @@ class OpenAICompatLoader(Loader):
         completion, _ = retry_sync(call, attempts=attempts, base_delay=0.5 if len(self.clients) == 1 else 0.05)
         return completion
 
+    def effective_generation(self, config: GenerationConfig) -> dict:
+        """What each request sets; the server fills in the rest (vLLM: from the checkpoint's
+        generation_config.json unless it is started with `--generation-config vllm`)."""
+        sent = {"max_tokens": config.max_new_tokens, "temperature": config.temperature, "top_p": config.top_p,
+                "seed": "per (item, epoch)"}
+        return {**sent, **({"extra_body": redact(self.extra_body)} if self.extra_body else {}),
+                "unset": "the server's defaults"}
+
     def thinks(self) -> bool:
         """Thinking asked of the server's template (`extra_body` chat_template_kwargs enable_thinking);
         a Thinking checkpoint that always thinks cannot be told from here."""
@@ -237,6 +246,9 @@ class OpenAICompatLoader(Loader):
     def fits(self, conversation: ModelInput, config: GenerationConfig) -> bool:
         """Within the server's clip limit, when one was given; the context is the server's to check."""
         return self.max_audio_clips is None or len(conversation.audio_clips) <= self.max_audio_clips
+
+    def knows_limits(self) -> bool:
+        return self.max_audio_clips is not None
 
     def _check_clips(self, clips: int, where: str) -> None:
         if self.max_audio_clips is not None and clips > self.max_audio_clips:

@@ -291,6 +291,21 @@ class TransformersLoader(Loader):
         text = config.get_text_config() if hasattr(config, "get_text_config") else config
         return getattr(text, "max_position_embeddings", None)
 
+    def fits(self, conversation: ModelInput, config: GenerationConfig) -> bool:
+        """Every clip within the processor's per-clip cap, and the prompt with `config`'s answer within
+        the context, counted with the processor itself (what `_run` checks, without raising)."""
+        rate = conversation.sampling_rate
+        if self.max_clip_seconds is not None and \
+                any(len(clip) / rate > self.max_clip_seconds + 1e-6 for clip in conversation.audio_clips):
+            return False
+        context = self.context_tokens()
+        if context is None:
+            return True
+        return self.inputs([conversation])["input_ids"].shape[1] + config.max_new_tokens <= context
+
+    def knows_limits(self) -> bool:
+        return True
+
     # -- shared -------------------------------------------------------------------------------
     @property
     def sampling_rate(self) -> int:

@@ -37,12 +37,16 @@ def test_a_folder_written_by_an_earlier_version_reads_as_typed_records(version, 
     assert info.n_items == 3 and info.loader == "openai" and info.format_version == (1 if version == 1 else 2)
 
 
-def test_todays_writers_write_format_3_and_the_records_round_trip():
+def test_format_3_records_round_trip_and_todays_writers_write_format_4():
     for line in (FIXTURES / "run-format-3" / "responses.jsonl").read_text().splitlines():
         assert ResponseRecord.from_json(json.loads(line)).to_json() == json.loads(line)
     for line in (FIXTURES / "run-format-3" / "judgments.jsonl").read_text().splitlines():
         assert JudgmentRecord.from_json(json.loads(line)).to_json() == json.loads(line)
-    assert RECORD_FORMAT == 3
+    assert RECORD_FORMAT == 4
+    line = {"id": "a/1", "epoch": 0, "response": "hi", "error": None, "audio_turns": 2, "format_version": 4}
+    assert ResponseRecord.from_json(line).to_json()["audio_turns"] == 2
+    with pytest.raises(RecordError, match="audio_turns"):
+        ResponseRecord.from_json({**line, "audio_turns": -1})
 
 
 def test_a_field_a_newer_writer_adds_is_kept():

@@ -18,6 +18,7 @@ from openai_test_server import OpenAITestServer, Reply
 
 from ihbench.dataset.io import read_records
 from ihbench.protocol import build_model_input
+from ihbench.records import RECORD_FORMAT
 from ihbench.runner import RunConfigError, RunSpec, run
 from ihbench.seeds import record_seed
 
@@ -300,7 +301,7 @@ def test_a_resume_after_the_data_changed_answers_the_changed_items_again(officia
     out = tmp_path / "run"
     run(_spec(official, out, server, epochs=1, limit=1), progress=False)
     first = read_records(out / "responses.jsonl")
-    assert [r["id"] for r in first] == ["conv-a/2"] and first[0]["format_version"] == 3 and first[0]["item_hash"]
+    assert [r["id"] for r in first] == ["conv-a/2"] and first[0]["format_version"] == RECORD_FORMAT and first[0]["item_hash"]
 
     _edit_rubric_of_conv_a(official, monkeypatch)
     with caplog.at_level("WARNING", logger="ihbench"):

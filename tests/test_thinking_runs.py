@@ -39,3 +39,24 @@ def test_a_server_reply_with_no_text_and_no_thought_stays_an_empty_reply(officia
     (record,) = read_records(tmp_path / "run" / "responses.jsonl")
     assert record["error"].startswith("EmptyReplyError:") and record.get("reasoning") is None
     assert json.loads((tmp_path / "run" / "run.json").read_text())["n_items"] == 1
+
+
+@pytest.mark.parametrize("budget,warned", [(256, True), (2048, False)])
+def test_a_small_answer_budget_with_thinking_on_is_said_at_start(official, tmp_path, caplog, budget, warned):
+    thinking = {"chat_template_kwargs": {"enable_thinking": True}}
+    with OpenAITestServer() as server:
+        run(RunSpec(loader="openai", model_path="thinker", data=str(official), out=tmp_path / "run", epochs=1, limit=1,
+                    generation={"max_new_tokens": budget},
+                    loader_options={"base_url": server.base_url, "max_retries": 0, "extra_body": thinking}),
+            progress=False)
+    said = "thinking is on (openai) and --max-new-tokens is 256: a thought often runs past it"
+    assert (said in caplog.text) is warned
+    info = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert info["effective_generation"]["max_tokens"] == budget
+    assert info["effective_generation"]["extra_body"] == thinking
+
+
+def test_without_thinking_no_budget_warning_is_given(official, tmp_path, caplog):
+    with OpenAITestServer() as server:
+        run(spec(official, tmp_path / "run", server), progress=False)
+    assert "thinking is on" not in caplog.text

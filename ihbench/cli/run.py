@@ -26,10 +26,11 @@ def add_parser(add) -> argparse.ArgumentParser:
     run.add_argument("--types", type=names(INTERRUPTION_TYPES, canonical_interruption_type),
                      help="comma-separated interruption types, e.g. filler,pushback")
     run.add_argument("--modality", choices=("audio", "text"), default="audio", help="text: transcripts replace audio")
-    run.add_argument("--history-audio", metavar="all|last:K",
-                     help="last:K keeps the audio of the last K user turns (the interruption included) and gives "
-                     "older ones as transcripts, for models whose context cannot hold a deep point's history; "
-                     "recorded in run.json (default all)")
+    run.add_argument("--history-audio", metavar="all|auto|last:K",
+                     help="all: every user turn as audio (default, the benchmark's protocol); auto: per item, the "
+                     "most recent user turns that fit the model's context (and a server's --option max_audio_clips) "
+                     "as audio, older ones as transcripts; last:K: the last K (the interruption included). Recorded "
+                     "in run.json, and per answer how many turns were heard as audio (the report shows it)")
     run.add_argument("--max-new-tokens", type=GENERATION["max_new_tokens"], default=256,
                      help="length limit of each response (default 256)")
     run.add_argument("--temperature", type=GENERATION["temperature"], default=0.0, help="0 = greedy (default)")

@@ -36,6 +36,41 @@ def _not_judged(run: dict) -> str:
     return f"{waiting.get('tf', 0)}/{waiting.get('rq', 0)}"
 
 
+def _heard(run: dict) -> str:
+    """The user turns the model heard as audio, beside its scores (`summary.heard_as_audio`)."""
+    heard = run.get("history_audio")  # summaries written before it was recorded have none
+    if not heard:
+        return "–"
+    if heard["setting"] == "text" or "audio_turns_mean" not in heard:
+        return heard["setting"]
+    if heard["all_audio"] == heard["n"]:
+        return f"all ({heard['setting']})"
+    return (f"{heard['audio_turns_mean']:.1f} of {heard['user_turns_mean']:.1f} user turns, all in "
+            f"{heard['all_audio']}/{heard['n']} answers ({heard['setting']})")
+
+
+def _mixed_hearing(runs: list[dict]) -> Optional[str]:
+    """Runs that heard different parts of the history as audio, said above their scores."""
+    heard = [(run["run"], _heard(run)) for run in runs  # audio runs: a text run is another comparison, by design
+             if run.get("history_audio") and run["history_audio"]["setting"] != "text"]
+    kinds = {value.split(" (")[0] if value.startswith("all") else value for _, value in heard}
+    if len(kinds) <= 1:
+        return None
+    return ("these runs heard different parts of the conversation history as audio ("
+            + "; ".join(f"{Path(str(path)).name}: {value}" for path, value in heard)
+            + "): their scores are not over the same input (see `--history-audio`)")
+
+
+def _thinking(run: dict) -> str:
+    """What the model did with thinking, when it did any or was asked to."""
+    thinking = run.get("thinking") or {}
+    if not (thinking.get("effective") or thinking.get("answers_with_reasoning") or thinking.get("empty_after_thinking")):
+        return ""
+    effect = f"thinking {thinking['effective']}, " if thinking.get("effective") else ""
+    return (f"; {effect}{thinking.get('answers_with_reasoning', 0)} answer(s) with reasoning, "
+            f"{thinking.get('empty_after_thinking', 0)} empty after thinking (failed, not scored)")
+
+
 def _label(run: dict) -> str:
     """Model and modality; plus the data when the report mixes datasets, so rows can be told apart."""
     data = ""
@@ -109,22 +144,25 @@ def plot_depth(report: dict, path: Path) -> Optional[Path]:
 def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
     runs = report["runs"]
     warning = [f"> **Warning:** {report['mixed_data']}", ""] if report.get("mixed_data") else []
+    hearing = _mixed_hearing(runs)
+    warning += [f"> **Warning:** {hearing}", ""] if hearing else []
     lines = ["# IHBench report", "", *warning, "## Scores", "",
              "| run | items | responses | TF win rate [95 % CI] | RQ pass rate [95 % CI] | baseline RQ (same items) | "
-             "judge errors (TF/RQ) | not judged yet (TF/RQ) | failed items (not scored) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "heard as audio | judge errors (TF/RQ) | not judged yet (TF/RQ) | failed items (not scored) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for run in runs:
         errors = run["judge_errors"]
         lines.append(f"| {_label(run)} | {run['n_items']} | {run['n_responses']} "
                      f"| {_fmt(run['tf_win_rate'], 'tf_win_rate')} | {_fmt(run['rq_pass_rate'], 'rq_pass_rate')} "
-                     f"| {_fmt(run.get('baseline_rq_pass_rate'), 'rq_pass_rate')} "
+                     f"| {_fmt(run.get('baseline_rq_pass_rate'), 'rq_pass_rate')} | {_heard(run)} "
                      f"| {errors['tf']}/{errors['rq']} | {_not_judged(run)} | {run['generation_errors']} |")
     lines += ["", "Judge errors, answers not judged yet and failed items (the model produced an error, not an answer) "
               "are left out of the scores, never counted as a loss for the model; `ihbench judge` and `ihbench run` "
               "try them again. The "
               "baseline's "
               "RQ pass rate (its verdicts ship with the data) is the anchor TF is relative to: TF 0.5 is parity with "
-              "a baseline of that quality.", ""]
+              "a baseline of that quality. \"Heard as audio\": the user turns the model heard as audio (the others as "
+              "transcripts, `--history-audio`), over its answers.", ""]
 
     lines += ["## Beside the paper (Table 1)", "",
               "The paper's numbers are on the official test set with GPT-4o Audio as baseline and its own judge; "
@@ -204,7 +242,7 @@ def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
         judges = ", ".join(f"{j['judge_model']} (prompt {j['prompt_version']}, {j['prompt_hash']})" for j in run["judges"])
         versions = ", ".join(f"{k} {v}" for k, v in run["metric_versions"].items())
         lines.append(f"- {_label(run)}: data {run['data']} (fingerprint {run['data_fingerprint']}); judges: "
-                     f"{judges or 'none'}; metric modules: {versions}")
+                     f"{judges or 'none'}; metric modules: {versions}{_thinking(run)}")
     return "\n".join(lines) + "\n"
 
 

@@ -87,6 +87,11 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
         "metric_versions": {name: metric_version(name) for name in ("tf_win_rate", "rq_pass_rate")},
     }
     summary["judges"] = [{"judge_model": m, "prompt_version": v, "prompt_hash": h} for m, v, h in summary["judges"]]
+    summary["history_audio"] = heard_as_audio(info.history_audio, info.modality, responses, items)
+    summary["thinking"] = {"effective": info.model.get("thinking_effective"),
+                           "answers_with_reasoning": sum(bool(r.reasoning) for r in responses if r.answered),
+                           "empty_after_thinking": sum((r.error or "").startswith("EmptyAfterThinkingError")
+                                                       for r in responses)}
     # over the items the model answered: the anchor of scores that leave failed items out
     summary["baseline_rq_pass_rate"] = baseline_rq(sorted({r.id for r in responses if r.answered}), items, n_bootstrap,
                                                    seed)
@@ -110,6 +115,22 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
                                              run.judgments(files[1], responses=responses))
         summary["inter_judge"]["files"] = [str(files[0]), str(files[1])]
     return summary
+
+
+def heard_as_audio(setting: Optional[str], modality: Optional[str], responses: list[ResponseRecord],
+                   items: dict) -> dict:
+    """How much of each answered item's history the model heard as audio: the setting, and over the
+    answers that record it (format 4 on) the mean user turns heard as audio against the mean there
+    were, and how many answers heard them all. Scores over different hearings are not the same test."""
+    answered = [r for r in responses if r.answered and r.audio_turns is not None]
+    result = {"setting": "text" if modality == "text" else setting or "all", "n": len(answered)}
+    if not answered or modality == "text":
+        return result
+    turns = [sum(m.role == "user" for m in items[r.id].history) + 1 for r in answered]
+    heard = [r.audio_turns for r in answered]
+    result.update(audio_turns_mean=sum(heard) / len(heard), user_turns_mean=sum(turns) / len(turns),
+                  audio_turns_min=min(heard), all_audio=sum(h >= t for h, t in zip(heard, turns)))
+    return result
 
 
 def _diagnostics(responses: list[ResponseRecord], items: dict) -> dict:
