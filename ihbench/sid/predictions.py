@@ -18,6 +18,10 @@ from ihbench.dataset.io import write_atomic
 from ihbench.dataset.sid import PREDICTION_FIELDS, row_problem
 
 _MAX_LISTED = 10
+#: how far past its clip's end a predicted break may fall: a streaming detector that waits out
+#: trailing silence answers a few seconds after the end (SID-Bench's own fallback is 3 s of silence);
+#: further out is a unit slip (ms for s) on that row, which would swamp every mean
+AFTER_END_SLACK_S = 10.0
 
 
 class PredictionFormatError(IHBenchError, ValueError):
@@ -39,12 +43,21 @@ def normalise(row: dict) -> dict:
             "break_time": -1.0 if nonbreak else float(row["break_time"])}
 
 
-def read_predictions(path: Union[str, os.PathLike]) -> list[dict]:
+def read_predictions(path: Union[str, os.PathLike], references: Iterable[dict] = ()) -> list[dict]:
+    """The rows; with `references` (rows with `audio` and `duration`), a break later than its clip's
+    duration plus `AFTER_END_SLACK_S` is refused naming the line."""
     from ihbench.dataset.sid import checked_jsonl
 
     path = Path(path)
-    rows = [{name: row[name] for name in PREDICTION_FIELDS}
-            for _, row in checked_jsonl(path, _problem, PredictionFormatError)]
+    durations = {audio_key(row["audio"]): row["duration"] for row in references if row.get("duration") is not None}
+    rows = []
+    for number, row in checked_jsonl(path, _problem, PredictionFormatError):
+        duration = durations.get(audio_key(row["audio"]))
+        if duration is not None and not row["total_nonbreak"] and row["break_time"] > duration + AFTER_END_SLACK_S:
+            raise PredictionFormatError(
+                f"{path} line {number}: break_time {row['break_time']:g} s is past the end of {row['audio']} "
+                f"({duration:g} s long) by more than {AFTER_END_SLACK_S:g} s; a time in milliseconds?")
+        rows.append({name: row[name] for name in PREDICTION_FIELDS})
     if not rows:
         raise PredictionFormatError(f"{path}: no predictions")
     return rows

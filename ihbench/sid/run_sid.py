@@ -84,7 +84,7 @@ def run_sid(data: str, config: str, out: Path, *, detector: Optional[str] = None
         tuning = _tuning_set(data, config, names, tune_data=tune_data, tune_config=tune_config, tune_clips=tune_clips)
     seconds, calls, description, extra = None, None, {"predictions_file": str(predictions_file)}, {}
     if predictions_file is not None:
-        predictions = align(read_predictions(predictions_file), references)
+        predictions = align(read_predictions(predictions_file, references), references)
     else:
         model = get_detector(detector, **(options or {}))
         if sweeping:
