@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional, Sequence
 from .errors import UsageError
 
 __all__ = ["ArgType", "ArgumentValueError", "boolean", "check_all", "device", "each", "env_var_name", "json_value", "key_value",
-           "model_name", "names", "number", "path", "seed", "temperature", "url", "whole", "whole_numbers"]
+           "model_name", "names", "noise_clips", "number", "path", "seed", "temperature", "url", "whole", "whole_numbers"]
 
 
 class ArgumentValueError(UsageError, argparse.ArgumentTypeError):
@@ -374,6 +374,13 @@ def seed() -> Whole:
     inside a model build, or hashed away elsewhere) and a negative seed means nothing, so the one
     range is said at parse time for all of them."""
     return Whole(0, 2**64 - 1)
+
+
+def noise_clips() -> Whole:
+    """How many seeded noise clips a build renders (build's --sid-noise-clips): SID-Bench's own
+    silence/noise split has 210; ten times that (2.5 hours of audio) is a thorough false-alarm
+    test, while 10^8 would render for days and fill the disk."""
+    return Whole(1, 2000)
 
 
 def temperature() -> Number:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional, Union
 
-from .argtypes import whole
+from .argtypes import noise_clips
 from .audio import encode_flac, load_recording
 from .build_info import BuildInfo
 from .builddir import INFO, BuildDir
@@ -104,7 +104,7 @@ def build(
     A rebuild replaces what the previous build wrote and keeps everything else in the folder
     (configs added by `ihbench sid-import`, a user's own files), listed in the new card as before."""
     if sid:  # none would make an empty config that every later reader refuses
-        whole(min=1).check("--sid-noise-clips", sid_noise_clips)
+        noise_clips().check("--sid-noise-clips", sid_noise_clips)
         from .sid_build import load_sid_sources
 
         load_sid_sources(sid_sources)  # a malformed file is refused before the folder is made

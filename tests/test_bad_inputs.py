@@ -177,7 +177,7 @@ SID_LLM = ["sid", "--data", "d", "--config", "sid_dev_en", "--out", "sx", "--det
     (["sid", "--data", "d", "--out", "o", "--detector", "energy", "--limit=-1"], "argument --limit"),
     (["sid", "--data", "d", "--out", "o", "--detector", "energy", "--limit", "0"], "argument --limit"),
     (["sid", "--data", "d", "--out", "o", "--detector", "energy", "--tolerance=-1"], "argument --tolerance"),
-    (["build", "--out", "o", "--sid-noise-clips=-1"], "argument --sid-noise-clips: expected a whole number >= 1"),
+    (["build", "--out", "o", "--sid-noise-clips=-1"], "argument --sid-noise-clips: expected a whole number from 1 to 2000"),
     (["generate", "--llm-model", "m", "--out", "o", "--price-per-1k-input=-5"],
      "argument --price-per-1k-input: expected a number >= 0, got '-5'"),
     (["verify", "--judge-model", "M", "--concurrency", "0"], "argument --concurrency: expected a whole number >= 1"),
@@ -261,7 +261,7 @@ def test_library_guards_name_the_option_before_any_work(tmp_path):
 
     with pytest.raises(UsageError, match="--concurrency: expected a whole number >= 1, got 0"):
         asyncio.run(review_conversations([], backend=None, concurrency=0))
-    with pytest.raises(UsageError, match="--sid-noise-clips: expected a whole number >= 1, got 0"):
+    with pytest.raises(UsageError, match="--sid-noise-clips: expected a whole number from 1 to 2000, got 0"):
         build(tmp_path / "data" / "ds", sid_noise_clips=0)
     with pytest.raises(UsageError, match="--limit: expected a whole number >= 1, got -1"):
         run_sid("missing", "sid_en", tmp_path / "sid", detector="energy", limit=-1)

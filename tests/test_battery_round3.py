@@ -361,3 +361,36 @@ def test_verify_refuses_a_semantic_review_option_without_the_review(option, valu
     assert (f"{option} is an option of the semantic review, which only --judge-model MODEL asks for; give "
             "--judge-model too, or leave it out") in _one_error(capsys, "verify")
     assert os.listdir(tmp_path) == []
+
+
+def test_a_predicted_break_far_past_its_clip_s_end_is_refused_with_its_line(tmp_path, capsys):
+    """The judgment: a break may fall up to 10 s past its clip's end (a streaming detector waits out
+    trailing silence; SID-Bench's own fallback is 3 s), no further: 86 000 s in a 2-s clip is a unit
+    slip on one row that would swamp every mean, so it is refused naming the line, not scored."""
+    data = _sid_folder(tmp_path / "SID")
+    predictions = tmp_path / "p.jsonl"
+
+    def write(break_time):
+        predictions.write_text(json.dumps({"audio": "a.wav", "total_nonbreak": False, "break_time": 0.5}) + "\n"
+                               + json.dumps({"audio": "b.wav", "total_nonbreak": False, "break_time": break_time})
+                               + "\n")
+    write(86_000)
+    argv = ["sid", "--data", str(data), "--config", "sid_en", "--predictions", str(predictions), "--out",
+            str(tmp_path / "s"), "--quiet"]
+    assert main(argv) == 2
+    assert (f"{predictions} line 2: break_time 86000 s is past the end of b.wav (2 s long) by more than 10 s; a time "
+            "in milliseconds?") in _one_error(capsys, "sid")
+    assert not (tmp_path / "s").exists()
+    write(11.5)  # within the slack: a late detector, scored
+    assert main(argv) == 0
+
+
+@pytest.mark.parametrize("value", ["2001", "100000000"])
+def test_build_refuses_more_noise_clips_than_a_false_alarm_test_needs(value, tmp_path, capsys, monkeypatch):
+    """The judgment: at most 2000 (ten times SID-Bench's own 210-clip silence/noise split, 2.5 hours
+    of audio); 10^8 started a build that would render for days."""
+    monkeypatch.chdir(tmp_path)
+    assert _exit_code(["build", "--out", str(tmp_path / "b"), "--sid-noise-clips", value, "--quiet"]) == 2
+    assert f"argument --sid-noise-clips: expected a whole number from 1 to 2000, got '{value}'" in _one_error(
+        capsys, "build")
+    assert os.listdir(tmp_path) == []

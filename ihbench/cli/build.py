@@ -7,7 +7,7 @@ from .common import notes
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import path, whole
+    from ihbench.dataset.argtypes import noise_clips, path
 
     build = add("build", help="render audio and write the in-house dataset directory")
     build.add_argument("--sources", nargs="*", type=path(), help="JSON files or folders (default: the shipped dev set)")
@@ -24,7 +24,7 @@ def add_parser(add) -> argparse.ArgumentParser:
                        help="make every config again even when its inputs and the code are unchanged "
                             "(by default finished configs are reused from <cache-dir>/configs)")
     build.add_argument("--sid-sources", type=path("file"), help="SID utterances JSON (default: the shipped one)")
-    build.add_argument("--sid-noise-clips", type=whole(min=1), default=90,
+    build.add_argument("--sid-noise-clips", type=noise_clips(), default=90,
                        help="seeded noise/silence clips (default 90)")
     build.set_defaults(func=main)
     return build
