@@ -479,3 +479,19 @@ def test_a_bug_in_a_loader_stops_the_run_with_its_traceback_and_keeps_what_was_w
     resumed = run(_spec(official, out, server, epochs=1, loader_options={"base_url": server.base_url,
                                                                            "concurrency": 1}), progress=False)
     assert (resumed.written, resumed.skipped, resumed.errors) == (2, 1, 0)
+
+
+def test_kimi_audio_says_in_one_line_what_its_own_environment_needs():
+    from ihbench.dataset.errors import MissingDependencyError
+    from ihbench.loaders.kimi_audio import KimiAudioLoader, environment_problem
+
+    with pytest.raises(MissingDependencyError, match=r"^--model kimi-audio: kimia_infer and flash_attn are not "
+                                                     r"installed here; Kimi-Audio needs an environment of its own: "
+                                                     r"transformers 4.4x, flash-attn, a CUDA GPU"):
+        KimiAudioLoader("moonshotai/Kimi-Audio-7B-Instruct")
+    both = {"kimia_infer", "flash_attn"}
+    assert environment_problem({"kimia_infer"}, "4.48.3", True) == "flash_attn is not installed here"
+    assert "transformers 5.24.0 is installed here, and Kimi-Audio's remote code targets transformers 4.4x" == \
+        environment_problem(both, "5.24.0", True)
+    assert environment_problem(both, "4.48.3", False).startswith("there is no CUDA GPU here")
+    assert environment_problem(both, "4.48.3", True) is None
