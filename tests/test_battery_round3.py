@@ -394,3 +394,18 @@ def test_build_refuses_more_noise_clips_than_a_false_alarm_test_needs(value, tmp
     assert f"argument --sid-noise-clips: expected a whole number from 1 to 2000, got '{value}'" in _one_error(
         capsys, "build")
     assert os.listdir(tmp_path) == []
+
+
+def test_run_counts_failed_items_apart_from_responses_written(official, tmp_path, capsys):
+    import itertools
+
+    from openai_test_server import OpenAITestServer
+
+    calls = itertools.count()
+    with OpenAITestServer(fail_when=lambda body: 500 if next(calls) == 0 else None) as server:
+        code = main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out",
+                     str(tmp_path / "r"), "--epochs", "1", "--limit", "2", "--base-url", server.base_url, "--option",
+                     "max_retries=0", "--quiet"])
+    assert code == 1
+    assert ": 1 response(s) written, 1 failed (kept, tried again by the next run), 0 already done, 2 planned" in \
+        capsys.readouterr().out

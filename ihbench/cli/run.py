@@ -94,8 +94,10 @@ def main(args: argparse.Namespace) -> int:
         allow_endpoint_change=args.allow_endpoint_change,
     )
     summary = run(spec, progress=not args.quiet)
-    print(f"{summary.out}: {summary.written} response(s) written, {summary.skipped} already done, "
-          f"{summary.errors} error(s), {summary.planned} planned ({summary.seconds:.1f} s)")
+    # answers and failures apart: a failure is a record, not a response ("12 written, 2 errors" read as 12 answers)
+    print(f"{summary.out}: {summary.written - summary.errors} response(s) written, {summary.errors} failed (kept, "
+          f"tried again by the next run), {summary.skipped} already done, {summary.planned} planned "
+          f"({summary.seconds:.1f} s)")
     return incomplete("run", summary.errors, summary.planned, "response(s)", f"{summary.out}/responses.jsonl")
 
 
