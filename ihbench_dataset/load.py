@@ -51,6 +51,7 @@ def load_items(
         return items_from_conversation_rows(plain_rows(source), baselines=baselines, source=label)
 
     path, label = resolve_source(source)
+    _refuse_other_kind(path, label, config, revision)
     conversations = open_config(path, label, config, split, revision)
     if config == INTERRUPTIONS_CONFIG:
         return items_from_interruption_rows(plain_rows(conversations), source=f"{label} [{config}]")
@@ -58,6 +59,31 @@ def load_items(
         baseline = open_config(path, label, BASELINE_CONFIG, conversations.split._name, revision)
     baselines = baselines_from_rows(plain_rows(baseline), source=f"{label} [{BASELINE_CONFIG}]") if baseline is not None else None
     return items_from_conversation_rows(plain_rows(conversations), baselines=baselines, source=f"{label} [{config}]")
+
+
+def _refuse_other_kind(path: str, label: str, config: str, revision: Optional[str]) -> None:
+    """A config of the dataset that holds no interruption points, said as what it is: read as
+    conversations, it fails on its first row ("column 'num_turns' is missing"), which reads like
+    a damaged dataset."""
+    if config in (CONVERSATIONS_CONFIG, INTERRUPTIONS_CONFIG):
+        return
+    names = config_names(path, revision)
+    if config not in names:
+        return  # open_config says which configs there are
+    if config == BASELINE_CONFIG:
+        kind = "the baseline answers to the points of config conversations (read with it, never alone)"
+    elif config == "duplex":
+        kind = "a turn-taking config (two-channel recordings for `ihbench turns`)"
+    elif config.startswith("sid"):
+        kind = "a SID config (clips for `ihbench sid`)"
+    elif config.endswith("_setup") and config[:-len("_setup")] in names:
+        kind = f"the setup (knowledge base, tools) of the ConversationBench config {config[:-len('_setup')]}"
+    else:
+        return
+    played = ", ".join(name for name in names if name + "_setup" in names)
+    also = f", or a ConversationBench config ({played})" if played else ""
+    raise DataSourceError(f"{label}: config {config!r} is {kind}, not interruption points; give conversations "
+                          f"or interruptions{also}")
 
 
 def load_conversations(

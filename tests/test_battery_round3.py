@@ -409,3 +409,19 @@ def test_run_counts_failed_items_apart_from_responses_written(official, tmp_path
     assert code == 1
     assert ": 1 response(s) written, 1 failed (kept, tried again by the next run), 0 already done, 2 planned" in \
         capsys.readouterr().out
+
+
+@pytest.mark.parametrize("config, kind", [
+    ("duplex", "a turn-taking config (two-channel recordings for `ihbench turns`)"),
+    ("sid_dev_en", "a SID config (clips for `ihbench sid`)"),
+    ("baseline", "the baseline answers to the points of config conversations (read with it, never alone)")])
+def test_run_on_a_config_of_another_kind_says_what_it_is_not_a_missing_column(config, kind, built, tmp_path,
+                                                                              capsys):
+    """Said where every reader of interruption points opens a config (`load_items`); a
+    ConversationBench `_setup` config is named the same way there."""
+    code = main(["run", "--model", "openai", "--model-path", "m", "--base-url", "http://127.0.0.1:9/v1", "--data",
+                 str(built), "--config", config, "--out", str(tmp_path / "r"), "--epochs", "1", "--quiet"])
+    assert code == 2
+    error = _one_error(capsys, "run")
+    assert f"config {config!r} is {kind}, not interruption points; give conversations or interruptions" in error
+    assert "missing" not in error and not (tmp_path / "r").exists()
