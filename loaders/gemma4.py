@@ -158,6 +158,10 @@ class Gemma4Loader(TransformersLoader):
         self.thinking = self.check_options({"thinking": thinking})["thinking"]
         super().__init__(model_path, thinking=thinking, **options)
 
+    @classmethod
+    def check_format(cls, path: str) -> str:
+        return architecture(path)
+
     def load_processor(self):
         # the first hook after the path is resolved: the architecture is chosen before any loading
         self.architecture = architecture(self.path)

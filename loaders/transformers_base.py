@@ -170,19 +170,24 @@ class TransformersLoader(Loader):
     def check_model_type(self) -> None:
         """A checkpoint of another family is refused by its config.json, in one line, before
         transformers meets it with an AttributeError or an import of a vision package."""
+        self.check_format(self.path)
+
+    @classmethod
+    def check_format(cls, path: str) -> str:
+        """The checkpoint's model_type, when it is one this family loads; otherwise a ModelFolderError
+        naming config.json, what was expected, and what to do (an old format: which revision)."""
         import json
 
-        if not self.model_types:
-            return
-        config = Path(self.path) / "config.json"
+        config = Path(path) / "config.json"
         try:
             model_type = json.loads(config.read_text(encoding="utf-8")).get("model_type")
         except (OSError, UnicodeDecodeError, ValueError, AttributeError):
             raise ModelFolderError(f"{config}: not a readable JSON object") from None
-        if model_type not in self.model_types:
-            hint = self.model_type_hints.get(model_type) or "`ihbench models` lists the families"
-            raise ModelFolderError(f"{config}: model_type {model_type!r} is not a {self.name} checkpoint (expected "
-                                   f"{' or '.join(self.model_types)}); {hint}")
+        if cls.model_types and model_type not in cls.model_types:
+            hint = cls.model_type_hints.get(model_type) or "`ihbench models` lists the families"
+            raise ModelFolderError(f"{config}: model_type {model_type!r} is not a {cls.name} checkpoint (expected "
+                                   f"{' or '.join(cls.model_types)}); {hint}")
+        return model_type
 
     def _checked_processor(self):
         """The family's processor, or one line naming the folder: tokenizer files that are missing,
@@ -245,6 +250,15 @@ class TransformersLoader(Loader):
         return self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False, **options,
                                                   **self.template_options())
 
+    def audio_placeholders(self, prompt: str) -> int:
+        """How many clips a rendered prompt makes room for (one audio token each, before the processor
+        expands it)."""
+        return prompt.count(self.processor.audio_token)
+
+    def text_ids(self, text: str) -> list[int]:
+        """The ids of rendered template text, its special tokens read as such."""
+        return self.processor.tokenizer(text, add_special_tokens=False)["input_ids"]
+
     def checked_prompt(self, text: str, clips: int, token: str) -> str:
         """`text` when the chat template wrote one audio `token` per clip: otherwise clips and
         placeholders would pair up wrongly inside the processor, silently."""
@@ -282,8 +296,14 @@ class TransformersLoader(Loader):
         if self.model is not None:
             return self.model.config
         from transformers import AutoConfig
+        from transformers.utils import logging as transformers_logging
 
-        return AutoConfig.from_pretrained(self.path)
+        level = transformers_logging.get_verbosity()
+        transformers_logging.set_verbosity_error()  # its notes on the sub-configs of a whole Omni checkpoint
+        try:
+            return AutoConfig.from_pretrained(self.path)
+        finally:
+            transformers_logging.set_verbosity(level)
 
     def context_tokens(self) -> Optional[int]:
         """How many tokens the model's positions cover (None: not stated in its config)."""

@@ -195,6 +195,13 @@ class VoxtralLoader(TransformersLoader):
         finally:
             tokenizer_logger.setLevel(level)
 
+    def audio_placeholders(self, prompt: str) -> int:
+        """mistral-common writes each clip as [BEGIN_AUDIO] and its [AUDIO] tokens, already expanded."""
+        return prompt.count("[BEGIN_AUDIO]")
+
+    def text_ids(self, text: str) -> list[int]:
+        return self.processor.control_token_ids(text)
+
     def inputs(self, conversations: Sequence[ModelInput]):
         for conversation in conversations:
             check_clips(conversation, self.name, self.max_clip_seconds)

@@ -19,6 +19,7 @@ from . import (
     build,
     cache,
     convbench_import,
+    doctor,
     export,
     generate,
     info,
@@ -41,7 +42,8 @@ from .quiet import libraries_quiet
 
 # The order of `ihbench --help`.
 COMMANDS = (verify, build, info, export, publish_metrics, publish_dataset, publish_space, space, run, judge,
-            set_baseline, report, sid_import, sid, convbench_import, models, make_tiny_model, generate, turns, cache)
+            set_baseline, report, sid_import, sid, convbench_import, models, doctor, make_tiny_model, generate, turns,
+            cache)
 
 
 def build_parser() -> argparse.ArgumentParser:
