@@ -127,6 +127,12 @@ class BuildDir:
     def config_names(self) -> list[str]:
         return [entry.get("config_name", "default") for entry in self.card_configs()]
 
+    def unmatched_files(self, config: str) -> list[Path]:
+        """The paths (or patterns) the card names for `config` that match no file here."""
+        return [self.path / pattern for entry in self.card_configs() if entry.get("config_name", "default") == config
+                for pattern in _patterns(entry.get("data_files"))
+                if not any(file.is_file() for file in self.path.glob(pattern))]
+
     def config_files(self, config: str) -> list[Path]:
         """The files the card names for `config` (patterns resolved as `datasets` resolves them)."""
         patterns = [pattern for entry in self.card_configs() if entry.get("config_name", "default") == config

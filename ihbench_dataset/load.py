@@ -141,11 +141,35 @@ def resolve_source(source: Union[str, os.PathLike]) -> tuple[str, str]:
         kind = folder_kind(path)
         if kind not in (None, "dataset"):  # a run or an output folder: say so, not "no config 'conversations'"
             raise DataSourceError(f"{text}: is {DESCRIPTIONS[kind]}, not a dataset; {_NOT_DATA[kind]}")
+        if kind is None:
+            _refuse_not_a_dataset(path, text)
         # Absolute: a relative name that happens to match a hub id must never go to the hub.
         return str(path.resolve()), str(path)
     if _HUB_ID.match(text) and not text.startswith((".", "/")):
         return text, text
     raise DataSourceError(f"{text}: no such dataset directory, and not a hub id like 'bosonai/IHBench'")
+
+
+def check_source(source: Union[str, os.PathLike]) -> tuple[str, str]:
+    """`resolve_source`, and for a local dataset the files of every config its card lists (there,
+    and holding rows): for callers that open configs later, one at a time (the Space, which must
+    refuse before serving what `info` refuses)."""
+    path, label = resolve_source(source)
+    if Path(path).is_dir():
+        for config in BuildDir(path).config_names():
+            _check_local_files(Path(path), config)
+    return path, label
+
+
+def _refuse_not_a_dataset(path: Path, text: str) -> None:
+    """A local folder that is no dataset of any kind, said as what it is rather than as the library
+    finds it ("BuilderConfig 'conversations' not found", "Repo card metadata block was not found")."""
+    if (path / "config.json").is_file() and (any(path.glob("*.safetensors")) or any(path.glob("*.bin"))):
+        raise DataSourceError(f"{text}: is a model folder (config.json and weights), not a dataset; give it as "
+                              "--model-path")
+    if (path / "README.md").is_file():
+        raise DataSourceError(f"{path / 'README.md'}: has no dataset card metadata (configs:); not a dataset "
+                              "written by `ihbench build` or `ihbench sid-import`, nor one downloaded from the Hub")
 
 
 def config_names(path: str, revision: Optional[str]) -> list[str]:
@@ -181,6 +205,8 @@ def load_config(path: str, label: str, config: str, revision: Optional[str] = No
     before it."""
     import datasets
 
+    if Path(path).is_dir():
+        _check_local_files(Path(path), config)
     try:
         with _library_error_log_off():
             return datasets.load_dataset(path, config, revision=revision)
@@ -192,6 +218,30 @@ def load_config(path: str, label: str, config: str, revision: Optional[str] = No
         hub = not Path(path).is_dir()  # a local folder is read from disk: being offline is not why it failed
         hint = " (HF_HUB_OFFLINE is set: hub datasets must already be in the local cache)" if offline and hub else ""
         raise DataSourceError(f"{label}: cannot load config {config!r}{hint}: {type(error).__name__}: {error}") from error
+
+
+def _check_local_files(folder: Path, config: str) -> None:
+    """What `datasets` would say of a local config's files in its own terms, said of the file: one
+    the card lists that is gone (its message lists 300 file extensions), or a config whose files hold
+    no rows ("An error occurred while generating the dataset")."""
+    import pyarrow.parquet as pq
+
+    build = BuildDir(folder)
+    missing = build.unmatched_files(config)
+    if missing:
+        what = "no file matches it" if any(c in missing[0].name for c in "*?[") else "missing"
+        raise DataSourceError(f"{missing[0]}: {what} (the card lists it for config {config!r}); copy the dataset "
+                              "again or rebuild it")
+    files = [file for file in build.config_files(config) if file.suffix == ".parquet"]
+    rows = 0
+    for file in files:
+        try:
+            rows += pq.ParquetFile(file).metadata.num_rows
+        except Exception:  # a damaged file: named by `_damaged_parquet` when the load fails
+            return
+    if files and rows == 0:
+        where = files[0] if len(files) == 1 else folder / config
+        raise DataSourceError(f"{where}: holds no rows (config {config!r} is empty); rebuild it")
 
 
 @contextmanager

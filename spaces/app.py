@@ -328,7 +328,9 @@ def main() -> None:
     host = os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
     app = build_app()
     print(f"IHBench Space on http://{host}:{port}", flush=True)
-    app.queue().launch(server_name=host, server_port=port, max_file_size="20mb", show_error=False)
+    # quiet: the address is said above; gradio's own lines advise launch(share=True), which no user of
+    # `ihbench space` (nor of a Space) can set
+    app.queue().launch(server_name=host, server_port=port, max_file_size="20mb", show_error=False, quiet=True)
 
 
 if __name__ == "__main__":

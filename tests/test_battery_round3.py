@@ -425,3 +425,82 @@ def test_run_on_a_config_of_another_kind_says_what_it_is_not_a_missing_column(co
     error = _one_error(capsys, "run")
     assert f"config {config!r} is {kind}, not interruption points; give conversations or interruptions" in error
     assert "missing" not in error and not (tmp_path / "r").exists()
+
+
+def _emptied(official):
+    import pyarrow.parquet as pq
+
+    (parquet,) = (official / "conversations").glob("*.parquet")
+    pq.write_table(pq.read_table(parquet).slice(0, 0), parquet)
+    return parquet
+
+
+@pytest.mark.parametrize("command", ["info", "space"])
+def test_a_config_of_no_rows_is_named_by_its_file_and_refused_before_serving(command, official, capsys):
+    """Said where every reader opens a local config (`load_config`), and by the Space before it
+    serves (`check_source`): the library's words were "An error occurred while generating the dataset"."""
+    parquet = _emptied(official)
+    argv = ["space", "--data", str(official)] if command == "space" else ["info", str(official), "--quiet"]
+    assert main(argv) == 2
+    assert f"{parquet}: holds no rows (config 'conversations' is empty); rebuild it" in _one_error(capsys, command)
+
+
+def test_a_config_file_the_card_lists_but_that_is_gone_is_named_in_a_short_line(official, tmp_path, capsys):
+    """The library's message listed some 300 file extensions it had looked for."""
+    (parquet,) = (official / "conversations").glob("*.parquet")
+    parquet.unlink()
+    assert main(["info", str(official), "--quiet"]) == 2
+    error = _one_error(capsys, "info")
+    assert f"{parquet.parent / 'test-*'}: no file matches it (the card lists it for config 'conversations'); copy " \
+           "the dataset again or rebuild it" in error and len(error) < 400
+    build = tmp_path / "built"  # a card naming its files exactly, as `ihbench build` writes it
+    (build / "conversations").mkdir(parents=True)
+    (build / "README.md").write_text("---\nconfigs:\n- config_name: conversations\n  data_files:\n  - split: dev\n"
+                                     "    path: conversations/dev-1.parquet\n---\n")
+    assert main(["info", str(build), "--quiet"]) == 2
+    assert f"{build / 'conversations' / 'dev-1.parquet'}: missing (the card lists it for config 'conversations')" in \
+        _one_error(capsys, "info")
+
+
+def test_a_folder_whose_readme_has_no_card_metadata_is_one_line_without_library_warnings(tmp_path):
+    """In a process of its own: huggingface_hub's warning ("Repo card metadata block was not found")
+    goes to a handler that holds the stderr of the moment it was imported."""
+    import subprocess
+    import sys
+
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "README.md").write_text("# hello\n")
+    result = subprocess.run([sys.executable, "-m", "ihbench.cli", "info", str(tmp_path / "d"), "--quiet"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and result.stderr.splitlines() == [
+        f"ihbench info: error: {tmp_path / 'd' / 'README.md'}: has no dataset card metadata (configs:); not a dataset "
+        "written by `ihbench build` or `ihbench sid-import`, nor one downloaded from the Hub"]
+
+
+def test_info_on_a_model_folder_says_it_is_one(tmp_path, capsys):
+    """A model folder made before make-tiny-model left its marker file, or any checkpoint."""
+    from ihbench.loaders.tiny import make_tiny_model
+
+    model = make_tiny_model("qwen2-text", tmp_path / "m")
+    for marker in model.glob("ihbench_tiny_model.json"):
+        marker.unlink()
+    capsys.readouterr()
+    assert main(["info", str(model), "--quiet"]) == 2
+    assert f"{model}: is a model folder (config.json and weights), not a dataset; give it as --model-path" in \
+        _one_error(capsys, "info")
+
+
+def test_the_space_does_not_print_gradio_s_share_advice(official, capsys, monkeypatch):
+    """`ihbench space` says its address itself; gradio's lines advise launch(share=True), which no
+    user of the command can set."""
+    import gradio
+
+    seen = {}
+
+    def launch(self, **kwargs):
+        seen.update(kwargs)
+
+    monkeypatch.setattr(gradio.Blocks, "launch", launch)
+    port = 7000 + os.getpid() % 1000
+    assert main(["space", "--data", str(official), "--port", str(port), "--quiet"]) == 0
+    assert seen.get("quiet") is True

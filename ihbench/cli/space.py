@@ -20,11 +20,11 @@ def main(args: argparse.Namespace) -> int:
     import os
     import runpy
 
-    from ihbench.dataset.load import resolve_source
+    from ihbench.dataset.load import check_source
     from ihbench.resources import space_dir
 
     if args.data:
-        resolve_source(args.data)  # a file or a run folder is refused now, not as a page that cannot load
+        check_source(args.data)  # a file, a run folder or an empty config is refused now, not as a page that cannot load
     _check_address(args.host, args.port)
     if args.data:
         os.environ["IHBENCH_DATA"] = args.data
