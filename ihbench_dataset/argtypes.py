@@ -24,7 +24,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from .errors import UsageError
 
-__all__ = ["ArgType", "ArgumentValueError", "boolean", "check_all", "device", "each", "env_var_name", "json_value", "key_value",
+__all__ = ["ArgType", "ArgumentValueError", "boolean", "check_all", "choice", "device", "each", "env_var_name", "json_value", "key_value",
            "model_name", "names", "noise_clips", "number", "path", "seed", "temperature", "url", "whole", "whole_numbers"]
 
 
@@ -297,6 +297,22 @@ class Name(ArgType):
         return value
 
 
+@dataclass(frozen=True, repr=False)
+class Choice(ArgType):
+    """One of a few words (argparse's `choices=` for options that also come as `--option KEY=VALUE`)."""
+
+    choices: tuple[str, ...] = ()
+
+    @property
+    def expected(self) -> str:
+        return f"one of {', '.join(self.choices)}"
+
+    def convert(self, value: Any) -> str:
+        if not isinstance(value, str) or value.strip() not in self.choices:
+            raise self.refuse(value)
+        return value.strip()
+
+
 class Device(ArgType):
     """A torch device: auto, cpu, cuda, cuda:N or mps."""
 
@@ -410,6 +426,10 @@ def each(item: ArgType) -> Each:
 
 def model_name() -> Name:
     return Name()
+
+
+def choice(choices: Sequence[str]) -> Choice:
+    return Choice(tuple(choices))
 
 
 def device() -> Device:

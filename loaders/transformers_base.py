@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar, Optional, Sequence
 
 import numpy as np
-from ihbench.dataset.argtypes import ArgType, device as device_type, whole
+from ihbench.dataset.argtypes import ArgType, choice, device as device_type, whole
 from ihbench.dataset.audio_format import SAMPLING_RATE
 from ihbench.dataset.errors import IHBenchError, UsageError
 
@@ -83,12 +83,14 @@ class TransformersLoader(Loader):
     #: the longest clip the family's processor takes whole (None: no per-clip cap). A longer clip
     #: is an error on that item, never a silent cut; tests check it against the processor.
     max_clip_seconds: Optional[float] = None
-    option_types = {"batch_size": whole(min=1), "device": device_type(), "device_map": DeviceMap()}
+    option_types = {"batch_size": whole(min=1), "device": device_type(), "device_map": DeviceMap(),
+                    "dtype": choice(("auto", *DTYPES))}
 
     def __init__(self, model_path: str, *, device: str = "auto", dtype: str = "auto",
                  revision: Optional[str] = None, batch_size: int = 1, device_map: Optional[str] = None,
                  **options: Any):
-        checked = self.check_options({"batch_size": batch_size, "device": device, "device_map": device_map})
+        checked = self.check_options({"batch_size": batch_size, "device": device, "device_map": device_map,
+                                      "dtype": dtype})
         device, self.device_map = checked["device"], checked["device_map"]
         spread = {"device_map": self.device_map} if self.device_map else {}
         super().__init__(model_path, device=device, dtype=dtype, revision=revision, **spread, **options)

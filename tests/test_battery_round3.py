@@ -504,3 +504,21 @@ def test_the_space_does_not_print_gradio_s_share_advice(official, capsys, monkey
     port = 7000 + os.getpid() % 1000
     assert main(["space", "--data", str(official), "--port", str(port), "--quiet"]) == 0
     assert seen.get("quiet") is True
+
+
+def test_a_loader_s_dtype_is_checked_with_its_other_options_and_named_as_one(tmp_path, capsys, monkeypatch):
+    """dtype is in the loader's `option_types`, so it is checked where --option is, before anything."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m").mkdir()
+    code = main(["run", "--model", "qwen2-audio", "--model-path", str(tmp_path / "m"), "--data", str(tmp_path),
+                 "--out", str(tmp_path / "r"), "--quiet", "--option", "dtype=float7"])
+    assert code == 2
+    assert "--option dtype: expected one of auto, float32, float16, bfloat16, got 'float7'" in _one_error(capsys, "run")
+    assert os.listdir(tmp_path) == ["m"]
+
+
+def test_publish_metrics_names_its_namespace_option(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["publish-metrics", "--namespace", "", "--dry-run"]) == 2
+    assert "--namespace: expected a user or organization name, got ''" in _one_error(capsys, "publish-metrics")
+    assert os.listdir(tmp_path) == []

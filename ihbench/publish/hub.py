@@ -33,9 +33,10 @@ def check_repo_id(repo_id: str, what: str = "--repo") -> str:
     return repo_id
 
 
-def check_namespace(namespace: str) -> str:
+def check_namespace(namespace: str, what: str = "--namespace") -> str:
+    """`what`: how the user gave it (the option, as `check_repo_id` names --repo)."""
     if not isinstance(namespace, str) or not _NAME.match(namespace):
-        raise UsageError(f"namespace: expected a user or organization name, got {namespace!r}")
+        raise UsageError(f"{what}: expected a user or organization name, got {namespace!r}")
     return namespace
 
 
