@@ -224,48 +224,11 @@ class AudioLLMDetector(Detector):
                 "max_new_tokens": self.config.max_new_tokens, "seed": self.seed, "model": self.loader.describe()}
 
 
-class SmartTurnDetector(Detector):
-    """Smart Turn v3.2 behind pipecat's streaming rule (`ihbench.smart_turn.stream`): the break is the
-    first pause where P(turn complete) > `threshold`, or the silence fallback `stop_secs` after a
-    pause judged incomplete. The clip is followed by silence, so the break may come after its end.
-    `traces` keeps every clip's pauses and probabilities, so a threshold sweep or the VAD-only rule
-    is a replay, not another pass of the model."""
-
-    name = "smart-turn"
-    clamps_to_clip = False
-    option_types = {"threshold": number(min=0, max=1), "threads": whole(min=1), "batch_size": whole(min=1),
-                    "stop_secs": number(min=0, min_open=True), "vad_confidence": number(min=0, max=1),
-                    "vad_start_secs": number(min=0, min_open=True), "vad_stop_secs": number(min=0, min_open=True),
-                    "pre_speech_secs": number(min=0)}
-
-    def __init__(self, *, threshold: float = 0.5, threads: int = 1, batch_size: int = 16, stop_secs: float = 3.0,
-                 vad_confidence: float = 0.7, vad_start_secs: float = 0.2, vad_stop_secs: float = 0.2,
-                 pre_speech_secs: float = 0.5):
-        super().__init__()
-        from ihbench.smart_turn import SmartTurn, StreamSettings, StreamingTurnDetector
-
-        self.settings = StreamSettings(threshold=threshold, vad_confidence=vad_confidence, vad_start_s=vad_start_secs,
-                                       vad_stop_s=vad_stop_secs, pre_speech_s=pre_speech_secs, stop_s=stop_secs)
-        self.stream = StreamingTurnDetector(SmartTurn(threads=threads, batch_size=batch_size), self.settings)
-        self.traces: list = []
-
-    def _onset(self, samples: np.ndarray) -> Optional[float]:
-        from ihbench.smart_turn import decide
-
-        (trace,) = self.stream.traces([samples])
-        self.traces.append(trace)
-        self.calls += len(trace.pauses)
-        return decide(trace, self.settings.threshold)
-
-    def describe(self) -> dict:
-        return {"detector": self.name, "threshold": self.settings.threshold, **self.stream.describe()}
-
-
 DETECTORS = Registry("detector", {
     "silero-vad": "ihbench.sid.detectors:SileroVadDetector",
     "energy": "ihbench.sid.detectors:EnergyDetector",
     "audio-llm": "ihbench.sid.detectors:AudioLLMDetector",
-    "smart-turn": "ihbench.sid.detectors:SmartTurnDetector",
+    "smart-turn": "ihbench.sid.smart_turn_detector:SmartTurnDetector",
 })
 
 
