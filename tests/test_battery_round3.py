@@ -522,3 +522,29 @@ def test_publish_metrics_names_its_namespace_option(tmp_path, capsys, monkeypatc
     assert main(["publish-metrics", "--namespace", "", "--dry-run"]) == 2
     assert "--namespace: expected a user or organization name, got ''" in _one_error(capsys, "publish-metrics")
     assert os.listdir(tmp_path) == []
+
+
+def test_convbench_import_says_a_reserved_name_is_reserved_not_taken(tmp_path, capsys):
+    """The folder given has no sid_en; the name is refused because sid-import writes it."""
+    from convbench_layout import write_benchmark_folder
+
+    folder = write_benchmark_folder(tmp_path / "cb")
+    for name, writer in (("sid_en", "`ihbench sid-import`"), ("duplex", "`ihbench build`")):
+        assert main(["convbench-import", str(folder), "--out", str(tmp_path / "d"), "--name", name, "--quiet"]) == 2
+        error = _one_error(capsys, "convbench-import")
+        assert f"--name: {name!r} is reserved for a config {writer} writes; choose another name" in error
+        assert "taken" not in error
+    assert not (tmp_path / "d").exists()
+
+
+def test_convbench_import_refuses_an_empty_knowledge_base(tmp_path, capsys):
+    """Every kb_grounding verdict would be judged against nothing."""
+    from convbench_layout import write_benchmark_folder
+
+    folder = write_benchmark_folder(tmp_path / "cb")
+    kb = folder / "data" / "knowledge_base.txt"
+    kb.write_text("\n  \n")
+    assert main(["convbench-import", str(folder), "--out", str(tmp_path / "d"), "--quiet"]) == 2
+    assert f"{kb}: is empty; the model and the judges read the knowledge base from it" in _one_error(
+        capsys, "convbench-import")
+    assert not (tmp_path / "d").exists()

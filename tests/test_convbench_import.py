@@ -209,7 +209,7 @@ def test_the_command_line_and_a_second_benchmark_beside_ihbench_configs(folder, 
     assert {"bike_bench", "bike_bench_setup", "bike_copy", "bike_copy_setup"} <= set(names)
     assert datasets.load_dataset(str(data), "bike_copy", split="test")[0]["audio"] is None
     code = main(["convbench-import", str(folder), "--out", str(data), "--name", "interruptions", "--quiet"])
-    assert code == 2 and "'interruptions' is taken by another config" in capsys.readouterr().err
+    assert code == 2 and "'interruptions' is reserved for a config `ihbench build` writes" in capsys.readouterr().err
 
 
 def test_a_rebuild_keeps_imported_benchmarks_and_their_card_metadata(folder, tmp_path):

@@ -77,9 +77,12 @@ def check_name(name: str, what: str = "--name") -> str:
     if not isinstance(name, str) or not _NAME.match(name):
         raise UsageError(f"{what}: expected a config name (lower-case letters, digits and _, starting with a letter), "
                          f"got {name!r}")
-    if name in RESERVED or name.endswith(SETUP_SUFFIX):
-        raise UsageError(f"{what}: {name!r} is taken by another config of the dataset folder (or ends in "
-                         f"{SETUP_SUFFIX!r}, which names a benchmark's setup); choose another name")
+    if name.endswith(SETUP_SUFFIX):
+        raise UsageError(f"{what}: {name!r} ends in {SETUP_SUFFIX!r}, which names a benchmark's setup config; "
+                         "choose another name")
+    if name in RESERVED:  # whether or not this dataset has it yet: the command that writes it would replace it
+        writer = "`ihbench sid-import`" if name in ("sid_en", "sid_zh", "sid_noise") else "`ihbench build`"
+        raise UsageError(f"{what}: {name!r} is reserved for a config {writer} writes; choose another name")
     return name
 
 

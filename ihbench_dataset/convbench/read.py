@@ -113,9 +113,12 @@ def _read_kb(path: Path) -> str:
         raise ConvBenchFormatError(f"{path}: not found; system.py joins the preamble, this knowledge base and the "
                                    "tools section")
     try:
-        return path.read_bytes().decode("utf-8")
+        text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as error:
         raise ConvBenchFormatError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    if not text.strip():  # every kb_grounding verdict would be judged against nothing
+        raise ConvBenchFormatError(f"{path}: is empty; the model and the judges read the knowledge base from it")
+    return text
 
 
 def _read_hub_rows(path: Path, setup: ReadBenchmark, speaker: Optional[str], name: Optional[str]) -> ReadBenchmark:
