@@ -548,3 +548,18 @@ def test_convbench_import_refuses_an_empty_knowledge_base(tmp_path, capsys):
     assert f"{kb}: is empty; the model and the judges read the knowledge base from it" in _one_error(
         capsys, "convbench-import")
     assert not (tmp_path / "d").exists()
+
+
+def test_judge_on_a_run_with_nothing_answered_makes_no_judgments_file(official, tmp_path, capsys):
+    from openai_test_server import OpenAITestServer
+
+    with OpenAITestServer(fail_when=lambda body: 500) as down:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out",
+                     str(tmp_path / "r"), "--epochs", "1", "--limit", "2", "--base-url", down.base_url, "--option",
+                     "max_retries=0", "--quiet"]) == 1
+    before = _files(tmp_path / "r")
+    with OpenAITestServer() as judge:
+        main(["judge", str(tmp_path / "r"), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
+              str(tmp_path / "c.sqlite"), "--quiet"])
+        assert judge.requests == []
+    assert _files(tmp_path / "r") == before and not (tmp_path / "r" / "judgments.jsonl").exists()

@@ -143,17 +143,18 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
         async with semaphore:
             return await _judge_one(record, items[record.id], axis, backend, cache, seed, counter)
 
-    with AppendLog(path) as log, tqdm(total=len(todo), unit="judgment", desc=f"judging with {backend.model}",
-                                      disable=not progress) as bar:
-        async with concurrently(bounded(r, a) for r, a in todo) as completed:
-            for future in completed:
-                result = await future
-                await asyncio.to_thread(log.append, result.to_json())  # the fsync must not stall calls in flight
-                written += 1
-                judged += result.outcome == "judged"
-                errors += result.outcome == "judge_error"
-                cached += bool(result.cached)
-                bar.update(1)
+    if todo:  # nothing to judge (every item failed, or all judged): no file made for it
+        with AppendLog(path) as log, tqdm(total=len(todo), unit="judgment", desc=f"judging with {backend.model}",
+                                          disable=not progress) as bar:
+            async with concurrently(bounded(r, a) for r, a in todo) as completed:
+                for future in completed:
+                    result = await future
+                    await asyncio.to_thread(log.append, result.to_json())  # the fsync must not stall calls in flight
+                    written += 1
+                    judged += result.outcome == "judged"
+                    errors += result.outcome == "judge_error"
+                    cached += bool(result.cached)
+                    bar.update(1)
     answered = sum(r.answered for r in responses)
     return JudgeSummary(path=path, planned=answered * len(axes), written=written,
                         skipped=answered * len(axes) - len(todo), judged=judged, judge_errors=errors,
