@@ -563,3 +563,18 @@ def test_judge_on_a_run_with_nothing_answered_makes_no_judgments_file(official, 
               str(tmp_path / "c.sqlite"), "--quiet"])
         assert judge.requests == []
     assert _files(tmp_path / "r") == before and not (tmp_path / "r" / "judgments.jsonl").exists()
+
+
+def test_report_s_console_line_says_how_many_judgments_failed(official, tmp_path, capsys):
+    """As it says of failed responses: report.md showed the judge errors, the one line did not."""
+    from openai_test_server import OpenAITestServer, Reply
+
+    run = _answered(official, tmp_path / "r", "--limit", "1")
+    with OpenAITestServer(respond=lambda body: Reply(content="not json")) as judge:
+        assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
+                     str(tmp_path / "c.sqlite"), "--quiet"]) == 1
+    capsys.readouterr()
+    assert main(["report", str(run), "--quiet", "--n-bootstrap", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "no TF judgments, no RQ judgments" in out
+    assert f"; 2 judgment(s) failed (judge_error), not scored (`ihbench judge {run}` tries them again)" in out
