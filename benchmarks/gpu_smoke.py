@@ -62,7 +62,8 @@ def main() -> int:
     items = spread(load_items(str(dataset_dir(args.data))), args.items)
     started = time.perf_counter()
     loader = create(args.family, args.path, device=args.device, **options)
-    print(f"loaded {args.family} {args.path} in {time.perf_counter() - started:.1f} s on {loader.describe().get('device')}")
+    where = loader.describe().get("device")
+    print(f"loaded {args.family} {args.path} in {time.perf_counter() - started:.1f} s on {where}")
     failures, results = [], {}
     for modality in loader.modalities:
         if args.device.startswith("cuda"):

@@ -214,6 +214,6 @@ def _clips(loader) -> Check:
     if measured is not None and (declared is None or measured < declared):
         return Check("clips", "fail", f"the processor keeps only {measured:g} s of a clip and the loader declares "
                                       f"{said}: a longer clip would lose its end silently")
-    return Check("clips", "warn", f"the processor keeps {f'{measured:g} s' if measured else 'clips of every length tried'}"
-                                  f", more than the {said} the loader declares: longer clips are refused though the "
-                                  "processor would take them")
+    kept = f"{measured:g} s" if measured else "clips of every length tried"
+    return Check("clips", "warn", f"the processor keeps {kept}, more than the {said} the loader declares: longer clips "
+                                  "are refused though the processor would take them")

@@ -74,9 +74,9 @@ def test_an_assistant_turn_cut_before_its_first_word_is_dropped_and_the_user_tur
 
 
 def test_tool_calls_and_results_are_never_merged():
+    call = {"id": "c1", "type": "function", "function": {"name": "book", "arguments": "{}"}}
     history = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "Book it."},
-               {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function",
-                                                                      "function": {"name": "book", "arguments": "{}"}}]},
+               {"role": "assistant", "content": None, "tool_calls": [call]},
                {"role": "tool", "tool_call_id": "c1", "content": "ok"}, {"role": "assistant", "content": "Done."}]
 
     assert roles(alternating(history)) == ["user", "assistant", "tool", "assistant"]
@@ -120,7 +120,8 @@ def test_the_shape_options_are_checked_before_anything_is_made(option, value):
 
 
 def test_the_clip_limit_is_what_fits_means_on_the_server_path():
-    three = ModelInput("x", "audio", [InputTurn("system", SYSTEM)] + [InputTurn("user", audio=clip(i)) for i in range(3)])
+    users = [InputTurn("user", audio=clip(i)) for i in range(3)]
+    three = ModelInput("x", "audio", [InputTurn("system", SYSTEM), *users])
 
     assert loader(max_audio_clips=3).fits(three, GenerationConfig())
     assert not loader(max_audio_clips=2).fits(three, GenerationConfig())

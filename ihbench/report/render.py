@@ -64,7 +64,7 @@ def _mixed_hearing(runs: list[dict]) -> Optional[str]:
 def _thinking(run: dict) -> str:
     """What the model did with thinking, when it did any or was asked to."""
     thinking = run.get("thinking") or {}
-    if not (thinking.get("effective") or thinking.get("answers_with_reasoning") or thinking.get("empty_after_thinking")):
+    if not any(thinking.get(key) for key in ("effective", "answers_with_reasoning", "empty_after_thinking")):
         return ""
     effect = f"thinking {thinking['effective']}, " if thinking.get("effective") else ""
     return (f"; {effect}{thinking.get('answers_with_reasoning', 0)} answer(s) with reasoning, "
