@@ -21,6 +21,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional
 
@@ -95,7 +96,7 @@ def run_sid(data: str, config: str, out: Path, *, detector: Optional[str] = None
             run_detector(model, tune_audio, [r["audio"] for r in tune_references], progress=progress)
             tuned = _sweep(model, tune_references, thresholds, timeouts, tolerance)
             model.traces, model.calls, model.calls_per_clip = [], 0, []
-        subset = [all_clips[i] for i in indices]
+        subset = all_clips if len(indices) == len(all_clips) else _Subset(all_clips, indices)
         started = time.perf_counter()
         predictions = run_detector(model, subset, names, progress=progress)
         seconds = time.perf_counter() - started
@@ -155,7 +156,20 @@ def _tuning_set(data, config, names, *, tune_data, tune_config, tune_clips):
         raise UsageError(f"--tune-on: the tuning clips include {len(shared)} of the reported ones (e.g. {shared[0]}); "
                          "an operating point is reported on other clips than it was chosen on: split them with "
                          "--clips and --tune-clips, or tune on another config")
-    return [references[i] for i in indices], [clips[i] for i in indices]
+    return [references[i] for i in indices], _Subset(clips, indices)
+
+
+class _Subset(Sequence):
+    """Some clips of a config, still decoded one at a time (a whole split does not fit in memory)."""
+
+    def __init__(self, clips, indices: list[int]):
+        self.clips, self.indices = clips, list(indices)
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def __getitem__(self, index):
+        return self.clips[self.indices[index]]
 
 
 def _label(tuning, data, config, clips) -> Optional[str]:
@@ -179,7 +193,8 @@ def _operating_point(model, references, audio, thresholds, timeouts, tolerance, 
     from .sweep import choose, row_at, threshold_predictions
 
     default = model.settings.threshold
-    thresholds = list(dict.fromkeys([*thresholds, default]))
+    if tuned is None:  # the untuned operating point must be a point of the sweep
+        thresholds = list(dict.fromkeys([*thresholds, default]))
     result = _sweep(model, references, thresholds, timeouts, tolerance)
     if tuned is not None:
         threshold = choose(tuned["smart_turn"])["threshold"]
@@ -238,7 +253,7 @@ def _write_sweep(out: Path, config: str, extra: dict, n_clips: int) -> None:
 
     operating = extra["operating_point"]
     plot_sweep(extra["sweep"], out / "sweep.png", operating=operating,
-               title=f"{config}: FIR against APT ({n_clips} clips)")
+               title=f"{config}: FIR against APT ({n_clips} clips)\noperating point: {operating['chosen_by']}")
     rows = [("smart-turn", f"threshold > {operating['smart_turn']['threshold']:g}", operating["smart_turn"])]
     if "vad_only" in operating:
         rows.append(("VAD only", f"silence {operating['vad_only']['timeout']:g} s", operating["vad_only"]))

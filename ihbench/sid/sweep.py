@@ -128,7 +128,7 @@ def plot_sweep(result: dict, path, *, operating: dict, title: str, definition: s
                       label=f"operating point: {point.get('label', '')}")
     axis.set_xlabel(f"APT, s ({definition}; lower is better)")
     axis.set_ylabel(f"FIR ({definition}; lower is better)")
-    axis.set_title(title)
+    axis.set_title(title, fontsize=10)
     axis.grid(alpha=0.3)
     axis.legend(loc="best", fontsize=8)
     return save_figure(figure, Path(path), dpi=100, metadata={"Software": None})
