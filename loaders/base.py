@@ -215,6 +215,11 @@ class Loader(ABC):
         return check_all(types, options)
 
     @classmethod
+    def check_environment(cls, options: dict) -> None:
+        """What the loader needs from the machine with these (checked) options, said before any work
+        starts (a UsageError); nothing is loaded or called. Most need nothing they cannot say later."""
+
+    @classmethod
     def option_names(cls) -> list[str]:
         """The keyword options this loader takes (for --option KEY=VALUE), from its constructors."""
         import inspect

@@ -155,6 +155,16 @@ class OpenAICompatLoader(Loader):
                     "extra_body": json_value(dict), "stream": boolean(), "fold_system": boolean(),
                     "max_audio_clips": whole(min=1)}
 
+    @classmethod
+    def check_environment(cls, options: dict) -> None:
+        """No --base-url means OpenAI itself, which answers nothing without a key: refused now rather
+        than as every item failing after the retries. A server of one's own (vLLM) may need no key,
+        so with a --base-url the variable may be unset."""
+        variable = options.get("api_key_env") or "OPENAI_API_KEY"
+        if not options.get("base_url") and not os.environ.get(variable):
+            raise UsageError(f"the {cls.name} loader's default server is OpenAI and {variable} is not set; give "
+                             "--base-url for a server of your own (vLLM needs no key) or set the variable")
+
     def __init__(self, model_path: str, *, base_url: Union[str, Sequence[str], None] = None,
                  api_key_env: str = "OPENAI_API_KEY",
                  concurrency: int = 8, timeout: float = 120.0, max_retries: int = 3,

@@ -42,7 +42,9 @@ def check_options(name: str, options: dict, flags: Optional[dict] = None) -> dic
         flag = (flags or {}).get(unknown[0], f"--option {unknown[0]}")
         raise UsageError(f"{flag}: not an option of the {name} loader; "
                          f"its options: {', '.join(accepted) or 'none'}")
-    return cls.check_options(options)
+    checked = cls.check_options(options)
+    cls.check_environment(checked)
+    return checked
 
 
 def create(name: str, model_path: str, **options):

@@ -578,3 +578,20 @@ def test_report_s_console_line_says_how_many_judgments_failed(official, tmp_path
     out = capsys.readouterr().out
     assert "no TF judgments, no RQ judgments" in out
     assert f"; 2 judgment(s) failed (judge_error), not scored (`ihbench judge {run}` tries them again)" in out
+
+
+def test_the_openai_loader_without_a_server_or_a_key_is_refused_before_work_starts(official, tmp_path, capsys,
+                                                                                   monkeypatch):
+    """The judgment: only no --base-url AND no key is refused (OpenAI answers nothing without a key);
+    a server of one's own, a local vLLM, may need none, so a --base-url alone is enough."""
+    from openai_test_server import OpenAITestServer
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    argv = ["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out", str(tmp_path / "r"),
+            "--epochs", "1", "--limit", "1", "--quiet"]
+    assert main(argv) == 2
+    assert ("the openai loader's default server is OpenAI and OPENAI_API_KEY is not set; give --base-url for a "
+            "server of your own (vLLM needs no key) or set the variable") in _one_error(capsys, "run")
+    assert not (tmp_path / "r").exists()
+    with OpenAITestServer() as server:
+        assert main([*argv, "--base-url", server.base_url]) == 0
