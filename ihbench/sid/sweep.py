@@ -112,8 +112,9 @@ def plot_sweep(result: dict, path, *, operating: dict, title: str, definition: s
 
     plt = pyplot()
     figure, axis = plt.subplots(figsize=(7, 5), constrained_layout=True)
-    for rows, key, label, colour, unit in ((result["smart_turn"], "threshold", "smart-turn (threshold)", "#c44e52", ""),
-                                           (result["vad_only"], "timeout", "VAD only (silence timeout)", "#4c72b0", " s")):
+    curves = ((result["smart_turn"], "threshold", "smart-turn (threshold)", "#c44e52", ""),
+              (result["vad_only"], "timeout", "VAD only (silence timeout)", "#4c72b0", " s"))
+    for rows, key, label, colour, unit in curves:
         xs = [row[definition]["apt"] for row in rows]
         ys = [row[definition]["fir"] if row[definition]["fir"] is not None else math.nan for row in rows]
         axis.plot(xs, ys, "o-", color=colour, label=label, markersize=4)
@@ -140,7 +141,8 @@ def _cell(value, digits: int = 3) -> str:
 
 def report_table(rows: list[tuple[str, str, dict]]) -> str:
     """Markdown: one line per (detector, setting, {"notebook": ..., "readme": ...})."""
-    lines = ["| detector | setting | FIR | IRL (s) | APT (s) | FIR (README) | IRL (README, s) | false alarms | misses |",
+    lines = ["| detector | setting | FIR | IRL (s) | APT (s) | FIR (README) | IRL (README, s) | false alarms "
+             "| misses |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for detector, setting, scores in rows:
         notebook, readme = scores["notebook"], scores["readme"]

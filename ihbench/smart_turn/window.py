@@ -23,7 +23,8 @@ def to_16k(samples: np.ndarray, sampling_rate: int) -> np.ndarray:
         from ihbench.dataset.errors import MissingDependencyError
 
         # the extra pins it (with the model's version); this module stays below model.py
-        raise MissingDependencyError('resampling for smart-turn needs soxr: pip install "ihbench[smart-turn]"') from None
+        raise MissingDependencyError('resampling for smart-turn needs soxr: '
+                                     'pip install "ihbench[smart-turn]"') from None
     return soxr.resample(samples, int(sampling_rate), SAMPLING_RATE, quality="HQ").astype(np.float32)
 
 
