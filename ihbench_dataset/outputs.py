@@ -97,8 +97,14 @@ def check_output_path(path: Union[str, os.PathLike], what: str, *, may_be: Seque
             raise _inside(path, what, own, kind)
         wanted = f"; expected {_either(may_be)} or a new folder" if may_be else "; give another folder"
         raise OutputPathError(f"{what}: {path} is {_described(kind, own)}{wanted}")
+    if not file and target.is_dir():  # a config folder of a dataset: named as inside it, not as "holds files"
+        _refuse_inside(path, what, own)
     if not (file or shared or kind):
         _check_new_or_empty(path, what, target, may_be)
+    _refuse_inside(path, what, own)
+
+
+def _refuse_inside(path, what: str, own: Path) -> None:
     for folder in own.parents:
         kind = folder_kind(folder)
         if kind:

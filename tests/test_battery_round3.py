@@ -595,3 +595,14 @@ def test_the_openai_loader_without_a_server_or_a_key_is_refused_before_work_star
     assert not (tmp_path / "r").exists()
     with OpenAITestServer() as server:
         assert main([*argv, "--base-url", server.base_url]) == 0
+
+
+def test_an_output_in_a_config_folder_of_a_dataset_names_the_dataset(official, tmp_path, capsys):
+    """Being inside one of the toolkit's folders is said before being a folder of other files: the
+    config folder holds Parquet files, and "already holds files" did not name the dataset."""
+    before = _files(official)
+    code = main(["run", "--model", "openai", "--model-path", "m", "--base-url", "http://127.0.0.1:9/v1", "--data",
+                 str(official), "--out", str(official / "conversations"), "--quiet"])
+    assert code == 2
+    assert f"--out: {official / 'conversations'} is inside {official}, a dataset folder" in _one_error(capsys, "run")
+    assert _files(official) == before
