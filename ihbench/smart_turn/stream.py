@@ -155,4 +155,8 @@ class StreamingTurnDetector:
         return stream[int(round(pause.segment_start * SAMPLING_RATE)):int(round(pause.time * SAMPLING_RATE))]
 
     def describe(self) -> dict:
-        return {**self.model.describe(), "stream": {**self.settings.__dict__, "vad": self.vad.describe()}}
+        # the threshold is the caller's to report: a sweep replays this stream at many
+        settings = {k: v for k, v in self.settings.__dict__.items() if k != "threshold"}
+        # the wrapper's own post-processing options are not used here: its window probabilities are
+        vad = {k: v for k, v in self.vad.describe().items() if k in ("vad", "silero_vad", "segment_s", "warmup_s")}
+        return {**self.model.describe(), "stream": {**settings, "vad": vad}}
