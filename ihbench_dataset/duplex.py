@@ -17,10 +17,10 @@ scored against what was actually placed:
   already spoken are dropped from it (`continuation`), unless that would leave an interrupted turn
   with nothing to cut, so the recording never says anything twice;
 - one interruption point per conversation is *talked over* (`talk_over_turn`: the first that is
-  not a filler whose user text opens with a clause of `TALK_OVER_FIRST_WORDS` words or more and
-  whose planned message has `TALK_OVER_REST_WORDS` words or more after the cut): the user starts
-  the same way, says the first IPU of the interruption (at most `ATTEMPT_MAX_S`) and gives up
-  while the assistant plays its full planned message, as for a filler; once the assistant is done
+  not a filler whose planned message has `TALK_OVER_REST_WORDS` words or more after the cut): the
+  user starts the same way, says the start of the interruption (`_attempt`: into its first IPU
+  longer than a backchannel) and gives up while the assistant plays its full planned message, as
+  for a filler; once the assistant is done
   the user says the interruption in full, after a user gap, and the conversation goes on (the
   only words said twice, as a caller who was not heard says them again);
 - half the recordings (`noise_floor`: by a bit of the conversation id's hash) lie under a seeded
@@ -66,9 +66,10 @@ SEED = 16
 FRAME = SAMPLING_RATE // 100  # 10 ms analysis frames
 SPEECH_DB = -35.0  # below the loudest frame: TTS pads and breaths sit at -50 dB and lower
 MIN_IPU = int(0.06 * SAMPLING_RATE)  # shorter islands are clicks, not speech
-TALK_OVER_FIRST_WORDS = 4  # the talked-over attempt is one IPU longer than a backchannel (ipus.MAX_BACKCHANNEL_S)
-TALK_OVER_REST_WORDS = 10  # ~3 s of the assistant's speech after the cut: it talks on well past the attempt
-ATTEMPT_MAX_S = 2.0  # a caller who is not heard gives up within a couple of seconds
+TALK_OVER_REST_WORDS = 12  # ~3.5 s of the assistant's speech after the cut: it talks on well past the attempt
+LONG_IPU_S = 1.1  # longer than any backchannel (`ipus.MAX_BACKCHANNEL_S`, 1 s), with a frame's margin and more
+ATTEMPT_IPU_S = 1.2  # the talked-over attempt ends this far into its first IPU longer than LONG_IPU_S
+ATTEMPT_MAX_S = 2.0  # ... or after the IPU under way at 2 s: a caller who is not heard gives up
 NOISE_DBFS = -50.0  # RMS of the noise floor, re full scale: light noise, 30 dB or more below the speech
 
 
@@ -135,15 +136,12 @@ def continuation(said: str, text: str, *, keep_some: bool = False) -> Optional[s
 
 def talk_over_turn(conversation: SourceConversation) -> Optional[int]:
     """The number of the turn whose interruption the assistant talks over, or None: the first
-    point that is not a filler where the user's opening clause is long enough to be no
-    backchannel and the assistant has enough left to say to talk on well past it. Decided on the
-    texts, before any audio, like the rest of the plan."""
+    point that is not a filler where the assistant has enough left to say to talk on well past
+    the user's attempt. Decided on the texts, before any audio, like the rest of the plan."""
     for turn in conversation.turns:
         if turn.interruption is None or turn.interruption.type == "filler":
             continue
-        opening = re.split(r"[,.;:!?]", turn.user, maxsplit=1)[0]
-        rest = turn.assistant[len(turn.heard):]
-        if len(_WORD.findall(opening)) >= TALK_OVER_FIRST_WORDS and len(_WORD.findall(rest)) >= TALK_OVER_REST_WORDS:
+        if len(_WORD.findall(turn.assistant[len(turn.heard):])) >= TALK_OVER_REST_WORDS:
             return turn.number
     return None
 
@@ -317,8 +315,8 @@ def _interrupt(line: _Timeline, start: int, spoken: _Clip, user: _Clip, p: TurnP
     The cut point is where the delivered text's speech ends: the end of `spoken` when the
     assistant stops, else the delivered render's speech length into the full message (a filler,
     a talk-over). The user starts `latency` before it, kept inside the assistant's last IPU before
-    the cut so the overlap begins at once (a user who starts in a breath pause does not overlap
-    yet). Talked over, the user says only the attempt (`_attempt`)."""
+    the cut (40 ms from either end, or its middle) so the overlap begins at once (a user who
+    starts in a breath pause does not overlap yet, one who starts with the IPU does not barge in). Talked over, the user says only the attempt (`_attempt`)."""
     turn = p.turn
     if p.stops:
         cut = start + len(spoken.samples)
@@ -326,7 +324,8 @@ def _interrupt(line: _Timeline, start: int, spoken: _Clip, user: _Clip, p: TurnP
         cut = start + min(len(clip("assistant", turn, p.delivered).samples), len(spoken.samples) - FRAME)
     first, last = [(start + a, start + b) for a, b in spoken.spans if start + a < cut][-1]
     last = min(last, cut)
-    user_start = max(first, min(cut - latency, last - min(4 * FRAME, (last - first) // 2)))
+    margin = min(4 * FRAME, (last - first) // 2)  # strictly inside: starting with the IPU is no barge-in
+    user_start = max(first + margin, min(cut - latency, last - margin))
     assistant_end = line.place(ASSISTANT_CHANNEL, start, spoken, turn=turn.number,
                                kind="delivered" if p.stops else "planned", text=p.assistant)
     kind = "interruption" if p.stops else "talked_over" if p.talked_over else "filler"
@@ -340,10 +339,15 @@ def _interrupt(line: _Timeline, start: int, spoken: _Clip, user: _Clip, p: TurnP
 
 
 def _attempt(user: _Clip) -> _Clip:
-    """What a user who is talked over says before giving up: the first IPU of the interruption,
-    cut at ATTEMPT_MAX_S."""
-    end = min(user.spans[0][1], int(ATTEMPT_MAX_S * SAMPLING_RATE))
-    return _Clip(user.samples[:end], [(user.spans[0][0], end)])
+    """What a user who is talked over says before giving up: the interruption up to its first IPU
+    longer than a backchannel (`LONG_IPU_S`), cut `ATTEMPT_IPU_S` into it; a short opening
+    ("That was my son.") alone would be a listener's "mm-hm" to a detector without words."""
+    spans = []
+    for a, b in user.spans:
+        spans.append((a, min(b, a + int(ATTEMPT_IPU_S * SAMPLING_RATE))))
+        if b - a > LONG_IPU_S * SAMPLING_RATE or b >= ATTEMPT_MAX_S * SAMPLING_RATE:
+            break
+    return _Clip(user.samples[: spans[-1][1]], spans)
 
 
 

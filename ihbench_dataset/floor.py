@@ -31,9 +31,10 @@ Interval = tuple[float, float]  # (start, end) in seconds
 #: How long after the barge-in's last speech the interrupted speaker may still stop and count as
 #: yielding. Talking Turns (Arora et al., ICLR 2025, Section 3.1) ends an IPU only after more than
 #: 200 ms of silence (`ipus.MIN_SILENCE_S`): until then the user's speech, and the barge-in with
-#: it, has not ended, so an AI falling silent then stopped while the user held the floor. Neither
-#: Talking Turns nor Full-Duplex-Bench v1.5 (whose stop latency runs from overlap onset to the
-#: model falling silent) publishes a separate yield tolerance; this is the paper's own boundary.
+#: it, has not ended, so an AI falling silent then stopped while the user held the floor. No
+#: published yield tolerance was found (the paper's label rules have none: an overlap the
+#: interrupted speaker outlasts by a single 40 ms chunk is a failed interruption); this is the
+#: paper's own boundary of a stretch of speech.
 YIELD_TOLERANCE_S = 0.2
 #: The longest pause of the user's inside one barge-in ("Wait, ... is there a bus?"): the pause
 #: inside a turn that `ipus.backchannels_by_heuristic` bridges (`ipus.MAX_BACKCHANNEL_S`). A user

@@ -12,9 +12,10 @@ ways to find them, both over IPUs:
   of Switchboard; this list is the toolkit's own, of that kind);
 - without words, a heuristic: an IPU of at most `MAX_BACKCHANNEL_S` seconds whose start and end
   both fall inside the other speaker's turn (the other's IPUs with pauses of up to
-  `MAX_BACKCHANNEL_S` bridged), i.e. said while the other speaker kept the floor, unless the
-  other yields to it (stops before the speaker goes on, within `MAX_BACKCHANNEL_S`, and does not
-  speak again in between): "Yeah, ... email's fine" opens a turn. It misses backchannels said after the other stopped and takes a short interruption that
+  `MAX_BACKCHANNEL_S` bridged), i.e. said while the other speaker kept the floor, unless it is
+  not isolated: the speaker goes on within `MAX_BACKCHANNEL_S`, the other starting nothing in
+  between, and the other has stopped by then ("Yeah, ... email's fine" opens a turn) or the
+  speaker goes on over it with more speech (a barge-in that opens with a short phrase). It misses backchannels said after the other stopped and takes a short interruption that
   the other talks over ("wait-") for a backchannel; transcripts avoid both.
 """
 from __future__ import annotations
@@ -68,31 +69,40 @@ def _inside(t: float, intervals: Sequence[Interval]) -> bool:
     return any(s < t < e for s, e in intervals)
 
 
-def _yielded_to(end: float, next_start, other_ipus: Sequence[Interval], max_seconds: float) -> bool:
-    """This speaker goes on at most `max_seconds` after `end`, and by then the other speaker has
-    stopped and has not started again (`floor.barge_ins` takes such a pause as held)."""
-    if next_start is None or next_start - end > max_seconds:
+def _opens_a_turn(end: float, following, following_is_speech: bool, other_ipus: Sequence[Interval],
+                  max_seconds: float) -> bool:
+    """This speaker goes on at most `max_seconds` after `end` (the IPU starting at `following`),
+    the other speaker starting nothing in between, and either the other has stopped by then (it
+    yielded to the short IPU: "Yeah, ... email's fine") or the speaker goes on over it with speech
+    that is no backchannel ("That was my son. He set it up—" while the other talks on): either
+    way the short IPU was not an isolated listener response but the start of a turn or barge-in."""
+    if following is None or following - end > max_seconds or any(end <= s < following for s, _ in other_ipus):
         return False
     stop = max((e for s, e in other_ipus if s < end), default=end)
-    return stop <= next_start and not any(end <= s < next_start for s, _ in other_ipus)
+    return stop <= following or following_is_speech
 
 
 def backchannels_by_heuristic(ipus: Sequence[Interval], other_ipus: Sequence[Interval],
                               max_seconds: float = MAX_BACKCHANNEL_S) -> list[Interval]:
     """Short IPUs said while the other speaker held the floor at both their start and their end;
     a listener's "mm-hm" often lands in the speaker's breath pause, so such pauses are bridged.
-    A short IPU the other yields to, and after which this speaker goes on, is the start of a
-    turn: without that exception, a turn opened by "Yeah," before a pause of just over 200 ms
-    lost its barge-in once the speech boundaries stopped carrying the detector's hangover."""
+    Talking Turns' backchannels are isolated phrases: a short IPU that opens a turn or a longer
+    barge-in (`_opens_a_turn`) is speech. Without that, a turn opened by "Yeah," before a pause
+    just over 200 ms lost its barge-in once speech boundaries stopped carrying the detector's
+    hangover, and a barge-in starting with a short phrase was taken for a backchannel."""
     turns = merge_ipus(other_ipus, max_seconds)
     ordered = sorted(ipus)
-    found = []
-    for index, (s, e) in enumerate(ordered):
+    found: list[Interval] = []
+    following_is_speech = False
+    for index in range(len(ordered) - 1, -1, -1):  # last first: whether the next IPU is speech is known
+        s, e = ordered[index]
         following = ordered[index + 1][0] if index + 1 < len(ordered) else None
-        if e - s <= max_seconds and _inside(s, turns) and _inside(e, turns) \
-                and not _yielded_to(e, following, other_ipus, max_seconds):
+        backchannel = e - s <= max_seconds and _inside(s, turns) and _inside(e, turns) \
+            and not _opens_a_turn(e, following, following_is_speech, other_ipus, max_seconds)
+        if backchannel:
             found.append((s, e))
-    return found
+        following_is_speech = not backchannel
+    return found[::-1]
 
 
 def split_backchannels(ipus: Sequence[Interval], backchannels: Sequence[Interval]) -> list[Interval]:

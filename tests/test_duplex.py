@@ -131,8 +131,9 @@ def test_one_point_per_recording_is_talked_over(recordings, built):
         turn = planned[(row["conversation_id"], point["turn"])]
         assert message["text"].endswith(turn.original[len(turn.heard):].strip())  # the whole plan plays
         assert (attempt["start"], attempt["end"]) == (point["user_start"], point["user_end"])
-        assert 1.0 < attempt["end"] - attempt["start"] <= 2.0  # longer than any backchannel; the caller gives up
-        assert (attempt["start"], attempt["end"]) in _pairs(row["user_speech"])  # speech, not a backchannel
+        said = [(s, e) for s, e in _pairs(row["user_speech"]) if attempt["start"] <= s < attempt["end"]]
+        assert said and said[0][0] == attempt["start"] and said[-1][1] == attempt["end"]  # speech, not backchannels
+        assert said[-1][1] - said[-1][0] > 1.0 and attempt["end"] - attempt["start"] <= 3.2  # no "mm-hm"; gives up
         # the assistant is still speaking well after the user has let go, and the user waits for it to finish
         assert _rms(samples[:, 0], attempt["end"] + YIELD_TOLERANCE_S, attempt["end"] + 0.5) > SPEAKING
         assert message["end"] > attempt["end"] + 1.0 and again["start"] > message["end"]

@@ -192,16 +192,23 @@ def test_speech_boundaries_leave_out_the_detectors_hangover():
         assert speech_boundaries(samples, late) == [(1.0, 2.0), (2.5, 2.7)]
     # a soft start is looked for at most half a second before the detector's onset
     assert speech_boundaries(speech, [(1.8, 2.1)]) == [(1.3, 2.0)]
+    # "Oh, (150 ms) and that balance...": the detector hears the second part; the IPU starts with "Oh,"
+    oh = np.where((t >= 0.6) & (t < 0.8), 0.05 * np.sin(2 * np.pi * 180 * t), 0.0).astype(np.float32)
+    assert speech_boundaries(speech + oh, [(1.0, 2.15)]) == [(0.6, 2.0)]
+    assert speech_boundaries(speech + np.roll(oh, -int(0.1 * rate)), [(1.0, 2.15)]) == [(1.0, 2.0)]  # 300 ms: another IPU
 
 
-def test_a_short_ipu_the_other_yields_to_opens_a_turn():
+def test_a_short_ipu_that_opens_a_turn_or_a_barge_in_is_no_backchannel():
     from ihbench.dataset.ipus import backchannels_by_heuristic
 
     ai = [(0.0, 5.15), (9.0, 12.0)]
     # "Yeah," 0.25 s, the AI stops 0.15 s later and the user goes on: a barge-in, not a backchannel
     assert backchannels_by_heuristic([(4.7, 4.95), (5.2, 7.0)], ai) == []
-    # "Mm-hm" in the AI's speech, the AI talks on: a backchannel
+    # "That was my son. He set it up-" over the AI, which talks on: the short opening is the barge-in's
+    assert backchannels_by_heuristic([(1.0, 1.8), (2.1, 3.8)], [(0.0, 6.0)]) == []
+    # "Mm-hm" in the AI's speech, the AI talks on: a backchannel; "mm-hm ... yeah": two
     assert backchannels_by_heuristic([(2.0, 2.3), (5.6, 7.0)], ai) == [(2.0, 2.3)]
+    assert backchannels_by_heuristic([(1.0, 1.3), (1.8, 2.1)], [(0.0, 6.0)]) == [(1.0, 1.3), (1.8, 2.1)]
     # the AI pauses right after "mm-hm" but starts again before the user says more: still a backchannel
     assert backchannels_by_heuristic([(4.7, 4.95), (5.8, 7.5)], [(0.0, 5.0), (5.6, 12.0)]) == [(4.7, 4.95)]
 

@@ -13,9 +13,11 @@ A 10 ms frame carries speech when it is within 35 dB of the segment's loudest fr
 least 3 dB above the channel's noise floor (the median frame outside every segment): twice the
 noise power, i.e. the speech adds at least as much power as the noise. A segment then ends at its
 last such frame (never later than the detector's end) and starts at its first, reaching back over
-such frames right before it (at most `MAX_ONSET_SHIFT_S`). In digital silence the noise term
-vanishes and only the 35 dB rule applies; under light noise the noise term keeps the floor out.
-A segment with no such frame (noise the detector took for speech) stays as the detector gave it.
+such frames before it (at most `MAX_ONSET_SHIFT_S`, across silences of up to 200 ms, the IPU
+rule's: "Oh, ... and that balance" is one IPU even when the detector only hears the second part).
+In digital silence the noise term vanishes and only the 35 dB rule applies; under light noise the
+noise term keeps the floor out. A segment with no such frame (noise the detector took for speech)
+stays as the detector gave it.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ import numpy as np
 
 from ihbench.dataset.duplex import SPEECH_DB
 from ihbench.dataset.floor import Interval
+from ihbench.dataset.ipus import MIN_SILENCE_S
 from ihbench.dataset.schema import SAMPLING_RATE
 
 FRAME_S = 0.01
@@ -32,7 +35,7 @@ NOISE_MARGIN_DB = 3.0  # 10 log10(2): speech at least as strong as the noise und
 MAX_ONSET_SHIFT_S = 0.5  # how far before the detector's onset a soft start is looked for
 DESCRIPTION = (f"segment boundaries moved to the first and last 10 ms frame within {-SPEECH_DB:g} dB of the segment's "
                f"loudest and {NOISE_MARGIN_DB:g} dB above the channel's noise floor (onsets up to "
-               f"{MAX_ONSET_SHIFT_S:g} s earlier; ends never later)")
+               f"{MAX_ONSET_SHIFT_S:g} s earlier, across silences of up to {MIN_SILENCE_S:g} s; ends never later)")
 
 
 def frame_levels(samples: np.ndarray) -> np.ndarray:
@@ -57,7 +60,7 @@ def speech_boundaries(samples: np.ndarray, segments: Sequence[Interval]) -> list
     """`segments` (seconds) with each start and end moved to the frames that carry speech."""
     levels = frame_levels(samples)
     floor = noise_floor(levels, segments)
-    reach = int(round(MAX_ONSET_SHIFT_S / FRAME_S))
+    reach, bridge = int(round(MAX_ONSET_SHIFT_S / FRAME_S)), int(round(MIN_SILENCE_S / FRAME_S))
     result = []
     for start, end in segments:
         first, last = int(start / FRAME_S), min(int(np.ceil(end / FRAME_S)), levels.size)
@@ -72,7 +75,11 @@ def speech_boundaries(samples: np.ndarray, segments: Sequence[Interval]) -> list
             continue
         onset = first + int(loud[0])
         if loud[0] == 0:  # speech from the segment's first frame: it may have begun before it
-            while onset > max(0, first - reach) and levels[onset - 1] > threshold:
-                onset -= 1
+            quiet = 0
+            for frame in range(first - 1, max(0, first - reach) - 1, -1):
+                if levels[frame] > threshold:
+                    onset, quiet = frame, 0
+                elif (quiet := quiet + 1) > bridge:
+                    break
         result.append((round(onset * FRAME_S, 6), round(min(end, (first + int(loud[-1]) + 1) * FRAME_S), 6)))
     return result
