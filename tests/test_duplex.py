@@ -236,12 +236,7 @@ def test_ihbench_turns_recovers_the_stored_events(duplex, tmp_path, capsys):
     pytest.importorskip("ihbench.turns.run", reason="`ihbench turns` (issue 16, part 1) has not landed yet")
     from ihbench.turns.run import run_turns
 
-    raw = duplex.cast_column("audio", datasets.Audio(decode=False))
-    files = []
-    for row in raw:
-        files.append(tmp_path / f"{row['conversation_id']}.flac")
-        files[-1].write_bytes(row["audio"]["bytes"])
-    summary = run_turns(files, tmp_path / "turns", progress=False)
+    summary = run_turns(_recordings(duplex, tmp_path), tmp_path / "turns", progress=False)
     agree = total = 0
     for row in duplex.remove_columns("audio"):
         found = json.loads((tmp_path / "turns" / row["conversation_id"] / "events.json").read_text())
@@ -262,12 +257,7 @@ def test_ihbench_turns_finds_each_yield_and_talk_over_in_silence_and_in_light_no
     yield, and under the noise floor the stop is where the assistant's speech ends."""
     from ihbench.turns.run import run_turns
 
-    raw = duplex.cast_column("audio", datasets.Audio(decode=False))
-    files = []
-    for row in raw:
-        files.append(tmp_path / f"{row['conversation_id']}.flac")
-        files[-1].write_bytes(row["audio"]["bytes"])
-    summary = run_turns(files, tmp_path / "turns", progress=False)
+    summary = run_turns(_recordings(duplex, tmp_path), tmp_path / "turns", progress=False)
     noisy = 0
     for row in duplex.remove_columns("audio"):
         noisy += row["noise_dbfs"] is not None
@@ -285,3 +275,12 @@ def test_ihbench_turns_finds_each_yield_and_talk_over_in_silence_and_in_light_no
     assert timing["stop_latency_s"]["n"] == sum(p["outcome"] == "yield" for p in points)
     stored = np.mean([p["stop_latency"] for p in points if p["outcome"] == "yield"])
     assert abs(timing["stop_latency_s"]["mean"] - stored) <= TIMING and noisy == 1
+
+
+def _recordings(duplex, folder):
+    """The renders as the FLAC files a user would give `ihbench turns`."""
+    files = []
+    for row in duplex.cast_column("audio", datasets.Audio(decode=False)):
+        files.append(folder / f"{row['conversation_id']}.flac")
+        files[-1].write_bytes(row["audio"]["bytes"])
+    return files
