@@ -22,6 +22,20 @@ def add_parser(add) -> argparse.ArgumentParser:
     verify.add_argument("--concurrency", type=whole(min=1), help="judge calls in flight (default 8)")
     verify.add_argument("--timeout", type=number(min=0, min_open=True), help="seconds per judge call (default 60)")
     verify.add_argument("--cache", type=path("file"), help="sqlite cache (default ~/.cache/ihbench/judge_cache.sqlite)")
+    audio = verify.add_argument_group(
+        "smart-turn on the cuts", "--audio DIR runs Smart Turn (the smart-turn extra) on the assistant audio a built "
+        "dataset holds up to each interruption point and lists the cuts it hears as complete turns "
+        "(P(complete) above its threshold, 0.5), with the words around the cut. A flagged cut is a candidate "
+        "for review, not an error: a prefix rendered alone ends as the TTS ends any utterance, and a list or "
+        "an aside can end a clause on purpose. So it exits 0 after listing them, unless --strict.")
+    audio.add_argument("--audio", type=path("folder"), metavar="DIR",
+                       help="a dataset folder from `ihbench build` (instead of the source checks)")
+    audio.add_argument("--strict", action="store_true", help="with --audio: exit 1 when any cut is flagged")
+    audio.add_argument("--audio-report", type=path("file"), metavar="FILE.json",
+                       help="with --audio: write every cut's probability, the threshold, the model file's "
+                            "SHA-256 and the pipecat-ai version")
+    audio.add_argument("--audio-plot", type=path("file"), metavar="FILE.png",
+                       help="with --audio: a histogram of the cut probabilities with the threshold")
     verify.set_defaults(func=main)
     return verify
 
@@ -35,6 +49,8 @@ def main(args: argparse.Namespace) -> int:
     from ihbench.dataset.errors import UsageError
     from ihbench.dataset.verify import verify_paths
 
+    if args.audio is not None or args.strict or args.audio_report or args.audio_plot:
+        return _verify_audio(args)
     given = [name for name in _REVIEW_OPTIONS if getattr(args, name) is not None]
     if given and not args.judge_model:  # else the user reads "OK" and believes the review ran
         option = "--" + given[0].replace("_", "-")
@@ -64,6 +80,60 @@ def main(args: argparse.Namespace) -> int:
     if problems:
         return 1
     return _verify_with_judge(args, conversations, cache) if args.judge_model and conversations else 0
+
+
+def _verify_audio(args: argparse.Namespace) -> int:
+    """`--audio DIR`: Smart Turn on the built dataset's cuts; refusals come before the model loads."""
+    from ihbench.dataset.errors import UsageError
+    from ihbench.dataset.outputs import check_output_path
+
+    if args.audio is None:
+        option = next(o for o, v in (("--strict", args.strict), ("--audio-report", args.audio_report),
+                                     ("--audio-plot", args.audio_plot)) if v)
+        raise UsageError(f"{option} is an option of --audio DIR; give --audio too, or leave it out")
+    other = next((o for o, v in (("source paths", args.paths), ("--no-audio", args.no_audio),
+                                 ("--judge-model", args.judge_model)) if v), None)
+    if other:
+        raise UsageError(f"--audio checks a built dataset, not sources: leave out {other}, or run it separately")
+    for option, value in (("--audio-report", args.audio_report), ("--audio-plot", args.audio_plot)):
+        if value:
+            check_output_path(value, option, file=True)
+    from ihbench.dataset.errors import MissingDependencyError
+    from ihbench.smart_turn import THRESHOLD, SmartTurn
+    from ihbench.smart_turn.cuts import check_folder, in_context, load_points, plot, score_cuts, summary
+
+    check_folder(args.audio)
+    model = SmartTurn()  # a missing extra is refused here, before anything is read or written
+    if args.quiet:
+        import datasets
+
+        datasets.disable_progress_bars()
+    points = load_points(args.audio)
+    cuts = score_cuts(points, model, progress=not args.quiet)
+    try:
+        cuts = in_context(points, cuts, model, voice=_assistant_voice(), progress=not args.quiet)
+    except MissingDependencyError as error:  # the TTS is another extra: the main figure stands without it
+        print(f"note: no in-context probabilities ({error})", file=sys.stderr)
+    flagged = sorted((cut for cut in cuts if cut.probability > THRESHOLD), key=lambda cut: -cut.probability)
+    for cut in flagged:
+        context = f" (in context {cut.in_context:.2f})" if cut.in_context is not None else ""
+        print(f"{cut.conversation_id} turn {cut.turn} ({cut.type}): p={cut.probability:.3f}{context}: {cut.text()}")
+    if args.audio_report:
+        from ihbench.dataset.io import write_json_atomic
+
+        write_json_atomic(args.audio_report, summary(cuts, model, args.audio))
+    if args.audio_plot:
+        plot(cuts, model, args.audio_plot)
+    info = model.file
+    print(f"smart-turn (pipecat-ai {info.pipecat_ai}, model sha256 {info.sha256}): {len(flagged)} of {len(cuts)} "
+          f"cut(s) heard as complete turns (p > {THRESHOLD}); candidates to move or justify, not errors")
+    return 1 if flagged and args.strict else 0
+
+
+def _assistant_voice() -> str:
+    from ihbench.dataset.sources import ASSISTANT_VOICE
+
+    return ASSISTANT_VOICE
 
 
 def _benchmark_folders(paths) -> tuple[list, list]:
