@@ -104,10 +104,6 @@ def _verify_audio(args: argparse.Namespace) -> int:
 
     check_folder(args.audio)
     model = SmartTurn()  # a missing extra is refused here, before anything is read or written
-    if args.quiet:
-        import datasets
-
-        datasets.disable_progress_bars()
     points = load_points(args.audio)
     cuts = score_cuts(points, model, progress=not args.quiet)
     try:
