@@ -102,6 +102,11 @@ class WideConversation:
     goal: str
     system_prompt: str
     turns: list[WideTurn]
+    #: the ground truth behind the call (in-house and generated suites; None where a row has no such
+    #: column): what an on-policy run's user simulator plays (`ihbench barge-in`)
+    knowledge_base: Optional[dict] = None
+    user_intent: Optional[dict] = None
+    domain_description: Optional[str] = None
 
 
 def conversations_from_rows(rows: Iterable[Mapping[str, Any]], *, source: str = "<dataset>") -> list[WideConversation]:
@@ -195,13 +200,23 @@ def _parse_row(row: _Row) -> WideConversation:
                 rubric=rubric,
             )
         )
+    domain = row.get("domain", kind=None)
     return WideConversation(
         conversation_id=conversation_id,
-        domain=domain_name(row.get("domain", kind=None)),
+        domain=domain_name(domain),
         goal=row.get("goal"),
         system_prompt=row.get("system_message"),
         turns=turns,
+        knowledge_base=_mapping(row.get("knowledge_base", required=False, kind=None)),
+        user_intent=_mapping(row.get("user_intent", required=False, kind=None)),
+        domain_description=domain.get("description") if isinstance(domain, Mapping) else None,
     )
+
+
+def _mapping(value: Any) -> Optional[dict]:
+    """A struct column as a plain dict; any other shape (another schema's JSON text, say) is left
+    out rather than refused: no reader of interruption points needs it."""
+    return dict(value) if isinstance(value, Mapping) else None
 
 
 class Baseline(NamedTuple):

@@ -16,6 +16,7 @@ import sys
 from typing import Optional, Sequence
 
 from . import (
+    barge_in,
     build,
     cache,
     convbench_import,
@@ -42,8 +43,8 @@ from .quiet import libraries_quiet
 
 # The order of `ihbench --help`.
 COMMANDS = (verify, build, info, export, publish_metrics, publish_dataset, publish_space, space, run, judge,
-            set_baseline, report, sid_import, sid, convbench_import, models, doctor, make_tiny_model, generate, turns,
-            cache)
+            set_baseline, report, sid_import, sid, convbench_import, models, doctor, make_tiny_model, generate, barge_in,
+            turns, cache)
 
 
 def build_parser() -> argparse.ArgumentParser:

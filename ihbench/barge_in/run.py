@@ -1,0 +1,305 @@
+"""`ihbench barge-in`: each conversation of an IHBench suite played on-policy against the model under
+test, the caller cutting into the model's own sentences where the suite has its interruption points.
+
+A round: the pipeline's planner plans it (the suite's point for the round as its seeded
+suggestion); the model writes its message; on a target round the message is put on the clock
+(`clock`), the cut placed (`cuts`), the caller barges in having heard only the words before the
+cut (`simulator`), and the rubric and blind baseline of the point are written, all before the model
+is asked for its next message, which is its recovery. Otherwise the caller answers the whole
+message. The call goes on from the model's own messages until the planner ends it.
+
+Run folder (one writer at a time, locked):
+  run.json        what was run (the model's identity as `ihbench run` writes it; the simulator,
+                  voices and prompt versions under "barge_in"), checked on resume
+  barge_in.jsonl  one record per round (`records.RoundRecord`), durable before the next starts
+
+Resuming continues each conversation at its first round not played, with the call it had; a
+round that failed is played again. With a deterministic model and the simulator's answers cached,
+a run killed at any point and resumed writes the records an uninterrupted run writes.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from ihbench.dataset.errors import IHBenchError, UsageError
+from ihbench.dataset.io import AppendLog
+from ihbench.dataset.redaction import redact
+from ihbench.dataset.verify import MIN_TURNS
+from ihbench.records import RUN_INFO_FORMAT, RunInfo
+from ihbench.rundir import RunDir, read_typed
+from ihbench.seeds import record_seed
+
+from .clock import METHOD, speak
+from .cuts import Cut, place_cut, targets
+from .records import RoundRecord
+
+RECORDS = "barge_in.jsonl"
+BARGE_IN_VERSION = "1"
+
+
+@dataclass
+class BargeInSpec:
+    loader: str
+    model_path: str
+    data: str
+    out: Path
+    sim_model: str
+    sim_base_url: Optional[str] = None
+    sim_temperature: float = 0.7
+    sim_timeout: float = 300.0
+    max_reasks: int = 2
+    cache: Optional[Path] = None
+    config: Optional[str] = None
+    split: Optional[str] = None
+    limit: Optional[int] = None
+    modality: str = "audio"
+    user_voice: str = "flite:slt"
+    generation: dict = field(default_factory=dict)
+    seed: int = 0
+    loader_options: dict = field(default_factory=dict)
+    command: Optional[list[str]] = None
+    allow_endpoint_change: bool = False
+
+
+@dataclass
+class BargeInSummary:
+    out: Path
+    conversations: int
+    rounds: int = 0  # played by this invocation
+    skipped: int = 0  # played by an earlier one
+    errors: int = 0  # conversations stopped on a failed round (played again by the next run)
+    placed: int = 0
+    unplaced: int = 0
+    sim_calls: int = 0
+    seconds: float = 0.0
+
+
+class RoundFailure(IHBenchError):
+    """The model or an agent gave no usable answer: the round is recorded as an error."""
+
+
+def conversation_hash(c) -> str:
+    payload = json.dumps([c.conversation_id, c.domain, c.goal, c.system_prompt, c.knowledge_base, c.user_intent,
+                          [[t.number, t.interruption_type] for t in c.turns]], sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+
+
+def load_suite(spec: BargeInSpec) -> list:
+    from ihbench.dataset.load import load_conversations
+
+    if spec.config not in (None, "conversations"):
+        raise UsageError(f"--config: barge-in plays whole conversations (config conversations), got {spec.config!r}")
+    conversations = load_conversations(spec.data, split=spec.split)
+    conversations = [c for c in conversations if targets(c)]
+    if spec.limit is not None:
+        conversations = conversations[:spec.limit]
+    if not conversations:
+        raise UsageError(f"--data: {spec.data} has no conversation with an interruption point")
+    return conversations
+
+
+def run_barge_in(spec: BargeInSpec, *, loader=None, backend=None, progress: bool = True) -> BargeInSummary:
+    """`loader`/`backend` (the model under test, the simulator's LLM) are made from the spec when not given."""
+    from ihbench.loaders import GenerationConfig
+
+    from .simulator import prerequisites
+
+    started = time.perf_counter()
+    generation = GenerationConfig(**spec.generation)
+    conversations = load_suite(spec)
+    playbooks = {c.conversation_id: prerequisites(c, spec.data) for c in conversations}  # refused before any file
+    if backend is None:
+        from ihbench.llm import OpenAICompatibleLLM
+
+        backend = OpenAICompatibleLLM(spec.sim_model, base_url=spec.sim_base_url, timeout=spec.sim_timeout,
+                                      temperature=spec.sim_temperature)
+    run_dir = RunDir(spec.out)
+    with run_dir.writing():
+        return asyncio.run(_run_locked(spec, run_dir, generation, conversations, playbooks, loader, backend,
+                                       progress, started))
+
+
+def _settings(spec: BargeInSpec, backend) -> dict:
+    from ihbench.dataset.sources import ASSISTANT_VOICE
+    from ihbench.generate import prompts as pipeline_prompts
+
+    from . import prompts
+
+    return {"version": BARGE_IN_VERSION, "simulator": redact(backend.describe()), "max_reasks": spec.max_reasks,
+            "assistant_voice": ASSISTANT_VOICE, "user_voice": spec.user_voice, "clock": METHOD,
+            "prompts": {"pipeline": [pipeline_prompts.PROMPT_VERSION, pipeline_prompts.prompt_hash()],
+                        "barge_in": [prompts.PROMPT_VERSION, prompts.prompt_hash()]},
+            "limit": spec.limit}
+
+
+def _identity(settings: dict) -> dict:
+    """What a resume must keep: all but --limit and where the simulator is served (the same model may
+    move to another port; the rounds it already played are in the records)."""
+    simulator = {k: v for k, v in (settings.get("simulator") or {}).items() if k != "base_url"}
+    return {**{k: v for k, v in settings.items() if k != "limit"}, "simulator": simulator}
+
+
+async def _run_locked(spec, run_dir, generation, conversations, playbooks, loader, backend, progress, started):
+    from tqdm.auto import tqdm
+
+    from ihbench.dataset.tts import RenderCache, get_engine
+    from ihbench.generate.agents import Agents
+    from ihbench.llm import LLMCache
+    from ihbench.loaders import create
+    from ihbench.runner import TRANSPORT_OPTIONS, RunConfigError, check_same_run, versions
+
+    identity = {"loader": spec.loader, "model_path": spec.model_path, "data": spec.data, "config": spec.config,
+                "split": spec.split, "modality": spec.modality, "history_audio": None,
+                "generation": generation.to_dict(), "seed": spec.seed, "types": None,
+                "endpoint": redact(spec.loader_options.get("base_url")),
+                "loader_options": redact({k: v for k, v in sorted(spec.loader_options.items())
+                                          if k not in TRANSPORT_OPTIONS}) or None, "convbench": None}
+    settings = _settings(spec, backend)
+    existing = run_dir.info() if run_dir.exists() else None
+    if existing:
+        check_same_run(existing, identity, run_dir.info_path, spec.allow_endpoint_change)
+        before, now = _identity(existing.extra.get("barge_in") or {}), _identity(settings)
+        if before != now:
+            changed = next(k for k in sorted(set(before) | set(now)) if before.get(k) != now.get(k))
+            raise RunConfigError(f"{run_dir.info_path} belongs to a different run: barge_in.{changed} is "
+                                 f"{before.get(changed)!r} there but {now.get(changed)!r} now; use another --out (or "
+                                 "the same options to resume)")
+    if loader is None:
+        loader = create(spec.loader, spec.model_path, **spec.loader_options)
+    loader.check_modality(spec.modality)
+    run_dir.write_info(RunInfo(
+        **{**identity, "endpoint": existing.endpoint if existing else identity["endpoint"]},
+        epochs=1, limit=spec.limit, model=loader.describe(),
+        effective_generation=loader.effective_generation(generation),
+        data_fingerprint=hashlib.sha256("".join(conversation_hash(c) for c in conversations).encode()).hexdigest()[:16],
+        n_items=len(conversations), versions=versions(), command=redact(list(spec.command or sys.argv)),
+        created=existing.created if existing else time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        format_version=RUN_INFO_FORMAT, extra={"barge_in": settings}))
+
+    path = run_dir.path / RECORDS
+    latest = {r.key: r for r in read_typed(path, RoundRecord, repair=True)}
+    renders = RenderCache()
+    voices = {"assistant": get_engine(settings["assistant_voice"]), "user": get_engine(spec.user_voice)}
+    agents = Agents(backend, LLMCache(spec.cache) if spec.cache else LLMCache(), reasks=spec.max_reasks)
+    summary = BargeInSummary(out=run_dir.path, conversations=len(conversations))
+    try:
+        with AppendLog(path) as log, tqdm(total=len(conversations), unit="conversation", desc="barge-in",
+                                          disable=not progress) as bar:
+            for c in conversations:
+                player = _Player(spec, c, playbooks[c.conversation_id], loader, generation, agents, renders, voices,
+                                 latest, log, summary)
+                await player.play()
+                bar.update(1)
+    finally:
+        await backend.close()
+    summary.sim_calls = agents.run_usage.calls
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+class _Player:
+    """Plays one conversation round by round, from where its records end."""
+
+    def __init__(self, spec, conversation, playbook, loader, generation, agents, renders, voices, latest, log, summary):
+        from .conversation import Call
+        from .simulator import Simulator
+
+        self.spec, self.c, self.loader, self.generation = spec, conversation, loader, generation
+        self.renders, self.voices, self.latest, self.log, self.summary = renders, voices, latest, log, summary
+        self.sim = Simulator(agents, *playbook)
+        self.call = Call(conversation, spec.modality, lambda text: renders.render(voices["user"], text))
+        self.targets = targets(conversation)
+        self.digest = conversation_hash(conversation)
+        last = len(conversation.turns)
+        self.maximum = last + (1 if last in self.targets else 0)  # a cut in the last round still gets its recovery
+        self.rounds = {"minimum": min(MIN_TURNS, self.maximum), "target": last, "maximum": self.maximum}
+
+    async def play(self) -> None:
+        number, after_cut = 1, False
+        while True:
+            record = self.latest.get((self.c.conversation_id, number))
+            if record is not None and record.played and record.data_hash == self.digest:
+                self.summary.skipped += 1
+            else:
+                record = await self._round(number)
+                self.log.append(record.to_json())
+                self.latest[record.key] = record
+                if not record.played:
+                    self.summary.errors += 1
+                    return
+                self.summary.rounds += 1
+                self.summary.placed += record.placed
+                self.summary.unplaced += record.cut is not None and not record.placed
+            self.call.add(_turn(record))
+            if not record.placed and (record.end or number >= self.maximum):  # a cut always gets its recovery
+                return
+            number += 1
+
+    async def _round(self, number: int) -> RoundRecord:
+        from ihbench.generate.agents import AgentFailure
+        from ihbench.dataset.schema import item_id
+
+        from .simulator import suggestion
+
+        seed = record_seed(self.spec.seed, item_id(self.c.conversation_id, number), 0)
+        target = self.targets.get(number)
+        base = {"conversation_id": self.c.conversation_id, "round": number, "seed": seed, "data_hash": self.digest,
+                "target": target}
+        fields: dict = {}
+        try:
+            plan = await self.sim.plan(self.call.turns, suggestion=suggestion(target), rounds=self.rounds,
+                                       variation=seed)
+            fields.update(stage=plan["stage"], plan=plan, end=plan["end"])
+            model_input = self.call.model_input()
+            response = await asyncio.to_thread(self.loader.generate, model_input, self.generation, seed)
+            fields.update(latency_s=round(response.latency_s, 4), input_tokens=response.input_tokens,
+                          output_tokens=response.output_tokens, reasoning=response.reasoning,
+                          audio_turns=len(model_input.audio_clips))
+            if response.error is not None:
+                raise RoundFailure(f"the model: {response.error}")
+            reply = response.text
+            fields["reply"] = reply
+            turn = {"stage": plan["stage"], "assistant": reply}
+            if target:
+                try:
+                    spoken = await asyncio.to_thread(speak, reply, self.voices["assistant"], self.renders)
+                except UsageError as error:  # the voice made no audio of this text
+                    raise RoundFailure(f"the assistant's voice: {error}") from None
+                cut = place_cut(spoken, seed)
+                fields.update(words=[w.to_json() for w in spoken.words], duration_s=round(spoken.duration_s, 4),
+                              cut=cut.to_json())
+                if isinstance(cut, Cut):
+                    said = await self.sim.interject(self.call.turns, plan, target, reply, cut.heard)
+                    turn.update(delivered=cut.heard, user=said["utterance"], interruption={"type": target})
+                    fields.update(user=said["utterance"], refused=said["refused"])
+                    rubric = await self.sim.rubric(self.call.turns, turn)
+                    turn["interruption"].update(rubric)
+                    fields["rubric"] = rubric
+                    fields["baseline"] = await self.sim.baseline([*self.call.turns, turn])
+            if "user" not in fields:
+                fields["user"] = await self.sim.reply(self.call.turns, plan, reply)
+        except (AgentFailure, RoundFailure) as error:
+            return _record(base, "error", fields, self.sim.take_calls(), error=str(error))
+        return _record(base, "played", fields, self.sim.take_calls())
+
+
+def _record(base: dict, status: str, fields: dict, calls: list, error: Optional[str] = None) -> RoundRecord:
+    from ihbench.convbench.records import utc_stamp
+
+    return RoundRecord(**base, status=status, **fields, calls=calls, error=error, time=utc_stamp())
+
+
+def _turn(record: RoundRecord) -> dict:
+    """The round in the pipeline's shape, as its agents and the protocol read it."""
+    turn = {"stage": record.stage, "assistant": record.reply, "user": record.user}
+    if record.placed:
+        turn["delivered"] = record.cut["heard"]
+        turn["interruption"] = {"type": record.target, **record.rubric, "baseline": record.baseline}
+    return turn

@@ -1,0 +1,249 @@
+"""`ihbench barge-in`: the model under test and the simulator's LLM are STAND-INS (scripted
+OpenAI-compatible servers on loopback, tests/barge_in_script.py); the data (the shared real build),
+the TTS clock (flite renders), the HTTP stack, the run folder and a tiny real transformers model are real."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from barge_in_script import CLEAN, model_message, scripts
+from openai_test_server import OpenAITestServer
+
+from ihbench.barge_in import prompts
+from ihbench.barge_in.clock import SENTENCE_END, Spoken, Word
+from ihbench.barge_in.cuts import place_cut
+from ihbench.cli import main
+from ihbench.dataset.sources import SourceTurn
+from ihbench.dataset.verify import _check_cut
+
+# Editing the barge-in prompt changes its hash: bump PROMPT_VERSION and pin the new pair here.
+PINNED_PROMPT_HASHES = {"2026-11-28.1": "d43472830856"}
+
+
+def barge_in(model, sim, data, out, *extra, limit: int = 1, modality: str = "text") -> int:
+    return main(["barge-in", "--data", str(data), "--model", "openai", "--model-path", "scripted",
+                 "--base-url", model.base_url, "--sim-model", "scripted-sim", "--sim-base-url", sim.base_url,
+                 "--modality", modality, "--limit", str(limit), "--out", str(out),
+                 "--cache", str(Path(out).parent / f"{Path(out).name}-cache.sqlite"), "--quiet", *extra])
+
+
+def rounds(out) -> list[dict]:
+    return [json.loads(line) for line in (Path(out) / "barge_in.jsonl").read_text().splitlines()]
+
+
+def cuts(out) -> list[dict]:
+    return [r for r in rounds(out) if r["cut"] and "reason" not in r["cut"]]
+
+
+@pytest.fixture(scope="module")
+def played(built, tmp_path_factory):
+    """One conversation of the shared build, played on-policy (text modality)."""
+    out = tmp_path_factory.mktemp("barge-in") / "run"
+    model_script, sim_script = scripts()
+    with OpenAITestServer(respond=model_script) as model, OpenAITestServer(respond=sim_script) as sim:
+        assert barge_in(model, sim, built, out) == 0
+    return out, model_script.events, sim_script
+
+
+def test_prompt_changes_need_a_version_bump():
+    assert PINNED_PROMPT_HASHES.get(prompts.PROMPT_VERSION) == prompts.prompt_hash()
+
+
+def test_every_round_is_the_models_own_message_and_the_suites_points_are_the_targets(played, built):
+    from ihbench.dataset.load import load_conversations
+
+    out, _, _ = played
+    records = rounds(out)
+    conversation = load_conversations(built)[0]
+    suite = {t.number: t.interruption_type for t in conversation.turns if t.interruption_type}
+    assert all(r["status"] == "played" for r in records)
+    assert [r["round"] for r in records] == list(range(1, len(records) + 1))
+    assert [r["reply"] for r in records] == [model_message(r["round"]) for r in records]
+    assert {r["round"]: r["target"] for r in records if r["target"]} == suite
+    assert len(cuts(out)) == len(suite)
+    info = json.loads((out / "run.json").read_text())
+    assert info["barge_in"]["prompts"]["barge_in"] == [prompts.PROMPT_VERSION, prompts.prompt_hash()]
+    assert info["barge_in"]["assistant_voice"] == "flite:rms"
+
+
+def test_a_cut_lands_inside_a_sentence_at_the_planned_time(played):
+    out, _, _ = played
+    for record in cuts(out):
+        words = [Word.from_json(w) for w in record["words"]]
+        cut, k = record["cut"], record["cut"]["word"]
+        assert words[k].start_s < cut["time_s"] < words[k].end_s  # inside the word being spoken
+        assert words[k - 1].sentence == words[k].sentence and not SENTENCE_END.search(words[k - 1].text)
+        # the planned time is the seeded planner's, from the recorded clock
+        planned = place_cut(Spoken(record["reply"], words, record["duration_s"], "flite:rms"), record["seed"])
+        assert planned.time_s == pytest.approx(cut["time_s"], abs=1e-4) and planned.word == k
+        turn = SourceTurn(index=0, stage="-", assistant=record["reply"], user="-", delivered=cut["heard"])
+        assert _check_cut(turn) == []  # the very rule `ihbench verify` holds the data's cuts to
+
+
+def test_the_heard_prefix_matches_the_word_timings(played):
+    out, _, _ = played
+    for record in cuts(out):
+        words = [Word.from_json(w) for w in record["words"]]
+        heard = [w for w in words if w.end_s <= record["cut"]["time_s"]]
+        assert record["cut"]["heard"] == record["reply"][:heard[-1].last]
+        assert " ".join(w.text for w in heard) == record["cut"]["heard"]
+        assert all(w.start_s >= heard[-1].end_s for w in words[len(heard):])  # nothing unheard was spoken before
+
+
+def test_the_caller_is_shown_only_the_heard_part(played):
+    out, _, sim_script = played
+    shown = [payload for agent, payload in sim_script.payloads if agent == "user_barging_in"]
+    placed = cuts(out)
+    assert [p["heard_so_far"] for p in shown] == [r["cut"]["heard"] for r in placed]
+    for payload, record in zip(shown, placed):
+        assert f"QX-44{record['round']:02d}" not in json.dumps(payload)
+        assert payload["interruption_type"] == record["target"]
+
+
+def test_the_rubric_and_baseline_are_written_before_the_recovery_is_requested(played):
+    out, events, _ = played
+    for record in cuts(out):
+        recovery = events.index(("model", record["round"] + 1))
+        before = events[events.index(("model", record["round"])):recovery]
+        # the caller cuts in, the rubric and baseline are written, the next round is planned: then the model
+        assert [agent for who, agent in before if who == "sim"] == ["user_barging_in", "rubric", "baseline",
+                                                                     "planner"]
+        assert record["rubric"]["rq_rubrics"] and record["baseline"]
+
+
+def test_the_recovery_is_asked_with_the_truncated_turn_and_the_interjection(played):
+    """The model's next message sees its cut message as heard, then the caller's interjection."""
+    out, _, _ = played
+    by_round = {r["round"]: r for r in rounds(out)}
+    assert by_round[max(by_round)]["round"] > max(r["round"] for r in cuts(out))  # every cut got its recovery
+    for record in cuts(out):
+        assert record["user"] == CLEAN and record["refused"] == []
+
+
+def test_every_simulator_call_is_logged_with_its_prompt_version(played):
+    out, _, _ = played
+    for record in rounds(out):
+        agents = [c["agent"] for c in record["calls"]]
+        assert agents[0] == "planner"
+        assert agents[1:] == (["user_barging_in", "rubric", "baseline"] if record["cut"] and "reason" not in
+                              record["cut"] else ["user_normal"])
+        for call in record["calls"]:
+            assert call["prompt_hash"] and call["prompt_version"] and call["calls"] == 1 and not call["cached"]
+
+
+def test_an_interjection_that_reacts_to_the_unheard_part_is_refused_and_asked_again(built, tmp_path):
+    model_script, sim_script = scripts(leaky=True)
+    with OpenAITestServer(respond=model_script) as model, OpenAITestServer(respond=sim_script) as sim:
+        assert barge_in(model, sim, built, tmp_path / "run") == 0
+    placed = cuts(tmp_path / "run")
+    assert placed
+    for record in placed:
+        code = f"QX-44{record['round']:02d}"
+        assert [r["utterance"] for r in record["refused"]] == [f"Wait, what is {code} for?"]
+        assert code in record["refused"][0]["reason"] and record["user"] == CLEAN
+        barging = [c for c in record["calls"] if c["agent"] == "user_barging_in"]
+        assert barging[0]["calls"] == 2  # the refused answer and the re-ask
+    asks = [e for e in sim_script.events if e == ("sim", "user_barging_in")]
+    assert len(asks) == 2 * len(placed)
+
+
+def test_planned_cuts_that_cannot_be_placed_are_recorded_with_the_reason(built, tmp_path):
+    from ihbench.dataset.load import load_conversations
+
+    targets = [t.number for t in load_conversations(built)[0].turns if t.interruption_type]
+    model_script, sim_script = scripts(short=tuple(targets))
+    with OpenAITestServer(respond=model_script) as model, OpenAITestServer(respond=sim_script) as sim:
+        assert barge_in(model, sim, built, tmp_path / "run") == 0
+    unplaced = [r for r in rounds(tmp_path / "run") if r["cut"] and "reason" in r["cut"]]
+    assert [r["round"] for r in unplaced] == targets
+    assert all(r["cut"]["reason"].startswith("reply too short: 3 word(s)") for r in unplaced)
+    assert all(r["user"] == "Okay, that works for me." and r["rubric"] is None for r in unplaced)
+
+
+def _comparable(out) -> list[dict]:
+    drop = ("time", "latency_s", "calls")
+    return [{k: v for k, v in r.items() if k not in drop} for r in rounds(out)]
+
+
+def test_killed_and_resumed_gives_what_an_uninterrupted_run_gives(built, tmp_path):
+    model_script, sim_script = scripts(delay=0.03)
+    with OpenAITestServer(respond=model_script) as model, OpenAITestServer(respond=sim_script) as sim:
+        assert barge_in(model, sim, built, tmp_path / "whole") == 0
+        out = tmp_path / "killed"
+        command = [sys.executable, "-m", "ihbench.cli", "barge-in", "--data", str(built), "--model", "openai",
+                   "--model-path", "scripted", "--base-url", model.base_url, "--sim-model", "scripted-sim",
+                   "--sim-base-url", sim.base_url, "--modality", "text", "--limit", "1", "--out", str(out),
+                   "--cache", str(tmp_path / "killed-cache.sqlite"), "--quiet"]
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        records = out / "barge_in.jsonl"
+        deadline = time.time() + 120
+        while time.time() < deadline and process.poll() is None and not (
+                records.exists() and len(records.read_text().splitlines()) >= 3):
+            time.sleep(0.01)
+        time.sleep(0.05)  # kill it inside a round
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        killed_at = len(rounds(out))
+        assert 3 <= killed_at < len(rounds(tmp_path / "whole"))
+        assert barge_in(model, sim, built, out) == 0
+    assert _comparable(out) == _comparable(tmp_path / "whole")
+
+
+def test_a_resume_with_another_simulator_is_refused(played, built, capsys):
+    out, _, _ = played
+    before = (out / "barge_in.jsonl").read_text()
+    model_script, sim_script = scripts()
+    with OpenAITestServer(respond=model_script) as model, OpenAITestServer(respond=sim_script) as sim:
+        assert main(["barge-in", "--data", str(built), "--model", "openai", "--model-path", "scripted",
+                     "--base-url", model.base_url, "--sim-model", "another", "--sim-base-url", sim.base_url,
+                     "--modality", "text", "--limit", "1", "--out", str(out), "--allow-endpoint-change",
+                     "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "barge_in.simulator" in err[0] and "another" in err[0]
+    assert (out / "barge_in.jsonl").read_text() == before and not model_script.events
+
+
+def test_a_suite_without_the_callers_intent_is_refused_before_anything_is_made(tmp_path, capsys):
+    import datasets
+
+    row = {"conversation_id": "c1", "domain": {"name": "telecom", "description": ""}, "goal": "g",
+           "system_message": "s", "num_turns": 1, "assistant_turn_1_transcript": "a b c",
+           "assistant_turn_1_original": "a b c d e f", "user_turn_1_transcript": "u",
+           "user_turn_1_interruption_type": "pushback", "turn_1_tf_rubric": "t", "turn_1_rq_rubrics": ["r"]}
+    data = tmp_path / "data"
+    datasets.Dataset.from_list([row]).to_parquet(str(data / "conversations" / "test-00000-of-00001.parquet"))
+    (data / "README.md").write_text("---\nconfigs:\n- config_name: conversations\n  data_files:\n  - split: test\n    "
+                                    "path: conversations/test-*.parquet\n---\n")
+    capsys.readouterr()
+    assert main(["barge-in", "--data", str(data), "--model", "openai", "--model-path", "m", "--base-url",
+                 "http://127.0.0.1:9/v1", "--sim-model", "s", "--out", str(tmp_path / "run"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "c1 has no knowledge_base.workflow_stages" in err[0]
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_tiny_audio_model_plays_one_conversation_end_to_end(built, tmp_path):
+    """A real transformers model (random weights) under test, hearing the caller's turns as our TTS
+    renders them; the simulator is the scripted stand-in."""
+    from ihbench.loaders.tiny import loader_name
+
+    model_dir, out = tmp_path / "tiny", tmp_path / "run"
+    assert main(["make-tiny-model", "qwen2-audio", "--out", str(model_dir)]) == 0
+    _, sim_script = scripts()
+    with OpenAITestServer(respond=sim_script) as sim:
+        assert main(["barge-in", "--data", str(built), "--model", loader_name("qwen2-audio"), "--model-path",
+                     str(model_dir), "--max-new-tokens", "24", "--sim-model", "scripted-sim", "--sim-base-url",
+                     sim.base_url, "--limit", "1", "--out", str(out), "--cache", str(tmp_path / "cache.sqlite"),
+                     "--quiet"]) == 0
+    records = rounds(out)
+    assert records and all(r["status"] == "played" and isinstance(r["reply"], str) for r in records)
+    assert records[0]["audio_turns"] == 0  # the opening: the system prompt alone
+    assert [r["audio_turns"] for r in records[1:]] == list(range(1, len(records)))  # every caller turn heard as audio
+    assert all(r["words"] is not None for r in records if r["target"])  # every target reply went on the clock
+    assert sum(1 for r in records if r["target"]) == sum(1 for r in records if r["cut"])
+    info = json.loads((out / "run.json").read_text())
+    assert info["modality"] == "audio" and info["model"]["loader"] == loader_name("qwen2-audio")
