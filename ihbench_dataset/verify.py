@@ -8,14 +8,20 @@ from __future__ import annotations
 
 import difflib
 import re
-import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Optional, Union
 
 from .audio import AudioError, load_recording
 from .schema import INTERRUPTION_TYPES
+from .checks import Finding, content_findings, inconsistent_verdicts, invalid_justifications, unsettled
+from .checks.words import WORD as _WORD
+from .checks.words import distinctive as _distinctive
+from .checks.words import flatten as _flatten
+from .checks.words import stem as _stem
+from .checks.words import stems as _stems
+from .checks.words import strings as _strings
+from .checks.words import visible
 from .sources import SourceConversation, SourceError, SourceTurn, load_conversation, source_files
 
 MIN_TURNS, MAX_TURNS = 8, 20
@@ -39,13 +45,6 @@ MAX_CHARS = {"system_message": 12_000, "assistant": 2_000, "delivered": 2_000, "
 DEFAULT_MAX_CHARS = 2_000
 #: a baseline this close to the interrupted message (and opening with what was heard) repeats it
 NEAR_EQUAL = 0.9
-_INVISIBLE = {"Cc", "Cf", "Zs", "Zl", "Zp"}
-
-
-def visible(text: str) -> str:
-    """The text without what a reader cannot see (spaces, zero-width and control characters): a
-    field made only of those is empty, however it looks to `str.strip`."""
-    return "".join(ch for ch in text if unicodedata.category(ch) not in _INVISIBLE)
 
 
 def max_chars(field: str) -> int:
@@ -63,20 +62,6 @@ def repeats_the_message(baseline: str, assistant: str, delivered: str) -> bool:
     if not opening or base[: len(opening)] != opening:
         return False
     return difflib.SequenceMatcher(None, base, message, autojunk=False).ratio() >= NEAR_EQUAL
-
-# Long words a caller says without having heard them: not evidence of leakage.
-_ORDINARY_LONG_WORDS = set(
-    """actually already another anything anyway because before between believe better
-    certainly complicated confused could couldn't definitely different doesn't everything
-    exactly explain explaining forget forgot getting happened honestly hundred important
-    instead listen looking maybe minute minutes morning nothing number obviously okay
-    perfect please possible probably question questions quickly really remember right
-    seriously should something sorry still thanks thank thought thousand through today
-    tomorrow tonight understand wanted whatever without wondering would wouldn't yesterday
-    afternoon evening weekend monday tuesday wednesday thursday friday saturday sunday
-    january february march april june july august september october november december""".split()
-)
-
 
 @dataclass(frozen=True)
 class Problem:
@@ -116,11 +101,27 @@ def verify_paths(paths: Optional[Iterable[Union[str, Path]]] = None, *, check_au
                                            f"duplicate id {conversation.conversation_id!r} (also in {seen[conversation.conversation_id]})"))
         seen.setdefault(conversation.conversation_id, path)
         report.problems.extend(check_conversation(conversation))
+        report.problems.extend(check_content(conversation))
         if check_audio:
             report.notes.extend(_check_audio(conversation, report.problems))
         report.conversations.append(conversation)
     report.problems.extend(shared_identities(report.conversations))
+    report.problems.extend(_problem(c, f) for c, f in inconsistent_verdicts(report.conversations)
+                           if unsettled(c, [f]))
     return report
+
+
+def check_content(conversation: SourceConversation) -> list[Problem]:
+    """The lexical content checks (`checks/`): criteria a correct reply may fail, numbers the agent
+    was never given; each finding unless a justification in the file settles it, and every
+    justification that cannot settle anything."""
+    problems = [Problem(conversation.path, field, message, turn.number)
+                for turn, field, message in invalid_justifications(conversation)]
+    return problems + [_problem(conversation, finding) for finding in content_findings(conversation)]
+
+
+def _problem(conversation: SourceConversation, finding: Finding) -> Problem:
+    return Problem(conversation.path, finding.field, f"{finding.check}: {finding.message}", finding.turn.number)
 
 
 _PERSON = re.compile(r"[A-Z][a-z'’-]+(?: [A-Z][a-z'’.-]+){1,2}")  # a person's name: "Emmett Calloway"
@@ -242,36 +243,6 @@ def _check_rubric(turn: SourceTurn) -> list[tuple[str, str]]:
     return problems
 
 
-_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
-
-
-@lru_cache(maxsize=1 << 16)  # every point re-reads its whole history: the same words again and again
-def _stem(word: str) -> str:
-    word = word.lower().replace("’", "'").removesuffix("'s").strip("'-")
-    for suffix in ("ing", "ed", "es", "s", "ly"):
-        if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
-
-
-def _stems(text: str) -> set[str]:
-    return {_stem(w) for w in _WORD.findall(text)}
-
-
-def _distinctive(word: str, sentence_start: bool) -> bool:
-    """Numbers, codes, long words and mid-sentence capitalised names: things one must have heard."""
-    bare = word.strip("'’-")
-    lower = bare.lower()
-    if any(ch.isdigit() for ch in bare):
-        return True
-    if lower in _ORDINARY_LONG_WORDS:
-        return False
-    if len(bare) >= 7:
-        return True
-    is_pronoun_i = lower == "i" or lower.startswith(("i'", "i’"))
-    return bare[:1].isupper() and not sentence_start and not is_pronoun_i
-
-
 _SKIPPED = " \"'“”‘’("
 _SENTENCE_END = ".?!…—-:"
 
@@ -314,18 +285,3 @@ def _check_audio(conversation: SourceConversation, problems: list[Problem]) -> l
         except AudioError as error:
             problems.append(Problem(conversation.path, f"turns[{turn.index}].user_audio", str(error), turn.number))
     return notes
-
-
-def _strings(value, field: str = ""):
-    if isinstance(value, str):
-        yield field or "value", value
-    elif isinstance(value, dict):
-        for key, inner in value.items():
-            yield from _strings(inner, f"{field}.{key}" if field else key)
-    elif isinstance(value, list):
-        for index, inner in enumerate(value):
-            yield from _strings(inner, f"{field}[{index}]")
-
-
-def _flatten(value) -> str:
-    return " ".join(text for _, text in _strings(value))

@@ -1,0 +1,76 @@
+"""Words and strings of a source file, shared by `verify.py` and the content checks: stems that
+match "deleted" with "delete", the distinctive words one must have heard (numbers, long words,
+names), and every string of a parsed file with its field path."""
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
+
+# Long words a caller says without having heard them: not evidence of leakage.
+ORDINARY_LONG_WORDS = set(
+    """actually already another anything anyway because before between believe better
+    certainly complicated confused could couldn't definitely different doesn't everything
+    exactly explain explaining forget forgot getting happened honestly hundred important
+    instead listen looking maybe minute minutes morning nothing number obviously okay
+    perfect please possible probably question questions quickly really remember right
+    seriously should something sorry still thanks thank thought thousand through today
+    tomorrow tonight understand wanted whatever without wondering would wouldn't yesterday
+    afternoon evening weekend monday tuesday wednesday thursday friday saturday sunday
+    january february march april june july august september october november december""".split()
+)
+
+
+@lru_cache(maxsize=1 << 16)  # every point re-reads its whole history: the same words again and again
+def stem(word: str) -> str:
+    word = word.lower().replace("’", "'").removesuffix("'s").strip("'-")
+    for suffix in ("ing", "ed", "es", "s", "ly"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+@lru_cache(maxsize=1 << 12)
+def stems(text: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in WORD.findall(text))
+
+
+def distinctive(word: str, sentence_start: bool) -> bool:
+    """Numbers, codes, long words and mid-sentence capitalised names: things one must have heard."""
+    bare = word.strip("'’-")
+    lower = bare.lower()
+    if any(ch.isdigit() for ch in bare):
+        return True
+    if lower in ORDINARY_LONG_WORDS:
+        return False
+    if len(bare) >= 7:
+        return True
+    is_pronoun_i = lower == "i" or lower.startswith(("i'", "i’"))
+    return bare[:1].isupper() and not sentence_start and not is_pronoun_i
+
+
+def strings(value, field: str = ""):
+    """Every string in a parsed JSON value, with its field path (`turns[3].interruption.baseline`)."""
+    if isinstance(value, str):
+        yield field or "value", value
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            yield from strings(inner, f"{field}.{key}" if field else key)
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            yield from strings(inner, f"{field}[{index}]")
+
+
+def flatten(value) -> str:
+    return " ".join(text for _, text in strings(value))
+
+
+_INVISIBLE = {"Cc", "Cf", "Zs", "Zl", "Zp"}
+
+
+def visible(text: str) -> str:
+    """The text without what a reader cannot see (spaces, zero-width and control characters): a
+    field made only of those is empty, however it looks to `str.strip`."""
+    return "".join(ch for ch in text if unicodedata.category(ch) not in _INVISIBLE)
