@@ -23,6 +23,9 @@ def add_parser(add) -> argparse.ArgumentParser:
     p.add_argument("--judge-likelihoods", type=path("file"), metavar="FILE",
                    help="a turn-taking judge's likelihoods per 40 ms chunk (C, NA, I, BC, T): .npz keyed by "
                    "recording, .npy for one recording, or .jsonl; adds the five agreement metrics")
+    p.add_argument("--judge", choices=("smart-turn",),
+                   help="smart-turn: Smart Turn v3.2 (from pipecat-ai) judges the turn change at each pause: the "
+                   "speak-up and convey-turn agreement; the other metrics are reported as not covered")
     p.add_argument("--model-name", type=model_name(), metavar="NAME", help="name of the AI system recorded, for `ihbench report` (default: none)")
     p.add_argument("--out", required=True, type=path("folder"), metavar="DIR",
                    help="output folder: summary.json and per recording events.json and timeline.png")
@@ -38,12 +41,15 @@ def _mean(figure: dict, unit: str = " s") -> str:
 
 
 def main(args: argparse.Namespace) -> int:
+    from ihbench.dataset.errors import UsageError
     from ihbench.dataset.outputs import check_output_path
-    from ihbench.turns.run import run_turns
+    from ihbench.turns.run import agreement_lines, run_turns
 
+    if args.judge and args.judge_likelihoods:
+        raise UsageError("--judge and --judge-likelihoods: give one judge, not both")
     check_output_path(args.out, "--out", may_be=("turns",))
     summary = run_turns(args.audio, args.out, pair=args.pair, swap=args.swap, transcripts=args.transcripts,
-                        judge_likelihoods=args.judge_likelihoods, model_name=args.model_name,
+                        judge_likelihoods=args.judge_likelihoods, judge=args.judge, model_name=args.model_name,
                         progress=not args.quiet, command=["ihbench", *sys.argv[1:]])
     notes(args, summary["notes"])
     timing = summary["timing"]
@@ -55,12 +61,8 @@ def main(args: argparse.Namespace) -> int:
     print("turn-over rate on user barge-ins: " + ("none" if not rate["n"] else
           f"{rate['value']:.3f} [{rate['ci_low']:.3f}, {rate['ci_high']:.3f}] (n={rate['n']})"))
     if summary["agreement"]:
-        for name, result in summary["agreement"]["metrics"].items():
-            classes = [f"{k} {v['agreement']:.3f} (n={v['n']})" if v["agreement"] is not None else f"{k} - (n=0)"
-                       for k, v in result.items() if isinstance(v, dict)]
-            print(f"agreement {name}: {', '.join(classes)}")
-        single = summary["agreement"]["single_label"]
-        if single["macro_f1"] is not None:
-            print(f"single-label macro F1 {single['macro_f1']:.3f} over {single['n_chunks']} chunks")
+        for line in agreement_lines(summary["agreement"]):
+            print(line)
     print(f"wrote {args.out}/summary.json and events.json + timeline.png per recording")
     return 0
+

@@ -150,9 +150,17 @@ def cross_report(run_dirs: Sequence[Path], *, model_names: Optional[Sequence[str
         correlations=rank_correlations(models, present),
         runs=[{"run": str(r.path), "kind": r.kind, "model": names.get(r.path.resolve(), r.recorded_name),
                "named_by": "--model-name" if r.path.resolve() in names else "the run",
-               "details": _details(r)} for r in runs],
+               "details": _details(r), **_agreement(r)} for r in runs],
         ihbench=ihbench,
     )
+
+
+def _agreement(run: BenchmarkRun) -> dict:
+    """A turns run's judge agreement as its command computed it (through the metric module), metrics
+    its judge does not cover included as such; nothing for other runs or a turns run without a judge."""
+    if run.kind != "turns" or not run.record.agreement:
+        return {}
+    return {"agreement": run.record.agreement}
 
 
 def _details(run: BenchmarkRun) -> dict:

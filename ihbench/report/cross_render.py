@@ -118,12 +118,45 @@ def render_cross_markdown(report: dict, figures: dict[str, Optional[Path]]) -> s
         if figures.get("correlations"):
             lines += ["", f"![Rank correlations]({figures['correlations'].name})"]
 
+    lines += _agreement_markdown(report["runs"])
     lines += ["", "## Runs", ""]
     for run in report["runs"]:
         details = "; ".join(f"{k} {v}" for k, v in run["details"].items() if v is not None)
         lines.append(f"- {run['model']} ({BENCHMARKS[run['kind']]}, named by {run['named_by']}): {run['run']}"
                      + (f" — {details}" if details else ""))
     return "\n".join(lines) + "\n"
+
+
+def _agreement_markdown(runs: list[dict]) -> list[str]:
+    """Talking Turns agreement of the turns runs that had a judge, one row per decision class; a
+    metric the judge does not speak to is a row saying so, never a number."""
+    lines = []
+    for run in runs:
+        agreement = run.get("agreement")
+        if not agreement:
+            continue
+        model = agreement.get("judge_model")
+        judge = (f"{model['judge']} (pipecat-ai {model['pipecat_ai']}, model sha256 {model['sha256'][:12]}, "
+                 f"P(turn end) > {model['threshold']:g})" if model else agreement["judge"])
+        lines += ["", f"## Turn-taking agreement ({run['model']})", "",
+                  f"Judge: {judge}; {agreement['n_recordings']} recording(s), metric module "
+                  f"`{agreement['metric']}` {agreement['metric_version']}. Agreement is the share of the system's "
+                  "decisions of each class the judge agrees with (95 % Wilson CI).", "",
+                  "| metric | decision | agreement | 95 % CI | n |", "|---|---|---|---|---|"]
+        for name, result in agreement["metrics"].items():
+            if "not_covered" in result:
+                lines.append(f"| {name} | not covered | {result['not_covered']} | | |")
+                continue
+            for decision, cell in result.items():
+                if isinstance(cell, dict):
+                    interval = "–" if cell["ci_low"] is None else f"[{cell['ci_low']:.3f}, {cell['ci_high']:.3f}]"
+                    lines.append(f"| {name} | {decision} | {_number(cell['agreement'])} | {interval} | {cell['n']} |")
+        single = agreement["single_label"]
+        if "not_covered" in single:
+            lines.append(f"| single-label evaluation | not covered | {single['not_covered']} | | |")
+        elif single.get("macro_f1") is not None:
+            lines.append(f"| single-label evaluation | macro F1 | {single['macro_f1']:.3f} | – | {single['n_chunks']} |")
+    return lines
 
 
 def check_out(out: Path, run_dirs) -> None:
@@ -163,6 +196,13 @@ def cross_stdout(report: CrossSummary) -> list[str]:
     for model in report.models:
         shown = [f"{labels[k]} {_cell(c)}" for k, c in model["metrics"].items() if c["value"] is not None]
         lines.append(f"{model['model']}: " + ("; ".join(shown) or "no figures"))
+    for run in report.runs:
+        if run.get("agreement"):
+            shown = [f"{name} not covered" if "not_covered" in result else
+                     f"{name} " + ", ".join(f"{k} {_number(v['agreement'])} (n={v['n']})"
+                                            for k, v in result.items() if isinstance(v, dict))
+                     for name, result in run["agreement"]["metrics"].items()]
+            lines.append(f"{run['model']} turn-taking agreement ({run['agreement']['judge']}): " + "; ".join(shown))
     correlations = report.correlations
     if correlations["note"]:
         lines.append(correlations["note"])

@@ -13,6 +13,7 @@ end_times). This package finds the intervals in audio and reports on them:
     transcripts.py  the --transcripts file (word timings per recording and channel)
     stats.py        Section 3.1 corpus statistics and the timing figures
     judge.py        the `TurnTakingJudge` interface and the --judge-likelihoods file formats
+    smart_turn_judge.py  --judge smart-turn: Smart Turn v3.2 at each pause (speak_up, convey_turn only)
     plot.py         the timeline PNG
     run.py          `run_turns`: the whole command; `analyze_intervals` for known intervals
 
@@ -37,17 +38,24 @@ of that contract)::
             S = {kind: {"count", "per_minute", "duration_s", "share", "mean_s"}}
             for kind in ipu, pause, gap, overlap, backchannel
       },
-      "agreement": null | {                             *  with --judge-likelihoods
+      "agreement": null | {                             *  with --judge-likelihoods or --judge
         "judge", "metric", "metric_version", "n_recordings", "n_chunks",
         "metrics": {speak_up | backchannel | interrupt | convey_turn | handle_interruption:
                     the metric module's result: {"metric", "threshold", "n_instances",
-                    CLASS: {"agreement", "n", "ci_low", "ci_high"}, ...}},
+                    CLASS: {"agreement", "n", "ci_low", "ci_high"}, ...}
+                    or, for a metric the judge does not cover: {"metric", "not_covered": reason}},
         "single_label": {"labels", "confusion_matrix", "confusion_matrix_row_normalized",
-                         "f1", "macro_f1", "n_chunks"}
+                         "f1", "macro_f1", "n_chunks"} or {"not_covered": reason},
+        "judge_model": {"judge", "threshold", "model_file", "sha256", "pipecat_ai", "verified",
+                        "threads", "sampling_rate", "asked"}    only with --judge smart-turn
       },
       "duration_s", "seconds", "real_time_factor",         processing cost
       "channels", "vad", "transcripts", "per_recording", "notes", "ihbench_version", "command"
     }
+
+With --judge smart-turn each events.json also has "turn_end": {"judge", "threshold", "pauses":
+[{"speaker", "speech_end", "time", "segment_start", "first_row", "last_row", "probability"}]}, the
+pauses the model was asked at (`smart_turn_judge.PauseQuery`), drawn under the timeline.
 
 A barge-in ends in a yield (the AI stops while the user still holds it: within 200 ms of the
 user's last speech of it, pauses of up to 1 s included) or a talk-over; stop latency and the turn-over rate's successes are the yields,

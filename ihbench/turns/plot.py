@@ -5,7 +5,8 @@ orange, overlaps shaded red across both), then the 40 ms events (T, I, BC; C and
 the decisions stand out) and who held the floor. Each user barge-in is marked on the AI's row: a
 black bracket from the user's onset to the AI's stop for a yield (its stop latency), a dashed red
 line from the end of the user's speech to the AI's stop for a talk-over (how long the AI talked
-on). A reader checks a suspicious statistic here before trusting it: a VAD that split a sentence
+on). With a turn-end judge (`--judge smart-turn`) a last row gives its P(turn complete) at each
+pause, a stem per pause in the pausing speaker's colour, and its threshold as a dashed line. A reader checks a suspicious statistic here before trusting it: a VAD that split a sentence
 or missed a quiet "mm-hm" is visible at a glance.
 """
 from __future__ import annotations
@@ -44,13 +45,16 @@ def _runs(values: Sequence[str], end_times: Sequence[float]) -> list[tuple[str, 
 
 def plot_timeline(path: Path, name: str, duration: float, labels: FloorLabels, *,
                   speech: Sequence[Sequence[Interval]], backchannels: Sequence[Sequence[Interval]],
-                  channels: Optional[Sequence[np.ndarray]] = None, barge_ins: Sequence[dict] = ()) -> Path:
+                  channels: Optional[Sequence[np.ndarray]] = None, barge_ins: Sequence[dict] = (),
+                  turn_end: Optional[dict] = None) -> Path:
     """Write the PNG; its width grows with the conversation (5 s per inch, 10 to 60 inches).
-    `barge_ins` are the timing events' (`floor.barge_ins`)."""
+    `barge_ins` are the timing events' (`floor.barge_ins`); `turn_end` is events.json's entry of
+    that name ({"judge", "threshold", "pauses": [{"speaker", "time", "probability", ...}]})."""
     plt = pyplot()
     width = float(np.clip(duration / 5.0, 10.0, 60.0))
-    figure, axes = plt.subplots(4, 1, figsize=(width, 4.6), sharex=True,
-                                gridspec_kw={"height_ratios": [2, 2, 0.7, 0.7]})
+    ratios = [2, 2, 0.7, 0.7] + ([1.6] if turn_end is not None else [])
+    figure, axes = plt.subplots(len(ratios), 1, figsize=(width, 4.6 + (1.4 if turn_end is not None else 0)),
+                                sharex=True, gridspec_kw={"height_ratios": ratios})
     for row, (role, title) in enumerate((("A", "AI (A)"), ("B", "user (B)"))):
         axis = axes[row]
         if channels is not None:
@@ -85,6 +89,8 @@ def plot_timeline(path: Path, name: str, duration: float, labels: FloorLabels, *
                 axis.axvspan(start, end, color=colours[value], linewidth=0)
         axis.set_yticks([])
         axis.set_ylabel(title, rotation=0, ha="right", va="center")
+    if turn_end is not None:
+        _turn_end_row(axes[4], turn_end)
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in
                (CHANNEL_COLOURS["A"], CHANNEL_COLOURS["B"], EVENT_COLOURS["BC"], "#f4c2c2", EVENT_COLOURS["T"],
                 EVENT_COLOURS["I"], FLOOR_COLOURS["AB"], FLOOR_COLOURS["BA"])]
@@ -99,3 +105,21 @@ def plot_timeline(path: Path, name: str, duration: float, labels: FloorLabels, *
     axes[-1].set_xlabel("seconds")
     figure.suptitle(name, x=0.01, ha="left", y=0.995, fontsize=10)
     return save_figure(figure, path, tight_layout=True, dpi=80)
+
+
+def _turn_end_row(axis, turn_end: dict) -> None:
+    """P(turn complete) where the judge was asked: one stem per pause, at the moment it was asked."""
+    for role in ("A", "B"):
+        asked = [p for p in turn_end["pauses"] if p["speaker"] == role]
+        if asked:
+            times = [p["time"] for p in asked]
+            values = [p["probability"] for p in asked]
+            axis.vlines(times, 0, values, color=CHANNEL_COLOURS[role], linewidth=1)
+            axis.plot(times, values, "o", color=CHANNEL_COLOURS[role], markersize=4,
+                      label=f"{('AI', 'user')[role == 'B']} paused")
+    axis.axhline(turn_end["threshold"], color="#555555", linestyle="--", linewidth=1,
+                 label=f"threshold {turn_end['threshold']:g}")
+    axis.set_ylim(0, 1.05)
+    axis.set_yticks([0, 0.5, 1])
+    axis.set_ylabel(f"{turn_end['judge']}\nP(turn end)", rotation=0, ha="right", va="center", fontsize=8)
+    axis.legend(loc="upper right", fontsize=7, frameon=False, ncol=3)

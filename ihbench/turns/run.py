@@ -19,7 +19,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence, Union
 
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.floor import FloorLabels, Interval, floor_labels
@@ -40,6 +40,7 @@ from .audio import TwoChannel, plan_recordings, read_recording
 from .boundaries import DESCRIPTION as BOUNDARIES
 from .boundaries import speech_boundaries
 from .judge import TurnTakingJudge, check_likelihood_file, likelihoods_for, read_likelihood_file, run_judge
+from .smart_turn_judge import SmartTurnJudge
 from .stats import event_totals, pool_totals, statistics, timing_events, timing_summary
 
 AGREEMENT_METRICS = ("speak_up", "backchannel", "interrupt", "convey_turn", "handle_interruption")
@@ -114,20 +115,54 @@ def analyze(recording: TwoChannel, vad, *, words: Optional[Mapping[str, list]] =
                              sources=recording.sources, notes=recording.notes)
 
 
-def agreement(analyses: Sequence[Analysis], likelihoods: Mapping[str, object], *, source: str) -> dict:
-    """The five agreement metrics and the single-label evaluation, all recordings pooled."""
+def agreement(analyses: Sequence[Analysis], likelihoods: Mapping[str, object], *, source: str, judge=None) -> dict:
+    """The five agreement metrics and the single-label evaluation, all recordings pooled. A judge
+    that speaks to only some of them (`covers`, e.g. `SmartTurnJudge`) gets those computed, with
+    its `thresholds()`, and the others entered as not covered with the reason, never as a number."""
     from ..resources import metric_version
 
     predictions = [likelihoods[a.name].tolist() for a in analyses]
     references = [a.labels.to_reference() for a in analyses]
+    covers = getattr(judge, "covers", AGREEMENT_METRICS)
+    options = {"thresholds": judge.thresholds()} if hasattr(judge, "thresholds") else {}
     module = load_metric("turn_taking_agreement", "default")
-    metrics = {name: module.compute(predictions=predictions, references=references, metric=name)
+    metrics = {name: module.compute(predictions=predictions, references=references, metric=name, **options)
+               if name in covers else {"metric": name, "not_covered": judge.not_covered[name]}
                for name in AGREEMENT_METRICS}
-    single = load_metric("turn_taking_agreement", "single_label").compute(predictions=predictions,
-                                                                          references=references)
-    return {"judge": source, "metric": "turn_taking_agreement", "metric_version": metric_version("turn_taking_agreement"),
-            "n_recordings": len(analyses), "n_chunks": sum(len(a.labels.events) for a in analyses),
-            "metrics": metrics, "single_label": single}
+    if getattr(judge, "single_label_not_covered", None):
+        single = {"not_covered": judge.single_label_not_covered}
+    else:
+        single = load_metric("turn_taking_agreement", "single_label").compute(predictions=predictions,
+                                                                              references=references)
+    result = {"judge": source, "metric": "turn_taking_agreement", "metric_version": metric_version("turn_taking_agreement"),
+              "n_recordings": len(analyses), "n_chunks": sum(len(a.labels.events) for a in analyses),
+              "metrics": metrics, "single_label": single}
+    if hasattr(judge, "describe"):
+        result["judge_model"] = judge.describe()
+    return result
+
+
+def agreement_lines(agreement: dict) -> list[str]:
+    """One line per metric; one a judge does not cover says so (never a number), as does the
+    single-label line. The CLI prints them; the Space and the report show them."""
+    lines = []
+    judge = agreement.get("judge_model")
+    if judge:
+        lines.append(f"judge {judge['judge']} (P(turn end) > {judge['threshold']:g}; pipecat-ai {judge['pipecat_ai']}, "
+                     f"model sha256 {judge['sha256'][:12]})")
+    for name, result in agreement["metrics"].items():
+        if "not_covered" in result:
+            lines.append(f"agreement {name}: not covered ({result['not_covered']})")
+            continue
+        classes = [f"{k} {v['agreement']:.3f} (n={v['n']})" if v["agreement"] is not None else f"{k} - (n=0)"
+                   for k, v in result.items() if isinstance(v, dict)]
+        lines.append(f"agreement {name}: {', '.join(classes)}")
+    single = agreement["single_label"]
+    if "not_covered" in single:
+        lines.append(f"single-label evaluation: not covered ({single['not_covered']})")
+    elif single["macro_f1"] is not None:
+        lines.append(f"single-label macro F1 {single['macro_f1']:.3f} over {single['n_chunks']} chunks")
+    return lines
 
 
 def _words_by_recording(transcripts: Optional[Path]) -> Optional[dict]:
@@ -162,7 +197,8 @@ def _warm_up() -> None:
 
 
 def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, transcripts=None,
-              judge_likelihoods=None, judge: Optional[TurnTakingJudge] = None, model_name: Optional[str] = None,
+              judge_likelihoods=None, judge: Union[TurnTakingJudge, SmartTurnJudge, str, None] = None,
+              model_name: Optional[str] = None,
               progress: bool = True, vad_options: Optional[dict] = None, seed: int = 0,
               command: Optional[Sequence[str]] = None) -> dict:
     """Analyse every recording into OUT and return summary.json's content.
@@ -171,7 +207,9 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
     recordings, the transcripts parse, and a likelihoods file has rows of five numbers for every
     recording (how many rows is checked as soon as a recording's length is known, before its
     files are written). Agreement needs `judge_likelihoods` (a file, see `judge.py`) or a
-    `judge` object; without either it is null.
+    `judge`: a `TurnTakingJudge`, or "smart-turn" (`smart_turn_judge.py`: the model, loaded
+    before the output folder is made, so a missing extra is refused first, scores each pause, and
+    only the metrics it covers are computed); without either it is null.
     """
     from tqdm.auto import tqdm
 
@@ -182,6 +220,10 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
 
     if judge_likelihoods is not None and judge is not None:
         raise UsageError("give judge likelihoods or a judge, not both")
+    if isinstance(judge, str):
+        if judge != SmartTurnJudge.name:
+            raise UsageError(f"--judge: unknown judge {judge!r}; expected {SmartTurnJudge.name}")
+        judge = SmartTurnJudge()
     plan = plan_recordings(audio, pair=pair)
     words = _words_by_recording(Path(transcripts) if transcripts else None)
     raw_likelihoods = read_likelihood_file(judge_likelihoods) if judge_likelihoods is not None else None
@@ -198,24 +240,35 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
     vad = ChannelVad(**(vad_options or {}))
     _warm_up()
     analyses, judged, rows = [], {}, []
+    pauses = isinstance(judge, SmartTurnJudge)
     started = time.perf_counter()
     with run.writing():
         with tqdm(total=round(_planned_seconds(plan), 1) or None, unit="s", desc="turns", disable=not progress,
-                  bar_format="{l_bar}{bar}| {n:.0f}/{total_fmt} s of audio [{elapsed}<{remaining}]") as bar:
+                  bar_format="{l_bar}{bar}| {n:.0f}/{total_fmt} s of audio [{elapsed}<{remaining}]") as bar, \
+                tqdm(total=0, unit="pause", desc=judge.name if pauses else "", position=1,
+                     disable=not (progress and pauses)) as pause_bar:
             for name, files in plan:
                 recording = read_recording(files, swap=swap)
                 analysis = analyze(recording, vad, words=(words or {}).get(name))
                 if raw_likelihoods is not None:  # its rows, now that the length is known: before its files
                     likelihoods_for(raw_likelihoods, judge_likelihoods, {name: len(analysis.labels.events)})
-                if judge is not None:
+                turn_end = None
+                if pauses:
+                    judged[name], asked = judge.judge(recording, analysis, pause_bar)
+                    turn_end = {"judge": judge.name, "threshold": judge.threshold,
+                                "pauses": [q.to_json() for q in asked]}
+                elif judge is not None:
                     judged[name] = run_judge(judge, recording)
                 folder = run.path / name
                 folder.mkdir(parents=True, exist_ok=True)
                 events = analysis.events_json()
+                if turn_end is not None:
+                    events["turn_end"] = turn_end
                 write_json_atomic(folder / "events.json", events)
                 plot_timeline(folder / "timeline.png", name, analysis.duration, analysis.labels,
                               speech=analysis.speech, backchannels=analysis.backchannels,
-                              channels=(recording.a, recording.b), barge_ins=events["timing"]["barge_ins"])
+                              channels=(recording.a, recording.b), barge_ins=events["timing"]["barge_ins"],
+                              turn_end=turn_end)
                 analyses.append(analysis)
                 notes.extend(recording.notes)
                 rows.append({"recording": name, "sources": list(recording.sources),
@@ -232,7 +285,8 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
             result = agreement(analyses, likelihoods_for(raw_likelihoods, judge_likelihoods, chunks),
                                source=str(judge_likelihoods))
         elif judge is not None:
-            result = agreement(analyses, judged, source=f"judge {getattr(judge, 'name', type(judge).__name__)}")
+            result = agreement(analyses, judged, source=f"judge {getattr(judge, 'name', type(judge).__name__)}",
+                               judge=judge)
         duration = sum(a.duration for a in analyses)
         summary = TurnsSummary.from_json({  # checked by the type its readers read it with
             "model_name": model_name, "recordings": len(analyses),
