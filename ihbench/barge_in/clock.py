@@ -10,6 +10,7 @@ with every cut (`METHOD`): what counts as heard is then exactly the words that e
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -78,8 +79,6 @@ def sentences(text: str) -> list[list[re.Match]]:
 
 def speak(text: str, engine, cache) -> Spoken:
     """`text` on the clock, in `engine`'s voice (renders through `cache`)."""
-    from ihbench.dataset.duplex import speech_spans
-
     words: list[Word] = []
     offset = 0.0
     for number, group in enumerate(sentences(text)):
@@ -87,15 +86,33 @@ def speak(text: str, engine, cache) -> Spoken:
         if not any(ch.isalnum() for ch in sentence):  # nothing to say ("..."): no time on the clock
             words += [Word(m.group(0), m.start(), m.end(), offset, offset, number) for m in group]
             continue
-        samples = cache.samples(engine, sentence)
-        spans = speech_spans(samples)
-        start, end = (spans[0][0], spans[-1][1]) if spans else (0, len(samples))
+        start, end, length = sentence_clock(sentence, engine, cache)
         weights = [syllables(m.group(0)) for m in group]
         total = sum(weights) or 1.0
-        clock = offset + start / SAMPLING_RATE
-        share = (end - start) / SAMPLING_RATE / total
+        clock = offset + start
+        share = (end - start) / total
         for match, weight in zip(group, weights):
             words.append(Word(match.group(0), match.start(), match.end(), clock, clock + weight * share, number))
             clock += weight * share
-        offset += len(samples) / SAMPLING_RATE
+        offset += length
     return Spoken(text, words, offset, engine.voice_id)
+
+
+def sentence_clock(sentence: str, engine, cache) -> tuple[float, float, float]:
+    """(speech start, speech end, length) of the sentence's render, in seconds. Kept beside the render
+    in the TTS cache, under the render's own key: a rerun neither decodes the audio nor measures it
+    again (that was most of the time an on-policy round spent outside the models' calls)."""
+    from ihbench.dataset.duplex import speech_spans
+    from ihbench.dataset.io import write_atomic
+
+    path = cache.directory / f"{cache.key(engine, sentence)}.clock.json"
+    try:
+        return tuple(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):  # not measured yet (or a damaged entry): measure it
+        pass
+    samples = cache.samples(engine, sentence)
+    spans = speech_spans(samples)
+    start, end = (spans[0][0], spans[-1][1]) if spans else (0, len(samples))
+    measured = (start / SAMPLING_RATE, end / SAMPLING_RATE, len(samples) / SAMPLING_RATE)
+    write_atomic(path, json.dumps(measured).encode("utf-8"))
+    return measured
