@@ -5,6 +5,7 @@ import re
 import subprocess
 import sys
 
+from content_judge_script import content_answer
 from openai_test_server import OpenAITestServer, Reply
 
 from ihbench.judge.review import REVIEW_SYSTEM, review_prompt_hash
@@ -22,6 +23,11 @@ def _answer(problems=(), reason="fine"):
                        for q in ("leakage", "user_knowledge", "type", "grounding")})
 
 
+def _review(answer):
+    """The server's answer: `answer(body)` for the review prompt, clean answers to the content checks'."""
+    return lambda body: Reply(content=content_answer(body)) if content_answer(body) else answer(body)
+
+
 def _verify(source, url, cache):
     return subprocess.run([sys.executable, "-m", "ihbench.cli", "verify", source, "--no-audio", "--judge-model",
                            "reviewer", "--judge-base-url", url, "--cache", str(cache), "--quiet", "--timeout", "5"],
@@ -30,15 +36,15 @@ def _verify(source, url, cache):
 
 def test_clean_answers_pass_and_a_finding_fails_naming_the_turn(subset, tmp_path):
     source = _one_source(subset)
-    with OpenAITestServer(respond=lambda body: Reply(content=_answer())) as clean:
+    with OpenAITestServer(respond=_review(lambda body: Reply(content=_answer()))) as clean:
         ok = _verify(source, clean.base_url, tmp_path / "a.sqlite")
-        assert all(r["messages"][0]["content"] == REVIEW_SYSTEM for r in clean.requests)
-        assert "NOT heard (cut off):" in clean.requests[0]["messages"][1]["content"]
+        reviews = [r for r in clean.requests if r["messages"][0]["content"] == REVIEW_SYSTEM]
+        assert reviews and "NOT heard (cut off):" in reviews[0]["messages"][1]["content"]
     assert ok.returncode == 0, ok.stderr
     points = int(re.search(r"(\d+) point\(s\), 0 finding", ok.stdout).group(1))
     assert points > 0
 
-    with OpenAITestServer(respond=lambda body: Reply(content=_answer(("leakage",)))) as leaky:
+    with OpenAITestServer(respond=_review(lambda body: Reply(content=_answer(("leakage",))))) as leaky:
         bad = _verify(source, leaky.base_url, tmp_path / "b.sqlite")
     assert bad.returncode == 1 and f"{points} point(s), {points} finding(s)" in bad.stdout
     assert len(re.findall(r": turn \d+: leakage: leakage issue", bad.stderr)) == points
@@ -52,11 +58,11 @@ def test_malformed_answers_are_reasked_then_reported_as_not_checked(subset, tmp_
         key = body["messages"][1]["content"]
         attempts[key] = attempts.get(key, 0) + 1
         return Reply(content="```json\n" + _answer() + "\n```" if attempts[key] > 1 else "Sure! Looks good to me.")
-    with OpenAITestServer(respond=flaky) as server:
+    with OpenAITestServer(respond=_review(flaky)) as server:
         fixed = _verify(source, server.base_url, tmp_path / "c.sqlite")
     assert fixed.returncode == 0, fixed.stderr  # each point: one malformed answer, one re-ask, then fine
     assert set(attempts.values()) == {2}
-    with OpenAITestServer(respond=lambda body: Reply(content="no")) as hopeless:
+    with OpenAITestServer(respond=_review(lambda body: Reply(content="no"))) as hopeless:
         failed = _verify(source, hopeless.base_url, tmp_path / "d.sqlite")
     assert failed.returncode == 1 and "not checked (InvalidJudgment: invalid after a re-ask" in failed.stderr
 

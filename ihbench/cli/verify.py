@@ -16,7 +16,9 @@ def add_parser(add) -> argparse.ArgumentParser:
     verify.add_argument("--no-audio", action="store_true", help="skip checking referenced recordings")
     verify.add_argument("--judge-model", type=model_name(),
                         help="also ask this LLM the verifier's semantic questions per point "
-                        "(leakage in meaning, caller knowledge, type, grounding)")
+                        "(leakage in meaning, caller knowledge, type, grounding) and the content checks (each "
+                        "criterion against the scripted continuation and a blind correct reply, every agent turn's "
+                        "grounding, verdicts that disagree)")
     verify.add_argument("--judge-base-url", type=url(),
                         help="OpenAI-compatible server URL of the judge (default: OpenAI)")
     verify.add_argument("--concurrency", type=whole(min=1), help="judge calls in flight (default 8)")
@@ -147,6 +149,7 @@ def _verify_with_judge(args: argparse.Namespace, conversations, cache) -> int:
     """The verifier's semantic questions, asked of an LLM per point; non-zero on any finding."""
     import asyncio
 
+    from ihbench.judge.content import check_content
     from ihbench.judge.review import review_conversations
     from ihbench.llm import OpenAICompatibleLLM
 
@@ -154,13 +157,15 @@ def _verify_with_judge(args: argparse.Namespace, conversations, cache) -> int:
 
     async def review():
         try:
-            return await review_conversations(conversations, backend, concurrency=args.concurrency,
-                                              cache=cache,
-                                              progress=not args.quiet)
+            reviews = await review_conversations(conversations, backend, concurrency=args.concurrency,
+                                                 cache=cache,
+                                                 progress=not args.quiet)
+            return reviews, await check_content(conversations, backend, concurrency=args.concurrency, cache=cache,
+                                                progress=not args.quiet)
         finally:
             await backend.close()
 
-    reviews = asyncio.run(review())
+    reviews, content = asyncio.run(review())
     findings = failed = 0
     for review in reviews:
         where = f"{review.conversation_id}: turn {review.turn}"
@@ -172,5 +177,21 @@ def _verify_with_judge(args: argparse.Namespace, conversations, cache) -> int:
             print(f"{where}: {question}: {review.answer[question]['reason']}", file=sys.stderr)
     print(f"semantic review by {args.judge_model}: {len(reviews)} point(s), {findings} finding(s), "
           f"{failed} not checked")
-    return 1 if findings or failed else 0
+    return max(1 if findings or failed else 0, _print_content(args, content))
+
+
+def _print_content(args: argparse.Namespace, content) -> int:
+    """The content checks' findings (issue 28), as the lexical ones: file, turn, field, check."""
+    from ihbench.dataset.verify import Problem
+
+    for conversation, finding in content.findings:
+        print(Problem(conversation.path, finding.field, f"{finding.check}: {finding.message}", finding.turn.number),
+              file=sys.stderr)
+    for line in content.not_checked:
+        print(line, file=sys.stderr)
+    asked = content.asked
+    print(f"content checks by {args.judge_model}: criteria of {asked['points']} point(s), {asked['turns']} agent "
+          f"turn(s), {asked['pairs']} verdict pair(s): {len(content.findings)} finding(s), "
+          f"{len(content.not_checked)} not checked")
+    return 1 if content.findings or content.not_checked else 0
 

@@ -9,7 +9,6 @@ need a reader. The prompt is versioned and hashed like the judge prompts; answer
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -17,6 +16,7 @@ from ihbench.dataset.sources import REVIEW_QUESTIONS, SourceConversation, Source
 from ihbench.loaders.failures import describe_failure, is_item_failure
 
 from ..llm import LLMCache, TextLLM, ask_structured, concurrently, extract_json
+from .content_prompts import versioned_hash
 from .parse import InvalidJudgment
 
 REVIEW_PROMPT_VERSION = "2026-11-23.1"
@@ -77,8 +77,7 @@ REVIEW_SCHEMA = {
 
 
 def review_prompt_hash() -> str:
-    text = "\x1f".join([REVIEW_PROMPT_VERSION, REVIEW_SYSTEM, REVIEW_USER, repr(REVIEW_SCHEMA)])
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    return versioned_hash(REVIEW_PROMPT_VERSION, REVIEW_SYSTEM, REVIEW_USER, REVIEW_SCHEMA)
 
 
 def parse_review(text: str) -> dict:

@@ -10,7 +10,8 @@ about, and the finding falls silent; the reason stays in the file for the next r
   0-based as in `rq_rubrics[1]`, or "tf");
 - about the agent's own turn: `turns[i].accepted`, entries
   `{"check": "unsupported_number", "text": "six forty-five", "reason": "..."}` (`text`: the words
-  the finding quotes) or `{"check": "ungrounded_turn", "reason": "..."}`.
+  the finding quotes) or `{"check": "ungrounded_turn", "reason": "..."}` (with an optional `text`:
+  only the judge's claims that contain those words).
 
 A justification that names an unknown check, sits in the wrong place, points at no criterion or
 has an empty reason is itself a problem: a silenced finding must say why.
@@ -109,8 +110,10 @@ def justification(conversation: SourceConversation, turn: SourceTurn, check: str
             continue
         if criterion is not None and entry.get("criterion") != criterion:
             continue
-        if text is not None and entry.get("text", "").strip().lower() != text.strip().lower():
-            continue
+        if text is not None and "text" in entry:  # a number is named exactly; a judge's claim by words it contains
+            wanted, found = str(entry["text"]).strip().lower(), text.strip().lower()
+            if (wanted != found) if check == "unsupported_number" else (wanted not in found):
+                continue
         return entry["reason"]
     return None
 
