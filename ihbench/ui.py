@@ -287,8 +287,11 @@ def _read_upload(path: str) -> np.ndarray:
         raise UserError(f"that file is not usable audio: {reason}") from None
 
 
-def detect(detector_name: str, upload: Optional[str], sid_clip: Optional[str]):
-    """(waveform figure with predicted and true break, result dict)."""
+def detect(detector_name: str, upload: Optional[str], sid_clip: Optional[str], threshold: Optional[float] = None):
+    """(waveform figure with predicted and true break, result dict). `threshold` is smart-turn's, as
+    `ihbench sid --detector smart-turn --option threshold=T`: the turn ends at the first pause where
+    P(turn complete) > T; the other detectors keep their defaults."""
+    from ihbench.dataset.errors import MissingDependencyError, MissingFileError
     from ihbench.dataset.sid import sid_rows
     from ihbench.sid.detectors import get_detector
 
@@ -301,8 +304,17 @@ def detect(detector_name: str, upload: Optional[str], sid_clip: Optional[str]):
         samples, truth = clips[index], references[index]
     else:
         raise UserError("record or upload a clip, or pick an SID clip")
-    prediction = get_detector(detector_name).detect(samples, SAMPLING_RATE)
-    return waveform_figure(samples, prediction, truth), {"prediction": prediction, "truth": truth}
+    options = {"threshold": float(threshold)} if detector_name == "smart-turn" and threshold is not None else {}
+    try:
+        detector = get_detector(detector_name, **options)
+    except (MissingDependencyError, MissingFileError) as error:  # written for users: what to install
+        raise UserError(f"{detector_name} is not available on this server: {error}") from None
+    prediction = detector.detect(samples, SAMPLING_RATE)
+    result = {"prediction": prediction, "truth": truth, "detector": detector.describe()}
+    if detector_name == "smart-turn":  # where it was asked, and what it said
+        result["pauses"] = [{"time": round(p.time, 3), "probability": round(p.probability, 4)}
+                            for p in detector.traces[-1].pauses if p.probability is not None] if detector.traces else []
+    return waveform_figure(samples, prediction, truth), result
 
 
 def waveform_figure(samples: np.ndarray, prediction: dict, truth: Optional[dict]):

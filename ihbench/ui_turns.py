@@ -37,11 +37,21 @@ def recording_choices() -> list[str]:
     return list(duplex["conversation_id"]) if duplex is not None else []
 
 
-def analyze_recording(recording_id: Optional[str], upload: Optional[str]):
-    """(timeline PNG path, timing rows, summary markdown) for a duplex recording or an upload."""
-    from ihbench.dataset.errors import IHBenchError
+def analyze_recording(recording_id: Optional[str], upload: Optional[str], smart_turn: bool = False):
+    """(timeline PNG path, timing rows, summary markdown) for a duplex recording or an upload. With
+    `smart_turn` the run is `ihbench turns --judge smart-turn`: the timeline gains Smart Turn's
+    P(turn end) at each pause with its threshold, and the summary its agreement (what it covers)."""
+    from ihbench.dataset.errors import IHBenchError, MissingDependencyError, MissingFileError
     from ihbench.turns.run import run_turns
 
+    judge = None
+    if smart_turn:
+        from ihbench.turns.smart_turn_judge import SmartTurnJudge
+
+        try:
+            judge = SmartTurnJudge()
+        except (MissingDependencyError, MissingFileError) as error:  # written for users: what to install
+            raise UserError(f"Smart Turn is not available on this server: {error}") from None
     out = new_run_folder("turns")
     truth = None
     if upload:
@@ -56,7 +66,7 @@ def analyze_recording(recording_id: Optional[str], upload: Optional[str]):
     else:
         raise UserError("pick a recording of the dataset or upload a stereo file")
     try:
-        summary = run_turns([audio], out, progress=False, model_name="space")
+        summary = run_turns([audio], out, progress=False, model_name="space", judge=judge)
     except IHBenchError as error:  # the page shows the file's name, never the server's path
         raise UserError(f"that file cannot be analysed: {str(error).replace(str(audio), audio.name)}") from None
     recording = summary["per_recording"][0]
@@ -104,4 +114,9 @@ def _summary(summary: dict, events: dict, truth: Optional[dict]) -> str:
         if placed:
             lines.append(f"Stop latency placed by the render: {sum(placed) / len(placed):.3f} s on average "
                          f"over {len(placed)} yields; {talked_over} barge-in(s) talked over.")
+    if summary["agreement"]:
+        from ihbench.turns.run import agreement_lines
+
+        lines.append("Talking Turns agreement (bottom row of the timeline: P(turn end) at each pause):\n\n"
+                     + "\n".join(f"- {line}" for line in agreement_lines(summary["agreement"])))
     return "\n\n".join(lines)

@@ -27,7 +27,7 @@ except (ImportError, AttributeError):
     def gpu(function):
         return function
 
-DETECTORS = ["silero-vad", "energy"]
+DETECTORS = ["silero-vad", "energy", "smart-turn"]
 METRICS = ["rq_pass_rate", "tf_win_rate", "fir", "irl", "apt", "convbench_pass_rate"]
 
 
@@ -93,8 +93,8 @@ def judge(run_dir, judge_base_url, judge_model):
 
 
 @shown
-def detect(detector, upload, sid_clip):
-    return ui.detect(detector, upload, sid_clip)
+def detect(detector, upload, sid_clip, threshold=0.5):
+    return ui.detect(detector, upload, sid_clip, threshold)
 
 
 @shown
@@ -108,8 +108,8 @@ def leaderboard():
 
 
 @shown
-def analyze_turns(recording_id, upload):
-    return ui_turns.analyze_recording(recording_id, upload)
+def analyze_turns(recording_id, upload, smart_turn=False):
+    return ui_turns.analyze_recording(recording_id, upload, smart_turn)
 
 
 @shown
@@ -217,13 +217,15 @@ def _data_tabs(app: gr.Blocks) -> None:
         judge_button.click(judge, [run_state, judge_base_url, judge_model], [scores, chart])
     with gr.Tab("Detect"):
         with gr.Row():
-            detector = gr.Dropdown(DETECTORS, value="silero-vad", label="Detector")
+            detector = gr.Dropdown(DETECTORS, value="silero-vad", label="Detector", elem_id="detector")
             sid_clip = gr.Dropdown([""] + ui.sid_clip_choices(), value="", label="SID clip", elem_id="sid-clip")
+            threshold = gr.Slider(0, 1, value=0.5, step=0.01, elem_id="smart-turn-threshold",
+                                  label="smart-turn threshold: the turn ends at a pause where P(complete) > it")
         upload = gr.Audio(label="Record or upload", type="filepath", sources=["upload", "microphone"])
         detect_button = gr.Button("Detect", elem_id="detect")
         waveform = gr.Plot(label="Waveform", elem_id="waveform")
-        detection = gr.JSON(label="Result")
-        detect_button.click(detect, [detector, upload, sid_clip], [waveform, detection])
+        detection = gr.JSON(label="Result", elem_id="detection")
+        detect_button.click(detect, [detector, upload, sid_clip, threshold], [waveform, detection])
 
 
 def _turns_tab() -> None:
@@ -235,13 +237,15 @@ def _turns_tab() -> None:
                                     label="Two-channel recording of the dataset (duplex config)", elem_id="recording")
             upload = gr.Audio(label="Or upload a stereo call (channel 0 the AI, channel 1 the user)", type="filepath",
                               sources=["upload"])
+        smart_turn = gr.Checkbox(False, elem_id="smart-turn-track",
+                                 label="Smart Turn: P(turn end) at each pause under the timeline (and its agreement)")
         analyze_button = gr.Button("Analyse turn-taking", elem_id="analyze-turns")
         summary = gr.Markdown(elem_id="turns-summary")
         timeline = gr.Image(label="Timeline: speech per channel, backchannels, floor events", type="filepath",
                             elem_id="timeline")
         timing = gr.Dataframe(headers=["figure", "value", "ci_low", "ci_high", "n"], label="Timing",
                               elem_id="timing")
-        analyze_button.click(analyze_turns, [recording, upload], [timeline, timing, summary])
+        analyze_button.click(analyze_turns, [recording, upload, smart_turn], [timeline, timing, summary])
 
 
 def _convbench_tab(app: gr.Blocks) -> None:

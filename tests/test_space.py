@@ -4,6 +4,7 @@ import socket
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import REPO
 from space_browser import free_port
@@ -271,3 +272,55 @@ def test_turns_tab_on_an_uploaded_stereo_call_and_bad_uploads(space, tmp_path):
     assert "cannot be analysed" in str(error.value) and str(tmp_path) not in str(error.value)
     with pytest.raises(AppError, match="pick a recording"):
         client.predict("", None, api_name="/analyze_turns")
+
+
+def test_detect_offers_smart_turn_with_the_clis_threshold(space):
+    """The break is the first pause where P(turn complete) > the threshold (`--option threshold=`);
+    above every probability, only the silence fallback is left, never earlier."""
+    client, _ = space
+    from ihbench import ui
+
+    clip = ui.sid_clip_choices()[0]
+    _, result = client.predict("smart-turn", None, clip, 0.5, api_name="/detect")
+    assert result["detector"]["detector"] == "smart-turn" and result["detector"]["threshold"] == 0.5
+    assert result["detector"]["sha256"] == "2bb026316b14a660486a75b1733cd3fbab8c2fd0314dc9af7be49f8cca967e4f"
+    pauses, prediction = result["pauses"], result["prediction"]
+    assert pauses and all(0 <= p["probability"] <= 1 for p in pauses)
+    fired = [p for p in pauses if p["probability"] > 0.5]
+    if fired:
+        assert prediction["break_time"] == pytest.approx(fired[0]["time"], abs=1e-3)
+    _, strict = client.predict("smart-turn", None, clip, 1.0, api_name="/detect")
+    assert strict["detector"]["threshold"] == 1.0
+    assert strict["prediction"]["break_time"] >= prediction["break_time"]
+
+
+def test_a_missing_smart_turn_extra_is_a_message_in_the_detect_and_turns_tabs(monkeypatch):
+    from importlib import metadata
+
+    from ihbench import ui, ui_turns
+
+    def absent(name):
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "distribution", absent)
+    clip = np.zeros(16_000, dtype=np.float32)
+    monkeypatch.setattr(ui, "_read_upload", lambda path: clip)
+    with pytest.raises(ui.UserError, match=r'smart-turn is not available on this server: .*pip install "ihbench\[smart-turn\]"'):
+        ui.detect("smart-turn", "call.wav", None, 0.5)
+    with pytest.raises(ui.UserError, match=r'Smart Turn is not available on this server: .*pip install "ihbench\[smart-turn\]"'):
+        ui_turns.analyze_recording(None, "call.wav", True)
+
+
+def test_turns_tab_shows_smart_turns_probability_track_and_what_it_covers(space):
+    import datasets
+    from conftest import png_size
+
+    client, built = space
+    ids = datasets.load_dataset(str(built), "duplex", split="dev")["conversation_id"]
+    plain, _, _ = client.predict(ids[0], None, False, api_name="/analyze_turns")
+    timeline, _, summary = client.predict(ids[0], None, True, api_name="/analyze_turns")
+    assert png_size(timeline)[1] > png_size(plain)[1]  # a row more: P(turn end) under the timeline
+    assert "agreement speak_up: C " in summary and "agreement convey_turn: C " in summary
+    for name in ("backchannel", "interrupt", "handle_interruption"):
+        assert f"agreement {name}: not covered (" in summary
+    assert "single-label evaluation: not covered" in summary and "pipecat-ai 1.14.0" in summary

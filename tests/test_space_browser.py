@@ -87,6 +87,11 @@ def test_detect_on_an_sid_clip_plots_the_waveform(page):
     page.locator("#detect").click()
     page.locator("#waveform img").first.wait_for(timeout=60_000)
     page.screenshot(path=str(ARTIFACTS / "space-detect.png"), full_page=True)
+    _pick(page, "detector", "smart-turn")
+    page.locator("#detect").click()
+    playwright_api.expect(page.locator("#detection")).to_contain_text("pipecat_ai", timeout=120_000)
+    playwright_api.expect(page.locator("#detection")).to_contain_text("pauses", timeout=30_000)
+    page.screenshot(path=str(ARTIFACTS / "space-detect-smart-turn.png"), full_page=True)
 
 
 def test_metrics_and_leaderboard_tabs_render(page):
@@ -105,6 +110,13 @@ def test_turns_on_a_duplex_recording_shows_the_timeline_and_the_agreement(page):
     page.locator("#timeline img").first.wait_for(timeout=60_000)
     playwright_api.expect(page.locator("#timing")).to_contain_text("stop latency", timeout=30_000)
     page.screenshot(path=str(ARTIFACTS / "space-turns.png"), full_page=True)
+    page.locator("#smart-turn-track input").check()
+    page.locator("#analyze-turns").click()
+    playwright_api.expect(page.locator("#turns-summary")).to_contain_text("agreement backchannel: not covered",
+                                                                          timeout=180_000)
+    playwright_api.expect(page.locator("#turns-summary")).to_contain_text("agreement speak_up: C", timeout=30_000)
+    page.locator("#timeline img").first.wait_for(timeout=60_000)
+    page.screenshot(path=str(ARTIFACTS / "space-turns-smart-turn.png"), full_page=True)
 
 
 def test_convbench_pick_a_judged_run_step_to_a_turn_and_see_its_verdicts(page, tmp_path):

@@ -23,7 +23,7 @@ from .hub import PublishPlan, check_repo_id, check_staging_folder, mark_staged, 
 
 #: the packages under the one import root, by import name (a checkout keeps the last two in their own folders)
 PACKAGES = ("ihbench", "ihbench.dataset", "ihbench.loaders")
-EXTRAS = ("models", "space")
+EXTRAS = ("models", "space", "smart-turn")  # smart-turn: the Detect and Turns tabs offer Smart Turn
 PINNED = ("torch", "torchcodec")  # the pair is ABI-bound: pin what this toolkit was installed with
 DATA_FOLDER = Path("data") / "ihbench-dev"
 _SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".*", "spaces")
