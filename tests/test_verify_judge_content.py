@@ -176,3 +176,14 @@ def test_judge_findings_take_the_points_justifications(check):
     from ihbench.dataset.checks.accepted import CHECKS
 
     assert CHECKS[check] == "point" and CHECKS["ungrounded_turn"] == "turn"
+
+
+def test_the_issues_pair_of_verdicts_is_put_to_the_judge():
+    """travel-01: "I'll book that" passed "lets her accept it", "I'll extend your stay" failed "Lets her
+    choose" (issue 28): worded differently, alike in a clause, within one call."""
+    from ihbench.dataset.sources import SOURCES_DIR, load_conversation
+    from ihbench.judge.content import candidate_pairs
+
+    call = load_conversation(SOURCES_DIR / "travel-01-hotel-oversold-relocation.json")
+    pairs = {(a[1].number, a[2], b[1].number, b[2]) for a, b in candidate_pairs([call])}
+    assert (4, 2, 10, 3) in pairs

@@ -6,8 +6,9 @@ judged against it and against the agent's own continuation in the source: a crit
 fails is ungrounded or over-strict (`reference_fails`, `blind_reply_fails`; a blind reply the
 judge finds incorrect shows nothing and is set aside). Per scripted agent turn, every fact,
 number, promise and step is traced to what the agent was given (`ungrounded_turn`). Per pair of
-near-identical criteria with opposite baseline verdicts (the lexical rule's pairs, and wording 60 %
-alike), the judge says whether the behaviour is the same (`inconsistent_verdict`). Findings take
+near-identical criteria with opposite baseline verdicts (the lexical rule's pairs, wording 60 %
+alike, and within one call a clause 55 % alike: "lets her accept it" and "Lets her choose"), the
+judge says whether the behaviour is the same (`inconsistent_verdict`). Findings take
 the lexical checks' names, fields and justifications (`ihbench.dataset.checks.accepted`). Answers
 go through `ask_structured` (cache, retries, one re-ask on an invalid answer); a failed ask is
 reported as not checked, never as a pass.
@@ -32,8 +33,22 @@ from .content_prompts import (BLIND_SCHEMA, CONSISTENCY_SCHEMA, CRITERIA_SCHEMA,
                               reference_continuation)
 from .parse import InvalidJudgment
 
-#: criteria this alike (word sequence), with opposite verdicts, are asked about
+#: criteria this alike (word sequence), with opposite verdicts, are asked about; within one call,
+#: criteria with a clause this alike too ("lets her accept it" and "Lets her choose")
 CANDIDATE_SIMILARITY = 0.6
+CLAUSE_SIMILARITY = 0.55
+_CLAUSE = re.compile(r",|;|:|\band\b|\bthen\b|\bwithout\b|\brather than\b|\binstead of\b")
+
+
+def _clauses(text: str) -> list[list[str]]:
+    """A criterion's clauses of three words or more, as words."""
+    return [words for words in (re.findall(r"[a-z0-9']+", c.lower()) for c in _CLAUSE.split(text)) if len(words) >= 3]
+
+
+def _alike(a: list[str], b: list[str], threshold: float) -> bool:
+    if 2 * min(len(a), len(b)) < threshold * (len(a) + len(b)):
+        return False  # too different in length (difflib's real_quick_ratio, without the object)
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() >= threshold
 _PROBLEMS = ("none", "ungrounded", "over_strict")
 
 
@@ -129,7 +144,8 @@ def criterion_findings(conversation: SourceConversation, turn: SourceTurn, answe
 
 def candidate_pairs(conversations: Sequence[SourceConversation]) -> list[tuple]:
     """Pairs of (conversation, turn, criterion) with opposite verdicts worth a reader's look: the
-    lexical rule's pairs, and criteria whose wording is 60 % alike."""
+    lexical rule's pairs, criteria whose wording is 60 % alike, and within one call criteria with a
+    clause 55 % alike."""
     entries = [(c, t, k) for c in sorted(conversations, key=lambda c: c.path.name) for t in c.interrupted_turns
                for k in range(min(len(t.interruption.rq_rubrics), len(t.interruption.baseline_rq_verdicts or [])))]
     words = {id(e): re.findall(r"[a-z0-9]+", e[1].interruption.rq_rubrics[e[2]].lower()) for e in entries}
@@ -139,10 +155,10 @@ def candidate_pairs(conversations: Sequence[SourceConversation]) -> list[tuple]:
         if first[1].interruption.baseline_rq_verdicts[first[2]].met == \
                 second[1].interruption.baseline_rq_verdicts[second[2]].met:
             continue
-        a, b = words[id(first)], words[id(second)]
-        if 2 * min(len(a), len(b)) < CANDIDATE_SIMILARITY * (len(a) + len(b)):
-            continue
-        if difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() >= CANDIDATE_SIMILARITY:
+        same_call = first[0] is second[0] and first[1] is not second[1]
+        if _alike(words[id(first)], words[id(second)], CANDIDATE_SIMILARITY) or same_call and any(
+                _alike(a, b, CLAUSE_SIMILARITY) for a in _clauses(first[1].interruption.rq_rubrics[first[2]])
+                for b in _clauses(second[1].interruption.rq_rubrics[second[2]])):
             pairs.setdefault((id(first[1]), first[2], id(second[1]), second[2]), (first, second))
     return list(pairs.values())
 
