@@ -23,10 +23,12 @@ comes first: the model speaks once per pause, as in a voice agent. It hears the 
 from 0.7 s before the start of the holder's current turn (pipecat's pre-speech plus VAD start) to
 that moment, keeping the last 8 s. Its probability fills the rows from that moment to the row of
 the first chunk of speech after the silence (row k predicts the 40 ms after its end time, and that
-row's end time is where the silence ends: the metric's instance); earlier rows and every other chunk hold the neutral
-[0.5, 0, 0, 0, 0.5]. Row k only ever depends on audio up to its chunk's end: no look-ahead. The
-metric module finds its instances itself (a chunk of speech after at least 3 chunks of silence),
-so nothing here restates its definition.
+row's end time is where the silence ends: the metric's instance); earlier rows and every other
+chunk hold the neutral [0.5, 0, 0, 0, 0.5]. No look-ahead in what it hears: the audio behind row k
+never goes past row k's end time. Where it is asked comes from the recording's floor labels, as the
+metric's instances do; the moment is the one a voice agent asks at, which may come before the
+instance's end time. The metric module finds its instances itself (a chunk of speech after at least
+3 chunks of silence), so nothing here restates its definition.
 """
 from __future__ import annotations
 
