@@ -18,8 +18,8 @@ __all__ = ["CHECKS", "Finding", "content_findings", "inconsistent_verdicts", "in
 
 
 def content_findings(conversation: SourceConversation) -> list[Finding]:
-    """The lexical findings of one conversation no justification settles (all of them, for a
-    generator to see: `unsettled` filters)."""
+    """The lexical findings of one conversation that no justification recorded in it settles
+    (the cross-conversation one, `inconsistent_verdicts`, runs over a whole set)."""
     found: list[Finding] = []
     for turn in conversation.turns:
         for words in dict.fromkeys(unsupported_numbers(conversation, turn)):

@@ -8,9 +8,10 @@ Numbers are what a lexical check can trace without false alarms: they are compar
 (`numbers.py`), so the dev set's spoken "four hundred twelve dollars and eighty-seven cents" is the
 knowledge base's "$412.87", and "three eighteen" is $318. Not traced: zero and one (ordinary words:
 "one more thing"); the parts of a known value ("ninety-nine dollars" of "$99.66"), which is how
-people read amounts; and a value said as approximate ("about", "roughly") within 5 % of a known
-one. Arithmetic on known facts (a sum, a count of days) is flagged: a reader confirms it and
-records why in the turn's `accepted` list (FORMAT.md). Facts that are not numbers, and procedures,
+people read amounts; a value said as approximate ("about", "roughly") within 5 % of a known
+one; small counts (two to ten) without a unit ("two things help"); written identifiers
+("QZ-48213"). Arithmetic on known facts (a sum, a count of days) is flagged: a reader confirms it
+and records why in the turn's `accepted` list (FORMAT.md). Facts that are not numbers, and procedures,
 need the judge (`ihbench verify --judge-model`).
 """
 from __future__ import annotations
