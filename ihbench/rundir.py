@@ -116,6 +116,10 @@ class RunDir:
         info = self.info()
         if info.convbench is not None:
             raise RunDirError(CONVBENCH_NOT_YET.format(path=self.path, config=info.config))
+        if isinstance(info.extra.get("barge_in"), dict):  # `ihbench barge-in`: its live points and the answers
+            from ihbench.barge_in.points import load_points
+
+            return load_points(self.path, info)
         responses = self.responses()
         if info.epochs:  # a rerun with fewer --epochs: the answers of the epochs it dropped are not this run's
             beyond = [r for r in responses if r.epoch >= info.epochs]

@@ -247,3 +247,41 @@ def test_a_tiny_audio_model_plays_one_conversation_end_to_end(built, tmp_path):
     assert sum(1 for r in records if r["target"]) == sum(1 for r in records if r["cut"])
     info = json.loads((out / "run.json").read_text())
     assert info["modality"] == "audio" and info["model"]["loader"] == loader_name("qwen2-audio")
+
+
+def test_judge_and_report_score_the_live_points_with_the_same_judges(played, tmp_path):
+    """Each placed cut is a point (its live rubric and baseline), the model's next message its answer:
+    RQ per type and TF against the live baseline, by the judges and metric modules of a static run."""
+    import shutil
+
+    from judging import ScriptedJudge
+
+    out = tmp_path / "run"
+    shutil.copytree(played[0], out)
+    placed = cuts(out)
+    by_round = {r["round"]: r for r in rounds(out)}
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        assert main(["judge", str(out), "--judge-model", "judge-x", "--judge-base-url", judge.base_url,
+                     "--cache", str(tmp_path / "judge.sqlite"), "--quiet"]) == 0
+    judgments = [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
+    ids = {f"{r['conversation_id']}/{r['round']}" for r in placed}
+    assert {j["id"] for j in judgments} == ids and {j["axis"] for j in judgments} == {"tf", "rq"}
+    assert all(j["outcome"] == "judged" for j in judgments)
+    assert main(["report", str(out), "--n-bootstrap", "50", "--quiet"]) == 0
+    summary = json.loads((out / "summary.json").read_text())["runs"][0]
+    assert summary["n_items"] == summary["n_planned"] == len(placed) and summary["generation_errors"] == 0
+    assert set(summary["rq_pass_rate"]["per_type"]) == {r["target"] for r in placed}
+    assert summary["tf_win_rate"]["tf_win_rate"] is not None
+    assert summary["barge_in"] == {"planned": len(placed), "placed": len(placed), "not_placed": 0,
+                                   "not_placed_by_reason": {}, "refused_interjections": 0}
+    # the answer judged is the model's next message, the baseline the live one
+    from ihbench.rundir import RunDir
+
+    _, responses, items = RunDir(out).load()
+    for record in placed:
+        item_id = f"{record['conversation_id']}/{record['round']}"
+        answer = next(r for r in responses if r.id == item_id)
+        assert answer.response == by_round[record["round"] + 1]["reply"]
+        assert items[item_id].baseline == record["baseline"]
+        assert items[item_id].interrupted.delivered == record["cut"]["heard"]
+        assert items[item_id].rubric.rq == record["rubric"]["rq_rubrics"]

@@ -38,9 +38,9 @@ from ihbench.seeds import record_seed
 
 from .clock import METHOD, speak
 from .cuts import Cut, place_cut, targets
+from .points import RECORDS, as_turn
 from .records import RoundRecord
 
-RECORDS = "barge_in.jsonl"
 BARGE_IN_VERSION = "1"
 
 
@@ -237,7 +237,7 @@ class _Player:
                 self.summary.rounds += 1
                 self.summary.placed += record.placed
                 self.summary.unplaced += record.cut is not None and not record.placed
-            self.call.add(_turn(record))
+            self.call.add(as_turn(record))
             if not record.placed and (record.end or number >= self.maximum):  # a cut always gets its recovery
                 return
             number += 1
@@ -294,12 +294,3 @@ def _record(base: dict, status: str, fields: dict, calls: list, error: Optional[
     from ihbench.convbench.records import utc_stamp
 
     return RoundRecord(**base, status=status, **fields, calls=calls, error=error, time=utc_stamp())
-
-
-def _turn(record: RoundRecord) -> dict:
-    """The round in the pipeline's shape, as its agents and the protocol read it."""
-    turn = {"stage": record.stage, "assistant": record.reply, "user": record.user}
-    if record.placed:
-        turn["delivered"] = record.cut["heard"]
-        turn["interruption"] = {"type": record.target, **record.rubric, "baseline": record.baseline}
-    return turn

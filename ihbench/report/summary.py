@@ -87,6 +87,10 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
         "metric_versions": {name: metric_version(name) for name in ("tf_win_rate", "rq_pass_rate")},
     }
     summary["judges"] = [{"judge_model": m, "prompt_version": v, "prompt_hash": h} for m, v, h in summary["judges"]]
+    if isinstance(info.extra.get("barge_in"), dict):  # on-policy points: the cuts planned, placed, and why not
+        from ihbench.barge_in.points import cut_counts
+
+        summary["barge_in"] = cut_counts(run_dir)
     summary["history_audio"] = heard_as_audio(info.history_audio, info.modality, responses, items)
     summary["thinking"] = {"effective": info.model.get("thinking_effective"),
                            "answers_with_reasoning": sum(bool(r.reasoning) for r in responses if r.answered),

@@ -1,0 +1,94 @@
+"""A barge-in run read as interruption points: what `ihbench judge` and `ihbench report` score.
+
+Each placed cut is an `EvalItem` (the call up to it, the model's cut message as heard, the caller's
+interjection, the rubric and the live blind baseline), and the model's next message is its answer,
+as a `ResponseRecord` of epoch 0: the same judges then score it, RQ per type and TF against the
+live baseline, with the same metric modules and intervals as a static run. `RunDir.load` hands
+these over for a run whose run.json says it is a barge-in run, so neither command needs a branch.
+Items are built from the transcripts (judges read text), so their digests never depend on audio.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from pathlib import Path
+
+from ihbench.dataset.io import read_records
+from ihbench.records import RECORD_FORMAT, RecordError, ResponseRecord, RunInfo
+
+from .records import RoundRecord
+
+RECORDS = "barge_in.jsonl"
+
+
+def is_barge_in(info: RunInfo) -> bool:
+    return isinstance(info.extra.get("barge_in"), dict)
+
+
+def rounds(path: Path) -> dict[tuple[str, int], RoundRecord]:
+    """The last record of each (conversation, round)."""
+    latest: dict[tuple[str, int], RoundRecord] = {}
+
+    def take(data: dict):
+        try:
+            record = RoundRecord.from_json(data)
+        except RecordError as error:
+            return str(error)
+        latest[record.key] = record
+        return None
+
+    read_records(Path(path) / RECORDS, check=take)
+    return latest
+
+
+def load_points(run_path: Path, info: RunInfo) -> tuple[RunInfo, list[ResponseRecord], dict]:
+    """(run.json with n_items the points found, the model's answers to them, {item id: EvalItem})."""
+    from ihbench.dataset.load import load_conversations
+
+    from .conversation import Call
+
+    latest = rounds(run_path)
+    played = {key[0] for key in latest}
+    responses, items = [], {}
+    for conversation in load_conversations(info.data, split=info.split):
+        if conversation.conversation_id not in played:
+            continue
+        call = Call(conversation, "text", lambda text: b"")
+        number = 1
+        while (conversation.conversation_id, number) in latest:
+            record = latest[(conversation.conversation_id, number)]
+            answer = latest.get((conversation.conversation_id, number + 1))
+            if not record.played:
+                break
+            call.add(as_turn(record))
+            if record.placed and answer is not None:
+                item = call.item(number)
+                items[item.id] = item
+                responses.append(ResponseRecord(
+                    id=item.id, epoch=0, response=answer.reply if answer.played else None,
+                    error=None if answer.played else answer.error or "the round failed", seed=answer.seed,
+                    latency_s=answer.latency_s, input_tokens=answer.input_tokens, output_tokens=answer.output_tokens,
+                    modality=info.modality, conversation_id=item.conversation_id,
+                    interruption_type=item.interruption_type, depth=item.depth, reasoning=answer.reasoning,
+                    item_hash=item.content_hash, audio_turns=answer.audio_turns, format_version=RECORD_FORMAT))
+            number += 1
+    return dataclasses.replace(info, n_items=len(items), epochs=1), responses, items
+
+
+def cut_counts(run_path: Path) -> dict:
+    """Planned cuts: placed, and those that could not be placed, by reason (the words of the reason
+    before its colon: "reply too short", "no place inside a sentence")."""
+    played = [r for r in rounds(run_path).values() if r.played and r.target]
+    reasons = Counter(r.cut["reason"].split(":", 1)[0] for r in played if r.cut and not r.placed)
+    return {"planned": len(played), "placed": sum(r.placed for r in played), "not_placed": sum(reasons.values()),
+            "not_placed_by_reason": dict(sorted(reasons.items())),
+            "refused_interjections": sum(len(r.refused) for r in played)}
+
+
+def as_turn(record: RoundRecord) -> dict:
+    """A played round in the generation pipeline's shape, as its agents and the protocol read it."""
+    turn = {"stage": record.stage, "assistant": record.reply, "user": record.user}
+    if record.placed:
+        turn["delivered"] = record.cut["heard"]
+        turn["interruption"] = {"type": record.target, **record.rubric, "baseline": record.baseline}
+    return turn
