@@ -285,3 +285,35 @@ def test_judge_and_report_score_the_live_points_with_the_same_judges(played, tmp
         assert items[item_id].baseline == record["baseline"]
         assert items[item_id].interrupted.delivered == record["cut"]["heard"]
         assert items[item_id].rubric.rq == record["rubric"]["rq_rubrics"]
+
+
+def test_a_round_the_model_fails_stops_its_conversation_and_is_played_again(built, tmp_path, capsys):
+    from openai_test_server import Reply
+
+    model_script, sim_script = scripts()
+    down = {"on": True}
+
+    def respond(body):
+        if down["on"] and len([m for m in body["messages"] if m["role"] == "assistant"]) == 3:
+            return Reply(status=400)  # a request the server refuses: an item failure, not retried
+        return model_script(body)
+
+    with OpenAITestServer(respond=respond) as model, OpenAITestServer(respond=sim_script) as sim:
+        assert barge_in(model, sim, built, tmp_path / "run") == 1
+        records = rounds(tmp_path / "run")
+        assert [r["status"] for r in records] == ["played"] * 3 + ["error"] and "the model" in records[-1]["error"]
+        assert "every one of the 1 conversation(s) failed" in capsys.readouterr().err
+        down["on"] = False
+        assert barge_in(model, sim, built, tmp_path / "run") == 0
+    records = rounds(tmp_path / "run")
+    assert [r["round"] for r in records[4:]] == list(range(4, len(records)))
+    assert all(r["status"] == "played" for r in records[4:])
+
+
+def test_another_config_is_refused_before_anything_is_made(built, tmp_path, capsys):
+    assert main(["barge-in", "--data", str(built), "--config", "interruptions", "--model", "openai", "--model-path",
+                 "m", "--base-url", "http://127.0.0.1:9/v1", "--sim-model", "s", "--out", str(tmp_path / "run"),
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--config" in err[0]
+    assert not (tmp_path / "run").exists()
