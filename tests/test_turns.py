@@ -411,6 +411,7 @@ def test_cli_end_to_end(tmp_path, files):
     result = subprocess.run(command, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "turn-over rate on user barge-ins: 0.500" in result.stdout and "response latency: mean" in result.stdout
+    assert "talk-overs (the AI kept speaking over a barge-in; no stop latency): 1" in result.stdout
     assert "s of audio" in result.stderr  # the progress bar
     summary = json.loads((out / "summary.json").read_text())
     assert summary["kind"] == "turns" and summary["model_name"] == "cascade-v1" and summary["recordings"] == 1

@@ -57,9 +57,10 @@ def main(args: argparse.Namespace) -> int:
     print(f"{summary['recordings']} recording(s), {summary['duration_s'] / 60:.1f} min of audio "
           f"(real-time factor {summary['real_time_factor']:.3f})")
     print(f"response latency: {_mean(timing['response_latency_s'])}")
-    print(f"stop latency after a user barge-in: {_mean(timing['stop_latency_s'])}")
+    print(f"stop latency after a user barge-in (yields only): {_mean(timing['stop_latency_s'])}")
     print("turn-over rate on user barge-ins: " + ("none" if not rate["n"] else
           f"{rate['value']:.3f} [{rate['ci_low']:.3f}, {rate['ci_high']:.3f}] (n={rate['n']})"))
+    print(f"talk-overs (the AI kept speaking over a barge-in; no stop latency): {timing['talk_overs']}")
     if summary["agreement"]:
         for line in agreement_lines(summary["agreement"]):
             print(line)
