@@ -78,6 +78,35 @@ def generated_provenance(provenances: Sequence[Optional[dict]]) -> Optional[str]
     return "\n".join(lines) + "\n"
 
 
+BASELINES_BLOCK = re.compile(r"(<!-- baselines by type[^\n]*-->\n)(.*?)(<!-- end baselines by type -->\n)", re.S)
+_BASELINE_ROW = re.compile(r"^\| (\w+) \| (\d\.\d\d) \[[^\]]*\] \(n=(\d+)\) \|", re.M)
+OTHER_BASELINES = ("The toolkit's card compares the shipped dev set's hand-written baselines with the paper's "
+                   "baseline, type by type; this build's points or their baseline verdicts are not the ones that "
+                   "table was computed from, so it is left out here. This build's baseline RQ pass rate per type "
+                   "is in the statistics above.\n")
+
+
+def _baselines_block(text: str, statistics: dict) -> str:
+    """Keeps the template's table of the dev set's baselines by type only when it is this build's.
+
+    The table is computed from the shipped sources with the metric module's interval (a test keeps the
+    template true to them); a build of other sources, or of sources edited since, has other numbers,
+    and its card must not state the dev set's as its own. Compared, not recomputed: the build's own
+    statistics hold each type's point count and baseline pass rate."""
+    match = BASELINES_BLOCK.search(text)
+    if not match:
+        return text
+    rows = {kind: (float(rate), int(n)) for kind, rate, n in _BASELINE_ROW.findall(match.group(2))}
+    built = statistics.get("baseline_rq_pass_rate") or {}
+    counts = statistics.get("interruption_types") or {}
+    same = bool(rows) and rows.keys() == {k for k, n in counts.items() if n} and all(
+        counts.get(kind) == n and (built.get("per_type") or {}).get(kind) is not None
+        and abs(built["per_type"][kind] - rate) < 0.006 for kind, (rate, n) in rows.items())
+    if same:
+        return text
+    return text[:match.start(2)] + OTHER_BASELINES + text[match.end(2):]
+
+
 def render_card(*, statistics: dict, features: dict, voices: dict, split: str, configs,
                 provenances: Sequence[Optional[dict]] = (), files: Optional[dict] = None) -> str:
     from .stats import statistics_markdown
@@ -92,6 +121,7 @@ def render_card(*, statistics: dict, features: dict, voices: dict, split: str, c
     text = TEMPLATE.read_text(encoding="utf-8")
     for key, value in replacements.items():
         text = text.replace("{{" + key + "}}", value)
+    text = _baselines_block(text, statistics)
     generated = generated_provenance(provenances)
     if generated and all(p and str(p.get("author", "")).startswith(GENERATED_BY) for p in provenances):
         text = IN_HOUSE_BLOCK.sub(lambda _: generated, text)

@@ -1,28 +1,16 @@
 """summary.json -> report.md and plots, with the paper's Table 1 and Table 4 rows beside."""
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 from typing import Optional
 
 from ihbench.dataset.schema import DEPTH_BINS, INTERRUPTION_TYPES
 
-from ..resources import reference_table
 from ..summaries import ReportSummary
-
-
-def paper_table(name: str) -> list[dict]:
-    with open(reference_table(name), newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
-
-
-def _paper_model(row: dict) -> str:
-    return row["model"] + (" · thinking" if row.get("thinking") == "True" else "")
-
-
-def _paper(value: str, halfwidth: str) -> str:
-    """Paper cells: the baseline's TF is 0.5 by construction and has no interval."""
-    return f"{float(value):.3f}" + (f" ± {float(halfwidth):.2f}" if halfwidth else "")
+from .devset import NOT_COMPARABLE, by_type_table, differences, run_warning
+from .paper import paper_cell as _paper
+from .paper import paper_model as _paper_model
+from .paper import paper_table
 
 
 def _fmt(result: Optional[dict], key: str) -> str:
@@ -108,6 +96,45 @@ def plot_per_type(report: dict, path: Path) -> Optional[Path]:
     return save_figure(figure, path, dpi=100)
 
 
+def _hand_written(run: dict) -> bool:
+    return bool(run.get("dev_set")) and not run["dev_set"].get("baselines")
+
+
+def plot_dev_set(report: dict, path: Path) -> Optional[Path]:
+    """Per type, each dev-set run's RQ beside its hand-written baselines' and the paper's baseline's."""
+    from ihbench.dataset.plotting import pyplot, save_figure
+
+    from .paper import PAPER_BASELINE_MODEL, paper_baseline
+
+    runs = [r for r in report["runs"] if _hand_written(r)][:4]
+    if not runs:
+        return None
+    plt = pyplot()
+    paper = paper_baseline("table4")
+    figure, axes = plt.subplots(1, len(runs), figsize=(10 * len(runs), 4), constrained_layout=True, squeeze=False)
+    for axis, run in zip(axes[0], runs):
+        series = [(_label(run), (run.get("rq_pass_rate") or {}).get("per_type", {})),
+                  ("dev-set baseline (same items)", (run.get("baseline_rq_pass_rate") or {}).get("per_type", {}))]
+        width = 0.8 / 3
+        for index, (name, per_type) in enumerate(series):
+            kinds = [k for k in INTERRUPTION_TYPES if k in per_type]
+            values = [per_type[k]["rq_pass_rate"] for k in kinds]
+            errors = [[v - per_type[k]["ci_low"] for k, v in zip(kinds, values)],
+                      [per_type[k]["ci_high"] - v for k, v in zip(kinds, values)]]
+            axis.bar([INTERRUPTION_TYPES.index(k) + index * width for k in kinds], values, width, yerr=errors,
+                     capsize=3, label=name)
+        axis.bar([p + 2 * width for p in range(len(INTERRUPTION_TYPES))],
+                 [float(paper[k]) for k in INTERRUPTION_TYPES], width,
+                 yerr=[float(paper[k + "_ci"]) for k in INTERRUPTION_TYPES], capsize=3,
+                 label=f"paper: {PAPER_BASELINE_MODEL} baseline", hatch="//", alpha=0.6)
+        axis.set_xticks([p + width for p in range(len(INTERRUPTION_TYPES))], INTERRUPTION_TYPES)
+        axis.set_ylim(0, 1)
+        axis.set_ylabel("RQ pass rate (95 % CI)")
+        axis.set_title("Dev set: recovery quality beside both baselines")
+        axis.legend(fontsize=8)
+    return save_figure(figure, path, dpi=100)
+
+
 def plot_depth(report: dict, path: Path) -> Optional[Path]:
     from ihbench.dataset.plotting import pyplot, save_figure
 
@@ -146,6 +173,9 @@ def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
     warning = [f"> **Warning:** {report['mixed_data']}", ""] if report.get("mixed_data") else []
     hearing = _mixed_hearing(runs)
     warning += [f"> **Warning:** {hearing}", ""] if hearing else []
+    for run in runs:
+        note = run_warning(run, _label(run))
+        warning += [f"> **Warning:** {note}", ""] if note else []
     lines = ["# IHBench report", "", *warning, "## Scores", "",
              "| run | items | responses | TF win rate [95 % CI] | RQ pass rate [95 % CI] | baseline RQ (same items) | "
              "heard as audio | judge errors (TF/RQ) | not judged yet (TF/RQ) | failed items (not scored) |",
@@ -186,6 +216,14 @@ def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
         lines.append(f"| {_paper_model(row)} (paper) | " + " | ".join(_paper(row[k], row[k + "_ci"]) for k in INTERRUPTION_TYPES) + " |")
     if figures.get("per_type"):
         lines += ["", f"![RQ by type]({figures['per_type'].name})"]
+
+    for run in [r for r in runs if _hand_written(r)]:
+        lines += ["", f"## Against the dev set's hand-written baselines ({_label(run)})", "",
+                  *by_type_table(run.get("baseline_rq_pass_rate"), run=run.get("rq_pass_rate") or {},
+                                 run_label="this run", baseline_label="dev-set baseline (same items)"),
+                  "", NOT_COMPARABLE + " " + differences(run.get("baseline_rq_pass_rate"))]
+    if figures.get("dev_set"):
+        lines += ["", f"![Dev set beside both baselines]({figures['dev_set'].name})"]
 
     lines += ["", "## Depth", "", "| run | " + " | ".join(f"TF {a}-{b}" for a, b in DEPTH_BINS) + " | TF slope / turn |",
               "|---" * (len(DEPTH_BINS) + 2) + "|"]
@@ -251,7 +289,8 @@ def write_report(summary: ReportSummary, out: Path) -> dict[str, Path]:
 
     report = summary.to_json()  # rendered from what summary.json holds
     out.mkdir(parents=True, exist_ok=True)
-    figures = {"per_type": plot_per_type(report, out / "per_type.png"), "depth": plot_depth(report, out / "depth.png")}
+    figures = {"per_type": plot_per_type(report, out / "per_type.png"), "depth": plot_depth(report, out / "depth.png"),
+               "dev_set": plot_dev_set(report, out / "dev_set.png")}
     write_json(out / "summary.json", report)
     (out / "report.md").write_text(render_markdown(report, figures), encoding="utf-8")
     return {"summary": out / "summary.json", "report": out / "report.md",

@@ -19,6 +19,7 @@ from ..resources import load_metric, metric_version
 from ..records import JudgmentRecord, ResponseRecord
 from ..rundir import RunDir
 from ..summaries import ReportSummary
+from .devset import baseline_rq, dev_set_of, run_console_line
 from .diagnostics import diagnose
 
 log = logging.getLogger("ihbench")
@@ -33,17 +34,6 @@ def _rates(rows: list[JudgmentRecord], items: dict, axis: str, n_bootstrap: int,
     if axis == "tf":
         return load_metric("tf_win_rate").compute(predictions=[r.verdict for r in rows], **kwargs)
     return load_metric("rq_pass_rate").compute(predictions=[r.criteria for r in rows], **kwargs)
-
-
-def baseline_rq(ids: Sequence[str], items: dict, n_bootstrap: int, seed: int) -> Optional[dict]:
-    """The baseline's own RQ pass rate on the items this run covered: the anchor its TF is relative to
-    (a TF of 0.5 against a baseline that passes 0.3 of the time is not parity with a decent model)."""
-    judged = [i for i in ids if items[i].baseline_rq]
-    if not judged:
-        return None
-    return load_metric("rq_pass_rate").compute(predictions=[list(items[i].baseline_rq) for i in judged], item_ids=judged,
-                                          interruption_types=[items[i].interruption_type for i in judged],
-                                          n_bootstrap=n_bootstrap, seed=seed)
 
 
 def per_item_scores(rows: list[JudgmentRecord], axis: str) -> dict[str, float]:
@@ -99,6 +89,8 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
     # over the items the model answered: the anchor of scores that leave failed items out
     summary["baseline_rq_pass_rate"] = baseline_rq(sorted({r.id for r in responses if r.answered}), items, n_bootstrap,
                                                    seed)
+    # a run on the in-house dev set: its TF is against hand-written baselines, not the paper's model
+    summary["dev_set"] = dev_set_of(info.data, barge_in=isinstance(info.extra.get("barge_in"), dict))
     for axis, key in (("tf", "tf_win_rate"), ("rq", "rq_pass_rate")):
         summary[key] = _rates(judged[axis], items, axis, n_bootstrap, seed)
         summary[f"{key}_by_depth"] = {}
@@ -196,6 +188,10 @@ def modality_tost(audio_dir: Path, text_dir: Path, margin: float) -> dict:
 def summarize(run_dirs: Sequence[Path], *, tost_margin: float = 0.05, n_bootstrap: int = 1000,
               seed: int = 0) -> ReportSummary:
     runs = [summarize_run(Path(d), n_bootstrap=n_bootstrap, seed=seed) for d in run_dirs]
+    for run in runs:  # said on the terminal too: a dev-set TF read as the paper's would mislead
+        line = run_console_line(run, run["run"])
+        if line:
+            log.warning("%s", line)
     mixed_data, modality_tosts, refused, depth_slope_test = None, [], [], None
     datasets = sorted({(str(r["data"]), str(r["data_fingerprint"])) for r in runs})
     if len(datasets) > 1:
