@@ -105,6 +105,9 @@ def versions() -> dict:
 
 
 def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint_change: bool = False) -> None:
+    if isinstance(existing.extra.get("barge_in"), dict) != ("barge_in" in identity):  # its points are its own
+        made_by = "ihbench barge-in" if "barge_in" in existing.extra else "ihbench run"
+        raise RunConfigError(f"{path} belongs to a run of `{made_by}`; give this command its own --out")
     recorded = existing.identity()
     for key in RUN_IDENTITY:
         if key == "endpoint" and allow_endpoint_change:

@@ -74,7 +74,8 @@ class SimulatorScript(_Script):
         if agent == "planner":
             names = [s["name"] for s in payload["knowledge_base"]["workflow_stages"]]
             suggestion, number = payload["seeded_suggestion"], payload["round"]
-            return {"stage": names[min((number - 1) // 3, len(names) - 1)], "assistant_action": "Explain the next step.",
+            stage = names[min((number - 1) // 3, len(names) - 1)]
+            return {"stage": stage, "assistant_action": "Explain the next step.",
                     "user_action": "React as the caller would.", "interrupt": suggestion["interrupt"],
                     "type": suggestion["type"] if suggestion["interrupt"] else None,
                     "cut_hint": "while the agent explains" if suggestion["interrupt"] else "",

@@ -317,3 +317,29 @@ def test_another_config_is_refused_before_anything_is_made(built, tmp_path, caps
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--config" in err[0]
     assert not (tmp_path / "run").exists()
+
+
+def test_a_run_folder_of_the_other_command_is_refused(played, built, tmp_path, capsys):
+    """`ihbench run` into a barge-in run (or the reverse) would put two kinds of points in one folder."""
+    out = played[0]
+    before = (out / "barge_in.jsonl").read_text()
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "scripted", "--base-url", server.base_url, "--data",
+                     str(built), "--epochs", "1", "--limit", "1", "--modality", "text", "--out", str(out),
+                     "--allow-endpoint-change", "--quiet"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "belongs to a run of `ihbench barge-in`" in err[0]
+        assert not (out / "responses.jsonl").exists() and (out / "barge_in.jsonl").read_text() == before
+        static = tmp_path / "static"
+        assert main(["run", "--model", "openai", "--model-path", "scripted", "--base-url", server.base_url, "--data",
+                     str(built), "--epochs", "1", "--limit", "1", "--modality", "text", "--out", str(static),
+                     "--quiet"]) == 0
+        capsys.readouterr()
+        model_script, sim_script = scripts()
+        with OpenAITestServer(respond=sim_script) as sim:
+            assert main(["barge-in", "--data", str(built), "--model", "openai", "--model-path", "scripted",
+                         "--base-url", server.base_url, "--sim-model", "s", "--sim-base-url", sim.base_url,
+                         "--modality", "text", "--out", str(static), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "belongs to a run of `ihbench run`" in err[0]
+    assert not (static / "barge_in.jsonl").exists() and not sim_script.events

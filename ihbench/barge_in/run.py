@@ -164,7 +164,7 @@ async def _run_locked(spec, run_dir, generation, conversations, playbooks, loade
     settings = _settings(spec, backend)
     existing = run_dir.info() if run_dir.exists() else None
     if existing:
-        check_same_run(existing, identity, run_dir.info_path, spec.allow_endpoint_change)
+        check_same_run(existing, {**identity, "barge_in": settings}, run_dir.info_path, spec.allow_endpoint_change)
         before, now = _identity(existing.extra.get("barge_in") or {}), _identity(settings)
         if before != now:
             changed = next(k for k in sorted(set(before) | set(now)) if before.get(k) != now.get(k))
