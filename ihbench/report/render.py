@@ -130,7 +130,7 @@ def plot_dev_set(report: dict, path: Path) -> Optional[Path]:
         axis.set_xticks([p + width for p in range(len(INTERRUPTION_TYPES))], INTERRUPTION_TYPES)
         axis.set_ylim(0, 1)
         axis.set_ylabel("RQ pass rate (95 % CI)")
-        axis.set_title("Dev set: recovery quality beside both baselines")
+        axis.set_title(f"{_label(run)} on the dev set: recovery quality beside both baselines")
         axis.legend(fontsize=8)
     return save_figure(figure, path, dpi=100)
 
