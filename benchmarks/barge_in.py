@@ -29,7 +29,8 @@ def run_once(data: Path, root: Path, name: str, model, sim, conversations: int) 
 
     spec = BargeInSpec(loader="openai", model_path="scripted", data=str(data), out=root / name, modality="text",
                        sim_model="scripted-sim", sim_base_url=sim.base_url, cache=root / f"{name}.sqlite",
-                       limit=conversations, loader_options={"base_url": model.base_url})
+                       limit=conversations, concurrency=1,  # one at a time, as the bare loop sends them
+                       loader_options={"base_url": model.base_url})
     started = time.perf_counter()
     summary = run_barge_in(spec, progress=False)
     seconds = time.perf_counter() - started

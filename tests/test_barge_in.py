@@ -343,3 +343,18 @@ def test_a_run_folder_of_the_other_command_is_refused(played, built, tmp_path, c
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "belongs to a run of `ihbench run`" in err[0]
     assert not (static / "barge_in.jsonl").exists() and not sim_script.events
+
+
+def test_conversations_played_at_once_write_what_one_at_a_time_writes(built, tmp_path):
+    model_script, sim_script = scripts(delay=0.01)
+    with OpenAITestServer(respond=model_script) as model, OpenAITestServer(respond=sim_script) as sim:
+        assert barge_in(model, sim, built, tmp_path / "one", "--concurrency", "1", limit=2) == 0
+        assert barge_in(model, sim, built, tmp_path / "two", "--concurrency", "2", limit=2) == 0
+    one, two = (sorted(_comparable(tmp_path / name), key=lambda r: (r["conversation_id"], r["round"]))
+                for name in ("one", "two"))
+    assert one == two and len({r["conversation_id"] for r in one}) == 2
+    # the two conversations overlapped: the second one's first round came before the first one ended
+    order = [r["conversation_id"] for r in rounds(tmp_path / "two")]
+    assert order != sorted(order, key=order.index)
+    calls = [c for r in rounds(tmp_path / "two") for c in r["calls"]]
+    assert calls and not any(c["cached"] for c in calls)  # the second folder has its own cache: all sent

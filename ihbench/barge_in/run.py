@@ -41,6 +41,9 @@ from .cuts import Cut, place_cut, targets
 from .points import RECORDS, as_turn
 from .records import RoundRecord
 
+#: conversations played at once against a served model (`--concurrency`)
+DEFAULT_CONCURRENCY = 4
+
 BARGE_IN_VERSION = "1"
 
 
@@ -59,6 +62,7 @@ class BargeInSpec:
     config: Optional[str] = None
     split: Optional[str] = None
     limit: Optional[int] = None
+    concurrency: Optional[int] = None  # conversations at once (default: DEFAULT_CONCURRENCY served, 1 local)
     modality: str = "audio"
     user_voice: str = "flite:slt"
     generation: dict = field(default_factory=dict)
@@ -151,7 +155,7 @@ async def _run_locked(spec, run_dir, generation, conversations, playbooks, loade
 
     from ihbench.dataset.tts import RenderCache, get_engine
     from ihbench.generate.agents import Agents
-    from ihbench.llm import LLMCache
+    from ihbench.llm import LLMCache, concurrently
     from ihbench.loaders import create
     from ihbench.runner import TRANSPORT_OPTIONS, RunConfigError, check_same_run, versions
 
@@ -187,19 +191,31 @@ async def _run_locked(spec, run_dir, generation, conversations, playbooks, loade
     latest = {r.key: r for r in read_typed(path, RoundRecord, repair=True)}
     renders = RenderCache()
     voices = {"assistant": get_engine(settings["assistant_voice"]), "user": get_engine(spec.user_voice)}
-    agents = Agents(backend, LLMCache(spec.cache) if spec.cache else LLMCache(), reasks=spec.max_reasks)
+    cache = LLMCache(spec.cache) if spec.cache else LLMCache()
     summary = BargeInSummary(out=run_dir.path, conversations=len(conversations))
+    # a server takes requests in parallel; a local model plays one conversation at a time (threads on one
+    # model would share torch's global seed, and gain nothing on one device)
+    served = getattr(loader, "runs_via", "").startswith("server")
+    semaphore = asyncio.Semaphore(spec.concurrency or (DEFAULT_CONCURRENCY if served else 1))
+    spent = []
     try:
         with AppendLog(path) as log, tqdm(total=len(conversations), unit="conversation", desc="barge-in",
                                           disable=not progress) as bar:
-            for c in conversations:
-                player = _Player(spec, c, playbooks[c.conversation_id], loader, generation, agents, renders, voices,
-                                 latest, log, summary)
-                await player.play()
-                bar.update(1)
+            async def play(c) -> None:
+                async with semaphore:
+                    # each conversation its own agents (one backend, one cache): its calls are logged as its own
+                    agents = Agents(backend, cache, reasks=spec.max_reasks)
+                    spent.append(agents.run_usage)
+                    await _Player(spec, c, playbooks[c.conversation_id], loader, generation, agents, renders, voices,
+                                  latest, log, summary).play()
+                    bar.update(1)
+
+            async with concurrently(play(c) for c in conversations) as finished:
+                for done in finished:
+                    await done
     finally:
         await backend.close()
-    summary.sim_calls = agents.run_usage.calls
+    summary.sim_calls = sum(usage.calls for usage in spent)
     summary.seconds = time.perf_counter() - started
     return summary
 

@@ -20,6 +20,8 @@ def add_parser(add) -> argparse.ArgumentParser:
     p.add_argument("--model-path", required=True, type=model_name(),
                    help="local model directory, cached hub id, or served model name")
     p.add_argument("--base-url", action="append", type=url(), help="openai loader: server URL of the model under test")
+    p.add_argument("--concurrency", type=whole(min=1),
+                   help="conversations played at once (default 4 for a served model, 1 for a local one)")
     p.add_argument("--option", action="append", type=key_value(), metavar="KEY=VALUE",
                    help="other loader options (device, dtype, ...)")
     p.add_argument("--modality", choices=("audio", "text"), default="audio",
@@ -65,7 +67,8 @@ def main(args: argparse.Namespace) -> int:
     options = check_options(args.model, options, flags={"base_url": "--base-url"})
     spec = BargeInSpec(
         loader=args.model, model_path=args.model_path, data=args.data, out=args.out, config=args.config,
-        split=args.split, limit=args.limit, modality=args.modality, user_voice=args.user_voice,
+        split=args.split, limit=args.limit, concurrency=args.concurrency, modality=args.modality,
+        user_voice=args.user_voice,
         generation={"max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "top_p": args.top_p},
         seed=args.seed, loader_options=options, sim_model=args.sim_model, sim_base_url=args.sim_base_url,
         sim_temperature=args.sim_temperature, sim_timeout=args.sim_timeout, max_reasks=args.max_reasks,
