@@ -358,3 +358,31 @@ def test_conversations_played_at_once_write_what_one_at_a_time_writes(built, tmp
     assert order != sorted(order, key=order.index)
     calls = [c for r in rounds(tmp_path / "two") for c in r["calls"]]
     assert calls and not any(c["cached"] for c in calls)  # the second folder has its own cache: all sent
+
+
+def test_the_clock_puts_each_sentence_where_its_render_is_and_words_inside_its_speech(tmp_path):
+    """Real flite renders: each sentence starts where the renders before it end, its words share its
+    speech without gaps, and a sentence with nothing to say takes no time."""
+    from ihbench.barge_in.clock import sentence_clock, speak, syllables
+    from ihbench.dataset.tts import RenderCache, get_engine
+
+    engine, cache = get_engine("flite:rms"), RenderCache(tmp_path / "tts")
+    text = "Your balance is due on the fifth. ... Shall we set up the plan now?"
+    spoken = speak(text, engine, cache)
+    first, second = sentence_clock("Your balance is due on the fifth.", engine, cache), \
+        sentence_clock("Shall we set up the plan now?", engine, cache)
+    assert spoken.duration_s == pytest.approx(first[2] + second[2])
+    by_sentence = {}
+    for word in spoken.words:
+        by_sentence.setdefault(word.sentence, []).append(word)
+    assert [w.text for w in by_sentence[1]] == ["..."] and by_sentence[1][0].start_s == by_sentence[1][0].end_s
+    opening, closing = by_sentence[0], by_sentence[2]
+    assert opening[0].start_s == pytest.approx(first[0]) and opening[-1].end_s == pytest.approx(first[1])
+    assert closing[0].start_s == pytest.approx(first[2] + second[0])
+    assert closing[-1].end_s == pytest.approx(first[2] + second[1])
+    for words in (opening, closing):
+        assert all(a.end_s == pytest.approx(b.start_s) for a, b in zip(words, words[1:]))
+    assert syllables("balance") == 2 and syllables("$2,410") == 4 and syllables("—") == 0
+    # measured once: the second reading comes from beside the render, and says the same
+    assert (cache.directory / f"{cache.key(engine, 'Shall we set up the plan now?')}.clock.json").exists()
+    assert speak(text, engine, cache) == spoken
