@@ -12,7 +12,7 @@ rounds only, so it continues with exactly the call it had.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Optional
 
 from ihbench.records import RecordError
@@ -64,7 +64,8 @@ class RoundRecord:
         return self.cut is not None and "reason" not in self.cut
 
     def to_json(self) -> dict:
-        return asdict(self)
+        """A shallow view, written out at once (`asdict` would deep-copy every word timing first)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
     def from_json(cls, data: Any) -> "RoundRecord":

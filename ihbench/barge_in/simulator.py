@@ -52,6 +52,9 @@ class Simulator:
     def __init__(self, agents: pipeline.Agents, prereq: dict, intent: dict):
         self.agents, self.prereq, self.intent = agents, prereq, intent
         self.calls: list[dict] = []
+        # the prompts' stamps, once: hashing every prompt text again for each call's log line adds up
+        self._pipeline_stamp = (pipeline_prompts.PROMPT_VERSION, pipeline_prompts.prompt_hash())
+        self._own_stamp = (prompts.PROMPT_VERSION, prompts.prompt_hash())
 
     def take_calls(self) -> list[dict]:
         calls, self.calls = self.calls, []
@@ -66,7 +69,7 @@ class Simulator:
         try:
             return await function(self.agents, usage, self.prereq, *args, **kwargs)
         finally:
-            self._log(agent, usage, before, pipeline_prompts.PROMPT_VERSION, pipeline_prompts.prompt_hash())
+            self._log(agent, usage, before, *self._pipeline_stamp)
 
     async def plan(self, turns: list[dict], *, suggestion: dict, rounds: dict, variation: int) -> dict:
         return await self._pipeline("planner", pipeline.plan_round, self.intent, turns, suggestion=suggestion,
@@ -105,21 +108,21 @@ class Simulator:
         try:
             answer = await ask_structured(
                 self.agents.backend, prompts.request(payload, "Cut in on the agent now."), schema_name=prompts.AGENT,
-                schema=prompts.SCHEMA, parse=parse, cache=self.agents.cache, prompt_hash=prompts.prompt_hash(),
+                schema=prompts.SCHEMA, parse=parse, cache=self.agents.cache, prompt_hash=self._own_stamp[1],
                 task=f"barge-in/{prompts.AGENT}", max_reasks=self.agents.reasks, cache_usage=True)
         except Exception as error:
             if not is_item_failure(error):
                 raise
             usage.add(error.usage)
             self.agents.run_usage.add(error.usage)
-            self._log(prompts.AGENT, usage, before, prompts.PROMPT_VERSION, prompts.prompt_hash())
+            self._log(prompts.AGENT, usage, before, *self._own_stamp)
             raise pipeline.AgentFailure(prompts.AGENT, str(error)) from None
         usage.add(answer.usage)
         if answer.cached:
             self.agents.run_usage.cached += 1
         else:
             self.agents.run_usage.add(answer.usage)
-        self._log(prompts.AGENT, usage, before, prompts.PROMPT_VERSION, prompts.prompt_hash())
+        self._log(prompts.AGENT, usage, before, *self._own_stamp)
         return answer.value
 
     def _leak_check(self, turns: list[dict], plan: dict, message: str, heard: str):

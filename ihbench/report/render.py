@@ -64,7 +64,8 @@ def _label(run: dict) -> str:
     data = ""
     if run.get("mixed_data"):
         data = f", data {Path(str(run['data'])).name}@{str(run.get('data_fingerprint'))[:6]}"
-    return f"{Path(str(run['model'])).name} ({run['modality']}{data})"
+    kind = ", barge-in" if run.get("barge_in") else ""  # the model's own sentences cut, beside its static run
+    return f"{Path(str(run['model'])).name} ({run['modality']}{kind}{data})"
 
 
 def plot_per_type(report: dict, path: Path) -> Optional[Path]:
@@ -168,6 +169,25 @@ def plot_depth(report: dict, path: Path) -> Optional[Path]:
     return save_figure(figure, path, dpi=100)
 
 
+def _barge_in_cuts(runs: list[dict]) -> list[str]:
+    """`ihbench barge-in` runs: the cuts their planner set out to make, and why some were not made."""
+    rows = [run for run in runs if run.get("barge_in")]
+    if not rows:
+        return []
+    lines = ["## On-policy barge-in: the cuts", "",
+             "| run | planned cuts | placed (scored) | not placed: why | interjections refused (leaked the unheard "
+             "part) |",
+             "|---|---|---|---|---|"]
+    for run in rows:
+        cuts = run["barge_in"]
+        why = ", ".join(f"{reason} {n}" for reason, n in cuts["not_placed_by_reason"].items()) or "–"
+        lines.append(f"| {_label(run)} | {cuts['planned']} | {cuts['placed']} | {why} "
+                     f"| {cuts['refused_interjections']} |")
+    return lines + ["", "The model spoke its own turns; at the suite's points the caller cut into its own sentence, "
+                        "and each placed cut was scored on the model's next message, against a baseline written "
+                        "live for it.", ""]
+
+
 def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
     runs = report["runs"]
     warning = [f"> **Warning:** {report['mixed_data']}", ""] if report.get("mixed_data") else []
@@ -193,6 +213,7 @@ def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
               "RQ pass rate (its verdicts ship with the data) is the anchor TF is relative to: TF 0.5 is parity with "
               "a baseline of that quality. \"Heard as audio\": the user turns the model heard as audio (the others as "
               "transcripts, `--history-audio`), over its answers.", ""]
+    lines += _barge_in_cuts(runs)
 
     lines += ["## Beside the paper (Table 1)", "",
               "The paper's numbers are on the official test set with GPT-4o Audio as baseline and its own judge; "
