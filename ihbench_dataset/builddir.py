@@ -203,13 +203,25 @@ class BuildDir:
         return new
 
     def files(self) -> list[str]:
-        """Every file of the dataset; hidden ones (a writer's lock or temporary files) are not part of it."""
-        return sorted(str(p.relative_to(self.path)) for p in self.path.rglob("*")
-                      if p.is_file() and not any(part.startswith(".") for part in p.relative_to(self.path).parts))
+        """The dataset's own files: the card, build_info.json, the statistics plot and every file a config
+        of the card names. Only these are published or copied: anything else a user dropped into the
+        folder (notes, a run, model weights) is not the dataset, and `foreign_files` names it."""
+        own = {self.card_path, self.info_path, self.stats_path}
+        own |= {file for config in self.config_names() for file in self.config_files(config)}
+        return sorted(self.relative(file) for file in own if file.is_file())
+
+    def foreign_files(self) -> list[str]:
+        """The visible files here that are not the dataset's (`files`); hidden ones (a writer's lock or
+        temporary files, .git, .env) are not looked at."""
+        own = set(self.files())
+        return sorted(name for name in (self.relative(p) for p in self.path.rglob("*") if p.is_file())
+                      if name not in own and not any(part.startswith(".") for part in name.split("/")))
 
     def copy_to(self, target: Path) -> None:
-        """The dataset's files into `target` (made if needed), hidden ones left out."""
-        shutil.copytree(self.path, target, ignore=shutil.ignore_patterns(".*"), dirs_exist_ok=True)
+        """The dataset's own files (`files`) into `target` (made if needed)."""
+        for name in self.files():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(self.path / name, target / name)
 
 
 def _patterns(data_files) -> list[str]:

@@ -59,6 +59,7 @@ class LLMCache:
         check_cache_path(self.path, "--cache", file=True)  # never inside a dataset folder: it would be uploaded
         self._clock = clock
         self._db: Optional[sqlite3.Connection] = None
+        self._side_files_were_there = False
         self.empty = False  # read-only: the file holds no table yet (a new or 0-byte file)
         if self.path.exists():  # checked now, so a wrong --cache is refused before any work
             self._connect()
@@ -69,6 +70,7 @@ class LLMCache:
         if self._db is not None:
             return self._db
         if self.read_only:
+            self._side_files_were_there = any(side.exists() for side in _side_files(self.path))
             self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -132,8 +134,23 @@ class LLMCache:
             self._db.commit()
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
+        """A read-only connection to a WAL database makes its -wal and -shm side files but, unlike a
+        writer's, cannot remove them when it closes: when they were not there before it, a writable
+        connection is opened and closed after it, and SQLite removes them itself if it is the last
+        connection (another process using the cache keeps them, as it must)."""
+        if self._db is None:
+            return
+        self._db.close()
+        self._db = None
+        if self.read_only and not self._side_files_were_there and any(side.exists() for side in _side_files(self.path)):
+            try:
+                tidy = sqlite3.connect(self.path)
+                try:
+                    tidy.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+                finally:
+                    tidy.close()
+            except sqlite3.Error:  # a folder we may not write to: the files stay, as SQLite leaves them
+                pass
 
 
 @contextmanager
@@ -149,8 +166,13 @@ def damaged_as_error(path: Path) -> Iterator[None]:
                              "again) or give another --cache") from None
 
 
+def _side_files(path: Path) -> tuple[Path, Path]:
+    """SQLite's write-ahead log and its index, beside the database while a connection has it open."""
+    return Path(f"{path}-wal"), Path(f"{path}-shm")
+
+
 def _size_on_disk(path: Path) -> int:
-    return sum(p.stat().st_size for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if p.exists())
+    return sum(p.stat().st_size for p in (path, *_side_files(path)) if p.exists())
 
 
 def _when(seconds: Optional[float]) -> Optional[str]:

@@ -2,14 +2,16 @@
 
 The folder is checked the way a user will open it (every IHBench config read back through
 `load_items`) before anything is uploaded: a dataset on the Hub that the toolkit cannot read is
-worse than none.
+worse than none. Only the dataset's own files go (`BuildDir.files`); a folder holding anything else
+a user dropped in (notes, a run, model weights) is refused with their names, by publish-dataset and
+publish-space alike, rather than uploading them or leaving them out unsaid.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Optional
 
-from ihbench.dataset.builddir import CARD, BuildDir
+from ihbench.dataset.builddir import CARD, INFO, STATS_PLOT, BuildDir
 from ihbench.dataset.errors import MissingFileError, UsageError
 
 from .hub import PublishPlan, check_repo_id, upload
@@ -44,6 +46,12 @@ def check_readable(folder: Path) -> int:
     if not build.has_card():
         raise MissingFileError(f"{folder}: no {CARD}; publish a folder written by `ihbench build`")
     _check_files(build)
+    foreign = build.foreign_files()
+    if foreign:  # the one rule of both publish commands: the dataset's files, and nothing a user dropped in
+        shown = ", ".join(foreign[:5]) + (f", ... ({len(foreign)} files)" if len(foreign) > 5 else "")
+        raise UsageError(f"{folder}: not the dataset's files: {shown} (only the card, {INFO}, {STATS_PLOT} "
+                         "and the files the card's configs name are published); move them out of the folder; "
+                         "nothing was uploaded")
     try:
         items = load_items(str(folder))
     except Exception as error:

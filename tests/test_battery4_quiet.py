@@ -1,0 +1,104 @@
+"""The fourth battery of bad inputs (issue 23), litter and --quiet: a publish carries only the dataset's
+own files and names anything else; a library's warnings stay out of --quiet and are one line without
+it; a command leaves no side files (SQLite's -wal/-shm, matplotlib's temporary folder) behind."""
+import os
+
+import pytest
+from official_layout import write_official_layout
+
+from ihbench.cli import main
+from ihbench.dataset.builddir import BuildDir
+
+
+@pytest.fixture
+def dataset(tmp_path):
+    """A small dataset folder as the Hub has it (card with `configs:` and Parquet), plus what a user
+    dropped into it: a visible note and a nested folder of their own, and hidden files."""
+    folder = write_official_layout(tmp_path / "data")
+    (folder / "notes.txt").write_text("mine\n")
+    (folder / "extra").mkdir()
+    (folder / "extra" / "weights.bin").write_bytes(b"\0" * 8)
+    (folder / ".env").write_text("X=1\n")
+    (folder / ".git").mkdir()
+    (folder / ".git" / "HEAD").write_text("ref\n")
+    return folder
+
+
+def _one_error(capsys, command) -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    lines = [line for line in err.splitlines() if line.strip() and not line.startswith("Generating ")]
+    assert len(lines) == 1 and lines[0].startswith(f"ihbench {command}: error: "), err
+    return lines[0]
+
+
+def test_the_dataset_is_its_card_and_the_files_its_configs_name(dataset, tmp_path):
+    build = BuildDir(dataset)
+    assert build.files() == ["README.md", "baseline/test-00000-of-00001.parquet",
+                             "conversations/test-00000-of-00001.parquet"]
+    assert build.foreign_files() == ["extra/weights.bin", "notes.txt"]
+    build.copy_to(tmp_path / "copy")  # set-baseline's copy and publish-space's staging
+    assert sorted(p.relative_to(tmp_path / "copy").as_posix() for p in (tmp_path / "copy").rglob("*")
+                  if p.is_file()) == build.files()
+
+
+@pytest.mark.parametrize("command", ["publish-dataset", "publish-space"])
+def test_a_publish_refuses_a_dataset_folder_holding_a_users_files_and_names_them(command, dataset, tmp_path,
+                                                                                  capsys):
+    """Battery 4, finding 3: `publish-dataset --dry-run` listed notes.txt for upload and publish-space
+    copied it into the Space; one rule for both, before anything is staged."""
+    staging = tmp_path / "staging"
+    argv = (["publish-dataset", str(dataset)] if command == "publish-dataset" else
+            ["publish-space", "--data", str(dataset), "--staging-dir", str(staging)])
+    assert main([*argv, "--repo", "me/x", "--dry-run", "--quiet"]) == 2
+    error = _one_error(capsys, command)
+    assert f"{dataset}: not the dataset's files: extra/weights.bin, notes.txt (only the card" in error
+    assert ".env" not in error and ".git" not in error
+    assert not staging.exists()
+
+
+def test_a_publish_of_the_dataset_alone_lists_only_its_files(dataset, capsys):
+    for name in ("notes.txt", "extra/weights.bin"):
+        (dataset / name).unlink()
+    assert main(["publish-dataset", str(dataset), "--repo", "me/x", "--dry-run", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "would upload README.md, baseline/test-00000-of-00001.parquet, " \
+           "conversations/test-00000-of-00001.parquet  (from" in out
+
+
+def _side_files(path):
+    return sorted(p.name for p in path.parent.iterdir() if p.name != path.name)
+
+
+@pytest.mark.parametrize("argv", [["info"], ["prune", "--older-than", "1e308"], ["prune", "--max-entries", "1"]])
+def test_cache_info_and_prune_leave_no_sqlite_side_files(argv, tmp_path, capsys):
+    """Battery 4, finding 20: `cache info` and `cache prune` left jc2.sqlite-shm and -wal beside the cache:
+    the read-only look at it (info, and prune's count before and after) made them and could not remove them."""
+    from ihbench.llm import LLMCache
+
+    path = tmp_path / "cache" / "judge.sqlite"
+    cache = LLMCache(path)
+    for n in range(3):
+        cache.put(f"k{n}", {"n": n})
+    cache.close()
+    assert _side_files(path) == []
+    assert main(["cache", *argv, "--cache", str(path)]) == 0
+    assert f"{path}: " in capsys.readouterr().out
+    assert _side_files(path) == []
+
+
+def test_cache_info_keeps_the_side_files_of_a_cache_another_process_has_open(tmp_path, capsys):
+    """They are SQLite's while a writer (a judge running) has the cache open: never removed under it."""
+    from ihbench.llm import LLMCache
+
+    path = tmp_path / "judge.sqlite"
+    writer = LLMCache(path)
+    writer.put("k", {"n": 1})
+    try:
+        assert main(["cache", "info", "--cache", str(path)]) == 0
+        assert ": 1 answer(s)" in capsys.readouterr().out
+        assert _side_files(path) == ["judge.sqlite-shm", "judge.sqlite-wal"]
+        writer.put("k2", {"n": 2})  # the writer goes on as before
+    finally:
+        writer.close()
+    assert _side_files(path) == []
