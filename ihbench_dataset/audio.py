@@ -58,6 +58,17 @@ def check_samples(data: np.ndarray, where: str) -> np.ndarray:
     return data
 
 
+def _no_frames(path: Path) -> bool:
+    """The header says the file holds no sample (a WAV of 0 frames): FFmpeg would report it in
+    words about start and stop times the user never gave, so it is said as what it is."""
+    import soundfile
+
+    try:
+        return soundfile.info(os.fspath(path)).frames == 0
+    except Exception:  # not a format libsndfile reads: left to the decoder
+        return False
+
+
 def decode_file(path: Path, sampling_rate: int = SAMPLING_RATE, *, label: str = "") -> np.ndarray:
     """(channels, samples) float32 at `sampling_rate` from a user's file, checked (`check_samples`);
     every problem one line naming `label` (default the path)."""
@@ -66,12 +77,14 @@ def decode_file(path: Path, sampling_rate: int = SAMPLING_RATE, *, label: str = 
         raise AudioError(f"{label}: file not found")
     if path.stat().st_size == 0:
         raise AudioError(f"{label}: file is empty")
+    if _no_frames(path):
+        raise AudioError(f"{label}: no audio (0 samples)")
     try:
         data = _decoder(path, sample_rate=sampling_rate).get_all_samples().data.numpy()
     except Exception as error:  # torchcodec raises RuntimeError/ValueError for unreadable input
         raise AudioError(f"{label}: cannot decode audio ({decoder_message(error)})") from error
     if data.size == 0:
-        raise AudioError(f"{label}: no audio samples")
+        raise AudioError(f"{label}: no audio (0 samples)")
     return check_samples(data, label).astype(np.float32, copy=False)
 
 
@@ -93,6 +106,16 @@ def audio_duration(source: AudioSource) -> float:
     if metadata.duration_seconds is not None:
         return float(metadata.duration_seconds)
     return len(decode_audio(source)) / SAMPLING_RATE
+
+
+def audio_channels(source: AudioSource) -> int:
+    """How many channels the file holds, from its header (FFmpeg's when libsndfile cannot read it)."""
+    import soundfile
+
+    try:
+        return int(soundfile.info(io.BytesIO(source) if isinstance(source, bytes) else os.fspath(source)).channels)
+    except Exception:  # a format libsndfile does not know
+        return int(_decoder(source).metadata.num_channels or 1)
 
 
 def encode_flac(samples: np.ndarray, sampling_rate: int = SAMPLING_RATE) -> bytes:
@@ -144,6 +167,8 @@ def load_recording(path: Union[str, Path], *, what: str = "audio") -> CheckedAud
         raise AudioError(f"{label}: file not found")
     if path.stat().st_size == 0:
         raise AudioError(f"{label}: file is empty")
+    if _no_frames(path):
+        raise AudioError(f"{label}: no audio (0 samples)")
     try:
         metadata = _decoder(path).metadata
         raw = _decoder(path).get_all_samples()
@@ -151,7 +176,7 @@ def load_recording(path: Union[str, Path], *, what: str = "audio") -> CheckedAud
         raise AudioError(f"{label}: cannot decode audio ({decoder_message(error)})") from error
     data = raw.data.numpy()
     if data.size == 0:
-        raise AudioError(f"{label}: no audio samples")
+        raise AudioError(f"{label}: no audio (0 samples)")
     check_samples(data, label)
     notes = []
     channels = int(metadata.num_channels or data.shape[0])

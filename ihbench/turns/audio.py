@@ -56,7 +56,7 @@ def _checked(samples: np.ndarray, where: str) -> np.ndarray:
     if samples.ndim != 1:
         raise AudioError(f"{where}: expected one channel of samples, got shape {samples.shape}")
     if samples.size == 0:
-        raise AudioError(f"{where}: no audio samples")
+        raise AudioError(f"{where}: no audio (0 samples)")
     return check_samples(samples, where)
 
 
@@ -133,6 +133,9 @@ def plan_recordings(paths: Sequence, *, pair: bool = False) -> list[tuple[str, t
         for path in files:
             if not path.is_file():
                 raise AudioError(f"{path}: file not found")
+        if len(files) == 2 and files[0].resolve() == files[1].resolve():  # every sound would be both speakers'
+            raise UsageError(f"AUDIO: {files[0]} is given for both channels of a pair (the AI's and the user's); "
+                             "--pair takes each speaker's own recording")
         name = pair_name(*files) if pair else files[0].stem
         if not name.strip(". ") or "/" in name or "\\" in name:  # "...wav": a folder name of its own would be ".."
             raise UsageError(f"AUDIO: {files[0]} makes the recording name {name!r}, which cannot name its output "

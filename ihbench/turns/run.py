@@ -16,6 +16,7 @@ locked for the life of the command (one writer per directory).
 from __future__ import annotations
 
 import json
+import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,8 @@ from .boundaries import speech_boundaries
 from .judge import TurnTakingJudge, check_likelihood_file, likelihoods_for, read_likelihood_file, run_judge
 from .smart_turn_judge import SmartTurnJudge
 from .stats import event_totals, pool_totals, statistics, timing_events, timing_summary
+
+log = logging.getLogger("ihbench")
 
 AGREEMENT_METRICS = ("speak_up", "backchannel", "interrupt", "convey_turn", "handle_interruption")
 CHANNELS = ("A", "B")
@@ -233,7 +236,10 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
     if words is not None:
         unknown = sorted(set(words) - {name for name, _ in plan})
         if unknown:
-            notes.append(f"{transcripts}: no recording named {', '.join(map(repr, unknown[:5]))}; those lines are unused")
+            # a warning, --quiet or not, as a likelihoods file for the wrong recording is an error: a typo in
+            # a name silently falls back on the heuristic
+            log.warning("%s: no recording named %s; those lines are unused (the recordings are %s)", transcripts,
+                        ", ".join(map(repr, unknown[:5])), ", ".join(repr(name) for name, _ in plan[:5]))
     run = RunDir(out)
     if run.path.exists() and not run.path.is_dir():
         raise UsageError(f"--out: {run.path} is a file, not a folder")

@@ -1,10 +1,11 @@
 """`ihbench sid-import`: SID-Bench into Parquet configs of a local dataset folder, listed in its card."""
 from __future__ import annotations
 
+import logging
 from pathlib import Path, PurePath
 from typing import Optional, Sequence
 
-from ..audio import audio_duration, decoder_message
+from ..audio import audio_channels, audio_duration, decoder_message
 from ..audio_format import SAMPLING_RATE
 from ..builddir import BuildDir
 from ..io import new_folders
@@ -20,6 +21,8 @@ from .read import (
     read_sid_folder,
 )
 
+log = logging.getLogger("ihbench")
+
 
 def sid_features():
     import datasets
@@ -34,8 +37,8 @@ def sid_features():
     })
 
 
-def _wav_bytes(row: dict, annotations: str) -> tuple[bytes, float]:
-    """The file's own bytes (the benchmark is defined on them) and its duration from the header."""
+def _wav_bytes(row: dict, annotations: str) -> tuple[bytes, float, int]:
+    """The file's own bytes (the benchmark is defined on them), its duration and channels from the header."""
     path = Path(row["audio"])
     data = path.read_bytes()
     try:
@@ -43,43 +46,58 @@ def _wav_bytes(row: dict, annotations: str) -> tuple[bytes, float]:
     except Exception as error:  # libsndfile and FFmpeg raise different types
         raise SidFormatError(f"{annotations} line {row['line']}: {path} is not a readable audio file "
                              f"({decoder_message(error)})") from None
-    return data, duration
+    return data, duration, audio_channels(data)
 
 
-def _arrow_rows(rows: list[dict], annotations: str, mismatched: list[str]) -> list[dict]:
+def _arrow_rows(rows: list[dict], annotations: str, mismatched: list[str], multichannel: list[str]) -> list[dict]:
     arrow = []
     for row in rows:
-        data, duration = _wav_bytes(row, annotations)
+        data, duration, channels = _wav_bytes(row, annotations)
         name = PurePath(row["audio"]).name
         if abs(duration - row["duration"]) > _DURATION_SLACK_S:
             mismatched.append(f"{name} ({duration:.3f}s, listed {row['duration']}s)")
+        if channels > 1:
+            multichannel.append(f"{name} ({channels} channels)")
         arrow.append({"audio": {"bytes": data, "path": name}, "audio_file": name,
                       "total_nonbreak": row["total_nonbreak"], "duration": row["duration"],
                       "break_time": row["break_time"], "text_with_break": row["text_with_break"]})
     return arrow
 
 
-def _write_parquet(rows: list[dict], target: Path, annotations: str, progress) -> list[str]:
-    """Row groups of a few dozen clips, so a split with three-minute noise clips never sits in memory."""
+def _write_parquet(rows: list[dict], target: Path, annotations: str, progress) -> tuple[list[str], list[str]]:
+    """Row groups of a few dozen clips, so a split with three-minute noise clips never sits in memory.
+    Returns the clips whose length is not the listed duration, and those of more than one channel."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     schema = sid_features().arrow_schema
     mismatched: list[str] = []
+    multichannel: list[str] = []
     with pq.ParquetWriter(str(target), schema) as writer:
         for start in range(0, len(rows), _ROWS_PER_GROUP):
             chunk = rows[start:start + _ROWS_PER_GROUP]
-            writer.write_table(pa.Table.from_pylist(_arrow_rows(chunk, annotations, mismatched), schema=schema))
+            writer.write_table(pa.Table.from_pylist(_arrow_rows(chunk, annotations, mismatched, multichannel),
+                                                    schema=schema))
             progress.update(len(chunk))
-    return mismatched
+    return mismatched, multichannel
 
 
-def _duration_note(config: str, mismatched: list[str]) -> list[str]:
-    if not mismatched:
-        return []
-    listed = ", ".join(mismatched[:_MAX_LISTED]) + (", ..." if len(mismatched) > _MAX_LISTED else "")
-    return [f"{config}: {len(mismatched)} WAV(s) differ from the listed duration by more than "
-            f"{_DURATION_SLACK_S}s (scores use the listed one): {listed}"]
+def _clip_warnings(config: str, annotations: str, mismatched: list[str], multichannel: list[str]) -> None:
+    """Clips that are not what their line says are warned of, --quiet or not: scored with the listed
+    duration, a clip ten times longer gives times no detector could have met; and SID-Bench's clips
+    are mono, so a stereo one is likely not a clip of it (the detectors hear its channels mixed)."""
+    def listed(names):
+        return ", ".join(names[:_MAX_LISTED]) + (", ..." if len(names) > _MAX_LISTED else "")
+
+    lines = []
+    if mismatched:
+        lines.append(f"{annotations}: {len(mismatched)} {config} WAV(s) differ from the listed duration by more than "
+                     f"{_DURATION_SLACK_S}s (scores use the listed one): {listed(mismatched)}")
+    if multichannel:
+        lines.append(f"{annotations}: {len(multichannel)} {config} WAV(s) are not mono, as SID-Bench's clips are "
+                     f"(the detectors hear their channels mixed): {listed(multichannel)}")
+    for line in lines:
+        log.warning("%s", line)
 
 
 def import_sid(root: PathLike, out_dir: PathLike, *, progress: bool = True) -> dict:
@@ -107,7 +125,8 @@ def _import_locked(root, out: BuildDir, configs, progress: bool) -> dict:
                   disable=not progress) as bar:
             for config, rows in configs.items():
                 written[config] = out.new_file(config, SPLIT)
-                notes += _duration_note(config, _write_parquet(rows, written[config], annotations[config], bar))
+                _clip_warnings(config, annotations[config],
+                               *_write_parquet(rows, written[config], annotations[config], bar))
         files = {}
         for config, temporary in written.items():
             for previous in out.folder(config).glob("*.parquet"):  # an earlier import of this config

@@ -132,11 +132,14 @@ def _wav_directory(root: Path, annotations: Path, subdir: str) -> Optional[Path]
     return None
 
 
-def _attach_wavs(rows: list[dict], annotations: Path, wav_dir: Optional[Path]) -> list[dict]:
-    """Every row's WAV must exist: a partial download would otherwise score on fewer clips, silently."""
+def _attach_wavs(rows: list[dict], annotations: Path, wav_dir: Optional[Path], subdir: str) -> list[dict]:
+    """Every row's WAV must exist: a partial download would otherwise score on fewer clips, silently.
+    `subdir` is the WAV folder SID-Bench's layout keeps beside the jsonl, named when none is found."""
     missing = [row for row in rows if wav_dir is None or not (wav_dir / row["audio"]).is_file()]
     if missing:
-        where = f"in {wav_dir}" if wav_dir else f"(no WAV directory found for {annotations.name})"
+        # no folder at all: name the one SID-Bench's layout keeps them in (test_wavs/en/ beside the jsonl)
+        where = (f"in {wav_dir}" if wav_dir else
+                 f"(no WAV folder for {annotations.name}: expected them in {annotations.parent / subdir}/)")
         listed = "; ".join(f"line {row['line']}: {row['audio']}" for row in missing[:_MAX_LISTED])
         more = f"; and {len(missing) - _MAX_LISTED} more" if len(missing) > _MAX_LISTED else ""
         raise SidFormatError(f"{annotations}: {len(missing)} of {len(rows)} WAV file(s) not found {where}: "
@@ -160,7 +163,7 @@ def read_sid_folder(root: PathLike) -> SidConfigs:
             configs.notes.append(f"{root}: no {file_name}; config {config} skipped")
             continue
         rows = read_sid_annotations(annotations)
-        configs[config] = _attach_wavs(rows, annotations, _wav_directory(root, annotations, subdir))
+        configs[config] = _attach_wavs(rows, annotations, _wav_directory(root, annotations, subdir), subdir)
     if not configs:
         expected = ", ".join(name for name, _ in SID_CONFIGS.values())
         raise SidFormatError(f"{root}: no SID-Bench annotation file found (expected one of {expected} "

@@ -69,7 +69,7 @@ def read_conversation(path: Path) -> Recording:
         raise AudioError(f"{path}: {data.shape[1]} channel(s); a speech-to-speech conversation.wav is stereo "
                          "(channel 0 the user, channel 1 the bot)")
     if data.shape[0] == 0:
-        raise AudioError(f"{path}: no audio samples")
+        raise AudioError(f"{path}: no audio (0 samples)")
     user, bot = (data[:, k].astype(np.float32) / 32768 for k in (0, 1))
     return Recording(user, bot, int(rate))
 
