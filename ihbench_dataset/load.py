@@ -237,8 +237,9 @@ def _check_local_files(folder: Path, config: str) -> None:
     for file in files:
         try:
             rows += pq.ParquetFile(file).metadata.num_rows
-        except Exception:  # a damaged file: named by `_damaged_parquet` when the load fails
-            return
+        except Exception as error:  # a damaged file, said as the load says it: the Space, which opens
+            # configs only when a page asks, must refuse it at start as info and run do
+            raise DataSourceError(_unreadable(file, error)) from None
     if files and rows == 0:
         where = files[0] if len(files) == 1 else folder / config
         raise DataSourceError(f"{where}: holds no rows (config {config!r} is empty); rebuild it")
@@ -276,9 +277,14 @@ def _damaged_parquet(folder: Path) -> Optional[str]:
         try:
             pq.ParquetFile(file).metadata
         except Exception as error:  # ArrowInvalid, OSError: whatever pyarrow says of the bytes
-            return (f"{file}: not a readable Parquet file ({str(error).splitlines()[0][:200]}); copy the dataset "
-                    "again or rebuild it")
+            return _unreadable(file, error)
     return None
+
+
+def _unreadable(file: Path, error: Exception) -> str:
+    """A Parquet file whose footer cannot be read, in one line (what pyarrow says of the bytes)."""
+    return (f"{file}: not a readable Parquet file ({(str(error).splitlines() or [type(error).__name__])[0][:200]}); "
+            "copy the dataset again or rebuild it")
 
 
 def _pick_split(available: list[str], split: Optional[str], label: str) -> str:

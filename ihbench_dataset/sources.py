@@ -104,6 +104,7 @@ def source_files(paths: Optional[Iterable[Union[str, Path]]] = None) -> list[Pat
     files: list[Path] = []
     for path in [Path(p) for p in (paths or [SOURCES_DIR])]:
         if path.is_dir():
+            _refuse_toolkit_folder(path)
             files.extend(sorted(path.glob("*.json")))
         elif path.is_file():
             files.append(path)
@@ -112,6 +113,20 @@ def source_files(paths: Optional[Iterable[Union[str, Path]]] = None) -> list[Pat
     if not files:
         raise SourceError(f"no conversation JSON files found in {', '.join(map(str, paths or [SOURCES_DIR]))}")
     return files
+
+
+def _refuse_toolkit_folder(path: Path) -> None:
+    """A folder the toolkit made (a built dataset, a run) holds JSON files that are not sources
+    (build_info.json, run.json): read as conversations they gave "conversation_id: missing"."""
+    from .outputs import DESCRIPTIONS, folder_kind
+
+    kind = folder_kind(path)
+    if kind == "dataset":
+        raise SourceError(f"{path}: is a dataset folder built by `ihbench build`, not conversation source JSON "
+                          "files (what a build is made from: its --sources); `ihbench verify --audio` checks a "
+                          "built dataset's cuts")
+    if kind:
+        raise SourceError(f"{path}: is {DESCRIPTIONS[kind]}, not conversation source JSON files")
 
 
 class _Fields:

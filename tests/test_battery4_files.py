@@ -114,3 +114,97 @@ def test_sid_import_warns_of_a_stereo_clip_and_one_whose_length_is_not_its_line_
         "0.1s (scores use the listed one): a.wav (10.000s, listed 3.0s)",
         f"ihbench sid-import: warning: {annotations}: 1 sid_en WAV(s) are not mono, as SID-Bench's clips are (the "
         "detectors hear their channels mixed): a.wav (2 channels)"], err
+
+
+# --- findings 17 and 21: a ConversationBench run with nothing scored -----------------------------
+
+def _convbench_run(root, fail_at_turn=None):
+    """A golden replay of the bike benchmark (as tests/test_convbench_judge.py plays it); with
+    `fail_at_turn` the server fails there and the conversation stops on that turn."""
+    from convbench_layout import write_benchmark_folder
+    from openai_test_server import OpenAITestServer, Reply
+    from test_convbench_run import golden_replay, spec
+
+    from ihbench.convbench import run_convbench
+    from ihbench.dataset.convbench import import_convbench
+
+    data = root / "data"
+    import_convbench(write_benchmark_folder(root / "repo"), data, progress=False)
+    replay = golden_replay()
+
+    def respond(body):
+        failing = fail_at_turn is not None and sum(m["role"] == "user" for m in body["messages"]) == fail_at_turn + 1
+        return Reply(status=500) if failing else replay(body)
+
+    with OpenAITestServer(respond=respond) as server:
+        run_convbench(spec(data, root / "run", server), progress=False)
+    return root / "run"
+
+
+@pytest.fixture
+def failed_convbench_run(tmp_path):
+    """A ConversationBench run whose only conversation stopped on a failed turn."""
+    return _convbench_run(tmp_path, fail_at_turn=3)
+
+
+def test_convbench_report_says_a_failed_conversation_is_played_again_by_run_not_judge(failed_convbench_run,
+                                                                                       capsys):
+    assert main(["report", str(failed_convbench_run), "--out", str(failed_convbench_run.parent / "rep"),
+                 "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert (f"{failed_convbench_run}: no judged conversation (0 finished); 1 stopped on a failed turn in the run: "
+            "`ihbench run` with the same options plays them again, then `ihbench judge`") in out
+    assert "run `ihbench judge` first" not in out
+
+
+def test_convbench_report_after_a_failed_judge_says_the_judge_retries_it(tmp_path, capsys):
+    from convbench_judging import ConvJudge
+    from test_convbench_judge import judge
+
+    run = _convbench_run(tmp_path)
+    judge(run, ConvJudge(fail=True), "--timeout", "5")
+    capsys.readouterr()
+    assert main(["report", str(run), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert (f"{run}: no judged conversation (1 finished); 1 ended in judge_error: `ihbench judge {run}` tries them "
+            "again") in out
+
+
+# --- finding 11: verify given a built dataset folder --------------------------------------------
+
+def test_verify_on_a_dataset_folder_says_it_is_one_not_a_source_missing_an_id(tmp_path, capsys):
+    """A build's own build_info.json was read as a conversation: "conversation_id: missing"."""
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "data")
+    (data / "build_info.json").write_text("{}")  # what `ihbench build` leaves beside its configs
+    capsys.readouterr()
+    assert main(["verify", str(data)]) == 2
+    assert (f"ihbench verify: error: {data}: is a dataset folder built by `ihbench build`, not conversation source "
+            "JSON files (what a build is made from: its --sources); `ihbench verify --audio` checks a built "
+            "dataset's cuts") == _one_error(capsys, "verify")
+
+
+def test_verify_on_a_run_folder_says_it_is_one(tmp_path, capsys):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "run.json").write_text("{}")
+    assert main(["verify", str(tmp_path / "run")]) == 2
+    assert "run: is a run folder (run.json), not conversation source JSON files" in _one_error(capsys, "verify")
+
+
+# --- finding 8: the Space on a damaged dataset ---------------------------------------------------
+
+def test_the_space_refuses_a_damaged_parquet_file_at_start_in_the_words_info_uses(tmp_path, capsys):
+    """The Space opens a config only when a page asks for it; a damaged file is refused at start,
+    by the same check info and run go through, not found by a user's first click."""
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "data")
+    damaged = sorted((data / "conversations").glob("*.parquet"))[0]
+    damaged.write_bytes(damaged.read_bytes()[:200])
+    capsys.readouterr()
+    assert main(["info", str(data)]) == 2
+    said = _one_error(capsys, "info").removeprefix("ihbench info: error: ")
+    assert said.startswith(f"{damaged}: not a readable Parquet file (")
+    assert main(["space", "--data", str(data), "--port", "1"]) == 2  # refused before the port is even tried
+    assert _one_error(capsys, "space") == f"ihbench space: error: {said}"

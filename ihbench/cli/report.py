@@ -111,7 +111,7 @@ def _convbench_report(args: argparse.Namespace) -> int:
     paths = write_convbench_report(summary, Path(out))
     scores, counts = summary["scores"], summary["conversations"]
     if scores is None:
-        print(f"{summary['run']}: no judged conversation ({counts['finished']} finished); run `ihbench judge` first")
+        print(f"{summary['run']}: no judged conversation ({counts['finished']} finished); {_convbench_next(summary)}")
     else:
         cells = [f"{name} {cell['applicable']['rate']:.3f}" for name, cell in scores["per_dimension"].items()
                  if cell["applicable"]["rate"] is not None]
@@ -130,6 +130,21 @@ def _convbench_report(args: argparse.Namespace) -> int:
               "judged as they are now)", file=sys.stderr)
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
+
+
+def _convbench_next(summary: dict) -> str:
+    """What to run when no conversation is scored, from why: the judge's errors are retried by the
+    judge, but a conversation that stopped in the run has nothing to judge until the run plays it again."""
+    counts, run = summary["conversations"], summary["run"]
+    steps = []
+    if counts["unfinished"]:
+        steps.append(f"{counts['unfinished']} stopped on a failed turn in the run: `ihbench run` with the same "
+                     "options plays them again, then `ihbench judge`")
+    if counts["judge_error"]:
+        steps.append(f"{counts['judge_error']} ended in judge_error: `ihbench judge {run}` tries them again")
+    if counts["not_judged"] + counts["judged_before_replay"] or not steps:
+        steps.append(f"run `ihbench judge {run}` first")
+    return "; ".join(steps)
 
 
 def _cross_report(args: argparse.Namespace) -> int:
