@@ -171,8 +171,9 @@ def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, p
                 # options that change answers (thinking=true, dtype, ...), not where they come from
                 "loader_options": redact({k: v for k, v in sorted(spec.loader_options.items())
                                           if k not in TRANSPORT_OPTIONS}) or None}
-    if spec.epochs < 1:
-        raise RunConfigError(f"--epochs: must be >= 1, got {spec.epochs}")
+    from ihbench.dataset.argtypes import epochs
+
+    epochs().check("--epochs", spec.epochs)  # from Python too: 10^20 epochs would be planned in memory
     run_dir = RunDir(out)
     with run_dir.writing():  # a run refused before it wrote anything leaves no folder behind
         return _run_locked(spec, run_dir, identity, generation, loader, items, progress, started, on_record)

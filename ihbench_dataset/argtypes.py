@@ -24,8 +24,9 @@ from typing import Any, Callable, Optional, Sequence
 
 from .errors import UsageError
 
-__all__ = ["ArgType", "ArgumentValueError", "boolean", "check_all", "choice", "device", "each", "env_var_name", "json_value", "key_value",
-           "model_name", "names", "noise_clips", "number", "path", "seed", "temperature", "url", "whole", "whole_numbers"]
+__all__ = ["ArgType", "ArgumentValueError", "boolean", "check_all", "choice", "concurrency", "count", "device", "each",
+           "env_var_name", "epoch", "epochs", "json_value", "key_value", "milliseconds", "model_name", "names",
+           "noise_clips", "number", "path", "rounds", "seed", "temperature", "tokens", "url", "whole", "whole_numbers"]
 
 
 class ArgumentValueError(UsageError, argparse.ArgumentTypeError):
@@ -150,7 +151,11 @@ class JsonValue(ArgType):
 
 @dataclass(frozen=True, repr=False)
 class Url(ArgType):
-    """An http(s) URL with a host, e.g. http://localhost:8000/v1."""
+    """An http(s) URL with a host, e.g. http://localhost:8000/v1: a server's base URL (every
+    --*base-url). It has no query string or #fragment: an OpenAI-compatible client appends the
+    endpoint's path (`chat/completions`) to the base URL's text, so `/v1?api_key=X` became
+    `/v1/?api_key=Xchat/completions`, a 404 for every item; and a key belongs in the environment
+    (`--option api_key_env`), not in a URL a proxy logs. The query is not echoed: it is often a key."""
 
     expected = "an http:// or https:// URL with a host, e.g. http://localhost:8000/v1"
 
@@ -166,6 +171,13 @@ class Url(ArgType):
             raise self.refuse(value, str(error)) from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise self.refuse(value)
+        if "?" in value or "#" in value:
+            from .redaction import redact
+
+            shown = redact(re.split(r"[?#]", value.strip())[0])
+            raise ArgumentValueError(f"expected {self.expected}, without a query string or #fragment (the endpoint's "
+                                     f"path is added after the whole URL; a key goes in an environment variable), "
+                                     f"got {shown!r} followed by {'?...' if '?' in value else '#...'}")
         return value.strip()
 
 
@@ -349,16 +361,26 @@ class PathArg(ArgType):
     def convert(self, value: Any) -> Path:
         if not str(value).strip():
             raise self.refuse(str(value))
-        path = _reachable(Path(value).expanduser())
-        if path.is_dir():
+        try:
+            path = _reachable(Path(value).expanduser())
+            is_dir, exists = path.is_dir(), path.exists()
+        except OSError as error:  # a name past the system's limits (255 bytes a component): no such path can be
+            raise self.refuse(_shortened(str(value)), error.strerror or str(error)) from None
+        if is_dir:
             if self.kind == "file":
                 raise self.refuse(str(value), "a folder")
-        elif path.exists():
+        elif exists:
             if self.kind == "folder":
                 raise self.refuse(str(value), "a file")
         elif self.exists:
             raise self.refuse(str(value), "not found")
         return path
+
+
+def _shortened(text: str, keep: int = 60) -> str:
+    """A path too long to be one, cut in the middle for the message (thousands of characters would
+    fill the screen and hide the reason at its end)."""
+    return text if len(text) <= 2 * keep else f"{text[:keep]}...{text[-keep:]}"
 
 
 def _reachable(path: Path) -> Path:
@@ -397,6 +419,55 @@ def noise_clips() -> Whole:
     silence/noise split has 210; ten times that (2.5 hours of audio) is a thorough false-alarm
     test, while 10^8 would render for days and fill the disk."""
     return Whole(1, 2000)
+
+
+# Every count has an upper end: a value past it cannot be meant, and some counts are planned in
+# memory before the first request (run --epochs 10^20 was an out-of-memory kill after run.json was
+# written). The test that walks every parser refuses a whole-number option without a `max`.
+MAX_EPOCHS = 1000
+
+
+def epochs() -> Whole:
+    """Responses per interruption point or conversation (run --epochs): the paper uses 3, and every
+    (point, epoch) pair is planned before the first request; a thousand repeats is more than any
+    confidence interval needs."""
+    return Whole(1, MAX_EPOCHS)
+
+
+def epoch() -> Whole:
+    """Which epoch's responses (set-baseline --epoch): counted from 0, so below `epochs()`'s top."""
+    return Whole(0, MAX_EPOCHS - 1)
+
+
+def concurrency() -> Whole:
+    """Requests, calls or threads at the same time: each is a thread or an open connection, and a
+    process may hold 1024 files by default; no server answers more at once any faster."""
+    return Whole(1, 1024)
+
+
+def count(min: int = 1) -> Whole:  # noqa: A002
+    """How many of something a command takes or makes (--limit, --conversations, --intents, cache
+    entries, a batch): no benchmark here has a million items, so a larger count is a typo, and a
+    list of that many would be built in memory by some commands."""
+    return Whole(min, 1_000_000)
+
+
+def rounds(min: int = 0) -> Whole:  # noqa: A002
+    """Re-asks, retries, fix rounds, tool rounds: each is one more call for the same item, and an
+    answer that has not come after a hundred will not come."""
+    return Whole(min, 100)
+
+
+def tokens(min: int = 1) -> Whole:  # noqa: A002
+    """A number of tokens (new tokens of an answer, a judge's context): the largest context windows
+    hold ten million."""
+    return Whole(min, 10_000_000)
+
+
+def milliseconds(min: int = 0) -> Whole:  # noqa: A002
+    """A stretch of audio in milliseconds (a hop, speech padding, a minimum speech length): an hour
+    is longer than any clip a benchmark here plays."""
+    return Whole(min, 3_600_000)
 
 
 def temperature() -> Number:

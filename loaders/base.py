@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal, Optional, Sequence
 
 import numpy as np
-from ihbench.dataset.argtypes import check_all, number, temperature, whole
+from ihbench.dataset.argtypes import check_all, number, temperature, tokens
 from ihbench.dataset.errors import IHBenchError, ItemFailure, UsageError
 from ihbench.dataset.redaction import redact
 from ihbench.dataset.schema import SAMPLING_RATE
@@ -64,7 +64,7 @@ def audio_part_messages(turns) -> list[dict]:
 
 
 #: what each generation setting may be (also the `type=` of `ihbench run`'s options of the same name)
-GENERATION_TYPES = {"max_new_tokens": whole(min=1), "temperature": temperature(),
+GENERATION_TYPES = {"max_new_tokens": tokens(), "temperature": temperature(),
                     "top_p": number(min=0, max=1, min_open=True)}
 
 

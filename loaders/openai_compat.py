@@ -22,7 +22,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Optional, Sequence, Union
 
-from ihbench.dataset.argtypes import boolean, each, env_var_name, json_value, number, url, whole
+from ihbench.dataset.argtypes import (boolean, concurrency, count, each, env_var_name, json_value, number, rounds,
+                                      url)
 from ihbench.dataset.audio import encode_wav
 from ihbench.dataset.audio_format import SAMPLING_RATE
 from ihbench.dataset.errors import UsageError
@@ -150,10 +151,10 @@ class OpenAICompatLoader(Loader):
     name = "openai"
     runs_via = "server (OpenAI-compatible: OpenAI, vLLM, a vendor endpoint)"
     requires = ("openai",)
-    option_types = {"base_url": each(url()), "api_key_env": env_var_name(), "concurrency": whole(min=1),
-                    "timeout": number(min=0, min_open=True), "max_retries": whole(min=0),
+    option_types = {"base_url": each(url()), "api_key_env": env_var_name(), "concurrency": concurrency(),
+                    "timeout": number(min=0, min_open=True), "max_retries": rounds(),
                     "extra_body": json_value(dict), "stream": boolean(), "fold_system": boolean(),
-                    "max_audio_clips": whole(min=1)}
+                    "max_audio_clips": count()}
 
     @classmethod
     def check_environment(cls, options: dict) -> None:

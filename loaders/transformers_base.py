@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar, Optional, Sequence
 
 import numpy as np
-from ihbench.dataset.argtypes import ArgType, choice, device as device_type, whole
+from ihbench.dataset.argtypes import ArgType, choice, count, device as device_type
 from ihbench.dataset.audio_format import SAMPLING_RATE
 from ihbench.dataset.errors import IHBenchError, UsageError
 
@@ -83,7 +83,7 @@ class TransformersLoader(Loader):
     #: the longest clip the family's processor takes whole (None: no per-clip cap). A longer clip
     #: is an error on that item, never a silent cut; tests check it against the processor.
     max_clip_seconds: Optional[float] = None
-    option_types = {"batch_size": whole(min=1), "device": device_type(), "device_map": DeviceMap(),
+    option_types = {"batch_size": count(), "device": device_type(), "device_map": DeviceMap(),
                     "dtype": choice(("auto", *DTYPES))}
 
     def __init__(self, model_path: str, *, device: str = "auto", dtype: str = "auto",

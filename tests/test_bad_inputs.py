@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from conftest import FIXTURES
 from ihbench.cli import build_parser, main
-from ihbench.dataset.argtypes import ArgType, ArgumentValueError, Number, PathArg, Whole
+from ihbench.dataset.argtypes import ArgType, ArgumentValueError, Each, Number, PathArg, Url, Whole
 
 
 def _commands() -> dict:
@@ -102,7 +102,7 @@ def allowed(kind, text: str) -> bool:
 
 NUMERIC = _actions((Whole, Number))
 PATHS = _actions(PathArg)
-PROBES = ("0", "-1", "1.5", "abc", "", "nan", "inf", "1e999")
+PROBES = ("0", "-1", "1.5", "abc", "", "nan", "inf", "1e999", "99999999999999999999")
 
 
 def test_every_typed_option_is_parsed_with_a_checked_type():
@@ -110,6 +110,30 @@ def test_every_typed_option_is_parsed_with_a_checked_type():
              for a in command._actions if a.type is not None and not isinstance(a.type, ArgType)]
     assert loose == []  # no bare int, float or Path: each says what it allows
     assert len(NUMERIC) >= 30 and len(PATHS) >= 25  # the walk below sees them all
+
+
+def _option_types() -> list[tuple[str, str, ArgType]]:
+    """(owner, option, type) of every loader's and detector's `--option` types."""
+    from ihbench.loaders import LOADERS, get
+    from ihbench.sid.detectors import DETECTORS
+
+    found = []
+    for kind, registry, lookup in (("loader", LOADERS, get), ("detector", DETECTORS, DETECTORS.get)):
+        for name in registry.names():
+            for klass in lookup(name).__mro__:
+                found += [(f"{kind} {name}", option, kind_) for option, kind_ in klass.__dict__.get("option_types",
+                                                                                                   {}).items()]
+    return found
+
+
+def test_every_whole_number_option_has_an_upper_end():
+    """Battery 4: `run --epochs 99999999999999999999` passed the check, wrote run.json, then planned
+    its work list until the kernel killed it. A count past its top cannot be meant: every whole-number
+    option of every command, loader and detector says its top, and the walk below probes past it."""
+    unbounded = [f"{c} {a.option_strings[0]}" for c, a in NUMERIC if isinstance(a.type, Whole) and a.type.max is None]
+    unbounded += [f"{owner}: {option}" for owner, option, kind in _option_types()
+                  if isinstance(kind, Whole) and kind.max is None]
+    assert unbounded == []
 
 
 @pytest.mark.parametrize("command, action", NUMERIC, ids=[f"{c} {a.option_strings[0]}" for c, a in NUMERIC])
@@ -133,6 +157,29 @@ def test_a_path_option_refuses_a_file_for_a_folder_the_reverse_and_nothing(comma
         assert code == 2, (value, stderr)
         error = one_error_line(stderr, command)
         assert "argument " in error and f"expected {action.type.expected}, got {value!r}" in error
+    # battery 4: a name past the system's limits was an OSError traceback from the check itself
+    for value in ("n" * 300, "/".join(["p" * 200] * 30)):
+        code, stderr = _run(_argv(command, action, value), capsys)
+        assert code == 2, stderr
+        error = one_error_line(stderr, command)
+        assert f"expected {action.type.expected}, got '" in error and "(File name too long)" in error
+        assert len(error) < 400  # the path is cut in the middle, so the reason is seen
+
+
+URLS = [(c, a) for c, a in _actions((Url, Each)) if isinstance(a.type, Url) or isinstance(a.type.item, Url)]
+
+
+@pytest.mark.parametrize("command, action", URLS, ids=[f"{c} {a.option_strings[0]}" for c, a in URLS])
+def test_a_url_option_refuses_a_query_string_or_fragment_without_echoing_it(command, action, cwd, capsys):
+    """Battery 4: `--base-url http://h/v1?api_key=X` was taken, and every request went to
+    `/v1/?api_key=Xchat/completions` (the client appends the endpoint to the URL's text)."""
+    assert len(URLS) >= 6  # run, judge, verify, generate, barge-in (two)
+    for value in ("http://u:pw@h:1/v1?api_key=SECRET9", "http://h:1/v1#SECRET9", "http://h:1/v1?"):
+        code, stderr = _run(_argv(command, action, value), capsys)
+        assert code == 2, (value, stderr)
+        error = one_error_line(stderr, command)
+        assert f"argument {action.option_strings[0]}: expected an http:// or https:// URL" in error
+        assert "without a query string or #fragment" in error and "SECRET9" not in error and "pw" not in error
 
 
 @settings(max_examples=200, deadline=None)
@@ -158,7 +205,7 @@ SID_LLM = ["sid", "--data", "d", "--config", "sid_dev_en", "--out", "sx", "--det
 
 
 @pytest.mark.parametrize("argv, message", [
-    (RUN + ["--concurrency", "0"], "argument --concurrency: expected a whole number >= 1, got '0'"),
+    (RUN + ["--concurrency", "0"], "argument --concurrency: expected a whole number from 1 to 1024, got '0'"),
     (RUN + ["--temperature=-1", "--top-p", "2"], "argument --temperature: expected a number in [0, 2], got '-1'"),
     (RUN + ["--top-p", "2"], "argument --top-p: expected a number in (0, 1], got '2'"),
     (RUN + ["--base-url", "notaurl"], "argument --base-url: expected an http:// or https:// URL"),
@@ -180,7 +227,7 @@ SID_LLM = ["sid", "--data", "d", "--config", "sid_dev_en", "--out", "sx", "--det
     (["build", "--out", "o", "--sid-noise-clips=-1"], "argument --sid-noise-clips: expected a whole number from 1 to 2000"),
     (["generate", "--llm-model", "m", "--out", "o", "--price-per-1k-input=-5"],
      "argument --price-per-1k-input: expected a number >= 0, got '-5'"),
-    (["verify", "--judge-model", "M", "--concurrency", "0"], "argument --concurrency: expected a whole number >= 1"),
+    (["verify", "--judge-model", "M", "--concurrency", "0"], "argument --concurrency: expected a whole number from 1 to 1024"),
     (["run", "--model", "qwen2-audio", "--model-path", "tiny", "--data", "data", "--out", "rt", "--concurrency", "4"],
      "--concurrency: not an option of the qwen2-audio loader; its options: batch_size"),
     (["run", "--model", "qwen2-audio", "--model-path", "tiny", "--data", "data", "--out", "rt", "--base-url",
@@ -202,7 +249,7 @@ SID_LLM = ["sid", "--data", "d", "--config", "sid_dev_en", "--out", "sx", "--det
      "argument --n-bootstrap: expected a whole number from 1 to 100000, got '99999999999'"),
     (SID_ENERGY + ["margin_db=abc"], "--option margin_db: expected a number, got 'abc'"),
     (SID_ENERGY + ["margin_db=nan"], "--option margin_db: expected a number, got 'nan'"),
-    (SID_ENERGY + ["min_frames=1.5"], "--option min_frames: expected a whole number >= 1, got 1.5"),
+    (SID_ENERGY + ["min_frames=1.5"], "--option min_frames: expected a whole number from 1 to 1000000, got 1.5"),
     (SID_ENERGY + ["noise_percentile=500"], "--option noise_percentile: expected a number in [0, 100], got 500"),
     (SID_ENERGY + ["frame_ms=0"], "--option frame_ms: expected a number > 0, got 0"),
     (SID_ENERGY + ["colour=red"], "detector 'energy': got an unexpected keyword argument 'colour'"),
@@ -211,7 +258,7 @@ SID_LLM = ["sid", "--data", "d", "--config", "sid_dev_en", "--out", "sx", "--det
     (SID_LLM + ["hop_ms=0"], "--option hop_ms: expected a number > 0, got 0"),
     (SID_SILERO + ["onnx=yes"], "--option onnx: expected true or false, got 'yes'"),
     (SID_LLM + ["loader_options={\"concurrency\": 0}"],
-     "--option loader_options: --option concurrency: expected a whole number >= 1, got 0"),
+     "--option loader_options: --option concurrency: expected a whole number from 1 to 1024, got 0"),
     (SID_LLM + ["loader_options={\"colour\": 1}"], "--option loader_options: --option colour: not an option of the"),
     (SID_LLM + ["loader_options=[1]"], "--option loader_options: expected a JSON object of the openai loader's"),
     (["sid", "--data", "d", "--config", "sid_dev_en", "--out", "sx", "--detector", "audio-llm", "--option",
@@ -238,9 +285,9 @@ def test_loader_options_are_checked_by_the_loader_itself_from_python_too():
 
     with pytest.raises(UsageError, match="--option extra_body: expected a JSON object"):
         create("openai", "m", extra_body="{not json")
-    with pytest.raises(UsageError, match="--option concurrency: expected a whole number >= 1, got 0"):
+    with pytest.raises(UsageError, match="--option concurrency: expected a whole number from 1 to 1024, got 0"):
         create("openai", "m", concurrency=0)
-    with pytest.raises(UsageError, match="--option batch_size: expected a whole number >= 1, got 0"):
+    with pytest.raises(UsageError, match="--option batch_size: expected a whole number from 1 to 1000000, got 0"):
         TransformersLoader.check_options({"batch_size": 0})
     with pytest.raises(UsageError, match="--option device: expected a device"):
         check_options("qwen2-audio", {"device": "cuda:x"})
@@ -259,11 +306,11 @@ def test_library_guards_name_the_option_before_any_work(tmp_path):
     from ihbench.judge.review import review_conversations
     from ihbench.sid.run_sid import run_sid
 
-    with pytest.raises(UsageError, match="--concurrency: expected a whole number >= 1, got 0"):
+    with pytest.raises(UsageError, match="--concurrency: expected a whole number from 1 to 1024, got 0"):
         asyncio.run(review_conversations([], backend=None, concurrency=0))
     with pytest.raises(UsageError, match="--sid-noise-clips: expected a whole number from 1 to 2000, got 0"):
         build(tmp_path / "data" / "ds", sid_noise_clips=0)
-    with pytest.raises(UsageError, match="--limit: expected a whole number >= 1, got -1"):
+    with pytest.raises(UsageError, match="--limit: expected a whole number from 1 to 1000000, got -1"):
         run_sid("missing", "sid_en", tmp_path / "sid", detector="energy", limit=-1)
     with pytest.raises(UsageError, match="--tolerance: expected a number >= 0, got -1"):
         run_sid("missing", "sid_en", tmp_path / "sid", detector="energy", tolerance=-1)
@@ -395,7 +442,7 @@ def test_detector_options_are_checked_by_the_detector_from_python_too(tmp_path):
 
     with pytest.raises(UsageError, match="--option noise_percentile: expected a number in \\[0, 100\\]"):
         get_detector("energy", noise_percentile=500)
-    with pytest.raises(UsageError, match="--option min_frames: expected a whole number >= 1"):
+    with pytest.raises(UsageError, match="--option min_frames: expected a whole number from 1 to 1000000"):
         run_sid("missing", "sid_en", tmp_path / "sid", detector="energy", options={"min_frames": 0})
     assert check_detector_options("energy", {"margin_db": "6", "min_frames": 2}) == {"margin_db": 6.0, "min_frames": 2}
     assert isinstance(get_detector("energy", margin_db=6), EnergyDetector)

@@ -157,9 +157,13 @@ def test_export_never_replaces_a_folder_of_the_user_s(official, tmp_path, capsys
 def test_a_secret_in_a_url_query_is_never_written(official, tmp_path, capsys):
     with OpenAITestServer() as up:
         url = up.base_url + "?api_key=SEKRIT2"
-        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out",
-                     str(tmp_path / "r"), "--epochs", "1", "--limit", "1", "--base-url", url, "--quiet"]) in (0, 1)
-    assert "SEKRIT2" not in (tmp_path / "r" / "run.json").read_text()
+        with pytest.raises(SystemExit) as refused:
+            main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out",
+                  str(tmp_path / "r"), "--epochs", "1", "--limit", "1", "--base-url", url, "--quiet"])
+    assert refused.value.code == 2
+    # battery 4: a base URL has no query (the client would request /v1/?api_key=...chat/completions),
+    # so it is refused when parsed, without echoing it, and nothing is written at all
+    assert "SEKRIT2" not in capsys.readouterr().err and not (tmp_path / "r").exists()
     from ihbench.llm import OpenAICompatibleLLM
 
     assert "SEKRIT6" not in json.dumps(OpenAICompatibleLLM("g", base_url="http://h/v1?api_key=SEKRIT6").describe())

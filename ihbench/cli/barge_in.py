@@ -6,7 +6,8 @@ import sys
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import key_value, model_name, number, path, seed, temperature, url, whole
+    from ihbench.dataset.argtypes import (concurrency, count, key_value, model_name, number, path, rounds, seed,
+                                          temperature, url)
     from ihbench.dataset.sources import USER_VOICES
     from ihbench.loaders.base import GENERATION_TYPES as GENERATION
 
@@ -20,7 +21,7 @@ def add_parser(add) -> argparse.ArgumentParser:
     p.add_argument("--model-path", required=True, type=model_name(),
                    help="local model directory, cached hub id, or served model name")
     p.add_argument("--base-url", action="append", type=url(), help="openai loader: server URL of the model under test")
-    p.add_argument("--concurrency", type=whole(min=1),
+    p.add_argument("--concurrency", type=concurrency(),
                    help="conversations played at once (default 4 for a served model, 1 for a local one)")
     p.add_argument("--option", action="append", type=key_value(), metavar="KEY=VALUE",
                    help="other loader options (device, dtype, ...)")
@@ -38,14 +39,14 @@ def add_parser(add) -> argparse.ArgumentParser:
                    help="the simulator's sampling temperature (default 0.7); part of the cache key")
     p.add_argument("--sim-timeout", type=number(min=0, min_open=True), default=300.0,
                    help="seconds per simulator call (default 300)")
-    p.add_argument("--max-reasks", type=whole(min=0), default=2,
+    p.add_argument("--max-reasks", type=rounds(), default=2,
                    help="re-asks of an agent whose answer is unusable (or leaks what the caller did not hear) "
                         "before its round counts as failed (default 2)")
     p.add_argument("--cache", type=path("file"),
                    help="sqlite cache of the simulator's answers (default ~/.cache/ihbench/judge_cache.sqlite)")
     p.add_argument("--user-voice", choices=USER_VOICES, default="flite:slt",
                    help="voice the caller's turns are rendered in (default flite:slt)")
-    p.add_argument("--limit", type=whole(min=1), help="first N conversations that have interruption points")
+    p.add_argument("--limit", type=count(), help="first N conversations that have interruption points")
     p.add_argument("--seed", type=seed(), default=0, help="base seed; each round derives its own (default 0)")
     p.add_argument("--out", required=True, type=path("folder"), help="run directory (resumed when it exists)")
     p.add_argument("--allow-endpoint-change", action="store_true",

@@ -6,7 +6,7 @@ import argparse
 
 def add_parser(add) -> argparse.ArgumentParser:
     """`add(name, **kw)`: the CLI's subcommand factory (it adds the common options such as --quiet)."""
-    from ihbench.dataset.argtypes import number, path, whole
+    from ihbench.dataset.argtypes import count, number, path
 
     cache = add("cache", help="show or prune the cache of LLM answers (judge, verify --judge-model, generate)")
     cache.add_argument("action", choices=("info", "prune"),
@@ -15,7 +15,7 @@ def add_parser(add) -> argparse.ArgumentParser:
                        "or $IHBENCH_CACHE/judge_cache.sqlite)")
     cache.add_argument("--older-than", type=number(min=0), metavar="DAYS",
                        help="prune: remove entries not used for more than DAYS days")
-    cache.add_argument("--max-entries", type=whole(min=0), metavar="N",
+    cache.add_argument("--max-entries", type=count(min=0), metavar="N",
                        help="prune: then keep only the N most recently used entries")
     cache.set_defaults(func=main)
     return cache

@@ -7,7 +7,8 @@ import sys
 
 def add_parser(add) -> argparse.ArgumentParser:
     """`add(name, **kw)`: the CLI's subcommand factory (it adds the common options such as --quiet)."""
-    from ihbench.dataset.argtypes import model_name, number, path, seed, temperature, url, whole
+    from ihbench.dataset.argtypes import (concurrency, count, model_name, number, path, rounds, seed, temperature,
+                                          tokens, url)
 
     p = add("generate", help="write a private interruption suite with an LLM (the paper's generation pipeline)")
     p.add_argument("--domain", help="one of the ten domains, e.g. telecom or government (or use --workflow)")
@@ -15,8 +16,8 @@ def add_parser(add) -> argparse.ArgumentParser:
     p.add_argument("--description", help="one sentence describing the organisation's line (default: the LLM writes it)")
     p.add_argument("--workflow", type=path("file"), help="YAML with domain, goal, stages, knowledge_base and policies, "
                    "instead of --domain/--goal (see the README)")
-    p.add_argument("--intents", type=whole(min=1), default=3, help="caller intent profiles per goal (default 3)")
-    p.add_argument("--conversations", type=whole(min=1), default=5,
+    p.add_argument("--intents", type=count(), default=3, help="caller intent profiles per goal (default 3)")
+    p.add_argument("--conversations", type=count(), default=5,
                    help="calls to generate; a rerun with a larger number adds the missing ones (default 5)")
     p.add_argument("--llm-model", required=True, type=model_name(),
                    help="model name on the server, or a local path (transformers)")
@@ -26,16 +27,16 @@ def add_parser(add) -> argparse.ArgumentParser:
                    help="openai: any OpenAI-compatible server (default); transformers: a local text model")
     p.add_argument("--temperature", type=temperature(), default=0.7, help="sampling temperature of the openai backend "
                    "(default 0.7); part of the cache key")
-    p.add_argument("--max-new-tokens", type=whole(min=1), default=4096,
+    p.add_argument("--max-new-tokens", type=tokens(), default=4096,
                    help="transformers backend: length limit of each answer (default 4096)")
     p.add_argument("--no-json-schema", action="store_true", help="for servers without response_format support")
     p.add_argument("--timeout", type=number(min=0, min_open=True), default=300.0,
                    help="seconds per LLM call (default 300)")
-    p.add_argument("--concurrency", type=whole(min=1), default=4, help="calls generated at the same time (default 4)")
+    p.add_argument("--concurrency", type=concurrency(), default=4, help="calls generated at the same time (default 4)")
     p.add_argument("--seed", type=seed(), default=0, help="base seed; each call derives its own (default 0)")
-    p.add_argument("--max-reasks", type=whole(min=0), default=2,
+    p.add_argument("--max-reasks", type=rounds(), default=2,
                    help="re-asks of an agent whose answer is unusable before its call counts as failed (default 2)")
-    p.add_argument("--max-fix-rounds", type=whole(min=0), default=3,
+    p.add_argument("--max-fix-rounds", type=rounds(), default=3,
                    help="verify-modify rounds before a call with findings left is discarded (default 3)")
     p.add_argument("--retry-discarded", action="store_true", help="generate again the calls an earlier run discarded")
     p.add_argument("--price-per-1k-input", type=number(min=0),

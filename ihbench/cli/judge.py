@@ -6,7 +6,7 @@ import sys
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import names, number, path, url, whole, model_name
+    from ihbench.dataset.argtypes import concurrency, names, number, path, tokens, url, model_name
     from ihbench.records import AXES
 
     from ihbench.convbench.judge import CONTEXT_PARTS
@@ -24,10 +24,10 @@ def add_parser(add) -> argparse.ArgumentParser:
                        help="ConversationBench runs: also show the judge the knowledge base (kb) and the results the "
                             "tools returned (tool-results), as the successor's judge does; off by default, as in the "
                             "original")
-    judge.add_argument("--judge-context-tokens", type=whole(min=1000),
+    judge.add_argument("--judge-context-tokens", type=tokens(min=1000),
                        help="ConversationBench runs: the judge's context in tokens; a conversation that does not fit "
                             "is judged in overlapping windows (default: a local judge's own limit, else 128000)")
-    judge.add_argument("--concurrency", type=whole(min=1), default=16, help="judge calls in flight (default 16)")
+    judge.add_argument("--concurrency", type=concurrency(), default=16, help="judge calls in flight (default 16)")
     judge.add_argument("--timeout", type=number(min=0, min_open=True), default=60.0,
                        help="seconds per call (default 60)")
     judge.add_argument("--out", type=path("file"),

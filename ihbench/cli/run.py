@@ -6,7 +6,8 @@ import sys
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import key_value, model_name, names, path, seed, url, whole, whole_numbers
+    from ihbench.dataset.argtypes import (concurrency, count, epochs, key_value, model_name, names, path, rounds, seed,
+                                          url, whole_numbers)
     from ihbench.dataset.schema import INTERRUPTION_TYPES, canonical_interruption_type
     from ihbench.loaders.base import GENERATION_TYPES as GENERATION
 
@@ -19,10 +20,10 @@ def add_parser(add) -> argparse.ArgumentParser:
     run.add_argument("--config", type=model_name(), help="conversations (default) or interruptions; or a ConversationBench config "
                                       "(convbench_dev, or one added by convbench-import)")
     run.add_argument("--split", help="split (default: the only one, or test/dev)")
-    run.add_argument("--epochs", type=whole(min=1), default=3,
+    run.add_argument("--epochs", type=epochs(), default=3,
                      help="responses per interruption point (default 3, as the paper)")
     run.add_argument("--out", required=True, type=path("folder"), help="run directory (resumed when it exists)")
-    run.add_argument("--limit", type=whole(min=1), help="first N interruption points (after --types)")
+    run.add_argument("--limit", type=count(), help="first N interruption points (after --types)")
     run.add_argument("--types", type=names(INTERRUPTION_TYPES, canonical_interruption_type),
                      help="comma-separated interruption types, e.g. filler,pushback")
     run.add_argument("--modality", choices=("audio", "text"), default="audio", help="text: transcripts replace audio")
@@ -40,14 +41,14 @@ def add_parser(add) -> argparse.ArgumentParser:
                      help="base seed; each (item, epoch) derives its own (default 0)")
     run.add_argument("--base-url", action="append", type=url(), help="openai loader: server URL, e.g. "
                      "http://gpu-node:8000/v1 (vLLM); give it several times to spread requests over several servers")
-    run.add_argument("--concurrency", type=whole(min=1), help="openai loader: requests in flight")
+    run.add_argument("--concurrency", type=concurrency(), help="openai loader: requests in flight")
     run.add_argument("--option", action="append", type=key_value(), metavar="KEY=VALUE",
                      help="other loader options (device, dtype, ...)")
     bench = run.add_argument_group("ConversationBench configs")
     bench.add_argument("--tool-results", choices=("positional", "matched"),
                        help="how calls are answered: positional (the original harness, default) or matched (by name "
                             "and arguments, error payloads for wrong calls: the successor)")
-    bench.add_argument("--max-tool-rounds", type=whole(min=1),
+    bench.add_argument("--max-tool-rounds", type=rounds(min=1),
                        help="model requests per turn before the turn ends without an answer (default 8; recorded)")
     bench.add_argument("--only-turns", type=whole_numbers(), metavar="N,N,...",
                        help="play only these turns, as one conversation, keeping their indices")

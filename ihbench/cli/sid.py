@@ -6,7 +6,7 @@ import sys
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import key_value, number, path, whole, model_name
+    from ihbench.dataset.argtypes import count, key_value, milliseconds, number, path, model_name
     from ihbench.sid.sweep import DEFAULT_TIMEOUTS, thresholds_type, timeouts_type
 
     sid = add("sid", help="semantic interruption detection: FIR, IRL, APT")
@@ -17,12 +17,12 @@ def add_parser(add) -> argparse.ArgumentParser:
     source = sid.add_mutually_exclusive_group(required=True)
     source.add_argument("--detector", help="silero-vad, energy, audio-llm or smart-turn")
     source.add_argument("--predictions", type=path("file"), help="score a prediction file in SID's jsonl format")
-    sid.add_argument("--hop", type=whole(min=1), help="audio-llm: ms between growing prefixes")
+    sid.add_argument("--hop", type=milliseconds(min=1), help="audio-llm: ms between growing prefixes")
     sid.add_argument("--model", help="audio-llm: loader name (see `ihbench models`)")
     sid.add_argument("--model-path", type=model_name(), help="audio-llm: model path")
     sid.add_argument("--option", action="append", type=key_value(), metavar="KEY=VALUE",
                      help="detector options (threshold, ...)")
-    sid.add_argument("--limit", type=whole(min=1), help="first N clips")
+    sid.add_argument("--limit", type=count(), help="first N clips")
     sid.add_argument("--clips", type=model_name(), metavar="GLOB",
                      help="only the clips whose file name matches GLOB (e.g. '*flite-slt*')")
     sid.add_argument("--thresholds", type=thresholds_type(), metavar="T1,T2,...",

@@ -8,7 +8,7 @@ from .common import notes
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import number, path, url, whole, model_name
+    from ihbench.dataset.argtypes import concurrency, number, path, url, model_name
 
     verify = add("verify", help="check in-house conversation sources and ConversationBench-style benchmark folders")
     verify.add_argument("paths", nargs="*", type=path(),
@@ -21,7 +21,7 @@ def add_parser(add) -> argparse.ArgumentParser:
                         "grounding, verdicts that disagree)")
     verify.add_argument("--judge-base-url", type=url(),
                         help="OpenAI-compatible server URL of the judge (default: OpenAI)")
-    verify.add_argument("--concurrency", type=whole(min=1), help="judge calls in flight (default 8)")
+    verify.add_argument("--concurrency", type=concurrency(), help="judge calls in flight (default 8)")
     verify.add_argument("--timeout", type=number(min=0, min_open=True), help="seconds per judge call (default 60)")
     verify.add_argument("--cache", type=path("file"), help="sqlite cache (default ~/.cache/ihbench/judge_cache.sqlite)")
     audio = verify.add_argument_group(

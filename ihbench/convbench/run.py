@@ -111,8 +111,9 @@ def run_convbench(spec: ConvRunSpec, *, loader=None, benchmark=None, progress: b
 
     started = time.perf_counter()
     generation = GenerationConfig(**spec.generation)
-    if spec.epochs < 1:
-        raise UsageError(f"--epochs: expected a whole number >= 1, got {spec.epochs}")
+    from ihbench.dataset.argtypes import epochs
+
+    epochs().check("--epochs", spec.epochs)  # from Python too: 10^20 epochs would be planned in memory
     benchmark = benchmark or load_benchmark(spec.data, spec.config)
     targets = check_spec(spec, benchmark)
     digest = benchmark_hash(benchmark)

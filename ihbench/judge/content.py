@@ -167,9 +167,9 @@ async def check_content(conversations: Sequence[SourceConversation], backend: Te
                         cache: Optional[LLMCache] = None, progress: bool = True) -> ContentReport:
     from tqdm.auto import tqdm
 
-    from ihbench.dataset.argtypes import whole
+    from ihbench.dataset.argtypes import concurrency as in_flight
 
-    whole(min=1).check("--concurrency", concurrency)
+    in_flight().check("--concurrency", concurrency)
     cache = cache or LLMCache()
     semaphore = asyncio.Semaphore(concurrency)
     report = ContentReport()

@@ -125,9 +125,9 @@ async def review_conversations(conversations: Sequence[SourceConversation], back
                                progress: bool = True) -> list[PointReview]:
     from tqdm.auto import tqdm
 
-    from ihbench.dataset.argtypes import whole
+    from ihbench.dataset.argtypes import concurrency as in_flight
 
-    whole(min=1).check("--concurrency", concurrency)  # 0 would wait for a free slot for ever
+    in_flight().check("--concurrency", concurrency)  # 0 would wait for a free slot for ever
     cache = cache or LLMCache()
     semaphore = asyncio.Semaphore(concurrency)
     points = [(c, t) for c in conversations for t in c.interrupted_turns]

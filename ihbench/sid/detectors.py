@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Iterable, Optional, Sequence
 
 import numpy as np
 
-from ihbench.dataset.argtypes import boolean, check_all, number, whole
+from ihbench.dataset.argtypes import boolean, check_all, count, milliseconds, number, seed, tokens
 from ihbench.dataset.audio import resample
 from ihbench.dataset.errors import UnknownNameError, UsageError
 from ihbench.dataset.registry import Registry
@@ -90,8 +90,8 @@ class SileroVadDetector(Detector):
     """The weights ship inside the `silero-vad` package, so nothing is fetched at run time."""
 
     name = "silero-vad"
-    option_types = {"threshold": number(min=0, max=1), "min_speech_duration_ms": whole(min=0),
-                    "speech_pad_ms": whole(min=0), "onnx": boolean()}
+    option_types = {"threshold": number(min=0, max=1), "min_speech_duration_ms": milliseconds(),
+                    "speech_pad_ms": milliseconds(), "onnx": boolean()}
 
     def __init__(self, *, threshold: float = 0.5, min_speech_duration_ms: int = 250,
                  speech_pad_ms: int = 0, onnx: bool = False):
@@ -128,7 +128,7 @@ class EnergyDetector(Detector):
 
     name = "energy"
     option_types = {"frame_ms": number(min=0, min_open=True), "margin_db": number(), "floor_dbfs": number(),
-                    "min_frames": whole(min=1), "noise_percentile": number(min=0, max=100)}
+                    "min_frames": count(), "noise_percentile": number(min=0, max=100)}
 
     def __init__(self, *, frame_ms: float = 30.0, margin_db: float = 12.0, floor_dbfs: float = -50.0,
                  min_frames: int = 3, noise_percentile: float = 10.0):
@@ -178,7 +178,7 @@ class AudioLLMDetector(Detector):
     A clip of D seconds with no "yes" costs ceil(D / hop) generations."""
 
     name = "audio-llm"
-    option_types = {"hop_ms": number(min=0, min_open=True), "max_new_tokens": whole(min=1), "seed": whole(min=0)}
+    option_types = {"hop_ms": number(min=0, min_open=True), "max_new_tokens": tokens(), "seed": seed()}
 
     def __init__(self, loader, hop_ms: float = 500.0, *, question: str = QUESTION, system: str = SYSTEM_PROMPT,
                  max_new_tokens: int = 3, seed: int = 0):

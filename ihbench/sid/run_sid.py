@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional
 
-from ihbench.dataset.argtypes import number, whole
+from ihbench.dataset.argtypes import count, number
 from ihbench.dataset.errors import IHBenchError, UsageError
 from ihbench.dataset.io import write_json_atomic
 from ihbench.dataset.redaction import redact
@@ -64,7 +64,7 @@ def run_sid(data: str, config: str, out: Path, *, detector: Optional[str] = None
     if (detector is None) == (predictions_file is None):
         raise UsageError("give either --detector or --predictions")
     if limit is not None:  # -1 would silently drop the last clip; 0 would score nothing
-        whole(min=1).check("--limit", limit)
+        count().check("--limit", limit)
     number(min=0).check("--tolerance", tolerance)
     sweeping = _check_sweep(detector, thresholds=thresholds, timeouts=timeouts, tune_data=tune_data,
                             tune_config=tune_config, tune_clips=tune_clips)

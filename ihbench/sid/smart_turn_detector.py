@@ -10,7 +10,7 @@ from typing import Optional
 
 import numpy as np
 
-from ihbench.dataset.argtypes import number, whole
+from ihbench.dataset.argtypes import concurrency, count, number
 
 from .detectors import Detector
 
@@ -24,7 +24,7 @@ class SmartTurnDetector(Detector):
 
     name = "smart-turn"
     clamps_to_clip = False
-    option_types = {"threshold": number(min=0, max=1), "threads": whole(min=1), "batch_size": whole(min=1),
+    option_types = {"threshold": number(min=0, max=1), "threads": concurrency(), "batch_size": count(),
                     "stop_secs": number(min=0, min_open=True), "vad_confidence": number(min=0, max=1),
                     "vad_start_secs": number(min=0, min_open=True), "vad_stop_secs": number(min=0, min_open=True),
                     "pre_speech_secs": number(min=0)}

@@ -1,0 +1,94 @@
+"""Bad-input battery 4 (issue 23), the options group: each finding as the battery's user met it.
+
+A user error is one line naming the option and what it allows, exit 2, and nothing written; the
+rule each test exercises lives in one place (mostly `ihbench.dataset.argtypes`), and the parser
+walk of tests/test_bad_inputs.py probes every option of the same kind.
+"""
+import os
+
+import pytest
+
+from ihbench.cli import main
+
+
+def _one_error(capsys, command) -> str:
+    """The one error line of `command`, after checking nothing else was said but argparse's usage."""
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith(f"ihbench {command}: error: ")]
+    assert len(errors) == 1, err
+    others = [line for line in lines if line not in errors and not line.startswith((f"usage: ihbench {command}", " "))]
+    assert others == [], err
+    return errors[0]
+
+
+def _exit_code(argv) -> int:
+    try:
+        return main(argv)
+    except SystemExit as stop:
+        return stop.code
+
+
+@pytest.fixture
+def cwd(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+RUN = ["run", "--model", "openai", "--model-path", "m", "--base-url", "http://127.0.0.1:9/v1", "--data", "data",
+       "--out", "r", "--quiet"]
+
+
+# --- finding 1: a count with no top --------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, message", [
+    (RUN + ["--epochs", "99999999999999999999"],
+     "argument --epochs: expected a whole number from 1 to 1000, got '99999999999999999999'"),
+    (RUN + ["--concurrency", "100000"], "argument --concurrency: expected a whole number from 1 to 1024"),
+    (RUN + ["--option", "max_retries=1000000"], "--option max_retries: expected a whole number from 0 to 100"),
+    (["generate", "--llm-model", "m", "--out", "g", "--conversations", "99999999999"],
+     "argument --conversations: expected a whole number from 1 to 1000000"),
+    (["set-baseline", "run", "--out", "b", "--epoch", "1000"], "argument --epoch: expected a whole number from 0 to 999"),
+])
+def test_a_count_past_its_top_is_refused_before_anything_is_written(argv, message, cwd, capsys):
+    assert _exit_code(argv) == 2
+    assert message in _one_error(capsys, argv[0])
+    assert os.listdir(cwd) == []
+
+
+def test_a_run_from_python_with_epochs_past_the_top_is_refused_before_its_folder(tmp_path):
+    from ihbench.dataset.errors import UsageError
+    from ihbench.runner import RunSpec, run
+
+    spec = RunSpec(loader="openai", model_path="m", data=str(tmp_path / "data"), out=tmp_path / "r",
+                   epochs=10**20, loader_options={"base_url": "http://127.0.0.1:9/v1"})
+    with pytest.raises(UsageError, match="--epochs: expected a whole number from 1 to 1000"):
+        run(spec, items=[], progress=False)
+    assert os.listdir(tmp_path) == []
+
+
+# --- finding 4: a path longer than the system allows ------------------------------------------------
+
+@pytest.mark.parametrize("argv", [["report", "runs", "--out", "x" * 300],
+                                  RUN[:-3] + ["--out", "/".join(["d" * 200] * 25)]])
+def test_a_path_past_the_systems_limits_is_one_line(argv, cwd, capsys):
+    assert _exit_code(argv) == 2
+    assert "argument --out: expected a folder, got '" in _one_error(capsys, argv[0])
+    assert os.listdir(cwd) == []
+
+
+# --- finding 2: a base URL with a query string or fragment --------------------------------------------
+
+@pytest.mark.parametrize("argv", [
+    RUN[:5] + ["--data", "data", "--out", "r", "--base-url", "http://user:pw@127.0.0.1:9/v1?api_key=QSECRET77"],
+    RUN[:5] + ["--data", "data", "--out", "r", "--option", "base_url=http://127.0.0.1:9/v1?api_key=QSECRET77"],
+    ["judge", "runs", "--judge-model", "j", "--judge-base-url", "http://127.0.0.1:9/v1?api_key=QSECRET77"],
+    ["generate", "--llm-model", "g", "--out", "g", "--llm-base-url", "http://127.0.0.1:9/v1#QSECRET77"],
+])
+def test_a_base_url_with_a_query_or_fragment_is_refused_and_its_secret_not_shown(argv, cwd, capsys):
+    assert _exit_code(argv) == 2
+    error = _one_error(capsys, argv[0])
+    assert "without a query string or #fragment" in error and "QSECRET77" not in error
+    assert os.listdir(cwd) == []
+
