@@ -7,10 +7,17 @@ warnings and its INFO logging are noise there, so they are silenced here and now
 Names users chose (runs, models, recordings) may be Chinese or Japanese: an installed CJK font is
 added as a fallback, and where none is, the glyph is drawn as a box and matplotlib's warning about
 it is silenced around the drawing only (`save_figure`).
+
+matplotlib keeps its font list in a config folder (MPLCONFIGDIR, else the XDG folders); one it cannot
+write makes it create a temporary folder in every process, say so in two log lines, and leave the
+folder behind when the process does not end normally. Where that would happen, the toolkit's own
+cache folder (`cache_root()/matplotlib`) is given to it instead, before it is imported.
 """
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import warnings
 from pathlib import Path
 
@@ -22,6 +29,7 @@ _GLYPH_MISSING = r"Glyph \d+ .* missing from (current )?font"
 
 
 def pyplot():
+    _writable_config_folder()
     import matplotlib
 
     matplotlib.use("Agg")
@@ -31,6 +39,40 @@ def pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def _writable(folder: str) -> bool:
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return os.path.isdir(folder) and os.access(folder, os.W_OK)
+
+
+def _writable_config_folder() -> None:
+    """MPLCONFIGDIR set to the toolkit's cache when the folder matplotlib would use is not writable
+    (a variable set to a folder that cannot be made, a read-only home); left alone otherwise, or when
+    matplotlib is imported already (it has chosen), or when the cache is not writable either."""
+    if "matplotlib" in sys.modules:
+        return
+    if os.environ.get("MPLCONFIGDIR"):
+        folders = [os.environ["MPLCONFIGDIR"]]
+    elif sys.platform.startswith(("linux", "freebsd")):
+        folders = [os.path.join(os.environ.get(variable) or os.path.expanduser(default), "matplotlib")
+                   for variable, default in (("XDG_CONFIG_HOME", "~/.config"), ("XDG_CACHE_HOME", "~/.cache"))]
+    else:
+        return
+    if all(_writable(folder) for folder in folders):
+        return
+    from .errors import IHBenchError
+    from .io import cache_root
+
+    try:
+        ours = str(cache_root() / "matplotlib")
+    except IHBenchError:  # the cache is a file: matplotlib's own fallback it is
+        return
+    if _writable(ours):
+        os.environ["MPLCONFIGDIR"] = ours
 
 
 def _font_fallback(matplotlib) -> None:

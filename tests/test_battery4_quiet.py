@@ -102,3 +102,88 @@ def test_cache_info_keeps_the_side_files_of_a_cache_another_process_has_open(tmp
     finally:
         writer.close()
     assert _side_files(path) == []
+
+
+def _nearly_identical_ttest():
+    """What `report` of two runs with the same scores asks of scipy: a warning from inside scipy."""
+    import scipy.stats
+
+    scipy.stats.ttest_1samp([0.4166666666666667] * 3, 0.4166666666666667)
+
+
+@pytest.fixture
+def noisy_command(monkeypatch):
+    """`ihbench cache info` made to do what report did in battery 4 (twice, as a report of several
+    runs does), with a warning of the toolkit's own among them."""
+    import warnings
+
+    import ihbench.cli.cache as command
+
+    def run(args):
+        _nearly_identical_ttest()
+        _nearly_identical_ttest()
+        exec(compile("warnings.warn('a note of the toolkit', stacklevel=1)", command.__file__, "exec"),
+             {"__name__": "ihbench.cli.cache", "warnings": warnings})
+        print("the result")
+        return 0
+
+    monkeypatch.setattr(command, "main", run)
+
+
+def test_a_librarys_warning_is_not_shown_under_quiet(noisy_command, capsys):
+    """Battery 4, finding 13: scipy's RuntimeWarning and its source line were printed under --quiet."""
+    assert main(["cache", "info", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "the result\n"
+    assert err == "ihbench cache: warning: a note of the toolkit\n"
+
+
+def test_without_quiet_a_librarys_warning_is_one_line_once_naming_the_library(noisy_command, capsys):
+    assert main(["cache", "info"]) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        "ihbench cache: warning: Precision loss occurred in moment calculation due to catastrophic cancellation. "
+        "This occurs when the data are nearly identical. Results may be unreliable. (RuntimeWarning from scipy)",
+        "ihbench cache: warning: a note of the toolkit"]
+
+
+def test_the_warning_rule_ends_with_the_command(noisy_command, capsys):
+    import warnings
+
+    filters, show = list(warnings.filters), warnings.showwarning
+    main(["cache", "info", "--quiet"])
+    assert (warnings.filters, warnings.showwarning) == (filters, show)
+    assert "TRANSFORMERS_VERBOSITY" not in os.environ
+
+
+def _python(code, env, tmp_path):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                          env={**os.environ, "TMPDIR": str(tmp_path / "tmp"), **env})
+
+
+def test_an_unwritable_matplotlib_folder_is_replaced_by_the_toolkits_cache(tmp_path):
+    """Battery 4, finding 14: with MPLCONFIGDIR unwritable matplotlib said so in two lines (under --quiet
+    too) and made a /tmp/matplotlib-* folder."""
+    (tmp_path / "tmp").mkdir()
+    cache = tmp_path / "cache"
+    result = _python("import os; from ihbench.dataset.plotting import pyplot; pyplot(); print(os.environ['MPLCONFIGDIR'])",
+                     {"MPLCONFIGDIR": "/proc/nonexistent", "IHBENCH_CACHE": str(cache)}, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (result.stdout, result.stderr) == (f"{cache / 'matplotlib'}\n", "")
+    assert os.listdir(tmp_path / "tmp") == []
+
+
+@pytest.mark.parametrize("quiet", [True, False])
+def test_a_librarys_log_line_is_one_line_and_kept_out_of_quiet(quiet, tmp_path):
+    """A library that logs without a handler of its own (matplotlib, when even the toolkit's cache is not
+    writable) is printed by Python's last resort as a bare line: now named, and not under --quiet."""
+    code = ("import logging, sys\n"
+            "import ihbench.cli.cache as command\n"
+            "command.main = lambda args: logging.getLogger('somelib.sub').warning('a library line') or 0\n"
+            "from ihbench.cli import main\n"
+            f"sys.exit(main(['cache', 'info'{', ' + repr('--quiet') if quiet else ''}]))\n")
+    result = _python(code, {}, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ("" if quiet else "ihbench cache: warning: (somelib) a library line\n")

@@ -39,7 +39,7 @@ from . import (
     turns,
     verify,
 )
-from .quiet import libraries_quiet
+from .quiet import libraries_quiet, library_warnings
 
 # The order of `ihbench --help`.
 COMMANDS = (verify, build, info, export, publish_metrics, publish_dataset, publish_space, space, run, judge,
@@ -89,7 +89,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     logger.setLevel(logging.WARNING)
     logger.propagate = False
     try:
-        with libraries_quiet(args.quiet):
+        with libraries_quiet(args.quiet), library_warnings(args.quiet, args.command):
             return args.func(args)
     except IHBenchError as error:  # meant for the user: one line; anything else is a bug and keeps its traceback
         if _debug(args):

@@ -5,11 +5,21 @@ A library already imported is switched off through its own API and switched back
 (main() may run again in one process: tests, notebooks). One not imported yet is never imported
 here just to silence it (datasets costs a second, evaluate several): the Hub's switch is cheap and
 transformers reads it when it is imported; datasets reads its environment variable then.
+
+Warnings and log lines of the libraries (`library_warnings`), one rule for all of them: a warning is
+the toolkit's own when Python attributes it to a module of `ihbench`, a library's otherwise (scipy's
+"precision loss" in a t-test, numpy's "mean of empty slice", matplotlib's "created a temporary cache
+directory" log line, ...). Under --quiet a library's are not shown (the toolkit's own notes already
+are not); without it each is one line, `ihbench CMD: warning: ...` naming the library, shown once,
+never with the library's source line that Python prints by default. The toolkit's own warnings are
+shown, once, in the same one-line form, --quiet or not.
 """
 from __future__ import annotations
 
+import logging
 import os
 import sys
+import warnings
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
@@ -60,3 +70,80 @@ def libraries_quiet(quiet: bool) -> Iterator[None]:
             transformers.enable_progress_bar()  # it copied the Hub's switch, off, when it was imported
         if variable_was is None:
             os.environ.pop(DATASETS_VARIABLE, None)
+
+
+#: read by each library when it is imported: its own log handler then prints errors only
+VERBOSITY_VARIABLES = ("TRANSFORMERS_VERBOSITY", "DATASETS_VERBOSITY", "EVALUATE_VERBOSITY", "HF_HUB_VERBOSITY")
+#: the toolkit's modules, as warnings' filters match a warning's module
+TOOLKIT_MODULE = r"ihbench(\.|$)"
+
+
+def _library(filename: str) -> str:
+    """The top-level package a file belongs to ("scipy" for .../site-packages/scipy/stats/x.py)."""
+    path = os.path.abspath(filename)
+    for root in sorted((os.path.abspath(entry) for entry in sys.path if entry), key=len, reverse=True):
+        if path.startswith(root + os.sep):
+            return path[len(root) + 1:].split(os.sep)[0].removesuffix(".py")
+    return os.path.basename(path).removesuffix(".py")
+
+
+def _toolkit_file(filename: str) -> bool:
+    """A file of one of the toolkit's modules (as imported: `ihbench...`, wherever the files are)."""
+    return any(getattr(module, "__file__", None) == filename for name, module in list(sys.modules.items())
+               if name == "ihbench" or name.startswith("ihbench."))
+
+
+class _LibraryLines(logging.Handler):
+    """Where a library's log record goes when no handler of its own takes it (Python's last resort
+    prints the bare message): one `ihbench CMD: warning: (library) message` line."""
+
+    def __init__(self, command: str, level: int):
+        super().__init__(level)
+        self.command = command
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            kind = "error" if record.levelno >= logging.ERROR else "warning"
+            library = record.name.split(".")[0]
+            print(f"ihbench {self.command}: {kind}: ({library}) {record.getMessage()}", file=sys.stderr)
+        except Exception:  # never let a library's log line end the command
+            self.handleError(record)
+
+
+@contextmanager
+def library_warnings(quiet: bool, command: str) -> Iterator[None]:
+    """The rule of the module docstring, for the life of one command; filters, the last-resort log
+    handler, library log levels and variables are as they were afterwards."""
+    shown: set[tuple[type, str]] = set()
+
+    def one_line(message, category, filename, lineno, file=None, line=None) -> None:
+        text = str(message).strip().splitlines()[0] if str(message).strip() else category.__name__
+        if (category, text) in shown:
+            return
+        shown.add((category, text))
+        where = "" if _toolkit_file(filename) else f" ({category.__name__} from {_library(filename)})"
+        print(f"ihbench {command}: warning: {text}{where}", file=file or sys.stderr)
+
+    last_resort = logging.lastResort
+    raised, variables = [], {}
+    with warnings.catch_warnings():
+        warnings.showwarning = one_line
+        if quiet:
+            warnings.filterwarnings("ignore", module=f"(?!{TOOLKIT_MODULE})")
+            for name, logger in list(logging.root.manager.loggerDict.items()):
+                if (isinstance(logger, logging.Logger) and logger.handlers and not name.startswith("ihbench")
+                        and logger.getEffectiveLevel() < logging.ERROR):
+                    raised.append((logger, logger.level))
+                    logger.setLevel(logging.ERROR)
+            for name in VERBOSITY_VARIABLES:
+                if name not in os.environ:
+                    variables[name] = os.environ[name] = "error"
+        logging.lastResort = _LibraryLines(command, logging.ERROR if quiet else logging.WARNING)
+        try:
+            yield
+        finally:
+            logging.lastResort = last_resort
+            for logger, level in raised:
+                logger.setLevel(level)
+            for name in variables:
+                os.environ.pop(name, None)
