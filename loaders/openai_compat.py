@@ -160,8 +160,13 @@ class OpenAICompatLoader(Loader):
     def check_environment(cls, options: dict) -> None:
         """No --base-url means OpenAI itself, which answers nothing without a key: refused now rather
         than as every item failing after the retries. A server of one's own (vLLM) may need no key,
-        so with a --base-url the variable may be unset."""
+        so with a --base-url the variable may be unset, unless the user named it (`api_key_env`): then
+        it is meant to hold the key, and unset it is a typo that would send every request without one."""
         variable = options.get("api_key_env") or "OPENAI_API_KEY"
+        if options.get("api_key_env") and not os.environ.get(variable):  # named on purpose: a typo, or not exported
+            raise UsageError(f"--option api_key_env: the environment variable {variable} is not set (or empty), so "
+                             "every request would go without its key; export it, or leave api_key_env out for a "
+                             "server that needs no key")
         if not options.get("base_url") and not os.environ.get(variable):
             raise UsageError(f"the {cls.name} loader's default server is OpenAI and {variable} is not set; give "
                              "--base-url for a server of your own (vLLM needs no key) or set the variable")

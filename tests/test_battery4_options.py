@@ -92,3 +92,74 @@ def test_a_base_url_with_a_query_or_fragment_is_refused_and_its_secret_not_shown
     assert "without a query string or #fragment" in error and "QSECRET77" not in error
     assert os.listdir(cwd) == []
 
+
+
+# --- finding 7: api_key_env naming a variable that is not set ---------------------------------------
+
+def test_api_key_env_naming_an_unset_variable_is_refused_at_start(cwd, capsys, monkeypatch):
+    monkeypatch.delenv("NOT_SET_VAR_X", raising=False)
+    argv = RUN[:-1] + ["--option", "api_key_env=NOT_SET_VAR_X", "--quiet"]
+    assert _exit_code(argv) == 2
+    assert ("--option api_key_env: the environment variable NOT_SET_VAR_X is not set (or empty)"
+            in _one_error(capsys, "run"))
+    assert os.listdir(cwd) == []
+    from ihbench.dataset.errors import UsageError
+    from ihbench.loaders import check_options
+
+    monkeypatch.setenv("NOT_SET_VAR_X", "")
+    with pytest.raises(UsageError, match="NOT_SET_VAR_X is not set"):
+        check_options("openai", {"base_url": "http://127.0.0.1:9/v1", "api_key_env": "NOT_SET_VAR_X"})
+    monkeypatch.setenv("NOT_SET_VAR_X", "k")
+    assert check_options("openai", {"base_url": "http://127.0.0.1:9/v1", "api_key_env": "NOT_SET_VAR_X"})
+
+
+# --- finding 6: sid's audio-llm reaches a server as run does ------------------------------------------
+
+def _sid_folder(root):
+    """SID-Bench's layout, two silent 2 s clips: test_wavs/en/*.wav and en_test_lines.jsonl."""
+    import json
+
+    import numpy as np
+    import soundfile
+
+    (root / "test_wavs" / "en").mkdir(parents=True)
+    for name in ("a.wav", "b.wav"):
+        soundfile.write(root / "test_wavs" / "en" / name, np.zeros(32_000, np.float32), 16_000, subtype="PCM_16")
+    rows = [{"audio": "a.wav", "total_nonbreak": False, "duration": 2.0, "break_time": 0.5, "text_with_break": "x"},
+            {"audio": "b.wav", "total_nonbreak": True, "duration": 2.0, "break_time": 2.0, "text_with_break": "y"}]
+    (root / "test_wavs" / "en_test_lines.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return root
+
+
+SID_LLM = ["sid", "--config", "sid_en", "--detector", "audio-llm", "--model", "openai", "--model-path", "m",
+           "--hop", "2000", "--quiet"]
+
+
+@pytest.mark.parametrize("route", [["--base-url", "{url}"], ["--option", "base_url={url}"]])
+def test_sid_audio_llm_takes_the_server_url_as_run_does(route, tmp_path, capsys, monkeypatch):
+    from openai_test_server import OpenAITestServer
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("SIDKEY", "k-1")
+    data = _sid_folder(tmp_path / "SID")
+    with OpenAITestServer() as server:
+        argv = SID_LLM + ["--data", str(data), "--out", str(tmp_path / "s"), "--option", "api_key_env=SIDKEY",
+                          "--option", "timeout=30"] + [part.format(url=server.base_url) for part in route]
+        assert _exit_code(argv) == 0, capsys.readouterr().err
+    assert server.requests and (tmp_path / "s" / "summary.json").is_file()
+
+
+def test_sid_audio_llm_without_a_server_names_the_flag_it_has(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    data = _sid_folder(tmp_path / "SID")
+    assert _exit_code(SID_LLM + ["--data", str(data), "--out", str(tmp_path / "s")]) == 2
+    error = _one_error(capsys, "sid")
+    assert error.startswith("ihbench sid: error: the openai loader's default server is OpenAI") and "--base-url" in error
+    assert _exit_code(SID_LLM + ["--data", str(data), "--out", str(tmp_path / "s"), "--base-url", "notaurl"]) == 2
+    assert "argument --base-url: expected an http:// or https:// URL" in _one_error(capsys, "sid")  # it exists
+    assert _exit_code(["sid", "--data", str(data), "--out", str(tmp_path / "s"), "--detector", "energy",
+                       "--base-url", "http://127.0.0.1:9/v1"]) == 2
+    assert "--base-url: only for --detector audio-llm, not energy" in _one_error(capsys, "sid")
+    assert not (tmp_path / "s").exists()

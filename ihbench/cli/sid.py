@@ -6,7 +6,7 @@ import sys
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import count, key_value, milliseconds, number, path, model_name
+    from ihbench.dataset.argtypes import count, key_value, milliseconds, number, path, model_name, url
     from ihbench.sid.sweep import DEFAULT_TIMEOUTS, thresholds_type, timeouts_type
 
     sid = add("sid", help="semantic interruption detection: FIR, IRL, APT")
@@ -20,8 +20,12 @@ def add_parser(add) -> argparse.ArgumentParser:
     sid.add_argument("--hop", type=milliseconds(min=1), help="audio-llm: ms between growing prefixes")
     sid.add_argument("--model", help="audio-llm: loader name (see `ihbench models`)")
     sid.add_argument("--model-path", type=model_name(), help="audio-llm: model path")
+    sid.add_argument("--base-url", action="append", type=url(),
+                     help="audio-llm with --model openai: server URL, e.g. http://gpu-node:8000/v1 (vLLM), as `ihbench "
+                          "run --base-url`")
     sid.add_argument("--option", action="append", type=key_value(), metavar="KEY=VALUE",
-                     help="detector options (threshold, ...)")
+                     help="detector options (threshold, ...); with audio-llm also the loader's options, as `ihbench "
+                          "run --option` (api_key_env, timeout, ...)")
     sid.add_argument("--limit", type=count(), help="first N clips")
     sid.add_argument("--clips", type=model_name(), metavar="GLOB",
                      help="only the clips whose file name matches GLOB (e.g. '*flite-slt*')")
@@ -51,7 +55,8 @@ def main(args: argparse.Namespace) -> int:
 
     check_output_path(args.out, "--out", may_be=("sid",))
     llm_flags = [flag for flag, value in (("--hop", args.hop), ("--model", args.model),
-                                          ("--model-path", args.model_path)) if value is not None]
+                                          ("--model-path", args.model_path), ("--base-url", args.base_url))
+                 if value is not None]
     if llm_flags and args.detector != "audio-llm":
         raise UsageError(f"{llm_flags[0]}: only for --detector audio-llm"
                          + (f", not {args.detector}" if args.detector else " (a prediction file has no model)"))
@@ -62,6 +67,8 @@ def main(args: argparse.Namespace) -> int:
         options["hop_ms"] = args.hop
     if args.model:
         options.update(loader=args.model, model_path=args.model_path)
+    if args.detector == "audio-llm":
+        options = _loader_options(options, args.base_url)
     try:
         summary = run_sid(args.data, args.config, args.out, detector=args.detector, predictions_file=args.predictions,
                           options=options, limit=args.limit, tolerance=args.tolerance, progress=not args.quiet,
@@ -84,6 +91,41 @@ def main(args: argparse.Namespace) -> int:
         return 0
     print(f"wrote {args.out}/predictions.jsonl, summary.json, timing_errors.png")
     return 0
+
+
+def _loader_options(options: dict, base_url) -> dict:
+    """audio-llm's model is reached the way `ihbench run` reaches it: --base-url, and --option KEY=VALUE
+    for the loader's own options (api_key_env, timeout, ...), gathered into the detector's
+    `loader_options` and checked now, naming the flag the user typed (the loader's hints name
+    --base-url, which sid then has)."""
+    from ihbench.dataset.argtypes import check_all
+    from ihbench.dataset.errors import UnknownNameError, UsageError
+    from ihbench.loaders import check_options, get
+    from ihbench.sid.detectors import AudioLLMDetector
+
+    loader = options.get("loader")
+    given = options.get("loader_options", {})
+    if not isinstance(loader, str) or not isinstance(given, dict):
+        return options  # named by the detector's own check, in its words
+    try:
+        accepted = set(get(loader).option_names())
+    except UnknownNameError:  # an unknown loader: the detector's check names it with the known ones
+        return options
+    check_all(AudioLLMDetector.option_types, options)  # the detector's own values first (hop_ms=0), as before
+    options = dict(options)
+    loader_options = dict(given)
+    for key in [key for key in options if key in accepted]:
+        loader_options[key] = options.pop(key)
+    if base_url:
+        loader_options["base_url"] = base_url[0] if len(base_url) == 1 else base_url
+    from_json = {key for key in given if loader_options[key] is given[key]}  # not replaced by a flag
+    try:
+        options["loader_options"] = check_options(loader, loader_options, flags={"base_url": "--base-url"})
+    except UsageError as error:  # a value from the JSON of --option loader_options is named inside it
+        if any(str(error).startswith(f"--option {key}:") for key in from_json):
+            raise UsageError(f"--option loader_options: {error}") from None
+        raise
+    return options
 
 
 def _timeouts(args: argparse.Namespace):
