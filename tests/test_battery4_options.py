@@ -163,3 +163,22 @@ def test_sid_audio_llm_without_a_server_names_the_flag_it_has(tmp_path, capsys, 
                        "--base-url", "http://127.0.0.1:9/v1"]) == 2
     assert "--base-url: only for --detector audio-llm, not energy" in _one_error(capsys, "sid")
     assert not (tmp_path / "s").exists()
+
+
+# --- finding 10: a server's option given with a local backend ------------------------------------------
+
+@pytest.mark.parametrize("argv, message", [
+    (["judge", "run", "--judge-backend", "transformers", "--judge-model", "tiny", "--judge-base-url",
+      "http://127.0.0.1:9/v1"], "--judge-base-url: only for --judge-backend openai (a server); --judge-backend "
+                                "transformers runs the model locally"),
+    (["judge", "run", "--judge-backend", "transformers", "--judge-model", "tiny", "--no-json-schema"],
+     "--no-json-schema: only for --judge-backend openai"),
+    (["generate", "--llm-backend", "transformers", "--llm-model", "tiny", "--llm-base-url", "http://127.0.0.1:9/v1",
+      "--domain", "telecom", "--goal", "Port a number", "--out", "g"], "--llm-base-url: only for --llm-backend openai"),
+])
+def test_a_server_option_with_a_local_backend_is_refused(argv, message, cwd, capsys):
+    (cwd / "run").mkdir()
+    (cwd / "run" / "run.json").write_text("{}")
+    assert _exit_code(argv) == 2
+    assert message in _one_error(capsys, argv[0])
+    assert sorted(os.listdir(cwd)) == ["run"] and os.listdir(cwd / "run") == ["run.json"]

@@ -34,6 +34,20 @@ def incomplete(command: str, failed: int, total: int, what: str, where) -> int:
     return INCOMPLETE
 
 
+def server_only(backend_flag: str, backend: str, given: dict) -> None:
+    """A text-LLM backend that runs a local model (`transformers`) has no server: a server's option
+    given with it (`--judge-base-url URL`) would be ignored without a word, and the local model run
+    instead. Refused, naming both; `given` maps each server-only flag to its value (None/False: not given)."""
+    from ihbench.dataset.errors import UsageError
+
+    if backend == "openai":
+        return
+    flags = [flag for flag, value in given.items() if value not in (None, False)]
+    if flags:
+        raise UsageError(f"{flags[0]}: only for {backend_flag} openai (a server); {backend_flag} {backend} runs the "
+                         "model locally")
+
+
 def print_plan(plan, dry_run: bool) -> None:
     """One publish plan: where it goes, the files, and the Space variables it sets."""
     verb = "would upload" if dry_run else "uploaded"

@@ -62,11 +62,13 @@ def _backend(args):
 def main(args: argparse.Namespace) -> int:
     import asyncio
 
-    from ihbench.cli.common import incomplete
+    from ihbench.cli.common import incomplete, server_only
     from ihbench.generate.run import GenerateSpec, check_spec, generate
     from ihbench.dataset.outputs import check_output_path
     from ihbench.llm import LLMCache
 
+    server_only("--llm-backend", args.llm_backend, {"--llm-base-url": args.llm_base_url,
+                                                    "--no-json-schema": args.no_json_schema})
     check_output_path(args.out, "--out", may_be=("generated",))
     spec = GenerateSpec(out=args.out, domain=args.domain, goal=args.goal, description=args.description,
                         workflow=args.workflow, intents=args.intents, conversations=args.conversations,

@@ -45,7 +45,7 @@ def add_parser(add) -> argparse.ArgumentParser:
 def main(args: argparse.Namespace) -> int:
     import asyncio
 
-    from ihbench.cli.common import incomplete
+    from ihbench.cli.common import incomplete, server_only
     from ihbench.dataset.errors import UsageError
     from ihbench.dataset.outputs import check_output_path
     from ihbench.judge import judge_run
@@ -53,6 +53,8 @@ def main(args: argparse.Namespace) -> int:
     from ihbench.records import AXES
     from ihbench.convbench.judge.source import is_convbench_run
 
+    server_only("--judge-backend", args.judge_backend, {"--judge-base-url": args.judge_base_url,
+                                                        "--no-json-schema": args.no_json_schema})
     if args.out is not None:  # a judgments file goes into its run's folder or a folder of the user's
         check_output_path(args.out, "--out", may_be=("run", "reference_run"), file=True)
         _check_judgments_path(args.out, args.run)
