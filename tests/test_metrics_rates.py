@@ -135,3 +135,36 @@ def test_numpy_booleans_are_verdicts_too(rq):
     # NumPy 2 names its bool type "bool", not "bool_": rows from a numpy array must still be accepted
     rows = [np.array([True, True]), np.array([True, False])]
     assert rq.compute(predictions=[list(row) for row in rows])["rq_pass_rate"] == 0.5
+
+
+def test_the_difference_of_two_runs_has_an_unpaired_bootstrap_interval_per_type(rq):
+    """A barge-in run beside its static run: different items, so each run is resampled on its own."""
+    mine = [[True], [True], [False], [True], [False], [False]]
+    kinds = ["filler", "filler", "filler", "pushback", "pushback", "pushback"]
+    other = [[False], [True], [True], [True]]
+    result = rq.compute(predictions=mine, item_ids=list("abcdef"), interruption_types=kinds,
+                        compare_predictions=other, compare_item_ids=["s1", "s1", "s2", "s3"],
+                        compare_interruption_types=["filler", "filler", "pushback", "correction"],
+                        n_bootstrap=2000, seed=3)
+    difference = result["difference"]
+    assert math.isclose(difference["rq_pass_rate_difference"], 0.5 - 2.5 / 3)  # items: s1 averages its epochs
+    assert difference["n_items"] == 6 and difference["n_items_compared"] == 3
+    assert difference["ci_low"] < difference["rq_pass_rate_difference"] < difference["ci_high"]
+    assert list(difference["per_type"]) == ["filler", "pushback"]  # correction: only the compared run has it
+    assert math.isclose(difference["per_type"]["filler"]["rq_pass_rate_difference"], 2 / 3 - 0.5)
+    pushback = difference["per_type"]["pushback"]
+    assert math.isclose(pushback["rq_pass_rate_difference"], 1 / 3 - 1.0)
+    assert (pushback["n_items"], pushback["n_items_compared"]) == (3, 1) and pushback["ci_low"] == -1.0
+    # the interval is the percentile bootstrap of the difference, drawn by the shared helper
+    low, high = bootstrap.difference_ci([1, 1, 0, 1, 0, 0], [0.5, 1, 1], 2000, 3)
+    assert (difference["ci_low"], difference["ci_high"]) == (low, high)
+    assert rq.compute(predictions=mine, compare_predictions=other, n_bootstrap=2000, seed=3)["difference"] == \
+        rq.compute(predictions=mine, compare_predictions=other, n_bootstrap=2000, seed=3)["difference"]
+    assert "difference" not in rq.compute(predictions=mine)
+
+
+def test_a_bad_compared_run_is_named_as_such(rq):
+    with pytest.raises(ValueError, match=r"compare_predictions\[1\]: no criterion verdicts"):
+        rq.compute(predictions=[[True]], compare_predictions=[[True], []])
+    with pytest.raises(ValueError, match=r"compare_interruption_types\[0\]: unknown interruption type"):
+        rq.compute(predictions=[[True]], compare_predictions=[[True]], compare_interruption_types=["shout"])

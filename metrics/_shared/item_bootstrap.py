@@ -28,25 +28,31 @@ def canonical_type(value, index):
     return key
 
 
-def check_grouping(n_rows, item_ids, interruption_types, n_bootstrap, seed):
-    """Validate the optional per-row arguments; returns (item_ids, types) as lists or None."""
+def check_grouping(n_rows, item_ids, interruption_types, n_bootstrap, seed, prefix=""):
+    """Validate the optional per-row arguments; returns (item_ids, types) as lists or None.
+    `prefix` names the arguments of a second set of rows (`compare_`)."""
     if n_rows == 0:
-        raise ValueError("predictions: empty input; at least one row is needed")
+        raise ValueError(f"{prefix}predictions: empty input; at least one row is needed")
     for name, values in (("item_ids", item_ids), ("interruption_types", interruption_types)):
         if values is not None and len(values) != n_rows:
-            raise ValueError(f"{name}: length {len(values)} differs from predictions ({n_rows})")
+            raise ValueError(f"{prefix}{name}: length {len(values)} differs from {prefix}predictions ({n_rows})")
     if item_ids is not None:
         for index, value in enumerate(item_ids):
             if value is None or (isinstance(value, float) and math.isnan(value)):
-                raise ValueError(f"item_ids[{index}]: missing item id")
+                raise ValueError(f"{prefix}item_ids[{index}]: missing item id")
     types = None
     if interruption_types is not None:
-        types = [canonical_type(value, index) for index, value in enumerate(interruption_types)]
+        types = []
+        for index, value in enumerate(interruption_types):
+            try:
+                types.append(canonical_type(value, index))
+            except ValueError as error:
+                raise ValueError(f"{prefix}{error}") from None
         if item_ids is not None:
             first = {}
             for index, (item, kind) in enumerate(zip(item_ids, types)):
                 if first.setdefault(item, (kind, index))[0] != kind:
-                    raise ValueError(f"interruption_types[{index}]: item {item!r} is {kind!r} here but "
+                    raise ValueError(f"{prefix}interruption_types[{index}]: item {item!r} is {kind!r} here but "
                                      f"{first[item][0]!r} at index {first[item][1]}")
     if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)) or n_bootstrap < 1:
         raise ValueError(f"n_bootstrap: expected a positive integer, got {n_bootstrap!r}")
@@ -78,7 +84,15 @@ def bootstrap_ci(values, n_bootstrap=1000, seed=0, confidence=0.95):
     estimate = float(values.mean())
     if n == 1 or np.all(values == values[0]):
         return estimate, estimate
-    rng = np.random.default_rng(seed)
+    means = _resampled_means(values, n_bootstrap, np.random.default_rng(seed))
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [alpha, 1.0 - alpha])
+    return float(min(low, estimate)), float(max(high, estimate))
+
+
+def _resampled_means(values, n_bootstrap, rng):
+    """The mean of each of `n_bootstrap` resamples (with replacement) of `values`."""
+    n = values.size
     distinct, counts = np.unique(values, return_counts=True)
     if distinct.size * 8 <= n:
         # Few distinct values (pass/fail averaged over a few epochs): drawing n items with
@@ -95,9 +109,43 @@ def bootstrap_ci(values, n_bootstrap=1000, seed=0, confidence=0.95):
             stop = min(n_bootstrap, start + block)
             index = rng.integers(0, n, size=(stop - start, n), dtype=np.int32 if n < 2**31 else np.int64)
             means[start:stop] = values[index].mean(axis=1)
+    return means
+
+
+def difference_ci(values, other, n_bootstrap=1000, seed=0, confidence=0.95):
+    """Percentile bootstrap of mean(values) - mean(other) for two samples of different items (two
+    runs over different points): each is resampled on its own, unpaired, with one seeded generator.
+    Widened to contain the estimate, as `bootstrap_ci`."""
+    values, other = np.asarray(values, dtype=np.float64), np.asarray(other, dtype=np.float64)
+    estimate = float(values.mean() - other.mean())
+    rng = np.random.default_rng(seed)
+    means = _resampled_means(values, n_bootstrap, rng) - _resampled_means(other, n_bootstrap, rng)
     alpha = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [alpha, 1.0 - alpha])
     return float(min(low, estimate)), float(max(high, estimate))
+
+
+def difference_with_types(scores, item_ids, types, other_scores, other_ids, other_types, n_bootstrap, seed, key):
+    """`{key}_difference` (this rate minus the other's, over item-averaged scores), its interval,
+    both item counts; `per_type` for the types both sides have, when both give types."""
+
+    def entry(rows, other_rows):
+        mine = item_means([scores[i] for i in rows], [item_ids[i] for i in rows] if item_ids is not None else None)
+        theirs = item_means([other_scores[i] for i in other_rows],
+                            [other_ids[i] for i in other_rows] if other_ids is not None else None)
+        low, high = difference_ci(mine, theirs, n_bootstrap, seed)
+        return {f"{key}_difference": float(mine.mean() - theirs.mean()), "ci_low": low, "ci_high": high,
+                "n_items": int(mine.size), "n_items_compared": int(theirs.size)}
+
+    result = entry(range(len(scores)), range(len(other_scores)))
+    if types is not None and other_types is not None:
+        result["per_type"] = {}
+        for kind in INTERRUPTION_TYPES:
+            rows = [i for i, t in enumerate(types) if t == kind]
+            other_rows = [i for i, t in enumerate(other_types) if t == kind]
+            if rows and other_rows:
+                result["per_type"][kind] = entry(rows, other_rows)
+    return result
 
 
 def summarize(row_scores, item_ids, n_bootstrap, seed, key):

@@ -4,6 +4,7 @@ import evaluate
 import numpy as np
 
 from .item_bootstrap import check_grouping
+from .item_bootstrap import difference_with_types
 from .item_bootstrap import RowCheckedMetric
 from .item_bootstrap import rate_with_types
 
@@ -38,11 +39,18 @@ Args:
     return_items (`bool`, default False): also return `per_item`, the epoch-averaged score of each item
         (for depth slopes, paired tests and rank correlations on the same numbers).
     seed (`int`, default 0): seed of the bootstrap; the same inputs and seed give the same CI.
+    compare_predictions (`list` of `list` of `bool`, optional): the rows of a second run to compare
+        with (e.g. the same model's static run beside its barge-in run), over other items.
+    compare_item_ids, compare_interruption_types (`list`, optional): its item ids and types, as above.
 Returns:
     rq_pass_rate (`float` in [0, 1]): mean over items of the epoch-averaged pass.
     ci_low, ci_high (`float` in [0, 1]): 95 % percentile-bootstrap interval over items.
     n_items (`int`), n_rows (`int`): items and rows scored.
     per_type (`dict`, only with interruption_types): type -> the same five fields.
+    difference (`dict`, only with compare_predictions): rq_pass_rate_difference (this rate minus the
+        compared run's), ci_low, ci_high (95 % percentile bootstrap, the two runs' items resampled
+        independently), n_items, n_items_compared; per_type for the types both runs have, when both
+        give interruption types.
 Examples:
     >>> rq = evaluate.load("rq_pass_rate")
     >>> result = rq.compute(predictions=[[True, True], [True, False], [True, True, True]])
@@ -52,20 +60,23 @@ Examples:
     ...                     interruption_types=["filler", "filler", "pushback"])
     >>> result["rq_pass_rate"], result["per_type"]["filler"]["rq_pass_rate"], result["n_rows"]
     (0.75, 0.5, 3)
+    >>> result = rq.compute(predictions=[[True], [True], [False], [True]], compare_predictions=[[False], [True]])
+    >>> result["difference"]["rq_pass_rate_difference"], result["difference"]["n_items_compared"]
+    (0.25, 2)
 """
 
 
-def _check_rows(predictions):
+def _check_rows(predictions, name="predictions"):
     if predictions is None:
-        raise ValueError("predictions: required")
+        raise ValueError(f"{name}: required")
     for index, row in enumerate(predictions):
         if isinstance(row, (str, bytes)) or not hasattr(row, "__len__"):
-            raise ValueError(f"predictions[{index}]: expected a list of criterion verdicts (bools)")
+            raise ValueError(f"{name}[{index}]: expected a list of criterion verdicts (bools)")
         if len(row) == 0:
-            raise ValueError(f"predictions[{index}]: no criterion verdicts")
+            raise ValueError(f"{name}[{index}]: no criterion verdicts")
         for position, verdict in enumerate(row):
             if not isinstance(verdict, (bool, np.bool_)):  # NumPy 2 names its bool type "bool"
-                raise ValueError(f"predictions[{index}][{position}]: expected a bool, got {verdict!r}")
+                raise ValueError(f"{name}[{index}][{position}]: expected a bool, got {verdict!r}")
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -82,7 +93,16 @@ class RqPassRate(RowCheckedMetric, evaluate.Metric):
     check_rows = staticmethod(_check_rows)
 
     def _compute(self, predictions, item_ids=None, interruption_types=None, n_bootstrap=1000, seed=0,
-                 return_items=False):
+                 return_items=False, compare_predictions=None, compare_item_ids=None,
+                 compare_interruption_types=None):
         item_ids, types = check_grouping(len(predictions), item_ids, interruption_types, n_bootstrap, seed)
         passed = [1.0 if all(row) else 0.0 for row in predictions]
-        return rate_with_types(passed, item_ids, types, n_bootstrap, seed, "rq_pass_rate", return_items)
+        result = rate_with_types(passed, item_ids, types, n_bootstrap, seed, "rq_pass_rate", return_items)
+        if compare_predictions is not None:
+            _check_rows(compare_predictions, "compare_predictions")
+            other_ids, other_types = check_grouping(len(compare_predictions), compare_item_ids,
+                                                    compare_interruption_types, n_bootstrap, seed, "compare_")
+            other = [1.0 if all(row) else 0.0 for row in compare_predictions]
+            result["difference"] = difference_with_types(passed, item_ids, types, other, other_ids, other_types,
+                                                         n_bootstrap, seed, "rq_pass_rate")
+        return result
