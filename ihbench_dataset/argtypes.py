@@ -260,7 +260,8 @@ class Names(ArgType):
 
 @dataclass(frozen=True, repr=False)
 class Each(ArgType):
-    """One value or a list of values, each of `item` (several server URLs, say)."""
+    """One value or a list of values, each of `item` (several server URLs, say), each once: the same
+    server given twice is a slip (a second server was meant), and would take twice its share."""
 
     item: ArgType = None  # type: ignore[assignment]
 
@@ -270,7 +271,13 @@ class Each(ArgType):
 
     def convert(self, value: Any) -> Any:
         if isinstance(value, (list, tuple)):
-            return [self.item.convert(v) for v in value]
+            values = [self.item.convert(v) for v in value]
+            twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
+            if twice is not None:
+                from .redaction import redact
+
+                raise ArgumentValueError(f"expected {self.expected}, each once; {redact(twice)!r} is given twice")
+            return values
         return self.item.convert(value)
 
 

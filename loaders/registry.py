@@ -42,7 +42,14 @@ def check_options(name: str, options: dict, flags: Optional[dict] = None) -> dic
         flag = (flags or {}).get(unknown[0], f"--option {unknown[0]}")
         raise UsageError(f"{flag}: not an option of the {name} loader; "
                          f"its options: {', '.join(accepted) or 'none'}")
-    checked = cls.check_options(options)
+    try:
+        checked = cls.check_options(options)
+    except UsageError as error:  # a value set by a flag is named by the flag (`--base-url`, not `--option base_url`)
+        for key, flag in (flags or {}).items():
+            prefix = f"--option {key}: "
+            if str(error).startswith(prefix):
+                raise UsageError(f"{flag}: {str(error)[len(prefix):]}") from None
+        raise
     cls.check_environment(checked)
     return checked
 

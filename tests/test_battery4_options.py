@@ -182,3 +182,20 @@ def test_a_server_option_with_a_local_backend_is_refused(argv, message, cwd, cap
     assert _exit_code(argv) == 2
     assert message in _one_error(capsys, argv[0])
     assert sorted(os.listdir(cwd)) == ["run"] and os.listdir(cwd / "run") == ["run.json"]
+
+
+# --- finding 24: the same server given twice -----------------------------------------------------------
+
+def test_the_same_base_url_given_twice_is_refused_naming_the_flag(cwd, capsys):
+    argv = RUN + ["--base-url", "http://127.0.0.1:9/v1"]  # RUN has it once already
+    assert _exit_code(argv) == 2
+    assert ("--base-url: expected an http:// or https:// URL with a host, e.g. http://localhost:8000/v1, or a list "
+            "of them, each once; 'http://127.0.0.1:9/v1' is given twice") in _one_error(capsys, "run")
+    assert os.listdir(cwd) == []
+    from ihbench.dataset.errors import UsageError
+    from ihbench.loaders import check_options
+
+    with pytest.raises(UsageError, match=r"--option base_url: .* 'http://<redacted>@h:1/v1' is given twice"):
+        check_options("openai", {"base_url": ["http://u:p@h:1/v1", "http://h:2/v1", "http://u:p@h:1/v1"]})
+    assert check_options("openai", {"base_url": ["http://h:1/v1", "http://h:2/v1"]})["base_url"] == [
+        "http://h:1/v1", "http://h:2/v1"]

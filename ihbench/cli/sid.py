@@ -120,7 +120,8 @@ def _loader_options(options: dict, base_url) -> dict:
         loader_options["base_url"] = base_url[0] if len(base_url) == 1 else base_url
     from_json = {key for key in given if loader_options[key] is given[key]}  # not replaced by a flag
     try:
-        options["loader_options"] = check_options(loader, loader_options, flags={"base_url": "--base-url"})
+        options["loader_options"] = check_options(loader, loader_options,
+                                                  flags={"base_url": "--base-url"} if base_url else None)
     except UsageError as error:  # a value from the JSON of --option loader_options is named inside it
         if any(str(error).startswith(f"--option {key}:") for key in from_json):
             raise UsageError(f"--option loader_options: {error}") from None
