@@ -187,3 +187,21 @@ def test_a_librarys_log_line_is_one_line_and_kept_out_of_quiet(quiet, tmp_path):
     result = _python(code, {}, tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stderr == ("" if quiet else "ihbench cache: warning: (somelib) a library line\n")
+
+
+def test_cache_info_removes_side_files_a_look_of_an_older_toolkit_left(tmp_path, capsys):
+    """Battery 4 left o/jo.sqlite-shm and -wal from its tries: no process has the cache open, so they go."""
+    import sqlite3
+
+    from ihbench.llm import LLMCache
+
+    path = tmp_path / "judge.sqlite"
+    cache = LLMCache(path)
+    cache.put("k", {"n": 1})
+    cache.close()
+    look = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)  # what `cache info` did until now
+    look.execute("SELECT COUNT(*) FROM judgments").fetchall()
+    look.close()
+    assert _side_files(path) == ["judge.sqlite-shm", "judge.sqlite-wal"]
+    assert main(["cache", "info", "--cache", str(path)]) == 0
+    assert _side_files(path) == []

@@ -59,7 +59,6 @@ class LLMCache:
         check_cache_path(self.path, "--cache", file=True)  # never inside a dataset folder: it would be uploaded
         self._clock = clock
         self._db: Optional[sqlite3.Connection] = None
-        self._side_files_were_there = False
         self.empty = False  # read-only: the file holds no table yet (a new or 0-byte file)
         if self.path.exists():  # checked now, so a wrong --cache is refused before any work
             self._connect()
@@ -70,7 +69,6 @@ class LLMCache:
         if self._db is not None:
             return self._db
         if self.read_only:
-            self._side_files_were_there = any(side.exists() for side in _side_files(self.path))
             self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -135,14 +133,14 @@ class LLMCache:
 
     def close(self) -> None:
         """A read-only connection to a WAL database makes its -wal and -shm side files but, unlike a
-        writer's, cannot remove them when it closes: when they were not there before it, a writable
-        connection is opened and closed after it, and SQLite removes them itself if it is the last
-        connection (another process using the cache keeps them, as it must)."""
+        writer's, cannot remove them when it closes: a writable connection is opened and closed after
+        it, and SQLite removes them itself (the log checkpointed first) when that is the last connection;
+        another process using the cache keeps them, as it must. Side files an older toolkit left go too."""
         if self._db is None:
             return
         self._db.close()
         self._db = None
-        if self.read_only and not self._side_files_were_there and any(side.exists() for side in _side_files(self.path)):
+        if self.read_only and any(side.exists() for side in _side_files(self.path)):
             try:
                 tidy = sqlite3.connect(self.path)
                 try:
