@@ -150,8 +150,50 @@ class RunDir:
         return list(latest.values())
 
     def responses(self, *, repair: bool = False) -> list[ResponseRecord]:
-        """Checked records; `repair` (the lock holder only) cuts a line torn by a crash."""
-        return read_typed(self.responses_path, ResponseRecord, repair)
+        """Checked records; `repair` (the lock holder only) cuts a line torn by a crash. A damaged
+        line is warned of until the run has written its record again (`_response_redone`); the
+        ones still missing are kept in `damaged_responses` (line, record, problem), which explain
+        judgments of answers the run no longer has."""
+        self.damaged_responses: list = []
+        return read_typed(self.responses_path, ResponseRecord, repair, redone=self._response_redone,
+                          damaged=self.damaged_responses)
+
+    def _response_redone(self, record: dict, number: int, good: list) -> bool:
+        """A later good record of the damaged line's (id, epoch) stands in for it; when the epoch is
+        itself what is damaged, every epoch of its item having a good record does (the runner
+        wrote the one that was missing)."""
+        item, epoch = record.get("id"), record.get("epoch")
+        if not isinstance(item, str):
+            return False
+        if _is_epoch(epoch):
+            return any(line > number and r.get("id") == item and r.get("epoch") == epoch for line, r in good)
+        try:
+            epochs = self.info().epochs
+        except RunDirError:
+            return False
+        have = {r.get("epoch") for _, r in good if r.get("id") == item}
+        return bool(epochs) and all(e in have for e in range(epochs))
+
+    def _of_damaged_answers(self, foreign: list) -> list:
+        """Lines of responses.jsonl, damaged and not written again, that `foreign` judgments (of
+        (id, epoch) the run does not have) may be of: all of them or none. A judgment is of a damaged
+        line when their id and epoch agree, or the line's own is what is damaged."""
+        damaged = getattr(self, "damaged_responses", None)
+        if damaged is None:
+            self.responses()
+            damaged = self.damaged_responses
+        damaged = [(line, record) for line, record, _ in damaged if isinstance(record, dict)]
+
+        def may_be(record: dict, judgment: JudgmentRecord) -> bool:
+            item, epoch = record.get("id"), record.get("epoch")
+            return (item == judgment.id or not isinstance(item, str)) and \
+                (epoch == judgment.epoch or not _is_epoch(epoch))
+
+        keys = {(j.id, j.epoch) for j in foreign}
+        if not damaged or len(keys) > len(damaged) or \
+                not all(any(may_be(record, j) for _, record in damaged) for j in foreign):
+            return []
+        return [line for line, _ in damaged]
 
     def judgments_path(self, out: Optional[Path] = None) -> Path:
         return Path(out) if out else self.path / JUDGMENTS
@@ -171,11 +213,22 @@ class RunDir:
         with a warning, and judged again, not scored. A judgment of an (id, epoch) the run never
         had means the file is another run's: refused, naming it."""
         target = self.judgments_path(path)
-        judgments = latest_judgments(read_typed(target, JudgmentRecord, repair))
+        damaged: list = []
+        judgments = latest_judgments(read_typed(target, JudgmentRecord, repair, redone=_judgment_redone,
+                                                damaged=damaged))
+        self.damaged_judgments = getattr(self, "damaged_judgments", {})
+        self.damaged_judgments[target] = [line for line, _, _ in damaged]
         if responses is None:
             return judgments
         current = {r.key: r for r in responses}
         foreign = [j for j in judgments if (j.id, j.epoch) not in current]
+        lines = self._of_damaged_answers(foreign) if foreign else []
+        if lines:  # this run's own judgments, of answers whose records were damaged since: not another run's
+            log.warning("%s: %d judgment(s) are of answers whose records in %s are damaged (line(s) %s) and left "
+                        "out; `ihbench run` with the same options answers them again, then `ihbench judge` judges "
+                        "them", target, len(foreign), self.responses_path, ", ".join(map(str, lines[:5])))
+            judgments = [j for j in judgments if (j.id, j.epoch) in current]
+            foreign = []
         if foreign and not responses:
             raise RunDirError(f"{self.responses_path}: {'empty' if self.responses_path.exists() else 'missing'}, "
                               f"while {target} holds {len(judgments)} judgment(s): the run's answers are gone; restore "
@@ -217,9 +270,21 @@ def read_judgments(path: Path) -> list[JudgmentRecord]:
     return latest_judgments(read_typed(path, JudgmentRecord))
 
 
-def read_typed(path: Path, record_type, repair: bool = False) -> list:
+def _is_epoch(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _judgment_redone(record: dict, number: int, good: list) -> bool:
+    """A damaged judgment line is redone when a later good record has its (id, epoch, axis)."""
+    key = (record.get("id"), record.get("epoch"), record.get("axis"))
+    return isinstance(key[0], str) and _is_epoch(key[1]) and \
+        any(line > number and (r.get("id"), r.get("epoch"), r.get("axis")) == key for line, r in good)
+
+
+def read_typed(path: Path, record_type, repair: bool = False, *, redone=None, damaged: Optional[list] = None) -> list:
     """Typed records of a JSON-lines file, each line parsed once; a line that is not one is reported
-    (file and line, by the reader) and left out."""
+    (file and line, by the reader, until `redone` says a later record stands in for it) and left out,
+    and listed in `damaged` (see `read_records`)."""
     records = []
 
     def parse(data: dict) -> Optional[str]:
@@ -229,5 +294,5 @@ def read_typed(path: Path, record_type, repair: bool = False) -> list:
             return str(error)
         return None
 
-    read_records(path, repair=repair, check=parse)
+    read_records(path, repair=repair, check=parse, redone=redone, damaged=damaged)
     return records

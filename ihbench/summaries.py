@@ -322,6 +322,8 @@ class ReportSummary(_Summary):
     mixed_data: Optional[str] = None
     #: comparisons left out, and why
     refused: list[str] = field(default_factory=list)
+    #: a barge-in run beside the same model's static run: RQ per type, the difference with its interval
+    barge_in_vs_static: Optional[list] = field(default=None, metadata=_OMITTED_WHEN_NONE)
     format_version: int = SUMMARY_FORMAT
     extra: dict = field(default_factory=dict, compare=False)
 

@@ -16,6 +16,7 @@ from openai_test_server import OpenAITestServer
 from ihbench.barge_in import prompts
 from ihbench.barge_in.clock import SENTENCE_END, Spoken, Word
 from ihbench.barge_in.cuts import place_cut
+from ihbench.barge_in.points import rounds as held
 from ihbench.cli import main
 from ihbench.dataset.sources import SourceTurn
 from ihbench.dataset.verify import _check_cut
@@ -165,8 +166,30 @@ def test_planned_cuts_that_cannot_be_placed_are_recorded_with_the_reason(built, 
 
 
 def _comparable(out) -> list[dict]:
+    """The rounds the run holds (`records.durable`: a conversation's rounds up to its closing record)."""
     drop = ("time", "latency_s", "calls")
-    return [{k: v for k, v in r.items() if k not in drop} for r in rounds(out)]
+    return [{k: v for k, v in r.to_json().items() if k not in drop}
+            for _, r in sorted(held(Path(out)).items())]
+
+
+def _kill_when(model, sim, built, out, cache, ready, limit: int = 1) -> None:
+    """`ihbench barge-in` in a process of its own, killed with SIGKILL once `ready(lines)` holds."""
+    command = [sys.executable, "-m", "ihbench.cli", "barge-in", "--data", str(built), "--model", "openai",
+               "--model-path", "scripted", "--base-url", model.base_url, "--sim-model", "scripted-sim",
+               "--sim-base-url", sim.base_url, "--modality", "text", "--limit", str(limit), "--concurrency", "1",
+               "--out", str(out), "--cache", str(cache), "--quiet"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    records = out / "barge_in.jsonl"
+    deadline = time.time() + 120
+
+    def written() -> list[dict]:  # the complete lines (the last one may be half written)
+        return [json.loads(line) for line in records.read_text().split("\n")[:-1]] if records.exists() else []
+
+    while time.time() < deadline and process.poll() is None and not ready(written()):
+        time.sleep(0.01)
+    time.sleep(0.05)  # kill it inside a round
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
 
 
 def test_killed_and_resumed_gives_what_an_uninterrupted_run_gives(built, tmp_path):
@@ -174,22 +197,34 @@ def test_killed_and_resumed_gives_what_an_uninterrupted_run_gives(built, tmp_pat
     with OpenAITestServer(respond=model_script) as model, OpenAITestServer(respond=sim_script) as sim:
         assert barge_in(model, sim, built, tmp_path / "whole") == 0
         out = tmp_path / "killed"
-        command = [sys.executable, "-m", "ihbench.cli", "barge-in", "--data", str(built), "--model", "openai",
-                   "--model-path", "scripted", "--base-url", model.base_url, "--sim-model", "scripted-sim",
-                   "--sim-base-url", sim.base_url, "--modality", "text", "--limit", "1", "--out", str(out),
-                   "--cache", str(tmp_path / "killed-cache.sqlite"), "--quiet"]
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        records = out / "barge_in.jsonl"
-        deadline = time.time() + 120
-        while time.time() < deadline and process.poll() is None and not (
-                records.exists() and len(records.read_text().splitlines()) >= 3):
-            time.sleep(0.01)
-        time.sleep(0.05)  # kill it inside a round
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait()
+        _kill_when(model, sim, built, out, tmp_path / "killed-cache.sqlite", lambda lines: len(lines) >= 3)
         killed_at = len(rounds(out))
         assert 3 <= killed_at < len(rounds(tmp_path / "whole"))
         assert barge_in(model, sim, built, out) == 0
+    assert _comparable(out) == _comparable(tmp_path / "whole")
+
+
+def test_a_conversation_killed_midway_is_played_again_from_its_start(built, tmp_path):
+    """Rounds are durable per conversation: the first conversation, closed before the kill, is kept;
+    the second, killed after some of its rounds, is played again from its first round, and its
+    partial rounds are superseded (they stay in the file, and count for nothing)."""
+    model_script, sim_script = scripts(delay=0.02)
+    with OpenAITestServer(respond=model_script) as model, OpenAITestServer(respond=sim_script) as sim:
+        assert barge_in(model, sim, built, tmp_path / "whole", "--concurrency", "1", limit=2) == 0
+        whole = rounds(tmp_path / "whole")
+        first, second = whole[0]["conversation_id"], whole[-1]["conversation_id"]
+        assert first != second and [r["closes"] for r in whole].count(True) == 2
+        out = tmp_path / "killed"
+        _kill_when(model, sim, built, out, tmp_path / "killed-cache.sqlite",
+                   lambda lines: sum(1 for r in lines if r["conversation_id"] == second) >= 2, limit=2)
+        partial = [r for r in rounds(out) if r["conversation_id"] == second]
+        assert partial and not any(r["closes"] for r in partial)
+        assert {cid for cid, _ in held(out)} == {first}
+        model_script.events.clear()
+        assert barge_in(model, sim, built, out, "--concurrency", "1", limit=2) == 0
+    replayed = [number for who, number in model_script.events if who == "model"]
+    assert replayed == [r["round"] for r in whole if r["conversation_id"] == second]  # from its round 1, only it
+    assert len(rounds(out)) == len(whole) + len(partial)
     assert _comparable(out) == _comparable(tmp_path / "whole")
 
 
@@ -389,3 +424,88 @@ def test_the_clock_puts_each_sentence_where_its_render_is_and_words_inside_its_s
     # measured once: the second reading comes from beside the render, and says the same
     assert (cache.directory / f"{cache.key(engine, 'Shall we set up the plan now?')}.clock.json").exists()
     assert speak(text, engine, cache) == spoken
+
+
+def test_report_puts_the_barge_in_run_beside_its_static_run_per_type_with_an_interval(played, built, tmp_path):
+    """`ihbench report STATIC BARGE_IN`: per type, barge-in RQ minus static RQ with the interval the
+    metric module computes (unpaired), a plot of both, each run labelled with its suite."""
+    import shutil
+
+    from judging import ScriptedJudge
+
+    from ihbench.rundir import RunDir
+    from metric_modules import load
+
+    live, static, out = tmp_path / "live", tmp_path / "static", tmp_path / "report"
+    shutil.copytree(played[0], live)
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "scripted", "--base-url", server.base_url, "--data",
+                     str(built), "--epochs", "1", "--limit", "12", "--modality", "text", "--out", str(static),
+                     "--quiet"]) == 0
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        for run in (live, static):
+            assert main(["judge", str(run), "--judge-model", "judge-x", "--judge-base-url", judge.base_url,
+                         "--cache", str(tmp_path / "judge.sqlite"), "--quiet"]) == 0
+    assert main(["report", str(static), str(live), "--n-bootstrap", "200", "--out", str(out), "--quiet"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    [pair] = summary["barge_in_vs_static"]
+    assert (pair["static_run"], pair["barge_in_run"]) == (str(static), str(live))
+    info = {run: json.loads((run / "run.json").read_text()) for run in (live, static)}
+    assert pair["barge_in_suite"] == f"{Path(built).name}@{info[live]['data_fingerprint'][:8]}"
+    assert pair["static_suite"] == f"{Path(built).name}@{info[static]['data_fingerprint'][:8]}"
+
+    def rows(run):
+        run_dir = RunDir(run)
+        _, responses, items = run_dir.load()
+        judged = [j for j in run_dir.judgments(run_dir.judgment_files()[0], responses=responses)
+                  if j.axis == "rq" and j.judged]
+        return [j.criteria for j in judged], [j.id for j in judged], [items[j.id].interruption_type for j in judged]
+
+    (a, a_ids, a_types), (b, b_ids, b_types) = rows(live), rows(static)
+    expected = load("rq_pass_rate").compute(predictions=a, item_ids=a_ids, interruption_types=a_types,
+                                            compare_predictions=b, compare_item_ids=b_ids,
+                                            compare_interruption_types=b_types, n_bootstrap=200, seed=0)
+    assert pair["difference"] == expected["difference"]  # the module's arithmetic, not the report's
+    assert set(pair["difference"]["per_type"]) == set(a_types) & set(b_types) != set()
+    report = (out / "report.md").read_text()
+    assert "## Recovery from its own sentence vs a scripted one (scripted)" in report
+    assert pair["barge_in_suite"] in report and pair["static_suite"] in report
+    for kind, d in pair["difference"]["per_type"].items():
+        assert f"{d['rq_pass_rate_difference']:+.2f} [{d['ci_low']:+.2f}, {d['ci_high']:+.2f}]" in report
+    assert (out / "barge_in_vs_static.png").stat().st_size > 0 and "![Barge-in vs static]" in report
+
+
+def test_a_changed_suite_leaves_the_old_rounds_unscored_and_a_resume_plays_them_again(played, built, tmp_path,
+                                                                                        monkeypatch, caplog):
+    """Stale records: rounds played on an older version of a conversation (its `conversation_hash`)
+    are not scored, and a resumed run on the changed suite plays that conversation again from its
+    first round (the choice over refusing: the unchanged conversations are kept)."""
+    import dataclasses
+    import shutil
+
+    import ihbench.dataset.load as load
+    from ihbench.barge_in.records import conversation_hash
+    from ihbench.rundir import RunDir
+
+    out = tmp_path / "run"
+    shutil.copytree(played[0], out)
+    _, _, before = RunDir(out).load()
+    original = load.load_conversations
+
+    def revised(*args, **kwargs):  # the suite's next version: the caller's goal reworded
+        return [dataclasses.replace(c, goal=c.goal + " (revised)") for c in original(*args, **kwargs)]
+
+    monkeypatch.setattr(load, "load_conversations", revised)
+    with caplog.at_level("WARNING", logger="ihbench"):
+        _, responses, items = RunDir(out).load()
+    assert before and items == {} and responses == []
+    assert "1 conversation(s) were played on an older version of the suite" in caplog.text
+    old = rounds(out)
+    model_script, sim_script = scripts()
+    with OpenAITestServer(respond=model_script) as model, OpenAITestServer(respond=sim_script) as sim:
+        assert barge_in(model, sim, built, out, "--allow-endpoint-change") == 0
+    assert [n for who, n in model_script.events if who == "model"] == [r["round"] for r in old]  # from round 1
+    new_hash = conversation_hash(revised(built)[0])
+    assert {r.data_hash for r in held(out).values()} == {new_hash} != {r["data_hash"] for r in old}
+    _, _, after = RunDir(out).load()
+    assert set(after) == set(before)

@@ -208,3 +208,112 @@ def test_the_space_refuses_a_damaged_parquet_file_at_start_in_the_words_info_use
     assert said.startswith(f"{damaged}: not a readable Parquet file (")
     assert main(["space", "--data", str(data), "--port", "1"]) == 2  # refused before the port is even tried
     assert _one_error(capsys, "space") == f"ihbench space: error: {said}"
+
+
+# --- finding 18: a second judge whose verdicts all failed ----------------------------------------
+
+def _judged(official, tmp_path, judges, limit=1):
+    """A run of one item, judged into one judgments file per `judges` entry ({suffix of the file's
+    name: reply}, "" for judgments.jsonl; a well-behaved scripted judge where the reply is None)."""
+    from judging import ScriptedJudge
+    from openai_test_server import OpenAITestServer
+    from test_battery_round3 import _answered
+
+    run = _answered(official, tmp_path / "r", "--limit", str(limit))
+    for name, respond in judges.items():
+        with OpenAITestServer(respond=respond or ScriptedJudge(faults=False)) as judge:
+            main(["judge", str(run), "--judge-model", f"judge{name}", "--judge-base-url", judge.base_url, "--cache",
+                  str(tmp_path / f"{name}.sqlite"), "--quiet", "--out", str(run / f"judgments{name}.jsonl")])
+    return run
+
+
+@pytest.fixture
+def official(tmp_path):
+    from official_layout import write_official_layout
+
+    return write_official_layout(tmp_path / "official")
+
+
+def test_a_second_judge_with_only_judge_errors_is_said_not_shown_as_an_empty_table(official, tmp_path, capsys):
+    from openai_test_server import Reply
+
+    run = _judged(official, tmp_path, {"": None, "-j2": lambda body: Reply(content="not json")})
+    capsys.readouterr()
+    assert main(["report", str(run), "--quiet", "--n-bootstrap", "10"]) == 0
+    err = capsys.readouterr().err
+    second = run / "judgments-j2.jsonl"
+    for axis in ("TF", "RQ"):
+        note = f"no {axis} inter-judge agreement: {second}: 1 {axis} judge error(s), no verdict to compare"
+        assert f"ihbench report: warning: {note}" in err
+        assert f"- {note}" in (run / "report.md").read_text()
+
+
+# --- findings 5, 19 and 12: damaged lines, and what they lead to ----------------------------------
+
+def _damage(path, changes):
+    """Rewrite lines of a JSON-lines file: {line number (1-based): {field: value}}."""
+    lines = path.read_text().splitlines()
+    for number, fields in changes.items():
+        lines[number - 1] = json.dumps({**json.loads(lines[number - 1]), **fields})
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_judgments_of_answers_whose_records_are_damaged_are_left_out_not_called_another_run_s(official, tmp_path,
+                                                                                            capsys):
+    """Following "another run's judgments file; move it out of the way" threw away every good
+    judgment. The damaged records' own judgments are left out, and `ihbench run` redoes them; once
+    it has, the damaged lines are no longer warned of (finding 19)."""
+    from openai_test_server import OpenAITestServer
+
+    run = _judged(official, tmp_path, {"": None}, limit=3)
+    _damage(run / "responses.jsonl", {1: {"response": 12345}, 2: {"epoch": -1}})
+    capsys.readouterr()
+    assert main(["report", str(run), "--quiet", "--n-bootstrap", "10"]) == 0
+    err = capsys.readouterr().err
+    assert "another run's" not in err and err.count("line 1:") == 1 and err.count("line 2:") == 1, err
+    assert (f"ihbench report: warning: {run / 'judgments.jsonl'}: 4 judgment(s) are of answers whose records in "
+            f"{run / 'responses.jsonl'} are damaged (line(s) 1, 2) and left out; `ihbench run` with the same options "
+            "answers them again, then `ihbench judge` judges them") in err
+    with OpenAITestServer() as server:  # the judge goes on with the others
+        assert main(["judge", str(run), "--judge-model", "judge", "--judge-base-url", server.base_url, "--cache",
+                     str(tmp_path / "c.sqlite"), "--quiet", "--timeout", "5"]) in (0, 1)
+    assert "another run's" not in capsys.readouterr().err
+
+    _answered(official, run, "--limit", "3", "--allow-endpoint-change")  # redoes the two damaged records
+    capsys.readouterr()
+    assert main(["report", str(run), "--quiet", "--n-bootstrap", "10"]) == 0
+    err = capsys.readouterr().err
+    assert "responses.jsonl line" not in err and "damaged" not in err, err
+
+
+def _answered(official, out, *extra):
+    from test_battery_round3 import _answered as answered
+
+    return answered(official, out, *extra)
+
+
+def test_answers_without_a_verdict_are_explained_by_their_true_cause_once(official, tmp_path, capsys):
+    run = _judged(official, tmp_path, {})
+    from judging import ScriptedJudge
+    from openai_test_server import OpenAITestServer
+
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as server:
+        assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", server.base_url, "--cache",
+                     str(tmp_path / "c.sqlite"), "--quiet", "--axes", "tf"]) == 0
+        capsys.readouterr()
+        assert main(["report", str(run), "--quiet", "--n-bootstrap", "10"]) == 0
+        err = capsys.readouterr().err
+        assert (f"ihbench report: warning: {run}: 1 answer(s) have no RQ judgment yet (the judge ran with --axes tf) "
+                f"and are not in the scores; `ihbench judge {run} --axes rq` judges only those") in err
+        assert "answered after" not in err
+
+        assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", server.base_url, "--cache",
+                     str(tmp_path / "c.sqlite"), "--quiet", "--axes", "rq"]) == 0
+    (run / "judgments-second.jsonl").write_text((run / "judgments.jsonl").read_text())  # a second judge's file
+    _damage(run / "judgments.jsonl", {1: {"axis": "xx"}})
+    capsys.readouterr()
+    assert main(["report", str(run), "--quiet", "--n-bootstrap", "10"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("judgments.jsonl line 1: field 'axis' must be tf or rq") == 1, err  # read twice, said once
+    assert (f"1 answer(s) have no TF judgment yet ({run / 'judgments.jsonl'} has 1 damaged line(s) (1), left out) "
+            "and are not in the scores") in err

@@ -6,17 +6,22 @@ as a `ResponseRecord` of epoch 0: the same judges then score it, RQ per type and
 live baseline, with the same metric modules and intervals as a static run. `RunDir.load` hands
 these over for a run whose run.json says it is a barge-in run, so neither command needs a branch.
 Items are built from the transcripts (judges read text), so their digests never depend on audio.
+Rounds played on an older version of a conversation (`records.conversation_hash`: the suite changed
+since) are left out, said in one warning, until `ihbench barge-in` plays them again.
 """
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections import Counter
 from pathlib import Path
 
 from ihbench.dataset.io import read_records
 from ihbench.records import RECORD_FORMAT, RecordError, ResponseRecord, RunInfo
 
-from .records import RoundRecord
+from .records import RoundRecord, conversation_hash, durable
+
+log = logging.getLogger("ihbench")
 
 RECORDS = "barge_in.jsonl"
 
@@ -26,19 +31,32 @@ def is_barge_in(info: RunInfo) -> bool:
 
 
 def rounds(path: Path) -> dict[tuple[str, int], RoundRecord]:
-    """The last record of each (conversation, round)."""
-    latest: dict[tuple[str, int], RoundRecord] = {}
+    """The durable rounds of a run folder (`records.durable`): a conversation being played, or
+    killed while it was, shows only what it had when its last playing closed."""
+    records: list[RoundRecord] = []
 
     def take(data: dict):
         try:
-            record = RoundRecord.from_json(data)
+            records.append(RoundRecord.from_json(data))
         except RecordError as error:
             return str(error)
-        latest[record.key] = record
         return None
 
     read_records(Path(path) / RECORDS, check=take)
-    return latest
+    return durable(records)
+
+
+def current_rounds(run_path: Path, conversations: list) -> dict[tuple[str, int], RoundRecord]:
+    """The durable rounds of the suite's conversations as they are now: a conversation whose rounds
+    were played on another version of it is left out, with one warning for them all."""
+    hashes = {c.conversation_id: conversation_hash(c) for c in conversations}
+    latest = rounds(run_path)
+    stale = sorted({cid for (cid, _), r in latest.items() if cid in hashes and r.data_hash != hashes[cid]})
+    if stale:
+        log.warning("%s: %d conversation(s) were played on an older version of the suite (%s) and are left out; "
+                    "`ihbench barge-in` with the same --out plays them again", run_path, len(stale),
+                    ", ".join(stale[:5]) + (", ..." if len(stale) > 5 else ""))
+    return {key: r for key, r in latest.items() if key[0] in hashes and key[0] not in stale}
 
 
 def load_points(run_path: Path, info: RunInfo) -> tuple[RunInfo, list[ResponseRecord], dict]:
@@ -47,10 +65,11 @@ def load_points(run_path: Path, info: RunInfo) -> tuple[RunInfo, list[ResponseRe
 
     from .conversation import Call
 
-    latest = rounds(run_path)
+    conversations = load_conversations(info.data, split=info.split)
+    latest = current_rounds(run_path, conversations)
     played = {key[0] for key in latest}
     responses, items = [], {}
-    for conversation in load_conversations(info.data, split=info.split):
+    for conversation in conversations:
         if conversation.conversation_id not in played:
             continue
         call = Call(conversation, "text", lambda text: b"")
@@ -75,10 +94,14 @@ def load_points(run_path: Path, info: RunInfo) -> tuple[RunInfo, list[ResponseRe
     return dataclasses.replace(info, n_items=len(items), epochs=1), responses, items
 
 
-def cut_counts(run_path: Path) -> dict:
+def cut_counts(run_path: Path, info: RunInfo) -> dict:
     """Planned cuts: placed, and those that could not be placed, by reason (the words of the reason
-    before its colon: "reply too short", "no place inside a sentence")."""
-    played = [r for r in rounds(run_path).values() if r.played and r.target]
+    before its colon: "reply too short", "no place inside a sentence"); over the rounds scored (the
+    suite's current version)."""
+    from ihbench.dataset.load import load_conversations
+
+    latest = current_rounds(run_path, load_conversations(info.data, split=info.split))
+    played = [r for r in latest.values() if r.played and r.target]
     reasons = Counter(r.cut["reason"].split(":", 1)[0] for r in played if r.cut and not r.placed)
     return {"planned": len(played), "placed": sum(r.placed for r in played), "not_placed": sum(reasons.values()),
             "not_placed_by_reason": dict(sorted(reasons.items())),

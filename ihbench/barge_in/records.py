@@ -6,18 +6,28 @@ cut could not be placed; a placed cut carries the interjection (and the refused 
 rubric and blind baseline written right after it. The model's answer to the cut is the next
 round's `reply`. Every agent answer of the round is logged in `calls`.
 
-The last record of a key counts: a round that failed (`status` "error") stops its conversation
-and is played again by the next run. A resumed conversation rebuilds its state from its played
-rounds only, so it continues with exactly the call it had.
+A conversation's rounds are durable together, not one by one (an fsync per round cost more than
+the orchestration's own work): rounds are written as they come (flushed, not synced), and the
+last record of a playing, the one that ends the conversation or stops it on a failed round
+(`status` "error"), carries `closes` and is synced, which makes the rounds before it durable.
+`durable` reads the file that way: the rounds of a conversation count up to its latest closing
+record, the later records of a key replace the earlier ones, and rounds after a conversation's
+last closing record (a playing killed or cut off by a crash) do not count: the next run plays that
+conversation again from its last closing record (from its start, when it has none), and its new
+records supersede them. A failed round is played again by the next run, from there. A resumed
+conversation rebuilds its state from its durable played rounds only, so it continues with exactly
+the call it had. Records of format 1 were synced one by one: each counts on its own.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field, fields
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 from ihbench.records import RecordError
 
-BARGE_IN_RECORD_FORMAT = 1
+BARGE_IN_RECORD_FORMAT = 2  # 2: rounds durable per conversation (`closes`)
 STATUSES = ("played", "error")
 
 
@@ -27,7 +37,7 @@ class RoundRecord:
     round: int  # 1-based: the suite's turn number
     status: str
     seed: int
-    data_hash: str  # of the suite's conversation: a resume never continues on other data
+    data_hash: str  # `conversation_hash` of the suite's conversation: its version, as this round read it
     stage: Optional[str] = None
     plan: Optional[dict] = None  # the pipeline planner's answer
     target: Optional[str] = None  # the suite's interruption type for this round, if any
@@ -46,6 +56,7 @@ class RoundRecord:
     rubric: Optional[dict] = None  # {tf_rubric, rq_rubrics}
     baseline: Optional[str] = None
     end: bool = False  # the planner ended the call with this round
+    closes: bool = False  # the last record of a playing (synced): the rounds before it are durable
     calls: list = field(default_factory=list)
     error: Optional[str] = None
     time: str = ""
@@ -87,3 +98,33 @@ class RoundRecord:
                 raise RecordError("the heard part of the cut is not the beginning of the reply")
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def durable(records: Iterable[RoundRecord]) -> dict[tuple[str, int], RoundRecord]:
+    """The rounds that count, in file order: {(conversation, round): record}, each conversation's
+    rounds up to its latest closing record (see the module's docstring)."""
+    done: dict[tuple[str, int], RoundRecord] = {}
+    pending: dict[str, dict[int, RoundRecord]] = {}
+    for record in records:
+        if record.format_version < 2:  # synced on its own
+            done[record.key] = record
+            continue
+        rounds = pending.setdefault(record.conversation_id, {})
+        rounds[record.round] = record
+        if record.closes:
+            cid = record.conversation_id
+            for key in [key for key in done if key[0] == cid and key[1] > record.round]:
+                del done[key]  # an earlier playing that went further: this one ends the conversation here
+            done.update(((cid, number), r) for number, r in rounds.items() if number <= record.round)
+            pending[cid] = {}
+    return done
+
+
+def conversation_hash(c) -> str:
+    """The version of a suite's conversation, as a barge-in run reads it: what the caller and the
+    planner are given (goal, prompt, knowledge base, intent) and where the suite's points are.
+    Rounds recorded under another hash were played on an older version of the suite: they are
+    played again (`run`), and never scored (`points`)."""
+    payload = json.dumps([c.conversation_id, c.domain, c.goal, c.system_prompt, c.knowledge_base, c.user_intent,
+                          [[t.number, t.interruption_type] for t in c.turns]], sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]

@@ -11,17 +11,24 @@ message. The call goes on from the model's own messages until the planner ends i
 Run folder (one writer at a time, locked):
   run.json        what was run (the model's identity as `ihbench run` writes it; the simulator,
                   voices and prompt versions under "barge_in"), checked on resume
-  barge_in.jsonl  one record per round (`records.RoundRecord`), durable before the next starts
+  barge_in.jsonl  one record per round (`records.RoundRecord`); a conversation's rounds are made
+                  durable together by its closing record (one fsync per conversation)
 
-Resuming continues each conversation at its first round not played, with the call it had; a
-round that failed is played again. With a deterministic model and the simulator's answers cached,
-a run killed at any point and resumed writes the records an uninterrupted run writes.
+Resuming continues each conversation after its last closing record, with the call it had: a
+conversation that was being played when the run was killed is played again from its start (its
+partial rounds are superseded), one stopped by a failed round from that round. A conversation the
+suite has changed since its rounds were played (another `records.conversation_hash`: a new
+version of the suite) is played again from its start, said in one warning; the others are kept.
+Until it is, its old rounds are not scored (`points`). With a
+deterministic model and the simulator's answers cached, a run killed at any point and resumed
+holds the rounds an uninterrupted run holds (`records.durable`).
 """
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
-import json
+import logging
 import sys
 import time
 from dataclasses import dataclass, field
@@ -39,7 +46,9 @@ from ihbench.seeds import record_seed
 from .clock import METHOD, speak
 from .cuts import Cut, place_cut, targets
 from .points import RECORDS, as_turn
-from .records import RoundRecord
+from .records import RoundRecord, conversation_hash, durable
+
+logger = logging.getLogger("ihbench")
 
 #: conversations played at once against a served model (`--concurrency`)
 DEFAULT_CONCURRENCY = 4
@@ -87,12 +96,6 @@ class BargeInSummary:
 
 class RoundFailure(IHBenchError):
     """The model or an agent gave no usable answer: the round is recorded as an error."""
-
-
-def conversation_hash(c) -> str:
-    payload = json.dumps([c.conversation_id, c.domain, c.goal, c.system_prompt, c.knowledge_base, c.user_intent,
-                          [[t.number, t.interruption_type] for t in c.turns]], sort_keys=True, default=str)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
 def load_suite(spec: BargeInSpec) -> list:
@@ -166,6 +169,7 @@ async def _run_locked(spec, run_dir, generation, conversations, playbooks, loade
                 "loader_options": redact({k: v for k, v in sorted(spec.loader_options.items())
                                           if k not in TRANSPORT_OPTIONS}) or None, "convbench": None}
     settings = _settings(spec, backend)
+    hashes = {c.conversation_id: conversation_hash(c) for c in conversations}
     existing = run_dir.info() if run_dir.exists() else None
     if existing:
         check_same_run(existing, {**identity, "barge_in": settings}, run_dir.info_path, spec.allow_endpoint_change)
@@ -182,13 +186,19 @@ async def _run_locked(spec, run_dir, generation, conversations, playbooks, loade
         **{**identity, "endpoint": existing.endpoint if existing else identity["endpoint"]},
         epochs=1, limit=spec.limit, model=loader.describe(),
         effective_generation=loader.effective_generation(generation),
-        data_fingerprint=hashlib.sha256("".join(conversation_hash(c) for c in conversations).encode()).hexdigest()[:16],
+        data_fingerprint=hashlib.sha256("".join(hashes.values()).encode()).hexdigest()[:16],
         n_items=len(conversations), versions=versions(), command=redact(list(spec.command or sys.argv)),
         created=existing.created if existing else time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         format_version=RUN_INFO_FORMAT, extra={"barge_in": settings}))
 
     path = run_dir.path / RECORDS
-    latest = {r.key: r for r in read_typed(path, RoundRecord, repair=True)}
+    latest = durable(read_typed(path, RoundRecord, repair=True))
+    changed = sorted({cid for (cid, _), r in latest.items() if cid in hashes and r.data_hash != hashes[cid]})
+    if changed:
+        logger.warning("%s: %d conversation(s) changed in the suite since they were played (%s): played again from "
+                    "their start", run_dir.path, len(changed), ", ".join(changed[:5]) + (", ..." if len(changed) > 5
+                                                                                     else ""))
+        latest = {key: r for key, r in latest.items() if key[0] not in changed}
     renders = RenderCache()
     voices = {"assistant": get_engine(settings["assistant_voice"]), "user": get_engine(spec.user_voice)}
     cache = LLMCache(spec.cache) if spec.cache else LLMCache()
@@ -241,11 +251,14 @@ class _Player:
         number, after_cut = 1, False
         while True:
             record = self.latest.get((self.c.conversation_id, number))
-            if record is not None and record.played and record.data_hash == self.digest:
+            if record is not None and record.played:
                 self.summary.skipped += 1
             else:
                 record = await self._round(number)
-                self.log.append(record.to_json())
+                closes = not record.played or self._last(record, number)
+                if closes:
+                    record = dataclasses.replace(record, closes=True)
+                self.log.append(record.to_json(), durable=closes)  # the closing record syncs the rest
                 self.latest[record.key] = record
                 if not record.played:
                     self.summary.errors += 1
@@ -254,9 +267,12 @@ class _Player:
                 self.summary.placed += record.placed
                 self.summary.unplaced += record.cut is not None and not record.placed
             self.call.add(as_turn(record))
-            if not record.placed and (record.end or number >= self.maximum):  # a cut always gets its recovery
+            if self._last(record, number):
                 return
             number += 1
+
+    def _last(self, record: RoundRecord, number: int) -> bool:
+        return not record.placed and (record.end or number >= self.maximum)  # a cut always gets its recovery
 
     async def _round(self, number: int) -> RoundRecord:
         from ihbench.generate.agents import AgentFailure

@@ -78,11 +78,12 @@ def main(args: argparse.Namespace) -> int:
             print(f"ihbench report: warning: {run['run']} is unfinished: {run['n_responses']} of {planned} planned "
                   "response(s) are in it; the scores cover those (`ihbench run` with the same options goes on)",
                   file=sys.stderr)
-        waiting = max((run.get("not_judged") or {}).values(), default=0)
-        if waiting:
-            print(f"ihbench report: warning: {run['run']}: {waiting} answer(s) have no judgment yet (answered after "
-                  f"the last `ihbench judge`) and are not in the scores; `ihbench judge {run['run']}` judges only "
-                  "those", file=sys.stderr)
+        for why, axes in _by_cause(run).items():  # one line per true cause, each said once
+            waiting = max(run["not_judged"][axis] for axis in axes)
+            only = f" --axes {','.join(axes)}" if "--axes" in why else ""
+            which = "" if len(axes) == 2 else f" {axes[0].upper()}"
+            print(f"ihbench report: warning: {run['run']}: {waiting} answer(s) have no{which} judgment yet ({why}) "
+                  f"and are not in the scores; `ihbench judge {run['run']}{only}` judges only those", file=sys.stderr)
     for run in report.runs:  # the scores are the result: printed with --quiet too (it hides notes and bars)
         tf, rq = run.get("tf_win_rate"), run.get("rq_pass_rate")
         print(f"{run['run']}: TF win rate {tf['tf_win_rate']:.3f} [{tf['ci_low']:.3f}, {tf['ci_high']:.3f}]" if tf else
@@ -98,6 +99,14 @@ def main(args: argparse.Namespace) -> int:
               "them again)" if judge_failed else "")
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
+
+
+def _by_cause(run: dict) -> dict:
+    """{why answers have no verdict: [axes]}: both axes missing for one reason are one line."""
+    causes: dict = {}
+    for axis, why in (run.get("not_judged_why") or {}).items():
+        causes.setdefault(why, []).append(axis)
+    return causes
 
 
 def _convbench_report(args: argparse.Namespace) -> int:

@@ -7,6 +7,8 @@ from typing import Optional
 from ihbench.dataset.schema import DEPTH_BINS, INTERRUPTION_TYPES
 
 from ..summaries import ReportSummary
+from .barge_in_compare import plot as plot_barge_in_vs_static
+from .barge_in_compare import render as render_barge_in_vs_static
 from .devset import NOT_COMPARABLE, by_type_table, differences, run_warning
 from .paper import paper_cell as _paper
 from .paper import paper_model as _paper_model
@@ -237,6 +239,7 @@ def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
         lines.append(f"| {_paper_model(row)} (paper) | " + " | ".join(_paper(row[k], row[k + "_ci"]) for k in INTERRUPTION_TYPES) + " |")
     if figures.get("per_type"):
         lines += ["", f"![RQ by type]({figures['per_type'].name})"]
+    lines += render_barge_in_vs_static(report.get("barge_in_vs_static") or [], runs, figures.get("barge_in_vs_static"))
 
     for run in [r for r in runs if _hand_written(r)]:
         lines += ["", f"## Against the dev set's hand-written baselines ({_label(run)})", "",
@@ -295,6 +298,8 @@ def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
                     rho = a.get("spearman_items")
                     lines.append(f"| {axis.upper()} | {a['n']} | {a['agreement']:.3f} | {kappa} | "
                                  f"{'–' if not rho else format(rho['rho'], '.3f')} |")
+            notes = run["inter_judge"].get("notes") or []
+            lines += [""] + [f"- {note}" for note in notes] if notes else []
 
     lines += ["", "## Provenance", ""]
     for run in runs:
@@ -311,7 +316,9 @@ def write_report(summary: ReportSummary, out: Path) -> dict[str, Path]:
     report = summary.to_json()  # rendered from what summary.json holds
     out.mkdir(parents=True, exist_ok=True)
     figures = {"per_type": plot_per_type(report, out / "per_type.png"), "depth": plot_depth(report, out / "depth.png"),
-               "dev_set": plot_dev_set(report, out / "dev_set.png")}
+               "dev_set": plot_dev_set(report, out / "dev_set.png"),
+               "barge_in_vs_static": plot_barge_in_vs_static(report.get("barge_in_vs_static") or [], report["runs"],
+                                                           out / "barge_in_vs_static.png")}
     write_json(out / "summary.json", report)
     (out / "report.md").write_text(render_markdown(report, figures), encoding="utf-8")
     return {"summary": out / "summary.json", "report": out / "report.md",

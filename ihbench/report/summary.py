@@ -76,11 +76,14 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
                                  - {(j.id, j.epoch) for j in judgments if j.axis == axis}) for axis in ("tf", "rq")},
         "metric_versions": {name: metric_version(name) for name in ("tf_win_rate", "rq_pass_rate")},
     }
+    summary["not_judged_why"] = not_judged_why(summary["not_judged"], judgments,
+                                               (getattr(run, "damaged_judgments", {}) or {}).get(files[0], [])
+                                               if files else [], files[0] if files else None)
     summary["judges"] = [{"judge_model": m, "prompt_version": v, "prompt_hash": h} for m, v, h in summary["judges"]]
     if isinstance(info.extra.get("barge_in"), dict):  # on-policy points: the cuts planned, placed, and why not
         from ihbench.barge_in.points import cut_counts
 
-        summary["barge_in"] = cut_counts(run_dir)
+        summary["barge_in"] = cut_counts(run_dir, info)
     summary["history_audio"] = heard_as_audio(info.history_audio, info.modality, responses, items)
     summary["thinking"] = {"effective": info.model.get("thinking_effective"),
                            "answers_with_reasoning": sum(bool(r.reasoning) for r in responses if r.answered),
@@ -107,10 +110,55 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
                                      "converged": fit.converged}
     summary["diagnostics"] = _diagnostics([r for r in responses if r.answered], items)
     if len(files) >= 2:
-        summary["inter_judge"] = inter_judge(run.judgments(files[0], responses=responses),
-                                             run.judgments(files[1], responses=responses))
+        second = run.judgments(files[1], responses=responses)
+        summary["inter_judge"] = inter_judge(judgments, second)
         summary["inter_judge"]["files"] = [str(files[0]), str(files[1])]
+        summary["inter_judge"]["notes"] = nothing_to_compare(summary["inter_judge"], (files[0], judgments),
+                                                             (files[1], second))
+        for note in summary["inter_judge"]["notes"]:
+            log.warning("%s", note)
     return summary
+
+
+def nothing_to_compare(agreement: dict, *files: tuple[Path, list[JudgmentRecord]]) -> list[str]:
+    """Why an axis has no inter-judge row: a judge whose verdicts on it all failed (judge_error)
+    or that never judged it, said rather than left as a table of headers only."""
+    notes = []
+    for axis in ("tf", "rq"):
+        if agreement.get(axis):
+            continue
+        why = []
+        for path, rows in files:
+            judged = sum(j.axis == axis and j.judged for j in rows)
+            errors = sum(j.axis == axis and j.outcome == "judge_error" for j in rows)
+            if not judged:
+                why.append(f"{path}: {errors} {axis.upper()} judge error(s), no verdict" if errors else
+                           f"{path}: no {axis.upper()} judgment")
+        notes.append(f"no {axis.upper()} inter-judge agreement: " + ("; ".join(why) if why else
+                     "no answer has a verdict of both judges") + " to compare")
+    return notes
+
+
+def not_judged_why(waiting: dict, judgments: list[JudgmentRecord], damaged: list[int],
+                   path: Optional[Path]) -> dict:
+    """{axis: why its answers without a verdict have none}, for those with some: an axis the file has
+    no record of while it has the other's was left out on purpose (`ihbench judge --axes`), unless
+    damaged lines of the file were left out (theirs may be among them); otherwise they were answered
+    after the last judge."""
+    why = {}
+    judged_axes = {j.axis for j in judgments}
+    for axis, count in waiting.items():
+        if not count:
+            continue
+        if damaged:
+            lines = ", ".join(map(str, damaged[:5])) + (", ..." if len(damaged) > 5 else "")
+            why[axis] = f"{path} has {len(damaged)} damaged line(s) ({lines}), left out" + (
+                "; the others have no line in it" if count > len(damaged) else "")
+        elif judged_axes and axis not in judged_axes:
+            why[axis] = f"the judge ran with --axes {','.join(sorted(judged_axes))}"
+        else:
+            why[axis] = "answered after the last `ihbench judge`"
+    return why
 
 
 def heard_as_audio(setting: Optional[str], modality: Optional[str], responses: list[ResponseRecord],
@@ -220,7 +268,26 @@ def summarize(run_dirs: Sequence[Path], *, tost_margin: float = 0.05, n_bootstra
         depth_slope_test = {"mean_slope": sum(slopes) / len(slopes), "t": test.statistic, "p_value": test.p_value,
                             "n_runs": test.n}
     return ReportSummary(runs=runs, modality_tost=modality_tosts, depth_slope_test=depth_slope_test,
-                         mixed_data=mixed_data, refused=refused)
+                         mixed_data=mixed_data, refused=refused,
+                         barge_in_vs_static=_barge_in_vs_static(runs, refused, n_bootstrap, seed))
+
+
+def _barge_in_vs_static(runs: list[dict], refused: list[str], n_bootstrap: int, seed: int) -> Optional[list]:
+    """Each barge-in run beside the same model's static runs (`barge_in_compare`); None without a pair."""
+    from .barge_in_compare import compare, pairs
+
+    found = pairs(runs)
+    if not found:
+        return None
+    comparisons = []
+    for static, live in found:
+        result = compare(static, live, n_bootstrap=n_bootstrap, seed=seed)
+        if result is None:
+            refused.append(f"no barge-in vs static comparison for {live['run']} and {static['run']}: one of them has "
+                           "no judged RQ verdict yet (run `ihbench judge` on it)")
+        else:
+            comparisons.append(result)
+    return comparisons
 
 
 def write_json(path: Path, data: dict) -> None:

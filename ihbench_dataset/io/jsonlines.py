@@ -50,13 +50,23 @@ def json_lines(path: Union[str, Path], error: type, *,
         f"{where.format(path=path, number=number)}: {why}"))
 
 
+#: (file, its size and time, line, problem) already warned of: a command that reads a file twice (the
+#: report's inter-judge table, a judge checking what is done) says a damaged line once
+_WARNED: set = set()
+
+
 def read_records(path: Path, *, repair: bool = False,
-                 check: Optional[Callable[[dict], Optional[str]]] = None) -> list[dict]:
+                 check: Optional[Callable[[dict], Optional[str]]] = None,
+                 redone: Optional[Callable[[dict, int, list], bool]] = None,
+                 damaged: Optional[list] = None) -> list[dict]:
     """All complete records of a log. A torn final line (no newline) is cut off when `repair` is set
     (only the file's writer, holding its lock, may do that) and otherwise ignored: a reader may be
     looking at a line still being written. `check(record)` returns why a record is unusable, or
-    None; such a record is reported (file and line, on the `ihbench` logger) and left out, so
-    nothing built on it counts as done."""
+    None; such a record is reported (file and line, on the `ihbench` logger, once per process while
+    the file is unchanged) and left out, so nothing built on it counts as done. A damaged record that
+    `redone(record, line, [(line, good record), ...])` says a good record stands in for (its writer
+    wrote it again) is left out without a word: it is no longer missing. The others are added to
+    `damaged` as (line, record, problem), for callers that explain what they lead to."""
     path = Path(path)
     if not path.exists():
         return []
@@ -69,36 +79,56 @@ def read_records(path: Path, *, repair: bool = False,
             os.fsync(handle.fileno())
     # split on "\n" alone: a record's text may hold U+2028 and other characters splitlines() splits on
     lines = data[:end].split(b"\n")
-    records = []
+    kept, rejected = [], []
     for number, record in _decoded(lines, lambda number, why: CorruptLogError(
             f"{path}: line {number} is {why}; the file was edited or damaged, not torn by a crash")):
         problem = "not a JSON object" if not isinstance(record, dict) else (check(record) if check else None)
         if problem:
-            log.warning("%s line %d: %s; the record is left out and will be redone", path, number, problem)
+            rejected.append((number, record, problem))
             continue
-        records.append(record)
-    return records
+        kept.append((number, record))
+    if rejected:
+        stat = path.stat()
+    for number, record, problem in rejected:
+        if redone is not None and isinstance(record, dict) and redone(record, number, kept):
+            continue
+        if damaged is not None:
+            damaged.append((number, record, problem))
+        said = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, number, problem)
+        if said not in _WARNED:
+            _WARNED.add(said)
+            log.warning("%s line %d: %s; the record is left out and will be redone", path, number, problem)
+    return [record for _, record in kept]
 
 
 class AppendLog:
-    """Open once, append records one by one, each durable before `append` returns."""
+    """Open once, append records one by one, each durable before `append` returns (unless the
+    caller groups them: `durable=False` only flushes, so the record survives the process being
+    killed but not the machine stopping; a later durable append, or the writer's own end marker,
+    makes the group durable together)."""
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._handle: Optional[object] = None
 
     def __enter__(self) -> "AppendLog":
-        self._handle = open(self.path, "a", encoding="utf-8")
         return self
 
     def __exit__(self, *exc) -> None:
-        self._handle.close()
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
 
-    def append(self, record: dict) -> None:
+    def append(self, record: dict, *, durable: bool = True) -> None:
+        # the file (and its folder) is made by the first record, not on entry: a command that had
+        # nothing to write (every conversation failed in the run) leaves no empty log behind
+        if self._handle is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = open(self.path, "a", encoding="utf-8")
         self._handle.write(json.dumps(record, ensure_ascii=False) + "\n")
         self._handle.flush()
-        os.fsync(self._handle.fileno())
+        if durable:
+            os.fsync(self._handle.fileno())
 
     def extend(self, records: Iterable[dict]) -> None:
         for record in records:
