@@ -100,8 +100,7 @@ def verify_paths(paths: Optional[Iterable[Union[str, Path]]] = None, *, check_au
             report.problems.append(Problem(path, "conversation_id",
                                            f"duplicate id {conversation.conversation_id!r} (also in {seen[conversation.conversation_id]})"))
         seen.setdefault(conversation.conversation_id, path)
-        report.problems.extend(check_conversation(conversation))
-        report.problems.extend(check_content(conversation))
+        report.problems.extend(check_conversation(conversation))  # the content checks included
         if check_audio:
             report.notes.extend(_check_audio(conversation, report.problems))
         report.conversations.append(conversation)
@@ -114,7 +113,9 @@ def verify_paths(paths: Optional[Iterable[Union[str, Path]]] = None, *, check_au
 def check_content(conversation: SourceConversation) -> list[Problem]:
     """The lexical content checks (`checks/`): criteria a correct reply may fail, numbers the agent
     was never given; each finding unless a justification in the file settles it, and every
-    justification that cannot settle anything."""
+    justification that cannot settle anything. Part of `check_conversation`, so `ihbench generate`
+    re-asks for what `ihbench verify` would refuse (only the checks across calls, such as opposite
+    verdicts, wait for the whole suite)."""
     problems = [Problem(conversation.path, field, message, turn.number)
                 for turn, field, message in invalid_justifications(conversation)]
     return problems + [_problem(conversation, finding) for finding in content_findings(conversation)]
@@ -198,7 +199,7 @@ def check_conversation(conversation: SourceConversation) -> list[Problem]:
             add(f"{prefix}.user", "the interruption quotes words the user has not heard yet (only in the "
                 f"undelivered part): {', '.join(sorted(leaked))}", turn)
     named = {problem.field for problem in problems}
-    return problems + [problem for problem in invisible if problem.field not in named]
+    return problems + [problem for problem in invisible if problem.field not in named] + check_content(c)
 
 
 def _check_cut(turn: SourceTurn) -> list[tuple[str, str]]:

@@ -11,6 +11,9 @@ what the caller will do:
 - "malformed": the planner's round 3 answer is not JSON once, then fine when re-asked;
 - "badcut": the first cut-in's delivered text is not a prefix of the message, then fine;
 - "hopeless": the planner never answers with JSON;
+- "quoting": the first cut-in's second criterion quotes the unheard reference code, which the model
+  under test never sees (`ihbench verify`'s content check `quotes_unheard`); the verifier agent
+  does not notice, the modifier rewrites the criteria it is shown;
 - "sloppy": each guard of `ihbench verify` met once, then fine when re-asked: a system message far
   over its length limit, a reply of zero-width spaces, a cut that leaves only the final period
   unheard, a lower-case placeholder criterion, and a baseline that re-reads the interrupted message.
@@ -104,7 +107,12 @@ def findings(payload: dict) -> list[dict]:
 def edits(payload: dict) -> list[dict]:
     turns = {t["turn"]: t for t in payload["turns"]}
     fixed = sorted({f["turn"] for f in payload["findings"] if f["field"] == "user"})
-    return [{"turn": n, "field": "user", "text": CLEAN[turns[n]["type"]], "criteria": []} for n in fixed]
+    criteria = sorted({f["turn"] for f in payload["findings"] if f["field"] == "rq_rubrics"})
+    return [{"turn": n, "field": "user", "text": CLEAN[turns[n]["type"]], "criteria": []} for n in fixed] + [
+        {"turn": n, "field": "rq_rubrics", "text": "", "criteria": RUBRIC} for n in criteria]
+
+
+RUBRIC = ["Responds to what the caller said.", "Continues the step that was cut off."]
 
 
 class GenerationScript:
@@ -158,9 +166,13 @@ class GenerationScript:
             words = f"Hold on, what is {code} for?" if "(leak)" in action else CLEAN[payload["interruption_type"]]
             return {"delivered": cut(message), "utterance": words}
         if agent == "rubric":
+            if "quoting" in self.profiles[0] and len(payload["call_so_far"]) == 1:  # the first cut-in (round 2)
+                planned = payload["interrupted_message"]["planned"]
+                unheard = planned.split("reference code ", 1)[1].split(" ", 1)[0].rstrip(".")
+                return {"tf_rubric": "Answer the caller and carry on with the current step.",
+                        "rq_rubrics": [RUBRIC[0], f"Gives the caller the code '{unheard}' it was about to read."]}
             return {"tf_rubric": "Answer the caller and carry on with the current step.",
-                    "rq_rubrics": ["Responds to what the caller said.",
-                                   "[criterion]" if sloppy else "Continues the step that was cut off."]}
+                    "rq_rubrics": [RUBRIC[0], "[criterion]" if sloppy else RUBRIC[1]]}
         if agent == "baseline":
             if sloppy:
                 return {"response": payload["your_message_as_delivered"] + " in detail, along with the reference code "

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from generate_script import CLEAN, GenerationScript
+from generate_script import CLEAN, RUBRIC, GenerationScript
 from openai_test_server import OpenAITestServer
 
 from ihbench.cli import main
@@ -81,6 +81,24 @@ def test_a_fixable_leak_is_found_and_repaired_by_the_modifier(tmp_path):
     assert {f["check"] for f in modifier_input["findings"]} == {"leakage", "lexical"}  # LLM and `ihbench verify`
     assert turn["user"] == CLEAN[turn["interruption"]["type"]] and "QX-44" not in turn["user"]
     assert records(tmp_path / "out") == []
+
+
+def test_a_criterion_that_quotes_the_unheard_part_is_caught_by_the_content_checks_and_rewritten(tmp_path):
+    """Issue 28: what `ihbench verify` refuses for content (here `quotes_unheard`: a criterion that
+    asks for a code the model under test never heard) is a finding in generation too, though the
+    verifier agent missed it, and the modifier's rewrite is what is written."""
+    from ihbench.dataset.verify import verify_paths
+
+    script = GenerationScript(["quoting"])
+    with OpenAITestServer(respond=script) as server:
+        assert generate(server, tmp_path / "out") == 0
+    modifier_input = next(p for agent, p in script.log if agent == "modifier")
+    [finding] = modifier_input["findings"]
+    assert (finding["turn"], finding["field"], finding["check"], finding["fixable"]) == (2, "rq_rubrics", "lexical", True)
+    assert "quotes 'QX-4402' from the unheard part" in finding["problem"], finding
+    turn = written(tmp_path / "out")[ID.format(1)]["turns"][1]
+    assert turn["interruption"]["rq_rubrics"] == RUBRIC
+    assert verify_paths(sorted((tmp_path / "out" / "conversations").glob("*.json")), check_audio=False).problems == []
 
 
 def test_an_unfixable_conversation_is_discarded_and_counted(tmp_path, capsys):

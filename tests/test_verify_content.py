@@ -107,6 +107,27 @@ def test_a_criterion_quoting_unheard_words_the_model_can_know_is_not_flagged(tmp
     assert _problems(path, "quotes_unheard") == []
 
 
+@pytest.mark.parametrize("known", [False, True])
+def test_a_criterion_quoting_an_identifier_from_the_unheard_part_is_flagged_unless_the_model_has_it(tmp_path, known):
+    """A written identifier (letters and digits, "RX-7731") is neither a number nor a word to the
+    other comparisons; the model cannot read it out unless its context holds it."""
+    path = _copy(tmp_path)
+
+    def plant(d):
+        _, turn = _point(d)
+        if known:
+            d["system_message"] += " Returns use the form RX-7731."
+        turn["assistant"] += " The form is RX-7731."
+        turn["interruption"]["rq_rubrics"][0] = "Reads out the form 'RX-7731' it was about to name."
+    _rewrite(path, plant)
+    problems = _problems(path, "quotes_unheard")
+    if known:
+        assert problems == []
+    else:
+        (problem,) = problems
+        assert "does not hold 'RX-7731'" in problem.message
+
+
 def _heard_twice(d, criterion):
     index, turn = _point(d, after_plain=2)
     d["system_message"] += " The restocking fee is seventy-three dollars."

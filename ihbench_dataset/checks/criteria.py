@@ -8,7 +8,8 @@ words alone can show.
   the model does have (a number in the system prompt, "the address on file") is not flagged: the
   criterion then asks for a fact the model can give, in whatever words. Content: numbers (compared
   as values; the number a quote cuts into counts whole: "nine percent" after "six point four" is
-  6.49) and distinctive words (long words, names), compared as stems.
+  6.49), written identifiers ("QX-4402", compared as written) and distinctive words (long words,
+  names), compared as stems.
 - `restates_heard`: the criterion demands a number (amount, date, time, count with a unit) that
   the caller has already heard from the agent at least twice (in earlier agent turns as heard, the
   delivered part counting as one), and that the caller's interruption did not bring up. A correct,
@@ -52,12 +53,18 @@ def _field(turn: SourceTurn, index: int) -> str:
     return f"turns[{turn.index}].interruption.rq_rubrics[{index}]"
 
 
+#: a written identifier: letters and digits in one token ("QX-4402", "4C"), which the number
+#: comparison leaves out (`grounding.traced`) and the word comparison cuts apart
+IDENTIFIER = re.compile(r"\b(?=[A-Za-z0-9-]*[A-Za-z])(?=[A-Za-z0-9-]*\d)[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*\b")
+
+
 def quotes_unheard(conversation: SourceConversation, turn: SourceTurn) -> list[Finding]:
     rest = turn.assistant[len(turn.delivered):]
     if not turn.assistant.startswith(turn.delivered) or not rest.strip():
         return []  # the cut check reports it
     context = model_context(conversation, turn)
     known_words, known_numbers = set().union(*map(stems, context)), Known(*context)
+    known_text = " ".join(context).lower()
     rest_start = len(turn.delivered)
     findings = []
     for index, criterion in enumerate(turn.interruption.rq_rubrics):
@@ -68,6 +75,7 @@ def quotes_unheard(conversation: SourceConversation, turn: SourceTurn) -> list[F
                 continue
             missing = [w for w in re.findall(r"[A-Za-z][A-Za-z'’-]*", quote)
                        if distinctive(w, sentence_start=True) and not quantities(w) and stem(w) not in known_words]
+            missing += [code for code in IDENTIFIER.findall(quote) if code.lower() not in known_text]
             at = turn.assistant.lower().find(quote.lower().strip(" .…"), rest_start)
             if at >= 0:  # the numbers the quote is part of, whole ("six point four | nine percent")
                 end = at + len(quote)
