@@ -178,12 +178,25 @@ def test_judge_findings_take_the_points_justifications(check):
     assert CHECKS[check] == "point" and CHECKS["ungrounded_turn"] == "turn"
 
 
-def test_the_issues_pair_of_verdicts_is_put_to_the_judge():
-    """travel-01: "I'll book that" passed "lets her accept it", "I'll extend your stay" failed "Lets her
-    choose" (issue 28): worded differently, alike in a clause, within one call."""
+def test_the_issues_pair_of_verdicts_is_put_to_the_judge(tmp_path):
+    """travel-01 as the issue found it: "I'll book that" passed "lets her accept it", "I'll extend
+    your stay" failed "Lets her choose" (issue 28): worded differently, alike in a clause, within one
+    call. The third pass made both verdicts agree, so the issue's disagreement is planted back in a
+    copy: the pair is put to the judge, and the shipped file, agreeing, has no such pair."""
+    import shutil
+
     from ihbench.dataset.sources import SOURCES_DIR, load_conversation
     from ihbench.judge.content import candidate_pairs
 
-    call = load_conversation(SOURCES_DIR / "travel-01-hotel-oversold-relocation.json")
-    pairs = {(a[1].number, a[2], b[1].number, b[2]) for a, b in candidate_pairs([call])}
-    assert (4, 2, 10, 3) in pairs
+    shipped = SOURCES_DIR / "travel-01-hotel-oversold-relocation.json"
+
+    def pairs(path):
+        return {(a[1].number, a[2], b[1].number, b[2]) for a, b in candidate_pairs([load_conversation(path)])}
+
+    assert (4, 2, 10, 3) not in pairs(shipped)
+    copy = tmp_path / shipped.name
+    shutil.copy(shipped, copy)
+    data = json.loads(copy.read_text())
+    data["turns"][9]["interruption"]["baseline_rq_verdicts"][3] = {"met": False, "reason": "It decides for her."}
+    copy.write_text(json.dumps(data))
+    assert (4, 2, 10, 3) in pairs(copy)
