@@ -21,6 +21,11 @@ def add_parser(add) -> argparse.ArgumentParser:
                         "grounding, verdicts that disagree)")
     verify.add_argument("--judge-base-url", type=url(),
                         help="OpenAI-compatible server URL of the judge (default: OpenAI)")
+    verify.add_argument("--judge-batch", type=path("folder"), metavar="DIR",
+                        help="ask the judge through batch files instead of live requests (OpenAI Batch API, half the "
+                        "price, or `vllm run-batch` offline): the questions not yet answered are written to "
+                        "DIR/requests.jsonl, the answers read from the other *.jsonl files in DIR; run again after "
+                        "each batch until none waits")
     verify.add_argument("--concurrency", type=concurrency(), help="judge calls in flight (default 8)")
     verify.add_argument("--timeout", type=number(min=0, min_open=True), help="seconds per judge call (default 60)")
     verify.add_argument("--cache", type=path("file"), help="sqlite cache (default ~/.cache/ihbench/judge_cache.sqlite)")
@@ -43,7 +48,7 @@ def add_parser(add) -> argparse.ArgumentParser:
 
 
 #: the options of the semantic review, and their defaults (None above: to tell whether one was given)
-_REVIEW_OPTIONS = {"judge_base_url": None, "concurrency": 8, "timeout": 60.0, "cache": None}
+_REVIEW_OPTIONS = {"judge_base_url": None, "judge_batch": None, "concurrency": 8, "timeout": 60.0, "cache": None}
 
 
 def main(args: argparse.Namespace) -> int:
@@ -58,6 +63,14 @@ def main(args: argparse.Namespace) -> int:
         option = "--" + given[0].replace("_", "-")
         raise UsageError(f"{option} is an option of the semantic review, which only --judge-model MODEL asks for; "
                          "give --judge-model too, or leave it out")
+    if args.judge_batch is not None:
+        from ihbench.dataset.outputs import check_output_path
+
+        live = next((o for o, v in (("--judge-base-url", args.judge_base_url), ("--timeout", args.timeout)) if v), None)
+        if live:
+            raise UsageError(f"{live} is an option of a live judge; --judge-batch asks through batch files: leave "
+                             "one of them out")
+        check_output_path(args.judge_batch, "--judge-batch", shared=True)
     for name, default in _REVIEW_OPTIONS.items():
         if getattr(args, name) is None:
             setattr(args, name, default)
@@ -152,8 +165,10 @@ def _verify_with_judge(args: argparse.Namespace, conversations, cache) -> int:
     from ihbench.judge.content import check_content
     from ihbench.judge.review import review_conversations
     from ihbench.llm import OpenAICompatibleLLM
+    from ihbench.llm.batch import BatchLLM
 
-    backend = OpenAICompatibleLLM(args.judge_model, base_url=args.judge_base_url, timeout=args.timeout)
+    backend = BatchLLM(args.judge_model, args.judge_batch) if args.judge_batch else \
+        OpenAICompatibleLLM(args.judge_model, base_url=args.judge_base_url, timeout=args.timeout)
 
     async def review():
         try:
@@ -166,18 +181,29 @@ def _verify_with_judge(args: argparse.Namespace, conversations, cache) -> int:
             await backend.close()
 
     reviews, content = asyncio.run(review())
-    findings = failed = 0
+    findings = failed = waiting = 0
     for review in reviews:
         where = f"{review.conversation_id}: turn {review.turn}"
-        if review.error:
+        if review.error and _waiting(review.error):
+            waiting += 1
+        elif review.error:
             failed += 1
             print(f"{where}: not checked ({review.error})", file=sys.stderr)
         for question in review.findings:
             findings += 1
             print(f"{where}: {question}: {review.answer[question]['reason']}", file=sys.stderr)
     print(f"semantic review by {args.judge_model}: {len(reviews)} point(s), {findings} finding(s), "
-          f"{failed} not checked")
-    return max(1 if findings or failed else 0, _print_content(args, content))
+          f"{failed} not checked" + (f", {waiting} waiting for batch answers" if waiting else ""))
+    status = max(1 if findings or failed or waiting else 0, _print_content(args, content))
+    line = backend.waiting_line() if args.judge_batch else None
+    if line:
+        print(line)
+    return status
+
+
+def _waiting(error: str) -> bool:
+    """A question written to the batch file this round (`BatchPending`): not a failure to list."""
+    return error.startswith("BatchPending") or "(BatchPending:" in error
 
 
 def _print_content(args: argparse.Namespace, content) -> int:
@@ -187,11 +213,14 @@ def _print_content(args: argparse.Namespace, content) -> int:
     for conversation, finding in content.findings:
         print(Problem(conversation.path, finding.field, f"{finding.check}: {finding.message}", finding.turn.number),
               file=sys.stderr)
+    waiting = [line for line in content.not_checked if _waiting(line)]
     for line in content.not_checked:
-        print(line, file=sys.stderr)
+        if line not in waiting:
+            print(line, file=sys.stderr)
     asked = content.asked
     print(f"content checks by {args.judge_model}: criteria of {asked['points']} point(s), {asked['turns']} agent "
           f"turn(s), {asked['pairs']} verdict pair(s): {len(content.findings)} finding(s), "
-          f"{len(content.not_checked)} not checked")
+          f"{len(content.not_checked) - len(waiting)} not checked" +
+          (f", {len(waiting)} waiting for batch answers" if waiting else ""))
     return 1 if content.findings or content.not_checked else 0
 

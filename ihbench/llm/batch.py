@@ -1,0 +1,164 @@
+"""`BatchLLM`: a text LLM answered through batch files instead of live requests.
+
+Why: a check of a whole suite (`ihbench verify --judge-model`, about 1,300 questions for the dev
+set) or a judge of a large run costs half as much through the OpenAI Batch API, and a team with
+weights but no server can answer the same file offline with `vllm run-batch`. Neither answers
+while the command waits, so the command runs in rounds: every question not yet answered is
+written to `FOLDER/requests.jsonl` (the Batch API's input format: one request per line, POST
+/v1/chat/completions, the body the live client would send), the question fails as
+`BatchPending` (an item failure: not checked this round, asked again by the next one), and the
+answers are read from every other `*.jsonl` in the folder (the Batch API's output format:
+`custom_id`, `response.status_code`, `response.body` a chat completion, or `error`). A question
+whose answer depends on another's (a criterion judged against a blind reply) is asked in the
+round after it, so a few rounds answer everything; the command says how many wait each time.
+
+A request's `custom_id` is a hash of its body, so an answer matches the exact question it
+answers: when a prompt, the model or the data changes, the old answers match nothing and the
+new questions are written again.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Optional
+
+from ihbench.dataset.errors import ItemFailure, UsageError
+
+REQUESTS = "requests.jsonl"
+ENDPOINT = "/v1/chat/completions"
+#: the Batch API's limits of one input file
+MAX_REQUESTS, MAX_BYTES = 50_000, 100 * 1024 * 1024
+
+
+class BatchPending(ItemFailure):
+    """The question is in the batch input file and has no answer yet: not checked this round."""
+
+
+class BatchFileError(UsageError):
+    """An answers file in the batch folder that is not in the Batch API's output format."""
+
+
+def custom_id(body: dict) -> str:
+    return "ihb-" + hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:32]
+
+
+class BatchLLM:
+    """The `TextLLM` contract over a batch folder (see the module's docstring)."""
+
+    def __init__(self, model: str, folder: Path, *, structured: bool = True, temperature: float = 0.0):
+        self.model = model
+        self.folder = Path(folder)
+        self.structured = structured
+        self.temperature = temperature
+        if self.folder.exists() and not self.folder.is_dir():
+            raise UsageError(f"{self.folder}: not a folder (the batch folder holds {REQUESTS} and the answer files)")
+        self.answers = read_answers(self.folder)
+        self.pending: dict[str, dict] = {}
+        self.answered = self.failed = 0
+
+    def body(self, messages: list[dict], schema_name: str, schema: dict) -> dict:
+        body = {"model": self.model, "messages": messages, "temperature": self.temperature}
+        if self.structured:
+            body["response_format"] = {"type": "json_schema",
+                                       "json_schema": {"name": schema_name, "schema": schema, "strict": True}}
+        return body
+
+    async def complete(self, messages: list[dict], schema_name: str, schema: dict) -> tuple[str, dict]:
+        body = self.body(messages, schema_name, schema)
+        key = custom_id(body)
+        if key not in self.answers:
+            self.pending[key] = body
+            raise BatchPending(f"waiting for its answer: request {key} is in {self.folder / REQUESTS}")
+        where, line, answer = self.answers[key]
+        failure = _failure(answer)
+        if failure:  # a request the batch failed (the error file's lines): asked again, as a live call is retried
+            self.pending[key] = body
+            self.failed += 1
+            raise BatchPending(f"asked again: {where} line {line} answered it with {failure}")
+        self.answered += 1
+        completion = answer["response"]["body"]
+        usage = completion.get("usage") or {}
+        return completion["choices"][0]["message"].get("content") or "", {
+            k: usage[k] for k in ("prompt_tokens", "completion_tokens") if isinstance(usage.get(k), int)}
+
+    def describe(self) -> dict:
+        return {"backend": "openai-batch", "model": self.model, "structured": self.structured,
+                "temperature": self.temperature}
+
+    async def close(self) -> None:
+        """Writes the questions still waiting (replacing the last round's file), or removes the file
+        when none waits: a stale input file would be submitted again for nothing."""
+        from ihbench.dataset.io import write_atomic
+
+        target = self.folder / REQUESTS
+        if not self.pending:
+            target.unlink(missing_ok=True)
+            return
+        lines = [json.dumps({"custom_id": key, "method": "POST", "url": ENDPOINT, "body": body}, ensure_ascii=False)
+                 for key, body in self.pending.items()]
+        text = "\n".join(lines) + "\n"
+        if len(lines) > MAX_REQUESTS or len(text.encode("utf-8")) > MAX_BYTES:
+            raise UsageError(f"{target}: {len(lines)} requests, {len(text.encode('utf-8')) // 2**20} MB, over the Batch "
+                             f"API's {MAX_REQUESTS} requests or {MAX_BYTES // 2**20} MB a file; check fewer points at once")
+        self.folder.mkdir(parents=True, exist_ok=True)
+        write_atomic(target, text)
+
+    def waiting_line(self) -> Optional[str]:
+        """What the user does next, or None when every question was answered."""
+        if not self.pending:
+            return None
+        again = f" ({self.failed} of them failed in an earlier batch and are asked again)" if self.failed else ""
+        return (f"{len(self.pending)} question(s){again} wait for answers in {self.folder / REQUESTS} (OpenAI Batch API input, "
+                f"endpoint {ENDPOINT}): submit it as a batch (or `vllm run-batch -i {REQUESTS} -o answers.jsonl`), put "
+                f"the output file in {self.folder}, and run the same command again")
+
+
+def read_answers(folder: Path) -> dict[str, tuple[Path, int, dict]]:
+    """{custom_id: (file, line, answer line)} of every answers file in the folder (the output and
+    error files of every batch so far): an answer replaces a failure of the same request, and of two
+    answers the later file's in name order counts."""
+    from ihbench.dataset.io import json_lines
+
+    answers: dict[str, tuple[Path, int, dict]] = {}
+    if not folder.is_dir():
+        return answers
+    for path in sorted(folder.glob("*.jsonl")):
+        if path.name == REQUESTS:
+            continue
+        for number, line in json_lines(path, BatchFileError, where="{path} line {number}"):
+            key = _checked(line, path, number)
+            if key not in answers or _failure(answers[key][2]) or not _failure(line):
+                answers[key] = (path, number, line)
+    return answers
+
+
+def _failure(answer: dict) -> Optional[str]:
+    """Why the batch did not answer this request ("status 500: ..."), or None for an answer."""
+    response = answer.get("response") or {}
+    status = response.get("status_code")
+    if not answer.get("error") and status == 200:
+        return None
+    error = answer.get("error") or (response.get("body") or {}).get("error")
+    message = error.get("message") if isinstance(error, dict) else error
+    return (f"status {status}" if status else "no response") + (f": {message}" if message else "")
+
+
+def _checked(line, path: Path, number: int) -> str:
+    def bad(why: str):
+        return BatchFileError(f"{path} line {number}: {why}; an answers file is a Batch API output file (custom_id, "
+                              "response.status_code, response.body, error)")
+
+    if not isinstance(line, dict) or not isinstance(line.get("custom_id"), str):
+        raise bad("no custom_id")
+    response = line.get("response")
+    if line.get("error") is None and not isinstance(response, dict):
+        raise bad("neither a response nor an error")
+    if isinstance(response, dict) and response.get("status_code") == 200:
+        body = response.get("body")
+        choices = body.get("choices") if isinstance(body, dict) else None
+        message = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(choices[0], dict) \
+            else None
+        if not isinstance(message, dict) or not isinstance(message.get("content"), (str, type(None))):
+            raise bad("response.body is not a chat completion (choices[0].message.content)")
+    return line["custom_id"]

@@ -1,0 +1,133 @@
+"""`ihbench verify --judge-model M --judge-batch DIR`: the judge's questions asked through OpenAI
+Batch API files, in rounds, give what live requests give. The batch answers here are the scripted
+judge's (tests/content_judge_script.py) written in the Batch API's output format: the stand-in for
+a batch OpenAI (or `vllm run-batch`) would have answered."""
+import json
+import subprocess
+import sys
+
+from content_judge_script import OVERSTRICT, UNGROUNDED, scripted
+from openai_test_server import OpenAITestServer
+
+from ihbench.llm.batch import REQUESTS, custom_id
+
+
+def _verify(path, cache, *extra):
+    return subprocess.run([sys.executable, "-m", "ihbench.cli", "verify", str(path), "--no-audio", "--judge-model",
+                           "checker", "--cache", str(cache), "--quiet", *extra], capture_output=True, text=True)
+
+
+def _source(subset, tmp_path, mutate):
+    path = tmp_path / subset[0].name
+    data = json.loads(subset[0].read_text())
+    mutate(data)
+    path.write_text(json.dumps(data, indent=2))
+    return path
+
+
+def _points(data):
+    return [i for i, t in enumerate(data["turns"]) if "interruption" in t]
+
+
+def _plant(data):
+    first, second = _points(data)[:2]
+    data["turns"][first]["interruption"]["rq_rubrics"][1] += f" Mentions the {UNGROUNDED} rule."
+    data["turns"][second]["interruption"]["rq_rubrics"][0] += f" Uses the word {OVERSTRICT}."
+
+
+def _answer(requests_file, out, status=lambda body: 200):
+    """The scripted judge's answers to every request of a batch input file, as a Batch API output file."""
+    lines = []
+    for number, line in enumerate(requests_file.read_text().splitlines()):
+        request = json.loads(line)
+        assert (request["method"], request["url"]) == ("POST", "/v1/chat/completions")
+        body = request["body"]
+        assert request["custom_id"] == custom_id(body) and body["model"] == "checker"
+        assert body["response_format"]["type"] == "json_schema"
+        code = status(body)
+        response = {"status_code": code, "request_id": f"req_{number}", "body": {
+            "id": f"chatcmpl-{number}", "object": "chat.completion", "model": "checker",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": scripted(body).content}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}} if code == 200 else
+            {"error": {"message": "server overloaded"}}}
+        lines.append(json.dumps({"id": f"batch_req_{number}", "custom_id": request["custom_id"], "response": response,
+                                 "error": None}))
+    out.write_text("\n".join(lines) + "\n")
+
+
+def _findings(stderr):
+    return sorted(line for line in stderr.splitlines() if ": reference_fails:" in line or ": blind_reply_fails:" in line)
+
+
+def test_batch_rounds_give_what_live_requests_give(subset, tmp_path):
+    path = _source(subset, tmp_path, _plant)
+    with OpenAITestServer(respond=scripted) as server:
+        live = subprocess.run([sys.executable, "-m", "ihbench.cli", "verify", str(path), "--no-audio", "--judge-model",
+                               "checker", "--judge-base-url", server.base_url, "--cache", str(tmp_path / "live.sqlite"),
+                               "--quiet"], capture_output=True, text=True)
+    assert live.returncode == 1 and len(_findings(live.stderr)) == 2, live.stderr
+
+    folder = tmp_path / "batch"
+    waiting, rounds = [], 0
+    while True:
+        result = _verify(path, tmp_path / "batch.sqlite", "--judge-batch", str(folder))
+        rounds += 1
+        if not (folder / REQUESTS).exists():
+            break
+        assert result.returncode == 1 and "not checked (" not in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr
+        count = len((folder / REQUESTS).read_text().splitlines())
+        assert f"{count} question(s) wait for answers in {folder / REQUESTS}" in result.stdout
+        waiting.append(count)
+        _answer(folder / REQUESTS, folder / f"answers-{rounds}.jsonl")
+        assert rounds < 5
+    # the first round asks every question that depends on nothing; the criteria, which need the
+    # blind reply, wait for the second
+    points = len(_points(json.loads(path.read_text())))
+    assert len(waiting) == 2 and waiting[1] == points, waiting
+    assert result.returncode == 1 and _findings(result.stderr) == _findings(live.stderr), result.stderr
+    assert "waiting for batch answers" not in result.stdout and "0 not checked" in result.stdout
+
+
+def test_a_request_the_batch_failed_is_asked_again(subset, tmp_path):
+    path = _source(subset, tmp_path, lambda data: None)
+    folder = tmp_path / "batch"
+    assert _verify(path, tmp_path / "c.sqlite", "--judge-batch", str(folder)).returncode == 1
+    failed = []
+
+    def status(body):
+        if not failed and "blind" in json.dumps(body).lower():
+            failed.append(custom_id(body))
+            return 500
+        return 200
+    _answer(folder / REQUESTS, folder / "answers.jsonl", status)
+    result = _verify(path, tmp_path / "c.sqlite", "--judge-batch", str(folder))
+    assert result.returncode == 1 and "not checked (" not in result.stderr, result.stderr
+    assert "(1 of them failed in an earlier batch and are asked again) wait for answers" in result.stdout
+    assert failed[0] in (folder / REQUESTS).read_text()  # asked again, as a live call is retried
+    _answer(folder / REQUESTS, folder / "answers-2.jsonl")
+    for _ in range(3):  # the failed blind reply's criteria wait for it: one round more
+        result = _verify(path, tmp_path / "c.sqlite", "--judge-batch", str(folder))
+        if not (folder / REQUESTS).exists():
+            break
+        _answer(folder / REQUESTS, folder / f"answers-{_ + 3}.jsonl")
+    assert result.returncode == 0 and "0 finding(s), 0 not checked" in result.stdout, result.stdout + result.stderr
+    # the failure stays in its file; the later answer replaces it whatever the files' order
+    (folder / "answers.jsonl").rename(folder / "zz-answers.jsonl")
+    assert _verify(path, tmp_path / "other.sqlite", "--judge-batch", str(folder)).returncode == 0
+
+
+def test_a_damaged_answers_file_and_a_live_option_are_refused_in_one_line(subset, tmp_path):
+    path = _source(subset, tmp_path, lambda data: None)
+    folder = tmp_path / "batch"
+    folder.mkdir()
+    (folder / "answers.jsonl").write_text(json.dumps({"custom_id": "x", "response": {"status_code": 200, "body": {}}})
+                                          + "\n")
+    result = _verify(path, tmp_path / "c.sqlite", "--judge-batch", str(folder))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert f"{folder / 'answers.jsonl'} line 1: response.body is not a chat completion" in result.stderr
+    result = _verify(path, tmp_path / "c.sqlite", "--judge-batch", str(tmp_path / "b2"), "--judge-base-url",
+                     "http://127.0.0.1:9/v1")
+    assert result.returncode == 2 and "--judge-base-url is an option of a live judge" in result.stderr
+    assert not (tmp_path / "b2").exists()
