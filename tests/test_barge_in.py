@@ -69,6 +69,7 @@ def test_every_round_is_the_models_own_message_and_the_suites_points_are_the_tar
     info = json.loads((out / "run.json").read_text())
     assert info["barge_in"]["prompts"]["barge_in"] == [prompts.PROMPT_VERSION, prompts.prompt_hash()]
     assert info["barge_in"]["assistant_voice"] == "flite:rms"
+    assert info["barge_in"]["caller"]["fallbacks"] == {} and info["barge_in"]["caller"]["from_suite"] == 1
 
 
 def test_a_cut_lands_inside_a_sentence_at_the_planned_time(played):
@@ -242,23 +243,103 @@ def test_a_resume_with_another_simulator_is_refused(played, built, capsys):
     assert (out / "barge_in.jsonl").read_text() == before and not model_script.events
 
 
-def test_a_suite_without_the_callers_intent_is_refused_before_anything_is_made(tmp_path, capsys):
+def _one_row_suite(root: Path, **columns) -> Path:
+    """A suite of one conversation in the official wide layout, its own columns as given: one turn,
+    a pushback point."""
     import datasets
 
-    row = {"conversation_id": "c1", "domain": {"name": "telecom", "description": ""}, "goal": "g",
-           "system_message": "s", "num_turns": 1, "assistant_turn_1_transcript": "a b c",
-           "assistant_turn_1_original": "a b c d e f", "user_turn_1_transcript": "u",
-           "user_turn_1_interruption_type": "pushback", "turn_1_tf_rubric": "t", "turn_1_rq_rubrics": ["r"]}
-    data = tmp_path / "data"
-    datasets.Dataset.from_list([row]).to_parquet(str(data / "conversations" / "test-00000-of-00001.parquet"))
-    (data / "README.md").write_text("---\nconfigs:\n- config_name: conversations\n  data_files:\n  - split: test\n    "
+    row = {"conversation_id": "c1", "domain": {"name": "telecom", "description": ""}, "goal": "Pay the bill",
+           "system_message": "You are a billing agent.", "num_turns": 1, "assistant_turn_1_transcript": "a b c",
+           "assistant_turn_1_original": "a b c d e f", "user_turn_1_transcript": "My account is 4471-889, Dana Reyes.",
+           "user_turn_1_interruption_type": "Pushback", "turn_1_tf_rubric": "t", "turn_1_rq_rubrics": ["r"], **columns}
+    datasets.Dataset.from_list([row]).to_parquet(str(root / "conversations" / "test-00000-of-00001.parquet"))
+    (root / "README.md").write_text("---\nconfigs:\n- config_name: conversations\n  data_files:\n  - split: test\n    "
                                     "path: conversations/test-*.parquet\n---\n")
+    return root
+
+
+def test_the_official_schema_is_played_with_its_caller_filled_by_the_stated_rules(tmp_path):
+    """The official bosonai/IHBench layout (tests/official_layout.py): its knowledge base and intent are
+    not the pipeline's shape (stage names only, the caller's data as text, no interruption profile).
+    The run fills them by `caller.RULES`, says which in run.json, plays the suite's points, and judge,
+    report and `report STATIC BARGE_IN` score it."""
+    from judging import ScriptedJudge
+    from official_layout import CONVERSATIONS, write_official_layout
+
+    from ihbench.barge_in.caller import RULES
+
+    data, out = write_official_layout(tmp_path / "official"), tmp_path / "run"
+    model_script, sim_script = scripts()
+    with OpenAITestServer(respond=model_script) as model, OpenAITestServer(respond=sim_script) as sim:
+        assert barge_in(model, sim, data, out, limit=3) == 0
+    caller = json.loads((out / "run.json").read_text())["barge_in"]["caller"]
+    assert (caller["from_suite"], caller["filled"]) == (0, 2)  # conv-c has no point: not played
+    assert caller["fallbacks"]["conv-a"] == [
+        RULES["stage_names"].format(key="stages"), RULES["facts_text"].format(shape="text"),
+        RULES["probabilities_points"], RULES["hidden_text"]]
+    # what the planner and the caller were given: the suite's stage names, its data, then the scripted lines
+    source = {c["conversation_id"]: c for c in CONVERSATIONS}
+    planned = [p for agent, p in sim_script.payloads if agent == "planner" and p["goal"] == source["conv-b"]["goal"]]
+    kb, intent = planned[0]["knowledge_base"], planned[0]["caller_intent"]
+    assert [s["name"] for s in kb["workflow_stages"]] == ["find booking", "rebook"] and "stages" not in kb
+    lines = [t["user_turn_%d_transcript" % n] for n, t in enumerate(source["conv-b"]["turns"], start=1)]
+    assert [f["value"] for f in kb["user_data"]] == ["PNR QX7ZL2", *lines]
+    assert intent["hidden_info"] == ["needs aisle seat"] and intent["profile"] == "calm"
+    assert intent["interruption_probabilities"] == {"normal": 0.0, "impatient": 0.0, "correction": 0.0,
+                                                    "topic_switch": 0.5, "filler": 0.5, "pushback": 0.0}
+    shown = [p for agent, p in sim_script.payloads if agent == "user_barging_in"
+             and "QX7ZL2" in json.dumps(p["your_own_data"])]
+    assert len(shown) == 2 and all("Okafor." in json.dumps(p["your_own_data"]) for p in shown)
+    placed = cuts(out)
+    assert sorted((r["conversation_id"], r["round"], r["target"]) for r in placed) == [
+        ("conv-a", 2, "correction"), ("conv-b", 1, "topic_switch"), ("conv-b", 4, "filler")]
+
+    static, report = tmp_path / "static", tmp_path / "report"
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "scripted", "--base-url", server.base_url, "--data",
+                     str(data), "--epochs", "1", "--modality", "text", "--out", str(static), "--quiet"]) == 0
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        for run in (out, static):
+            assert main(["judge", str(run), "--judge-model", "judge-x", "--judge-base-url", judge.base_url,
+                         "--cache", str(tmp_path / "judge.sqlite"), "--quiet"]) == 0
+    assert main(["report", str(out), "--n-bootstrap", "50", "--quiet"]) == 0
+    summary = json.loads((out / "summary.json").read_text())["runs"][0]
+    assert summary["n_items"] == 3 and summary["barge_in"]["placed"] == 3
+    assert set(summary["rq_pass_rate"]["per_type"]) == {"correction", "topic_switch", "filler"}
+    assert main(["report", str(static), str(out), "--n-bootstrap", "50", "--out", str(report), "--quiet"]) == 0
+    [pair] = json.loads((report / "summary.json").read_text())["barge_in_vs_static"]
+    assert set(pair["difference"]["per_type"]) == {"correction", "topic_switch", "filler"}
+
+
+def test_a_suite_with_no_knowledge_base_or_intent_is_played_from_its_scripted_lines(tmp_path):
+    """Nothing but goal, prompt and turns: one stage for the whole call, the scripted lines as the
+    caller's facts and hidden information, the suite's own point as the interruption profile."""
+    from ihbench.barge_in.caller import ONE_STAGE, RULES
+
+    data, out = _one_row_suite(tmp_path / "data"), tmp_path / "run"
+    model_script, sim_script = scripts()
+    with OpenAITestServer(respond=model_script) as model, OpenAITestServer(respond=sim_script) as sim:
+        assert barge_in(model, sim, data, out) == 0
+    caller = json.loads((out / "run.json").read_text())["barge_in"]["caller"]
+    assert caller["fallbacks"] == {"c1": [RULES["one_stage"], RULES["facts_scripted"], RULES["profile_goal"],
+                                          RULES["probabilities_points"], RULES["hidden_scripted"]]}
+    plan = next(p for agent, p in sim_script.payloads if agent == "planner")
+    assert [s["name"] for s in plan["knowledge_base"]["workflow_stages"]] == [ONE_STAGE]
+    assert plan["caller_intent"]["hidden_info"] == ["My account is 4471-889, Dana Reyes."]
+    assert plan["caller_intent"]["interruption_probabilities"]["pushback"] == 1.0
+    assert "Pay the bill" in plan["caller_intent"]["profile"]
+    assert [(r["round"], r["target"]) for r in cuts(out)] == [(1, "pushback")]
+    assert [r["round"] for r in rounds(out)] == [1, 2]  # the cut in the last round got its recovery
+
+
+def test_a_stage_list_no_rule_can_read_is_refused_before_anything_is_made(tmp_path, capsys):
+    data = _one_row_suite(tmp_path / "data", knowledge_base={"stages": ["verify", "verify"], "user_data": "x"})
     capsys.readouterr()
     assert main(["barge-in", "--data", str(data), "--model", "openai", "--model-path", "m", "--base-url",
                  "http://127.0.0.1:9/v1", "--sim-model", "s", "--out", str(tmp_path / "run"), "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "c1 has no knowledge_base.workflow_stages" in err[0]
-    assert not (tmp_path / "run").exists()
+    assert len(err) == 1 and "conversation c1: knowledge_base.stages names the stage 'verify' twice" in err[0]
+    assert str(data) in err[0] and not (tmp_path / "run").exists()
 
 
 def test_a_tiny_audio_model_plays_one_conversation_end_to_end(built, tmp_path):

@@ -5,6 +5,7 @@ rubric and blind baseline are written before the model recovers.
     clock.py         a reply's words on the clock (our TTS renders)
     cuts.py          the suite's points as targets; placing a cut inside a sentence, seeded
     prompts.py       the one new agent prompt: the caller who heard only the beginning
+    caller.py        what the caller and planner are given: the suite's, or filled by stated rules
     simulator.py     the pipeline's agents on the live call, the leak check applied live
     conversation.py  the call so far; the model's next input through `ihbench.protocol`
     records.py       one typed, versioned record per round

@@ -122,9 +122,15 @@ def durable(records: Iterable[RoundRecord]) -> dict[tuple[str, int], RoundRecord
 
 def conversation_hash(c) -> str:
     """The version of a suite's conversation, as a barge-in run reads it: what the caller and the
-    planner are given (goal, prompt, knowledge base, intent) and where the suite's points are.
+    planner are given (goal, prompt, knowledge base, intent; for a caller filled by `caller.RULES`,
+    the filled knowledge base and intent and the rules' version) and where the suite's points are.
     Rounds recorded under another hash were played on an older version of the suite: they are
     played again (`run`), and never scored (`points`)."""
-    payload = json.dumps([c.conversation_id, c.domain, c.goal, c.system_prompt, c.knowledge_base, c.user_intent,
-                          [[t.number, t.interruption_type] for t in c.turns]], sort_keys=True, default=str)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+    from .caller import FALLBACK_VERSION, derive
+
+    payload = [c.conversation_id, c.domain, c.goal, c.system_prompt, c.knowledge_base, c.user_intent,
+               [[t.number, t.interruption_type] for t in c.turns]]
+    found = derive(c)
+    if found.fallbacks:  # the caller filled by `caller.RULES` (the scripted lines, say): what it was given, and how
+        payload.append([FALLBACK_VERSION, found.prereq["knowledge_base"], found.intent])
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]

@@ -10,7 +10,8 @@ message. The call goes on from the model's own messages until the planner ends i
 
 Run folder (one writer at a time, locked):
   run.json        what was run (the model's identity as `ihbench run` writes it; the simulator,
-                  voices and prompt versions under "barge_in"), checked on resume
+                  voices and prompt versions under "barge_in"), checked on resume; and under
+                  "barge_in.caller" which conversations' callers were filled by `caller.RULES`, and how
   barge_in.jsonl  one record per round (`records.RoundRecord`); a conversation's rounds are made
                   durable together by its closing record (one fsync per conversation)
 
@@ -116,12 +117,12 @@ def run_barge_in(spec: BargeInSpec, *, loader=None, backend=None, progress: bool
     """`loader`/`backend` (the model under test, the simulator's LLM) are made from the spec when not given."""
     from ihbench.loaders import GenerationConfig
 
-    from .simulator import prerequisites
+    from .caller import caller
 
     started = time.perf_counter()
     generation = GenerationConfig(**spec.generation)
     conversations = load_suite(spec)
-    playbooks = {c.conversation_id: prerequisites(c, spec.data) for c in conversations}  # refused before any file
+    callers = {c.conversation_id: caller(c, spec.data) for c in conversations}  # refused before any file
     if backend is None:
         from ihbench.llm import OpenAICompatibleLLM
 
@@ -129,31 +130,38 @@ def run_barge_in(spec: BargeInSpec, *, loader=None, backend=None, progress: bool
                                       temperature=spec.sim_temperature)
     run_dir = RunDir(spec.out)
     with run_dir.writing():
-        return asyncio.run(_run_locked(spec, run_dir, generation, conversations, playbooks, loader, backend,
+        return asyncio.run(_run_locked(spec, run_dir, generation, conversations, callers, loader, backend,
                                        progress, started))
 
 
-def _settings(spec: BargeInSpec, backend) -> dict:
+def _settings(spec: BargeInSpec, backend, callers: dict) -> dict:
     from ihbench.dataset.sources import ASSISTANT_VOICE
     from ihbench.generate import prompts as pipeline_prompts
 
     from . import prompts
+    from .caller import FALLBACK_VERSION
 
+    filled = {cid: list(c.fallbacks) for cid, c in callers.items() if c.fallbacks}
     return {"version": BARGE_IN_VERSION, "simulator": redact(backend.describe()), "max_reasks": spec.max_reasks,
             "assistant_voice": ASSISTANT_VOICE, "user_voice": spec.user_voice, "clock": METHOD,
             "prompts": {"pipeline": [pipeline_prompts.PROMPT_VERSION, pipeline_prompts.prompt_hash()],
                         "barge_in": [prompts.PROMPT_VERSION, prompts.prompt_hash()]},
+            # the caller and planner given the suite's own knowledge base and intent, or filled by `caller.RULES`
+            "caller": {"from_suite": len(callers) - len(filled), "filled": len(filled),
+                       "fallback_version": FALLBACK_VERSION, "fallbacks": filled},
             "limit": spec.limit}
 
 
 def _identity(settings: dict) -> dict:
-    """What a resume must keep: all but --limit and where the simulator is served (the same model may
-    move to another port; the rounds it already played are in the records)."""
+    """What a resume must keep: all but --limit, how the caller was given (it depends on the conversations
+    --limit takes; each conversation's own version, `records.conversation_hash`, holds its caller), and
+    where the simulator is served (the same model may move to another port; the rounds it already
+    played are in the records)."""
     simulator = {k: v for k, v in (settings.get("simulator") or {}).items() if k != "base_url"}
-    return {**{k: v for k, v in settings.items() if k != "limit"}, "simulator": simulator}
+    return {**{k: v for k, v in settings.items() if k not in ("limit", "caller")}, "simulator": simulator}
 
 
-async def _run_locked(spec, run_dir, generation, conversations, playbooks, loader, backend, progress, started):
+async def _run_locked(spec, run_dir, generation, conversations, callers, loader, backend, progress, started):
     from tqdm.auto import tqdm
 
     from ihbench.dataset.tts import RenderCache, get_engine
@@ -168,7 +176,7 @@ async def _run_locked(spec, run_dir, generation, conversations, playbooks, loade
                 "endpoint": redact(spec.loader_options.get("base_url")),
                 "loader_options": redact({k: v for k, v in sorted(spec.loader_options.items())
                                           if k not in TRANSPORT_OPTIONS}) or None, "convbench": None}
-    settings = _settings(spec, backend)
+    settings = _settings(spec, backend, callers)
     hashes = {c.conversation_id: conversation_hash(c) for c in conversations}
     existing = run_dir.info() if run_dir.exists() else None
     if existing:
@@ -216,7 +224,7 @@ async def _run_locked(spec, run_dir, generation, conversations, playbooks, loade
                     # each conversation its own agents (one backend, one cache): its calls are logged as its own
                     agents = Agents(backend, cache, reasks=spec.max_reasks)
                     spent.append(agents.run_usage)
-                    await _Player(spec, c, playbooks[c.conversation_id], loader, generation, agents, renders, voices,
+                    await _Player(spec, c, callers[c.conversation_id], loader, generation, agents, renders, voices,
                                   latest, log, summary).play()
                     bar.update(1)
 
@@ -233,13 +241,13 @@ async def _run_locked(spec, run_dir, generation, conversations, playbooks, loade
 class _Player:
     """Plays one conversation round by round, from where its records end."""
 
-    def __init__(self, spec, conversation, playbook, loader, generation, agents, renders, voices, latest, log, summary):
+    def __init__(self, spec, conversation, caller, loader, generation, agents, renders, voices, latest, log, summary):
         from .conversation import Call
         from .simulator import Simulator
 
         self.spec, self.c, self.loader, self.generation = spec, conversation, loader, generation
         self.renders, self.voices, self.latest, self.log, self.summary = renders, voices, latest, log, summary
-        self.sim = Simulator(agents, *playbook)
+        self.sim = Simulator(agents, caller.prereq, caller.intent)
         self.call = Call(conversation, spec.modality, lambda text: renders.render(voices["user"], text))
         self.targets = targets(conversation)
         self.digest = conversation_hash(conversation)

@@ -1,6 +1,6 @@
 """The caller's side of an on-policy call, played by the generation pipeline's own agents.
 
-The round planner (with the conversation's intent profile and hidden information), the normal
+The round planner (with the conversation's intent profile and hidden information, `caller`), the normal
 caller, the rubric generator and the baseline writer are `ihbench.generate.agents`, called exactly
 as `ihbench generate` calls them, on the call as it went (the model's own replies). The one new
 agent, the caller barging in (`prompts`), sees only the heard part of the model's reply, and its
@@ -17,7 +17,6 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Optional
 
-from ihbench.dataset.errors import UsageError
 from ihbench.dataset.sources import SourceTurn
 from ihbench.dataset.verify import leaked_words
 from ihbench.generate import agents as pipeline
@@ -28,22 +27,6 @@ from ihbench.llm import InvalidAnswer, ask_structured
 from ihbench.loaders.failures import is_item_failure
 
 from . import prompts
-
-
-def prerequisites(conversation, source: str) -> tuple[dict, dict]:
-    """(the pipeline's prerequisites, the caller's intent) of a suite's conversation."""
-    c = conversation
-    kb, intent = c.knowledge_base or {}, c.user_intent or {}
-    missing = [name for name, value in (("knowledge_base.workflow_stages", kb.get("workflow_stages")),
-                                        ("knowledge_base.user_data", kb.get("user_data")),
-                                        ("user_intent.profile", intent.get("profile"))) if not value]
-    if missing:
-        raise UsageError(f"{source}: conversation {c.conversation_id} has no {missing[0]}; barge-in plays the caller "
-                         "from the suite's knowledge base and intent (the in-house dev set and generated suites "
-                         "have them)")
-    prereq = {"domain": {"name": c.domain, "description": c.domain_description or ""}, "goal": c.goal,
-              "knowledge_base": kb, "system_message": c.system_prompt}
-    return prereq, {key: intent.get(key) for key in ("profile", "interruption_probabilities", "hidden_info")}
 
 
 class Simulator:
