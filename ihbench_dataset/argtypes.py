@@ -197,20 +197,32 @@ class EnvVarName(ArgType):
 
 @dataclass(frozen=True, repr=False)
 class KeyValue(ArgType):
-    """KEY=VALUE -> (key, value); VALUE is read as JSON when it is JSON (1, true, [..], {..}), else as text."""
+    """KEY=VALUE -> (key, value); VALUE is read as JSON when it is JSON (1, true, [..], {..}), else as text.
+
+    Every --option needs a key and a value. No option of a loader or detector takes an empty one:
+    `KEY=` (or `KEY=''`, `KEY=""`, `KEY=null`) was read as "" or None, which some options then
+    treated as their default and others sent as is (an empty system prompt, a revision ''), so it is
+    refused here, naming the key: leave the option out for its default."""
 
     expected = "KEY=VALUE"
+    EMPTY = ("", "''", '""', "null")
 
     def convert(self, value: Any) -> tuple[str, Any]:
         if isinstance(value, tuple) and len(value) == 2:
             return value
         key, equals, text = str(value).partition("=")
-        if not key.strip() or not equals:
-            raise self.refuse(value)
+        key = key.strip()
+        if not equals:
+            raise self.refuse(value, f"no '=': give {key}=VALUE" if key else "")
+        if not key:
+            raise self.refuse(value, "no KEY before '='")
+        if text.strip() in self.EMPTY:
+            raise ArgumentValueError(f"{key}: an empty value ({str(value)!r}); expected {key}=VALUE with a value "
+                                     "(leave the option out for its default)")
         try:
-            return key.strip(), json.loads(text)
+            return key, json.loads(text)
         except json.JSONDecodeError:
-            return key.strip(), text
+            return key, text
 
 
 class Boolean(ArgType):

@@ -199,3 +199,43 @@ def test_the_same_base_url_given_twice_is_refused_naming_the_flag(cwd, capsys):
         check_options("openai", {"base_url": ["http://u:p@h:1/v1", "http://h:2/v1", "http://u:p@h:1/v1"]})
     assert check_options("openai", {"base_url": ["http://h:1/v1", "http://h:2/v1"]})["base_url"] == [
         "http://h:1/v1", "http://h:2/v1"]
+
+
+# --- finding 25: an --option with an empty value, no key or no '=' -----------------------------------
+
+SID_ST = ["sid", "--data", "data", "--out", "s", "--detector", "smart-turn", "--quiet"]
+SID_AUDIO_LLM = ["sid", "--data", "data", "--out", "s", "--detector", "audio-llm", "--model", "openai",
+                 "--model-path", "m", "--base-url", "http://127.0.0.1:9/v1", "--quiet"]
+BARGE_IN = ["barge-in", "--data", "data", "--model", "openai", "--model-path", "m", "--sim-model", "s", "--out", "b",
+            "--quiet"]
+DOCTOR = ["doctor", "--model", "openai", "--model-path", "m", "--quiet"]
+
+
+@pytest.mark.parametrize("command", [RUN, SID_ST, SID_AUDIO_LLM, BARGE_IN, DOCTOR], ids=lambda argv: argv[0])
+@pytest.mark.parametrize("option, message", [
+    ("timeout=", "argument --option: timeout: an empty value ('timeout='); expected timeout=VALUE with a value "
+                 "(leave the option out for its default)"),
+    ("threshold= ", "argument --option: threshold: an empty value"),
+    ("loader_options=", "argument --option: loader_options: an empty value"),
+    ("loader_options=''", "argument --option: loader_options: an empty value"),  # the quotes reached us
+    ('system=""', "argument --option: system: an empty value"),  # JSON's empty string
+    ("model_path=null", "argument --option: model_path: an empty value"),  # was the default, or --model-path's
+    ("=0.5", "argument --option: expected KEY=VALUE, got '=0.5' (no KEY before '=')"),
+    ("threshold", "argument --option: expected KEY=VALUE, got 'threshold' (no '=': give threshold=VALUE)"),
+])
+def test_an_option_without_a_value_or_a_key_is_refused_when_parsed(command, option, message, cwd, capsys):
+    """sid --detector audio-llm --option loader= or model_path= was replaced by --model's without a word,
+    question= asked the model nothing; every command with --option refuses them when parsed."""
+    argv = command + ["--option", option]
+    assert _exit_code(argv) == 2
+    assert message in _one_error(capsys, argv[0])
+    assert os.listdir(cwd) == []
+
+
+def test_an_option_with_a_value_still_parses_as_json_or_text():
+    from ihbench.dataset.argtypes import key_value
+
+    assert key_value()("threshold=0.3") == ("threshold", 0.3)
+    assert key_value()(" question = Is it over?") == ("question", " Is it over?")
+    assert key_value()("extra_body={}") == ("extra_body", {})
+    assert key_value()("stream=false") == ("stream", False)
