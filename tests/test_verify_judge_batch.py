@@ -131,3 +131,49 @@ def test_a_damaged_answers_file_and_a_live_option_are_refused_in_one_line(subset
                      "http://127.0.0.1:9/v1")
     assert result.returncode == 2 and "--judge-base-url is an option of a live judge" in result.stderr
     assert not (tmp_path / "b2").exists()
+
+
+def _batch_answers(requests_file, out, respond):
+    """Answers of a scripted judge (`respond(body) -> Reply`) to a batch input file, as its output."""
+    lines = []
+    for number, line in enumerate(requests_file.read_text().splitlines()):
+        request = json.loads(line)
+        body = {"object": "chat.completion", "choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": respond(request["body"]).content}}]}
+        lines.append(json.dumps({"custom_id": request["custom_id"], "error": None,
+                                 "response": {"status_code": 200, "request_id": str(number), "body": body}}))
+    out.write_text("\n".join(lines) + "\n")
+
+
+def test_judge_through_a_batch_writes_no_record_until_answered_and_then_what_a_live_judge_writes(tmp_path, capsys):
+    from judging import ScriptedJudge
+    from official_layout import write_official_layout
+    from test_battery_round3 import _answered
+
+    from ihbench.cli import main
+
+    official = write_official_layout(tmp_path / "official")
+    live, batch = _answered(official, tmp_path / "live"), _answered(official, tmp_path / "batch")
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as server:
+        assert main(["judge", str(live), "--judge-model", "j", "--judge-base-url", server.base_url, "--cache",
+                     str(tmp_path / "live.sqlite"), "--quiet"]) == 0
+    folder = tmp_path / "questions"
+    capsys.readouterr()
+    assert main(["judge", str(batch), "--judge-model", "j", "--judge-batch", str(folder), "--cache",
+                 str(tmp_path / "batch.sqlite"), "--quiet"]) == 1
+    out = capsys.readouterr().out
+    asked = len((folder / REQUESTS).read_text().splitlines())
+    assert "0 judgment(s) written (0 judged, 0 judge_error)" in out and f"{asked} question(s) wait" in out
+    assert not (batch / "judgments.jsonl").exists()  # a question waiting is not a judge error
+    _batch_answers(folder / REQUESTS, folder / "out.jsonl", ScriptedJudge(faults=False))
+    assert main(["judge", str(batch), "--judge-model", "j", "--judge-batch", str(folder), "--cache",
+                 str(tmp_path / "batch.sqlite"), "--quiet"]) == 0
+    assert f"{asked} judgment(s) written ({asked} judged, 0 judge_error)" in capsys.readouterr().out
+    assert not (folder / REQUESTS).exists()
+
+    def verdicts(run):
+        return sorted((r["id"], r["axis"], r["verdict"], r.get("criteria")) for r in
+                      map(json.loads, (run / "judgments.jsonl").read_text().splitlines()))
+    assert verdicts(batch) == verdicts(live)
+    assert main(["judge", str(batch), "--judge-model", "j", "--judge-batch", str(folder), "--judge-base-url",
+                 "http://127.0.0.1:9/v1", "--quiet"]) == 2

@@ -27,6 +27,11 @@ def add_parser(add) -> argparse.ArgumentParser:
     judge.add_argument("--judge-context-tokens", type=tokens(min=1000),
                        help="ConversationBench runs: the judge's context in tokens; a conversation that does not fit "
                             "is judged in overlapping windows (default: a local judge's own limit, else 128000)")
+    judge.add_argument("--judge-batch", type=path("folder"), metavar="DIR",
+                       help="IHBench runs: ask the judge through OpenAI Batch API files instead of live requests (half "
+                            "the price; `vllm run-batch` answers them offline): questions not yet answered go to "
+                            "DIR/requests.jsonl, answers are read from the other *.jsonl files in DIR; run again after "
+                            "each batch")
     judge.add_argument("--concurrency", type=concurrency(), default=16, help="judge calls in flight (default 16)")
     judge.add_argument("--timeout", type=number(min=0, min_open=True), default=60.0,
                        help="seconds per call (default 60)")
@@ -45,7 +50,7 @@ def add_parser(add) -> argparse.ArgumentParser:
 def main(args: argparse.Namespace) -> int:
     import asyncio
 
-    from ihbench.cli.common import incomplete, server_only
+    from ihbench.cli.common import INCOMPLETE, incomplete, server_only
     from ihbench.dataset.errors import UsageError
     from ihbench.dataset.outputs import check_output_path
     from ihbench.judge import judge_run
@@ -68,8 +73,19 @@ def main(args: argparse.Namespace) -> int:
     if not convbench and (args.judge_context or args.judge_context_tokens):
         raise UsageError("--judge-context and --judge-context-tokens are for ConversationBench runs; "
                          f"{args.run} is not one")
+    if args.judge_batch is not None:
+        if convbench:
+            raise UsageError(f"--judge-batch: {args.run} is a ConversationBench run, judged live only")
+        if args.judge_backend != "openai" or args.judge_base_url:
+            raise UsageError("--judge-batch asks through batch files: leave out "
+                             + ("--judge-base-url" if args.judge_base_url else "--judge-backend transformers"))
+        check_output_path(args.judge_batch, "--judge-batch", shared=True)
     cache = LLMCache(args.cache) if args.cache else None  # a wrong --cache fails before a model is loaded
-    if args.judge_backend == "transformers":
+    if args.judge_batch is not None:
+        from ihbench.llm.batch import BatchLLM
+
+        backend = BatchLLM(args.judge_model, args.judge_batch, structured=not args.no_json_schema)
+    elif args.judge_backend == "transformers":
         backend = TransformersLLM(args.judge_model)
     else:
         backend = OpenAICompatibleLLM(args.judge_model, base_url=args.judge_base_url, timeout=args.timeout,
@@ -93,7 +109,10 @@ def main(args: argparse.Namespace) -> int:
     if s.unanswered:
         print(f"note: {s.unanswered} item(s) failed in the run and have no answer to judge; `ihbench run` with the "
               "same options tries them again")
-    return incomplete("judge", s.judge_errors, s.written, "judgment(s)", s.path)
+    if s.waiting:
+        print(backend.waiting_line())
+    status = incomplete("judge", s.judge_errors, s.written, "judgment(s)", s.path)
+    return status or (INCOMPLETE if s.waiting else 0)
 
 
 def _judge_convbench(args, backend, cache) -> int:

@@ -24,6 +24,7 @@ from ihbench.dataset.schema import EvalItem
 from ihbench.loaders.failures import describe_failure, is_item_failure
 
 from ..llm import LLMCache, TextLLM, ask_structured, concurrently
+from ..llm.batch import BatchPending
 from ..records import AXES, RECORD_FORMAT, JudgmentRecord, ResponseRecord
 from ..rundir import RunDir
 from ..seeds import record_seed
@@ -48,6 +49,7 @@ class JudgeSummary:
     seconds: float
     retried: int = 0  # judge errors of an earlier pass that this pass tried again
     unanswered: int = 0  # (item, epoch) whose run record is an error: nothing to judge until rerun
+    waiting: int = 0  # questions written to a batch file (`--judge-batch`): no record until answered
 
 
 def tf_order(seed: int, item_id: str, epoch: int) -> bool:
@@ -56,7 +58,9 @@ def tf_order(seed: int, item_id: str, epoch: int) -> bool:
 
 
 async def _judge_one(record: ResponseRecord, item: EvalItem, axis: str, backend: TextLLM, cache: LLMCache,
-                     seed: int, counter: dict) -> JudgmentRecord:
+                     seed: int, counter: dict) -> Optional[JudgmentRecord]:
+    """The judgment, or None for a question waiting in a batch file (`ihbench.llm.batch`): not a
+    judge error to count, a judgment not made yet; the next pass asks it again."""
     def judgment(outcome: str, **fields) -> JudgmentRecord:
         return JudgmentRecord(id=record.id, epoch=record.epoch, axis=axis, outcome=outcome, judge_model=backend.model,
                               prompt_version=PROMPT_VERSION, prompt_hash=prompt_hash(), item_hash=record.item_hash,
@@ -85,6 +89,8 @@ async def _judge_one(record: ResponseRecord, item: EvalItem, axis: str, backend:
     except Exception as error:
         if not is_item_failure(error):  # a bug: stops the run with its traceback
             raise
+        if isinstance(error, BatchPending):
+            return None
         # transport after retries, an answer unusable after the re-ask, a local judge out of memory
         counter["calls"] += error.usage["calls"]
         return judgment("judge_error", error=describe_failure(error), calls=getattr(error, "attempts", None),
@@ -137,7 +143,7 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
     cache = cache or LLMCache()
     counter = {"calls": 0}
     semaphore = asyncio.Semaphore(concurrency)
-    written = judged = errors = cached = 0
+    written = judged = errors = cached = waiting = 0
 
     async def bounded(record, axis):
         async with semaphore:
@@ -149,15 +155,18 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
             async with concurrently(bounded(r, a) for r, a in todo) as completed:
                 for future in completed:
                     result = await future
+                    bar.update(1)
+                    if result is None:
+                        waiting += 1
+                        continue
                     await asyncio.to_thread(log.append, result.to_json())  # the fsync must not stall calls in flight
                     written += 1
                     judged += result.outcome == "judged"
                     errors += result.outcome == "judge_error"
                     cached += bool(result.cached)
-                    bar.update(1)
     answered = sum(r.answered for r in responses)
     return JudgeSummary(path=path, planned=answered * len(axes), written=written,
                         skipped=answered * len(axes) - len(todo), judged=judged, judge_errors=errors,
                         unanswered=len(responses) - answered,
                         calls=counter["calls"], cached=cached, seconds=time.perf_counter() - started,
-                        retried=retried)
+                        retried=retried, waiting=waiting)
