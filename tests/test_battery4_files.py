@@ -317,3 +317,30 @@ def test_answers_without_a_verdict_are_explained_by_their_true_cause_once(offici
     assert err.count("judgments.jsonl line 1: field 'axis' must be tf or rq") == 1, err  # read twice, said once
     assert (f"1 answer(s) have no TF judgment yet ({run / 'judgments.jsonl'} has 1 damaged line(s) (1), left out) "
             "and are not in the scores") in err
+
+
+# --- finding 26: convbench-import --speaker where it chooses nothing -----------------------------
+
+def test_convbench_import_refuses_a_speaker_it_could_not_use_naming_why(tmp_path, capsys):
+    """Hub rows without a speaker column were imported as they are with --speaker person9 (and recorded
+    as `real_audio/person9/`); on a benchmark folder, --text-only dropped the speaker without a word."""
+    from convbench_layout import write_benchmark_folder, write_hub_rows
+
+    folder = write_benchmark_folder(tmp_path / "repo", real_speaker="person1")
+    hub = write_hub_rows(tmp_path / "hub")
+    out = tmp_path / "data"
+    assert main(["convbench-import", str(hub), "--setup", str(folder), "--speaker", "person9", "--out", str(out),
+                 "--quiet"]) == 2
+    assert (f"--speaker person9: {hub / 'metadata.jsonl'} has no `speaker` column (its rows are one voice, the audio "
+            "they name); leave --speaker out") in _one_error(capsys, "convbench-import")
+    assert main(["convbench-import", str(folder), "--speaker", "person1", "--text-only", "--out", str(out),
+                 "--quiet"]) == 2
+    assert ("--speaker person1: in a benchmark folder the speaker chooses the audio (real_audio/person1/) and "
+            "--text-only imports none") in _one_error(capsys, "convbench-import")
+    assert main(["convbench-import", str(folder), "--speaker", "person9", "--out", str(out), "--quiet"]) == 2
+    assert (f"{folder / 'real_audio' / 'person9'}: no such folder (the speakers of {folder / 'real_audio'}: person1)"
+            in _one_error(capsys, "convbench-import"))
+    assert not out.exists()
+    spoken = write_hub_rows(tmp_path / "hub2", speakers=("person1", "person2"))  # here it chooses the rows
+    assert main(["convbench-import", str(spoken), "--setup", str(folder), "--speaker", "person2", "--text-only",
+                 "--out", str(out), "--quiet"]) == 0

@@ -110,6 +110,9 @@ def _missing_audio(read: ReadBenchmark, missing: list[str]) -> str:
     folder = read.root / read.audio_label
     where = (f"{folder}: no such folder" if not folder.is_dir()
              else f"{folder}: {len(missing)} of {len(read.audio_files)} turns have no WAV (first: {missing[0]})")
+    voices = read.root / "real_audio"
+    if read.audio_label.startswith("real_audio/") and not folder.is_dir() and voices.is_dir():  # --speaker mistyped?
+        where += f" (the speakers of {voices}: {', '.join(sorted(d.name for d in voices.iterdir() if d.is_dir()))})"
     repo = read.benchmark.hf_repo or "<the benchmark's Hub dataset>"
     return (f"{where}; the published audio is not in the repository: put it in place with `huggingface-cli download "
             f"{repo} --repo-type dataset --include '{read.audio_label}*.wav' --local-dir {read.root}`, or import "
@@ -146,7 +149,7 @@ def import_convbench(path, out_dir, *, name: Optional[str] = None, setup=None, s
     """Read the benchmark at `path` (see `read.py`), check it, and write its two configs into `out_dir`."""
     if name is not None:
         check_name(name)
-    read = read_benchmark(path, setup=setup, speaker=speaker, name=name)
+    read = read_benchmark(path, setup=setup, speaker=speaker, name=name, text_only=text_only)
     benchmark = read.benchmark
     check_name(benchmark.name, "--name" if name else f"the benchmark's name ({benchmark.name!r}; give --name)")
     problems = check_calls_against_tools(benchmark, str(Path(path)))

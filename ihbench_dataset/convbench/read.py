@@ -42,13 +42,22 @@ def is_benchmark_folder(path: Path) -> bool:
     return (path / "turns.py").is_file()
 
 
-def read_benchmark(path, *, setup=None, speaker: Optional[str] = None, name: Optional[str] = None) -> ReadBenchmark:
-    """The benchmark at `path` (a benchmark folder, a Hub folder, or a Hub rows file)."""
+def read_benchmark(path, *, setup=None, speaker: Optional[str] = None, name: Optional[str] = None,
+                   text_only: bool = False) -> ReadBenchmark:
+    """The benchmark at `path` (a benchmark folder, a Hub folder, or a Hub rows file).
+
+    `speaker` chooses a voice: in a benchmark folder its audio (`real_audio/SPEAKER/`), in Hub rows
+    with a `speaker` column that speaker's rows. Where it would choose nothing (a folder imported
+    `text_only`, Hub rows of one voice) it is refused, naming why, rather than ignored."""
     path = Path(path)
     if path.is_dir() and is_benchmark_folder(path):
         if setup is not None:
             raise ConvBenchFormatError(f"{path}: a benchmark folder carries its own system instruction and tools; "
                                        "--setup is only for the Hub layouts")
+        if speaker is not None and text_only:
+            raise ConvBenchFormatError(f"--speaker {speaker}: in a benchmark folder the speaker chooses the audio "
+                                       f"(real_audio/{speaker}/) and --text-only imports none; the turns are the "
+                                       "same for every speaker: leave --speaker out")
         return _read_folder(path, speaker, name)
     rows_file = _hub_rows_file(path)
     if rows_file is None:
@@ -127,7 +136,10 @@ def _read_hub_rows(path: Path, setup: ReadBenchmark, speaker: Optional[str], nam
     if len(speakers) > 1 and speaker is None:
         raise ConvBenchFormatError(f"{path}: rows for several speakers ({', '.join(speakers)}); choose one with "
                                    "--speaker")
-    if speaker is not None and speakers:
+    if speaker is not None and not speakers:  # the rows would be imported as they are, under a label they lack
+        raise ConvBenchFormatError(f"--speaker {speaker}: {path} has no `speaker` column (its rows are one voice, "
+                                   "the audio they name); leave --speaker out")
+    if speaker is not None:
         if speaker not in speakers:
             raise ConvBenchFormatError(f"{path}: no rows of speaker {speaker!r}; speakers: {', '.join(speakers)}")
         rows = [(line, row) for line, row in rows if row.get("speaker") == speaker]
