@@ -344,3 +344,89 @@ def test_convbench_import_refuses_a_speaker_it_could_not_use_naming_why(tmp_path
     spoken = write_hub_rows(tmp_path / "hub2", speakers=("person1", "person2"))  # here it chooses the rows
     assert main(["convbench-import", str(spoken), "--setup", str(folder), "--speaker", "person2", "--text-only",
                  "--out", str(out), "--quiet"]) == 0
+
+
+# --- finding 15: a wrong --tune-data ---------------------------------------------------------------
+
+def _sid(root, names=("c0.wav", "c1.wav"), breaks=(True, False)):
+    """SID-Bench's layout: test_wavs/en/*.wav (2 s of silence each) and en_test_lines.jsonl."""
+    (root / "test_wavs" / "en").mkdir(parents=True)
+    for name in names:
+        _wav(root / "test_wavs" / "en" / name, np.zeros(32_000))
+    (root / "test_wavs" / "en_test_lines.jsonl").write_text("".join(json.dumps(
+        {"audio": name, "total_nonbreak": not brk, "duration": 2.0, "break_time": 0.5 if brk else 2.0,
+         "text_with_break": "x"}) + "\n" for name, brk in zip(names, breaks)))
+    return root
+
+
+def _not_sid_config(root, config):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (root / config).mkdir(parents=True)
+    pq.write_table(pa.table({"conversation_id": ["c"]}), str(root / config / "test-00000-of-00001.parquet"))
+    return root
+
+
+def _tuning_data(case, tmp_path, scored):
+    """(the --tune-data folder, extra flags, what the one error line says after '--tune-data PATH: ')."""
+    tune = tmp_path / "tune"
+    if case == "not a dataset":
+        tune.mkdir()
+        return tune, [], f"{tune}: no SID-Bench annotation file found"
+    if case == "no such config":
+        return _sid(tune), ["--tune-on", "sid_zh"], f"{tune}: has no sid_zh"
+    if case == "not a SID config":
+        return _not_sid_config(tune, "conversations"), ["--tune-on", "conversations"], \
+            f"--tune-on conversations: not a SID config of {tune}"  # was blamed on --config
+    if case == "empty":
+        _sid(tune, names=(), breaks=())
+        return tune, [], f"{tune / 'test_wavs' / 'en_test_lines.jsonl'}: no rows"
+    if case == "the scored data":
+        return scored, [], ("the same dataset as --data and the same config (sid_en): the operating point would be "
+                            "chosen on the clips it is reported on")  # was blamed on --tune-on
+    if case == "a copy of the scored data":
+        return _sid(tune), [], "the tuning clips include 2 of the reported ones (e.g. c0.wav) (the same clips as in"
+    if case == "no break":
+        return _sid(tune, names=("t0.wav",), breaks=(False,)), [], "sid_en: none of its 1 clip(s) has a break"
+    if case == "an unreadable clip":  # was a torchcodec traceback after the readable tuning clips were heard
+        _sid(tune, names=("t0.wav", "t1.wav"))
+        (tune / "test_wavs" / "en" / "t1.wav").write_text("not audio")
+        return tune, [], "sid_en: clip t1.wav is not readable audio ("
+    raise AssertionError(case)
+
+
+@pytest.mark.parametrize("case", ["not a dataset", "no such config", "not a SID config", "empty", "the scored data",
+                                  "a copy of the scored data", "no break", "an unreadable clip"])
+def test_a_wrong_tune_data_is_refused_up_front_naming_tune_data_and_its_path(case, tmp_path, capsys):
+    pytest.importorskip("onnxruntime")
+    scored = _sid(tmp_path / "SID")
+    tune, extra, message = _tuning_data(case, tmp_path, scored)
+    out = tmp_path / "out"
+    argv = ["sid", "--detector", "smart-turn", "--data", str(scored), "--config", "sid_en", "--thresholds", "0.5",
+            "--tune-data", str(tune), *extra, "--out", str(out), "--quiet"]
+    assert main(argv) == 2
+    error = _one_error(capsys, "sid")
+    assert error.startswith(f"ihbench sid: error: --tune-data {tune}: ") and message in error, error
+    assert not out.exists()
+
+
+def test_a_tune_data_that_is_not_a_folder_is_refused_when_parsed(tmp_path, capsys):
+    scored = _sid(tmp_path / "SID")
+    for tune, why in ((tmp_path / "nope", "not found"), (scored / "test_wavs" / "en_test_lines.jsonl", "a file")):
+        with pytest.raises(SystemExit) as stop:
+            main(["sid", "--detector", "smart-turn", "--data", str(scored), "--thresholds", "0.5", "--tune-data",
+                  str(tune), "--out", str(tmp_path / "out"), "--quiet"])
+        assert stop.value.code == 2
+        assert (f"argument --tune-data: expected an existing folder, got '{tune}' ({why})"
+                in _one_error(capsys, "sid"))
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_right_tune_data_is_taken(tmp_path, capsys):
+    pytest.importorskip("onnxruntime")
+    scored, tune = _sid(tmp_path / "SID"), _sid(tmp_path / "tune", names=("t0.wav", "t1.wav"))
+    assert main(["sid", "--detector", "smart-turn", "--data", str(scored), "--thresholds", "0.3,0.5", "--timeouts",
+                 "1", "--tune-data", str(tune), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["operating_point"]["tuned_on"] == "tune:sid_en"

@@ -39,7 +39,7 @@ def add_parser(add) -> argparse.ArgumentParser:
                      help="smart-turn sweep: choose the operating point on this config (default --config with "
                           "--tune-clips); never on the clips it is reported on")
     sid.add_argument("--tune-clips", type=model_name(), metavar="GLOB", help="smart-turn sweep: the tuning clips")
-    sid.add_argument("--tune-data", type=model_name(), metavar="DIR",
+    sid.add_argument("--tune-data", type=path("folder", exists=True), metavar="DIR",
                      help="smart-turn sweep: the dataset of --tune-on (default --data)")
     sid.add_argument("--tolerance", type=number(min=0), default=0.05,
                      help="seconds around the true break that count as exact (default 0.05, as SID-Bench)")

@@ -82,7 +82,8 @@ def run_sid(data: str, config: str, out: Path, *, detector: Optional[str] = None
     names = [r["audio"] for r in references]
     tuning = None
     if sweeping and (tune_config or tune_clips or tune_data):
-        tuning = _tuning_set(data, config, names, tune_data=tune_data, tune_config=tune_config, tune_clips=tune_clips)
+        tuning = _tuning_set(data, config, references, tune_data=tune_data, tune_config=tune_config,
+                             tune_clips=tune_clips)
     seconds, calls, description, extra = None, None, {"predictions_file": str(predictions_file)}, {}
     if predictions_file is not None:
         predictions = align(read_predictions(predictions_file, references), references)
@@ -142,21 +143,60 @@ def _selected(references: list[dict], pattern: Optional[str], flag: str, config:
     return indices
 
 
-def _tuning_set(data, config, names, *, tune_data, tune_config, tune_clips):
-    """(references, decoded clips) the operating point is chosen on; refused when it shares a clip
-    with the reported set."""
+def _tuning_set(data, config, reported, *, tune_data, tune_config, tune_clips):
+    """(references, decoded clips) the operating point is chosen on, checked before any clip is
+    heard: read from --tune-data (default --data) and --tune-on (default --config), with clips that
+    can be read and at least one break; refused when it shares a clip with the reported set
+    (`reported`: their references), even from another copy of the same clips. Every refusal names
+    the option that chose the tuning set, --tune-data and its path first."""
+    from ihbench.dataset.audio import audio_duration
     from ihbench.dataset.sid import sid_rows
 
+    given = f"--tune-data {tune_data}" if tune_data is not None else None
     tune_data, tune_config = tune_data or data, tune_config or config
-    references, clips = sid_rows(tune_data, tune_config)
-    indices = _selected(references, tune_clips, "--tune-clips", tune_config)
+
+    def refuse(why: str) -> UsageError:
+        return UsageError(f"{given}: {why}" if given else why)
+
+    try:
+        references, clips = sid_rows(tune_data, tune_config,
+                                     config_flag="--tune-on" if tune_config != config else "--config")
+        indices = _selected(references, tune_clips, "--tune-clips", tune_config)
+    except IHBenchError as error:
+        raise refuse(str(error)) from None
     same = Path(str(tune_data)).resolve() == Path(str(data)).resolve() and tune_config == config
-    shared = sorted(set(names) & {references[i]["audio"] for i in indices}) if same else []
+    if same and given and tune_clips is None:
+        raise refuse(f"the same dataset as --data and the same config ({config}): the operating point would be chosen "
+                     "on the clips it is reported on; give --tune-data another dataset, --tune-on another config, or "
+                     "split the clips with --clips and --tune-clips")
+    mine = {_clip_key(r) for r in reported}
+    shared = sorted(references[i]["audio"] for i in indices if _clip_key(references[i]) in mine)
     if shared:
-        raise UsageError(f"--tune-on: the tuning clips include {len(shared)} of the reported ones (e.g. {shared[0]}); "
-                         "an operating point is reported on other clips than it was chosen on: split them with "
-                         "--clips and --tune-clips, or tune on another config")
-    return [references[i] for i in indices], _Subset(clips, indices)
+        copy = "" if same else f" (the same clips as in {data}:{config}: names, breaks and durations)"
+        flag = given or "--tune-on"
+        raise UsageError(f"{flag}: the tuning clips include {len(shared)} of the reported ones (e.g. {shared[0]})"
+                         f"{copy}; an operating point is reported on other clips than it was chosen on: split them "
+                         "with --clips and --tune-clips, or tune on another config")
+    where = f"{tune_config}" + (f" clips {tune_clips}" if tune_clips else "")
+    if all(references[i]["total_nonbreak"] for i in indices):
+        raise refuse(f"{where}: none of its {len(indices)} clip(s) has a break; the operating point trades false "
+                     "cut-ins against the time to a true break, so it is chosen on clips with breaks (sid_en, "
+                     "sid_dev_en), not only on non-break ones")
+    subset = _Subset(clips, indices)
+    for index in indices:  # headers only: a clip that cannot be read fails now, not mid-sweep
+        try:
+            audio_duration(clips.sources[index])
+        except Exception as error:  # noqa: BLE001 (libsndfile's and FFmpeg's errors, whatever their type)
+            said = (str(error).strip().splitlines() or [type(error).__name__])[-1]
+            raise refuse(f"{where}: clip {references[index]['audio']} is not readable audio ({said})") from None
+    return [references[i] for i in indices], subset
+
+
+def _clip_key(reference: dict) -> tuple:
+    """What makes two rows the same clip: its file name, break and duration (an imported sid_en and the
+    SID-Bench folder it came from hold the same clips at different paths)."""
+    return (reference["audio"], bool(reference["total_nonbreak"]), float(reference["break_time"]),
+            float(reference["duration"]))
 
 
 class _Subset(Sequence):

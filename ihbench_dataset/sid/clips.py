@@ -70,10 +70,12 @@ def _from_sid_folder(rows: list[dict]) -> tuple[list[dict], SidClips]:
     return references, SidClips([row["audio"] for row in rows], [r["audio"] for r in references])
 
 
-def sid_rows(dataset_or_dir: Any, config: str = "sid_en") -> tuple[list[dict], SidClips]:
+def sid_rows(dataset_or_dir: Any, config: str = "sid_en", *,
+             config_flag: str = "--config") -> tuple[list[dict], SidClips]:
     """(references, clips) of one config, from an imported dataset directory, a raw SID-Bench folder
     or a loaded `Dataset`. References are what the fir/irl/apt modules take, plus `audio` (the file
-    name) so predictions can be joined to them."""
+    name) so predictions can be joined to them. `config_flag`: the option that named `config`, for
+    the messages (sid's --tune-on names the tuning config)."""
     import datasets
 
     if isinstance(dataset_or_dir, datasets.DatasetDict):
@@ -84,7 +86,7 @@ def sid_rows(dataset_or_dir: Any, config: str = "sid_en") -> tuple[list[dict], S
     if (root / config).is_dir() and any((root / config).glob("*.parquet")) and not config.startswith("sid"):
         built = sorted(d.name for d in root.iterdir() if d.is_dir() and any(d.glob("*.parquet")))
         sid = [name for name in built if name.startswith("sid")]
-        raise UsageError(f"--config {config}: not a SID config of {root}; its SID configs: "
+        raise UsageError(f"{config_flag} {config}: not a SID config of {root}; its SID configs: "
                          f"{', '.join(sid) or 'none (run ihbench sid-import or ihbench build --sid-sources)'}")
     if (root / config).is_dir() and any((root / config).glob("*.parquet")):
         _refuse_empty_parquet(root / config, config)  # datasets would fail with "corresponds to no data"
@@ -100,8 +102,8 @@ def sid_rows(dataset_or_dir: Any, config: str = "sid_en") -> tuple[list[dict], S
                              f"{', '.join(sid) or 'none (run ihbench sid-import or ihbench build)'}; "
                              f"all configs: {', '.join(built)}")
     if config not in SID_CONFIGS:
-        raise UsageError(f"config: expected one of {', '.join(SID_CONFIGS)} or a config of the dataset directory, "
-                         f"got {config!r}")
+        raise UsageError(f"{config_flag}: expected one of {', '.join(SID_CONFIGS)} or a config of the dataset "
+                         f"directory, got {config!r}")
     configs = read_sid_folder(root)
     if config not in configs:
         raise SidFormatError(f"{root}: has no {config} (neither an imported {config}/ nor {SID_CONFIGS[config][0]})")
