@@ -14,7 +14,7 @@ from barge_in_script import CLEAN, model_message, scripts
 from openai_test_server import OpenAITestServer
 
 from ihbench.barge_in import prompts
-from ihbench.barge_in.clock import SENTENCE_END, Spoken, Word
+from ihbench.barge_in.clock import MEASURED, SENTENCE_END, Spoken, Word
 from ihbench.barge_in.cuts import place_cut
 from ihbench.barge_in.points import rounds as held
 from ihbench.cli import main
@@ -70,6 +70,7 @@ def test_every_round_is_the_models_own_message_and_the_suites_points_are_the_tar
     assert info["barge_in"]["prompts"]["barge_in"] == [prompts.PROMPT_VERSION, prompts.prompt_hash()]
     assert info["barge_in"]["assistant_voice"] == "flite:rms"
     assert info["barge_in"]["caller"]["fallbacks"] == {} and info["barge_in"]["caller"]["from_suite"] == 1
+    assert info["barge_in"]["clock"] == MEASURED and {r["clock"] for r in records if r["target"]} == {MEASURED}
 
 
 def test_a_cut_lands_inside_a_sentence_at_the_planned_time(played):
@@ -479,32 +480,75 @@ def test_conversations_played_at_once_write_what_one_at_a_time_writes(built, tmp
     assert calls and not any(c["cached"] for c in calls)  # the second folder has its own cache: all sent
 
 
-def test_the_clock_puts_each_sentence_where_its_render_is_and_words_inside_its_speech(tmp_path):
-    """Real flite renders: each sentence starts where the renders before it end, its words share its
-    speech without gaps, and a sentence with nothing to say takes no time."""
-    from ihbench.barge_in.clock import sentence_clock, speak, syllables
+def _segment_ends(sentence: str, voice: str) -> list[tuple[str, float]]:
+    """The flite command's own account of a render: each phone segment and its end time (`-psdur`)."""
+    printed = subprocess.run(["flite", "-voice", voice, "-psdur", "-t", sentence, "-o", "none"], capture_output=True,
+                             text=True, check=True).stdout.split()
+    return [(name, float(end)) for name, end in (entry.rsplit(":", 1) for entry in printed)]
+
+
+def test_the_clock_takes_each_words_times_from_flites_own_segments_of_the_render(tmp_path):
+    """Real flite renders: each word starts and ends on a phone boundary the flite command prints for
+    the same sentence (first word after the leading pause, last word at the last phone), each sentence
+    starts where the renders before it end, a cut inside word k hears words 0..k-1 exactly, and a
+    sentence with nothing to say takes no time. The times are kept beside the render."""
+    from ihbench.barge_in.clock import MEASURED, speak
+
+    from ihbench.dataset.audio_format import SAMPLING_RATE
     from ihbench.dataset.tts import RenderCache, get_engine
 
     engine, cache = get_engine("flite:rms"), RenderCache(tmp_path / "tts")
-    text = "Your balance is due on the fifth. ... Shall we set up the plan now?"
+    first, second = "Your balance of $2,410 is due on the fifth, Dana.", "Shall we set up the plan now?"
+    text = f"{first} ... {second}"
     spoken = speak(text, engine, cache)
-    first, second = sentence_clock("Your balance is due on the fifth.", engine, cache), \
-        sentence_clock("Shall we set up the plan now?", engine, cache)
-    assert spoken.duration_s == pytest.approx(first[2] + second[2])
+    assert spoken.method == MEASURED
+    lengths = [len(cache.samples(engine, sentence)) / SAMPLING_RATE for sentence in (first, second)]
+    assert spoken.duration_s == pytest.approx(sum(lengths))
     by_sentence = {}
     for word in spoken.words:
         by_sentence.setdefault(word.sentence, []).append(word)
     assert [w.text for w in by_sentence[1]] == ["..."] and by_sentence[1][0].start_s == by_sentence[1][0].end_s
-    opening, closing = by_sentence[0], by_sentence[2]
-    assert opening[0].start_s == pytest.approx(first[0]) and opening[-1].end_s == pytest.approx(first[1])
-    assert closing[0].start_s == pytest.approx(first[2] + second[0])
-    assert closing[-1].end_s == pytest.approx(first[2] + second[1])
-    for words in (opening, closing):
-        assert all(a.end_s == pytest.approx(b.start_s) for a, b in zip(words, words[1:]))
-    assert syllables("balance") == 2 and syllables("$2,410") == 4 and syllables("—") == 0
+    for words, sentence, offset in ((by_sentence[0], first, 0.0), (by_sentence[2], second, lengths[0])):
+        segments = _segment_ends(sentence, "rms")
+        last_phone = [end for name, end in segments if name != "pau"][-1]
+        # the render ends in the closing pause (cut to whole frames of the waveform: a few ms short of it)
+        assert last_phone < lengths[words[0].sentence // 2] <= segments[-1][1] + 0.001
+        boundaries = [end for _, end in segments]
+        for word in words:  # every word begins and ends where a phone does
+            assert min(abs(word.start_s - offset - b) for b in boundaries) < 0.001
+            assert min(abs(word.end_s - offset - b) for b in boundaries) < 0.001
+        assert words[0].start_s - offset == pytest.approx(segments[0][1], abs=0.001)  # after the leading pause
+        assert words[-1].end_s - offset == pytest.approx(last_phone, abs=0.001)
+        assert all(a.end_s <= b.start_s for a, b in zip(words, words[1:]))
+    money = next(w for w in spoken.words if w.text == "$2,410")  # read as six words: one span on the clock
+    phones_inside = [end for _, end in _segment_ends(first, "rms") if money.start_s < end < money.end_s]
+    assert len(phones_inside) > 10
+    for k, word in enumerate(spoken.words):
+        if word.end_s > word.start_s and k:
+            heard = spoken.heard_before((word.start_s + word.end_s) / 2)
+            assert heard == text[:max(w.last for w in spoken.words[:k] if w.end_s <= word.start_s)]
+            assert heard.split() == [w.text for w in spoken.words[:k]]  # words 0..k-1, no more, no fewer
     # measured once: the second reading comes from beside the render, and says the same
-    assert (cache.directory / f"{cache.key(engine, 'Shall we set up the plan now?')}.clock.json").exists()
+    assert (cache.directory / f"{cache.key(engine, second)}.words.json").exists()
     assert speak(text, engine, cache) == spoken
+
+
+def test_a_voice_that_reports_no_times_falls_back_to_the_estimate_and_says_why(tmp_path):
+    """Piper reports no word or phone times: its words share each sentence's speech by estimated
+    syllables, without gaps, and the method says so."""
+    from ihbench.barge_in.clock import ESTIMATED, method, sentence_clock, speak, syllables
+    from ihbench.dataset.tts import RenderCache, get_engine
+
+    engine, cache = get_engine("piper:joe"), RenderCache(tmp_path / "tts")
+    sentence = "Your balance is due on the fifth."
+    spoken = speak(sentence, engine, cache)
+    assert spoken.method.startswith(ESTIMATED) and "piper:joe reports no word or phone times" in spoken.method
+    assert method(engine) == spoken.method
+    start, end, length = sentence_clock(sentence, engine, cache)
+    assert spoken.words[0].start_s == pytest.approx(start) and spoken.words[-1].end_s == pytest.approx(end)
+    assert all(a.end_s == pytest.approx(b.start_s) for a, b in zip(spoken.words, spoken.words[1:]))
+    assert spoken.duration_s == pytest.approx(length)
+    assert syllables("balance") == 2 and syllables("$2,410") == 4 and syllables("—") == 0
 
 
 def test_report_puts_the_barge_in_run_beside_its_static_run_per_type_with_an_interval(played, built, tmp_path):

@@ -3,6 +3,7 @@ generation pipeline's caller cuts into its own sentence at a time placed on a TT
 rubric and blind baseline are written before the model recovers.
 
     clock.py         a reply's words on the clock (our TTS renders)
+    flite_times.py   word times measured by flite itself (its utterance, read through libflite)
     cuts.py          the suite's points as targets; placing a cut inside a sentence, seeded
     prompts.py       the one new agent prompt: the caller who heard only the beginning
     caller.py        what the caller and planner are given: the suite's, or filled by stated rules

@@ -50,6 +50,7 @@ class RoundRecord:
     #: the reply on the clock: [word, first char, last char, start s, end s, sentence] per word
     words: Optional[list] = None
     duration_s: Optional[float] = None
+    clock: Optional[str] = None  # how the words were timed (`clock.MEASURED`, or the estimate and why)
     cut: Optional[dict] = None  # {time_s, word, heard, sentence} or {reason} (planned, not placed)
     user: Optional[str] = None  # the caller's answer: the interjection after a cut
     refused: list = field(default_factory=list)  # interjections refused for leaking the unheard part

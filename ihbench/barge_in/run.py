@@ -44,7 +44,7 @@ from ihbench.records import RUN_INFO_FORMAT, RunInfo
 from ihbench.rundir import RunDir, read_typed
 from ihbench.seeds import record_seed
 
-from .clock import METHOD, speak
+from .clock import method, speak
 from .cuts import Cut, place_cut, targets
 from .points import RECORDS, as_turn
 from .records import RoundRecord, conversation_hash, durable
@@ -136,6 +136,7 @@ def run_barge_in(spec: BargeInSpec, *, loader=None, backend=None, progress: bool
 
 def _settings(spec: BargeInSpec, backend, callers: dict) -> dict:
     from ihbench.dataset.sources import ASSISTANT_VOICE
+    from ihbench.dataset.tts import get_engine
     from ihbench.generate import prompts as pipeline_prompts
 
     from . import prompts
@@ -143,7 +144,8 @@ def _settings(spec: BargeInSpec, backend, callers: dict) -> dict:
 
     filled = {cid: list(c.fallbacks) for cid, c in callers.items() if c.fallbacks}
     return {"version": BARGE_IN_VERSION, "simulator": redact(backend.describe()), "max_reasks": spec.max_reasks,
-            "assistant_voice": ASSISTANT_VOICE, "user_voice": spec.user_voice, "clock": METHOD,
+            "assistant_voice": ASSISTANT_VOICE, "user_voice": spec.user_voice,
+            "clock": method(get_engine(ASSISTANT_VOICE)),  # each reply's own method is in its record
             "prompts": {"pipeline": [pipeline_prompts.PROMPT_VERSION, pipeline_prompts.prompt_hash()],
                         "barge_in": [prompts.PROMPT_VERSION, prompts.prompt_hash()]},
             # the caller and planner given the suite's own knowledge base and intent, or filled by `caller.RULES`
@@ -314,7 +316,7 @@ class _Player:
                     raise RoundFailure(f"the assistant's voice: {error}") from None
                 cut = place_cut(spoken, seed)
                 fields.update(words=[w.to_json() for w in spoken.words], duration_s=round(spoken.duration_s, 4),
-                              cut=cut.to_json())
+                              clock=spoken.method, cut=cut.to_json())
                 if isinstance(cut, Cut):
                     said = await self.sim.interject(self.call.turns, plan, target, reply, cut.heard)
                     turn.update(delivered=cut.heard, user=said["utterance"], interruption={"type": target})
