@@ -77,7 +77,10 @@ def main(args: argparse.Namespace) -> int:
     if args.concurrency is not None:
         options["concurrency"] = args.concurrency
     # before the run directory exists: a bad option names itself, as the user typed it
-    options = check_options(args.model, options, flags={"base_url": "--base-url", "concurrency": "--concurrency"})
+    # (named by the flag only when the flag set it: `--option base_url=...` is named as typed)
+    flags = {key: flag for key, flag, given in (("base_url", "--base-url", args.base_url),
+                                                ("concurrency", "--concurrency", args.concurrency is not None)) if given}
+    options = check_options(args.model, options, flags=flags)
     if args.config and is_convbench_config(args.data, args.config):
         return _run_convbench(args, generation, options)
     given = [flag for flag, value in (("--tool-results", args.tool_results),
