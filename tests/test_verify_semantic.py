@@ -48,6 +48,7 @@ def test_clean_answers_pass_and_a_finding_fails_naming_the_turn(subset, tmp_path
         bad = _verify(source, leaky.base_url, tmp_path / "b.sqlite")
     assert bad.returncode == 1 and f"{points} point(s), {points} finding(s)" in bad.stdout
     assert len(re.findall(r": turn \d+: leakage: leakage issue", bad.stderr)) == points
+    assert bad.stderr.startswith(f"{source}: turn ")  # the file, as every finding names it
 
 
 def test_malformed_answers_are_reasked_then_reported_as_not_checked(subset, tmp_path):

@@ -182,8 +182,9 @@ def _verify_with_judge(args: argparse.Namespace, conversations, cache) -> int:
 
     reviews, content = asyncio.run(review())
     findings = failed = waiting = 0
+    paths = {c.conversation_id: c.path for c in conversations}  # a finding names the file, as every other does
     for review in reviews:
-        where = f"{review.conversation_id}: turn {review.turn}"
+        where = f"{paths.get(review.conversation_id, review.conversation_id)}: turn {review.turn}"
         if review.error and _waiting(review.error):
             waiting += 1
         elif review.error:
