@@ -533,6 +533,27 @@ def test_the_clock_takes_each_words_times_from_flites_own_segments_of_the_render
     assert speak(text, engine, cache) == spoken
 
 
+def test_a_run_begun_on_the_estimated_clock_is_not_resumed_on_measured_times(played, built, tmp_path, capsys):
+    """Cuts placed on two clocks would be scored as one run: the resume is refused, naming the clock."""
+    import shutil
+
+    from ihbench.barge_in.clock import ESTIMATED
+
+    out = tmp_path / "run"
+    shutil.copytree(played[0], out)
+    info = json.loads((out / "run.json").read_text())
+    info["barge_in"]["clock"] = f"{ESTIMATED} (libflite cannot be loaded)"
+    (out / "run.json").write_text(json.dumps(info))
+    before = (out / "barge_in.jsonl").read_text()
+    model_script, sim_script = scripts()
+    capsys.readouterr()
+    with OpenAITestServer(respond=model_script) as model, OpenAITestServer(respond=sim_script) as sim:
+        assert barge_in(model, sim, built, out, "--allow-endpoint-change") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "barge_in.clock" in err[0] and "libflite cannot be loaded" in err[0]
+    assert (out / "barge_in.jsonl").read_text() == before and not model_script.events and not sim_script.events
+
+
 def test_a_voice_that_reports_no_times_falls_back_to_the_estimate_and_says_why(tmp_path):
     """Piper reports no word or phone times: its words share each sentence's speech by estimated
     syllables, without gaps, and the method says so."""
