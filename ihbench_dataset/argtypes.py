@@ -25,8 +25,9 @@ from typing import Any, Callable, Optional, Sequence
 from .errors import UsageError
 
 __all__ = ["ArgType", "ArgumentValueError", "boolean", "check_all", "choice", "concurrency", "count", "device", "each",
-           "env_var_name", "epoch", "epochs", "json_value", "key_value", "milliseconds", "model_name", "names",
-           "noise_clips", "number", "path", "rounds", "seed", "temperature", "tokens", "url", "whole", "whole_numbers"]
+           "env_var_name", "epoch", "epochs", "folder_name", "json_value", "key_value", "milliseconds", "model_name",
+           "names", "noise_clips", "number", "path", "rounds", "seed", "temperature", "tokens", "url", "whole",
+           "whole_numbers"]
 
 
 class ArgumentValueError(UsageError, argparse.ArgumentTypeError):
@@ -329,6 +330,21 @@ class Name(ArgType):
 
 
 @dataclass(frozen=True, repr=False)
+class FolderName(Name):
+    """One folder's name, joined to a folder the command reads (`convbench-import --speaker`:
+    real_audio/SPEAKER/): not empty, no path separator, not '.' or '..'. `--speaker ../../etc`
+    was joined as it was (real_audio/../../etc/) and, with --text-only, taken without a word."""
+
+    expected = "a folder's name (not empty, no / or \\, not . or ..)"
+
+    def convert(self, value: Any) -> str:
+        if not isinstance(value, str) or not value.strip() or value.strip() in (".", "..") \
+                or any(sep in value for sep in "/\\"):
+            raise self.refuse(value)
+        return value
+
+
+@dataclass(frozen=True, repr=False)
 class Choice(ArgType):
     """One of a few words (argparse's `choices=` for options that also come as `--option KEY=VALUE`)."""
 
@@ -516,6 +532,10 @@ def each(item: ArgType) -> Each:
 
 def model_name() -> Name:
     return Name()
+
+
+def folder_name() -> FolderName:
+    return FolderName()
 
 
 def choice(choices: Sequence[str]) -> Choice:

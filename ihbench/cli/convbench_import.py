@@ -5,7 +5,7 @@ import argparse
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import model_name, path
+    from ihbench.dataset.argtypes import folder_name, path
 
     command = add("convbench-import", help="add a ConversationBench-style benchmark (published folder or Hub "
                                            "layout) to a dataset directory, without running any of its files")
@@ -17,7 +17,7 @@ def add_parser(add) -> argparse.ArgumentParser:
     command.add_argument("--name", help="config name (default: the benchmark's own name)")
     command.add_argument("--setup", type=path("folder", exists=True),
                          help="for a Hub layout: the benchmark folder giving the instruction, tools and mapping")
-    command.add_argument("--speaker", type=model_name(),
+    command.add_argument("--speaker", type=folder_name(),
                          help="import real_audio/SPEAKER/ instead of audio/ (or that speaker's Hub rows, where they "
                               "have a speaker column); not with --text-only on a benchmark folder")
     command.add_argument("--text-only", action="store_true", help="import without audio (no audio folder needed)")
