@@ -29,6 +29,20 @@ def _answered(data, out, *extra):
     return answered(data, out, *extra)
 
 
+# --- finding 12: a run folder whose run.json was deleted ------------------------------------------
+
+def test_report_on_a_run_without_its_run_json_says_so(official, tmp_path, capsys):
+    """It was called "a report (summary.json of kind 'ihbench')", the summary an earlier report left."""
+    run = _answered(official, tmp_path / "run", "--limit", "1")
+    assert main(["report", str(run), "--quiet", "--n-bootstrap", "10"]) == 0
+    (run / "run.json").unlink()
+    capsys.readouterr()
+    assert main(["report", str(run), "--quiet"]) == 2
+    assert _one_error(capsys, "report") == (f"ihbench report: error: {run / 'run.json'}: missing ({run} holds an "
+                                            "IHBench run's responses.jsonl); put it back: it records the model and "
+                                            "data the answers are of")
+
+
 # --- finding 13: convbench-import --speaker as a folder's name -----------------------------------
 
 @pytest.mark.parametrize("speaker", ["", "../../etc", "person1/..", "..", ".", "a\\b"])

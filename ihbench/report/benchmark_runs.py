@@ -84,6 +84,10 @@ def read_run(path) -> BenchmarkRun:
     if is_reference_run(path):  # the reference harness's folder, judged with --data/--config
         source = open_source(path)
         return BenchmarkRun(path, "convbench", source.model, source)
+    if run.responses_path.is_file():  # its answers are here: an IHBench run whose run.json is gone, not a report
+        raise MissingFileError(f"{run.info_path}: missing ({path} holds an IHBench run's "
+                               f"{run.responses_path.name}); put it back: it records the model and data the answers "
+                               "are of")
     try:
         summary = read_summary(run.summary_path) if run.summary_path.is_file() else None
     except UnknownSummaryKind as error:
