@@ -43,6 +43,7 @@ def checks(family: str, model_path: str, options: dict, *, data: Optional[str] =
         raise UsageError(f"--model {family}: doctor checks local transformers checkpoints; {family} runs via "
                          f"{cls.runs_via}, which loads its model its own way")
     options = check_options(family, options)
+    item = _deepest(data, config, split) if data else None  # --data (folder, config, split) before any check runs
     path = resolve_model_path(model_path, revision=options.get("revision"))
     try:
         model_type = cls.check_format(path)
@@ -58,7 +59,6 @@ def checks(family: str, model_path: str, options: dict, *, data: Optional[str] =
     processor, tokenizer = loader.processor, loader.processor.tokenizer
     yield Check("processor", "ok", f"{type(processor).__name__} with {type(tokenizer).__name__} "
                                    f"({len(tokenizer)} tokens); no weights loaded")
-    item = _deepest(data, config, split) if data else None
     template = _template(loader, item)
     yield template
     yield _thinking(loader, max_new_tokens)

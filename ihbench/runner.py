@@ -191,6 +191,13 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
     existing = run_dir.info() if run_dir.exists() else None
     if existing:
         check_same_run(existing, identity, run_dir.info_path, spec.allow_endpoint_change)
+    records = run_dir.responses(repair=True)
+    if items is None:  # the data first (folder, config, split): a typo is not said after minutes of loading weights
+        from ihbench.dataset import load_items
+
+        items = load_items(spec.data, config=spec.config, split=spec.split)
+        check_same_data(records, {item.id for item in items}, spec.data, run_dir)
+    items = select_items(items, spec.types, spec.limit)
     if loader is None:
         loader = create(spec.loader, spec.model_path, **spec.loader_options)  # fails fast: missing model, bad option
     loader.check_modality(spec.modality)
@@ -202,13 +209,6 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
         log.warning("--history-audio auto: the %s loader cannot tell what fits the model%s, so every user turn is "
                     "heard as audio", spec.loader, " (give --option max_audio_clips=N, the server's per-prompt clip "
                     "limit)" if spec.loader == "openai" else "")
-    records = run_dir.responses(repair=True)
-    if items is None:
-        from ihbench.dataset import load_items
-
-        items = load_items(spec.data, config=spec.config, split=spec.split)
-        check_same_data(records, {item.id for item in items}, spec.data, run_dir)
-    items = select_items(items, spec.types, spec.limit)
 
     run_dir.write_info(RunInfo(
         **{**identity, "endpoint": existing.endpoint if existing else identity["endpoint"]},

@@ -29,6 +29,23 @@ def _answered(data, out, *extra):
     return answered(data, out, *extra)
 
 
+# --- finding 11: --data before the model ---------------------------------------------------------
+
+@pytest.mark.parametrize("command", ["run", "doctor"])
+def test_the_data_is_checked_before_the_model_is_loaded(command, official, tmp_path, capsys):
+    """`run` loaded the weights (minutes for a real checkpoint) before saying --data was a typo;
+    `doctor` ran its format and processor checks first. The model folder here does not even exist:
+    what is said is the data's fault, so the data was looked at first."""
+    model = ["--model", "qwen2-audio", "--model-path", str(tmp_path / "no-model")]
+    out = ["--out", str(tmp_path / "r")] if command == "run" else []
+    for data, said in (([str(tmp_path / "nosuch")], f"{tmp_path / 'nosuch'}: no such dataset directory"),
+                       ([str(official), "--config", "nope"], "no config 'nope'; available: conversations"),
+                       ([str(official), "--split", "nope"], "no split 'nope'; available: test")):
+        assert main([command, *model, "--data", *data, *out, "--quiet"]) == 2
+        assert said in _one_error(capsys, command)
+    assert not (tmp_path / "r").exists()
+
+
 # --- finding 12: a run folder whose run.json was deleted ------------------------------------------
 
 def test_report_on_a_run_without_its_run_json_says_so(official, tmp_path, capsys):
