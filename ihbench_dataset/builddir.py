@@ -30,6 +30,7 @@ from .io import exclusive, lock_file_for, new_folders, temporary_sibling, write_
 CARD = "README.md"
 INFO = "build_info.json"
 STATS_PLOT = "stats.png"
+AGAIN = "copy the dataset again or rebuild it"  # what to do about a damaged file of a dataset folder
 
 
 class BuildDirError(IHBenchError, ValueError):
@@ -77,13 +78,24 @@ class BuildDir:
             raise BuildDirError(f"{self.path}: not an ihbench build (no {INFO}); "
                                 "expected a folder written by `ihbench build`")
         try:
-            return BuildInfo.from_json(json.loads(self.info_path.read_text(encoding="utf-8")))
-        except json.JSONDecodeError as error:
-            raise BuildDirError(f"{self.info_path}: not valid JSON ({error.msg})") from None
-        except UnicodeDecodeError as error:
-            raise BuildDirError(f"{self.info_path}: not UTF-8 text (byte {error.start})") from None
+            return BuildInfo.from_json(self.info_json())
         except BuildInfoError as error:
             raise BuildDirError(f"{self.info_path}: {error}") from None
+
+    def info_json(self) -> dict:
+        """build_info.json as the JSON object it must be; anything else (cut, not JSON, a list) is
+        refused naming the file. Every reader of a dataset folder calls it (`load.resolve_source`),
+        so a damaged record is said once, not read as "no build" by whoever looks at it next (the
+        report's dev-set note, publish)."""
+        try:
+            data = json.loads(self.info_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            raise BuildDirError(f"{self.info_path}: not valid JSON ({error.msg}); {AGAIN}") from None
+        except UnicodeDecodeError as error:
+            raise BuildDirError(f"{self.info_path}: not UTF-8 text (byte {error.start}); {AGAIN}") from None
+        if not isinstance(data, dict):
+            raise BuildDirError(f"{self.info_path}: not a JSON object (a {type(data).__name__}); {AGAIN}")
+        return data
 
     def write_info(self, info: BuildInfo) -> None:
         write_json_atomic(self.info_path, info.to_json())
@@ -115,17 +127,37 @@ class BuildDir:
             return []
         import yaml
         from huggingface_hub import DatasetCard
+        from huggingface_hub.repocard import REGEX_YAML_BLOCK
 
         try:
-            configs = DatasetCard.load(self.card_path).data.get("configs") or []
+            text = self.card_path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            raise BuildDirError(f"{self.card_path}: not UTF-8 text (byte {error.start}); {AGAIN}") from None
+        if not REGEX_YAML_BLOCK.search(text):  # no metadata block: nothing listed (said here, without the
+            return []  # "Repo card metadata block was not found" huggingface_hub logs on each read)
+        try:
+            configs = DatasetCard(text).data.get("configs") or []
         except (ValueError, yaml.YAMLError) as error:
-            raise BuildDirError(f"{self.card_path}: the card's metadata cannot be read ({error})") from None
+            said = " ".join(str(error).split())[:200]  # a YAML error's own lines (and its caret) in one line
+            raise BuildDirError(f"{self.card_path}: the card's metadata cannot be read ({said}); {AGAIN}") from None
         if not isinstance(configs, list) or not all(isinstance(entry, dict) for entry in configs):
             raise BuildDirError(f"{self.card_path}: `configs:` must be a list of entries")
         return configs
 
     def config_names(self) -> list[str]:
         return [entry.get("config_name", "default") for entry in self.card_configs()]
+
+    def check_card(self) -> list[str]:
+        """The configs the card lists. A dataset folder whose card lists none (emptied, its metadata
+        block cut or damaged, or gone) is refused naming the card: `datasets` would read the folder
+        as one config 'default' and say "BuilderConfig 'conversations' not found", after
+        huggingface_hub's "Repo card metadata block was not found" once per read."""
+        names = self.config_names()
+        if not names:
+            what = ("no configs metadata (empty or damaged card)" if self.has_card()
+                    else "missing (the card lists the configs)")
+            raise BuildDirError(f"{self.card_path}: {what}; {AGAIN}")
+        return names
 
     def unmatched_files(self, config: str) -> list[Path]:
         """The paths (or patterns) the card names for `config` that match no file here."""

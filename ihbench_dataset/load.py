@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from .builddir import BuildDir
+from .builddir import BuildDir, BuildDirError
 from .errors import IHBenchError
 from .long import INTERRUPTIONS_CONFIG, items_from_interruption_rows
 from .outputs import DESCRIPTIONS, folder_kind
@@ -143,6 +143,13 @@ def resolve_source(source: Union[str, os.PathLike]) -> tuple[str, str]:
             raise DataSourceError(f"{text}: is {DESCRIPTIONS[kind]}, not a dataset; {_NOT_DATA[kind]}")
         if kind is None:
             _refuse_not_a_dataset(path, text)
+        else:  # before `datasets` reads it: a card listing no configs is named, not "config not found"
+            try:
+                BuildDir(path).check_card()
+                if BuildDir(path).is_build():  # its record is read by report, verify --audio, publish
+                    BuildDir(path).info_json()
+            except BuildDirError as error:
+                raise DataSourceError(str(error)) from None
         # Absolute: a relative name that happens to match a hub id must never go to the hub.
         return str(path.resolve()), str(path)
     if _HUB_ID.match(text) and not text.startswith((".", "/")):

@@ -29,6 +29,61 @@ def _answered(data, out, *extra):
     return answered(data, out, *extra)
 
 
+# --- finding 6: a card without its configs -------------------------------------------------------
+
+@pytest.mark.parametrize("card, said", [
+    ("", "no configs metadata (empty or damaged card)"),
+    ("# IHBench\n", "no configs metadata (empty or damaged card)"),
+    ("---\nlicense: mit\n---\nthe metadata kept, its configs cut\n", "no configs metadata (empty or damaged card)"),
+    ("---\nconfigs: [\n---\n", "the card's metadata cannot be read (while parsing a flow node"),
+])
+def test_a_dataset_card_without_configs_is_named_before_datasets_reads_the_folder(card, said, official, tmp_path,
+                                                                                  capsys, caplog):
+    """`datasets` read the folder as one config 'default': "BuilderConfig 'conversations' not found",
+    after "Repo card metadata block was not found" four times."""
+    data = _built(official)
+    (data / "README.md").write_text(card)
+    capsys.readouterr()
+    assert main(["info", str(data)]) == 2
+    error = _one_error(capsys, "info")
+    assert error.startswith(f"ihbench info: error: {data / 'README.md'}: {said}"), error
+    assert error.endswith("; copy the dataset again or rebuild it")
+    assert main(["run", "--model", "openai", "--model-path", "m", "--base-url", "http://127.0.0.1:9/v1", "--data",
+                 str(data), "--out", str(tmp_path / "r"), "--quiet"]) == 2
+    assert f"{data / 'README.md'}: {said}" in _one_error(capsys, "run")
+    assert "metadata block was not found" not in caplog.text
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_build_without_its_card_is_named(official, capsys):
+    data = _built(official)
+    (data / "README.md").unlink()
+    assert main(["info", str(data)]) == 2
+    assert _one_error(capsys, "info") == (f"ihbench info: error: {data / 'README.md'}: missing (the card lists the "
+                                          "configs); copy the dataset again or rebuild it")
+
+
+# --- finding 7: a build_info.json that is not a JSON object ---------------------------------------
+
+@pytest.mark.parametrize("text, said", [("{", "not valid JSON (Expecting property name enclosed in double quotes)"),
+                                        ("[1]", "not a JSON object (a list)")])
+def test_a_damaged_build_info_is_named_by_every_command_that_reads_it(text, said, official, tmp_path, capsys):
+    """It was taken for no build at all: info, verify --audio and publish-dataset went on, and the
+    report silently dropped its note that the run was on the in-house dev set."""
+    data = _built(official)
+    run = _answered(data, tmp_path / "run", "--limit", "1")
+    (data / "build_info.json").write_text(text)
+    message = f"{data / 'build_info.json'}: {said}; copy the dataset again or rebuild it"
+    capsys.readouterr()
+    for command, argv in (("info", [str(data)]), ("verify", ["--audio", str(data), "--quiet"]),
+                          ("publish-dataset", [str(data), "--repo", "me/x", "--dry-run", "--quiet"]),
+                          ("report", [str(run), "--quiet"])):
+        before = _files(tmp_path)
+        assert main([command, *argv]) == 2, command
+        assert message in _one_error(capsys, command), command
+        assert _files(tmp_path) == before
+
+
 # --- finding 11: --data before the model ---------------------------------------------------------
 
 @pytest.mark.parametrize("command", ["run", "doctor"])
