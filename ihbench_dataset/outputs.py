@@ -114,9 +114,11 @@ def _refuse_inside(path, what: str, own: Path) -> None:
 def check_cache_path(path: Union[str, os.PathLike], what: str, *, file: bool,
                      dataset: Optional[Union[str, os.PathLike]] = None) -> None:
     """A cache (an LLM answer file, a folder of rendered clips) may live anywhere a user likes but
-    inside a dataset folder, where `ihbench publish-dataset` would upload it, and may not be one
-    of the toolkit's own folders. `dataset`: the dataset folder the command is about to write (a
-    build's --out), which need not exist yet."""
+    inside one of the toolkit's own folders, as an output may not: in a dataset folder
+    `ihbench publish-dataset` would upload it; in a run, a turns output or a model folder it is
+    litter that the folder's own command neither wrote nor removes. Nor may it be one of those
+    folders. `dataset`: the dataset folder the command is about to write (a build's --out), which
+    need not exist yet."""
     target = Path(os.path.abspath(path)).resolve()
     own = target.parent if file else target
     if not file and target.is_dir():
@@ -129,8 +131,9 @@ def check_cache_path(path: Union[str, os.PathLike], what: str, *, file: bool,
             raise OutputPathError(f"{what}: {path} is inside the dataset folder being written ({out}), and would "
                                   "be uploaded with it; give a path outside it")
     for folder in (own, *own.parents):
-        if folder_kind(folder) == "dataset":
-            raise _inside(path, what, folder, "dataset")
+        kind = folder_kind(folder)
+        if kind:
+            raise _inside(path, what, folder, kind)
 
 
 def _check_new_or_empty(path, what: str, target: Path, may_be: Sequence[str]) -> None:

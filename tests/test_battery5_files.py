@@ -131,3 +131,35 @@ def test_convbench_import_speaker_is_a_folder_name_checked_when_parsed(speaker, 
         assert (f"argument --speaker: expected a folder's name (not empty, no / or \\, not . or ..), got "
                 f"{speaker!r}") in _one_error(capsys, "convbench-import")
     assert not (tmp_path / "d").exists()
+
+
+# --- finding 9: --cache inside another toolkit folder ----------------------------------------------
+
+def _toolkit_folders(root):
+    """A run, a turns output and a model folder, each as its command's marker file makes it."""
+    for folder, name, text in (("run2", "run.json", "{}"), ("turns", "summary.json", '{"kind": "turns"}'),
+                               ("tiny", "ihbench_tiny_model.json", "{}")):
+        (root / folder).mkdir()
+        (root / folder / name).write_text(text)
+    return {"run2": "a run folder (run.json)", "turns": "an `ihbench turns` output folder (summary.json)",
+            "tiny": "an `ihbench make-tiny-model` model folder (ihbench_tiny_model.json)"}
+
+
+@pytest.mark.parametrize("command", ["judge", "generate", "barge-in"])
+def test_a_cache_inside_another_toolkit_folder_is_refused_as_an_output_there_is(command, official, tmp_path, capsys):
+    run = _answered(official, tmp_path / "run", "--limit", "1")
+    kinds = _toolkit_folders(tmp_path)
+    url = ["http://127.0.0.1:9/v1"]
+    argv = {"judge": ["judge", str(run), "--judge-model", "j", "--judge-base-url", *url],
+            "generate": ["generate", "--llm-model", "g", "--llm-base-url", *url, "--domain", "telecom", "--goal",
+                         "Port a number", "--out", str(tmp_path / "g")],
+            "barge-in": ["barge-in", "--data", str(official), "--model", "openai", "--model-path", "m", "--base-url",
+                         *url, "--sim-model", "s", "--sim-base-url", *url, "--modality", "text", "--limit", "1",
+                         "--out", str(tmp_path / "b")]}[command]
+    before = _files(tmp_path)
+    for folder, described in kinds.items():
+        cache = tmp_path / folder / "c.sqlite"
+        assert main([*argv, "--cache", str(cache), "--quiet"]) == 2
+        assert _one_error(capsys, command) == (f"ihbench {command}: error: --cache: {cache} is inside "
+                                               f"{tmp_path / folder}, {described}; give a path outside it")
+        assert _files(tmp_path) == before

@@ -189,6 +189,7 @@ async def _run_locked(spec, run_dir, generation, conversations, callers, loader,
             raise RunConfigError(f"{run_dir.info_path} belongs to a different run: barge_in.{changed} is "
                                  f"{before.get(changed)!r} there but {now.get(changed)!r} now; use another --out (or "
                                  "the same options to resume)")
+    cache = LLMCache(spec.cache) if spec.cache else LLMCache()  # a wrong --cache is refused before run.json
     if loader is None:
         loader = create(spec.loader, spec.model_path, **spec.loader_options)
     loader.check_modality(spec.modality)
@@ -211,7 +212,6 @@ async def _run_locked(spec, run_dir, generation, conversations, callers, loader,
         latest = {key: r for key, r in latest.items() if key[0] not in changed}
     renders = RenderCache()
     voices = {"assistant": get_engine(settings["assistant_voice"]), "user": get_engine(spec.user_voice)}
-    cache = LLMCache(spec.cache) if spec.cache else LLMCache()
     summary = BargeInSummary(out=run_dir.path, conversations=len(conversations))
     # a server takes requests in parallel; a local model plays one conversation at a time (threads on one
     # model would share torch's global seed, and gain nothing on one device)
