@@ -163,3 +163,25 @@ def test_a_cache_inside_another_toolkit_folder_is_refused_as_an_output_there_is(
         assert _one_error(capsys, command) == (f"ihbench {command}: error: --cache: {cache} is inside "
                                                f"{tmp_path / folder}, {described}; give a path outside it")
         assert _files(tmp_path) == before
+
+
+# --- finding 10: cache info and prune on a damaged cache -------------------------------------------
+
+@pytest.mark.parametrize("argv", [["cache", "info"], ["cache", "prune", "--older-than", "1"]])
+def test_cache_info_and_prune_leave_no_side_files_beside_a_cache_they_refuse(argv, tmp_path, capsys):
+    """Their read-only look made SQLite's -wal and -shm files, which a read-only connection cannot
+    remove; judge, verify and generate (a writer's connection) left none."""
+    from ihbench.llm import LLMCache
+
+    whole = tmp_path / "whole.sqlite"
+    cache = LLMCache(whole)
+    for number in range(200):
+        cache.put(f"key{number}", {"verdict": "x" * 50})
+    cache.close()
+    damaged = tmp_path / "c" / "hdr.sqlite"
+    damaged.parent.mkdir()
+    damaged.write_bytes(whole.read_bytes()[:4096])  # the header (WAL mode) and nothing after
+    assert main([*argv, "--cache", str(damaged)]) == 2
+    assert "not an SQLite database (database disk image is malformed)" in _one_error(capsys, "cache")
+    assert os.listdir(damaged.parent) == ["hdr.sqlite"]
+    assert damaged.read_bytes() == whole.read_bytes()[:4096]

@@ -76,13 +76,13 @@ class LLMCache:
         try:
             self._open()
         except sqlite3.DatabaseError as error:
-            self._db.close()
+            self.close()  # with the side files a read-only look made: refused, the file is left as it was
             if isinstance(error, sqlite3.OperationalError):
                 raise CacheFileError(f"{self.path}: cannot be opened as the LLM answer cache ({error})") from None
             raise CacheFileError(f"{self.path}: not an SQLite database ({error}); give the cache's own file or a "
                                  "new file name") from None
         except CacheFileError:
-            self._db.close()
+            self.close()
             raise
         return self._db
 
@@ -135,7 +135,10 @@ class LLMCache:
         """A read-only connection to a WAL database makes its -wal and -shm side files but, unlike a
         writer's, cannot remove them when it closes: a writable connection is opened and closed after
         it, and SQLite removes them itself (the log checkpointed first) when that is the last connection;
-        another process using the cache keeps them, as it must. Side files an older toolkit left go too."""
+        another process using the cache keeps them, as it must. Side files an older toolkit left go too.
+        A file refused when opened (damaged, another program's) is closed here too: a writer's
+        connection takes its side files with it, a read-only one (`cache info`, `cache prune`) left
+        them beside the file it refused."""
         if self._db is None:
             return
         self._db.close()
