@@ -133,6 +133,57 @@ def test_convbench_import_speaker_is_a_folder_name_checked_when_parsed(speaker, 
     assert not (tmp_path / "d").exists()
 
 
+# --- finding 5: a SID clip of no samples ----------------------------------------------------------
+
+def _sid_noise(root, clips):
+    """SID-Bench's noise layout: test_wavs/silence_or_noise/*.wav and silence_noise_test.jsonl."""
+    import numpy as np
+
+    (root / "test_wavs" / "silence_or_noise").mkdir(parents=True)
+    for name, samples in clips.items():
+        _wav(root / "test_wavs" / "silence_or_noise" / name, samples)
+    (root / "test_wavs" / "silence_noise_test.jsonl").write_text("".join(json.dumps(
+        {"audio": name, "total_nonbreak": True, "duration": max(len(samples), 1) / 16_000,
+         "break_time": max(len(samples), 1) / 16_000, "text_with_break": "<break>"}) + "\n"
+        for name, samples in clips.items()))
+    return root
+
+
+def test_sid_import_refuses_a_wav_of_no_samples_naming_its_line(tmp_path, capsys):
+    """It was imported with a warning about its duration; `ihbench sid` then ended in a 36-line traceback."""
+    import numpy as np
+
+    root = _sid_noise(tmp_path / "sb", {"n0.wav": np.full(32_000, 0.01), "z.wav": np.zeros(0)})
+    assert main(["sid-import", str(root), "--out", str(tmp_path / "d"), "--quiet"]) == 2
+    assert _one_error(capsys, "sid-import") == (
+        f"ihbench sid-import: error: {root / 'test_wavs' / 'silence_noise_test.jsonl'} line 2: "
+        f"{root / 'test_wavs' / 'silence_or_noise' / 'z.wav'}: no audio (0 samples)")
+    assert not (tmp_path / "d").exists()
+
+
+def test_the_sid_clip_reader_names_a_clip_it_cannot_decode(tmp_path, capsys):
+    import io
+
+    import numpy as np
+    import soundfile
+
+    from ihbench.dataset.sid.clips import SidClips
+    from ihbench.dataset.sid.read import SidFormatError
+
+    root = _sid_noise(tmp_path / "sb", {"n0.wav": np.full(32_000, 0.01), "z.wav": np.zeros(0)})
+    assert main(["sid", "--data", str(root), "--config", "sid_noise", "--detector", "energy", "--out",
+                 str(tmp_path / "s"), "--quiet"]) == 2
+    assert _one_error(capsys, "sid") == "ihbench sid: error: clip z.wav: no audio (0 samples)"
+    assert not (tmp_path / "s").exists()
+    empty = io.BytesIO()
+    soundfile.write(empty, np.zeros(0, np.float32), 16_000, format="WAV", subtype="PCM_16")
+    clips = SidClips([empty.getvalue(), b"RIFF but not audio"], ["e.wav", "x.wav"])  # embedded, as imported
+    with pytest.raises(SidFormatError, match=r"^clip e.wav: no audio \(0 samples\)$"):
+        clips[0]
+    with pytest.raises(SidFormatError, match=r"^clip x.wav: not readable audio \("):
+        clips[1]
+
+
 # --- finding 9: --cache inside another toolkit folder ----------------------------------------------
 
 def _toolkit_folders(root):

@@ -8,7 +8,7 @@ from typing import Any, Iterator, Sequence, Union
 
 import numpy as np
 
-from ..audio import decode_audio
+from ..audio import decode_audio, decoder_message
 from ..audio_format import SAMPLING_RATE
 from ..errors import UsageError
 from .read import REFERENCE_FIELDS, SID_CONFIGS, SPLIT, SidFormatError, read_sid_folder
@@ -29,10 +29,36 @@ class SidClips(Sequence):
     def __getitem__(self, index):
         if isinstance(index, slice):
             return SidClips([self.sources[i] for i in range(len(self))[index]], self.names[index])
-        return decode_audio(self.sources[index], SAMPLING_RATE)
+        return _decoded(self.sources[index], self.names[index])
 
     def __iter__(self) -> Iterator[np.ndarray]:
         return (self[index] for index in range(len(self)))
+
+
+def _decoded(source: Union[str, bytes], name: str) -> np.ndarray:
+    """One clip's samples; a clip that cannot be heard is one line naming it (a config imported
+    before sid-import refused them, a file changed since), never the decoder's traceback from the
+    middle of a run ("getFramesPlayedInRangeAudio ... No audio frames were decoded")."""
+    try:
+        samples = decode_audio(source, SAMPLING_RATE)
+    except Exception as error:  # noqa: BLE001 (torchcodec raises RuntimeError, ValueError, ...)
+        if _no_frames(source):
+            raise SidFormatError(f"clip {name}: no audio (0 samples)") from None
+        raise SidFormatError(f"clip {name}: not readable audio ({decoder_message(error)})") from None
+    if samples.size == 0:
+        raise SidFormatError(f"clip {name}: no audio (0 samples)")
+    return samples
+
+
+def _no_frames(source: Union[str, bytes]) -> bool:
+    import io
+
+    import soundfile
+
+    try:
+        return soundfile.info(io.BytesIO(source) if isinstance(source, bytes) else source).frames == 0
+    except Exception:  # noqa: BLE001 (not a format libsndfile reads)
+        return False
 
 
 class _EmbeddedAudio(Sequence):

@@ -46,6 +46,8 @@ def _wav_bytes(row: dict, annotations: str) -> tuple[bytes, float, int]:
     except Exception as error:  # libsndfile and FFmpeg raise different types
         raise SidFormatError(f"{annotations} line {row['line']}: {path} is not a readable audio file "
                              f"({decoder_message(error)})") from None
+    if duration <= 0:  # imported, it was a traceback from the decoder when `ihbench sid` reached it
+        raise SidFormatError(f"{annotations} line {row['line']}: {path}: no audio (0 samples)")
     return data, duration, audio_channels(data)
 
 
