@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ihbench.dataset.errors import UsageError
 
+from .records import ResponseRecord
 from .rundir import RunDir
 from .runner import items_fingerprint
 
@@ -29,7 +30,13 @@ def set_baseline(run_dir, data_dir, out_dir, *, epoch: int = 0) -> Path:
         raise UsageError(f"{run.path} did not run on every interruption point of {data_dir}: "
                          f"{_why_other_points(info, data_dir)}")
     current = run.current(run.responses(), {item.id: item for item in items}, str(data_dir))
-    responses = {r.id: r.response for r in current if r.epoch == epoch and r.response}
+    empty = [record for _, record, _ in run.damaged_responses
+             if ResponseRecord.empty_answer(record) and record.get("epoch") == epoch]
+    if empty:  # an answer with no text is no baseline (`ihbench verify` calls such a baseline empty)
+        raise UsageError(f"{run.path}: {len(empty)} answer(s) of epoch {epoch} have no text (empty, or invisible "
+                         f"characters only), e.g. {empty[0].get('id')}: an answer with no text is a failed item, not "
+                         "a baseline; `ihbench run` with the same options answers them again")
+    responses = {r.id: r.response for r in current if r.epoch == epoch and r.answered}
     failed = sorted({item.id for item in items} - set(responses))
     if failed:
         raise UsageError(f"{run.path}: epoch {epoch} has no response for {len(failed)} point(s), e.g. "

@@ -19,6 +19,8 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Optional
 
+from ihbench.dataset.checks.words import visible
+
 RECORD_FORMAT = 4
 AXES = ("tf", "rq")
 TF_VERDICTS = ("model", "baseline", "tie")
@@ -87,15 +89,24 @@ class ResponseRecord:
 
     @property
     def answered(self) -> bool:
-        """An answer, even an empty one (which is judged, and loses); an error is no answer: the next
-        `ihbench run` tries the item again and nothing scores it."""
-        return self.error is None
+        """An answer with text; an error is no answer, and neither is an empty one or one of invisible
+        characters only (`ihbench verify`'s rule, `checks.words.visible`; the loaders record it as
+        `EmptyReplyError`): the next `ihbench run` tries the item again, the judge skips it and counts
+        it as failed, and nothing scores it."""
+        return self.error is None and self.response is not None and bool(visible(self.response))
 
     @property
     def digest(self) -> str:
         """Names this answer in the judgments of it."""
         payload = json.dumps([self.id, self.epoch, self.item_hash, self.response, self.error], ensure_ascii=False)
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+
+    @staticmethod
+    def empty_answer(data) -> bool:
+        """A line that records an answer with no text and no error (an older version wrote the empty
+        answer of a local model as one; hand-edited lines): refused by `from_json`."""
+        return isinstance(data, dict) and data.get("error") is None and isinstance(data.get("response"), str) \
+            and not visible(data["response"])
 
     @classmethod
     def from_json(cls, data: dict) -> "ResponseRecord":
@@ -109,6 +120,10 @@ class ResponseRecord:
             raise RecordError(f"field 'epoch' must be >= 0, got {epoch}")
         if response is None and error is None:
             raise RecordError("neither a response nor an error")
+        if cls.empty_answer(data):
+            raise RecordError("field 'response' is empty" + (" (only invisible characters)" if response.strip() else "")
+                              + " and there is no error: an answer with no text is an item failure "
+                              "(EmptyReplyError), not an answer to judge")
         turns = _check(data, "audio_turns", int, optional=True)
         if turns is not None and turns < 0:
             raise RecordError(f"field 'audio_turns' must be >= 0, got {turns}")

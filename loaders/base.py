@@ -17,7 +17,7 @@ from ihbench.dataset.errors import IHBenchError, ItemFailure, UsageError
 from ihbench.dataset.redaction import redact
 from ihbench.dataset.schema import SAMPLING_RATE
 
-from .failures import describe_failure, is_item_failure
+from .failures import checked_answer, describe_failure, is_item_failure
 
 Modality = Literal["audio", "text"]
 
@@ -241,10 +241,14 @@ class Loader(ABC):
 
     def generate(self, conversation: ModelInput, config: GenerationConfig, seed: int) -> Response:
         """An item-level failure (see `failures`) is the response, so a run goes on; anything
-        else is a bug in the loader and propagates with its traceback."""
+        else is a bug in the loader and propagates with its traceback. An answer with no text
+        (`failures.no_text`) is such a failure, whichever family gave it."""
         started = time.perf_counter()
         try:
-            return self._generate(conversation, config, seed)
+            response = self._generate(conversation, config, seed)
+            if response.error is None:
+                checked_answer(response.text)
+            return response
         except Exception as error:
             if not is_item_failure(error):
                 raise

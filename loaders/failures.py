@@ -11,10 +11,11 @@ from __future__ import annotations
 import sys
 from typing import Optional
 
+from ihbench.dataset.checks.words import visible
 from ihbench.dataset.errors import ItemFailure
 
-__all__ = ["EmptyAfterThinkingError", "EmptyReplyError", "ItemFailure", "UnsupportedInputError", "describe_failure",
-           "is_item_failure"]
+__all__ = ["EmptyAfterThinkingError", "EmptyReplyError", "ItemFailure", "UnsupportedInputError", "checked_answer",
+           "describe_failure", "is_item_failure", "no_text"]
 
 
 def _out_of_memory_types() -> tuple[type[BaseException], ...]:
@@ -40,9 +41,32 @@ class UnsupportedInputError(ItemFailure, ValueError):
 
 
 class EmptyReplyError(ItemFailure, ValueError):
-    """A server's reply with no text (content null or empty): not an answer to score as a loss, but
-    a failed request, retried by the next run. A thinking model that spent its whole token budget on
+    """A reply with no text (a server's content null or empty, a local model's answer of special
+    tokens only; invisible characters count as none, `no_text`): not an answer to score as a loss,
+    but a failed request, retried by the next run. A thinking model that spent its whole token budget on
     its reasoning ends this way."""
+
+
+def no_text(text: Optional[str]) -> bool:
+    """An answer with nothing a listener would hear: None, empty, or only spaces, zero-width, control
+    or no-break characters (`ihbench verify`'s rule for an empty field, `checks.words.visible`)."""
+    return text is None or not visible(text)
+
+
+def checked_answer(text: Optional[str], what: str = "the model's answer") -> str:
+    """`text`, or the `EmptyReplyError` of an answer with no text (`no_text`): an item failure the
+    next run retries, never an empty answer for the judges to score as a loss."""
+    if no_text(text):
+        raise EmptyReplyError(f"{what} has no text{invisible_only(text)}")
+    return text
+
+
+def invisible_only(text: Optional[str]) -> str:
+    """" (only invisible characters: U+200B)" for a text that looks filled to `str.strip` and is not
+    (`no_text`), "" for an empty or blank one."""
+    if not text or not text.strip():
+        return ""
+    return f" (only invisible characters: {', '.join(sorted({f'U+{ord(c):04X}' for c in text}))})"
 
 
 class EmptyAfterThinkingError(ItemFailure, ValueError):

@@ -31,7 +31,8 @@ from ihbench.dataset.redaction import redact
 
 from .base import GenerationConfig, Loader, ModelInput, Response
 from .chat import ChatReply, ToolCall, parse_arguments
-from .failures import EmptyReplyError, UnsupportedInputError, describe_failure, empty_after_thinking
+from .failures import (EmptyReplyError, UnsupportedInputError, describe_failure, empty_after_thinking,
+                       invisible_only, no_text)
 from .reasoning import split_reasoning
 from .retry import TransportError, checked_completion, retry_sync, transport_error
 
@@ -284,7 +285,7 @@ class OpenAICompatLoader(Loader):
         completion = self._complete(self.wire_messages(conversation), config, seed)
         usage = completion.usage
         text, reasoning = message_text(completion.choices[0].message)
-        if not text.strip():
+        if no_text(text):  # invisible characters only count as none, as for `ihbench verify`
             finish = completion.choices[0].finish_reason
             if reasoning:  # kept on the record with the error: what the budget was spent on
                 error = empty_after_thinking(usage.completion_tokens if usage else None, config.max_new_tokens,
@@ -292,7 +293,7 @@ class OpenAICompatLoader(Loader):
                 return Response(text=None, latency_s=time.perf_counter() - started, error=describe_failure(error),
                                 input_tokens=usage.prompt_tokens if usage else None,
                                 output_tokens=usage.completion_tokens if usage else None, reasoning=reasoning)
-            raise EmptyReplyError(f"the server's reply has no text (finish_reason {finish!r})")
+            raise EmptyReplyError(f"the server's reply has no text (finish_reason {finish!r}){invisible_only(text)}")
         return Response(
             text=text,
             latency_s=time.perf_counter() - started,

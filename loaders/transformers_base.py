@@ -16,7 +16,7 @@ from ihbench.dataset.errors import IHBenchError, UsageError
 
 from .base import GenerationConfig, InputTurn, Loader, ModelFolderError, ModelInput, Response, resolve_model_path
 from .chat import ChatReply, assistant_turns, template_messages
-from .failures import describe_failure, empty_after_thinking, is_item_failure
+from .failures import EmptyReplyError, describe_failure, empty_after_thinking, invisible_only, is_item_failure, no_text
 from .limits import check_clips, check_context
 
 DTYPES = ("float32", "float16", "bfloat16")
@@ -375,17 +375,21 @@ class TransformersLoader(Loader):
         return output[:, inputs["input_ids"].shape[1]:]
 
     def _response(self, attention_mask, new_tokens, latency: float, config: GenerationConfig) -> Response:
-        """The answer; one that is empty after a thought is an item error (`EmptyAfterThinkingError`)
-        that keeps the reasoning, never an empty answer for the judges."""
+        """The answer; one that is empty once special tokens are removed (`failures.no_text`) is an item
+        error, never an empty answer for the judges: `EmptyAfterThinkingError` after a thought (the
+        record keeps the reasoning), `EmptyReplyError` otherwise."""
         generated, raw = self._decoded(new_tokens)
         text, reasoning = self.split_reasoning(raw)
         spoken = self.spoken(text)
         response = Response(text=spoken, latency_s=latency, input_tokens=int(attention_mask.sum()),
                             output_tokens=len(generated), reasoning=reasoning)
-        if reasoning is not None and not spoken:
+        if no_text(spoken):  # only special tokens (or invisible characters): no answer, an item failure
             ended = bool(generated) and generated[-1] in self.end_tokens()
             response.text = None
-            response.error = describe_failure(empty_after_thinking(len(generated), config.max_new_tokens, ended))
+            response.error = describe_failure(
+                empty_after_thinking(len(generated), config.max_new_tokens, ended) if reasoning is not None else
+                EmptyReplyError(f"the model's answer has no text once its special tokens are removed ({len(generated)} "
+                                f"token(s) generated){invisible_only(spoken)}"))
         return response
 
     def _decoded(self, new_tokens) -> tuple[list[int], str]:

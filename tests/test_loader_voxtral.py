@@ -70,7 +70,8 @@ def test_an_assistant_turn_cut_before_its_first_word_is_left_out(loader):
     """mistral-common refuses an empty assistant message; the two user turns then share one [INST]."""
     response = loader.generate(call("audio", delivered=""), GenerationConfig(max_new_tokens=3), seed=0)
 
-    assert response.error is None
+    # the tiny model's answer may be special tokens only: an item failure (battery 5, finding 1), not a refusal
+    assert response.error is None or response.error.startswith("EmptyReplyError: the model's answer has no text")
     assert loader.prompt(call("text", delivered="")).endswith(
         "</s>[INST]What's my balance?\n\nWait, savings.[/INST]")
 

@@ -143,7 +143,7 @@ def test_text_mode_sends_no_audio_and_the_prompt_holds_the_transcripts(loader, i
 
     response = loader.generate(build_model_input(item, "text"), SHORT, seed=0)
 
-    assert response.error is None
+    assert _answered_or_empty(response)
     (call,) = spy.calls
     assert "audio" not in call and "sampling_rate" not in call
     (prompt,) = call["text"]
@@ -214,6 +214,12 @@ def test_bad_generation_settings_are_refused_before_any_work(option, value):
         GenerationConfig(**{option: value})
 
 
+def _answered_or_empty(response) -> bool:
+    """An answer, or the item failure of an answer of special tokens only (battery 5, finding 1),
+    which a tiny random model may well give (Voxtral's tokenizer is mostly special tokens)."""
+    return response.error is None or response.error.startswith("EmptyReplyError: the model's answer has no text")
+
+
 def test_a_left_padded_batch_answers_like_one_at_a_time(loader, items):
     conversations = [build_model_input(i, "audio") for i in items[:2]]  # different lengths and clip counts
     assert len({len(c.audio_clips) for c in conversations}) == 2
@@ -221,7 +227,7 @@ def test_a_left_padded_batch_answers_like_one_at_a_time(loader, items):
     batched = loader.generate_batch(conversations, SHORT, seeds=[0, 0])
 
     singles = [loader.generate(c, SHORT, seed=0) for c in conversations]
-    assert [r.error for r in batched] == [None, None]
+    assert all(map(_answered_or_empty, batched)) and [r.error for r in batched] == [r.error for r in singles]
     assert [r.text for r in batched] == [r.text for r in singles]
     assert [r.input_tokens for r in batched] == [r.input_tokens for r in singles]
 

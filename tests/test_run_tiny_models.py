@@ -20,10 +20,20 @@ def run_command(family, model, built, out, modality):
             "--modality", modality, "--out", str(out), "--quiet"]
 
 
+#: the item failure of an answer of special tokens only (battery 5, finding 1): a tiny random model may give one
+EMPTY = "EmptyReplyError: the model's answer has no text once its special tokens are removed"
+
+
+def failed_empty(out) -> bool:
+    """Whether some answer of the run had no text (the run then exits 1, as for any failed item)."""
+    return any((r["error"] or "").startswith(EMPTY) for r in read_records(out / "responses.jsonl"))
+
+
 def check_run(out, family):
     records = read_records(out / "responses.jsonl")
-    assert len(records) == 4 and all(r["error"] is None for r in records), records
-    assert all(isinstance(r["response"], str) and r["output_tokens"] >= 1 and r["input_tokens"] > 0 for r in records)
+    assert len(records) == 4 and all(r["error"] is None or r["error"].startswith(EMPTY) for r in records), records
+    assert all((isinstance(r["response"], str) or r["error"]) and r["output_tokens"] >= 1 and r["input_tokens"] > 0
+               for r in records)
     info = json.loads((out / "run.json").read_text())
     assert info["model"]["loader"] == loader_name(family)
     assert info["model"]["dtype"] and info["model"]["device"] == "cpu"
@@ -48,5 +58,6 @@ def test_qwen2_audio_runs_and_resumes_through_the_cli_in_a_fresh_process(built, 
 def test_every_family_runs_through_the_cli(built, tmp_path, family, modality):
     model, out = tmp_path / f"tiny-{family}", tmp_path / "run"
     assert main(["make-tiny-model", family, "--out", str(model)]) == 0
-    assert main(run_command(family, model, built, out, modality)) == 0
+    code = main(run_command(family, model, built, out, modality))
+    assert code == (1 if failed_empty(out) else 0)
     check_run(out, family)

@@ -6,8 +6,9 @@ reported, never scored as a loss for the model, and retried by the next `ihbench
 same file. Anything else is a bug and stops the run with its traceback (the verdicts written so
 far stay valid). The file stays append-only: a retry appends
 a new record for the same (id, epoch, axis), and readers take the last one (`RunDir.judgments`). A
-model that produced no response is scored without a call: it loses TF and fails every RQ
-criterion, because silence is not a recovery.
+response with no text (empty, or invisible characters only: `ResponseRecord.answered`) is no
+answer, as an item error is: it is skipped and counted as failed, never scored as a loss (the next
+`ihbench run` tries it again).
 """
 from __future__ import annotations
 
@@ -70,11 +71,8 @@ async def _judge_one(record: ResponseRecord, item: EvalItem, axis: str, backend:
     response = record.response
     if axis == "tf" and not item.baseline:  # retrying cannot help: the data lacks what TF compares with
         return judgment("judge_error", error="item has no baseline response", retryable=False, latency_s=0.0)
-    if response is None or not str(response).strip():
-        verdict = (dict(verdict="baseline", reason="the model produced no response") if axis == "tf" else
-                   dict(verdict="fail", criteria=[False] * len(item.rubric.rq),
-                        reasons=["the model produced no response"] * len(item.rubric.rq)))
-        return judgment("judged", **verdict, calls=0, cached=False, latency_s=0.0)
+    if not record.answered:  # no text: a failed item (`judge_run` never gives one), never a loss made up here
+        raise ValueError(f"{record.id} epoch {record.epoch}: no answer to judge")
     if axis == "tf":
         model_first = tf_order(seed, record.id, record.epoch)
         a, b = (response, item.baseline) if model_first else (item.baseline, response)
@@ -137,7 +135,8 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
                                f"write another judge's verdicts to another file (--out)")
     done = {r.key for r in existing if r.settled}
     failed_before = {r.key for r in existing if not r.settled}
-    # an item that failed has no answer to judge: the next `ihbench run` tries it again
+    # an item that failed (an error, or an answer with no text) has no answer to judge: the next
+    # `ihbench run` tries it again, and it is counted as failed (`unanswered`)
     todo = [(r, axis) for r in responses if r.answered for axis in axes if (*r.key, axis) not in done]
     retried = sum((*r.key, axis) in failed_before for r, axis in todo)
     cache = cache or LLMCache()
