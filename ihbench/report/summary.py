@@ -89,9 +89,9 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
                            "answers_with_reasoning": sum(bool(r.reasoning) for r in responses if r.answered),
                            "empty_after_thinking": sum((r.error or "").startswith("EmptyAfterThinkingError")
                                                        for r in responses)}
-    # over the items the model answered: the anchor of scores that leave failed items out
-    summary["baseline_rq_pass_rate"] = baseline_rq(sorted({r.id for r in responses if r.answered}), items, n_bootstrap,
-                                                   seed)
+    # over exactly the items the run's RQ pass rate covers (a current RQ verdict): not those failed,
+    # not judged yet, or whose RQ judgments all failed (judge_error); none of those, no anchor
+    summary["baseline_rq_pass_rate"] = baseline_rq(sorted({j.id for j in judged["rq"]}), items, n_bootstrap, seed)
     # a run on the in-house dev set: its TF is against hand-written baselines, not the paper's model
     summary["dev_set"] = dev_set_of(info.data, barge_in=isinstance(info.extra.get("barge_in"), dict))
     for axis, key in (("tf", "tf_win_rate"), ("rq", "rq_pass_rate")):
