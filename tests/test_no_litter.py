@@ -238,8 +238,14 @@ def test_a_cache_is_never_kept_inside_a_dataset(argv, message, cwd, capsys):
     assert _listing(cwd) == before
 
 
-def test_a_cache_may_live_in_a_run_folder_or_anywhere_else(cwd):
+def test_a_cache_may_live_anywhere_but_inside_a_toolkit_folder(cwd):
+    """Battery 5 (finding 9): not in a run folder either, as --out may not: it is litter there that
+    the run's own commands neither wrote nor remove."""
+    from ihbench.dataset.errors import UsageError
     from ihbench.dataset.outputs import check_cache_path
 
-    check_cache_path("runs/a/judge.sqlite", "--cache", file=True)
+    check_cache_path("caches/judge.sqlite", "--cache", file=True)
     check_cache_path("caches/tts", "--cache-dir", file=False, dataset="new-data")
+    for inside in ("runs/a/judge.sqlite", "turns-out/c.sqlite", "sid-out/c.sqlite", "report/c.sqlite"):
+        with pytest.raises(UsageError, match=f"--cache: {inside} is inside "):
+            check_cache_path(inside, "--cache", file=True)
