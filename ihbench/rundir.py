@@ -214,10 +214,15 @@ class RunDir:
         had means the file is another run's: refused, naming it."""
         target = self.judgments_path(path)
         damaged: list = []
+        torn: list = []
         judgments = latest_judgments(read_typed(target, JudgmentRecord, repair, redone=_judgment_redone,
-                                                damaged=damaged))
+                                                damaged=damaged, torn=torn))
         self.damaged_judgments = getattr(self, "damaged_judgments", {})
         self.damaged_judgments[target] = [line for line, _, _ in damaged]
+        # a last line cut mid-way (left out unless the writer repairs it): said by the report, which
+        # is not the writer, and counted with the damaged lines (a judgment missing may be that one)
+        self.torn_judgments = getattr(self, "torn_judgments", {})
+        self.torn_judgments[target] = torn
         if responses is None:
             return judgments
         current = {r.key: r for r in responses}
@@ -281,7 +286,8 @@ def _judgment_redone(record: dict, number: int, good: list) -> bool:
         any(line > number and (r.get("id"), r.get("epoch"), r.get("axis")) == key for line, r in good)
 
 
-def read_typed(path: Path, record_type, repair: bool = False, *, redone=None, damaged: Optional[list] = None) -> list:
+def read_typed(path: Path, record_type, repair: bool = False, *, redone=None, damaged: Optional[list] = None,
+               torn: Optional[list] = None) -> list:
     """Typed records of a JSON-lines file, each line parsed once; a line that is not one is reported
     (file and line, by the reader, until `redone` says a later record stands in for it) and left out,
     and listed in `damaged` (see `read_records`)."""
@@ -294,5 +300,5 @@ def read_typed(path: Path, record_type, repair: bool = False, *, redone=None, da
             return str(error)
         return None
 
-    read_records(path, repair=repair, check=parse, redone=redone, damaged=damaged)
+    read_records(path, repair=repair, check=parse, redone=redone, damaged=damaged, torn=torn)
     return records

@@ -169,3 +169,26 @@ def test_the_baseline_rq_beside_the_run_s_is_over_the_items_with_an_rq_verdict(b
     line = capsys.readouterr().out
     assert "no RQ judgments" in line and "baseline RQ" not in line, line
     assert _summary(failing)["baseline_rq_pass_rate"] is None
+
+
+# --- finding 8: a judgments file cut mid-line ----------------------------------------------------
+
+def test_the_report_names_a_judgments_line_cut_mid_way_and_guesses_no_cause(official, tmp_path, capsys):
+    """The report said nothing of the torn line, and blamed `--axes tf` (the judge ran with both)."""
+    out = tmp_path / "a"
+    with OpenAITestServer() as server:
+        assert _run_openai(official, out, server.base_url, "--limit", "3") == 0
+    assert _judge(out, tmp_path)[0] == 0
+    judgments = out / "judgments.jsonl"
+    lines = judgments.read_bytes().split(b"\n")
+    assert len(lines) >= 4
+    judgments.write_bytes(b"\n".join(lines[:2]) + b"\n" + lines[2][:len(lines[2]) // 2])  # line 3 cut mid-way
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 0
+    said = capsys.readouterr()
+    text = said.out + said.err
+    assert text.count(f"{judgments} line 3: incomplete (cut mid-line") == 1, text
+    assert "--axes" not in text and "answered after the last" not in text, text
+    why = _summary(out)["not_judged_why"]
+    assert why and all(f"{judgments} has 1 damaged line(s) (3), left out" in reason for reason in why.values()), why
+    assert judgments.read_bytes().endswith(lines[2][:len(lines[2]) // 2])  # a reader repairs nothing

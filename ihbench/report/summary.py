@@ -76,9 +76,13 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
                                  - {(j.id, j.epoch) for j in judgments if j.axis == axis}) for axis in ("tf", "rq")},
         "metric_versions": {name: metric_version(name) for name in ("tf_win_rate", "rq_pass_rate")},
     }
+    torn = (getattr(run, "torn_judgments", {}) or {}).get(files[0], []) if files else []
+    for line in torn:  # said once here, by a reader: the judge (the writer) repairs it and judges it again
+        log.warning("%s line %d: incomplete (cut mid-line: the judge stopped while writing it, or the file was "
+                    "cut); the record is left out, and `ihbench judge` judges that answer again", files[0], line)
     summary["not_judged_why"] = not_judged_why(summary["not_judged"], judgments,
-                                               (getattr(run, "damaged_judgments", {}) or {}).get(files[0], [])
-                                               if files else [], files[0] if files else None)
+                                               sorted((getattr(run, "damaged_judgments", {}) or {}).get(files[0], [])
+                                                      + torn) if files else [], files[0] if files else None)
     summary["judges"] = [{"judge_model": m, "prompt_version": v, "prompt_hash": h} for m, v, h in summary["judges"]]
     if isinstance(info.extra.get("barge_in"), dict):  # on-policy points: the cuts planned, placed, and why not
         from ihbench.barge_in.points import cut_counts
@@ -143,8 +147,8 @@ def not_judged_why(waiting: dict, judgments: list[JudgmentRecord], damaged: list
                    path: Optional[Path]) -> dict:
     """{axis: why its answers without a verdict have none}, for those with some: an axis the file has
     no record of while it has the other's was left out on purpose (`ihbench judge --axes`), unless
-    damaged lines of the file were left out (theirs may be among them); otherwise they were answered
-    after the last judge."""
+    damaged lines of the file (`damaged`: a torn last line too) were left out (theirs may be among
+    them: then that is said, and no cause guessed); otherwise they were answered after the last judge."""
     why = {}
     judged_axes = {j.axis for j in judgments}
     for axis, count in waiting.items():

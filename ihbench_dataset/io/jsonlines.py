@@ -58,10 +58,11 @@ _WARNED: set = set()
 def read_records(path: Path, *, repair: bool = False,
                  check: Optional[Callable[[dict], Optional[str]]] = None,
                  redone: Optional[Callable[[dict, int, list], bool]] = None,
-                 damaged: Optional[list] = None) -> list[dict]:
+                 damaged: Optional[list] = None, torn: Optional[list] = None) -> list[dict]:
     """All complete records of a log. A torn final line (no newline) is cut off when `repair` is set
     (only the file's writer, holding its lock, may do that) and otherwise ignored: a reader may be
-    looking at a line still being written. `check(record)` returns why a record is unusable, or
+    looking at a line still being written; its number is added to `torn`, for a reader that says so
+    (the report: the line is left out, and explains a record missing). `check(record)` returns why a record is unusable, or
     None; such a record is reported (file and line, on the `ihbench` logger, once per process while
     the file is unchanged) and left out, so nothing built on it counts as done. A damaged record that
     `redone(record, line, [(line, good record), ...])` says a good record stands in for (its writer
@@ -72,6 +73,8 @@ def read_records(path: Path, *, repair: bool = False,
         return []
     data = path.read_bytes()
     end = data.rfind(b"\n") + 1
+    if end < len(data) and not repair and torn is not None:
+        torn.append(data.count(b"\n", 0, end) + 1)
     if end < len(data) and repair:
         with open(path, "r+b") as handle:
             handle.truncate(end)
