@@ -155,12 +155,15 @@ def test_diagnostics_by_hand():
 
 
 def test_report_shows_the_baselines_own_rq_pass_rate_beside_the_run(judged_run, reported):
-    """Computed by hand from the verdicts that ship with the data, on the items the run covered."""
+    """Computed by hand from the verdicts that ship with the data, on the items the run's RQ covers:
+    those with an RQ verdict (not those whose RQ judgments all failed: battery 5, finding 3)."""
     from ihbench.dataset import load_items
+    from ihbench.rundir import read_judgments
 
     out, summary, stdout = reported
     run = summary["runs"][0]
-    ids = {r["id"] for r in read_records(judged_run["root"] / "run" / "responses.jsonl")}
+    ids = {j.id for j in read_judgments(judged_run["root"] / "run" / "judgments.jsonl") if j.axis == "rq" and j.judged}
+    assert run["rq_pass_rate"]["n_items"] == len(ids)
     items = [i for i in load_items(json.loads((judged_run["root"] / "run" / "run.json").read_text())["data"]) if i.id in ids]
     assert all(item.baseline_rq for item in items)
     by_hand = sum(all(item.baseline_rq) for item in items) / len(items)
