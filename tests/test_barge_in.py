@@ -655,3 +655,28 @@ def test_a_changed_suite_leaves_the_old_rounds_unscored_and_a_resume_plays_them_
     assert {r.data_hash for r in held(out).values()} == {new_hash} != {r["data_hash"] for r in old}
     _, _, after = RunDir(out).load()
     assert set(after) == set(before)
+
+
+def test_a_conversation_that_failed_is_counted_as_failed_by_judge_and_report_never_scored(built, tmp_path, capsys):
+    """Battery 5, finding 4: a conversation stopped by a failed round (here the simulator answers
+    plain text at its first round) has no point to score; judge and report count it apart and name
+    `ihbench barge-in` as what plays it again."""
+    from judging import ScriptedJudge
+
+    from openai_test_server import Reply
+
+    out = tmp_path / "failed"
+    with OpenAITestServer(respond=lambda body: Reply(content="hello")) as both:
+        assert barge_in(both, both, built, out) == 1
+    assert [r["status"] for r in rounds(out)] == ["error"]
+    capsys.readouterr()
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        assert main(["judge", str(out), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
+                     str(tmp_path / "j.sqlite"), "--quiet"]) == 0
+    said = capsys.readouterr().out
+    assert ("note: 1 item(s) failed in the run and have no answer to judge; `ihbench barge-in` with the same options "
+            "tries them again") in said
+    assert main(["report", str(out), "--quiet", "--n-bootstrap", "10", "--out", str(tmp_path / "rep")]) == 0
+    summary = json.loads((tmp_path / "rep" / "summary.json").read_text())["runs"][0]
+    assert summary["generation_errors"] == 1 and summary["n_responses"] == 0
+    assert "1 failed response(s) not scored (`ihbench barge-in` tries them again)" in capsys.readouterr().out

@@ -24,6 +24,7 @@ from .records import RoundRecord, conversation_hash, durable
 log = logging.getLogger("ihbench")
 
 RECORDS = "barge_in.jsonl"
+FAILED_ROUNDS = "failed_rounds"  # set on the loaded RunInfo's extra, never written to run.json
 
 
 def is_barge_in(info: RunInfo) -> bool:
@@ -68,7 +69,7 @@ def load_points(run_path: Path, info: RunInfo) -> tuple[RunInfo, list[ResponseRe
     conversations = load_conversations(info.data, split=info.split)
     latest = current_rounds(run_path, conversations)
     played = {key[0] for key in latest}
-    responses, items = [], {}
+    responses, items, failed = [], {}, 0
     for conversation in conversations:
         if conversation.conversation_id not in played:
             continue
@@ -78,6 +79,8 @@ def load_points(run_path: Path, info: RunInfo) -> tuple[RunInfo, list[ResponseRe
             record = latest[(conversation.conversation_id, number)]
             answer = latest.get((conversation.conversation_id, number + 1))
             if not record.played:
+                before = latest.get((conversation.conversation_id, number - 1))
+                failed += not (before is not None and before.placed)  # else it is the failed answer's record
                 break
             call.add(as_turn(record))
             if record.placed and answer is not None:
@@ -91,7 +94,15 @@ def load_points(run_path: Path, info: RunInfo) -> tuple[RunInfo, list[ResponseRe
                     interruption_type=item.interruption_type, depth=item.depth, reasoning=answer.reasoning,
                     item_hash=item.content_hash, audio_turns=answer.audio_turns, format_version=RECORD_FORMAT))
             number += 1
-    return dataclasses.replace(info, n_items=len(items), epochs=1), responses, items
+    # a round that failed and answers no placed cut has no record of its own: its conversation
+    # stopped there, and `ihbench barge-in` plays it again; counted as failed, never scored
+    return dataclasses.replace(info, n_items=len(items), epochs=1,
+                               extra={**info.extra, FAILED_ROUNDS: failed}), responses, items
+
+
+def failed_rounds(info: RunInfo) -> int:
+    """Rounds of a barge-in run that failed outside an answer to a cut (0 for any other run)."""
+    return int(info.extra.get(FAILED_ROUNDS) or 0)
 
 
 def cut_counts(run_path: Path, info: RunInfo) -> dict:

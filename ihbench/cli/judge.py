@@ -107,7 +107,7 @@ def main(args: argparse.Namespace) -> int:
     print(f"{s.path}: {s.written} judgment(s) written ({s.judged} judged, {s.judge_errors} judge_error), "
           f"{s.skipped} already done{retried}, {s.calls} judge call(s), {s.cached} from cache ({s.seconds:.1f} s)")
     if s.unanswered:
-        print(f"note: {s.unanswered} item(s) failed in the run and have no answer to judge; `ihbench run` with the "
+        print(f"note: {s.unanswered} item(s) failed in the run and have no answer to judge; `{s.rerun}` with the "
               "same options tries them again")
     if s.waiting:
         print(backend.waiting_line())

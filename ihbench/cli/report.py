@@ -93,7 +93,8 @@ def main(args: argparse.Namespace) -> int:
         anchor = run.get("baseline_rq_pass_rate")
         print(f" (baseline RQ on the same items {anchor['rq_pass_rate']:.3f})" if anchor else "", end="")
         failed = run["generation_errors"]
-        print(f"; {failed} failed response(s) not scored (`ihbench run` tries them again)" if failed else "", end="")
+        rerun = "ihbench barge-in" if run.get("barge_in") is not None else "ihbench run"
+        print(f"; {failed} failed response(s) not scored (`{rerun}` tries them again)" if failed else "", end="")
         judge_failed = sum((run.get("judge_errors") or {}).values())  # as failed responses: said, not scored
         print(f"; {judge_failed} judgment(s) failed (judge_error), not scored (`ihbench judge {run['run']}` tries "
               "them again)" if judge_failed else "")

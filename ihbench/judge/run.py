@@ -51,6 +51,7 @@ class JudgeSummary:
     retried: int = 0  # judge errors of an earlier pass that this pass tried again
     unanswered: int = 0  # (item, epoch) whose run record is an error: nothing to judge until rerun
     waiting: int = 0  # questions written to a batch file (`--judge-batch`): no record until answered
+    rerun: str = "ihbench run"  # the command that tries failed items again (`ihbench barge-in` for its runs)
 
 
 def tf_order(seed: int, item_id: str, epoch: int) -> bool:
@@ -163,9 +164,12 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
                     judged += result.outcome == "judged"
                     errors += result.outcome == "judge_error"
                     cached += bool(result.cached)
+    from ihbench.barge_in.points import failed_rounds
+
     answered = sum(r.answered for r in responses)
     return JudgeSummary(path=path, planned=answered * len(axes), written=written,
                         skipped=answered * len(axes) - len(todo), judged=judged, judge_errors=errors,
-                        unanswered=len(responses) - answered,
+                        unanswered=len(responses) - answered + failed_rounds(info),
                         calls=counter["calls"], cached=cached, seconds=time.perf_counter() - started,
-                        retried=retried, waiting=waiting)
+                        retried=retried, waiting=waiting,
+                        rerun="ihbench barge-in" if isinstance(info.extra.get("barge_in"), dict) else "ihbench run")

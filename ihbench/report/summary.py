@@ -47,6 +47,8 @@ def per_item_scores(rows: list[JudgmentRecord], axis: str) -> dict[str, float]:
 
 
 def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> dict:
+    from ihbench.barge_in.points import failed_rounds
+
     run = RunDir(run_dir)
     info, responses, items = run.load()
     files = run.judgment_files()
@@ -65,7 +67,7 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
         # when it is unfinished, and the report says so beside its scores
         "n_planned": (info.n_items or 0) * (info.epochs or 0) or None,
         # (item, epoch) whose run record is an error: never judged nor scored, tried again by a rerun
-        "generation_errors": sum(not r.answered for r in responses),
+        "generation_errors": sum(not r.answered for r in responses) + failed_rounds(info),
         "judgments_file": str(files[0]) if files else None,
         "judges": sorted({(j.judge_model, j.prompt_version, j.prompt_hash) for j in judgments}),
         "judge_errors": {axis: sum(j.axis == axis and j.outcome == "judge_error" for j in judgments)
