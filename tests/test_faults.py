@@ -146,11 +146,14 @@ def test_a_second_judge_on_the_same_file_fails_at_once(official, tmp_path):
 # --- 3. model folders are checked before anything loads ---------------------------------------------
 
 def test_a_model_folder_without_config_fails_at_once_naming_the_file(tmp_path):
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "data")  # a dataset that passes --data's check, which comes first
     (tmp_path / "model").mkdir()
     (tmp_path / "model" / "model.safetensors").write_bytes(b"\0" * 16)
     started = time.time()
     result = subprocess.run([*CLI, "run", "--model", "qwen2-audio", "--model-path", str(tmp_path / "model"), "--data",
-                             str(tmp_path), "--out", str(tmp_path / "run")], capture_output=True, text=True)
+                             str(data), "--out", str(tmp_path / "run")], capture_output=True, text=True)
     assert result.returncode == 2 and "no config.json" in result.stderr and "Traceback" not in result.stderr
     assert time.time() - started < 60 and not (tmp_path / "run").exists()
 

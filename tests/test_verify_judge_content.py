@@ -197,6 +197,10 @@ def test_the_issues_pair_of_verdicts_is_put_to_the_judge(tmp_path):
     copy = tmp_path / shipped.name
     shutil.copy(shipped, copy)
     data = json.loads(copy.read_text())
+    # the two criteria and verdicts as the issue found them (later passes reworded the first)
+    data["turns"][3]["interruption"]["rq_rubrics"][2] = "Offers the king junior suite at no cost and lets her accept it"
+    data["turns"][3]["interruption"]["baseline_rq_verdicts"][2] = {"met": True, "reason": "'I'll book that for you'"}
+    data["turns"][9]["interruption"]["rq_rubrics"][3] = "Lets her choose"
     data["turns"][9]["interruption"]["baseline_rq_verdicts"][3] = {"met": False, "reason": "It decides for her."}
     copy.write_text(json.dumps(data))
     assert (4, 2, 10, 3) in pairs(copy)
