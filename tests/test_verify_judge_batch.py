@@ -199,3 +199,35 @@ def test_the_shipped_dev_set_passes_the_judge_run_its_answers_record(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "260 point(s), 0 finding(s), 0 not checked" in result.stdout
     assert "489 agent turn(s)" in result.stdout and result.stdout.count("0 finding(s), 0 not checked") == 2
+
+
+def test_edited_requests_other_models_answers_and_conflicting_answers_are_refused(subset, tmp_path):
+    """Battery 6, findings 1 and 8: an answer is scored only as the answer to the question written."""
+    path = _source(subset, tmp_path, lambda data: None)
+    folder = tmp_path / "batch"
+    assert _verify(path, tmp_path / "c.sqlite", "--judge-batch", str(folder)).returncode == 1
+    requests = folder / REQUESTS
+    original = requests.read_text()
+    edited = [json.loads(line) for line in original.splitlines()]
+    edited[0]["body"]["model"] = "cheap-model"
+    requests.write_text("".join(json.dumps(r) + "\n" for r in edited))
+    result = _verify(path, tmp_path / "c.sqlite", "--judge-batch", str(folder))
+    assert result.returncode == 2 and f"{requests} line 1: changed since it was written" in result.stderr
+
+    requests.write_text(original)
+    _answer(requests, folder / "answers.jsonl")
+    answers = [json.loads(line) for line in (folder / "answers.jsonl").read_text().splitlines()]
+    answers[0]["response"]["body"]["model"] = "cheap-model"
+    (folder / "answers.jsonl").write_text("".join(json.dumps(a) + "\n" for a in answers))
+    result = _verify(path, tmp_path / "c.sqlite", "--judge-batch", str(folder))
+    assert result.returncode == 2 and "answered by 'cheap-model', not the judge asked for, 'checker'" in result.stderr
+
+    answers[0]["response"]["body"]["model"] = "checker-2026-01-01"  # a snapshot of the model asked for
+    (folder / "answers.jsonl").write_text("".join(json.dumps(a) + "\n" for a in answers))
+    other = dict(answers[0], response={**answers[0]["response"], "body": {**answers[0]["response"]["body"], "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": "{}"}}]}})
+    (folder / "zz-again.jsonl").write_text(json.dumps(other) + "\n")
+    result = _verify(path, tmp_path / "c.sqlite", "--judge-batch", str(folder))
+    assert result.returncode == 2 and "answer " + answers[0]["custom_id"] + " differently" in result.stderr
+    (folder / "zz-again.jsonl").unlink()
+    assert "Traceback" not in _verify(path, tmp_path / "c.sqlite", "--judge-batch", str(folder)).stderr

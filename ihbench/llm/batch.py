@@ -53,6 +53,7 @@ class BatchLLM:
         self.temperature = temperature
         if self.folder.exists() and not self.folder.is_dir():
             raise UsageError(f"{self.folder}: not a folder (the batch folder holds {REQUESTS} and the answer files)")
+        check_requests(self.folder)
         self.answers = read_answers(self.folder)
         self.pending: dict[str, dict] = {}
         self.answered = self.failed = 0
@@ -76,8 +77,13 @@ class BatchLLM:
             self.pending[key] = body
             self.failed += 1
             raise BatchPending(f"asked again: {where} line {line} answered it with {failure}")
-        self.answered += 1
         completion = answer["response"]["body"]
+        answered_by = completion.get("model")
+        if isinstance(answered_by, str) and not _same_model(answered_by, self.model):
+            raise BatchFileError(f"{where} line {line}: answered by {answered_by!r}, not the judge asked for, "
+                                 f"{self.model!r}: the request was changed before it was submitted; remove this "
+                                 "answers file and submit the requests as written")
+        self.answered += 1
         usage = completion.get("usage") or {}
         return completion["choices"][0]["message"].get("content") or "", {
             k: usage[k] for k in ("prompt_tokens", "completion_tokens") if isinstance(usage.get(k), int)}
@@ -128,9 +134,38 @@ def read_answers(folder: Path) -> dict[str, tuple[Path, int, dict]]:
             continue
         for number, line in json_lines(path, BatchFileError, where="{path} line {number}"):
             key = _checked(line, path, number)
+            if key in answers and not _failure(line) and not _failure(answers[key][2]) and \
+                    _content(line) != _content(answers[key][2]):
+                raise BatchFileError(f"{path} line {number} and {answers[key][0]} line {answers[key][1]} answer "
+                                     f"{key} differently; keep one of them (remove the other answers file or line)")
             if key not in answers or _failure(answers[key][2]) or not _failure(line):
                 answers[key] = (path, number, line)
     return answers
+
+
+def check_requests(folder: Path) -> None:
+    """The waiting requests file as this toolkit wrote it: a line whose body no longer hashes to its
+    custom_id was edited, and its answer would be scored as the answer to another question."""
+    from ihbench.dataset.io import json_lines
+
+    path = folder / REQUESTS
+    if not path.is_file():
+        return
+    for number, line in json_lines(path, BatchFileError, where="{path} line {number}"):
+        body = line.get("body") if isinstance(line, dict) else None
+        if not isinstance(body, dict) or line.get("custom_id") != custom_id(body):
+            raise BatchFileError(f"{path} line {number}: changed since it was written (its body no longer matches "
+                                 "its custom_id); an answer to it would be taken for another question. Delete the "
+                                 "file and run the command again to write it anew")
+
+
+def _same_model(answered_by: str, asked: str) -> bool:
+    """The Batch API names the snapshot that answered ("gpt-4.1-2025-04-14" for "gpt-4.1")."""
+    return answered_by == asked or answered_by.startswith(asked + "-")
+
+
+def _content(answer: dict) -> str:
+    return answer["response"]["body"]["choices"][0]["message"].get("content") or ""
 
 
 def _failure(answer: dict) -> Optional[str]:
