@@ -153,6 +153,7 @@ def test_a_conversation_fails_after_the_bounded_reasks_and_is_not_written(tmp_pa
     [failed] = records(tmp_path / "out")
     assert failed["outcome"] == "failed" and failed["agent"] == "planner" and "invalid after a re-ask" in failed["reason"]
     assert written(tmp_path / "out") == {}
+    assert not (tmp_path / "out" / "conversations").exists()  # no empty folder left (battery 6, finding 7)
     assert "1 conversation(s) failed" in capsys.readouterr().err
 
 

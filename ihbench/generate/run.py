@@ -15,6 +15,7 @@ with the same inputs sends nothing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -192,6 +193,8 @@ async def _generate_locked(spec, out, backend, cache, progress, domain, goal, de
         if prereq is not None:
             await _calls(spec, out, agents, prereq, todo, record, summary, progress, slug)
 
+    with contextlib.suppress(OSError):  # nothing written (every call failed): no empty folder is left
+        conversations.rmdir()
     summary.seconds = time.perf_counter() - started
     summary.cost = cost_estimate(summary.usage, spec.price_input, spec.price_output)
     _write_info(spec, out, backend, summary, started_at, domain, goal, slug, ids)
