@@ -346,3 +346,22 @@ def test_bad_input_names_the_file_and_field(runs, tmp_path, capsys):
         _fails([unnamed, "--model-name", f"{stranger}=alpha"], capsys)
     assert "is one of the runs being reported" in _fails([runs["turns"]["alpha"], "--out", runs["turns"]["alpha"]],
                                                           capsys)
+
+
+def test_a_report_with_model_names_keeps_failed_and_unjudged_counts_beside_the_scores(runs, tmp_path, capsys):
+    """Battery 6, finding 6: naming the models (a cross report) dropped "N failed ... not scored" (and
+    the not-judged warnings) from the terminal; they stay, as in a report of runs."""
+    import shutil
+
+    damaged = tmp_path / "ihbench-alpha"
+    shutil.copytree(runs["ihbench"]["alpha"], damaged)
+    lines = (damaged / "responses.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    lines[0] = json.dumps({**first, "response": None, "error": "TransportError: the server was down"})
+    (damaged / "responses.jsonl").write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    out = tmp_path / "report"
+    assert main(["report", str(damaged), str(runs["sid"]["alpha"]), "--model-name", f"{damaged}=A",
+                 "--model-name", f"{runs['sid']['alpha']}=A", "--out", str(out), *ARGS]) == 0
+    said = capsys.readouterr()
+    assert f"{damaged}: 1 failed response(s) not scored (`ihbench run` tries them again)" in said.out

@@ -72,18 +72,8 @@ def main(args: argparse.Namespace) -> int:
                               "would be replaced by a report of several runs: give a new folder")
     report = summarize(args.runs, tost_margin=args.tost_margin, n_bootstrap=args.n_bootstrap, seed=args.seed)
     paths = write_report(report, out)
-    for run in report.runs:  # a warning, --quiet or not: scores of an unfinished run cover part of it
-        planned = run.get("n_planned")
-        if planned and run["n_responses"] < planned:
-            print(f"ihbench report: warning: {run['run']} is unfinished: {run['n_responses']} of {planned} planned "
-                  "response(s) are in it; the scores cover those (`ihbench run` with the same options goes on)",
-                  file=sys.stderr)
-        for why, axes in _by_cause(run).items():  # one line per true cause, each said once
-            waiting = max(run["not_judged"][axis] for axis in axes)
-            only = f" --axes {','.join(axes)}" if "--axes" in why else ""
-            which = "" if len(axes) == 2 else f" {axes[0].upper()}"
-            print(f"ihbench report: warning: {run['run']}: {waiting} answer(s) have no{which} judgment yet ({why}) "
-                  f"and are not in the scores; `ihbench judge {run['run']}{only}` judges only those", file=sys.stderr)
+    for run in report.runs:
+        _warn_about(run)
     for run in report.runs:  # the scores are the result: printed with --quiet too (it hides notes and bars)
         tf, rq = run.get("tf_win_rate"), run.get("rq_pass_rate")
         print(f"{run['run']}: TF win rate {tf['tf_win_rate']:.3f} [{tf['ci_low']:.3f}, {tf['ci_high']:.3f}]" if tf else
@@ -92,14 +82,39 @@ def main(args: argparse.Namespace) -> int:
               ", no RQ judgments", end="")
         anchor = run.get("baseline_rq_pass_rate")
         print(f" (baseline RQ on the same items {anchor['rq_pass_rate']:.3f})" if anchor else "", end="")
-        failed = run["generation_errors"]
-        rerun = "ihbench barge-in" if run.get("barge_in") is not None else "ihbench run"
-        print(f"; {failed} failed response(s) not scored (`{rerun}` tries them again)" if failed else "", end="")
-        judge_failed = sum((run.get("judge_errors") or {}).values())  # as failed responses: said, not scored
-        print(f"; {judge_failed} judgment(s) failed (judge_error), not scored (`ihbench judge {run['run']}` tries "
-              "them again)" if judge_failed else "")
+        print("".join(f"; {part}" for part in _not_scored(run)))
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
+
+
+def _warn_about(run: dict) -> None:
+    """The warnings of one IHBench run, --quiet or not: scores of an unfinished run cover part of it,
+    answers without a verdict (one line per true cause) are not in the scores."""
+    planned = run.get("n_planned")
+    if planned and run["n_responses"] < planned:
+        print(f"ihbench report: warning: {run['run']} is unfinished: {run['n_responses']} of {planned} planned "
+              "response(s) are in it; the scores cover those (`ihbench run` with the same options goes on)",
+              file=sys.stderr)
+    for why, axes in _by_cause(run).items():  # one line per true cause, each said once
+        waiting = max(run["not_judged"][axis] for axis in axes)
+        only = f" --axes {','.join(axes)}" if "--axes" in why else ""
+        which = "" if len(axes) == 2 else f" {axes[0].upper()}"
+        print(f"ihbench report: warning: {run['run']}: {waiting} answer(s) have no{which} judgment yet ({why}) "
+              f"and are not in the scores; `ihbench judge {run['run']}{only}` judges only those", file=sys.stderr)
+
+
+def _not_scored(run: dict) -> list[str]:
+    """What of an IHBench run is counted apart, said beside its scores (failed items, judge errors)."""
+    parts = []
+    failed = run["generation_errors"]
+    if failed:
+        rerun = "ihbench barge-in" if run.get("barge_in") is not None else "ihbench run"
+        parts.append(f"{failed} failed response(s) not scored (`{rerun}` tries them again)")
+    judge_failed = sum((run.get("judge_errors") or {}).values())  # as failed responses: said, not scored
+    if judge_failed:
+        parts.append(f"{judge_failed} judgment(s) failed (judge_error), not scored (`ihbench judge {run['run']}` "
+                     "tries them again)")
+    return parts
 
 
 def _by_cause(run: dict) -> dict:
@@ -168,7 +183,13 @@ def _cross_report(args: argparse.Namespace) -> int:
     report = cross_report(args.runs, model_names=args.model_name, sid_definition=args.sid_definition,
                           tost_margin=args.tost_margin, n_bootstrap=args.n_bootstrap, seed=args.seed)
     paths = write_cross_report(report, out)
+    for run in (report.ihbench.runs if report.ihbench else []):  # the same warnings as a report of runs
+        _warn_about(run)
     print("\n".join(cross_stdout(report)))  # the result: --quiet hides notes and progress, not this
+    for run in (report.ihbench.runs if report.ihbench else []):  # counted apart, beside the scores
+        parts = _not_scored(run)
+        if parts:
+            print(f"{run['run']}: " + "; ".join(parts))
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
 
