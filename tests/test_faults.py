@@ -278,3 +278,31 @@ def test_resuming_with_another_base_url_is_refused_unless_allowed(official, tmp_
         moved.allow_endpoint_change = True
         summary = run(moved, progress=False)
     assert summary.written == 3 and len(second.requests) == 3
+
+
+def test_sigterm_stops_a_run_as_ctrl_c_does_leaving_no_lock_and_no_cache_side_files(tmp_path):
+    """Battery 6, finding 4: `kill` (SIGTERM: `timeout`, a CI cancel) left the run folder's .lock and the
+    cache's -wal/-shm; it now unwinds as Ctrl-C does, says so in one line and exits 143; the records
+    written stay, and the same command goes on from there."""
+    import signal
+
+    from official_layout import write_official_layout
+    from openai_test_server import OpenAITestServer
+
+    data = write_official_layout(tmp_path / "data")
+    out = tmp_path / "run"
+    with OpenAITestServer(delay=0.5) as server:
+        process = subprocess.Popen([*CLI, "run", "--model", "openai", "--model-path", "m", "--base-url", server.base_url,
+                                    "--data", str(data), "--out", str(out), "--epochs", "3", "--concurrency", "1",
+                                    "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 120
+        while time.time() < deadline and not ((out / "responses.jsonl").exists()
+                                              and (out / "responses.jsonl").read_text().count("\n") >= 1):
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 143, stderr
+    assert stderr.strip().endswith("ihbench run: stopped (SIGTERM); what was written is kept, and the same command "
+                                   "goes on from there") and "Traceback" not in stderr
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []
+    assert (out / "responses.jsonl").read_text().count("\n") >= 1

@@ -11,6 +11,7 @@ metrics, data and the Space on the Hugging Face Hub. `ihbench COMMAND --help` te
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from typing import Optional, Sequence
@@ -89,7 +90,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     logger.setLevel(logging.WARNING)
     logger.propagate = False
     try:
-        with libraries_quiet(args.quiet), library_warnings(args.quiet, args.command):
+        with libraries_quiet(args.quiet), library_warnings(args.quiet, args.command), _terminate_as_interrupt():
             return args.func(args)
     except IHBenchError as error:  # meant for the user: one line; anything else is a bug and keeps its traceback
         if _debug(args):
@@ -102,6 +103,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         where = f": {error.filename}" if error.filename else ""
         print(f"ihbench {args.command}: error: {error.strerror or error}{where}", file=sys.stderr)
         return 2
+    except Terminated:  # `kill`, `timeout`, a CI cancel: cleaned up as Ctrl-C is (locks, caches)
+        print(f"ihbench {args.command}: stopped (SIGTERM); what was written is kept, and the same command goes on "
+              "from there", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         return 130
     finally:  # main() may be called again in one process (tests, notebooks): leave the logger as found
@@ -109,3 +114,29 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         logger.setLevel(saved[0])
         logger.propagate = saved[1]
 
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C's KeyboardInterrupt is, so every `with` block (the run folder's
+    lock, the LLM cache's connection) unwinds the same way instead of the process dying mid-write."""
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """SIGTERM raises `Terminated` for the command's duration (main thread, default handler only:
+    a host program's own handler is left alone)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def stop(signum, frame):
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
