@@ -22,6 +22,10 @@ def set_baseline(run_dir, data_dir, out_dir, *, epoch: int = 0) -> Path:
 
     run = RunDir(run_dir)
     info = run.info()
+    if isinstance(info.extra.get("barge_in"), dict):  # its points are its own live cuts, not the data's
+        raise UsageError(f"{run.path} is an `ihbench barge-in` run: its points are cuts into the model's own replies, "
+                         f"not {data_dir}'s points, so its answers cannot be their baselines; give an `ihbench run` "
+                         "run of the model on that data")
     if info.epochs is not None and not 0 <= epoch < info.epochs:
         raise UsageError(f"--epoch: {run.path} has {info.epochs} epoch(s), numbered 0 to {info.epochs - 1}; "
                          f"there is no epoch {epoch}")

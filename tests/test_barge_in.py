@@ -680,3 +680,14 @@ def test_a_conversation_that_failed_is_counted_as_failed_by_judge_and_report_nev
     summary = json.loads((tmp_path / "rep" / "summary.json").read_text())["runs"][0]
     assert summary["generation_errors"] == 1 and summary["n_responses"] == 0
     assert "1 failed response(s) not scored (`ihbench barge-in` tries them again)" in capsys.readouterr().out
+
+
+def test_set_baseline_refuses_a_barge_in_run_as_such(played, built, tmp_path, capsys):
+    """Battery 6, finding 5: set-baseline said a barge-in run's "points have changed since the run";
+    its points are live cuts of the model's own replies, never the data's, and it is told so."""
+    out, _, _ = played
+    capsys.readouterr()
+    assert main(["set-baseline", str(out), "--data", str(built), "--out", str(tmp_path / "nb"), "--quiet"]) == 2
+    error = capsys.readouterr().err
+    assert f"{out} is an `ihbench barge-in` run: its points are cuts into the model's own replies" in error
+    assert error.count("\n") == 1 and not (tmp_path / "nb").exists()
