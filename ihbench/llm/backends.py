@@ -33,6 +33,12 @@ class TextLLM(Protocol):
         ...
 
 
+def response_format(schema_name: str, schema: dict) -> dict:
+    """The structured-output request field, one shape for live calls and batch files (whose
+    requests must be the bodies a live call sends)."""
+    return {"type": "json_schema", "json_schema": {"name": schema_name, "schema": schema, "strict": True}}
+
+
 class OpenAICompatibleLLM:
     """Chat completions with a JSON schema response format where the server supports it."""
 
@@ -50,10 +56,7 @@ class OpenAICompatibleLLM:
                                   timeout=timeout, max_retries=0)
 
     async def complete(self, messages: list[dict], schema_name: str, schema: dict) -> tuple[str, dict]:
-        extra = {}
-        if self.structured:
-            extra["response_format"] = {"type": "json_schema",
-                                        "json_schema": {"name": schema_name, "schema": schema, "strict": True}}
+        extra = {"response_format": response_format(schema_name, schema)} if self.structured else {}
         try:
             completion = checked_completion(await self.client.chat.completions.create(
                 model=self.model, messages=messages, temperature=self.temperature, **extra))

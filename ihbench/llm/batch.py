@@ -25,6 +25,8 @@ from typing import Optional
 
 from ihbench.dataset.errors import ItemFailure, UsageError
 
+from .backends import response_format
+
 REQUESTS = "requests.jsonl"
 ENDPOINT = "/v1/chat/completions"
 #: the Batch API's limits of one input file
@@ -56,13 +58,12 @@ class BatchLLM:
         check_requests(self.folder)
         self.answers = read_answers(self.folder)
         self.pending: dict[str, dict] = {}
-        self.answered = self.failed = 0
+        self.failed = 0
 
     def body(self, messages: list[dict], schema_name: str, schema: dict) -> dict:
         body = {"model": self.model, "messages": messages, "temperature": self.temperature}
         if self.structured:
-            body["response_format"] = {"type": "json_schema",
-                                       "json_schema": {"name": schema_name, "schema": schema, "strict": True}}
+            body["response_format"] = response_format(schema_name, schema)
         return body
 
     async def complete(self, messages: list[dict], schema_name: str, schema: dict) -> tuple[str, dict]:
@@ -83,7 +84,6 @@ class BatchLLM:
             raise BatchFileError(f"{where} line {line}: answered by {answered_by!r}, not the judge asked for, "
                                  f"{self.model!r}: the request was changed before it was submitted; remove this "
                                  "answers file and submit the requests as written")
-        self.answered += 1
         usage = completion.get("usage") or {}
         return completion["choices"][0]["message"].get("content") or "", {
             k: usage[k] for k in ("prompt_tokens", "completion_tokens") if isinstance(usage.get(k), int)}
