@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional, Union
 
 from .builddir import BuildDir, BuildDirError
 from .errors import IHBenchError
+from .local_files import cache_is_current, check_config_files, damaged_parquet, record_cache
 from .long import INTERRUPTIONS_CONFIG, items_from_interruption_rows
 from .outputs import DESCRIPTIONS, folder_kind
 from .schema import EvalItem
@@ -216,9 +218,14 @@ def load_config(path: str, label: str, config: str, revision: Optional[str] = No
         _check_local_files(Path(path), config)
     try:
         with _library_error_log_off():
-            return datasets.load_dataset(path, config, revision=revision)
+            started = time.time_ns() - 20_000_000  # file times tick coarser than the clock
+            loaded = datasets.load_dataset(path, config, revision=revision)
+            if Path(path).is_dir() and not cache_is_current(Path(path), config, loaded, made_after=started):
+                loaded = datasets.load_dataset(path, config, revision=revision, download_mode="force_redownload")
+                record_cache(Path(path), config, loaded)
+            return loaded
     except Exception as error:
-        damaged = _damaged_parquet(Path(path)) if Path(path).is_dir() else None
+        damaged = damaged_parquet(Path(path)) if Path(path).is_dir() else None
         if damaged:
             raise DataSourceError(damaged) from error
         offline = os.environ.get("HF_HUB_OFFLINE") == "1" or os.environ.get("HF_DATASETS_OFFLINE") == "1"
@@ -228,28 +235,9 @@ def load_config(path: str, label: str, config: str, revision: Optional[str] = No
 
 
 def _check_local_files(folder: Path, config: str) -> None:
-    """What `datasets` would say of a local config's files in its own terms, said of the file: one
-    the card lists that is gone (its message lists 300 file extensions), or a config whose files hold
-    no rows ("An error occurred while generating the dataset")."""
-    import pyarrow.parquet as pq
-
-    build = BuildDir(folder)
-    missing = build.unmatched_files(config)
-    if missing:
-        what = "no file matches it" if any(c in missing[0].name for c in "*?[") else "missing"
-        raise DataSourceError(f"{missing[0]}: {what} (the card lists it for config {config!r}); copy the dataset "
-                              "again or rebuild it")
-    files = [file for file in build.config_files(config) if file.suffix == ".parquet"]
-    rows = 0
-    for file in files:
-        try:
-            rows += pq.ParquetFile(file).metadata.num_rows
-        except Exception as error:  # a damaged file, said as the load says it: the Space, which opens
-            # configs only when a page asks, must refuse it at start as info and run do
-            raise DataSourceError(_unreadable(file, error)) from None
-    if files and rows == 0:
-        where = files[0] if len(files) == 1 else folder / config
-        raise DataSourceError(f"{where}: holds no rows (config {config!r} is empty); rebuild it")
+    problem = check_config_files(folder, config)
+    if problem:
+        raise DataSourceError(problem)
 
 
 @contextmanager
@@ -274,24 +262,6 @@ def _library_error_log_off():
     finally:
         for logger in readers:
             logger.removeFilter(quiet)
-
-
-def _damaged_parquet(folder: Path) -> Optional[str]:
-    """The first Parquet file of a local dataset whose footer cannot be read, said in one line."""
-    import pyarrow.parquet as pq
-
-    for file in sorted(folder.rglob("*.parquet")):
-        try:
-            pq.ParquetFile(file).metadata
-        except Exception as error:  # ArrowInvalid, OSError: whatever pyarrow says of the bytes
-            return _unreadable(file, error)
-    return None
-
-
-def _unreadable(file: Path, error: Exception) -> str:
-    """A Parquet file whose footer cannot be read, in one line (what pyarrow says of the bytes)."""
-    return (f"{file}: not a readable Parquet file ({(str(error).splitlines() or [type(error).__name__])[0][:200]}); "
-            "copy the dataset again or rebuild it")
 
 
 def _pick_split(available: list[str], split: Optional[str], label: str) -> str:

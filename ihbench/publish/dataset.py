@@ -21,22 +21,15 @@ IGNORED = [".*", "**/.*", "*.lock", "**/__pycache__/**"]
 
 def _check_files(build: BuildDir) -> None:
     """Every file the card names, read from disk: `load_items` may answer from the `datasets` cache
-    of an earlier load, which hides a file damaged since (the upload would carry the damaged one)."""
-    import pyarrow.parquet as pq
+    of an earlier load, which hides a file damaged or edited since (the upload would carry it)."""
+    from ihbench.dataset.local_files import check_config_files
 
     for config in build.config_names():
-        files = build.config_files(config)
-        if not files:
+        if not build.config_files(config):
             raise UsageError(f"{build.path}: config {config!r} names no file that exists; nothing was uploaded")
-        rows = 0
-        for file in files:
-            try:
-                rows += pq.ParquetFile(file).metadata.num_rows  # the footer: a cut file has none
-            except Exception as error:  # pyarrow raises ArrowInvalid, OSError, ... for a damaged file
-                raise UsageError(f"{file}: not a readable Parquet file ({type(error).__name__}: {error}); "
-                                 "nothing was uploaded") from None
-        if rows == 0:
-            raise UsageError(f"{build.path}: config {config!r} has no rows; nothing was uploaded")
+        problem = check_config_files(build.path, config)
+        if problem:
+            raise UsageError(f"{problem}; nothing was uploaded")
 
 
 def check_readable(folder: Path) -> int:

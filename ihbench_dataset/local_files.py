@@ -1,0 +1,109 @@
+"""The files of a local dataset, checked before they are read, and read as they are now.
+
+`datasets` keys its Arrow cache of a local folder on the folder's name and the card's file names,
+never on the bytes: a file edited by hand, or a folder of the same name elsewhere, would be answered
+from the cache of what was there before, with no word. Files `ihbench build` writes are named by
+their hash (`content_names`), so checking a name against the bytes is enough for them; a file named
+otherwise (a local copy of the official layout) gets its size and time recorded beside the cache,
+and a cache whose record differs is made again.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+from .builddir import BuildDir
+from .content_names import changed_since_named, hash_in_name
+
+#: written beside `datasets`' Arrow files: the files (path, size, mtime) that cache was made from
+SOURCES_RECORD = "ihbench-sources.json"
+
+
+def check_config_files(folder: Path, config: str) -> Optional[str]:
+    """What is wrong with a local config's files, in one line naming the file, or None: a file the card
+    lists that is gone, one that is not readable Parquet, one changed since it was built, or a
+    config whose files hold no rows. Said before `datasets` reads them, in the file's terms rather
+    than the library's ("An error occurred while generating the dataset", 300 file extensions)."""
+    import pyarrow.parquet as pq
+
+    build = BuildDir(folder)
+    missing = build.unmatched_files(config)
+    if missing:
+        what = "no file matches it" if any(c in missing[0].name for c in "*?[") else "missing"
+        return f"{missing[0]}: {what} (the card lists it for config {config!r}); copy the dataset again or rebuild it"
+    files = [file for file in build.config_files(config) if file.suffix == ".parquet"]
+    rows = 0
+    for file in files:
+        try:
+            rows += pq.ParquetFile(file).metadata.num_rows
+        except Exception as error:  # ArrowInvalid, OSError: whatever pyarrow says of the bytes
+            return unreadable(file, error)
+        actual = changed_since_named(file)
+        if actual:
+            return (f"{file}: changed since it was written (its name holds the hash of the bytes `ihbench build` "
+                    f"wrote, {hash_in_name(file)}; they now hash to {actual}); rebuild the dataset or copy it again")
+    if files and rows == 0:
+        where = files[0] if len(files) == 1 else folder / config
+        return f"{where}: holds no rows (config {config!r} is empty); rebuild it"
+    return None
+
+
+def damaged_parquet(folder: Path) -> Optional[str]:
+    """The first Parquet file under a local dataset whose footer cannot be read, in one line."""
+    import pyarrow.parquet as pq
+
+    for file in sorted(folder.rglob("*.parquet")):
+        try:
+            pq.ParquetFile(file).metadata
+        except Exception as error:
+            return unreadable(file, error)
+    return None
+
+
+def unreadable(file: Path, error: Exception) -> str:
+    """A Parquet file whose footer cannot be read, in one line (what pyarrow says of the bytes)."""
+    return (f"{file}: not a readable Parquet file ({(str(error).splitlines() or [type(error).__name__])[0][:200]}); "
+            "copy the dataset again or rebuild it")
+
+
+def _sources(folder: Path, config: str) -> list[list]:
+    """The config's files not named by their hash, as the cache record holds them."""
+    files = [file for file in BuildDir(folder).config_files(config) if hash_in_name(file) is None]
+    return [[str(file.resolve()), file.stat().st_size, file.stat().st_mtime_ns] for file in files]
+
+
+def _cache_folders(loaded) -> set[Path]:
+    return {Path(entry["filename"]).parent for split in loaded.values() for entry in split.cache_files}
+
+
+def cache_is_current(folder: Path, config: str, loaded, made_after: int) -> bool:
+    """Whether the `datasets` cache just read was made from these files: its record says so, or it was
+    made by this very load (after `made_after`, time.time_ns()), which records it. Files named by
+    their hash need no record (`check_config_files` checked the names); a cache without one, made
+    before or by another program, is not trusted."""
+    sources = _sources(folder, config)
+    if not sources:
+        return True
+    for cache in _cache_folders(loaded):
+        try:
+            if json.loads((cache / SOURCES_RECORD).read_text(encoding="utf-8")) == sources:
+                continue
+        except (OSError, ValueError):
+            pass
+        if not all(file.stat().st_mtime_ns >= made_after for file in cache.glob("*.arrow")):
+            return False
+        record_cache(folder, config, loaded)
+    return True
+
+
+def record_cache(folder: Path, config: str, loaded) -> None:
+    """Best effort: a read-only cache costs the next load a rebuild of its Arrow files, never this one."""
+    sources = _sources(folder, config)
+    if not sources:
+        return
+    for cache in _cache_folders(loaded):
+        try:
+            (cache / SOURCES_RECORD).write_text(json.dumps(sources), encoding="utf-8")
+        except OSError:
+            pass
