@@ -117,9 +117,11 @@ class RunDir:
         if info.convbench is not None:
             raise RunDirError(CONVBENCH_NOT_YET.format(path=self.path, config=info.config))
         if isinstance(info.extra.get("barge_in"), dict):  # `ihbench barge-in`: its live points and the answers
-            from ihbench.barge_in.points import load_points
+            from ihbench.barge_in.points import HELD_BACK, load_points
 
-            return load_points(self.path, info)
+            loaded = load_points(self.path, info)
+            self.held_back = loaded[0].extra[HELD_BACK]
+            return loaded
         responses = self.responses()
         if info.epochs:  # a rerun with fewer --epochs: the answers of the epochs it dropped are not this run's
             beyond = [r for r in responses if r.epoch >= info.epochs]
@@ -234,10 +236,15 @@ class RunDir:
                         "them", target, len(foreign), self.responses_path, ", ".join(map(str, lines[:5])))
             judgments = [j for j in judgments if (j.id, j.epoch) in current]
             foreign = []
+        held_back = getattr(self, "held_back", None)  # a barge-in run's conversations with records not scored
+        if foreign and held_back is not None:
+            judgments, foreign = self._of_rounds_held_back(target, judgments, foreign, held_back)
         if foreign and not responses:
-            raise RunDirError(f"{self.responses_path}: {'empty' if self.responses_path.exists() else 'missing'}, "
+            records, command = ((self.path / "barge_in.jsonl", "ihbench barge-in") if held_back is not None
+                                else (self.responses_path, "ihbench run"))
+            raise RunDirError(f"{records}: {'empty' if records.exists() else 'missing'}, "
                               f"while {target} holds {len(judgments)} judgment(s): the run's answers are gone; restore "
-                              f"the file, or run `ihbench run` again into a new folder")
+                              f"the file, or run `{command}` again into a new folder")
         if foreign:
             raise RunDirError(
                 f"{target}: {len(foreign)} of {len(judgments)} judgment(s) are of answers {self.path} does not have "
@@ -262,6 +269,25 @@ class RunDir:
             log.warning("%s: %d judgment(s) of answers since replaced, or of items that failed, are left out; "
                         "`ihbench judge` judges the current answers", target, len(judgments) - len(kept))
         return kept
+
+    def _of_rounds_held_back(self, target: Path, judgments: list, foreign: list, held_back: dict) -> tuple[list, list]:
+        """A barge-in run's judgments of points it no longer scores (their conversation's records are
+        damaged, cut off or from an older suite: `points.HELD_BACK`) are left out with one warning per
+        cause, not taken for another run's; the rest of `foreign` stays foreign."""
+        def conversation(judgment) -> str:
+            return judgment.id.rsplit("/", 1)[0]
+
+        held = [j for j in foreign if conversation(j) in held_back]
+        by_cause: dict[str, set] = {}
+        for judgment in held:
+            by_cause.setdefault(held_back[conversation(judgment)], set()).add(conversation(judgment))
+        for cause, conversations in sorted(by_cause.items()):
+            count = sum(conversation(j) in conversations for j in held)
+            log.warning("%s: %d judgment(s) of %s are left out: %s; `ihbench barge-in` with the same --out plays it "
+                        "again, then `ihbench judge` judges it", target, count, ", ".join(sorted(conversations)), cause)
+        held_keys = {(j.id, j.epoch) for j in held}
+        return ([j for j in judgments if (j.id, j.epoch) not in held_keys],
+                [j for j in foreign if (j.id, j.epoch) not in held_keys])
 
     @contextmanager
     def judging(self, path: Optional[Path] = None) -> Iterator[None]:

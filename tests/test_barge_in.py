@@ -691,3 +691,53 @@ def test_set_baseline_refuses_a_barge_in_run_as_such(played, built, tmp_path, ca
     error = capsys.readouterr().err
     assert f"{out} is an `ihbench barge-in` run: its points are cuts into the model's own replies" in error
     assert error.count("\n") == 1 and not (tmp_path / "nb").exists()
+
+
+@pytest.mark.parametrize("damage", ["torn", "edited", "suite changed"])
+def test_judge_and_report_of_a_damaged_barge_in_run_name_its_records_and_the_command_that_replays_them(
+        damage, played, tmp_path, capsys, monkeypatch):
+    """Battery 6, finding 5: a barge_in.jsonl cut mid-line, or a reply edited so its cut no longer
+    matches, is said in barge_in.jsonl's terms (the line, `ihbench barge-in` to play it again); the
+    judgments of the points it held are left out with that cause, never "responses.jsonl: missing"."""
+    import shutil
+
+    from judging import ScriptedJudge
+
+    out = tmp_path / "run"
+    shutil.copytree(played[0], out)
+    judge = ["judge", str(out), "--judge-model", "judge-x", "--cache", str(tmp_path / "judge.sqlite"), "--quiet"]
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as server:
+        assert main([*judge, "--judge-base-url", server.base_url]) == 0
+        records = (out / "barge_in.jsonl").read_bytes()
+        lines = records.splitlines(keepends=True)
+        if damage == "torn":
+            (out / "barge_in.jsonl").write_bytes(records[:-200])
+            said = f"barge_in.jsonl line {len(lines)}: incomplete (cut mid-line"
+            cause = f"its last playing has no closing record in barge_in.jsonl (line {len(lines)} is cut off mid-line)"
+        elif damage == "suite changed":  # the judgments are of rounds played on the suite's older version
+            import dataclasses
+
+            import ihbench.dataset.load as load
+            original = load.load_conversations
+            monkeypatch.setattr(load, "load_conversations", lambda *args, **kwargs: [
+                dataclasses.replace(c, goal=c.goal + " (revised)") for c in original(*args, **kwargs)])
+            said = "1 conversation(s) were played on an older version of the suite"
+            cause = "are left out: it was played on an older version of the suite"
+        else:
+            placed = next(n for n, line in enumerate(lines) if json.loads(line)["status"] == "played"
+                          and json.loads(line)["cut"] and "reason" not in json.loads(line)["cut"])
+            record = json.loads(lines[placed])
+            record["reply"] = "\u200b"
+            lines[placed] = (json.dumps(record) + "\n").encode()
+            (out / "barge_in.jsonl").write_bytes(b"".join(lines))
+            said = f"barge_in.jsonl line {placed + 1}: the heard part of the cut is not the beginning of the reply"
+            cause = f"line {placed + 1} of barge_in.jsonl is damaged (the heard part of the cut"
+        capsys.readouterr()
+        assert main([*judge, "--judge-base-url", server.base_url]) == 0
+        assert main(["report", str(out), "--n-bootstrap", "10", "--quiet", "--out", str(tmp_path / "rep")]) == 0
+    said_out = capsys.readouterr()
+    text = said_out.out + said_out.err
+    assert said in text and cause in text and "`ihbench barge-in` with the same --out plays it again" in text
+    # the line once a process (judge and report run in this one), the judgments left out once by each
+    assert text.count(said) == 1 and text.count(cause) == 2, text
+    assert "responses.jsonl" not in text and "ihbench run" not in text

@@ -19,12 +19,16 @@ from pathlib import Path
 from ihbench.dataset.io import read_records
 from ihbench.records import RECORD_FORMAT, RecordError, ResponseRecord, RunInfo
 
-from .records import RoundRecord, conversation_hash, durable
+from .records import RoundRecord, conversation_hash, durable, unclosed
 
 log = logging.getLogger("ihbench")
 
 RECORDS = "barge_in.jsonl"
 FAILED_ROUNDS = "failed_rounds"  # set on the loaded RunInfo's extra, never written to run.json
+#: {conversation: why some of its records are not scored} (loaded extra too): what judgments of
+#: points the run no longer has are of, said instead of calling them another run's
+HELD_BACK = "held_back"
+_SAID: set = set()  # (file, size, mtime, torn lines, stale conversations) already warned of in this process
 
 
 def is_barge_in(info: RunInfo) -> bool:
@@ -34,7 +38,17 @@ def is_barge_in(info: RunInfo) -> bool:
 def rounds(path: Path) -> dict[tuple[str, int], RoundRecord]:
     """The durable rounds of a run folder (`records.durable`): a conversation being played, or
     killed while it was, shows only what it had when its last playing closed."""
+    return read_rounds(path)[0]
+
+
+def read_rounds(path: Path) -> tuple[dict[tuple[str, int], RoundRecord], dict[str, str], list[int]]:
+    """(the durable rounds, {conversation: why records of it are not among them}, the line numbers
+    of a last line cut off mid-way). A damaged line is said by the reader (`read_records`); a
+    conversation whose last playing has records but no closing one (killed, or its closing line cut
+    off) keeps only what it had when an earlier playing closed, if one did."""
     records: list[RoundRecord] = []
+    damaged: list = []
+    torn: list[int] = []
 
     def take(data: dict):
         try:
@@ -43,21 +57,43 @@ def rounds(path: Path) -> dict[tuple[str, int], RoundRecord]:
             return str(error)
         return None
 
-    read_records(Path(path) / RECORDS, check=take)
-    return durable(records)
+    read_records(Path(path) / RECORDS, check=take, damaged=damaged, torn=torn)
+    why: dict[str, str] = {}
+    for line, record, problem in damaged:
+        cid = record.get("conversation_id") if isinstance(record, dict) else None
+        if isinstance(cid, str):
+            why.setdefault(cid, f"line {line} of {RECORDS} is damaged ({problem})")
+    cut = f" (line {torn[0]} is cut off mid-line)" if torn else ""
+    for cid in unclosed(records):
+        why.setdefault(cid, f"its last playing has no closing record in {RECORDS}{cut}")
+    return durable(records), why, torn
 
 
-def current_rounds(run_path: Path, conversations: list) -> dict[tuple[str, int], RoundRecord]:
-    """The durable rounds of the suite's conversations as they are now: a conversation whose rounds
-    were played on another version of it is left out, with one warning for them all."""
+def current_rounds(run_path: Path, conversations: list) -> tuple[dict[tuple[str, int], RoundRecord], dict[str, str]]:
+    """(the durable rounds of the suite's conversations as they are now, {conversation: why some of
+    its records are not scored}): a conversation whose rounds were played on another version of it
+    is left out, with one warning for them all, as is a last line cut off mid-way."""
     hashes = {c.conversation_id: conversation_hash(c) for c in conversations}
-    latest = rounds(run_path)
+    latest, why, torn = read_rounds(run_path)
     stale = sorted({cid for (cid, _), r in latest.items() if cid in hashes and r.data_hash != hashes[cid]})
+    records = Path(run_path) / RECORDS
+    state = (str(records.resolve()), *((records.stat().st_size, records.stat().st_mtime_ns) if records.exists() else ()))
+    if (*state, tuple(torn), tuple(stale)) not in _SAID:  # a report reads the rounds more than once: said once
+        _SAID.add((*state, tuple(torn), tuple(stale)))
+        _say(run_path, torn, stale)
+    why.update((cid, "it was played on an older version of the suite") for cid in stale)
+    return {key: r for key, r in latest.items() if key[0] in hashes and key[0] not in stale}, why
+
+
+def _say(run_path: Path, torn: list[int], stale: list[str]) -> None:
+    for line in torn:  # said by a reader: `ihbench barge-in` (the writer) cuts it and plays its conversation again
+        log.warning("%s line %d: incomplete (cut mid-line: the run stopped while writing it, or the file was cut); "
+                    "left out, with the rest of its conversation's last playing, until `ihbench barge-in` with the "
+                    "same --out plays that conversation again", Path(run_path) / RECORDS, line)
     if stale:
         log.warning("%s: %d conversation(s) were played on an older version of the suite (%s) and are left out; "
                     "`ihbench barge-in` with the same --out plays them again", run_path, len(stale),
                     ", ".join(stale[:5]) + (", ..." if len(stale) > 5 else ""))
-    return {key: r for key, r in latest.items() if key[0] in hashes and key[0] not in stale}
 
 
 def load_points(run_path: Path, info: RunInfo) -> tuple[RunInfo, list[ResponseRecord], dict]:
@@ -67,7 +103,7 @@ def load_points(run_path: Path, info: RunInfo) -> tuple[RunInfo, list[ResponseRe
     from .conversation import Call
 
     conversations = load_conversations(info.data, split=info.split)
-    latest = current_rounds(run_path, conversations)
+    latest, held_back = current_rounds(run_path, conversations)
     played = {key[0] for key in latest}
     responses, items, failed = [], {}, 0
     for conversation in conversations:
@@ -97,7 +133,7 @@ def load_points(run_path: Path, info: RunInfo) -> tuple[RunInfo, list[ResponseRe
     # a round that failed and answers no placed cut has no record of its own: its conversation
     # stopped there, and `ihbench barge-in` plays it again; counted as failed, never scored
     return dataclasses.replace(info, n_items=len(items), epochs=1,
-                               extra={**info.extra, FAILED_ROUNDS: failed}), responses, items
+                               extra={**info.extra, FAILED_ROUNDS: failed, HELD_BACK: held_back}), responses, items
 
 
 def failed_rounds(info: RunInfo) -> int:
@@ -111,7 +147,7 @@ def cut_counts(run_path: Path, info: RunInfo) -> dict:
     suite's current version)."""
     from ihbench.dataset.load import load_conversations
 
-    latest = current_rounds(run_path, load_conversations(info.data, split=info.split))
+    latest, _ = current_rounds(run_path, load_conversations(info.data, split=info.split))
     played = [r for r in latest.values() if r.played and r.target]
     reasons = Counter(r.cut["reason"].split(":", 1)[0] for r in played if r.cut and not r.placed)
     return {"planned": len(played), "placed": sum(r.placed for r in played), "not_placed": sum(reasons.values()),

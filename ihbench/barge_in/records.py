@@ -121,6 +121,15 @@ def durable(records: Iterable[RoundRecord]) -> dict[tuple[str, int], RoundRecord
     return done
 
 
+def unclosed(records: Iterable[RoundRecord]) -> list[str]:
+    """Conversations whose last playing wrote rounds and no closing record (`durable` keeps none of them)."""
+    open_: dict[str, bool] = {}
+    for record in records:
+        if record.format_version >= 2:
+            open_[record.conversation_id] = not record.closes
+    return sorted(cid for cid, is_open in open_.items() if is_open)
+
+
 def conversation_hash(c) -> str:
     """The version of a suite's conversation, as a barge-in run reads it: what the caller and the
     planner are given (goal, prompt, knowledge base, intent; for a caller filled by `caller.RULES`,
