@@ -303,7 +303,7 @@ def test_answers_without_a_verdict_are_explained_by_their_true_cause_once(offici
         capsys.readouterr()
         assert main(["report", str(run), "--quiet", "--n-bootstrap", "10"]) == 0
         err = capsys.readouterr().err
-        assert (f"ihbench report: warning: {run}: 1 answer(s) have no RQ judgment yet (the judge ran with --axes tf) "
+        assert (f"ihbench report: warning: {run}: 1 answer(s) have no RQ judgment yet (the last judge ran with --axes tf) "
                 f"and are not in the scores; `ihbench judge {run} --axes rq` judges only those") in err
         assert "answered after" not in err
 

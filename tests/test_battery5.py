@@ -190,5 +190,6 @@ def test_the_report_names_a_judgments_line_cut_mid_way_and_guesses_no_cause(offi
     assert text.count(f"{judgments} line 3: incomplete (cut mid-line") == 1, text
     assert "--axes" not in text and "answered after the last" not in text, text
     why = _summary(out)["not_judged_why"]
-    assert why and all(f"{judgments} has 1 damaged line(s) (3), left out" in reason for reason in why.values()), why
+    assert why and all(reason["why"] == f"{judgments} has 1 damaged line(s) (3), left out"
+                       for reasons in why.values() for reason in reasons), why
     assert judgments.read_bytes().endswith(lines[2][:len(lines[2]) // 2])  # a reader repairs nothing

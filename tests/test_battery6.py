@@ -85,3 +85,119 @@ def test_a_file_not_named_by_its_bytes_is_read_as_it_is_now_each_folder_its_own(
     assert _goal(elsewhere) == "ANOTHER GOAL"
     assert _goal(official) == "EDITED GOAL"
     assert _goal(official) == "EDITED GOAL"  # read twice: the second from the cache, now recorded as this folder's
+
+
+# --- finding 2: answers without a verdict are explained by what the judge asked, never a guess ----
+
+def _report_warnings(capsys, run, tmp_path) -> list[str]:
+    capsys.readouterr()
+    assert main(["report", str(run), "--quiet", "--n-bootstrap", "10", "--out", str(tmp_path / "rep")]) == 0
+    return [line for line in capsys.readouterr().err.splitlines() if "have no" in line]
+
+
+def test_answers_waiting_in_a_judge_batch_are_said_to_wait_there_with_the_unusable_answers_counted(
+        official, tmp_path, capsys):
+    import json
+
+    from judging import ScriptedJudge
+    from test_battery_round3 import _answered
+    from test_verify_judge_batch import _batch_answers
+
+    run = _answered(official, tmp_path / "run")
+    folder = tmp_path / "questions"
+    judge = ["judge", str(run), "--judge-model", "j", "--judge-batch", str(folder), "--cache",
+             str(tmp_path / "c.sqlite"), "--quiet"]
+    assert main(judge) == 1
+    warnings = _report_warnings(capsys, run, tmp_path)
+    assert len(warnings) == 1 and f"(their questions wait in the batch folder {folder})" in warnings[0], warnings
+    assert (f"answer {folder / 'requests.jsonl'} and run `ihbench judge {run} --judge-model j --judge-batch {folder}` "
+            "again") in warnings[0]
+
+    _batch_answers(folder / "requests.jsonl", folder / "out.jsonl", ScriptedJudge(faults=False))
+    answers = [json.loads(line) for line in (folder / "out.jsonl").read_text().splitlines()]
+    for answer in answers[:2]:  # two answers the judge cannot use: asked again, and said so
+        answer["response"]["body"]["choices"][0]["message"]["content"] = "\u200b\u200b"
+    (folder / "out.jsonl").write_text("".join(json.dumps(a) + "\n" for a in answers))
+    capsys.readouterr()
+    assert main(judge) == 1
+    said = capsys.readouterr().out
+    assert "2 question(s) (2 had an answer that could not be used (e.g. " in said and ": asked again) wait" in said, said
+    warnings = _report_warnings(capsys, run, tmp_path)
+    assert len(warnings) >= 1 and all(f"(their questions wait in the batch folder {folder}; 2 of the judge's questions "
+                                      "had a batch answer that could not be used and were asked again)" in w
+                                      for w in warnings), warnings
+    assert not any("answered after" in w or "--axes" in w for w in warnings), warnings
+
+
+def test_the_causes_the_report_names_are_the_judge_s_own_record(official, tmp_path, capsys):
+    from judging import ScriptedJudge
+    from openai_test_server import OpenAITestServer
+    from test_battery_round3 import _answered
+
+    from ihbench.judge.asked import asked_path
+
+    run = _answered(official, tmp_path / "run", "--limit", "2")
+    assert ["the run was not judged" in w for w in _report_warnings(capsys, run, tmp_path)] == [True]
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as server:
+        judge = ["judge", str(run), "--judge-model", "j", "--judge-base-url", server.base_url, "--cache",
+                 str(tmp_path / "c.sqlite"), "--quiet"]
+        assert main([*judge, "--axes", "tf"]) == 0
+    warnings = _report_warnings(capsys, run, tmp_path)
+    assert len(warnings) == 1 and "no RQ judgment yet (the last judge ran with --axes tf)" in warnings[0]
+    assert f"`ihbench judge {run} --axes rq` judges only those" in warnings[0]
+    _answered(official, run, "--limit", "3", "--allow-endpoint-change")  # one answer more, after the judge
+    warnings = _report_warnings(capsys, run, tmp_path)
+    assert sorted(w.split(": ", 3)[-1].split(" and are")[0] for w in warnings) == [
+        "1 answer(s) have no judgment yet (answered after the last `ihbench judge`)",
+        "2 answer(s) have no RQ judgment yet (the last judge ran with --axes tf)"], warnings
+    asked_path(run / "judgments.jsonl").unlink()  # a judge stopped midway (or an older version): no cause known
+    warnings = _report_warnings(capsys, run, tmp_path)
+    assert len(warnings) == 1 and "what the last judge asked is not known" in warnings[0], warnings
+
+
+# --- left by battery 6: one --judge-batch folder shared by two commands -------------------------
+
+def test_a_batch_folder_shared_by_two_runs_keeps_both_runs_questions_and_one_command_at_a_time(
+        official, tmp_path, capsys):
+    from judging import ScriptedJudge
+    from openai_test_server import OpenAITestServer, Reply
+    from test_battery_round3 import _answered
+    from test_verify_judge_batch import _batch_answers
+
+    from ihbench.dataset.io import exclusive, lock_file_for
+    from ihbench.llm.batch import REQUESTS
+
+    first = _answered(official, tmp_path / "first")
+    with OpenAITestServer(respond=lambda body: Reply(content="Another model's answer.")) as server:  # other questions
+        second = tmp_path / "second"
+        assert main(["run", "--model", "openai", "--model-path", "m2", "--data", str(official), "--out", str(second),
+                     "--epochs", "1", "--base-url", server.base_url, "--quiet", "--limit", "1"]) == 0
+    folder = tmp_path / "questions"
+
+    def judge(run, model="j"):
+        capsys.readouterr()
+        code = main(["judge", str(run), "--judge-model", model, "--judge-batch", str(folder), "--cache",
+                     str(tmp_path / "c.sqlite"), "--quiet"])
+        said = capsys.readouterr()
+        return code, said.out + said.err
+
+    def asked():
+        return len((folder / REQUESTS).read_text().splitlines()) if (folder / REQUESTS).exists() else 0
+
+    assert judge(first)[0] == 1
+    of_first = asked()
+    code, said = judge(second)
+    of_second = asked() - of_first
+    assert code == 1 and of_second > 0, said  # the first run's questions were not dropped
+    assert f"it also keeps {of_first} question(s) another command asked" in said, said
+    code, said = judge(first, model="j2")  # another judge model: the earlier model's questions stay, and are said
+    assert code == 1 and asked() == 2 * of_first + of_second
+    assert f"it also keeps {of_first + of_second} question(s) another command asked" in said, said
+
+    with exclusive(lock_file_for(folder), "a test holding the folder"):
+        code, said = judge(first)
+        assert code == 2 and f"batch folder {folder} is in use by another process" in said, said
+    _batch_answers(folder / REQUESTS, folder / "out.jsonl", ScriptedJudge(faults=False))
+    assert judge(first)[0] == 0 and judge(second)[0] == 0
+    assert not (folder / REQUESTS).exists()  # every question answered: nothing left to submit
+    assert not lock_file_for(folder).exists()

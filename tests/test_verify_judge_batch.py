@@ -105,7 +105,7 @@ def test_a_request_the_batch_failed_is_asked_again(subset, tmp_path):
     _answer(folder / REQUESTS, folder / "answers.jsonl", status)
     result = _verify(path, tmp_path / "c.sqlite", "--judge-batch", str(folder))
     assert result.returncode == 1 and "not checked (" not in result.stderr, result.stderr
-    assert "(1 of them failed in an earlier batch and are asked again) wait for answers" in result.stdout
+    assert "(1 failed in an earlier batch: asked again) wait for answers" in result.stdout
     assert failed[0] in (folder / REQUESTS).read_text()  # asked again, as a live call is retried
     _answer(folder / REQUESTS, folder / "answers-2.jsonl")
     for _ in range(3):  # the failed blind reply's criteria wait for it: one round more

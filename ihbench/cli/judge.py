@@ -109,8 +109,9 @@ def main(args: argparse.Namespace) -> int:
     if s.unanswered:
         print(f"note: {s.unanswered} item(s) failed in the run and have no answer to judge; `{s.rerun}` with the "
               "same options tries them again")
-    if s.waiting:
-        print(backend.waiting_line())
+    line = backend.waiting_line() if args.judge_batch is not None else None
+    if line:
+        print(line)
     status = incomplete("judge", s.judge_errors, s.written, "judgment(s)", s.path)
     return status or (INCOMPLETE if s.waiting else 0)
 

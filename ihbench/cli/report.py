@@ -95,12 +95,10 @@ def _warn_about(run: dict) -> None:
         print(f"ihbench report: warning: {run['run']} is unfinished: {run['n_responses']} of {planned} planned "
               "response(s) are in it; the scores cover those (`ihbench run` with the same options goes on)",
               file=sys.stderr)
-    for why, axes in _by_cause(run).items():  # one line per true cause, each said once
-        waiting = max(run["not_judged"][axis] for axis in axes)
-        only = f" --axes {','.join(axes)}" if "--axes" in why else ""
+    for (why, then), (waiting, axes) in _by_cause(run).items():  # one line per true cause, each said once
         which = "" if len(axes) == 2 else f" {axes[0].upper()}"
         print(f"ihbench report: warning: {run['run']}: {waiting} answer(s) have no{which} judgment yet ({why}) "
-              f"and are not in the scores; `ihbench judge {run['run']}{only}` judges only those", file=sys.stderr)
+              f"and are not in the scores; {then}", file=sys.stderr)
 
 
 def _not_scored(run: dict) -> list[str]:
@@ -118,10 +116,12 @@ def _not_scored(run: dict) -> list[str]:
 
 
 def _by_cause(run: dict) -> dict:
-    """{why answers have no verdict: [axes]}: both axes missing for one reason are one line."""
+    """{(why, what judges them): (how many, [axes])}: both axes missing for one reason are one line."""
     causes: dict = {}
-    for axis, why in (run.get("not_judged_why") or {}).items():
-        causes.setdefault(why, []).append(axis)
+    for axis, reasons in (run.get("not_judged_why") or {}).items():
+        for reason in reasons:
+            count, axes = causes.get((reason["why"], reason["then"]), (0, []))
+            causes[reason["why"], reason["then"]] = (max(count, reason["n"]), axes + [axis])
     return causes
 
 

@@ -29,6 +29,7 @@ from ..llm.batch import BatchPending
 from ..records import AXES, RECORD_FORMAT, JudgmentRecord, ResponseRecord
 from ..rundir import RunDir
 from ..seeds import record_seed
+from .asked import Asked, asked_path, write_asked
 from .parse import InvalidJudgment, parse_rq, parse_tf
 from .prompts import PROMPT_VERSION, RQ_SCHEMA, TF_SCHEMA, prompt_hash, rq_messages, tf_messages
 
@@ -145,19 +146,23 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
     semaphore = asyncio.Semaphore(concurrency)
     written = judged = errors = cached = waiting = 0
 
+    waiting_keys = []
+    asked_path(path).unlink(missing_ok=True)  # a pass stopped midway leaves no record of what it asked
+
     async def bounded(record, axis):
         async with semaphore:
-            return await _judge_one(record, items[record.id], axis, backend, cache, seed, counter)
+            return (record, axis), await _judge_one(record, items[record.id], axis, backend, cache, seed, counter)
 
     if todo:  # nothing to judge (every item failed, or all judged): no file made for it
         with AppendLog(path) as log, tqdm(total=len(todo), unit="judgment", desc=f"judging with {backend.model}",
                                           disable=not progress) as bar:
             async with concurrently(bounded(r, a) for r, a in todo) as completed:
                 for future in completed:
-                    result = await future
+                    (record, axis), result = await future
                     bar.update(1)
                     if result is None:
                         waiting += 1
+                        waiting_keys.append([record.id, record.epoch, axis])
                         continue
                     await asyncio.to_thread(log.append, result.to_json())  # the fsync must not stall calls in flight
                     written += 1
@@ -166,6 +171,12 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
                     cached += bool(result.cached)
     from ihbench.barge_in.points import failed_rounds
 
+    batch = getattr(backend, "folder", None)  # a `--judge-batch` BatchLLM: its folder holds what waits
+    if todo or path.exists():  # nothing to judge and nothing judged before: no file, and no record of it
+            write_asked(path, Asked(judge_model=backend.model, axes=list(axes),
+                                batch=str(Path(batch).resolve()) if batch else None, waiting=sorted(waiting_keys),
+                                answers=sorted(r.digest for r in responses if r.answered),
+                                unusable=sum(getattr(backend, "unusable", {}).values())))
     answered = sum(r.answered for r in responses)
     return JudgeSummary(path=path, planned=answered * len(axes), written=written,
                         skipped=answered * len(axes) - len(todo), judged=judged, judge_errors=errors,

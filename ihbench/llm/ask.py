@@ -39,6 +39,20 @@ class Answer:
     usage: dict = field(default_factory=dict)
 
 
+#: how a re-ask begins: the answer before it could not be used (`reask_reason` reads it back)
+REASK = "That answer could not be used: "
+
+
+def reask_reason(messages: list[dict]) -> Optional[str]:
+    """Why `messages` re-ask (the problem with the answer before them), or None for a first question:
+    a batch of answers is read in another round, and its unusable answers are said there."""
+    if len(messages) >= 2 and messages[-2].get("role") == "assistant" and messages[-1].get("role") == "user":
+        text = messages[-1].get("content")
+        if isinstance(text, str) and text.startswith(REASK):
+            return text[len(REASK):].rsplit(". Answer again with JSON only.", 1)[0]
+    return None
+
+
 async def ask_structured(llm: TextLLM, messages: list[dict], *, schema_name: str, schema: dict,
                          parse: Callable[[str], Any], prompt_hash: str, task: str, epoch: int = 0,
                          cache: Optional[LLMCache] = None, max_reasks: int = 1,
@@ -86,10 +100,8 @@ async def _ask(llm: TextLLM, conversation: list[dict], schema_name: str, schema:
             if ask == max_reasks:
                 after = "a re-ask" if max_reasks == 1 else f"{max_reasks} re-asks"
                 raise invalid(f"invalid after {after}: {error}") from None
-            conversation = conversation + [
-                {"role": "assistant", "content": text},
-                {"role": "user", "content": f"That answer could not be used: {error}. Answer again with JSON only."},
-            ]
+            conversation = conversation + [{"role": "assistant", "content": text},
+                                           {"role": "user", "content": f"{REASK}{error}. Answer again with JSON only."}]
     raise AssertionError("unreachable")
 
 

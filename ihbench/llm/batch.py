@@ -18,13 +18,16 @@ new questions are written again.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from pathlib import Path
 from typing import Optional
 
 from ihbench.dataset.errors import ItemFailure, UsageError
+from ihbench.dataset.io import exclusive, lock_file_for
 
+from .ask import reask_reason
 from .backends import response_format
 
 REQUESTS = "requests.jsonl"
@@ -55,10 +58,18 @@ class BatchLLM:
         self.temperature = temperature
         if self.folder.exists() and not self.folder.is_dir():
             raise UsageError(f"{self.folder}: not a folder (the batch folder holds {REQUESTS} and the answer files)")
-        check_requests(self.folder)
-        self.answers = read_answers(self.folder)
+        self._lock = contextlib.ExitStack()  # one command at a time: each rewrites requests.jsonl at its end
+        self._lock.enter_context(exclusive(lock_file_for(self.folder), f"batch folder {self.folder}"))
+        try:
+            check_requests(self.folder)
+            self.answers = read_answers(self.folder)
+        except BaseException:
+            self._lock.close()
+            raise
+        self.others = 0  # questions of the file that another command asked, kept in it
         self.pending: dict[str, dict] = {}
         self.failed = 0
+        self.unusable: dict[str, int] = {}  # why an answer could not be used: how many were asked again for it
 
     def body(self, messages: list[dict], schema_name: str, schema: dict) -> dict:
         body = {"model": self.model, "messages": messages, "temperature": self.temperature}
@@ -71,6 +82,9 @@ class BatchLLM:
         key = custom_id(body)
         if key not in self.answers:
             self.pending[key] = body
+            why = reask_reason(messages)
+            if why is not None:  # the last round's answer to it could not be used
+                self.unusable[why] = self.unusable.get(why, 0) + 1
             raise BatchPending(f"waiting for its answer: request {key} is in {self.folder / REQUESTS}")
         where, line, answer = self.answers[key]
         failure = _failure(answer)
@@ -93,31 +107,53 @@ class BatchLLM:
                 "temperature": self.temperature}
 
     async def close(self) -> None:
-        """Writes the questions still waiting (replacing the last round's file), or removes the file
-        when none waits: a stale input file would be submitted again for nothing."""
+        """Writes the questions still waiting, or removes the file when none waits. Questions the
+        file held that this command did not ask, and that no answer in the folder answers, are
+        another command's (another run, judge model or prompt version) and are kept, counted in
+        `others`: the folder may be shared, and a question dropped would be lost without a word."""
         from ihbench.dataset.io import write_atomic
 
-        target = self.folder / REQUESTS
-        if not self.pending:
-            target.unlink(missing_ok=True)
-            return
-        lines = [json.dumps({"custom_id": key, "method": "POST", "url": ENDPOINT, "body": body}, ensure_ascii=False)
-                 for key, body in self.pending.items()]
-        text = "\n".join(lines) + "\n"
-        if len(lines) > MAX_REQUESTS or len(text.encode("utf-8")) > MAX_BYTES:
-            raise UsageError(f"{target}: {len(lines)} requests, {len(text.encode('utf-8')) // 2**20} MB, over the Batch "
-                             f"API's {MAX_REQUESTS} requests or {MAX_BYTES // 2**20} MB a file; check fewer points at once")
-        self.folder.mkdir(parents=True, exist_ok=True)
-        write_atomic(target, text)
+        try:
+            target = self.folder / REQUESTS
+            answered = {key for key, (_, _, answer) in read_answers(self.folder).items() if not _failure(answer)}
+            earlier = [(line["custom_id"], line["body"]) for _, line in _request_lines(target)]
+            kept = {key: body for key, body in earlier if key not in self.pending and key not in answered}
+            self.others = len(kept)
+            waiting = {**kept, **self.pending}
+            if not waiting:
+                target.unlink(missing_ok=True)
+                return
+            lines = [json.dumps({"custom_id": key, "method": "POST", "url": ENDPOINT, "body": body}, ensure_ascii=False)
+                     for key, body in waiting.items()]
+            text = "\n".join(lines) + "\n"
+            if len(lines) > MAX_REQUESTS or len(text.encode("utf-8")) > MAX_BYTES:
+                raise UsageError(f"{target}: {len(lines)} requests, {len(text.encode('utf-8')) // 2**20} MB, over the "
+                                 f"Batch API's {MAX_REQUESTS} requests or {MAX_BYTES // 2**20} MB a file; check fewer "
+                                 "points at once")
+            self.folder.mkdir(parents=True, exist_ok=True)
+            write_atomic(target, text)
+        finally:
+            self._lock.close()
 
     def waiting_line(self) -> Optional[str]:
         """What the user does next, or None when every question was answered."""
-        if not self.pending:
+        if not self.pending and not self.others:
             return None
-        again = f" ({self.failed} of them failed in an earlier batch and are asked again)" if self.failed else ""
+        if not self.pending:
+            return (f"{self.folder / REQUESTS} keeps {self.others} question(s) another command asked (another run, "
+                    "judge model or prompt version), not answered yet; remove the file if they are no longer wanted")
+        others = (f"; it also keeps {self.others} question(s) another command asked (another run, judge model or "
+                  "prompt version): remove those lines if they are no longer wanted") if self.others else ""
+        again = [f"{self.failed} failed in an earlier batch"] if self.failed else []
+        unusable = sum(self.unusable.values())
+        if unusable:
+            top = max(self.unusable, key=self.unusable.get)
+            more = f", and {len(self.unusable) - 1} other problem(s)" if len(self.unusable) > 1 else ""
+            again.append(f"{unusable} had an answer that could not be used (e.g. {top}{more})")
+        again = f" ({' and '.join(again)}: asked again)" if again else ""
         return (f"{len(self.pending)} question(s){again} wait for answers in {self.folder / REQUESTS} (OpenAI Batch API input, "
                 f"endpoint {ENDPOINT}): submit it as a batch (or `vllm run-batch -i {REQUESTS} -o answers.jsonl`), put "
-                f"the output file in {self.folder}, and run the same command again")
+                f"the output file in {self.folder}, and run the same command again{others}")
 
 
 def read_answers(folder: Path) -> dict[str, tuple[Path, int, dict]]:
@@ -146,17 +182,23 @@ def read_answers(folder: Path) -> dict[str, tuple[Path, int, dict]]:
 def check_requests(folder: Path) -> None:
     """The waiting requests file as this toolkit wrote it: a line whose body no longer hashes to its
     custom_id was edited, and its answer would be scored as the answer to another question."""
+    _request_lines(folder / REQUESTS)
+
+
+def _request_lines(path: Path) -> list:
+    """(line number, request) of a requests file, each checked (`check_requests`); [] when there is none."""
     from ihbench.dataset.io import json_lines
 
-    path = folder / REQUESTS
     if not path.is_file():
-        return
-    for number, line in json_lines(path, BatchFileError, where="{path} line {number}"):
+        return []
+    lines = list(json_lines(path, BatchFileError, where="{path} line {number}"))
+    for number, line in lines:
         body = line.get("body") if isinstance(line, dict) else None
         if not isinstance(body, dict) or line.get("custom_id") != custom_id(body):
             raise BatchFileError(f"{path} line {number}: changed since it was written (its body no longer matches "
                                  "its custom_id); an answer to it would be taken for another question. Delete the "
                                  "file and run the command again to write it anew")
+    return lines
 
 
 def _same_model(answered_by: str, asked: str) -> bool:

@@ -21,6 +21,7 @@ from ..rundir import RunDir
 from ..summaries import ReportSummary
 from .devset import baseline_rq, dev_set_of, run_console_line
 from .diagnostics import diagnose
+from .not_judged import not_judged_why
 
 log = logging.getLogger("ihbench")
 
@@ -82,9 +83,9 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
     for line in torn:  # said once here, by a reader: the judge (the writer) repairs it and judges it again
         log.warning("%s line %d: incomplete (cut mid-line: the judge stopped while writing it, or the file was "
                     "cut); the record is left out, and `ihbench judge` judges that answer again", files[0], line)
-    summary["not_judged_why"] = not_judged_why(summary["not_judged"], judgments,
-                                               sorted((getattr(run, "damaged_judgments", {}) or {}).get(files[0], [])
-                                                      + torn) if files else [], files[0] if files else None)
+    damaged = sorted((getattr(run, "damaged_judgments", {}) or {}).get(files[0], []) + torn) if files else []
+    summary["not_judged_why"] = not_judged_why(run_dir, responses, judgments, damaged,
+                                               files[0] if files else run.judgments_path())
     summary["judges"] = [{"judge_model": m, "prompt_version": v, "prompt_hash": h} for m, v, h in summary["judges"]]
     if isinstance(info.extra.get("barge_in"), dict):  # on-policy points: the cuts planned, placed, and why not
         from ihbench.barge_in.points import cut_counts
@@ -143,28 +144,6 @@ def nothing_to_compare(agreement: dict, *files: tuple[Path, list[JudgmentRecord]
         notes.append(f"no {axis.upper()} inter-judge agreement: " + ("; ".join(why) if why else
                      "no answer has a verdict of both judges") + " to compare")
     return notes
-
-
-def not_judged_why(waiting: dict, judgments: list[JudgmentRecord], damaged: list[int],
-                   path: Optional[Path]) -> dict:
-    """{axis: why its answers without a verdict have none}, for those with some: an axis the file has
-    no record of while it has the other's was left out on purpose (`ihbench judge --axes`), unless
-    damaged lines of the file (`damaged`: a torn last line too) were left out (theirs may be among
-    them: then that is said, and no cause guessed); otherwise they were answered after the last judge."""
-    why = {}
-    judged_axes = {j.axis for j in judgments}
-    for axis, count in waiting.items():
-        if not count:
-            continue
-        if damaged:
-            lines = ", ".join(map(str, damaged[:5])) + (", ..." if len(damaged) > 5 else "")
-            why[axis] = f"{path} has {len(damaged)} damaged line(s) ({lines}), left out" + (
-                "; the others have no line in it" if count > len(damaged) else "")
-        elif judged_axes and axis not in judged_axes:
-            why[axis] = f"the judge ran with --axes {','.join(sorted(judged_axes))}"
-        else:
-            why[axis] = "answered after the last `ihbench judge`"
-    return why
 
 
 def heard_as_audio(setting: Optional[str], modality: Optional[str], responses: list[ResponseRecord],

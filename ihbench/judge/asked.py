@@ -1,0 +1,72 @@
+"""What the last `ihbench judge` into a judgments file asked, kept beside it (`judgments.asked.json`).
+
+An answer with no verdict has one of several causes: its question waits in a `--judge-batch`
+folder, the judge ran with `--axes` leaving its axis out, it was answered after the judge ran, or
+its judgment line was lost since. Only the judge knows which; written down at the end of each
+pass, the report reads the cause instead of guessing it from what the judgments file lacks.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Optional
+
+log = logging.getLogger("ihbench")
+
+SUFFIX = ".asked.json"
+
+
+@dataclass
+class Asked:
+    judge_model: str
+    axes: list[str]
+    #: the `--judge-batch` folder, or None for live questions
+    batch: Optional[str] = None
+    #: [id, epoch, axis] of the questions written to the batch folder, with no answer yet
+    waiting: list = field(default_factory=list)
+    #: the answers the judge was given (`ResponseRecord.digest`), so one written since is known as such
+    answers: list = field(default_factory=list)
+    #: batch answers that could not be used (empty, not the JSON asked for): asked again, so waiting
+    unusable: int = 0
+
+    def waits(self, key: tuple) -> bool:
+        if not hasattr(self, "_waiting"):
+            self._waiting = {tuple(k) for k in self.waiting}
+        return tuple(key) in self._waiting
+
+    def saw(self, digest: str) -> bool:
+        if not hasattr(self, "_answers"):
+            self._answers = set(self.answers)
+        return digest in self._answers
+
+
+def asked_path(judgments: Path) -> Path:
+    """`judgments.jsonl` -> `judgments.asked.json`, beside the file it describes."""
+    judgments = Path(judgments)
+    return judgments.with_name(judgments.stem + SUFFIX)
+
+
+def write_asked(judgments: Path, asked: Asked) -> None:
+    from ihbench.dataset.io import write_json_atomic
+
+    write_json_atomic(asked_path(judgments), {k: v for k, v in asdict(asked).items() if not k.startswith("_")})
+
+
+def read_asked(judgments: Path) -> Optional[Asked]:
+    """The record, or None when there is none or it cannot be read (said once: the report then
+    names no cause it cannot know)."""
+    path = asked_path(judgments)
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        asked = Asked(**{k: data[k] for k in ("judge_model", "axes", "batch", "waiting", "answers", "unusable")})
+        if not (isinstance(asked.axes, list) and isinstance(asked.waiting, list) and isinstance(asked.answers, list)):
+            raise TypeError("axes, waiting and answers must be lists")
+        return asked
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        log.warning("%s: not readable (%s: %s); the causes of answers without a verdict are not known from it "
+                    "(the next `ihbench judge` writes it again)", path, type(error).__name__, error)
+        return None

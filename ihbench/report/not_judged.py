@@ -1,0 +1,52 @@
+"""Why answers of a run have no verdict yet, as facts: the judge's record of what it asked
+(`ihbench.judge.asked`), the damaged lines of the judgments file, or no judgments file at all.
+Never a cause guessed from what the file lacks: where nothing says why, the report says so."""
+from __future__ import annotations
+
+from pathlib import Path
+from ..judge.asked import asked_path, read_asked
+from ..records import AXES, JudgmentRecord, ResponseRecord
+
+
+def not_judged_why(run: Path, responses: list[ResponseRecord], judgments: list[JudgmentRecord],
+                   damaged: list[int], path: Path) -> dict:
+    """{axis: [{"n", "why", "then"}]}: for each axis with answers that have no judgment of it, how
+    many have each cause, and the command that judges them. `path` is the judgments file (which
+    may not exist: a judge whose every question waits in a batch writes none)."""
+    judged = {axis: {(j.id, j.epoch) for j in judgments if j.axis == axis} for axis in AXES}
+    missing = {axis: [r for r in responses if r.answered and r.key not in judged[axis]] for axis in AXES}
+    asked = read_asked(path) if not damaged else None
+    why = {}
+    for axis, answers in missing.items():
+        if not answers:
+            continue
+        causes: dict[tuple[str, str], int] = {}
+        for answer in answers:
+            cause = _cause(run, answer, axis, path, damaged, asked)
+            causes[cause] = causes.get(cause, 0) + 1
+        why[axis] = [{"n": n, "why": text, "then": then} for (text, then), n in causes.items()]
+    return why
+
+
+def _cause(run: Path, answer: ResponseRecord, axis: str, path: Path, damaged: list[int], asked) -> tuple[str, str]:
+    judge = f"`ihbench judge {run}` judges only those"
+    if asked is None and not path.exists():
+        return "the run was not judged", judge
+    if damaged:  # theirs may be among the lines left out: said, and no other cause named
+        lines = ", ".join(map(str, damaged[:5])) + (", ..." if len(damaged) > 5 else "")
+        return f"{path} has {len(damaged)} damaged line(s) ({lines}), left out", judge
+    if asked is None:
+        return (f"{asked_path(path).name} is missing beside it, so what the last judge asked is not known (it was "
+                "stopped before it finished, or an older version judged)"), judge
+    if asked.waits((answer.id, answer.epoch, axis)):
+        batch = Path(asked.batch) if asked.batch else None
+        unusable = (f"; {asked.unusable} of the judge's questions had a batch answer that could not be used and "
+                    "were asked again") if asked.unusable else ""
+        return (f"their questions wait in the batch folder {batch}{unusable}",
+                f"answer {batch / 'requests.jsonl' if batch else 'requests.jsonl'} and run `ihbench judge {run} "
+                f"--judge-model {asked.judge_model} --judge-batch {batch}` again")
+    if not asked.saw(answer.digest):
+        return "answered after the last `ihbench judge`", judge
+    if axis not in asked.axes:
+        return f"the last judge ran with --axes {','.join(asked.axes)}", f"`ihbench judge {run} --axes {axis}` judges only those"
+    return (f"the last judge judged them, but {path} holds no judgment of them (cut or edited since)", judge)
