@@ -232,6 +232,18 @@ def test_an_option_without_a_value_or_a_key_is_refused_when_parsed(command, opti
     assert os.listdir(cwd) == []
 
 
+@pytest.mark.parametrize("option, flag", [("loader=qwen2-audio", "--model"), ("model_path=other", "--model-path")])
+def test_sid_refuses_a_loader_setting_given_by_an_option_and_by_its_flag(option, flag, cwd, capsys):
+    """sid --detector audio-llm --option loader=X beside --model Y used Y without a word."""
+    argv = SID_AUDIO_LLM + ["--option", option]
+    assert _exit_code(argv) == 2
+    assert f"--option {option} and {flag} name the same setting twice; give it once" in _one_error(capsys, "sid")
+    assert os.listdir(cwd) == []
+    # the same value twice is no conflict: what stops this one is the next check, --data
+    assert _exit_code(SID_AUDIO_LLM + ["--option", "model_path=m", "--option", "loader=openai"]) == 2
+    assert "same setting twice" not in _one_error(capsys, "sid")
+
+
 def test_an_option_with_a_value_still_parses_as_json_or_text():
     from ihbench.dataset.argtypes import key_value
 

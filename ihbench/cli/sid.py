@@ -66,6 +66,11 @@ def main(args: argparse.Namespace) -> int:
     if args.hop is not None:
         options["hop_ms"] = args.hop
     if args.model:
+        both = [f"--option {name}={options[name]}" for name, flag in (("loader", args.model), ("model_path", args.model_path))
+                if options.get(name) not in (None, flag)]
+        if both:  # two values for one setting: neither is dropped without a word
+            raise UsageError(f"{both[0]} and --{'model' if both[0].startswith('--option loader') else 'model-path'} "
+                             "name the same setting twice; give it once")
         options.update(loader=args.model, model_path=args.model_path)
     if args.detector == "audio-llm":
         options = _loader_options(options, args.base_url)
