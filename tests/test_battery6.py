@@ -201,3 +201,42 @@ def test_a_batch_folder_shared_by_two_runs_keeps_both_runs_questions_and_one_com
     assert judge(first)[0] == 0 and judge(second)[0] == 0
     assert not (folder / REQUESTS).exists()  # every question answered: nothing left to submit
     assert not lock_file_for(folder).exists()
+
+
+def test_sid_into_an_out_holding_another_detector_s_results_is_refused_a_rerun_is_not(tmp_path, capsys):
+    import shutil
+
+    import numpy as np
+    from test_battery5_files import _sid_noise
+
+    root = _sid_noise(tmp_path / "sb", {"n0.wav": np.full(32_000, 0.01), "n1.wav": np.full(24_000, 0.02)})
+    out = tmp_path / "s"
+
+    def sid(data, detector="energy"):
+        return main(["sid", "--data", str(data), "--config", "sid_noise", "--detector", detector, "--out", str(out),
+                     "--quiet"])
+
+    assert sid(root) == 0 and sid(root) == 0  # the same scoring again: a rerun replaces its own results
+    before = (out / "summary.json").read_bytes()
+    other = tmp_path / "other"
+    shutil.copytree(root, other)
+    capsys.readouterr()
+    assert sid(other) == 2
+    assert _one_error(capsys, "sid") == (f"ihbench sid: error: --out: {out} holds the results of the detector energy "
+                                         f"on sid_noise of {root}; this command would replace them with another's: "
+                                         "give another --out (or remove that folder first)")
+    assert sid(root, "silero-vad") == 2
+    assert (out / "summary.json").read_bytes() == before
+
+
+def test_a_build_record_without_its_fields_is_said_by_the_report_not_taken_for_not_the_dev_set(
+        official, tmp_path, capsys):
+    from test_battery5_files import _built
+    from test_battery_round3 import _answered
+
+    run = _answered(_built(official), tmp_path / "run")  # build_info.json: {}
+    capsys.readouterr()
+    assert main(["report", str(run), "--quiet", "--n-bootstrap", "10", "--out", str(tmp_path / "rep")]) == 0
+    err = capsys.readouterr().err
+    assert (f"{official / 'build_info.json'}: missing field 'builder'; whether {official} is a build of the dev set "
+            "is not known, and the report says nothing of its baselines") in err, err

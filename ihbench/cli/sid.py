@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 import sys
 
 
@@ -74,6 +75,7 @@ def main(args: argparse.Namespace) -> int:
         options.update(loader=args.model, model_path=args.model_path)
     if args.detector == "audio-llm":
         options = _loader_options(options, args.base_url)
+    _refuse_replacing_another(args, options.get("model_path"))
     try:
         summary = run_sid(args.data, args.config, args.out, detector=args.detector, predictions_file=args.predictions,
                           options=options, limit=args.limit, tolerance=args.tolerance, progress=not args.quiet,
@@ -96,6 +98,38 @@ def main(args: argparse.Namespace) -> int:
         return 0
     print(f"wrote {args.out}/predictions.jsonl, summary.json, timing_errors.png")
     return 0
+
+
+def _refuse_replacing_another(args: argparse.Namespace, model_path) -> None:
+    """An --out holding another detector's (or model's, config's, data's) results is not replaced
+    without a word; scoring the same again into it is (a rerun)."""
+    from ihbench.dataset.errors import UsageError
+    from ihbench.dataset.outputs import folder_kind
+    from ihbench.summaries import SummaryError, read_summary
+
+    if folder_kind(args.out) != "sid":
+        return
+    try:
+        earlier = read_summary(Path(args.out) / "summary.json")
+    except SummaryError:
+        return  # a damaged summary is replaced: it holds no results anyone could read
+
+    def place(value) -> str:
+        path = Path(str(value)).expanduser()
+        return str(path.resolve()) if path.exists() else str(value)
+
+    def identity(detector, predictions, model, config, data) -> tuple:
+        scored = ("detector", detector) if detector else ("prediction file", place(predictions))
+        return (*scored, model, config, place(data))
+
+    detector = earlier.detector or {}
+    then = identity(detector.get("detector"), detector.get("predictions_file"),
+                    (detector.get("model") or {}).get("model_path"), earlier.config, earlier.data)
+    if then != identity(args.detector, args.predictions, model_path, args.config, args.data):
+        model = f" ({then[2]})" if then[2] else ""
+        raise UsageError(f"--out: {args.out} holds the results of the {then[0]} {then[1]}{model} on {then[3]} of "
+                         f"{earlier.data}; this command would replace them with another's: give another --out (or "
+                         "remove that folder first)")
 
 
 def _loader_options(options: dict, base_url) -> dict:
