@@ -7,6 +7,7 @@ life of the command, so a second `ihbench run` on it fails at once instead of do
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import platform
@@ -93,6 +94,12 @@ def select_items(items: list[EvalItem], types: Optional[Sequence[str]], limit: O
 
 
 def versions() -> dict:
+    return dict(_versions())
+
+
+@functools.lru_cache(maxsize=1)
+def _versions() -> dict:
+    """Once a process: importlib.metadata walks every installed distribution for each name (40 ms)."""
     from importlib.metadata import PackageNotFoundError, version
 
     versions = {"python": platform.python_version()}

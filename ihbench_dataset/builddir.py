@@ -16,6 +16,8 @@ folder, not a build. Build, set-baseline, sid-import, the loader and publish go 
 """
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import shutil
 from contextlib import contextmanager
@@ -125,24 +127,14 @@ class BuildDir:
         none without a card."""
         if not self.has_card():
             return []
-        import yaml
-        from huggingface_hub import DatasetCard
-        from huggingface_hub.repocard import REGEX_YAML_BLOCK
-
         try:
             text = self.card_path.read_text(encoding="utf-8")
         except UnicodeDecodeError as error:
             raise BuildDirError(f"{self.card_path}: not UTF-8 text (byte {error.start}); {AGAIN}") from None
-        if not REGEX_YAML_BLOCK.search(text):  # no metadata block: nothing listed (said here, without the
-            return []  # "Repo card metadata block was not found" huggingface_hub logs on each read)
         try:
-            configs = DatasetCard(text).data.get("configs") or []
-        except (ValueError, yaml.YAMLError) as error:
-            said = " ".join(str(error).split())[:200]  # a YAML error's own lines (and its caret) in one line
-            raise BuildDirError(f"{self.card_path}: the card's metadata cannot be read ({said}); {AGAIN}") from None
-        if not isinstance(configs, list) or not all(isinstance(entry, dict) for entry in configs):
-            raise BuildDirError(f"{self.card_path}: `configs:` must be a list of entries")
-        return configs
+            return copy.deepcopy(_card_configs(text))
+        except _CardError as error:
+            raise BuildDirError(f"{self.card_path}: {error}") from None
 
     def config_names(self) -> list[str]:
         return [entry.get("config_name", "default") for entry in self.card_configs()]
@@ -254,6 +246,30 @@ class BuildDir:
         for name in self.files():
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(self.path / name, target / name)
+
+
+class _CardError(ValueError):
+    pass
+
+
+@functools.lru_cache(maxsize=16)
+def _card_configs(text: str) -> list[dict]:
+    """The `configs:` of a card's text, parsed once per text: every reader of a dataset asks for them
+    several times (check, load, config files), and YAML is slow to parse (~40 ms for the dev set's)."""
+    import yaml
+    from huggingface_hub import DatasetCard
+    from huggingface_hub.repocard import REGEX_YAML_BLOCK
+
+    if not REGEX_YAML_BLOCK.search(text):  # no metadata block: nothing listed (said here, without the
+        return []  # "Repo card metadata block was not found" huggingface_hub logs on each read)
+    try:
+        configs = DatasetCard(text).data.get("configs") or []
+    except (ValueError, yaml.YAMLError) as error:
+        said = " ".join(str(error).split())[:200]  # a YAML error's own lines (and its caret) in one line
+        raise _CardError(f"the card's metadata cannot be read ({said}); {AGAIN}") from None
+    if not isinstance(configs, list) or not all(isinstance(entry, dict) for entry in configs):
+        raise _CardError("`configs:` must be a list of entries")
+    return configs
 
 
 def _patterns(data_files) -> list[str]:
