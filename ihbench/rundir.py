@@ -12,7 +12,6 @@ Every record read back is checked against its schema; a bad one is reported and 
 """
 from __future__ import annotations
 
-import json
 import logging
 from collections import Counter
 from contextlib import contextmanager
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
 from ihbench.dataset.errors import IHBenchError
-from ihbench.dataset.io import exclusive, lock_file_for, new_folders, read_records, write_json_atomic
+from ihbench.dataset.io import exclusive, lock_file_for, new_folders, read_json_object, read_records, write_json_atomic
 
 from .records import JudgmentRecord, RecordError, ResponseRecord, RunInfo
 
@@ -90,12 +89,9 @@ class RunDir:
         if not self.info_path.is_file():
             raise RunDirError(f"{self.info_path}: is a folder, not the JSON file `ihbench run` writes; move it "
                               "away, or give another run")
+        data = read_json_object(self.info_path, RunDirError)
         try:
-            return RunInfo.from_json(json.loads(self.info_path.read_text(encoding="utf-8")))
-        except json.JSONDecodeError as error:
-            raise RunDirError(f"{self.info_path}: not valid JSON ({error.msg})") from None
-        except UnicodeDecodeError as error:
-            raise RunDirError(f"{self.info_path}: not UTF-8 text (byte {error.start})") from None
+            return RunInfo.from_json(data)
         except RecordError as error:
             raise RunDirError(f"{self.info_path}: {error}") from None
 

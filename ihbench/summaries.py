@@ -21,7 +21,6 @@ reports. `summary_kind` is the one place that recognises them.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Optional, Union
@@ -398,15 +397,10 @@ def summary_kind(data: dict) -> Any:
 def read_summary(path) -> Summary:
     """summary.json at `path`, typed by its kind (`summary_kind`); a file that cannot be read as one is
     refused with the file and the reason."""
+    from ihbench.dataset.io import read_json_object
+
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise SummaryFileError(f"{path}: not valid JSON ({error.msg}, line {error.lineno})") from None
-    except UnicodeDecodeError as error:
-        raise SummaryFileError(f"{path}: not UTF-8 text (byte {error.start})") from None
-    if not isinstance(data, dict):
-        raise SummaryFileError(f"{path}: expected a JSON object")
+    data = read_json_object(path, SummaryFileError)
     kind = summary_kind(data)
     if not (isinstance(kind, str) and kind in TYPES):
         reason = "no kind field, and not a summary any version wrote" if kind is None else f"unknown kind {kind!r}"

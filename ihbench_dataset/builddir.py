@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import json
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,7 +26,8 @@ from typing import Callable, Iterator, Sequence
 from .build_info import BuildInfo, BuildInfoError
 from .content_names import name_by_content, split_of
 from .errors import IHBenchError
-from .io import exclusive, lock_file_for, new_folders, temporary_sibling, write_atomic, write_json_atomic
+from .io import (exclusive, lock_file_for, new_folders, read_json_object, temporary_sibling, write_atomic,
+                 write_json_atomic)
 
 CARD = "README.md"
 INFO = "build_info.json"
@@ -89,15 +89,7 @@ class BuildDir:
         refused naming the file. Every reader of a dataset folder calls it (`load.resolve_source`),
         so a damaged record is said once, not read as "no build" by whoever looks at it next (the
         report's dev-set note, publish)."""
-        try:
-            data = json.loads(self.info_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise BuildDirError(f"{self.info_path}: not valid JSON ({error.msg}); {AGAIN}") from None
-        except UnicodeDecodeError as error:
-            raise BuildDirError(f"{self.info_path}: not UTF-8 text (byte {error.start}); {AGAIN}") from None
-        if not isinstance(data, dict):
-            raise BuildDirError(f"{self.info_path}: not a JSON object (a {type(data).__name__}); {AGAIN}")
-        return data
+        return read_json_object(self.info_path, BuildDirError, hint=AGAIN)
 
     def write_info(self, info: BuildInfo) -> None:
         write_json_atomic(self.info_path, info.to_json())

@@ -8,7 +8,6 @@ Noise clips (white, pink, brown noise, mains hum, silence) are seeded, so rebuil
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -17,6 +16,7 @@ import numpy as np
 from .audio import encode_flac
 from .audio_format import SAMPLING_RATE
 from .errors import IHBenchError
+from .io import read_json_object
 from .sources import USER_VOICES
 
 SID_SOURCES = Path(__file__).parent / "sources" / "sid" / "utterances.json"
@@ -36,17 +36,7 @@ def load_sid_sources(path: Optional[Path] = None) -> dict:
     non-empty text `lead` and `cue`) and `negatives` (non-empty texts). A file that is not that
     is refused naming the file and the field, before a build writes anything."""
     path = Path(path or SID_SOURCES)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise SidSourceError(f"{path}: malformed JSON at line {error.lineno}: {error.msg}") from None
-    except UnicodeDecodeError:
-        raise SidSourceError(f"{path}: not UTF-8 text") from None
-    except OSError as error:
-        raise SidSourceError(f"{path}: cannot be read ({error.strerror or error})") from None
-    if not isinstance(data, dict):
-        raise SidSourceError(f"{path}: expected a JSON object with 'positives' and 'negatives' lists, "
-                             f"got {type(data).__name__}")
+    data = read_json_object(path, SidSourceError, hint="expected an object with 'positives' and 'negatives' lists")
     for field in ("positives", "negatives"):
         if not isinstance(data.get(field), list) or not data[field]:
             raise SidSourceError(f"{path}: {field}: expected a non-empty list, got "

@@ -164,19 +164,9 @@ def _check_json_object(file) -> None:
     is not JSON is skipped without a word, and the model then generates with defaults its makers
     did not choose (other end tokens, other sampling). So every JSON file of the folder is read
     here once, by the same rule, and a damaged one is named."""
-    import json
+    from ihbench.dataset.io import read_json_object
 
-    try:
-        value = json.loads(file.read_bytes().decode("utf-8"))
-    except UnicodeDecodeError as error:
-        raise ModelFolderError(f"{file}: not UTF-8 text (byte {error.start}); copy it again") from None
-    except json.JSONDecodeError as error:
-        raise ModelFolderError(f"{file}: not valid JSON ({error.msg} at line {error.lineno} column {error.colno}); "
-                               "copy it again") from None
-    except OSError as error:
-        raise ModelFolderError(f"{file}: cannot be read ({error.strerror or error})") from None
-    if not isinstance(value, dict):
-        raise ModelFolderError(f"{file}: expected a JSON object, got {type(value).__name__}")
+    read_json_object(file, ModelFolderError, hint="copy it again")
 
 
 class Loader(ABC):

@@ -468,13 +468,13 @@ def test_sid_on_a_config_that_is_not_sid_names_it_and_the_sid_configs(config, tm
 
 
 @pytest.mark.parametrize("content, message", [
-    ("[]", "expected a JSON object with 'positives' and 'negatives' lists, got list"),
+    ("[]", "not a JSON object (a list); expected an object with 'positives' and 'negatives' lists"),
     ('{"positives": 5}', "positives: expected a non-empty list, got 5"),
     ('{"positives": [{"lead": "a", "cue": "b"}]}', "negatives: expected a non-empty list, got nothing"),
     ('{"positives": ["x"], "negatives": ["n"]}', "positives[0]: expected an object with 'lead' and 'cue' texts"),
     ('{"positives": [{"lead": "a"}], "negatives": ["n"]}', "positives[0].cue: missing or empty"),
     ('{"positives": [{"lead": "a", "cue": "b"}], "negatives": [3]}', "negatives[0]: must be a non-empty string"),
-    ("{not json", "malformed JSON at line 1"),
+    ("{not json", "not valid JSON (Expecting property name enclosed in double quotes at line 1 column 2)"),
 ])
 def test_build_refuses_a_malformed_sid_sources_file_before_writing(content, message, tmp_path, capsys):
     bad = tmp_path / "bad.json"

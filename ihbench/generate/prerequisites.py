@@ -4,13 +4,12 @@ resumed run, which must not give its later calls another caller or another workf
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Optional
 
 from ihbench.dataset.errors import UsageError
-from ihbench.dataset.io import write_json_atomic
+from ihbench.dataset.io import read_json_object, write_json_atomic
 
 from . import agents as a
 from .usage import Usage
@@ -27,12 +26,9 @@ def slugify(goal: str, limit: int = 48) -> str:
 
 
 def _read(path: Path, intents: int) -> dict:
-    try:
-        prereq = json.loads(path.read_text(encoding="utf-8"))
-        keys = ("domain", "goal", "knowledge_base", "system_message", "user_voice", "intents")
-        missing = [k for k in keys if k not in prereq]
-    except (OSError, json.JSONDecodeError) as error:
-        raise UsageError(f"{path}: unreadable prerequisites ({error}); delete it to write new ones") from None
+    prereq = read_json_object(path, UsageError, hint="delete it to write new ones")
+    keys = ("domain", "goal", "knowledge_base", "system_message", "user_voice", "intents")
+    missing = [k for k in keys if k not in prereq]
     if missing:
         raise UsageError(f"{path}: missing {', '.join(missing)}; delete it to write new ones")
     if len(prereq["intents"]) != intents:

@@ -7,6 +7,7 @@
     locks.py      one writer per directory (exclusive, lock_file_for), the lock gone when it ends
     folders.py    folders made for an output, removed again when nothing was written (new_folders)
     cache.py      the one cache folder (cache_root)
+    json_object.py  a JSON file read whole as an object, its problems in one line (read_json_object)
 """
 from .atomic import (
     atomic_path,
@@ -18,11 +19,12 @@ from .atomic import (
 )
 from .cache import cache_root
 from .folders import new_folders
+from .json_object import read_json_object
 from .jsonlines import AppendLog, CorruptLogError, json_lines, read_records
 from .locks import LockedError, exclusive, lock_file_for
 
 __all__ = [
     "AppendLog", "CorruptLogError", "LockedError", "atomic_path", "cache_root", "exclusive", "json_lines",
-    "lock_file_for", "new_folders", "read_records", "remove_stale_staging", "staging_folder", "temporary_sibling",
+    "lock_file_for", "new_folders", "read_json_object", "read_records", "remove_stale_staging", "staging_folder", "temporary_sibling",
     "write_atomic", "write_json_atomic",
 ]

@@ -163,13 +163,9 @@ def _runtime(path: Path) -> Optional[dict]:
     file = path / RUNTIME
     if not file.is_file():
         return None
-    try:
-        value = json.loads(file.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise UsageError(f"{file}: not valid JSON ({error})") from None
-    if not isinstance(value, dict):
-        raise UsageError(f"{file}: not a JSON object")
-    return value
+    from ihbench.dataset.io import read_json_object
+
+    return read_json_object(file, UsageError)
 
 
 def _recorded_benchmark(path: Path, judgments: Optional[Path]) -> Optional[tuple[str, str]]:
