@@ -65,5 +65,5 @@ browser-deps:
 $(STAMP): setup.py setup.cfg pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q torchcodec==0.13.0 -e '.[tts,models,space,dev,smart-turn]'
+	$(BIN)/pip install -q torchcodec==0.13.0 -e '.[tts,models,space,dev,smart-turn,align]'
 	touch $(STAMP)

@@ -94,6 +94,9 @@ class Response:
     error: Optional[str] = None
     #: a thinking model's reasoning, kept apart from `text` so judges see only what the agent says
     reasoning: Optional[str] = None
+    #: what the model said aloud (16 kHz mono float32), when it answers with audio: `text` is its
+    #: transcript, and `ihbench barge-in` cuts it on this audio's clock
+    audio: Optional[np.ndarray] = None
 
     @classmethod
     def failure(cls, error: BaseException, started: float) -> "Response":

@@ -22,8 +22,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Optional, Sequence, Union
 
-from ihbench.dataset.argtypes import (boolean, concurrency, count, each, env_var_name, json_value, number, rounds,
-                                      url)
+from ihbench.dataset.argtypes import (boolean, concurrency, count, each, env_var_name, json_value, model_name, number,
+                                      rounds, url)
 from ihbench.dataset.audio import encode_wav
 from ihbench.dataset.audio_format import SAMPLING_RATE
 from ihbench.dataset.errors import UsageError
@@ -148,6 +148,21 @@ def message_text(message) -> tuple[str, Optional[str]]:
     return text, "\n\n".join(thoughts) if thoughts else None
 
 
+def _reply_audio(message):
+    """The samples of an audio answer (`message.audio.data`, base64 WAV), 16 kHz mono; None without one.
+    A server asked for audio that answers only text is an error of the item: the clock it was asked
+    for is missing."""
+    from ihbench.dataset.audio import AudioError, decode_audio
+
+    audio = getattr(message, "audio", None)
+    if audio is None or not getattr(audio, "data", None):
+        raise EmptyReplyError("asked for an audio answer (--option audio_voice), the server sent none")
+    try:
+        return decode_audio(base64.b64decode(audio.data))
+    except (ValueError, AudioError) as error:
+        raise EmptyReplyError(f"the server's audio answer cannot be decoded ({error})") from None
+
+
 class OpenAICompatLoader(Loader):
     name = "openai"
     runs_via = "server (OpenAI-compatible: OpenAI, vLLM, a vendor endpoint)"
@@ -155,7 +170,7 @@ class OpenAICompatLoader(Loader):
     option_types = {"base_url": each(url()), "api_key_env": env_var_name(), "concurrency": concurrency(),
                     "timeout": number(min=0, min_open=True), "max_retries": rounds(),
                     "extra_body": json_value(dict), "stream": boolean(), "fold_system": boolean(),
-                    "max_audio_clips": count()}
+                    "max_audio_clips": count(), "audio_voice": model_name()}
 
     @classmethod
     def check_environment(cls, options: dict) -> None:
@@ -176,11 +191,14 @@ class OpenAICompatLoader(Loader):
                  api_key_env: str = "OPENAI_API_KEY",
                  concurrency: int = 8, timeout: float = 120.0, max_retries: int = 3,
                  extra_body: Optional[dict] = None, stream: bool = False, fold_system: bool = False,
-                 max_audio_clips: Optional[int] = None, client=None):
+                 max_audio_clips: Optional[int] = None, audio_voice: Optional[str] = None, client=None):
         checked = self.check_options({"base_url": base_url, "api_key_env": api_key_env, "concurrency": concurrency,
                                       "timeout": timeout, "max_retries": max_retries, "extra_body": extra_body,
                                       "stream": stream, "fold_system": fold_system,
-                                      "max_audio_clips": max_audio_clips})
+                                      "max_audio_clips": max_audio_clips, "audio_voice": audio_voice})
+        # the model answers aloud (chat completions' audio output, in this voice): its reply's audio is
+        # kept with the transcript, for `ihbench barge-in` to cut on
+        self.audio_voice = checked["audio_voice"]
         self.stream = checked["stream"]  # tool conversations: streamed, to record the time to the first token
         self.fold_system = checked["fold_system"]
         self.max_audio_clips = checked["max_audio_clips"]
@@ -188,6 +206,8 @@ class OpenAICompatLoader(Loader):
         shape = {"fold_system": True} if self.fold_system else {}
         if self.max_audio_clips is not None:
             shape["max_audio_clips"] = self.max_audio_clips
+        if self.audio_voice is not None:
+            shape["audio_voice"] = self.audio_voice
         super().__init__(model_path, base_url=base_url, concurrency=concurrency, timeout=timeout,
                          max_retries=max_retries, api_key_env=api_key_env, **shape)
         self.batch_size = concurrency
@@ -282,9 +302,14 @@ class OpenAICompatLoader(Loader):
 
     def _generate(self, conversation: ModelInput, config: GenerationConfig, seed: int) -> Response:
         started = time.perf_counter()
-        completion = self._complete(self.wire_messages(conversation), config, seed)
+        spoken = {"modalities": ["text", "audio"], "audio": {"voice": self.audio_voice, "format": "wav"}} \
+            if self.audio_voice else {}
+        completion = self._complete(self.wire_messages(conversation), config, seed, **spoken)
         usage = completion.usage
         text, reasoning = message_text(completion.choices[0].message)
+        audio = _reply_audio(completion.choices[0].message) if self.audio_voice else None
+        if audio is not None and no_text(text):  # an audio answer's words are its transcript
+            text = completion.choices[0].message.audio.transcript or ""
         if no_text(text):  # invisible characters only count as none, as for `ihbench verify`
             finish = completion.choices[0].finish_reason
             if reasoning:  # kept on the record with the error: what the budget was spent on
@@ -300,6 +325,7 @@ class OpenAICompatLoader(Loader):
             input_tokens=usage.prompt_tokens if usage else None,
             output_tokens=usage.completion_tokens if usage else None,
             reasoning=reasoning,
+            audio=audio,
         )
 
     tools_unsupported = None  # the chat-completions tools API (vLLM: with its tool-call parser flags)

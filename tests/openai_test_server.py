@@ -6,6 +6,7 @@ with a deterministic text describing what it received.
 """
 from __future__ import annotations
 
+import base64
 import json
 import threading
 import time
@@ -23,6 +24,8 @@ class Reply:
     reasoning: Optional[str] = None  # vLLM's --reasoning-parser puts thoughts in `reasoning_content`
     #: tool calls the model makes: [{"name", "arguments": dict or raw JSON text}] (finish_reason tool_calls)
     tool_calls: Optional[list] = None
+    #: an audio answer (WAV bytes), sent as chat completions' audio output: `content` is its transcript
+    audio: Optional[bytes] = None
 
 
 class OpenAITestServer:
@@ -57,7 +60,8 @@ class OpenAITestServer:
                     elif body.get("stream"):
                         self._stream(server.completion(body, reply.content, reply.reasoning, reply.tool_calls))
                     else:
-                        self._send(200, server.completion(body, reply.content, reply.reasoning, reply.tool_calls))
+                        self._send(200, server.completion(body, reply.content, reply.reasoning, reply.tool_calls,
+                                                          reply.audio))
                     return
                 if server.delay:
                     time.sleep(server.delay)
@@ -123,7 +127,7 @@ class OpenAITestServer:
 
     @staticmethod
     def completion(body: dict, content: Optional[str] = None, reasoning: Optional[str] = None,
-                   tool_calls: Optional[list] = None) -> dict:
+                   tool_calls: Optional[list] = None, spoken: Optional[bytes] = None) -> dict:
         audio = sum(1 for m in body["messages"] if isinstance(m.get("content"), list)
                     for part in m["content"] if part.get("type") == "input_audio")
         last = body["messages"][-1].get("content")
@@ -135,7 +139,9 @@ class OpenAITestServer:
         return {
             "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body["model"],
             "choices": [{"index": 0, "finish_reason": "tool_calls" if calls else "stop", "message": {
-                "role": "assistant", "content": text, **({"tool_calls": calls} if calls else {}),
+                "role": "assistant", "content": None if spoken else text, **({"tool_calls": calls} if calls else {}),
+                **({"audio": {"id": "audio-test", "data": base64.b64encode(spoken).decode(), "expires_at": 0,
+                              "transcript": text}} if spoken else {}),
                 **({"reasoning_content": reasoning} if reasoning else {})}}],
             "usage": {"prompt_tokens": 100 + audio, "completion_tokens": 12, "total_tokens": 112 + audio},
         }

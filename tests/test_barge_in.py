@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from barge_in_script import CLEAN, model_message, scripts
 from openai_test_server import OpenAITestServer
@@ -741,3 +742,43 @@ def test_judge_and_report_of_a_damaged_barge_in_run_name_its_records_and_the_com
     # the line once a process (judge and report run in this one), the judgments left out once by each
     assert text.count(said) == 1 and text.count(cause) == 2, text
     assert "responses.jsonl" not in text and "ihbench run" not in text
+
+
+def test_a_model_that_speaks_is_cut_on_its_own_audio(built, tmp_path):
+    """The model under test answers aloud (`--option audio_voice`; the STAND-IN sends flite speech of
+    its reply as the chat completion's audio): each cut is placed on that audio's clock, its words
+    where flite said them (pocketsphinx alignment, within 0.2 s of flite's own times), and the heard
+    part is the words that end before the cut."""
+    from openai_test_server import Reply
+
+    from ihbench.barge_in.audio_clock import ALIGNED
+    from ihbench.barge_in.clock import sentences, speak
+    from ihbench.dataset.audio import encode_wav
+    from ihbench.dataset.tts import RenderCache, get_engine
+
+    voice, renders = get_engine("flite:slt"), RenderCache(tmp_path / "voice")
+    model_script, sim_script = scripts()
+
+    def speaking(body):
+        reply = model_script(body)
+        text = reply.content
+        audio = np.concatenate([renders.samples(voice, text[g[0].start():g[-1].end()]) for g in sentences(text)])
+        return Reply(content=text, audio=encode_wav(audio))
+
+    out = tmp_path / "spoken"
+    with OpenAITestServer(respond=speaking) as model, OpenAITestServer(respond=sim_script) as sim:
+        assert barge_in(model, sim, built, out, "--option", "audio_voice=slt") == 0
+        assert all(body["audio"] == {"voice": "slt", "format": "wav"} for body in model.requests)
+    assert json.loads((out / "run.json").read_text())["barge_in"]["clock"] == ALIGNED
+    placed = cuts(out)
+    assert placed
+    for record in placed:
+        assert record["clock"].startswith(ALIGNED)
+        words = [Word.from_json(w) for w in record["words"]]
+        truth = speak(record["reply"], voice, renders).words
+        assert [w.text for w in words] == [w.text for w in truth]
+        assert max(max(abs(a.start_s - b.start_s), abs(a.end_s - b.end_s)) for a, b in zip(words, truth)) < 0.2
+        heard = [w for w in words if w.end_s <= record["cut"]["time_s"]]
+        assert record["cut"]["heard"] == record["reply"][:heard[-1].last]
+        k = record["cut"]["word"]
+        assert words[k].start_s < record["cut"]["time_s"] < words[k].end_s

@@ -44,6 +44,7 @@ from ihbench.records import RUN_INFO_FORMAT, RunInfo
 from ihbench.rundir import RunDir, read_typed
 from ihbench.seeds import record_seed
 
+from .audio_clock import ALIGNED, aligner, spoken_from_audio
 from .clock import method, speak
 from .cuts import Cut, place_cut, targets
 from .points import RECORDS, as_turn
@@ -123,6 +124,8 @@ def run_barge_in(spec: BargeInSpec, *, loader=None, backend=None, progress: bool
     generation = GenerationConfig(**spec.generation)
     conversations = load_suite(spec)
     callers = {c.conversation_id: caller(c, spec.data) for c in conversations}  # refused before any file
+    if spec.loader_options.get("audio_voice"):  # the model speaks: its audio is timed by the aligner
+        aligner()
     if backend is None:
         from ihbench.llm import OpenAICompatibleLLM
 
@@ -145,7 +148,8 @@ def _settings(spec: BargeInSpec, backend, callers: dict) -> dict:
     filled = {cid: list(c.fallbacks) for cid, c in callers.items() if c.fallbacks}
     return {"version": BARGE_IN_VERSION, "simulator": redact(backend.describe()), "max_reasks": spec.max_reasks,
             "assistant_voice": ASSISTANT_VOICE, "user_voice": spec.user_voice,
-            "clock": method(get_engine(ASSISTANT_VOICE)),  # each reply's own method is in its record
+            # each reply's own method is in its record
+            "clock": ALIGNED if spec.loader_options.get("audio_voice") else method(get_engine(ASSISTANT_VOICE)),
             "prompts": {"pipeline": [pipeline_prompts.PROMPT_VERSION, pipeline_prompts.prompt_hash()],
                         "barge_in": [prompts.PROMPT_VERSION, prompts.prompt_hash()]},
             # the caller and planner given the suite's own knowledge base and intent, or filled by `caller.RULES`
@@ -311,7 +315,11 @@ class _Player:
             turn = {"stage": plan["stage"], "assistant": reply}
             if target:
                 try:
-                    spoken = await asyncio.to_thread(speak, reply, self.voices["assistant"], self.renders)
+                    if response.audio is not None:  # it spoke: cut on its own audio's clock
+                        spoken = await asyncio.to_thread(spoken_from_audio, reply, response.audio,
+                                                         f"the model's own ({self.spec.model_path})")
+                    else:
+                        spoken = await asyncio.to_thread(speak, reply, self.voices["assistant"], self.renders)
                 except UsageError as error:  # the voice made no audio of this text
                     raise RoundFailure(f"the assistant's voice: {error}") from None
                 cut = place_cut(spoken, seed)
