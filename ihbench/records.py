@@ -10,7 +10,9 @@ the `EvalItem.content_hash` of the item it answers or judges; 3, a judgment also
 `response_hash`, the `ResponseRecord.digest` of the answer it judged (an item that failed and was
 answered on a later run, or was answered again, is then judged again rather than scored twice);
 4, a response also carries `audio_turns`, how many user turns the model heard as audio (the others
-as transcripts: `--history-audio`), so answers to different hearings are never compared unawares.
+as transcripts: `--history-audio`), so answers to different hearings are never compared unawares;
+5, each record carries `check`, a hash of what it holds (an answer: `ResponseRecord.digest`; a
+verdict: `_verdict_check`), so a line edited by hand is refused as damaged, never scored.
 """
 from __future__ import annotations
 
@@ -21,7 +23,9 @@ from typing import Any, Optional
 
 from ihbench.dataset.checks.words import visible
 
-RECORD_FORMAT = 4
+RECORD_FORMAT = 5
+#: the first format whose records carry a check of what they hold (`ResponseRecord.digest`, `_verdict_check`)
+CHECKED_FORMAT = 5
 AXES = ("tf", "rq")
 TF_VERDICTS = ("model", "baseline", "tie")
 OUTCOMES = ("judged", "judge_error")
@@ -127,14 +131,21 @@ class ResponseRecord:
         turns = _check(data, "audio_turns", int, optional=True)
         if turns is not None and turns < 0:
             raise RecordError(f"field 'audio_turns' must be >= 0, got {turns}")
-        known, extra = _known(cls, data)
-        return cls(**{"format_version": 1, **known}, extra=extra)
+        check = _checked(data)
+        known, extra = _known(cls, {k: v for k, v in data.items() if k != "check"})
+        record = cls(**{"format_version": 1, **known}, extra=extra)
+        if check is not None and check != record.digest:
+            raise RecordError("changed since it was written (its answer no longer matches the check written with "
+                              "it): an answer not made by the model is none; left out, and answered again")
+        return record
 
     def to_json(self) -> dict:
+        """From format 5 with `check` (its `digest`), which an answer or error edited by hand no longer
+        matches; records of earlier formats read back as they were written."""
         data = _to_json(self)
         if self.audio_turns is None:  # records of earlier formats read back as they were written
             data.pop("audio_turns")
-        return data
+        return {**data, "check": self.digest} if self.format_version >= CHECKED_FORMAT else data
 
 
 @dataclass(frozen=True)
@@ -207,11 +218,37 @@ class JudgmentRecord:
                     raise RecordError("field 'criteria' must be a non-empty list of true/false")
                 if (data["verdict"] == "pass") != all(criteria):
                     raise RecordError("verdict and criteria disagree")
-        known, extra = _known(cls, data)
+        check = _checked(data)
+        if check is not None and check != _verdict_check(data):
+            raise RecordError("changed since it was written (its verdict no longer matches the check written with "
+                              "it): a verdict not made by the judge is none; left out, and judged again")
+        known, extra = _known(cls, {k: v for k, v in data.items() if k != "check"})
         return cls(**{"format_version": 1, **known}, extra=extra)
 
     def to_json(self) -> dict:
-        return _to_json(self)
+        """With `check`, which a verdict edited by hand no longer matches (records without one, written
+        before it, are read as they are)."""
+        data = _to_json(self)
+        return {**data, "check": _verdict_check(data)} if self.format_version >= CHECKED_FORMAT else data
+
+
+def _checked(data: dict) -> Optional[str]:
+    """A record's `check` from format 5 on (required: a line of that format without one was edited);
+    older formats had none, and one found on them is not theirs to verify."""
+    version = data.get("format_version")
+    if isinstance(version, int) and not isinstance(version, bool) and version >= CHECKED_FORMAT:
+        return _check(data, "check", str)
+    return None
+
+
+#: what a judgment's check covers: which answer it judges, and what it found
+_VERDICT_FIELDS = ("id", "epoch", "axis", "outcome", "judge_model", "response_hash", "verdict", "criteria", "order",
+                   "winner_label")
+
+
+def _verdict_check(data: dict) -> str:
+    payload = json.dumps([data.get(name) for name in _VERDICT_FIELDS], ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
 #: run.json fields that define a run: resuming with any of them changed would mix two experiments.
@@ -273,6 +310,15 @@ class RunInfo:
                             ("format_version", int), ("model_path", str), ("model_name", str)):
             _check(data, name, kinds, optional=True)
         _check(data.get("model") or {}, "model_path", str, optional=True)
+        for name, low in (("epochs", 1), ("limit", 1), ("n_items", 0), ("seed", 0)):  # what the command line allows
+            value = _check(data, name, int, optional=True)
+            if value is not None and value < low:
+                raise RecordError(f"field {name!r} must be >= {low}, got {value} (edited by hand?)")
+        version = data.get("format_version")
+        if isinstance(version, int) and version > RUN_INFO_FORMAT:
+            raise RecordError(f"field 'format_version' is {version}: written by a newer ihbench (this one reads up to "
+                              f"{RUN_INFO_FORMAT}); upgrade ihbench to read it")
+        _check(data, "data_fingerprint", str, optional=True)
         known, extra = _known(cls, data)
         known = {k: v for k, v in known.items() if not (k in ("model", "versions") and v is None)}
         return cls(**{"format_version": 1, **known}, extra=extra)

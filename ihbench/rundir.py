@@ -117,6 +117,7 @@ class RunDir:
 
             loaded = load_points(self.path, info)
             self.held_back = loaded[0].extra[HELD_BACK]
+            self.items = loaded[2]
             return loaded
         responses = self.responses()
         if info.epochs:  # a rerun with fewer --epochs: the answers of the epochs it dropped are not this run's
@@ -129,6 +130,7 @@ class RunDir:
         missing = sorted({r.id for r in responses} - set(items))
         if missing:
             raise RunDirError(f"{self.path}: responses for items not in {info.data}: {', '.join(missing[:5])}")
+        self.items = items  # what `judgments` checks verdicts against (an RQ verdict per criterion of the rubric)
         return info, self.current(responses, items, info.data), items
 
     def current(self, responses: list[ResponseRecord], items: dict, data: str) -> list[ResponseRecord]:
@@ -264,7 +266,21 @@ class RunDir:
         if len(kept) < len(judgments):
             log.warning("%s: %d judgment(s) of answers since replaced, or of items that failed, are left out; "
                         "`ihbench judge` judges the current answers", target, len(judgments) - len(kept))
-        return kept
+        return self._of_the_rubric(target, kept)
+
+    def _of_the_rubric(self, target: Path, judgments: list) -> list:
+        """RQ verdicts with one criterion per criterion of the item's rubric; any other count (a line
+        edited or written by hand: the judge refuses such an answer) is left out and judged again."""
+        items = getattr(self, "items", None) or {}
+        wrong = [j for j in judgments if j.axis == "rq" and j.judged and j.id in items
+                 and len(j.criteria or ()) != len(items[j.id].rubric.rq)]
+        if wrong:
+            first = wrong[0]
+            log.warning("%s: %d RQ verdict(s) hold another number of criteria than their rubric (e.g. %s epoch %d: %d "
+                        "for %d); left out, and `ihbench judge` judges them again", target, len(wrong), first.id,
+                        first.epoch, len(first.criteria or ()), len(items[first.id].rubric.rq))
+        left_out = {id(j) for j in wrong}
+        return [j for j in judgments if id(j) not in left_out]
 
     def _of_rounds_held_back(self, target: Path, judgments: list, foreign: list, held_back: dict) -> tuple[list, list]:
         """A barge-in run's judgments of points it no longer scores (their conversation's records are

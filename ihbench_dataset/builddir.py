@@ -82,7 +82,7 @@ class BuildDir:
         try:
             return BuildInfo.from_json(self.info_json())
         except BuildInfoError as error:
-            raise BuildDirError(f"{self.info_path}: {error}") from None
+            raise BuildDirError(f"{self.info_path}: {error}; {AGAIN}") from None
 
     def info_json(self) -> dict:
         """build_info.json as the JSON object it must be; anything else (cut, not JSON, a list) is

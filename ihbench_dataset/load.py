@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -144,12 +143,15 @@ def resolve_source(source: Union[str, os.PathLike]) -> tuple[str, str]:
         if kind not in (None, "dataset"):  # a run or an output folder: say so, not "no config 'conversations'"
             raise DataSourceError(f"{text}: is {DESCRIPTIONS[kind]}, not a dataset; {_NOT_DATA[kind]}")
         if kind is None:
+            if folder_kind(path.resolve().parent) == "dataset":  # data/conversations: a config's folder
+                raise DataSourceError(f"{text}: is a folder inside the dataset {path.resolve().parent}; give the "
+                                      "dataset folder itself")
             _refuse_not_a_dataset(path, text)
         else:  # before `datasets` reads it: a card listing no configs is named, not "config not found"
             try:
                 BuildDir(path).check_card()
-                if BuildDir(path).is_build():  # its record is read by report, verify --audio, publish
-                    BuildDir(path).info_json()
+                if BuildDir(path).is_build():  # its record is read by report, verify --audio, publish: whole
+                    BuildDir(path).info()
             except BuildDirError as error:
                 raise DataSourceError(str(error)) from None
         # Absolute: a relative name that happens to match a hub id must never go to the hub.
@@ -217,13 +219,14 @@ def load_config(path: str, label: str, config: str, revision: Optional[str] = No
     if Path(path).is_dir():
         _check_local_files(Path(path), config)
     try:
-        with _library_error_log_off():
-            started = time.time_ns() - 20_000_000  # file times tick coarser than the clock
-            loaded = datasets.load_dataset(path, config, revision=revision)
-            if Path(path).is_dir() and not cache_is_current(Path(path), config, loaded, made_after=started):
-                loaded = datasets.load_dataset(path, config, revision=revision, download_mode="force_redownload")
-                record_cache(Path(path), config, loaded)
-            return loaded
+        with _library_error_log_off():  # what `datasets.load_dataset` does, with the cache looked at first
+            builder = datasets.load_dataset_builder(path, config, revision=revision)
+            local = Path(path).is_dir()
+            current = not local or cache_is_current(Path(path), config, builder.cache_dir)
+            builder.download_and_prepare(download_mode=None if current else "force_redownload")
+            if local:
+                record_cache(Path(path), config, builder.cache_dir)
+            return builder.as_dataset()
     except Exception as error:
         damaged = damaged_parquet(Path(path)) if Path(path).is_dir() else None
         if damaged:

@@ -73,37 +73,26 @@ def _sources(folder: Path, config: str) -> list[list]:
     return [[str(file.resolve()), file.stat().st_size, file.stat().st_mtime_ns] for file in files]
 
 
-def _cache_folders(loaded) -> set[Path]:
-    return {Path(entry["filename"]).parent for split in loaded.values() for entry in split.cache_files}
-
-
-def cache_is_current(folder: Path, config: str, loaded, made_after: int) -> bool:
-    """Whether the `datasets` cache just read was made from these files: its record says so, or it was
-    made by this very load (after `made_after`, time.time_ns()), which records it. Files named by
-    their hash need no record (`check_config_files` checked the names); a cache without one, made
-    before or by another program, is not trusted."""
+def cache_is_current(folder: Path, config: str, cache_dir: Path) -> bool:
+    """Whether `datasets`' cache of this config (`cache_dir`, the builder's, looked at before it is
+    read) was made from these files: there is none yet, or its record says so. Files named by their
+    hash need no record (`check_config_files` checked the names); a cache without one, made before
+    or by another program, is not trusted."""
     sources = _sources(folder, config)
-    if not sources:
+    if not sources or not Path(cache_dir).is_dir():
         return True
-    for cache in _cache_folders(loaded):
-        try:
-            if json.loads((cache / SOURCES_RECORD).read_text(encoding="utf-8")) == sources:
-                continue
-        except (OSError, ValueError):
-            pass
-        if not all(file.stat().st_mtime_ns >= made_after for file in cache.glob("*.arrow")):
-            return False
-        record_cache(folder, config, loaded)
-    return True
+    try:
+        return json.loads((Path(cache_dir) / SOURCES_RECORD).read_text(encoding="utf-8")) == sources
+    except (OSError, ValueError):
+        return False
 
 
-def record_cache(folder: Path, config: str, loaded) -> None:
+def record_cache(folder: Path, config: str, cache_dir: Path) -> None:
     """Best effort: a read-only cache costs the next load a rebuild of its Arrow files, never this one."""
     sources = _sources(folder, config)
     if not sources:
         return
-    for cache in _cache_folders(loaded):
-        try:
-            (cache / SOURCES_RECORD).write_text(json.dumps(sources), encoding="utf-8")
-        except OSError:
-            pass
+    try:
+        (Path(cache_dir) / SOURCES_RECORD).write_text(json.dumps(sources), encoding="utf-8")
+    except OSError:
+        pass

@@ -172,6 +172,24 @@ class OpenAICompatLoader(Loader):
                     "extra_body": json_value(dict), "stream": boolean(), "fold_system": boolean(),
                     "max_audio_clips": count(), "audio_voice": model_name()}
 
+    #: what every request sets from the benchmark's own settings: `extra_body` may add to a request,
+    #: never replace these (run.json would say one thing while the server was sent another)
+    SET_BY_IHBENCH = {"model": "--model-path", "messages": "the benchmark's conversation", "max_tokens": "--max-new-tokens",
+                      "max_completion_tokens": "--max-new-tokens", "temperature": "--temperature", "top_p": "--top-p",
+                      "seed": "the run's per-item seeds (--seed)", "n": "one answer per request",
+                      "stream": "--option stream", "stream_options": "--option stream", "tools": "the benchmark's tools",
+                      "tool_choice": "the benchmark's tools", "modalities": "--option audio_voice",
+                      "audio": "--option audio_voice"}
+
+    @classmethod
+    def check_options(cls, options: dict) -> dict:
+        checked = super().check_options(options)
+        taken = sorted(set(checked.get("extra_body") or {}) & set(cls.SET_BY_IHBENCH))
+        if taken:
+            raise UsageError(f"--option extra_body: {taken[0]!r} is set by ihbench itself ({cls.SET_BY_IHBENCH[taken[0]]}); "
+                             "extra_body adds fields to a request, it cannot replace these: leave it out")
+        return checked
+
     @classmethod
     def check_environment(cls, options: dict) -> None:
         """No --base-url means OpenAI itself, which answers nothing without a key: refused now rather

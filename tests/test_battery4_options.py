@@ -137,13 +137,13 @@ SID_LLM = ["sid", "--config", "sid_en", "--detector", "audio-llm", "--model", "o
 
 @pytest.mark.parametrize("route", [["--base-url", "{url}"], ["--option", "base_url={url}"]])
 def test_sid_audio_llm_takes_the_server_url_as_run_does(route, tmp_path, capsys, monkeypatch):
-    from openai_test_server import OpenAITestServer
+    from openai_test_server import OpenAITestServer, Reply
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.setenv("SIDKEY", "k-1")
     data = _sid_folder(tmp_path / "SID")
-    with OpenAITestServer() as server:
+    with OpenAITestServer(respond=lambda body: Reply(content="no")) as server:  # a model that answers the question
         argv = SID_LLM + ["--data", str(data), "--out", str(tmp_path / "s"), "--option", "api_key_env=SIDKEY",
                           "--option", "timeout=30"] + [part.format(url=server.base_url) for part in route]
         assert _exit_code(argv) == 0, capsys.readouterr().err

@@ -17,9 +17,14 @@ def official(tmp_path):
     return write_official_layout(tmp_path / "official")
 
 
+#: the fields every build_info.json holds (`BuildInfo`), of a build that claims no shipped conversation
+MINIMAL_BUILD_INFO = {"builder": "a test's stand-in for `ihbench build`", "sources_fingerprint": "0", "conversations": [],
+                      "split": "test", "configs": ["conversations", "baseline"]}
+
+
 def _built(official):
     """A dataset folder as a build leaves it: configs listed by the card, beside build_info.json."""
-    (official / "build_info.json").write_text("{}")
+    (official / "build_info.json").write_text(json.dumps(MINIMAL_BUILD_INFO))
     return official
 
 
@@ -66,7 +71,8 @@ def test_a_build_without_its_card_is_named(official, capsys):
 # --- finding 7: a build_info.json that is not a JSON object ---------------------------------------
 
 @pytest.mark.parametrize("text, said", [("{", "not valid JSON (Expecting property name enclosed in double quotes at line 1 column 2)"),
-                                        ("[1]", "not a JSON object (a list)")])
+                                        ("[1]", "not a JSON object (a list)"),
+                                        ("{}", "missing field 'builder'")])  # battery 7, finding 5: emptied
 def test_a_damaged_build_info_is_named_by_every_command_that_reads_it(text, said, official, tmp_path, capsys):
     """It was taken for no build at all: info, verify --audio and publish-dataset went on, and the
     report silently dropped its note that the run was on the in-house dev set."""

@@ -37,14 +37,18 @@ def test_a_folder_written_by_an_earlier_version_reads_as_typed_records(version, 
     assert info.n_items == 3 and info.loader == "openai" and info.format_version == (1 if version == 1 else 2)
 
 
-def test_format_3_records_round_trip_and_todays_writers_write_format_4():
+def test_format_3_records_round_trip_and_todays_writers_write_format_5():
     for line in (FIXTURES / "run-format-3" / "responses.jsonl").read_text().splitlines():
         assert ResponseRecord.from_json(json.loads(line)).to_json() == json.loads(line)
     for line in (FIXTURES / "run-format-3" / "judgments.jsonl").read_text().splitlines():
         assert JudgmentRecord.from_json(json.loads(line)).to_json() == json.loads(line)
-    assert RECORD_FORMAT == 4
+    assert RECORD_FORMAT == 5
     line = {"id": "a/1", "epoch": 0, "response": "hi", "error": None, "audio_turns": 2, "format_version": 4}
     assert ResponseRecord.from_json(line).to_json()["audio_turns"] == 2
+    written = ResponseRecord.from_json({**line, "format_version": 5, "check": ResponseRecord.from_json(line).digest})
+    assert written.to_json()["check"] == written.digest  # format 5: a check of what it holds
+    with pytest.raises(RecordError, match="missing field 'check'"):  # a format-5 line that lost it was edited
+        ResponseRecord.from_json({**line, "format_version": 5})
     with pytest.raises(RecordError, match="audio_turns"):
         ResponseRecord.from_json({**line, "audio_turns": -1})
 

@@ -356,8 +356,13 @@ def test_a_report_with_model_names_keeps_failed_and_unjudged_counts_beside_the_s
     damaged = tmp_path / "ihbench-alpha"
     shutil.copytree(runs["ihbench"]["alpha"], damaged)
     lines = (damaged / "responses.jsonl").read_text().splitlines()
-    first = json.loads(lines[0])
-    lines[0] = json.dumps({**first, "response": None, "error": "TransportError: the server was down"})
+    from dataclasses import replace
+
+    from ihbench.records import ResponseRecord
+
+    failed = replace(ResponseRecord.from_json(json.loads(lines[0])), response=None,
+                     error="TransportError: the server was down")  # as the runner records a failed item
+    lines[0] = json.dumps(failed.to_json())
     (damaged / "responses.jsonl").write_text("\n".join(lines) + "\n")
     capsys.readouterr()
     out = tmp_path / "report"

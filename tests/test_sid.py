@@ -301,6 +301,16 @@ class _Scripted:
         return {"loader": self.name}
 
 
+def test_an_answer_that_is_neither_yes_nor_no_is_a_failed_call_never_a_no():
+    """Battery 7, finding 2: "Sure, let me help with that." was scored as "no" on every prefix."""
+    loader = _Scripted(["Sure, let me help with that.", "no", "nah"])
+    detector = get_detector("audio-llm", loader=loader, hop_ms=500)
+    assert detector.detect(_tone(1.2), SR) == {"total_nonbreak": True, "break_time": -1.0}
+    assert detector.failed_clips == 1
+    assert detector.errors == ["prefix ending at 0.500s: the answer is neither yes nor no ('Sure, let me help with "
+                               "that.')"]
+
+
 def test_audio_llm_detector_asks_every_hop_and_stops_at_the_first_yes():
     loader = _Scripted(["no", "Nope", " Yes, they did.", "yes"])
     detector = get_detector("audio-llm", loader=loader, hop_ms=500)
@@ -321,7 +331,9 @@ def test_audio_llm_detector_runs_a_tiny_qwen2_audio(tmp_path):
     detector = get_detector("audio-llm", loader=loader, hop_ms=400, max_new_tokens=3)
     durations = (1.0, 1.7)
     predictions = run_detector(detector, [_speech_like(d) for d in durations], ["a.wav", "b.wav"], progress=False)
-    assert detector.errors == []
+    # random weights answer neither yes nor no: every such answer is a failure named, never a "no"
+    assert detector.errors and all("the answer is neither yes nor no" in error for error in detector.errors)
+    assert detector.failed_clips == sum(p["total_nonbreak"] for p in predictions)
     for duration, prediction, calls in zip(durations, predictions, detector.calls_per_clip):
         assert set(prediction) == {"audio", "total_nonbreak", "break_time"}
         if prediction["total_nonbreak"]:

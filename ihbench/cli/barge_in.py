@@ -57,14 +57,13 @@ def add_parser(add) -> argparse.ArgumentParser:
 
 def main(args: argparse.Namespace) -> int:
     from ihbench.barge_in import BargeInSpec, run_barge_in
-    from ihbench.cli.common import incomplete
+    from ihbench.cli.common import incomplete, servers, set_by_flag
     from ihbench.dataset.outputs import check_output_path
     from ihbench.loaders import check_options
 
     check_output_path(args.out, "--out", may_be=("run",))
     options = dict(args.option or ())
-    if args.base_url:
-        options["base_url"] = args.base_url[0] if len(args.base_url) == 1 else args.base_url
+    set_by_flag(options, "base_url", "--base-url", servers(args.base_url))
     options = check_options(args.model, options, flags={"base_url": "--base-url"})
     spec = BargeInSpec(
         loader=args.model, model_path=args.model_path, data=args.data, out=args.out, config=args.config,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Optional
 
 
 def notes(args: argparse.Namespace, lines) -> None:
@@ -56,3 +57,20 @@ def print_plan(plan, dry_run: bool) -> None:
     print(f"{plan.repo_id} ({plan.repo_type}): {verb} {shown}  (from {where})")
     for key, value in plan.variables.items():
         print(f"{plan.repo_id}: {'would set' if dry_run else 'set'} Space variable {key}={value}")
+
+
+def servers(base_url: Optional[list]):
+    """--base-url as a loader takes it: one URL, several (spread over), or None when not given."""
+    return None if not base_url else base_url[0] if len(base_url) == 1 else list(base_url)
+
+
+def set_by_flag(options: dict, key: str, flag: str, value) -> None:
+    """`options[key] = value` for a flag the user gave (None: not given). The same setting given as
+    `--option KEY=...` with another value is refused naming both: neither is dropped without a word."""
+    from ihbench.dataset.errors import UsageError
+
+    if value is None:
+        return
+    if options.get(key) is not None and options[key] != value:
+        raise UsageError(f"--option {key}={options[key]} and {flag} name the same setting twice; give it once")
+    options[key] = value

@@ -29,8 +29,9 @@ def add_parser(add) -> argparse.ArgumentParser:
                         "numbers' rule, default) or readme")
     report.add_argument("--tost-margin", type=number(min=0, max=1, min_open=True), default=0.05,
                         help="equivalence margin of the audio-vs-text TOST, in score units (default 0.05)")
-    report.add_argument("--n-bootstrap", type=whole(min=1, max=100000), default=1000,
-                        help="bootstrap resamples per CI (default 1000)")
+    # below 10 resamples a percentile interval is one or two of them: a degenerate "CI"
+    report.add_argument("--n-bootstrap", type=whole(min=10, max=100000), default=1000,
+                        help="bootstrap resamples per CI, 10 to 100000 (default 1000)")
     report.add_argument("--seed", type=seed(), default=0, help="bootstrap seed (default 0)")
     report.add_argument("--data", type=model_name(),
                         help="a ConversationBench run of the reference harness (transcript.jsonl): the dataset of "

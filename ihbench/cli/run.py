@@ -63,6 +63,7 @@ def add_parser(add) -> argparse.ArgumentParser:
 def main(args: argparse.Namespace) -> int:
     from ihbench.cli.common import incomplete
     from ihbench.dataset.convbench.load import is_convbench_config
+    from ihbench.cli.common import servers as _servers, set_by_flag
     from ihbench.dataset.errors import UsageError
     from ihbench.dataset.outputs import check_output_path
     from ihbench.loaders import check_options
@@ -72,10 +73,9 @@ def main(args: argparse.Namespace) -> int:
     check_output_path(args.out, "--out", may_be=("run",))
     generation = {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "top_p": args.top_p}
     options = dict(args.option or ())
-    if args.base_url:  # several servers: requests are spread over them, a retry goes to the next
-        options["base_url"] = args.base_url[0] if len(args.base_url) == 1 else args.base_url
-    if args.concurrency is not None:
-        options["concurrency"] = args.concurrency
+    # several servers: requests are spread over them, a retry goes to the next
+    set_by_flag(options, "base_url", "--base-url", _servers(args.base_url))
+    set_by_flag(options, "concurrency", "--concurrency", args.concurrency)
     # before the run directory exists: a bad option names itself, as the user typed it
     # (named by the flag only when the flag set it: `--option base_url=...` is named as typed)
     flags = {key: flag for key, flag, given in (("base_url", "--base-url", args.base_url),

@@ -50,7 +50,7 @@ def add_parser(add) -> argparse.ArgumentParser:
 
 def main(args: argparse.Namespace) -> int:
     from ihbench.dataset.outputs import check_output_path
-    from ihbench.cli.common import INCOMPLETE
+    from ihbench.cli.common import INCOMPLETE, set_by_flag
     from ihbench.dataset.errors import UsageError
     from ihbench.sid.run_sid import SidClipsFailed, run_sid
 
@@ -67,12 +67,8 @@ def main(args: argparse.Namespace) -> int:
     if args.hop is not None:
         options["hop_ms"] = args.hop
     if args.model:
-        both = [f"--option {name}={options[name]}" for name, flag in (("loader", args.model), ("model_path", args.model_path))
-                if options.get(name) not in (None, flag)]
-        if both:  # two values for one setting: neither is dropped without a word
-            raise UsageError(f"{both[0]} and --{'model' if both[0].startswith('--option loader') else 'model-path'} "
-                             "name the same setting twice; give it once")
-        options.update(loader=args.model, model_path=args.model_path)
+        set_by_flag(options, "loader", "--model", args.model)
+        set_by_flag(options, "model_path", "--model-path", args.model_path)
     if args.detector == "audio-llm":
         options = _loader_options(options, args.base_url)
     _refuse_replacing_another(args, options.get("model_path"))
@@ -137,6 +133,7 @@ def _loader_options(options: dict, base_url) -> dict:
     for the loader's own options (api_key_env, timeout, ...), gathered into the detector's
     `loader_options` and checked now, naming the flag the user typed (the loader's hints name
     --base-url, which sid then has)."""
+    from ihbench.cli.common import servers, set_by_flag
     from ihbench.dataset.argtypes import check_all
     from ihbench.dataset.errors import UnknownNameError, UsageError
     from ihbench.loaders import check_options, get
@@ -155,8 +152,7 @@ def _loader_options(options: dict, base_url) -> dict:
     loader_options = dict(given)
     for key in [key for key in options if key in accepted]:
         loader_options[key] = options.pop(key)
-    if base_url:
-        loader_options["base_url"] = base_url[0] if len(base_url) == 1 else base_url
+    set_by_flag(loader_options, "base_url", "--base-url", servers(base_url))
     from_json = {key for key in given if loader_options[key] is given[key]}  # not replaced by a flag
     try:
         options["loader_options"] = check_options(loader, loader_options,

@@ -7,7 +7,6 @@ pass, the report reads the cause instead of guessing it from what the judgments 
 """
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -57,16 +56,26 @@ def write_asked(judgments: Path, asked: Asked) -> None:
 def read_asked(judgments: Path) -> Optional[Asked]:
     """The record, or None when there is none or it cannot be read (said once: the report then
     names no cause it cannot know)."""
+    from ihbench.dataset.io import read_json_object
+
     path = asked_path(judgments)
-    if not path.is_file():
+    if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json_object(path, ValueError)
         asked = Asked(**{k: data[k] for k in ("judge_model", "axes", "batch", "waiting", "answers", "unusable")})
-        if not (isinstance(asked.axes, list) and isinstance(asked.waiting, list) and isinstance(asked.answers, list)):
-            raise TypeError("axes, waiting and answers must be lists")
+        if not all(isinstance(value, list) for value in (asked.axes, asked.waiting, asked.answers)):
+            raise ValueError(f"{path}: axes, waiting and answers must be lists")
         return asked
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        log.warning("%s: not readable (%s: %s); the causes of answers without a verdict are not known from it "
-                    "(the next `ihbench judge` writes it again)", path, type(error).__name__, error)
-        return None
+    except KeyError as error:
+        problem = f"{path}: missing field {error}"
+    except (ValueError, TypeError) as error:
+        problem = str(error)
+    if problem not in _SAID:
+        _SAID.add(problem)
+        log.warning("%s; the causes of answers without a verdict are not known from it (the next `ihbench judge` "
+                    "writes it again)", problem)
+    return None
+
+
+_SAID: set = set()

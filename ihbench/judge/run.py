@@ -29,7 +29,7 @@ from ..llm.batch import BatchPending
 from ..records import AXES, RECORD_FORMAT, JudgmentRecord, ResponseRecord
 from ..rundir import RunDir
 from ..seeds import record_seed
-from .asked import Asked, asked_path, write_asked
+from .asked import Asked, write_asked
 from .parse import InvalidJudgment, parse_rq, parse_tf
 from .prompts import PROMPT_VERSION, RQ_SCHEMA, TF_SCHEMA, prompt_hash, rq_messages, tf_messages
 
@@ -146,8 +146,7 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
     semaphore = asyncio.Semaphore(concurrency)
     written = judged = errors = cached = waiting = 0
 
-    waiting_keys = []
-    asked_path(path).unlink(missing_ok=True)  # a pass stopped midway leaves no record of what it asked
+    waiting_keys = []  # a pass stopped midway keeps the last finished one's record: its facts still hold
 
     async def bounded(record, axis):
         async with semaphore:

@@ -67,6 +67,7 @@ class BatchLLM:
             self._lock.close()
             raise
         self.others = 0  # questions of the file that another command asked, kept in it
+        self.refused = False  # an answer was refused: the command stops, and the file stays as it was
         self.pending: dict[str, dict] = {}
         self.failed = 0
         self.unusable: dict[str, int] = {}  # why an answer could not be used: how many were asked again for it
@@ -95,9 +96,11 @@ class BatchLLM:
         completion = answer["response"]["body"]
         answered_by = completion.get("model")
         if isinstance(answered_by, str) and not _same_model(answered_by, self.model):
+            self.refused = True  # the command stops here: the questions waiting are kept as they are
             raise BatchFileError(f"{where} line {line}: answered by {answered_by!r}, not the judge asked for, "
-                                 f"{self.model!r}: the request was changed before it was submitted; remove this "
-                                 "answers file and submit the requests as written")
+                                 f"{self.model!r} (the batch ran under another model name, or the request was "
+                                 f"changed before it was submitted); remove this answers file and submit "
+                                 f"{self.folder / REQUESTS} as written")
         usage = completion.get("usage") or {}
         return completion["choices"][0]["message"].get("content") or "", {
             k: usage[k] for k in ("prompt_tokens", "completion_tokens") if isinstance(usage.get(k), int)}
@@ -114,6 +117,8 @@ class BatchLLM:
         from ihbench.dataset.io import write_atomic
 
         try:
+            if self.refused:
+                return
             target = self.folder / REQUESTS
             answered = {key for key, (_, _, answer) in read_answers(self.folder).items() if not _failure(answer)}
             earlier = [(line["custom_id"], line["body"]) for _, line in _request_lines(target)]

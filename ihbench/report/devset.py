@@ -9,8 +9,6 @@ interval come from the `rq_pass_rate` metric module (`baseline_rq` hands it the 
 """
 from __future__ import annotations
 
-import logging
-
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
@@ -27,9 +25,6 @@ NOT_COMPARABLE = ("The dev set's hand-written baselines continue a sentence cut 
                   f"paper's baseline model, {PAPER_BASELINE_MODEL} (the filler row), and their pass rates differ by "
                   "type, so TF win rates on the dev set are measured against another anchor and are not comparable "
                   "with the paper's, even where the pass rates over all types agree.")
-
-
-log = logging.getLogger("ihbench")
 
 
 def baseline_rq(ids: Sequence[str], items: dict, n_bootstrap: int, seed: int) -> Optional[dict]:
@@ -72,9 +67,6 @@ def sources_baseline_rq(paths: Optional[Sequence] = None, *, n_bootstrap: int = 
     return baseline_rq(sorted(points), points, n_bootstrap, seed)
 
 
-_SAID: set = set()  # build records already said to be unreadable in this process
-
-
 def dev_set_of(data: str, *, barge_in: bool = False) -> Optional[dict]:
     """Whether a run's data is a build of the shipped dev set, and whose baselines it holds.
 
@@ -91,11 +83,7 @@ def dev_set_of(data: str, *, barge_in: bool = False) -> Optional[dict]:
         return None
     try:
         info = BuildDir(folder).info()
-    except ValueError as error:  # unreadable (the loader said so already) or lacking the fields that tell
-        if BuildDir(folder).info_path not in _SAID:
-            _SAID.add(BuildDir(folder).info_path)
-            log.warning("%s; whether %s is a build of the dev set is not known, and the report says nothing of "
-                        "its baselines", error, folder)
+    except ValueError:  # a damaged build_info.json: the loader refused it already; no claim about its origin
         return None
     shipped = {path.stem for path in source_files()}
     if not info.conversations or not set(info.conversations) <= shipped:

@@ -36,8 +36,10 @@ def _cause(run: Path, answer: ResponseRecord, axis: str, path: Path, damaged: li
         lines = ", ".join(map(str, damaged[:5])) + (", ..." if len(damaged) > 5 else "")
         return f"{path} has {len(damaged)} damaged line(s) ({lines}), left out", judge
     if asked is None:
-        return (f"{asked_path(path).name} is missing beside it, so what the last judge asked is not known (it was "
-                "stopped before it finished, or an older version judged)"), judge
+        record = asked_path(path)
+        state = "cannot be read (see the warning above)" if record.exists() else \
+            "is missing beside it (it was removed, or an older version judged)"
+        return f"{record.name} {state}, so what the last judge asked is not known", judge
     if asked.waits((answer.id, answer.epoch, axis)):
         batch = Path(asked.batch) if asked.batch else None
         unusable = (f"; {asked.unusable} of the judge's questions had a batch answer that could not be used and "

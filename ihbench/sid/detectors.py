@@ -166,10 +166,15 @@ QUESTION = ("Has the speaker clearly begun a request, a question or an objection
             "and listen to? Backchannels such as 'mm-hm' or 'yeah', fillers, silence and noise do not count. "
             "Answer yes or no.")
 _YES = re.compile(r"^[\s\"'*`(\[]*yes\b", re.IGNORECASE)
+_NO = re.compile(r"^[\s\"'*`(\[]*(?:no|nope|nah)\b", re.IGNORECASE)
 
 
 def says_yes(text: Optional[str]) -> bool:
     return bool(text) and bool(_YES.match(text))
+
+
+def says_no(text: Optional[str]) -> bool:
+    return bool(text) and bool(_NO.match(text))
 
 
 class AudioLLMDetector(Detector):
@@ -204,8 +209,9 @@ class AudioLLMDetector(Detector):
                             [InputTurn("system", self.system), InputTurn("user", audio=prefix), InputTurn("user", self.question)])
 
     def _onset(self, samples: np.ndarray) -> Optional[float]:
-        """A failed call is no "no": when a call fails before any "yes", the clip's answer is
-        unknown, it is counted in `failed_clips`, and the run scores nothing (`run_sid`)."""
+        """A failed call, or an answer that is neither yes nor no, is no "no": when one comes before
+        any "yes", the clip's answer is unknown, it is counted in `failed_clips`, and the run scores
+        nothing (`run_sid`)."""
         failed = False
         for end in self.prefix_ends(samples.size):
             self.calls += 1
@@ -216,6 +222,10 @@ class AudioLLMDetector(Detector):
             elif says_yes(response.text):
                 self.failed_clips += failed
                 return end / SAMPLING_RATE
+            elif not says_no(response.text):  # an answer to another question is no "no" either
+                self.errors.append(f"prefix ending at {end / SAMPLING_RATE:.3f}s: the answer is neither yes nor no "
+                                   f"({' '.join((response.text or '').split())[:60]!r})")
+                failed = True
         self.failed_clips += failed
         return None
 

@@ -127,6 +127,8 @@ def sid_rows(dataset_or_dir: Any, config: str = "sid_en", *,
         raise SidFormatError(f"{root}: the dataset has no config {config!r}; its SID configs: "
                              f"{', '.join(sid) or 'none (run ihbench sid-import or ihbench build)'}; "
                              f"all configs: {', '.join(built)}")
+    if not root.is_dir():  # the folder itself first: the config cannot be judged without it
+        raise SidFormatError(f"{root}: not a directory")
     if config not in SID_CONFIGS:
         raise UsageError(f"{config_flag}: expected one of {', '.join(SID_CONFIGS)} or a config of the dataset "
                          f"directory, got {config!r}")

@@ -1,0 +1,226 @@
+"""Battery 7 (issue 23): findings of the seventh battery of bad inputs, each named in one line with
+nothing lost, nothing scored that was not an answer, and nothing silently taken."""
+import json
+
+import pytest
+
+from ihbench.cli import main
+from test_battery4_files import _one_error
+
+
+@pytest.fixture
+def official(tmp_path):
+    from official_layout import write_official_layout
+
+    return write_official_layout(tmp_path / "official")
+
+
+# --- finding 1: a refused batch answers file leaves the waiting questions as they were ------------
+
+def test_a_batch_answer_by_another_model_is_refused_and_the_waiting_questions_are_kept(official, tmp_path, capsys):
+    from judging import ScriptedJudge
+    from test_battery_round3 import _answered
+    from test_verify_judge_batch import _batch_answers
+
+    from ihbench.llm.batch import REQUESTS
+
+    run = _answered(official, tmp_path / "run")
+    folder = tmp_path / "questions"
+    judge = ["judge", str(run), "--judge-model", "jm", "--judge-batch", str(folder), "--cache",
+             str(tmp_path / "c.sqlite"), "--quiet"]
+    assert main(judge) == 1
+    asked = (folder / REQUESTS).read_bytes()
+    record = (run / "judgments.asked.json").read_bytes()
+    _batch_answers(folder / REQUESTS, folder / "answers.jsonl", ScriptedJudge(faults=False))
+    answers = [json.loads(line) for line in (folder / "answers.jsonl").read_text().splitlines()]
+    for answer in answers:
+        answer["response"]["body"]["model"] = "cheap-model"
+    (folder / "answers.jsonl").write_text("".join(json.dumps(a) + "\n" for a in answers))
+    capsys.readouterr()
+    assert main(judge) == 2
+    error = _one_error(capsys, "judge")
+    assert f"{folder / 'answers.jsonl'} line " in error and "answered by 'cheap-model', not the judge asked for, 'jm'" \
+        in error and f"submit {folder / REQUESTS} as written" in error
+    assert (folder / REQUESTS).read_bytes() == asked  # the file it says to submit is there, as it was
+    assert (run / "judgments.asked.json").read_bytes() == record
+
+
+# --- finding 3: a setting given by its flag and by --option is refused, in every command -----------
+
+@pytest.mark.parametrize("command", [
+    ["run", "--model", "openai", "--model-path", "m", "--data", "d", "--out", "o", "--base-url",
+     "http://127.0.0.1:9/v1", "--option", "base_url=http://127.0.0.1:8/v1"],
+    ["run", "--model", "openai", "--model-path", "m", "--data", "d", "--out", "o", "--base-url",
+     "http://127.0.0.1:9/v1", "--concurrency", "4", "--option", "concurrency=2"],
+    ["barge-in", "--model", "openai", "--model-path", "m", "--data", "d", "--out", "o", "--sim-model", "s",
+     "--base-url", "http://127.0.0.1:9/v1", "--option", "base_url=http://127.0.0.1:8/v1"],
+    ["sid", "--data", "d", "--out", "o", "--detector", "audio-llm", "--model", "openai", "--model-path", "m",
+     "--base-url", "http://127.0.0.1:9/v1", "--option", "base_url=http://127.0.0.1:8/v1"],
+], ids=["run-base-url", "run-concurrency", "barge-in", "sid"])
+def test_a_setting_given_by_its_flag_and_by_an_option_with_another_value_is_refused(command, tmp_path, monkeypatch,
+                                                                                     capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(command) == 2
+    error = _one_error(capsys, command[0])
+    option = command[-1]
+    flag = "--concurrency" if "concurrency" in option else "--base-url"
+    assert error.endswith(f"--option {option} and {flag} name the same setting twice; give it once"), error
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- finding 4: sid names a missing --data folder, not the config it could not look for -----------
+
+@pytest.mark.parametrize("data", ["nosuch", "afile"])
+def test_sid_on_a_data_path_that_is_no_folder_names_the_path_whatever_the_config(data, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("x")
+    assert main(["sid", "--data", data, "--config", "sid_dev_en", "--detector", "energy", "--out", "o",
+                 "--quiet"]) == 2
+    assert _one_error(capsys, "sid") == f"ihbench sid: error: {data}: not a directory"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+# --- finding 10: a damaged judge's record is said to be damaged, not missing -----------------------
+
+@pytest.mark.parametrize("text, said", [("not json", "not valid JSON (Expecting value at line 1 column 1)"),
+                                        ('{"judge_model": 5}', "missing field 'axes'")])
+def test_a_damaged_record_of_what_the_judge_asked_is_named_as_damaged(text, said, official, tmp_path, capsys):
+    from judging import ScriptedJudge
+    from openai_test_server import OpenAITestServer
+    from test_battery_round3 import _answered
+
+    run = _answered(official, tmp_path / "run")
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as server:
+        assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", server.base_url, "--cache",
+                     str(tmp_path / "c.sqlite"), "--quiet", "--axes", "tf"]) == 0
+    (run / "judgments.asked.json").write_text(text)
+    capsys.readouterr()
+    assert main(["report", str(run), "--quiet", "--n-bootstrap", "10", "--out", str(tmp_path / "rep")]) == 0
+    err = capsys.readouterr().err
+    assert f"{run / 'judgments.asked.json'}: {said}; the causes of answers without a verdict are not known" in err, err
+    assert "(judgments.asked.json cannot be read (see the warning above), so what the last judge asked is not known)" \
+        in err and "is missing" not in err, err
+
+
+# --- finding 6: extra_body cannot replace what the benchmark sends --------------------------------
+
+@pytest.mark.parametrize("body, key, flag", [('{"temperature": 1.5}', "temperature", "--temperature"),
+                                             ('{"messages": [], "model": "other"}', "messages",
+                                              "the benchmark's conversation"),
+                                             ('{"model": "other"}', "model", "--model-path")])
+def test_extra_body_may_add_to_a_request_never_replace_what_the_run_records(body, key, flag, tmp_path, monkeypatch,
+                                                                            capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--model", "openai", "--model-path", "m", "--data", "d", "--out", "o", "--base-url",
+                 "http://127.0.0.1:9/v1", "--option", f"extra_body={body}"]) == 2
+    assert _one_error(capsys, "run").endswith(f"--option extra_body: {key!r} is set by ihbench itself ({flag}); "
+                                              "extra_body adds fields to a request, it cannot replace these: leave it "
+                                              "out")
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- finding 12: a config's folder given as the dataset ------------------------------------------
+
+@pytest.mark.parametrize("command", [["info", "{data}"], ["export", "{data}", "--out", "ex"],
+                                     ["run", "--model", "openai", "--model-path", "m", "--base-url",
+                                      "http://127.0.0.1:9/v1", "--data", "{data}", "--out", "r"]])
+def test_a_folder_inside_a_dataset_is_named_as_such(command, official, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    inner = official / "conversations"
+    assert main([part.format(data=inner) for part in command]) == 2
+    assert _one_error(capsys, command[0]).endswith(f"{inner}: is a folder inside the dataset {official}; give the "
+                                                   "dataset folder itself")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["official"]
+
+
+# --- finding 7: an answer edited by hand is no answer of the model -------------------------------
+
+def test_an_answer_edited_by_hand_is_named_left_out_and_answered_again(official, tmp_path, capsys):
+    from openai_test_server import OpenAITestServer
+
+    out = tmp_path / "run"
+    argv = ["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out", str(out), "--epochs",
+            "1", "--limit", "2", "--quiet", "--allow-endpoint-change"]
+    with OpenAITestServer() as server:
+        assert main([*argv, "--base-url", server.base_url]) == 0
+    lines = [json.loads(line) for line in (out / "responses.jsonl").read_text().splitlines()]
+    assert all(line["check"] for line in lines)
+    lines[0]["response"] = "faked"
+    (out / "responses.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    capsys.readouterr()
+    with OpenAITestServer() as server:
+        assert main([*argv, "--base-url", server.base_url]) == 0
+        answered_again = len(server.requests)
+    err = capsys.readouterr().err
+    assert (f"{out / 'responses.jsonl'} line 1: changed since it was written (its answer no longer matches the check "
+            "written with it)") in err, err
+    assert answered_again == 1
+    from ihbench.rundir import RunDir
+
+    _, responses, _ = RunDir(out).load()
+    assert len(responses) == 2 and "faked" not in [r.response for r in responses]
+
+
+# --- finding 8: run.json values a command line would refuse ---------------------------------------
+
+@pytest.mark.parametrize("field, value, said", [
+    ("format_version", 99, "field 'format_version' is 99: written by a newer ihbench (this one reads up to 2)"),
+    ("epochs", 0, "field 'epochs' must be >= 1, got 0"), ("limit", -5, "field 'limit' must be >= 1, got -5"),
+    ("seed", -1, "field 'seed' must be >= 0, got -1"),
+])
+def test_a_run_json_value_no_command_writes_is_named(field, value, said, official, tmp_path, capsys):
+    from test_battery_round3 import _answered
+
+    run = _answered(official, tmp_path / "run", "--limit", "2")
+    info = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps({**info, field: value}))
+    capsys.readouterr()
+    assert main(["report", str(run), "--quiet", "--out", str(tmp_path / "rep")]) == 2
+    assert _one_error(capsys, "report").startswith(f"ihbench report: error: {run / 'run.json'}: {said}")
+    assert not (tmp_path / "rep").exists()
+
+
+# --- finding 9: a verdict edited by hand, or with another number of criteria than its rubric -------
+
+def _judged(official, tmp_path):
+    from judging import ScriptedJudge
+    from openai_test_server import OpenAITestServer
+    from test_battery_round3 import _answered
+
+    run = _answered(official, tmp_path / "run")
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as server:
+        assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", server.base_url, "--cache",
+                     str(tmp_path / "c.sqlite"), "--quiet"]) == 0
+    return run
+
+
+def _report(run, tmp_path, capsys):
+    capsys.readouterr()
+    assert main(["report", str(run), "--quiet", "--n-bootstrap", "10", "--out", str(tmp_path / "rep")]) == 0
+    return capsys.readouterr().err, json.loads((tmp_path / "rep" / "summary.json").read_text())["runs"][0]
+
+
+def test_a_verdict_flipped_by_hand_is_left_out_not_scored(official, tmp_path, capsys):
+    run = _judged(official, tmp_path)
+    _, before = _report(run, tmp_path, capsys)
+    lines = [json.loads(line) for line in (run / "judgments.jsonl").read_text().splitlines()]
+    number, tf = next((n, line) for n, line in enumerate(lines, 1) if line["axis"] == "tf")
+    lines.append({**tf, "verdict": "model" if tf["verdict"] != "model" else "baseline"})  # a copy, its verdict flipped
+    (run / "judgments.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    err, after = _report(run, tmp_path, capsys)
+    assert (f"{run / 'judgments.jsonl'} line {len(lines)}: changed since it was written (its verdict no longer "
+            "matches the check written with it)") in err, err
+    assert after["tf_win_rate"] == before["tf_win_rate"]
+
+
+def test_an_rq_verdict_with_another_number_of_criteria_than_its_rubric_is_judged_again(official, tmp_path, capsys):
+    run = _judged(official, tmp_path)
+    lines = [json.loads(line) for line in (run / "judgments.jsonl").read_text().splitlines()]
+    rq = [n for n, line in enumerate(lines) if line["axis"] == "rq"]
+    for n in rq:  # written without a check, as a hand-made line (or an older version's) is
+        lines[n].pop("check")
+        lines[n].update(criteria=[True], verdict="pass")
+    (run / "judgments.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    err, summary = _report(run, tmp_path, capsys)
+    assert "RQ verdict(s) hold another number of criteria than their rubric (e.g. " in err, err
+    assert summary["rq_pass_rate"] is None and summary["not_judged"]["rq"] == len(rq)
