@@ -247,7 +247,7 @@ SID_LLM = ["sid", "--data", "d", "--config", "sid_dev_en", "--out", "sx", "--det
       "device=bogus"], "--option device: expected a device: auto, cpu, cuda, cuda:N (N a whole number) or mps, "
                        "got 'bogus'"),
     (["report", "run", "--n-bootstrap", "99999999999"],
-     "argument --n-bootstrap: expected a whole number from 1 to 100000, got '99999999999'"),
+     "argument --n-bootstrap: expected a whole number from 10 to 100000, got '99999999999'"),
     (SID_ENERGY + ["margin_db=abc"], "--option margin_db: expected a number, got 'abc'"),
     (SID_ENERGY + ["margin_db=nan"], "--option margin_db: expected a number, got 'nan'"),
     (SID_ENERGY + ["min_frames=1.5"], "--option min_frames: expected a whole number from 1 to 1000000, got 1.5"),

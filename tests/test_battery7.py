@@ -217,9 +217,9 @@ def test_an_rq_verdict_with_another_number_of_criteria_than_its_rubric_is_judged
     run = _judged(official, tmp_path)
     lines = [json.loads(line) for line in (run / "judgments.jsonl").read_text().splitlines()]
     rq = [n for n, line in enumerate(lines) if line["axis"] == "rq"]
-    for n in rq:  # written without a check, as a hand-made line (or an older version's) is
+    for n in rq:  # as an older version's line, which carries no check
         lines[n].pop("check")
-        lines[n].update(criteria=[True], verdict="pass")
+        lines[n].update(criteria=[True], verdict="pass", format_version=4)
     (run / "judgments.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     err, summary = _report(run, tmp_path, capsys)
     assert "RQ verdict(s) hold another number of criteria than their rubric (e.g. " in err, err

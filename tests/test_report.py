@@ -60,7 +60,15 @@ def _latest_judged(path):
 
 
 def _write(path, records):
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    """Judgments written as the judge writes them: each with the check of what it now holds (a line
+    edited without it would be refused as damaged)."""
+    from dataclasses import replace
+
+    from ihbench.records import RECORD_FORMAT, JudgmentRecord
+
+    stamped = [replace(JudgmentRecord.from_json({k: v for k, v in r.items() if k not in ("check", "format_version")}),
+                       format_version=RECORD_FORMAT) for r in records]
+    path.write_text("".join(json.dumps(r.to_json()) + "\n" for r in stamped))
 
 
 def _flip(record):
