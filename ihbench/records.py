@@ -236,6 +236,9 @@ def _checked(data: dict) -> Optional[str]:
     """A record's `check` from format 5 on (required: a line of that format without one was edited);
     older formats had none, and one found on them is not theirs to verify."""
     version = data.get("format_version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > RECORD_FORMAT:
+        raise RecordError(f"field 'format_version' is {version}: written by a newer ihbench (this one reads up to "
+                          f"{RECORD_FORMAT}); upgrade ihbench to read it")
     if isinstance(version, int) and not isinstance(version, bool) and version >= CHECKED_FORMAT:
         return _check(data, "check", str)
     return None

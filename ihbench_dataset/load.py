@@ -143,9 +143,7 @@ def resolve_source(source: Union[str, os.PathLike]) -> tuple[str, str]:
         if kind not in (None, "dataset"):  # a run or an output folder: say so, not "no config 'conversations'"
             raise DataSourceError(f"{text}: is {DESCRIPTIONS[kind]}, not a dataset; {_NOT_DATA[kind]}")
         if kind is None:
-            if folder_kind(path.resolve().parent) == "dataset":  # data/conversations: a config's folder
-                raise DataSourceError(f"{text}: is a folder inside the dataset {path.resolve().parent}; give the "
-                                      "dataset folder itself")
+            refuse_inside_a_dataset(path, text)
             _refuse_not_a_dataset(path, text)
         else:  # before `datasets` reads it: a card listing no configs is named, not "config not found"
             try:
@@ -170,6 +168,14 @@ def check_source(source: Union[str, os.PathLike]) -> tuple[str, str]:
         for config in BuildDir(path).config_names():
             _check_local_files(Path(path), config)
     return path, label
+
+
+def refuse_inside_a_dataset(path: Path, text: str) -> None:
+    """data/conversations given for data: a config's folder, said as such (`datasets` would read it as a
+    dataset of one config "default" and say "BuilderConfig 'conversations' not found")."""
+    if folder_kind(path) is None and folder_kind(path.resolve().parent) == "dataset":
+        raise DataSourceError(f"{text}: is a folder inside the dataset {path.resolve().parent}; give the dataset "
+                              "folder itself")
 
 
 def _refuse_not_a_dataset(path: Path, text: str) -> None:
@@ -238,6 +244,11 @@ def load_config(path: str, label: str, config: str, revision: Optional[str] = No
 
 
 def _check_local_files(folder: Path, config: str) -> None:
+    if BuildDir(folder).is_build():  # its record whole, as every reader takes it (`resolve_source`)
+        try:
+            BuildDir(folder).info()
+        except BuildDirError as error:
+            raise DataSourceError(str(error)) from None
     problem = check_config_files(folder, config)
     if problem:
         raise DataSourceError(problem)

@@ -782,3 +782,18 @@ def test_a_model_that_speaks_is_cut_on_its_own_audio(built, tmp_path):
         assert record["cut"]["heard"] == record["reply"][:heard[-1].last]
         k = record["cut"]["word"]
         assert words[k].start_s < record["cut"]["time_s"] < words[k].end_s
+
+
+def test_simulator_calls_answered_from_the_cache_are_recorded_as_cached(built, tmp_path):
+    """Battery 8, finding 3: every call was recorded `cached: 0` (the conversation's usage counter
+    overwrote the call's own flag)."""
+    model_script, sim_script = scripts()
+    cache = str(tmp_path / "shared.sqlite")
+    with OpenAITestServer(respond=model_script) as model, OpenAITestServer(respond=sim_script) as sim:
+        assert barge_in(model, sim, built, tmp_path / "first", "--cache", cache) == 0
+        sent = len(sim.requests)
+        assert barge_in(model, sim, built, tmp_path / "again", "--cache", cache) == 0
+        assert len(sim.requests) == sent  # every simulator answer came from the first run's cache
+    assert all(c["cached"] is False for r in rounds(tmp_path / "first") for c in r["calls"])
+    calls = [c for r in rounds(tmp_path / "again") for c in r["calls"]]
+    assert calls and all(c["cached"] is True for c in calls)

@@ -44,8 +44,9 @@ class Simulator:
         return calls
 
     def _log(self, agent: str, usage: Usage, cached_before: int, version: str, digest: str) -> None:
-        self.calls.append({"agent": agent, "prompt_version": version, "prompt_hash": digest,
-                           "cached": self.agents.run_usage.cached > cached_before, **usage.as_dict()})
+        # the call's own usage first: its `cached` counter is the conversation's, not whether this call was
+        self.calls.append({"agent": agent, "prompt_version": version, "prompt_hash": digest, **usage.as_dict(),
+                           "cached": self.agents.run_usage.cached > cached_before})
 
     async def _pipeline(self, agent: str, function, *args, **kwargs):
         usage, before = Usage(), self.agents.run_usage.cached

@@ -147,6 +147,7 @@ def _judge_convbench(args, backend, cache) -> int:
 def _check_judgments_path(out, run) -> None:
     """Not one of the run's own files (its records would be mixed with judgments), and not inside
     another run's folder (that run's judge and report would read them as its own)."""
+    import fnmatch
     from pathlib import Path
 
     from ihbench.dataset.outputs import OutputPathError
@@ -160,3 +161,7 @@ def _check_judgments_path(out, run) -> None:
     if (folder / RUN_JSON).is_file() and folder != run.resolve():
         raise OutputPathError(f"--out: {out} is inside another run's folder ({folder}), not {run}'s: its judge and "
                               "report would take these judgments for its own")
+    if folder == run.resolve() and not fnmatch.fnmatch(out.name, "judgments*.jsonl"):
+        raise OutputPathError(f"--out: {out} is in the run's folder, where `ihbench report` reads the judgments "
+                              "files named judgments*.jsonl; name it so (judgments-MODEL.jsonl, say), or write it "
+                              "outside the run")

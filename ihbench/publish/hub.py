@@ -1,8 +1,8 @@
 """The one place that talks to the Hub: create the repository, upload the staged folder."""
 from __future__ import annotations
 
+import json
 import re
-import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,8 +51,17 @@ def check_staging_folder(folder: Path, what: str = "--staging-dir") -> Path:
             raise UsageError(f"{what}: {folder} is not empty; everything in it would be uploaded, so give a new or "
                              "empty folder (or one an earlier publish staged into)")
         check_output_path(folder, what, shared=True)
-        for entry in folder.iterdir():  # an earlier staging of ours (a dry run, a failed upload): made again
-            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+        staged = _staged_before(folder)
+        foreign = [name for name in staged_files(folder) if name not in staged]
+        if foreign:  # a user's own files: never uploaded, never removed
+            shown = ", ".join(foreign[:5]) + (f", ... ({len(foreign)} files)" if len(foreign) > 5 else "")
+            raise UsageError(f"{what}: {folder} holds files no earlier publish staged: {shown}; everything in it "
+                             "would be uploaded, so move them out (or give another folder)")
+        for name in staged:  # an earlier staging of ours (a dry run, a failed upload): made again
+            (folder / name).unlink(missing_ok=True)
+        for directory in sorted((d for d in folder.rglob("*") if d.is_dir()), key=lambda d: -len(d.parts)):
+            if not any(directory.iterdir()):
+                directory.rmdir()
         return folder
     check_output_path(folder, what)
     return folder
@@ -69,8 +78,20 @@ def staging_root(staging_dir: Optional[Path], prefix: str) -> Path:
 
 
 def mark_staged(root: Path) -> None:
-    """After a staging into --staging-dir succeeded: the next publish may stage there again."""
-    (root / STAGING_MARKER).write_text("staged by ihbench publish; the next publish may replace this folder\n")
+    """After a staging into --staging-dir succeeded: the next publish may stage there again, replacing
+    exactly the files listed here (anything else found there later is a user's, and refused)."""
+    (root / STAGING_MARKER).write_text(json.dumps({"staged by": "ihbench publish", "files": staged_files(root)}))
+
+
+def _staged_before(folder: Path) -> set[str]:
+    """The files the marker lists (none for a marker of an older version, which listed nothing)."""
+    try:
+        files = json.loads((folder / STAGING_MARKER).read_text(encoding="utf-8")).get("files")
+    except (OSError, ValueError, AttributeError):
+        return set()
+    inside = folder.resolve()
+    return {name for name in files if isinstance(name, str) and (folder / name).resolve().is_relative_to(inside)} \
+        if isinstance(files, list) else set()
 
 
 def staged_files(folder: Path) -> list[str]:

@@ -44,11 +44,16 @@ def _cause(run: Path, answer: ResponseRecord, axis: str, path: Path, damaged: li
         batch = Path(asked.batch) if asked.batch else None
         unusable = (f"; {asked.unusable} of the judge's questions had a batch answer that could not be used and "
                     "were asked again") if asked.unusable else ""
-        return (f"their questions wait in the batch folder {batch}{unusable}",
-                f"answer {batch / 'requests.jsonl' if batch else 'requests.jsonl'} and run `ihbench judge {run} "
-                f"--judge-model {asked.judge_model} --judge-batch {batch}` again")
+        again = f"`ihbench judge {run} --judge-model {asked.judge_model} --judge-batch {batch}`"
+        if batch is None or not (batch / "requests.jsonl").is_file():  # moved or removed since
+            return (f"the last judge wrote their questions to the batch folder {batch}{unusable}, and its "
+                    "requests.jsonl is no longer there", f"{again} writes them again")
+        return f"their questions wait in the batch folder {batch}{unusable}", \
+            f"answer {batch / 'requests.jsonl'} and run {again} again"
     if not asked.saw(answer.digest):
         return "answered after the last `ihbench judge`", judge
     if axis not in asked.axes:
         return f"the last judge ran with --axes {','.join(asked.axes)}", f"`ihbench judge {run} --axes {axis}` judges only those"
-    return (f"the last judge judged them, but {path} holds no judgment of them (cut or edited since)", judge)
+    held = f"{path} holds no judgment of them (cut or edited since)" if path.exists() else \
+        f"{path} is not there (removed since)"
+    return f"the last judge's record says it judged them, but {held}", judge

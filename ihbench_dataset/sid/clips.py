@@ -109,6 +109,9 @@ def sid_rows(dataset_or_dir: Any, config: str = "sid_en", *,
     if isinstance(dataset_or_dir, datasets.Dataset):
         return _not_empty(_from_dataset(dataset_or_dir), f"config {config!r}")
     root = Path(dataset_or_dir)
+    from ..load import refuse_inside_a_dataset
+
+    refuse_inside_a_dataset(root, str(root))  # data/sid_dev_en: a config's folder, not a SID-Bench folder
     if (root / config).is_dir() and any((root / config).glob("*.parquet")) and not config.startswith("sid"):
         built = sorted(d.name for d in root.iterdir() if d.is_dir() and any(d.glob("*.parquet")))
         sid = [name for name in built if name.startswith("sid")]

@@ -1,0 +1,116 @@
+"""Battery 8 (issue 23): findings of the eighth battery of bad inputs."""
+import json
+
+import pytest
+
+from ihbench.cli import main
+from test_battery4_files import _files, _one_error
+
+
+@pytest.fixture
+def official(tmp_path):
+    from official_layout import write_official_layout
+
+    return write_official_layout(tmp_path / "official")
+
+
+# --- finding 12: a dry run never removes a user's files from a staging folder ---------------------
+
+def test_a_staging_folder_holding_a_user_s_files_is_refused_naming_them_and_nothing_is_removed(tmp_path, capsys):
+    staging = tmp_path / "stg"
+    assert main(["publish-metrics", "--namespace", "me", "--dry-run", "--staging-dir", str(staging), "--quiet"]) == 0
+    (staging / "NOTES.md").write_text("my notes, keep")
+    (staging / "mywork").mkdir()
+    (staging / "mywork" / "data.csv").write_text("important")
+    before = _files(staging)
+    capsys.readouterr()
+    assert main(["publish-metrics", "--namespace", "me", "--dry-run", "--staging-dir", str(staging), "fir",
+                 "--quiet"]) == 2
+    assert _one_error(capsys, "publish-metrics") == (
+        f"ihbench publish-metrics: error: --staging-dir: {staging} holds files no earlier publish staged: NOTES.md, "
+        "mywork/data.csv; everything in it would be uploaded, so move them out (or give another folder)")
+    assert _files(staging) == before
+    (staging / "NOTES.md").unlink()
+    (staging / "mywork" / "data.csv").unlink()
+    (staging / "mywork").rmdir()
+    assert main(["publish-metrics", "--namespace", "me", "--dry-run", "--staging-dir", str(staging), "fir",
+                 "--quiet"]) == 0  # its own earlier staging is made again
+    assert sorted(p.name for p in staging.iterdir()) == [".ihbench-staging", "fir"]
+
+
+# --- finding 9: a second judge's file in the run's folder is one the report reads -----------------
+
+def test_a_judgments_file_in_the_run_s_folder_must_be_named_as_the_report_reads_them(official, tmp_path, capsys):
+    from test_battery_round3 import _answered
+
+    run = _answered(official, tmp_path / "run", "--limit", "1")
+    capsys.readouterr()
+    assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", "http://127.0.0.1:9/v1", "--out",
+                 str(run / "j2.jsonl"), "--quiet"]) == 2
+    assert _one_error(capsys, "judge").endswith(
+        f"--out: {run / 'j2.jsonl'} is in the run's folder, where `ihbench report` reads the judgments files named "
+        "judgments*.jsonl; name it so (judgments-MODEL.jsonl, say), or write it outside the run")
+    assert not (run / "j2.jsonl").exists()
+
+
+# --- findings 1 and 6: sid reads a dataset as every other command does -----------------------------
+
+def test_sid_refuses_a_build_record_without_its_fields_and_a_folder_inside_a_dataset(tmp_path, capsys):
+    from test_battery5_files import MINIMAL_BUILD_INFO
+    from test_battery5_files import _sid_noise
+    import numpy as np
+
+    raw = _sid_noise(tmp_path / "sb", {"n0.wav": np.full(32_000, 0.01), "n1.wav": np.full(24_000, 0.02)})
+    data = tmp_path / "data"
+    assert main(["sid-import", str(raw), "--out", str(data), "--quiet"]) == 0
+    (data / "build_info.json").write_text("{}")
+    capsys.readouterr()
+    assert main(["sid", "--data", str(data), "--config", "sid_noise", "--detector", "energy", "--out",
+                 str(tmp_path / "s"), "--quiet"]) == 2
+    assert _one_error(capsys, "sid").endswith(f"{data / 'build_info.json'}: missing field 'builder'; copy the dataset "
+                                              "again or rebuild it")
+    (data / "build_info.json").write_text(json.dumps(MINIMAL_BUILD_INFO))
+    assert main(["sid", "--data", str(data / "sid_noise"), "--config", "sid_noise", "--detector", "energy", "--out",
+                 str(tmp_path / "s"), "--quiet"]) == 2
+    assert _one_error(capsys, "sid").endswith(f"{data / 'sid_noise'}: is a folder inside the dataset {data}; give the "
+                                              "dataset folder itself")
+    assert not (tmp_path / "s").exists()
+
+
+# --- finding 8: a record of a format this version does not know ----------------------------------
+
+def test_a_record_of_a_newer_format_is_refused_not_read_as_current():
+    from ihbench.records import JudgmentRecord, RecordError, ResponseRecord
+
+    with pytest.raises(RecordError, match="field 'format_version' is 99: written by a newer ihbench"):
+        ResponseRecord.from_json({"id": "a/1", "epoch": 0, "response": "hi", "error": None, "format_version": 99})
+    with pytest.raises(RecordError, match="field 'format_version' is 99: written by a newer ihbench"):
+        JudgmentRecord.from_json({"id": "a/1", "epoch": 0, "axis": "tf", "outcome": "judge_error", "judge_model": "j",
+                                  "format_version": 99})
+
+
+# --- findings 4 and 5: the causes said when the judge's record and the files disagree --------------
+
+def test_a_batch_folder_removed_since_is_said_with_the_command_that_writes_its_questions_again(official, tmp_path,
+                                                                                                capsys):
+    import shutil
+
+    from test_battery_round3 import _answered
+
+    run = _answered(official, tmp_path / "run", "--limit", "1")
+    folder = tmp_path / "questions"
+    assert main(["judge", str(run), "--judge-model", "j", "--judge-batch", str(folder), "--cache",
+                 str(tmp_path / "c.sqlite"), "--quiet"]) == 1
+    shutil.rmtree(folder)
+    capsys.readouterr()
+    assert main(["report", str(run), "--quiet", "--n-bootstrap", "10", "--out", str(tmp_path / "rep")]) == 0
+    err = capsys.readouterr().err
+    assert (f"(the last judge wrote their questions to the batch folder {folder}, and its requests.jsonl is no longer "
+            f"there) and are not in the scores; `ihbench judge {run} --judge-model j --judge-batch {folder}` writes "
+            "them again") in err, err
+    asked = json.loads((run / "judgments.asked.json").read_text())
+    (run / "judgments.asked.json").write_text(json.dumps({**asked, "waiting": []}))  # edited: nothing waits
+    assert main(["report", str(run), "--quiet", "--n-bootstrap", "10", "--out", str(tmp_path / "rep")]) == 0
+    err = capsys.readouterr().err
+    assert f"(the last judge's record says it judged them, but {run / 'judgments.jsonl'} is not there (removed " \
+           "since))" in err, err
