@@ -301,6 +301,9 @@ class RunInfo:
     #: a ConversationBench run's own settings (tool results mode, round cap, turns, rehydration, the
     #: benchmark's digest); None for an IHBench run
     convbench: Optional[dict] = None
+    #: the record format the run began with (its first start's `RECORD_FORMAT`, kept on resume): a line of
+    #: an older format in its files was not written by it (a check switched off by hand)
+    record_format: Optional[int] = None
     format_version: int = 1
     extra: dict = field(default_factory=dict, compare=False)
 
@@ -313,7 +316,7 @@ class RunInfo:
                             ("format_version", int), ("model_path", str), ("model_name", str)):
             _check(data, name, kinds, optional=True)
         _check(data.get("model") or {}, "model_path", str, optional=True)
-        for name, low in (("epochs", 1), ("limit", 1), ("n_items", 0), ("seed", 0)):  # what the command line allows
+        for name, low in (("epochs", 1), ("limit", 1), ("n_items", 0), ("seed", 0), ("record_format", 1)):  # what the command line allows
             value = _check(data, name, int, optional=True)
             if value is not None and value < low:
                 raise RecordError(f"field {name!r} must be >= {low}, got {value} (edited by hand?)")
@@ -330,6 +333,8 @@ class RunInfo:
         data = _to_json(self)
         if self.convbench is None:  # an IHBench run's run.json stays as it was before the field existed
             data.pop("convbench", None)
+        if self.record_format is None:  # begun before the field existed
+            data.pop("record_format", None)
         if self.effective_generation is None:
             data.pop("effective_generation", None)
         return data

@@ -156,7 +156,15 @@ class RunDir:
         judgments of answers the run no longer has."""
         self.damaged_responses: list = []
         return read_typed(self.responses_path, ResponseRecord, repair, redone=self._response_redone,
+                          oldest=self._record_format(),
                           damaged=self.damaged_responses)
+
+    def _record_format(self) -> Optional[int]:
+        """The record format the run began with (None: begun before it was recorded, or no run.json)."""
+        try:
+            return self.info().record_format
+        except RunDirError:
+            return None
 
     def _response_redone(self, record: dict, number: int, good: list) -> bool:
         """A later good record of the damaged line's (id, epoch) stands in for it; when the epoch is
@@ -216,6 +224,7 @@ class RunDir:
         damaged: list = []
         torn: list = []
         judgments = latest_judgments(read_typed(target, JudgmentRecord, repair, redone=_judgment_redone,
+                                                oldest=self._record_format(),
                                                 damaged=damaged, torn=torn))
         self.damaged_judgments = getattr(self, "damaged_judgments", {})
         self.damaged_judgments[target] = [line for line, _, _ in damaged]
@@ -325,17 +334,22 @@ def _judgment_redone(record: dict, number: int, good: list) -> bool:
 
 
 def read_typed(path: Path, record_type, repair: bool = False, *, redone=None, damaged: Optional[list] = None,
-               torn: Optional[list] = None) -> list:
+               torn: Optional[list] = None, oldest: Optional[int] = None) -> list:
     """Typed records of a JSON-lines file, each line parsed once; a line that is not one is reported
     (file and line, by the reader, until `redone` says a later record stands in for it) and left out,
-    and listed in `damaged` (see `read_records`)."""
+    and listed in `damaged` (see `read_records`). `oldest`: the run's `record_format`; a line of an
+    older format was not written by the run (its check switched off by hand)."""
     records = []
 
     def parse(data: dict) -> Optional[str]:
         try:
-            records.append(record_type.from_json(data))
+            record = record_type.from_json(data)
         except RecordError as error:
             return str(error)
+        if oldest is not None and record.format_version < oldest:
+            return (f"format_version {record.format_version}, older than every record of this run ({oldest}): not "
+                    "written by it (edited by hand?); left out, and done again")
+        records.append(record)
         return None
 
     read_records(path, repair=repair, check=parse, redone=redone, damaged=damaged, torn=torn)

@@ -223,6 +223,7 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
         effective_generation=loader.effective_generation(generation), data_fingerprint=items_fingerprint(items),
         n_items=len(items), versions=versions(), command=redact(list(spec.command or sys.argv)),
         created=existing.created if existing else time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        record_format=existing.record_format if existing else RECORD_FORMAT,
         format_version=RUN_INFO_FORMAT))
 
     done = _answered(records, items, run_dir)

@@ -221,6 +221,9 @@ def test_an_rq_verdict_with_another_number_of_criteria_than_its_rubric_is_judged
         lines[n].pop("check")
         lines[n].update(criteria=[True], verdict="pass", format_version=4)
     (run / "judgments.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    from test_runner import _as_begun_before_record_formats
+
+    _as_begun_before_record_formats(run)  # of a run an older version began
     err, summary = _report(run, tmp_path, capsys)
     assert "RQ verdict(s) hold another number of criteria than their rubric (e.g. " in err, err
     assert summary["rq_pass_rate"] is None and summary["not_judged"]["rq"] == len(rq)

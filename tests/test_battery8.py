@@ -114,3 +114,48 @@ def test_a_batch_folder_removed_since_is_said_with_the_command_that_writes_its_q
     err = capsys.readouterr().err
     assert f"(the last judge's record says it judged them, but {run / 'judgments.jsonl'} is not there (removed " \
            "since))" in err, err
+
+
+# --- finding 7: a line made older by hand, in a run begun with checked records ----------------------
+
+@pytest.mark.parametrize("edit", ["downgraded", "no format"])
+def test_a_record_made_older_by_hand_is_not_taken_in_a_run_that_began_with_checks(edit, official, tmp_path, capsys):
+    from openai_test_server import OpenAITestServer
+
+    out = tmp_path / "run"
+    argv = ["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out", str(out), "--epochs",
+            "1", "--limit", "2", "--quiet", "--allow-endpoint-change"]
+    with OpenAITestServer() as server:
+        assert main([*argv, "--base-url", server.base_url]) == 0
+    assert json.loads((out / "run.json").read_text())["record_format"] == 5
+    lines = [json.loads(line) for line in (out / "responses.jsonl").read_text().splitlines()]
+    lines[0].update(response="faked")
+    lines[0].pop("check")
+    if edit == "downgraded":
+        lines[0]["format_version"] = 4
+    else:
+        lines[0].pop("format_version")
+    (out / "responses.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    capsys.readouterr()
+    with OpenAITestServer() as server:
+        assert main([*argv, "--base-url", server.base_url]) == 0
+        assert len(server.requests) == 1  # answered again
+    err = capsys.readouterr().err
+    old = 4 if edit == "downgraded" else 1
+    assert (f"{out / 'responses.jsonl'} line 1: format_version {old}, older than every record of this run (5): not "
+            "written by it") in err, err
+
+
+# --- finding 14: recordings with no speech are said, not scored as turn-taking ----------------------
+
+def test_turns_on_recordings_with_no_speech_says_so_and_writes_nothing(tmp_path, capsys):
+    import numpy as np
+    import soundfile
+
+    soundfile.write(str(tmp_path / "silent.wav"), np.zeros((32_000, 2), np.float32), 16_000)
+    capsys.readouterr()
+    assert main(["turns", str(tmp_path / "silent.wav"), "--out", str(tmp_path / "tu"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "silent: no speech found on either channel (AI, user); left out of the summary" in err, err
+    assert "ihbench turns: error: no speech found in any of the 1 recording(s) (silent); nothing was written" in err
+    assert not (tmp_path / "tu").exists()

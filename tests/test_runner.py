@@ -329,6 +329,13 @@ def test_readers_refuse_answers_to_an_earlier_version_of_the_data(official, serv
         RunDir(out).load()
 
 
+def _as_begun_before_record_formats(out):
+    """run.json as versions before `record_format` wrote it (their records may be of any older format)."""
+    info = json.loads((out / "run.json").read_text())
+    info.pop("record_format")
+    (out / "run.json").write_text(json.dumps(info))
+
+
 def test_a_judgment_of_a_replaced_answer_is_left_out(official, server, tmp_path, monkeypatch, caplog):
     from ihbench.rundir import RunDir
 
@@ -338,6 +345,7 @@ def test_a_judgment_of_a_replaced_answer_is_left_out(official, server, tmp_path,
     judgments = [{"format_version": 2, "item_hash": r.item_hash, "id": r.id, "epoch": 0, "axis": "tf",
                   "judge_model": "j", "outcome": "judged", "verdict": "model"} for r in responses]
     (out / "judgments.jsonl").write_text("".join(json.dumps(j) + "\n" for j in judgments))
+    _as_begun_before_record_formats(out)  # an older version's judgments, of an older version's run
     _edit_rubric_of_conv_a(official, monkeypatch)
     run(_spec(official, out, server, epochs=1), progress=False)
     _, responses, _ = RunDir(out).load()
@@ -356,6 +364,7 @@ def test_a_run_folder_written_before_records_were_stamped_still_reads(official, 
     path = out / "responses.jsonl"
     old = [{k: v for k, v in r.items() if k not in ("format_version", "item_hash")} for r in read_records(path)]
     path.write_text("".join(json.dumps(r) + "\n" for r in old))
+    _as_begun_before_record_formats(out)
     _, responses, _ = RunDir(out).load()
     assert len(responses) == 3
     assert run(_spec(official, out, server, epochs=1), progress=False).skipped == 3

@@ -40,7 +40,7 @@ from ihbench.dataset.errors import IHBenchError, UsageError
 from ihbench.dataset.io import AppendLog
 from ihbench.dataset.redaction import redact
 from ihbench.dataset.verify import MIN_TURNS
-from ihbench.records import RUN_INFO_FORMAT, RunInfo
+from ihbench.records import RECORD_FORMAT, RUN_INFO_FORMAT, RunInfo
 from ihbench.rundir import RunDir, read_typed
 from ihbench.seeds import record_seed
 
@@ -204,6 +204,7 @@ async def _run_locked(spec, run_dir, generation, conversations, callers, loader,
         data_fingerprint=hashlib.sha256("".join(hashes.values()).encode()).hexdigest()[:16],
         n_items=len(conversations), versions=versions(), command=redact(list(spec.command or sys.argv)),
         created=existing.created if existing else time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        record_format=existing.record_format if existing else RECORD_FORMAT,
         format_version=RUN_INFO_FORMAT, extra={"barge_in": settings}))
 
     path = run_dir.path / RECORDS

@@ -245,7 +245,7 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
         raise UsageError(f"--out: {run.path} is a file, not a folder")
     vad = ChannelVad(**(vad_options or {}))
     _warm_up()
-    analyses, judged, rows = [], {}, []
+    analyses, judged, rows, silent = [], {}, [], []
     pauses = isinstance(judge, SmartTurnJudge)
     started = time.perf_counter()
     with run.writing():
@@ -256,6 +256,12 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
             for name, files in plan:
                 recording = read_recording(files, swap=swap)
                 analysis = analyze(recording, vad, words=(words or {}).get(name))
+                if not any(analysis.speech) and not any(analysis.backchannels):  # a muted pair, a wrong file
+                    log.warning("%s: no speech found on either channel (AI, user); left out of the summary (check "
+                                "the file, and --swap/--pair)", name)
+                    silent.append(name)
+                    bar.update(round(analysis.duration, 1))
+                    continue
                 if raw_likelihoods is not None:  # its rows, now that the length is known: before its files
                     likelihoods_for(raw_likelihoods, judge_likelihoods, {name: len(analysis.labels.events)})
                 turn_end = None
@@ -284,6 +290,9 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
                              "barge_ins": len(events["timing"]["barge_ins"]),
                              "talk_overs": sum(b["outcome"] == "talk_over" for b in events["timing"]["barge_ins"])})
                 bar.update(round(analysis.duration, 1))
+        if not analyses:
+            raise UsageError(f"no speech found in any of the {len(silent)} recording(s) ({', '.join(silent[:5])}); "
+                             "nothing was written")
         seconds = time.perf_counter() - started
         result = None
         if raw_likelihoods is not None:
