@@ -19,6 +19,7 @@ from typing import Callable, Optional, Sequence, Union
 
 from ihbench.dataset.errors import IHBenchError
 from ihbench.dataset.io import AppendLog
+from ihbench.dataset.load import recorded_source, same_source
 from ihbench.dataset.redaction import redact
 from ihbench.dataset.schema import EvalItem, canonical_interruption_type
 
@@ -119,6 +120,8 @@ def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint
     for key in RUN_IDENTITY:
         if key == "endpoint" and allow_endpoint_change:
             continue
+        if key == "data" and same_source(recorded[key], identity.get(key)):
+            continue
         if recorded[key] != identity.get(key):
             hint = (" (--allow-endpoint-change if the new server serves the same model)" if key == "endpoint"
                     else "")
@@ -169,7 +172,8 @@ def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, p
     if out.exists() and not out.is_dir():
         raise RunConfigError(f"--out: {out} is a file, not a run directory")
     generation = GenerationConfig(**spec.generation)
-    identity = {"loader": spec.loader, "model_path": spec.model_path, "data": spec.data, "config": spec.config,
+    identity = {"loader": spec.loader, "model_path": spec.model_path, "data": recorded_source(spec.data),
+                "config": spec.config,
                 "split": spec.split, "modality": spec.modality,
                 "history_audio": history_audio_label(spec.history_audio),
                 "generation": generation.to_dict(),

@@ -159,6 +159,20 @@ def resolve_source(source: Union[str, os.PathLike]) -> tuple[str, str]:
     raise DataSourceError(f"{text}: no such dataset directory, and not a hub id like 'bosonai/IHBench'")
 
 
+def recorded_source(source: Union[str, os.PathLike]) -> str:
+    """How a run records its data: a local folder by its absolute path (a report or judge started
+    from another folder, or a resume, finds it), a Hub id as given."""
+    path = Path(os.fspath(source)).expanduser()
+    return str(path.resolve()) if path.is_dir() else os.fspath(source)
+
+
+def same_source(recorded: Optional[str], given: Optional[str]) -> bool:
+    """A run's recorded data and the data given now are one (an older run.json holds a relative path)."""
+    if recorded is None or given is None:
+        return recorded == given
+    return recorded == given or recorded_source(recorded) == recorded_source(given)
+
+
 def check_source(source: Union[str, os.PathLike]) -> tuple[str, str]:
     """`resolve_source`, and for a local dataset the files of every config its card lists (there,
     and holding rows): for callers that open configs later, one at a time (the Space, which must
@@ -240,7 +254,10 @@ def load_config(path: str, label: str, config: str, revision: Optional[str] = No
         offline = os.environ.get("HF_HUB_OFFLINE") == "1" or os.environ.get("HF_DATASETS_OFFLINE") == "1"
         hub = not Path(path).is_dir()  # a local folder is read from disk: being offline is not why it failed
         hint = " (HF_HUB_OFFLINE is set: hub datasets must already be in the local cache)" if offline and hub else ""
-        raise DataSourceError(f"{label}: cannot load config {config!r}{hint}: {type(error).__name__}: {error}") from error
+        # "runs/data" may be a folder that moved as well as a Hub id: both are said
+        where = "no such local folder, and as a Hub dataset it " if hub else ""
+        raise DataSourceError(f"{label}: {where}cannot load config {config!r}{hint}: {type(error).__name__}: "
+                              f"{error}") from error
 
 
 def _check_local_files(folder: Path, config: str) -> None:

@@ -159,3 +159,29 @@ def test_turns_on_recordings_with_no_speech_says_so_and_writes_nothing(tmp_path,
     assert "silent: no speech found on either channel (AI, user); left out of the summary" in err, err
     assert "ihbench turns: error: no speech found in any of the 1 recording(s) (silent); nothing was written" in err
     assert not (tmp_path / "tu").exists()
+
+
+# --- finding 10: a run records its data where any folder finds it -------------------------------
+
+def test_a_run_made_with_a_relative_data_path_is_judged_and_reported_from_another_folder(official, tmp_path,
+                                                                                          monkeypatch, capsys):
+    import shutil
+
+    from openai_test_server import OpenAITestServer
+
+    work = tmp_path / "work"
+    shutil.copytree(official, work / "mv" / "data")
+    monkeypatch.chdir(work)
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", "mv/data", "--out", "runs/r",
+                     "--epochs", "1", "--limit", "2", "--quiet", "--base-url", server.base_url]) == 0
+        assert json.loads((work / "runs" / "r" / "run.json").read_text())["data"] == str(work / "mv" / "data")
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", "./mv/data", "--out", "runs/r",
+                     "--epochs", "1", "--limit", "2", "--quiet", "--base-url", server.base_url]) == 0  # the same data
+    monkeypatch.chdir(work / "runs")
+    assert main(["report", "r", "--quiet", "--n-bootstrap", "10", "--out", str(tmp_path / "rep")]) == 0
+    (work / "mv" / "data").rename(work / "mv" / "moved")
+    capsys.readouterr()
+    assert main(["report", "r", "--quiet", "--n-bootstrap", "10", "--out", str(tmp_path / "rep2")]) == 2
+    error = _one_error(capsys, "report")
+    assert error.startswith(f"ihbench report: error: {work / 'mv' / 'data'}: no such dataset directory"), error

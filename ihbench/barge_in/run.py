@@ -38,6 +38,7 @@ from typing import Optional
 
 from ihbench.dataset.errors import IHBenchError, UsageError
 from ihbench.dataset.io import AppendLog
+from ihbench.dataset.load import recorded_source
 from ihbench.dataset.redaction import redact
 from ihbench.dataset.verify import MIN_TURNS
 from ihbench.records import RECORD_FORMAT, RUN_INFO_FORMAT, RunInfo
@@ -176,7 +177,8 @@ async def _run_locked(spec, run_dir, generation, conversations, callers, loader,
     from ihbench.loaders import create
     from ihbench.runner import TRANSPORT_OPTIONS, RunConfigError, check_same_run, versions
 
-    identity = {"loader": spec.loader, "model_path": spec.model_path, "data": spec.data, "config": spec.config,
+    identity = {"loader": spec.loader, "model_path": spec.model_path, "data": recorded_source(spec.data),
+                "config": spec.config,
                 "split": spec.split, "modality": spec.modality, "history_audio": None,
                 "generation": generation.to_dict(), "seed": spec.seed, "types": None,
                 "endpoint": redact(spec.loader_options.get("base_url")),

@@ -27,6 +27,7 @@ from typing import Optional
 
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.io import AppendLog
+from ihbench.dataset.load import recorded_source
 from ihbench.dataset.redaction import redact
 from ihbench.loaders.failures import describe_failure, is_item_failure
 from ihbench.records import RUN_INFO_FORMAT, RunInfo
@@ -117,7 +118,8 @@ def run_convbench(spec: ConvRunSpec, *, loader=None, benchmark=None, progress: b
     benchmark = benchmark or load_benchmark(spec.data, spec.config)
     targets = check_spec(spec, benchmark)
     digest = benchmark_hash(benchmark)
-    identity = {"loader": spec.loader, "model_path": spec.model_path, "data": spec.data, "config": spec.config,
+    identity = {"loader": spec.loader, "model_path": spec.model_path, "data": recorded_source(spec.data),
+                "config": spec.config,
                 "split": None, "modality": spec.modality, "history_audio": None, "generation": generation.to_dict(),
                 "seed": spec.seed, "types": None, "endpoint": redact(spec.loader_options.get("base_url")),
                 "loader_options": redact({k: v for k, v in sorted(spec.loader_options.items())
