@@ -185,3 +185,27 @@ def test_a_run_made_with_a_relative_data_path_is_judged_and_reported_from_anothe
     assert main(["report", "r", "--quiet", "--n-bootstrap", "10", "--out", str(tmp_path / "rep2")]) == 2
     error = _one_error(capsys, "report")
     assert error.startswith(f"ihbench report: error: {work / 'mv' / 'data'}: no such dataset directory"), error
+
+
+# --- finding 2: run.json's data fingerprint, edited by hand -----------------------------------------
+
+def test_an_edited_data_fingerprint_is_said_and_the_report_names_the_data_s_own(official, tmp_path, capsys):
+    from test_battery_round3 import _answered
+
+    run = _answered(official, tmp_path / "run", "--limit", "2")
+    info = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps({**info, "data_fingerprint": "0000"}))
+    capsys.readouterr()
+    assert main(["report", str(run), "--quiet", "--n-bootstrap", "10", "--out", str(tmp_path / "rep")]) == 0
+    err = capsys.readouterr().err
+    assert f"{run}: run.json's data_fingerprint 0000 is not that of the items the run answers" in err, err
+    summary = json.loads((tmp_path / "rep" / "summary.json").read_text())["runs"][0]
+    assert summary["data_fingerprint"] == info["data_fingerprint"]
+
+
+# --- finding 11: looking at a file that is no cache says so -----------------------------------------
+
+def test_cache_info_on_a_file_inside_a_dataset_says_it_is_no_cache(official, capsys):
+    assert main(["cache", "info", "--cache", str(official / "README.md")]) == 2
+    assert _one_error(capsys, "cache").startswith(f"ihbench cache: error: {official / 'README.md'}: not an SQLite "
+                                                  "database")

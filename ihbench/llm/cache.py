@@ -56,7 +56,8 @@ class LLMCache:
         if self.path.is_dir():
             raise CacheFileError(f"{self.path}: is a folder; the cache is one SQLite file "
                                  f"(e.g. {self.path / default_cache_path().name})")
-        check_cache_path(self.path, "--cache", file=True)  # never inside a dataset folder: it would be uploaded
+        if not read_only:  # never written inside a dataset folder: it would be uploaded (looking is harmless)
+            check_cache_path(self.path, "--cache", file=True)
         self._clock = clock
         self._db: Optional[sqlite3.Connection] = None
         self.empty = False  # read-only: the file holds no table yet (a new or 0-byte file)

@@ -47,6 +47,26 @@ def per_item_scores(rows: list[JudgmentRecord], axis: str) -> dict[str, float]:
                                 n_bootstrap=1, return_items=True)["per_item"]
 
 
+def _fingerprint(run_dir: Path, info, items: dict) -> Optional[str]:
+    """The fingerprint of the items the run answers, as the data holds them now: the one run.json
+    recorded at the run's last start, or, when they differ (the data changed since, or run.json was
+    edited), the current one, said."""
+    from ihbench.barge_in.points import is_barge_in
+    from ihbench.runner import RunConfigError, items_fingerprint, select_items
+
+    if is_barge_in(info) or not items:  # its points are its own conversations' (run.json's is of those)
+        return info.data_fingerprint
+    try:
+        now = items_fingerprint(select_items(list(items.values()), info.types, info.limit))
+    except RunConfigError:
+        return info.data_fingerprint
+    if info.data_fingerprint is not None and now != info.data_fingerprint:
+        log.warning("%s: run.json's data_fingerprint %s is not that of the items the run answers as %s holds them now "
+                    "(%s): the data changed since the run's last start, or run.json was edited; the report names the "
+                    "current one", run_dir, info.data_fingerprint, info.data, now)
+    return now
+
+
 def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> dict:
     from ihbench.barge_in.points import failed_rounds
 
@@ -61,7 +81,7 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
         "loader": info.loader,
         "modality": info.modality,
         "data": info.data,
-        "data_fingerprint": info.data_fingerprint,
+        "data_fingerprint": _fingerprint(run_dir, info, items),
         "n_items": len({r.id for r in responses}),
         "n_responses": len(responses),
         # what the run set out to answer (items x epochs at its last start): more than n_responses
