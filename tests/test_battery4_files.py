@@ -67,8 +67,9 @@ def test_turns_refuses_one_file_given_for_both_channels_of_a_pair(tmp_path, caps
 # --- finding 23: a transcripts line for a recording that is not analysed -----------------------
 
 def test_a_transcripts_line_for_an_unknown_recording_is_a_warning_even_with_quiet(tmp_path, capsys):
-    noise = np.random.default_rng(0).normal(0, 0.001, (32_000, 2))
-    audio = _wav(tmp_path / "call.wav", noise)
+    from turns_synth import write_short_call
+
+    audio = write_short_call(tmp_path / "call.wav")
     transcripts = tmp_path / "tr.jsonl"
     transcripts.write_text(json.dumps({"recording": "nosuchrec", "channel": "A",
                                        "words": [{"word": "hi", "start": 0.1, "end": 0.3}]}) + "\n")

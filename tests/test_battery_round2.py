@@ -319,11 +319,10 @@ def test_space_names_a_bad_host_or_a_port_in_use(official, capsys):
 
 
 def test_turns_into_its_own_folder_again_leaves_no_earlier_recording(tmp_path):
-    import numpy as np
-    import soundfile
+    from turns_synth import write_short_call
 
     for name in ("first", "second"):
-        soundfile.write(str(tmp_path / f"{name}.wav"), np.zeros((16000, 2), np.float32), 16000)
+        write_short_call(tmp_path / f"{name}.wav")
     out = tmp_path / "T"
     assert main(["turns", str(tmp_path / "first.wav"), "--out", str(out), "--quiet"]) == 0
     (out / "notes").mkdir()

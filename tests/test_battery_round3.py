@@ -148,10 +148,9 @@ def test_make_tiny_model_replaces_its_own_earlier_model_and_nothing_of_the_user_
 
 
 def test_info_on_a_turns_folder_says_what_it_is_and_what_to_do(tmp_path, capsys):
-    import numpy as np
-    import soundfile
+    from turns_synth import write_short_call
 
-    soundfile.write(str(tmp_path / "call.wav"), np.zeros((16000, 2), np.float32), 16000)
+    write_short_call(tmp_path / "call.wav")
     assert main(["turns", str(tmp_path / "call.wav"), "--out", str(tmp_path / "T"), "--quiet"]) == 0
     capsys.readouterr()
     assert main(["info", str(tmp_path / "T")]) == 2

@@ -96,7 +96,12 @@ def judge_by_script(run_dir, tf_wins, rq_passes):
         passed = index < rq_passes
         criteria = [passed] + [True] * (len(items[item_id].rubric.rq) - 1)
         records.append({**base, "axis": "rq", "verdict": "pass" if passed else "fail", "criteria": criteria})
-    (run_dir / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    from dataclasses import replace
+
+    from ihbench.records import RECORD_FORMAT, JudgmentRecord
+
+    written = [replace(JudgmentRecord.from_json(r), format_version=RECORD_FORMAT).to_json() for r in records]  # checked
+    (run_dir / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in written))
 
 
 @pytest.fixture(scope="module")

@@ -89,3 +89,16 @@ class SyntheticCall:
 
         data = self.stereo()[:, ::-1] if swap else self.stereo()
         soundfile.write(str(path), data, RATE, subtype="PCM_16")
+
+
+def write_short_call(path, seconds: float = 1.0):
+    """A two-channel WAV with speech on the AI channel (a real flite render), silence on the user's:
+    the least a recording needs for `ihbench turns` to have something to analyse."""
+    import soundfile
+
+    speech = render("Hello, how can I help?", AI_VOICE)
+    frames = max(len(speech), round(seconds * 16_000))
+    stereo = np.zeros((frames, 2), np.float32)
+    stereo[:len(speech), 0] = speech
+    soundfile.write(str(path), stereo, 16_000)
+    return path
