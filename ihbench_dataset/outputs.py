@@ -102,6 +102,22 @@ def check_output_path(path: Union[str, os.PathLike], what: str, *, may_be: Seque
     if not (file or shared or kind):
         _check_new_or_empty(path, what, target, may_be)
     _refuse_inside(path, what, own)
+    _check_creatable(path, what, own)
+
+
+def _check_creatable(path, what: str, own: Path) -> None:
+    """The output can be made where it is asked for: its nearest existing folder takes a new entry
+    (tried with a folder made and removed at once). Said now, naming the option, not after the work
+    as a missing internal temporary or lock file (a path under /proc, a read-only disk)."""
+    import tempfile
+
+    existing = next((folder for folder in (own, *own.parents) if folder.exists()), None)
+    if existing is None or existing == own and not own.is_dir():
+        return  # a file where a folder is expected: said by the command's own checks, in its words
+    try:
+        os.rmdir(tempfile.mkdtemp(dir=existing, prefix=".ihbench-can-write-"))
+    except OSError as error:
+        raise OutputPathError(f"{what}: cannot create {path} ({error.strerror or error} in {existing})") from None
 
 
 def _refuse_inside(path, what: str, own: Path) -> None:

@@ -209,3 +209,17 @@ def test_cache_info_on_a_file_inside_a_dataset_says_it_is_no_cache(official, cap
     assert main(["cache", "info", "--cache", str(official / "README.md")]) == 2
     assert _one_error(capsys, "cache").startswith(f"ihbench cache: error: {official / 'README.md'}: not an SQLite "
                                                   "database")
+
+
+# --- finding 13: an output that cannot be made is said first, naming the option --------------------
+
+@pytest.mark.parametrize("command", [["make-tiny-model", "qwen2-text", "--out", "/proc/tm"],
+                                     ["report", "{run}", "--out", "/proc/rep"]])
+def test_an_output_that_cannot_be_made_is_refused_first_naming_the_option(command, official, tmp_path, capsys):
+    from test_battery_round3 import _answered
+
+    run = _answered(official, tmp_path / "run", "--limit", "1") if "{run}" in command else None
+    capsys.readouterr()
+    assert main([part.format(run=run) for part in command] + ["--quiet"]) == 2
+    error = _one_error(capsys, command[0])
+    assert f"--out: cannot create {command[-1]} (" in error and ".ihbench" not in error.split("(", 1)[0], error
