@@ -243,8 +243,17 @@ def test_a_report_over_different_data_warns_labels_and_refuses_the_tost(official
     from ihbench.report import summarize
     from ihbench.report.render import render_markdown
 
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     other = tmp_path / "other"
     shutil.copytree(official, other)
+    parquet = other / "conversations" / "test-00000-of-00001.parquet"  # an edited copy: one rubric reworded
+    table = pq.read_table(parquet)
+    column = table.schema.get_field_index("turn_2_tf_rubric")
+    rubrics = table.column(column).to_pylist()
+    rubrics[0] = (rubrics[0] or "") + " (reworded)"
+    pq.write_table(table.set_column(column, "turn_2_tf_rubric", pa.array(rubrics, type=pa.string())), parquet)
     runs = []
     with OpenAITestServer() as server:
         for data, modality in ((official, "audio"), (other, "text")):
@@ -252,15 +261,13 @@ def test_a_report_over_different_data_warns_labels_and_refuses_the_tost(official
             run(RunSpec(loader="openai", model_path="m", data=str(data), out=out, epochs=1, modality=modality,
                         loader_options={"base_url": server.base_url}), progress=False)
             runs.append(out)
-    info = json.loads((runs[1] / "run.json").read_text())
-    info["data_fingerprint"] = "f" * 16  # what a run on an edited copy of the data records
-    (runs[1] / "run.json").write_text(json.dumps(info))
+    fingerprint = json.loads((runs[1] / "run.json").read_text())["data_fingerprint"]
     with caplog.at_level("WARNING", logger="ihbench"):
         report = summarize(runs, n_bootstrap=50)
     assert report.mixed_data and "different data" in caplog.text
     assert report.modality_tost == [] and "no audio-vs-text TOST" in report.refused[0]
     markdown = render_markdown(report.to_json(), {})
-    assert "**Warning:**" in markdown and "@ffffff" in markdown
+    assert "**Warning:**" in markdown and f"@{fingerprint[:6]}" in markdown
 
 
 # --- 8. a changed endpoint is part of the run's identity -------------------------------------------------
