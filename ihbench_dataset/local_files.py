@@ -73,12 +73,12 @@ def _sources(folder: Path, config: str) -> list[list]:
     return [[str(file.resolve()), file.stat().st_size, file.stat().st_mtime_ns] for file in files]
 
 
-def cache_is_current(folder: Path, config: str, cache_dir: Path) -> bool:
+def cache_is_current(folder: Path, config: str, cache_dir: Path, sources: Optional[list] = None) -> bool:
     """Whether `datasets`' cache of this config (`cache_dir`, the builder's, looked at before it is
     read) was made from these files: there is none yet, or its record says so. Files named by their
     hash need no record (`check_config_files` checked the names); a cache without one, made before
     or by another program, is not trusted."""
-    sources = _sources(folder, config)
+    sources = _sources(folder, config) if sources is None else sources
     if not sources or not Path(cache_dir).is_dir():
         return True
     try:
@@ -90,9 +90,10 @@ def cache_is_current(folder: Path, config: str, cache_dir: Path) -> bool:
 def record_cache(folder: Path, config: str, cache_dir: Path) -> None:
     """Best effort: a read-only cache costs the next load a rebuild of its Arrow files, never this one."""
     sources = _sources(folder, config)
-    if not sources:
-        return
+    record = Path(cache_dir) / SOURCES_RECORD
+    if not sources or (record.is_file() and cache_is_current(folder, config, cache_dir, sources)):
+        return  # nothing to record, or recorded already: not written again on every load
     try:
-        (Path(cache_dir) / SOURCES_RECORD).write_text(json.dumps(sources), encoding="utf-8")
+        record.write_text(json.dumps(sources), encoding="utf-8")
     except OSError:
         pass

@@ -21,7 +21,7 @@ import numpy as np
 from ihbench.dataset.audio_format import SAMPLING_RATE
 from ihbench.dataset.errors import MissingDependencyError
 
-from .clock import Spoken, Word, sentences, syllables
+from .clock import Spoken, Word, sentences, share_by_syllables
 
 ALIGNED = ("aligned: each word from its first to its last frame in the model's own audio, by pocketsphinx forced "
            "alignment of the reply's text (US English acoustic model)")
@@ -54,7 +54,7 @@ def spoken_from_audio(text: str, audio: np.ndarray, voice: str) -> Spoken:
     times = _align(decoder, audio, [spelled[i] for i in known]) if known else None
     if times is None:
         start, end = _speech(audio)
-        spans = _share(start, end, [match.group(0) for _, match in tokens])
+        spans = share_by_syllables(start, end, [match.group(0) for _, match in tokens])
         return Spoken(text, [Word(m.group(0), m.start(), m.end(), a, b, n) for (n, m), (a, b) in zip(tokens, spans)],
                       duration, voice, f"{SPREAD} (the aligner found no path through the audio for the reply's words)")
     spans: list = [None] * len(tokens)
@@ -164,19 +164,8 @@ def _fill_between(spans: list, texts: list[str], duration: float) -> None:
             end_run += 1
         start = spans[index - 1][1] if index > 0 else 0.0
         end = spans[end_run][0] if end_run < len(spans) else duration
-        spans[index:end_run] = _share(start, max(start, end), texts[index:end_run])
+        spans[index:end_run] = share_by_syllables(start, max(start, end), texts[index:end_run])
         index = end_run
-
-
-def _share(start: float, end: float, texts: list[str]) -> list[tuple[float, float]]:
-    weights = [max(syllables(text), 0.5) for text in texts]
-    total = sum(weights) or 1.0
-    spans, at = [], start
-    for weight in weights:
-        length = (end - start) * weight / total
-        spans.append((at, at + length))
-        at += length
-    return spans
 
 
 def _speech(audio: np.ndarray) -> tuple[float, float]:

@@ -128,13 +128,18 @@ def speak(text: str, engine, cache) -> Spoken:
 def _estimate(sentence: str, group: list[re.Match], engine, cache) -> tuple[list[tuple[float, float]], float]:
     """The fallback: the sentence's words share its speech by estimated syllables."""
     start, end, length = sentence_clock(sentence, engine, cache)
-    weights = [syllables(m.group(0)) for m in group]
+    return share_by_syllables(start, end, [m.group(0) for m in group]), length
+
+
+def share_by_syllables(start: float, end: float, texts: list[str]) -> list[tuple[float, float]]:
+    """[start, end] cut into one span per text, each as long as its estimated syllables say."""
+    weights = [syllables(text) for text in texts]
     share = (end - start) / (sum(weights) or 1.0)
     times, clock = [], start
     for weight in weights:
         times.append((clock, clock + weight * share))
         clock += weight * share
-    return times, length
+    return times
 
 
 def sentence_times(sentence: str, engine, cache) -> dict:

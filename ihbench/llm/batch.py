@@ -120,7 +120,7 @@ class BatchLLM:
             if self.refused:
                 return
             target = self.folder / REQUESTS
-            answered = {key for key, (_, _, answer) in read_answers(self.folder).items() if not _failure(answer)}
+            answered = {key for key, (_, _, answer) in self.answers.items() if not _failure(answer)}  # read at start
             earlier = [(line["custom_id"], line["body"]) for _, line in _request_lines(target)]
             kept = {key: body for key, body in earlier if key not in self.pending and key not in answered}
             self.others = len(kept)
