@@ -315,7 +315,10 @@ class RunInfo:
         for name, kinds in (("model", dict), ("versions", dict), ("generation", dict), ("seed", int),
                             ("format_version", int), ("model_path", str), ("model_name", str)):
             _check(data, name, kinds, optional=True)
-        _check(data.get("model") or {}, "model_path", str, optional=True)
+        described = _check(data.get("model") or {}, "model_path", str, optional=True)
+        if described is not None and data.get("model_path") is not None and described != data["model_path"]:
+            raise RecordError(f"field 'model_path' is {data['model_path']!r} but 'model.model_path' is {described!r}: "
+                              f"the run writes both from the same --model-path (edited by hand?)")
         for name, low in (("epochs", 1), ("limit", 1), ("n_items", 0), ("seed", 0), ("record_format", 1)):  # what the command line allows
             value = _check(data, name, int, optional=True)
             if value is not None and value < low:

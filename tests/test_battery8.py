@@ -203,6 +203,23 @@ def test_an_edited_data_fingerprint_is_said_and_the_report_names_the_data_s_own(
     assert summary["data_fingerprint"] == info["data_fingerprint"]
 
 
+def test_a_model_path_edited_in_one_of_run_json_s_two_places_is_refused_naming_both(official, tmp_path, capsys):
+    """run.json holds the model's path twice (the command's, and the loader's own description): both
+    come from one --model-path, so two values mean one was edited, and the report would be labelled by
+    the other."""
+    from test_battery_round3 import _answered
+
+    run = _answered(official, tmp_path / "run", "--limit", "2")
+    info = json.loads((run / "run.json").read_text())
+    assert info["model_path"] == info["model"]["model_path"]
+    (run / "run.json").write_text(json.dumps({**info, "model_path": "gpt-4o"}))
+    capsys.readouterr()
+    assert main(["report", str(run), "--quiet", "--n-bootstrap", "10", "--out", str(tmp_path / "rep")]) == 2
+    err = capsys.readouterr().err
+    assert "run.json" in err and "'model_path' is 'gpt-4o' but 'model.model_path' is" in err, err
+    assert not (tmp_path / "rep").exists()
+
+
 # --- finding 11: looking at a file that is no cache says so -----------------------------------------
 
 def test_cache_info_on_a_file_inside_a_dataset_says_it_is_no_cache(official, capsys):
