@@ -48,16 +48,40 @@ def run_once(data: Path, root: Path, name: str, model, sim, conversations: int) 
     return seconds
 
 
-def bare_loop(data: Path, bodies: list[tuple[str, dict]], urls: dict) -> None:
-    """What a script of its own would do at the least: read the suite, make its two clients, send."""
-    from openai import OpenAI
+def bare_loop(data: Path, bodies: list[tuple[str, dict]], urls: dict, *, same_clients: bool = True) -> None:
+    """What a script of its own would do at the least: read the suite, make its two clients, send.
+
+    `same_clients`: the simulator's requests go through an `AsyncOpenAI` client, as ihbench's simulator
+    sends them (it plays conversations concurrently), the model's through a blocking `OpenAI` client, as the
+    openai loader sends them; so the two arms differ only by the orchestration. Otherwise every request
+    goes through one blocking client, as a sequential script would send them (the async client costs
+    more CPU per request: that figure counts the choice of client as overhead too)."""
+    import asyncio
+
+    from openai import AsyncOpenAI, OpenAI
 
     from ihbench.dataset.load import load_conversations
 
     load_conversations(str(data))
-    clients = {name: OpenAI(base_url=url, api_key="EMPTY", max_retries=0) for name, url in urls.items()}
-    for server, body in bodies:
-        clients[server].chat.completions.create(**body)
+    model = OpenAI(base_url=urls["model"], api_key="EMPTY", max_retries=0)
+    if not same_clients:
+        sim = OpenAI(base_url=urls["sim"], api_key="EMPTY", max_retries=0)
+        for server, body in bodies:
+            (model if server == "model" else sim).chat.completions.create(**body)
+        return
+
+    async def send() -> None:
+        sim = AsyncOpenAI(base_url=urls["sim"], api_key="EMPTY", max_retries=0)
+        try:
+            for server, body in bodies:
+                if server == "model":
+                    model.chat.completions.create(**body)
+                else:
+                    await sim.chat.completions.create(**body)
+        finally:
+            await sim.close()
+
+    asyncio.run(send())
 
 
 def _serve(respond, connection) -> None:
@@ -120,8 +144,11 @@ def main() -> None:
         calls = {"model": len(model.requests), "sim": len(sim.requests)}
         model, sim = remote or (model, sim)
         urls = {"model": model.base_url, "sim": sim.base_url}
-        bare, runs, cpu = [], [], {"bare": [], "run": []}
+        bare, sync, runs, cpu = [], [], [], {"bare": [], "run": []}
         for round_ in range(args.rounds):
+            started = time.perf_counter()
+            bare_loop(data, bodies, urls, same_clients=False)
+            sync.append(time.perf_counter() - started)
             started, used = time.perf_counter(), time.process_time()
             bare_loop(data, bodies, urls)
             bare.append(time.perf_counter() - started)
@@ -137,8 +164,11 @@ def main() -> None:
     if not args.servers_in_process:  # this process's CPU is then the client's work alone
         print(f"this process's CPU seconds (the client's own work, the servers being elsewhere): bare loop "
               f"{statistics.median(cpu['bare']):.3f} s, ihbench barge-in {statistics.median(cpu['run']):.3f} s (medians)")
+    print(f"a sequential script with one blocking client: {statistics.median(sync):.3f} s (median); ihbench barge-in "
+          f"over it: {run_s / statistics.median(sync):.3f}")
     print(f"model_calls={calls['model']} sim_calls={calls['sim']} bare_s={bare_s:.3f} run_s={run_s:.3f} "
           f"overhead_ratio={run_s / bare_s:.3f} fastest_ratio={min(runs) / min(bare):.3f} target=1.1 "
+          f"sync_script_ratio={run_s / statistics.median(sync):.3f} "
           f"bare_cpu_s={statistics.median(cpu['bare']):.3f} run_cpu_s={statistics.median(cpu['run']):.3f} "
           f"servers={'in-process' if args.servers_in_process else 'own-processes'} "
           f"load_average={os.getloadavg()[0]:.1f}")

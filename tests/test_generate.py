@@ -17,7 +17,7 @@ from ihbench.generate import PROMPT_VERSION, prompt_hash
 from ihbench.seeds import record_seed
 
 # Editing a generation prompt changes its hash: bump PROMPT_VERSION and pin the new pair here.
-PINNED_PROMPT_HASHES = {"2026-11-23.1": "172960a262a3"}
+PINNED_PROMPT_HASHES = {"2026-11-23.1": "172960a262a3", "2026-12-04.1": "a88ea335a091"}
 GOAL = "Set up a property tax installment plan"
 ID = "government-set-up-a-property-tax-installment-plan-{:02d}"
 

@@ -13,7 +13,7 @@ import functools
 import hashlib
 import json
 
-PROMPT_VERSION = "2026-11-23.1"
+PROMPT_VERSION = "2026-12-04.1"  # inputs as compact JSON (2026-11-23.1: indented)
 AGENT_TAG = "IHBench generation agent:"
 
 TYPE_DEFINITIONS = """Interruption types (exact spellings):
@@ -262,6 +262,10 @@ SCHEMAS = {
 }
 
 _TASK_HEADER = "## Input\n```json\n"
+#: how an agent's input is written out: compact, as the LLM reads it as well as indented, and the C encoder
+#: writes it (an indented dump went through the pure-Python encoder: the largest single cost of the
+#: barge-in simulator's own work, benchmarks/barge_in.py)
+_INPUT_JSON = {"ensure_ascii": False}
 
 
 @functools.lru_cache(maxsize=None)
@@ -269,14 +273,14 @@ def prompt_hash() -> str:
     """Short hash of everything that shapes an agent's answer: texts, schemas and the version.
     Computed once per process (every agent call stamps its cache key with it, and hashing all the
     prompt texts took 0.4 ms a call): the texts and schemas are constants of this module."""
-    parts = [PROMPT_VERSION, _TASK_HEADER] + [f"{name}\x1e{SYSTEM_PROMPTS[name]}\x1e{SCHEMAS[name]!r}"
+    parts = [PROMPT_VERSION, _TASK_HEADER, repr(sorted(_INPUT_JSON.items()))] + [f"{name}\x1e{SYSTEM_PROMPTS[name]}\x1e{SCHEMAS[name]!r}"
                                               for name in sorted(SYSTEM_PROMPTS)]
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:12]
 
 
 def messages(agent: str, payload: dict, task: str) -> list[dict]:
     """An agent's request: its system prompt, then the task in words and its input as JSON."""
-    body = json.dumps(payload, ensure_ascii=False, indent=1)
+    body = json.dumps(payload, **_INPUT_JSON)
     return [{"role": "system", "content": SYSTEM_PROMPTS[agent]},
             {"role": "user", "content": f"{task}\n\n{_TASK_HEADER}{body}\n```"}]
 
