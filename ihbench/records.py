@@ -21,7 +21,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Optional
 
-from ihbench.dataset.checks.words import visible
+from ihbench.dataset.checks.words import has_visible
 
 RECORD_FORMAT = 5
 #: the first format whose records carry a check of what they hold (`ResponseRecord.digest`, `_verdict_check`)
@@ -94,10 +94,10 @@ class ResponseRecord:
     @property
     def answered(self) -> bool:
         """An answer with text; an error is no answer, and neither is an empty one or one of invisible
-        characters only (`ihbench verify`'s rule, `checks.words.visible`; the loaders record it as
+        characters only (`ihbench verify`'s rule, `checks.words.has_visible`; the loaders record it as
         `EmptyReplyError`): the next `ihbench run` tries the item again, the judge skips it and counts
         it as failed, and nothing scores it."""
-        return self.error is None and self.response is not None and bool(visible(self.response))
+        return self.error is None and self.response is not None and has_visible(self.response)
 
     @property
     def digest(self) -> str:
@@ -110,7 +110,7 @@ class ResponseRecord:
         """A line that records an answer with no text and no error (an older version wrote the empty
         answer of a local model as one; hand-edited lines): refused by `from_json`."""
         return isinstance(data, dict) and data.get("error") is None and isinstance(data.get("response"), str) \
-            and not visible(data["response"])
+            and not has_visible(data["response"])
 
     @classmethod
     def from_json(cls, data: dict) -> "ResponseRecord":

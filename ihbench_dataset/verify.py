@@ -21,7 +21,7 @@ from .checks.words import flatten as _flatten
 from .checks.words import stem as _stem
 from .checks.words import stems as _stems
 from .checks.words import strings as _strings
-from .checks.words import visible
+from .checks.words import has_visible
 from .sources import SourceConversation, SourceError, SourceTurn, load_conversation, source_files
 
 MIN_TURNS, MAX_TURNS = 8, 20
@@ -180,7 +180,7 @@ def check_conversation(conversation: SourceConversation) -> list[Problem]:
             match = pattern.search(text)
             if match:
                 add(field, f"placeholder token {match.group(0)!r}")
-        if text.strip() and not visible(text):  # looks filled to str.strip; a field's own check may say more
+        if text.strip() and not has_visible(text):  # looks filled to str.strip; a field's own check may say more
             invisible.append(Problem(c.path, field, "is empty: only invisible characters (zero-width, control or "
                                                     "no-break spaces)"))
         if len(text) > max_chars(field):
@@ -227,13 +227,13 @@ def _check_rubric(turn: SourceTurn) -> list[tuple[str, str]]:
     problems = []
     if i.type not in INTERRUPTION_TYPES:
         problems.append(("type", f"unknown type {i.type!r}; expected one of {', '.join(INTERRUPTION_TYPES)}"))
-    if not visible(i.tf_rubric):
+    if not has_visible(i.tf_rubric):
         problems.append(("tf_rubric", "is empty"))
     if not MIN_RQ <= len(i.rq_rubrics) <= MAX_RQ:
         problems.append(("rq_rubrics", f"has {len(i.rq_rubrics)} criteria; expected {MIN_RQ}-{MAX_RQ}"))
-    if any(not isinstance(r, str) or not visible(r) for r in i.rq_rubrics):
+    if any(not isinstance(r, str) or not has_visible(r) for r in i.rq_rubrics):
         problems.append(("rq_rubrics", "contains an empty criterion"))
-    if not visible(i.baseline):
+    if not has_visible(i.baseline):
         problems.append(("baseline", "is empty"))
     elif repeats_the_message(i.baseline, turn.assistant, turn.delivered):
         problems.append(("baseline", "says the interrupted message again from what was already heard; a baseline "

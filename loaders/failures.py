@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Optional
 
-from ihbench.dataset.checks.words import visible
+from ihbench.dataset.checks.words import has_visible
 from ihbench.dataset.errors import ItemFailure
 
 __all__ = ["EmptyAfterThinkingError", "EmptyReplyError", "ItemFailure", "UnsupportedInputError", "checked_answer",
@@ -49,8 +49,8 @@ class EmptyReplyError(ItemFailure, ValueError):
 
 def no_text(text: Optional[str]) -> bool:
     """An answer with nothing a listener would hear: None, empty, or only spaces, zero-width, control
-    or no-break characters (`ihbench verify`'s rule for an empty field, `checks.words.visible`)."""
-    return text is None or not visible(text)
+    or no-break characters (`ihbench verify`'s rule for an empty field, `checks.words.has_visible`)."""
+    return text is None or not has_visible(text)
 
 
 def checked_answer(text: Optional[str], what: str = "the model's answer") -> str:

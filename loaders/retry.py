@@ -74,8 +74,8 @@ def retry_delay(error: TransportError, attempt: int, rng: random.Random, base_de
 async def with_retries(call: Callable[[], Awaitable[T]], *, attempts: int = ATTEMPTS, base_delay: float = BASE_DELAY,
                        max_delay: float = MAX_DELAY, rng: random.Random | None = None,
                        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> tuple[T, int]:
-    """(result, calls made). Raises the last TransportError when attempts run out or it is final."""
-    rng = rng or random.Random(0)
+    """(result, calls made). Raises the last TransportError when attempts run out or it is final.
+    The jitter's generator (seeded, so waits replay) is made at the first retry: most calls never wait."""
     for attempt in range(1, attempts + 1):
         try:
             return await call(), attempt
@@ -83,6 +83,7 @@ async def with_retries(call: Callable[[], Awaitable[T]], *, attempts: int = ATTE
             if not error.retryable or attempt == attempts:
                 error.attempts = attempt
                 raise
+            rng = rng or random.Random(0)
             await sleep(retry_delay(error, attempt, rng, base_delay, max_delay))
     raise AssertionError("unreachable")
 
@@ -91,7 +92,6 @@ def retry_sync(call: Callable[[], T], *, attempts: int = ATTEMPTS, base_delay: f
                max_delay: float = MAX_DELAY, rng: random.Random | None = None,
                sleep: Callable[[float], None] = time.sleep) -> tuple[T, int]:
     """The same policy for blocking calls (the loader's worker threads)."""
-    rng = rng or random.Random(0)
     for attempt in range(1, attempts + 1):
         try:
             return call(), attempt
@@ -99,5 +99,6 @@ def retry_sync(call: Callable[[], T], *, attempts: int = ATTEMPTS, base_delay: f
             if not error.retryable or attempt == attempts:
                 error.attempts = attempt
                 raise
+            rng = rng or random.Random(0)
             sleep(retry_delay(error, attempt, rng, base_delay, max_delay))
     raise AssertionError("unreachable")

@@ -16,7 +16,7 @@ from ihbench.dataset.verify import (
     _check_cut,
     max_chars,
     repeats_the_message,
-    visible,
+    has_visible,
 )
 from ihbench.llm import InvalidAnswer, extract_json
 
@@ -36,7 +36,7 @@ def text(data: dict, name: str, where: str = "", *, limit: Optional[int] = None)
     """A non-empty string (invisible characters do not count) without placeholders, within the length
     limit `ihbench verify` holds its field to."""
     value = data.get(name) if isinstance(data, dict) else None
-    if not isinstance(value, str) or not visible(value):
+    if not isinstance(value, str) or not has_visible(value):
         raise InvalidAnswer(f"{where}{name} must be a non-empty string (visible characters, not only spaces or "
                             "zero-width ones)")
     limit = limit or max_chars(_BECOMES.get(name, name))

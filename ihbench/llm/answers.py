@@ -19,6 +19,9 @@ class InvalidAnswer(ItemFailure, ValueError):
     """The LLM answered, but not usably; the message is fed back when re-asking."""
 
 
+_DECODER = json.JSONDecoder()  # stateless: one for every answer
+
+
 def extract_json(text: str) -> Any:
     """The first JSON object in `text`: bare, inside ``` fences, or surrounded by prose."""
     if text is None:
@@ -27,7 +30,7 @@ def extract_json(text: str) -> Any:
     fenced = re.search(r"```(?:json)?\s*(\{.*?\})\s*```", stripped, re.DOTALL)
     candidates = [fenced.group(1)] if fenced else []
     candidates.append(stripped)
-    decoder = json.JSONDecoder()
+    decoder = _DECODER
     for candidate in candidates:
         for start in [m.start() for m in re.finditer(r"\{", candidate)]:
             try:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Optional, Union
 
 from ..sources import SourceConversation, SourceTurn
-from .words import visible
+from .words import has_visible
 
 #: check name -> where its justification lives ("point": the point's review; "turn": the turn)
 CHECKS = {
@@ -84,7 +84,7 @@ def invalid_justifications(conversation: SourceConversation) -> list[tuple[Sourc
             if CHECKS[check] != scope:
                 place = "the point's interruption.review.accepted" if CHECKS[check] == "point" else "the turn's accepted"
                 bad("check", f"{check!r} is settled in {place}, not here")
-            if not isinstance(reason, str) or not visible(reason):
+            if not isinstance(reason, str) or not has_visible(reason):
                 bad("reason", "is empty: a justification says why the finding is a false alarm")
             if CHECKS[check] == "point":
                 criterion = entry.get("criterion")

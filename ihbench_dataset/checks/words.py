@@ -70,7 +70,8 @@ def flatten(value) -> str:
 _INVISIBLE = {"Cc", "Cf", "Zs", "Zl", "Zp"}
 
 
-def visible(text: str) -> str:
-    """The text without what a reader cannot see (spaces, zero-width and control characters): a
-    field made only of those is empty, however it looks to `str.strip`."""
-    return "".join(ch for ch in text if unicodedata.category(ch) not in _INVISIBLE)
+def has_visible(text: str) -> bool:
+    """Whether a reader can see anything in the text (not only spaces, zero-width and control
+    characters): a field made only of those is empty, however it looks to `str.strip`. Stops at the
+    first visible character (every reply and agent answer is checked)."""
+    return any(unicodedata.category(ch) not in _INVISIBLE for ch in text)
