@@ -315,10 +315,11 @@ class RunInfo:
         for name, kinds in (("model", dict), ("versions", dict), ("generation", dict), ("seed", int),
                             ("format_version", int), ("model_path", str), ("model_name", str)):
             _check(data, name, kinds, optional=True)
-        described = _check(data.get("model") or {}, "model_path", str, optional=True)
-        if described is not None and data.get("model_path") is not None and described != data["model_path"]:
-            raise RecordError(f"field 'model_path' is {data['model_path']!r} but 'model.model_path' is {described!r}: "
-                              f"the run writes both from the same --model-path (edited by hand?)")
+        for name, flag in (("model_path", "--model-path"), ("loader", "--model")):  # the loader's description repeats them
+            described = _check(data.get("model") or {}, name, str, optional=True)
+            if described is not None and data.get(name) is not None and described != data[name]:
+                raise RecordError(f"field {name!r} is {data[name]!r} but 'model.{name}' is {described!r}: the run writes "
+                                  f"both from the same {flag} (edited by hand?)")
         for name, low in (("epochs", 1), ("limit", 1), ("n_items", 0), ("seed", 0), ("record_format", 1)):  # what the command line allows
             value = _check(data, name, int, optional=True)
             if value is not None and value < low:
@@ -327,6 +328,10 @@ class RunInfo:
         if isinstance(version, int) and version > RUN_INFO_FORMAT:
             raise RecordError(f"field 'format_version' is {version}: written by a newer ihbench (this one reads up to "
                               f"{RUN_INFO_FORMAT}); upgrade ihbench to read it")
+        records = data.get("record_format")
+        if isinstance(records, int) and records > RECORD_FORMAT:  # else every record would read as older, edited
+            raise RecordError(f"field 'record_format' is {records}: written by a newer ihbench (this one writes "
+                              f"records of format {RECORD_FORMAT}); upgrade ihbench to resume or read it")
         _check(data, "data_fingerprint", str, optional=True)
         known, extra = _known(cls, data)
         known = {k: v for k, v in known.items() if not (k in ("model", "versions") and v is None)}

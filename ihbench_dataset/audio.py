@@ -89,8 +89,14 @@ def decode_file(path: Path, sampling_rate: int = SAMPLING_RATE, *, label: str = 
 
 
 def decode_audio(source: AudioSource, sampling_rate: int = SAMPLING_RATE) -> np.ndarray:
-    """Mono float32 samples at `sampling_rate`; torchcodec (FFmpeg) resamples and downmixes."""
-    samples = _decoder(source, sample_rate=sampling_rate, num_channels=1).get_all_samples()
+    """Mono float32 samples at `sampling_rate`; torchcodec (FFmpeg) resamples and downmixes. Bytes
+    that are no audio (a server's garbled answer, a damaged cell) are an AudioError, not the
+    library's RuntimeError: a caller that fails one item on a bad recording catches one type."""
+    try:
+        samples = _decoder(source, sample_rate=sampling_rate, num_channels=1).get_all_samples()
+    except RuntimeError as error:
+        where = "the audio bytes" if isinstance(source, (bytes, bytearray)) else os.fspath(source)
+        raise AudioError(f"{where}: not decodable audio ({decoder_message(error)})") from None
     return samples.data[0].numpy().astype(np.float32, copy=False)
 
 

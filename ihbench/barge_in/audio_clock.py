@@ -9,17 +9,20 @@ letter, and a word its dictionary lacks (a name) by a rough reading of its lette
 no letters or digits shares the time between its neighbours. How many words were read by rule is
 recorded with the cut (`ALIGNED`). Audio the aligner cannot align to the text (another
 language, a transcript that is not what was said) spreads every word over the audio's speech by
-syllables, and says so (`SPREAD`). What counts as heard is then exactly the words that end before
-the cut, as with our own renders (`clock`).
+syllables, and says so (`SPREAD`). Audio in which silero-vad hears no speech (silence, noise, a
+few milliseconds of a cut-off file) holds none of the words: the round fails (`NoSpeechInAudio`) and
+is played again, never cut on words that were not said. What counts as heard is then exactly the
+words that end before the cut, as with our own renders (`clock`).
 """
 from __future__ import annotations
 
 import re
+import threading
 
 import numpy as np
 
 from ihbench.dataset.audio_format import SAMPLING_RATE
-from ihbench.dataset.errors import MissingDependencyError
+from ihbench.dataset.errors import IHBenchError, MissingDependencyError
 
 from .clock import Spoken, Word, sentences, share_by_syllables
 
@@ -28,6 +31,32 @@ ALIGNED = ("aligned: each word from its first to its last frame in the model's o
 SPREAD = "spread: words share the model's own audio's speech by estimated syllables"
 FRAMES_PER_S = 100
 _FILLERS = {"<s>", "</s>", "<sil>", "[noise]", "<noise>"}
+
+
+class NoSpeechInAudio(IHBenchError):
+    """The model's audio answer holds no speech to time its words on."""
+
+
+def check_speech(audio: np.ndarray) -> None:
+    """silero-vad (a dependency, its weights in its wheel) over the whole answer, at its own defaults;
+    one model, used by one thread at a time (it keeps state between its windows)."""
+    import torch
+    from silero_vad import get_speech_timestamps
+
+    from ihbench.silero import load_silero
+
+    samples = np.ascontiguousarray(audio, dtype=np.float32)
+    with _VAD_LOCK:
+        if not _VAD:
+            _VAD.append(load_silero())
+        found = get_speech_timestamps(torch.from_numpy(samples), _VAD[0], sampling_rate=SAMPLING_RATE)
+    if not found:
+        raise NoSpeechInAudio(f"its {len(samples) / SAMPLING_RATE:.3f} s of audio hold no speech (silero-vad found "
+                              "none: silence, noise, or cut off)")
+
+
+_VAD: list = []  # loaded at the first spoken answer
+_VAD_LOCK = threading.Lock()
 
 
 def aligner():
@@ -42,6 +71,7 @@ def aligner():
 
 def spoken_from_audio(text: str, audio: np.ndarray, voice: str) -> Spoken:
     """`text` on the clock of `audio` (16 kHz mono float32: what the model said)."""
+    check_speech(audio)
     tokens = [(number, match) for number, group in enumerate(sentences(text)) for match in group]
     duration = len(audio) / SAMPLING_RATE
     decoder = aligner()

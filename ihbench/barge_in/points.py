@@ -150,8 +150,11 @@ def cut_counts(run_path: Path, info: RunInfo) -> dict:
     latest, _ = current_rounds(run_path, load_conversations(info.data, split=info.split))
     played = [r for r in latest.values() if r.played and r.target]
     reasons = Counter(r.cut["reason"].split(":", 1)[0] for r in played if r.cut and not r.placed)
+    # how each placed cut was timed (the words of its clock before the colon: "measured", "estimated",
+    # "aligned", "spread"): a cut on words spread by estimate is said, never passed off as aligned
+    clocks = Counter((r.clock or "unknown").split(":", 1)[0] for r in played if r.placed)
     return {"planned": len(played), "placed": sum(r.placed for r in played), "not_placed": sum(reasons.values()),
-            "not_placed_by_reason": dict(sorted(reasons.items())),
+            "not_placed_by_reason": dict(sorted(reasons.items())), "placed_by_clock": dict(sorted(clocks.items())),
             "refused_interjections": sum(len(r.refused) for r in played)}
 
 

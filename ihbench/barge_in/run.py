@@ -45,7 +45,7 @@ from ihbench.records import RECORD_FORMAT, RUN_INFO_FORMAT, RunInfo
 from ihbench.rundir import RunDir, read_typed
 from ihbench.seeds import record_seed
 
-from .audio_clock import ALIGNED, aligner, spoken_from_audio
+from .audio_clock import ALIGNED, NoSpeechInAudio, aligner, spoken_from_audio
 from .clock import method, speak
 from .cuts import Cut, place_cut, targets
 from .points import RECORDS, as_turn
@@ -325,6 +325,8 @@ class _Player:
                         spoken = await asyncio.to_thread(speak, reply, self.voices["assistant"], self.renders)
                 except UsageError as error:  # the voice made no audio of this text
                     raise RoundFailure(f"the assistant's voice: {error}") from None
+                except NoSpeechInAudio as error:  # nothing of it was said: played again, never cut
+                    raise RoundFailure(f"the model's audio answer: {error}") from None
                 cut = place_cut(spoken, seed)
                 fields.update(words=[w.to_json() for w in spoken.words], duration_s=round(spoken.duration_s, 4),
                               clock=spoken.method, cut=cut.to_json())

@@ -177,13 +177,14 @@ def _barge_in_cuts(runs: list[dict]) -> list[str]:
     if not rows:
         return []
     lines = ["## On-policy barge-in: the cuts", "",
-             "| run | planned cuts | placed (scored) | not placed: why | interjections refused (leaked the unheard "
-             "part) |",
-             "|---|---|---|---|---|"]
+             "| run | planned cuts | placed (scored) | placed: clock | not placed: why | interjections refused "
+             "(leaked the unheard part) |",
+             "|---|---|---|---|---|---|"]
     for run in rows:
         cuts = run["barge_in"]
         why = ", ".join(f"{reason} {n}" for reason, n in cuts["not_placed_by_reason"].items()) or "–"
-        lines.append(f"| {_label(run)} | {cuts['planned']} | {cuts['placed']} | {why} "
+        clocks = ", ".join(f"{clock} {n}" for clock, n in cuts.get("placed_by_clock", {}).items()) or "–"
+        lines.append(f"| {_label(run)} | {cuts['planned']} | {cuts['placed']} | {clocks} | {why} "
                      f"| {cuts['refused_interjections']} |")
     return lines + ["", "The model spoke its own turns; at the suite's points the caller cut into its own sentence, "
                         "and each placed cut was scored on the model's next message, against a baseline written "
