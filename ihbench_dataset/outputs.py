@@ -53,6 +53,13 @@ DESCRIPTIONS = {
     "tiny-model": "an `ihbench make-tiny-model` model folder (ihbench_tiny_model.json)",
 }
 _CONFIGS = re.compile(r"^configs\s*:", re.MULTILINE)
+#: The names ihbench gives what it keeps beside an output NAME, with the widest process id (Linux's
+#: PID_MAX_LIMIT): its lock (`io.lock_file_for`), `io.atomic`'s temporary file and working folders, and
+#: the judge's record of a judgments file (`ihbench.judge.asked.SUFFIX`, here for a NAME without an
+#: extension to replace) with its temporary. An output's name must leave room for the longest, or a
+#: command fails on it only after its work.
+_BESIDE = (".{}.lock", ".{}.{pid}.tmp", ".{}.building-{pid}", ".{}.old-{pid}", ".{}.asked.json.{pid}.tmp")
+ADDED_BYTES = max(len(name.format("", pid=2 ** 22)) for name in _BESIDE)
 
 
 class OutputPathError(UsageError):
@@ -89,6 +96,8 @@ def check_output_path(path: Union[str, os.PathLike], what: str, *, may_be: Seque
     into may be of a kind in `may_be`: a judgments file in its run), or is a folder of other files
     (unless `shared`: the command writes only subfolders of its own). `what` is how the user named
     it (`--out`). Call it before creating anything."""
+    _refuse_dangling_link(path, what)
+    _check_name_length(path, what)
     target = Path(os.path.abspath(path)).resolve()
     own = target.parent if file else target
     kind = folder_kind(own) if own.is_dir() else None
@@ -103,6 +112,32 @@ def check_output_path(path: Union[str, os.PathLike], what: str, *, may_be: Seque
         _check_new_or_empty(path, what, target, may_be)
     _refuse_inside(path, what, own)
     _check_creatable(path, what, own)
+
+
+def _refuse_dangling_link(path, what: str) -> None:
+    """A link to nothing passes for a new path, but making the output through it fails (the folder
+    "exists", the file's folder does not), and only once the work is done."""
+    given = Path(path)
+    for link in (given, *given.parents):
+        if link.is_symlink() and not link.exists():
+            where = f"{path}" if link == given else f"{path}: its folder {link}"
+            raise OutputPathError(f"{what}: {where} is a symlink to {os.readlink(link)}, which does not exist")
+
+
+def _check_name_length(path, what: str) -> None:
+    """A name the file system takes can still be too long for the names ihbench derives from it,
+    which fail only when they are first made: a lock at the start, a temporary after the work."""
+    given = Path(os.path.abspath(path))
+    folder = next(folder for folder in given.parents if folder.is_dir())
+    try:
+        most = os.pathconf(folder, "PC_NAME_MAX")
+    except (AttributeError, OSError, ValueError):  # no pathconf (Windows), or no answer for this folder
+        most = -1
+    most = (most if most > 0 else 255) - ADDED_BYTES
+    size = len(os.fsencode(given.name))
+    if size > most:
+        raise OutputPathError(f"{what}: {path}: file name of {size} bytes, too long once ihbench adds its own "
+                              f"suffixes (at most {most} bytes here)")
 
 
 def _check_creatable(path, what: str, own: Path) -> None:

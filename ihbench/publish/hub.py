@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import tempfile
 from dataclasses import dataclass, field
@@ -50,6 +51,7 @@ def check_staging_folder(folder: Path, what: str = "--staging-dir") -> Path:
         if not (folder / STAGING_MARKER).is_file():
             raise UsageError(f"{what}: {folder} is not empty; everything in it would be uploaded, so give a new or "
                              "empty folder (or one an earlier publish staged into)")
+        _refuse_links(folder, what)
         check_output_path(folder, what, shared=True)
         staged = _staged_before(folder)
         foreign = [name for name in staged_files(folder) if name not in staged]
@@ -65,6 +67,18 @@ def check_staging_folder(folder: Path, what: str = "--staging-dir") -> Path:
         return folder
     check_output_path(folder, what)
     return folder
+
+
+def _refuse_links(folder: Path, what: str) -> None:
+    """Staging would write through a link into the folder it points to, a user's, replacing their
+    files, and upload whatever else is there."""
+    for root, folders, files in os.walk(folder):
+        folders.sort()
+        for name in sorted(folders + files):
+            path = Path(root, name)
+            if path.is_symlink():
+                raise UsageError(f"{what}: {path} is a symlink (to {os.readlink(path)}); a staging folder holds only "
+                                 "what ihbench staged: remove it")
 
 
 #: left in a --staging-dir by a publish, so the same folder may be staged into again (after a dry
