@@ -150,7 +150,7 @@ def test_a_cache_written_before_last_use_was_recorded_keeps_its_hits(tmp_path):
 def test_cache_info_counts_entries_and_last_uses(tmp_path):
     path = tmp_path / "c.sqlite"
     assert cache_info(path) == {"path": str(path), "exists": False, "entries": 0, "bytes": 0, "oldest_use": None,
-                                "newest_use": None}
+                                "newest_use": None, "unreadable": 0}
     assert not path.exists()  # looking does not create it
     now = [1_000_000.0]
     cache = LLMCache(path, clock=lambda: now[0])

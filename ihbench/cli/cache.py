@@ -36,7 +36,9 @@ def _summary(info: dict) -> str:
         what = "an empty file" if not info["bytes"] else "an SQLite database with no tables"
         return f"{info['path']}: {what}, no cache yet (nothing was written to it)"
     used = f"; last used {info['oldest_use']} .. {info['newest_use']}" if info["entries"] else ""
-    return f"{info['path']}: {info['entries']} answer(s), {_size(info['bytes'])} on disk{used}"
+    unreadable = (f", {info['unreadable']} of them unreadable (damaged or edited by hand: asked again when met)"
+                  if info.get("unreadable") else "")
+    return f"{info['path']}: {info['entries']} answer(s){unreadable}, {_size(info['bytes'])} on disk{used}"
 
 
 def main(args: argparse.Namespace) -> int:

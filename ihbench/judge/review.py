@@ -9,6 +9,7 @@ need a reader. The prompt is versioned and hashed like the judge prompts; answer
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -94,6 +95,12 @@ def parse_review(text: str) -> dict:
     return answer
 
 
+def check_review(stored) -> None:
+    """A cached review, checked as a live one is (`parse_review` gives its own output back unchanged)."""
+    if parse_review(json.dumps(stored)) != stored:
+        raise InvalidJudgment("a cached review that the reviewer's parser would not have written")
+
+
 def review_messages(conversation: SourceConversation, turn: SourceTurn) -> list[dict]:
     kb = conversation.knowledge_base
     caller = "\n".join([f"- {d['field']}: {d['value']}" for d in kb.get("user_data", [])] +
@@ -138,7 +145,7 @@ async def review_conversations(conversations: Sequence[SourceConversation], back
                 answer = await ask_structured(backend, review_messages(conversation, turn), schema_name="point_review",
                                               schema=REVIEW_SCHEMA, parse=parse_review, cache=cache,
                                               prompt_hash=review_prompt_hash(), task="review",
-                                              invalid=InvalidJudgment)
+                                              invalid=InvalidJudgment, check=check_review)
             except Exception as error:
                 if not is_item_failure(error):  # a bug: stops the review with its traceback
                     raise

@@ -13,6 +13,7 @@ answer, as an item error is: it is skipped and counted as failed, never scored a
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from ..llm.batch import BatchPending
 from ..records import AXES, RECORD_FORMAT, JudgmentRecord, ResponseRecord
 from ..rundir import RunDir
 from ..seeds import record_seed
-from .asked import Asked, write_asked
+from .asked import Asked, unfinished_pass, write_asked
 from .parse import InvalidJudgment, parse_rq, parse_tf
 from .prompts import PROMPT_VERSION, RQ_SCHEMA, TF_SCHEMA, prompt_hash, rq_messages, tf_messages
 
@@ -60,6 +61,27 @@ def tf_order(seed: int, item_id: str, epoch: int) -> bool:
     return random.Random(record_seed(seed, item_id, epoch) ^ 0x5EED).random() < 0.5
 
 
+def _same(parsed: dict, stored) -> None:
+    """Raises unless `stored` holds what `parse` gives for it (a cached verdict read back: only the
+    fields a verdict has are compared, in JSON's own terms, so 1 is no `true`)."""
+    if json.dumps(parsed, sort_keys=True) != json.dumps({name: stored[name] for name in parsed}, sort_keys=True):
+        raise InvalidJudgment("a cached verdict that the judge's parser would not have written")
+
+
+def check_tf(stored) -> None:
+    """A cached TF verdict, checked as a live one is (`parse_tf` gives its own output back unchanged)."""
+    _same(parse_tf(json.dumps(stored)), stored)
+
+
+def rq_checker(n_criteria: int):
+    """The check of a cached RQ verdict for `n_criteria` criteria: its answer rebuilt and parsed again."""
+    def check(stored) -> None:
+        entries = [{"index": n, "met": met, "reason": reason}
+                   for n, (met, reason) in enumerate(zip(stored["criteria"], stored["reasons"], strict=True), 1)]
+        _same(parse_rq(json.dumps({"criteria": entries}), n_criteria), stored)
+    return check
+
+
 async def _judge_one(record: ResponseRecord, item: EvalItem, axis: str, backend: TextLLM, cache: LLMCache,
                      seed: int, counter: dict) -> Optional[JudgmentRecord]:
     """The judgment, or None for a question waiting in a batch file (`ihbench.llm.batch`): not a
@@ -79,13 +101,15 @@ async def _judge_one(record: ResponseRecord, item: EvalItem, axis: str, backend:
         model_first = tf_order(seed, record.id, record.epoch)
         a, b = (response, item.baseline) if model_first else (item.baseline, response)
         messages, schema_name, schema, parse = tf_messages(item, a, b), "tf_verdict", TF_SCHEMA, parse_tf
+        check = check_tf
     else:
         messages, schema_name, schema = rq_messages(item, response), "rq_verdict", RQ_SCHEMA
         parse = lambda text: parse_rq(text, len(item.rubric.rq))  # noqa: E731
-    try:
+        check = rq_checker(len(item.rubric.rq))
+    try:  # a cached verdict `check` refuses (damaged, edited by hand) is asked again, never scored
         answer = await ask_structured(backend, messages, schema_name=schema_name, schema=schema, parse=parse,
                                       cache=cache, prompt_hash=prompt_hash(), task=axis, epoch=record.epoch,
-                                      invalid=InvalidJudgment)
+                                      invalid=InvalidJudgment, check=check)
     except Exception as error:
         if not is_item_failure(error):  # a bug: stops the run with its traceback
             raise
@@ -153,7 +177,7 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
             return (record, axis), await _judge_one(record, items[record.id], axis, backend, cache, seed, counter)
 
     if todo:  # nothing to judge (every item failed, or all judged): no file made for it
-        with AppendLog(path) as log, tqdm(total=len(todo), unit="judgment", desc=f"judging with {backend.model}",
+        with unfinished_pass(path, backend.model, list(axes)), AppendLog(path) as log, tqdm(total=len(todo), unit="judgment", desc=f"judging with {backend.model}",
                                           disable=not progress) as bar:
             async with concurrently(bounded(r, a) for r, a in todo) as completed:
                 for future in completed:
@@ -172,7 +196,7 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
 
     batch = getattr(backend, "folder", None)  # a `--judge-batch` BatchLLM: its folder holds what waits
     if todo or path.exists():  # nothing to judge and nothing judged before: no file, and no record of it
-            write_asked(path, Asked(judge_model=backend.model, axes=list(axes),
+        write_asked(path, Asked(judge_model=backend.model, axes=list(axes),
                                 batch=str(Path(batch).resolve()) if batch else None, waiting=sorted(waiting_keys),
                                 answers=sorted(r.digest for r in responses if r.answered),
                                 unusable=sum(getattr(backend, "unusable", {}).values())))

@@ -56,7 +56,8 @@ def reask_reason(messages: list[dict]) -> Optional[str]:
 async def ask_structured(llm: TextLLM, messages: list[dict], *, schema_name: str, schema: dict,
                          parse: Callable[[str], Any], prompt_hash: str, task: str, epoch: int = 0,
                          cache: Optional[LLMCache] = None, max_reasks: int = 1,
-                         invalid: type[InvalidAnswer] = InvalidAnswer, cache_usage: bool = False) -> Answer:
+                         invalid: type[InvalidAnswer] = InvalidAnswer, cache_usage: bool = False,
+                         check: Optional[Callable[[Any], Any]] = None) -> Answer:
     """The parsed answer to `messages`.
 
     `parse(text)` returns the value or raises `InvalidAnswer`; after `max_reasks` re-asks the last
@@ -65,10 +66,21 @@ async def ask_structured(llm: TextLLM, messages: list[dict], *, schema_name: str
     the stored value is the parsed one, or `{"answer", "usage"}` with `cache_usage`. An item
     failure raised here carries `usage` (what the failed ask spent, in `Answer.usage`'s shape) and,
     for a transport failure, the retry policy's `attempts`.
+
+    A cached answer is used only as a live one is: `check(value)` (given by a caller whose `parse`
+    output can be checked again once stored) raises `InvalidAnswer` (or fails) for a value `parse`
+    would not have returned. One that cannot be read, or fails the check, or (with `cache_usage`)
+    lacks its answer or usage, is a miss: removed, asked again, and counted for the cache's one
+    warning per command (`LLMCache.report_unusable`).
     """
     key = cache_key(llm.describe(), prompt_hash, task, messages, epoch) if cache is not None else None
     if cache is not None:
         hit = cache.get(key)
+        if hit is not None and not _usable(hit, cache_usage, check):
+            cache.discard(key)
+            hit = None
+        if cache.unusable:
+            await cache.report_unusable_at_loop_end()
         if hit is not None:
             return Answer(hit["answer"], True, 0, hit["usage"]) if cache_usage else Answer(hit, True, 0, {})
     spent = {"calls": 0}
@@ -81,6 +93,25 @@ async def ask_structured(llm: TextLLM, messages: list[dict], *, schema_name: str
     if cache is not None:
         cache.put(key, {"answer": value, "usage": spent} if cache_usage else value)
     return Answer(value, False, spent["calls"], spent)
+
+
+def _usable(hit: Any, cache_usage: bool, check: Optional[Callable[[Any], Any]]) -> bool:
+    """Whether a stored value can stand for an answer: `{"answer", "usage"}` with counts as
+    `Answer.usage` has them (with `cache_usage`), and an answer `check` accepts."""
+    if cache_usage:
+        if not isinstance(hit, dict) or hit.get("answer") is None or not isinstance(hit.get("usage"), dict):
+            return False
+        if not all(isinstance(name, str) and isinstance(count, int) and not isinstance(count, bool) and count >= 0
+                   for name, count in hit["usage"].items()):
+            return False
+        hit = hit["answer"]
+    if check is None:
+        return True
+    try:
+        check(hit)
+    except (InvalidAnswer, TypeError, ValueError, KeyError, IndexError, AttributeError):
+        return False
+    return True
 
 
 async def _ask(llm: TextLLM, conversation: list[dict], schema_name: str, schema: dict, parse, spent: dict,

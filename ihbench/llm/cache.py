@@ -10,11 +10,16 @@ table are kept from the judge-only days so existing caches keep their hits.
 Each entry records when it was last used (`used`, seconds since the epoch), so `prune_cache`
 can drop what nobody asked for lately; entries from before that column existed count as used
 when this version first opened the file.
+
+An entry that cannot be used (its value is not JSON, or not of the shape its reader needs: a file
+damaged or edited by hand) is a miss, never a crash nor a score: it is removed, asked again, and
+said in one warning per command (`LLMCache.discard`, `report_unusable`).
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import time
 from datetime import datetime, timezone
@@ -27,6 +32,8 @@ from ihbench.dataset.io import cache_root
 from ihbench.dataset.outputs import check_cache_path
 
 __all__ = ["CacheFileError", "LLMCache", "cache_info", "cache_key", "default_cache_path", "prune_cache"]
+
+log = logging.getLogger("ihbench")
 
 _TABLE = "judgments"  # the on-disk name since the cache served judges only
 
@@ -61,6 +68,8 @@ class LLMCache:
         self._clock = clock
         self._db: Optional[sqlite3.Connection] = None
         self.empty = False  # read-only: the file holds no table yet (a new or 0-byte file)
+        self.unusable = 0  # entries found unusable (and removed) since the last warning said so
+        self._watch = None  # the async generator whose closing at the event loop's end says them
         if self.path.exists():  # checked now, so a wrong --cache is refused before any work
             self._connect()
 
@@ -124,7 +133,45 @@ class LLMCache:
                 return None
             self._db.execute(f"UPDATE {_TABLE} SET used = ? WHERE key = ?", (self._clock(), key))
             self._db.commit()
-        return json.loads(row[0])
+        try:
+            return json.loads(row[0])
+        except (ValueError, TypeError):  # not JSON (a damaged file, an edit by hand): asked again
+            self.discard(key)
+            return None
+
+    def discard(self, key: str) -> None:
+        """Removes an entry its reader cannot use (not JSON, or not of the shape the reader's answers
+        have), so the fresh answer takes its place, and counts it for the command's one warning
+        (`report_unusable`)."""
+        if not self.read_only:
+            with damaged_as_error(self.path):
+                self._connect().execute(f"DELETE FROM {_TABLE} WHERE key = ?", (key,))
+                self._db.commit()
+        self.unusable += 1
+
+    async def report_unusable_at_loop_end(self) -> None:
+        """Arranges for `report_unusable` to run once the running event loop ends: `asyncio.run`
+        closes the async generators still open (`shutdown_asyncgens`), so the unusable entries one
+        command met are said in one line, with their number, before the command's summary. Later
+        calls while that is arranged do nothing."""
+        if self._watch is not None:
+            return
+        async def watch():
+            try:
+                yield
+            finally:
+                self._watch = None
+                self.report_unusable()
+
+        self._watch = watch()
+        await self._watch.__anext__()
+
+    def report_unusable(self) -> None:
+        """One warning naming the file and how many of its answers could not be used since the last one."""
+        if self.unusable:
+            log.warning(f"{self.path}: {self.unusable} cached answer(s) could not be read (damaged or edited by "
+                        "hand); asked again")
+            self.unusable = 0
 
     def put(self, key: str, value: Any) -> None:
         with damaged_as_error(self.path):
@@ -140,6 +187,7 @@ class LLMCache:
         A file refused when opened (damaged, another program's) is closed here too: a writer's
         connection takes its side files with it, a read-only one (`cache info`, `cache prune`) left
         them beside the file it refused."""
+        self.report_unusable()  # a caller that closes its cache before its event loop ends
         if self._db is None:
             return
         self._db.close()
@@ -184,23 +232,48 @@ def _when(seconds: Optional[float]) -> Optional[str]:
 
 
 def cache_info(path: Optional[Path] = None) -> dict:
-    """Entries, bytes on disk (the database and its WAL files) and the oldest and newest last use
-    (ISO 8601, UTC). A missing file is an empty cache; it is not created."""
+    """Entries, bytes on disk (the database and its WAL files), the oldest and newest last use
+    (ISO 8601, UTC) and how many entries cannot be read (not JSON: asked again when a command meets
+    them). A missing file is an empty cache; it is not created."""
     path = Path(path) if path else default_cache_path()
     if not path.exists():
-        return {"path": str(path), "exists": False, "entries": 0, "bytes": 0, "oldest_use": None, "newest_use": None}
+        return {"path": str(path), "exists": False, "entries": 0, "bytes": 0, "oldest_use": None, "newest_use": None,
+                "unreadable": 0}
     cache = LLMCache(path, read_only=True)
     try:
         with damaged_as_error(path):
-            entries, oldest, newest = 0, None, None
+            entries, oldest, newest, unreadable = 0, None, None, 0
             if not cache.empty:
                 used = "used" if "used" in cache._check_columns() else "NULL"  # from before `used` was kept
                 entries, oldest, newest = cache._db.execute(
                     f"SELECT COUNT(*), MIN({used}), MAX({used}) FROM {_TABLE}").fetchone()
+                unreadable = _unreadable(cache._db)
     finally:
         cache.close()
     return {"path": str(path), "exists": True, "empty": cache.empty, "entries": entries,
-            "bytes": _size_on_disk(path), "oldest_use": _when(oldest), "newest_use": _when(newest)}
+            "bytes": _size_on_disk(path), "oldest_use": _when(oldest), "newest_use": _when(newest),
+            "unreadable": unreadable}
+
+
+def _unreadable(db: sqlite3.Connection) -> int:
+    """The entries whose value `LLMCache.get` cannot read: SQLite's own `json_valid` picks the
+    candidates in one pass (Python's reader is the judge of each: it also reads NaN, which SQLite's
+    strict JSON does not); an SQLite without JSON functions has every value read in Python."""
+    def unreadable(values) -> int:
+        count = 0
+        for (value,) in values:
+            try:
+                json.loads(value)
+            except (ValueError, TypeError):
+                count += 1
+        return count
+
+    try:
+        return unreadable(db.execute(f"SELECT value FROM {_TABLE} WHERE NOT json_valid(value)"))
+    except sqlite3.OperationalError as error:
+        if "json_valid" not in str(error):
+            raise
+        return unreadable(db.execute(f"SELECT value FROM {_TABLE}"))
 
 
 def prune_cache(path: Optional[Path] = None, *, older_than_days: Optional[float] = None,

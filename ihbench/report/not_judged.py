@@ -4,7 +4,7 @@ Never a cause guessed from what the file lacks: where nothing says why, the repo
 from __future__ import annotations
 
 from pathlib import Path
-from ..judge.asked import asked_path, read_asked
+from ..judge.asked import asked_path, read_asked, warn_once
 from ..records import AXES, JudgmentRecord, ResponseRecord
 
 
@@ -16,6 +16,8 @@ def not_judged_why(run: Path, responses: list[ResponseRecord], judgments: list[J
     judged = {axis: {(j.id, j.epoch) for j in judgments if j.axis == axis} for axis in AXES}
     missing = {axis: [r for r in responses if r.answered and r.key not in judged[axis]] for axis in AXES}
     asked = read_asked(path) if not damaged else None
+    if asked is not None and not _of_this_run(asked, responses, path):
+        asked = None
     why = {}
     for axis, answers in missing.items():
         if not answers:
@@ -26,6 +28,21 @@ def not_judged_why(run: Path, responses: list[ResponseRecord], judgments: list[J
             causes[cause] = causes.get(cause, 0) + 1
         why[axis] = [{"n": n, "why": text, "then": then} for (text, then), n in causes.items()]
     return why
+
+
+def _of_this_run(asked, responses: list[ResponseRecord], path: Path) -> bool:
+    """A question said to wait that is no answer of this run, or an axis no judge has: the record
+    was edited or copied from another run, and none of its causes can be trusted (said once)."""
+    keys = {(r.id, r.epoch) for r in responses}
+    strange = [key for key in asked.waiting
+               if not (isinstance(key, list) and len(key) == 3 and tuple(key[:2]) in keys and key[2] in AXES)]
+    strange += [axis for axis in asked.axes if axis not in AXES]
+    if strange:
+        shown = ", ".join("/".join(map(str, key)) if isinstance(key, list) else repr(key) for key in strange[:3])
+        warn_once(f"{asked_path(path)}: it names {shown}{', ...' if len(strange) > 3 else ''}, not a question about "
+                  "an answer of this run (edited by hand, or copied from another run?); the causes of answers "
+                  "without a verdict are not known from it (the next `ihbench judge` writes it again)")
+    return not strange
 
 
 def _cause(run: Path, answer: ResponseRecord, axis: str, path: Path, damaged: list[int], asked) -> tuple[str, str]:
@@ -40,6 +57,9 @@ def _cause(run: Path, answer: ResponseRecord, axis: str, path: Path, damaged: li
         state = "cannot be read (see the warning above)" if record.exists() else \
             "is missing beside it (it was removed, or an older version judged)"
         return f"{record.name} {state}, so what the last judge asked is not known", judge
+    if asked.unfinished and axis in asked.axes and not asked.waits((answer.id, answer.epoch, axis)):
+        return "the last `ihbench judge` stopped before it finished (killed, or ended by an error)", \
+            f"`ihbench judge {run}` goes on from where it stopped"
     if asked.waits((answer.id, answer.epoch, axis)):
         batch = Path(asked.batch) if asked.batch else None
         unusable = (f"; {asked.unusable} of the judge's questions had a batch answer that could not be used and "
