@@ -49,13 +49,15 @@ def test_a_word_its_dictionary_lacks_is_read_by_its_letters_and_takes_its_own_ti
     assert before.end_s <= name.start_s and name.end_s - name.start_s > 0.3 and name.end_s <= after.start_s
 
 
-def test_audio_the_aligner_finds_no_path_through_spreads_the_words_over_it_and_says_why():
-    silence = np.zeros(32_000, np.float32)  # a server that sent two seconds of nothing with its transcript
-    spoken = spoken_from_audio("Your order ships tomorrow morning.", silence, "model")
+def test_audio_the_aligner_finds_no_path_through_spreads_the_words_over_it_and_says_why(tmp_path):
+    # a server whose transcript is not what it said: half a second of "Hi." for five words (silence is
+    # no speech at all, and fails its round: test_battery9)
+    audio = RenderCache(tmp_path).samples(get_engine("flite:slt"), "Hi.")
+    spoken = spoken_from_audio("Your order ships tomorrow morning.", audio, "model")
     assert spoken.method == f"{SPREAD} (the aligner found no path through the audio for the reply's words)"
     assert [w.text for w in spoken.words] == "Your order ships tomorrow morning.".split()
     starts, ends = [w.start_s for w in spoken.words], [w.end_s for w in spoken.words]
-    assert starts[0] == 0.0 and ends[-1] == pytest.approx(2.0) and starts[1:] == pytest.approx(ends[:-1])
+    assert 0.0 <= starts[0] < ends[-1] <= len(audio) / 16_000 and starts[1:] == pytest.approx(ends[:-1])
     assert ends[3] - starts[3] > ends[2] - starts[2]  # "tomorrow" (3 syllables) takes longer than "ships"
 
 
