@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
 from typing import Any, Optional
 
 from ihbench.dataset.checks.words import has_visible
@@ -84,6 +85,9 @@ class ResponseRecord:
     item_hash: Optional[str] = None
     #: user turns heard as audio (0 in text modality; format 4 on; None: not known, or no input was built)
     audio_turns: Optional[int] = None
+    #: the model that answered, `loader:model_path` as run.json has them (None: written before it was
+    #: kept): a line copied from another model's run is not this run's answer (`RunDir.responses`)
+    model: Optional[str] = None
     format_version: int = 1
     extra: dict = field(default_factory=dict, compare=False)
 
@@ -128,6 +132,7 @@ class ResponseRecord:
             raise RecordError("field 'response' is empty" + (" (only invisible characters)" if response.strip() else "")
                               + " and there is no error: an answer with no text is an item failure "
                               "(EmptyReplyError), not an answer to judge")
+        _check(data, "model", str, optional=True)
         turns = _check(data, "audio_turns", int, optional=True)
         if turns is not None and turns < 0:
             raise RecordError(f"field 'audio_turns' must be >= 0, got {turns}")
@@ -143,8 +148,9 @@ class ResponseRecord:
         """From format 5 with `check` (its `digest`), which an answer or error edited by hand no longer
         matches; records of earlier formats read back as they were written."""
         data = _to_json(self)
-        if self.audio_turns is None:  # records of earlier formats read back as they were written
-            data.pop("audio_turns")
+        for name in ("audio_turns", "model"):  # records of earlier versions read back as they were written
+            if data[name] is None:
+                data.pop(name)
         return {**data, "check": self.digest} if self.format_version >= CHECKED_FORMAT else data
 
 
@@ -354,3 +360,32 @@ class RunInfo:
     def model_label(self) -> Optional[str]:
         """What the model is called in tables: a hand-set name, the loader's path, or the command's."""
         return self.model_name or self.model.get("model_path") or self.model_path
+
+
+def read_typed(path: Path, record_type, repair: bool = False, *, redone=None, damaged: Optional[list] = None,
+               torn: Optional[list] = None, oldest: Optional[int] = None, fits=None) -> list:
+    """Typed records of a JSON-lines file, each line parsed once; a line that is not one is reported
+    (file and line, by the reader, until `redone` says a later record stands in for it) and left out,
+    and listed in `damaged` (see `read_records`). `oldest`: the run's `record_format`; a line of an
+    older format was not written by the run (its check switched off by hand). `fits(record)`, called
+    in file order, names why a well-formed record is still not the run's (None: it is)."""
+    records = []
+
+    def parse(data: dict) -> Optional[str]:
+        try:
+            record = record_type.from_json(data)
+        except RecordError as error:
+            return str(error)
+        if oldest is not None and record.format_version < oldest:
+            return (f"format_version {record.format_version}, older than every record of this run ({oldest}): not "
+                    "written by it (edited by hand?); left out, and done again")
+        problem = fits(record) if fits is not None else None
+        if problem:
+            return problem
+        records.append(record)
+        return None
+
+    from ihbench.dataset.io import read_records
+
+    read_records(path, repair=repair, check=parse, redone=redone, damaged=damaged, torn=torn)
+    return records

@@ -21,7 +21,7 @@ from typing import Iterator, Optional, Sequence
 from ihbench.dataset.errors import IHBenchError
 from ihbench.dataset.io import exclusive, lock_file_for, new_folders, read_json_object, read_records, write_json_atomic
 
-from .records import JudgmentRecord, RecordError, ResponseRecord, RunInfo
+from .records import JudgmentRecord, RecordError, ResponseRecord, RunInfo, read_typed
 
 log = logging.getLogger("ihbench")
 
@@ -155,14 +155,15 @@ class RunDir:
         ones still missing are kept in `damaged_responses` (line, record, problem), which explain
         judgments of answers the run no longer has."""
         self.damaged_responses: list = []
+        info = self._info_or_none()
         return read_typed(self.responses_path, ResponseRecord, repair, redone=self._response_redone,
-                          oldest=self._record_format(),
+                          oldest=info.record_format if info else None, fits=_of_the_run(info),
                           damaged=self.damaged_responses)
 
-    def _record_format(self) -> Optional[int]:
-        """The record format the run began with (None: begun before it was recorded, or no run.json)."""
+    def _info_or_none(self) -> Optional[RunInfo]:
+        """run.json, or None when there is none that can be read (the command reading the run says so)."""
         try:
-            return self.info().record_format
+            return self.info()
         except RunDirError:
             return None
 
@@ -223,8 +224,9 @@ class RunDir:
         target = self.judgments_path(path)
         damaged: list = []
         torn: list = []
+        info = self._info_or_none()
         judgments = latest_judgments(read_typed(target, JudgmentRecord, repair, redone=_judgment_redone,
-                                                oldest=self._record_format(),
+                                                oldest=info.record_format if info else None,
                                                 damaged=damaged, torn=torn))
         self.damaged_judgments = getattr(self, "damaged_judgments", {})
         self.damaged_judgments[target] = [line for line, _, _ in damaged]
@@ -322,6 +324,35 @@ def read_judgments(path: Path) -> list[JudgmentRecord]:
     return latest_judgments(read_typed(path, JudgmentRecord))
 
 
+def _of_the_run(info: Optional[RunInfo]):
+    """The check of each response line against the run that holds it, in file order: an answer by
+    another model, in another modality or drawn with another seed was copied from another run, and a
+    second answer to an (item, epoch) already answered (the runner never answers one twice) was
+    added by hand; neither is this run's answer, and the first answer stays the one scored."""
+    from .seeds import record_seed
+
+    model = f"{info.loader}:{info.model_path}" if info and info.loader and info.model_path else None
+    last: dict = {}
+
+    def fits(record: ResponseRecord) -> Optional[str]:
+        copied = "not an answer of this run (copied from another run?); left out"
+        if model and record.model and record.model != model:
+            return f"answered by {record.model}, and this run's model is {model}: {copied}"
+        if info and info.modality and record.modality and record.modality != info.modality:
+            return f"answered in {record.modality} modality, and this run's is {info.modality}: {copied}"
+        if info and info.seed is not None and record.seed is not None \
+                and record.seed != record_seed(info.seed, record.id, record.epoch):
+            return f"its seed is not the one this run (--seed {info.seed}) draws for it: {copied}"
+        before = last.get(record.key)
+        if before is not None and before.answered and before.item_hash == record.item_hash:
+            return (f"a second record of {record.id} epoch {record.epoch}, which an earlier line already answered; "
+                    "the runner never answers twice, so the earlier answer is kept (remove this line)")
+        last[record.key] = record
+        return None
+
+    return fits
+
+
 def _is_epoch(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
@@ -331,26 +362,3 @@ def _judgment_redone(record: dict, number: int, good: list) -> bool:
     key = (record.get("id"), record.get("epoch"), record.get("axis"))
     return isinstance(key[0], str) and _is_epoch(key[1]) and \
         any(line > number and (r.get("id"), r.get("epoch"), r.get("axis")) == key for line, r in good)
-
-
-def read_typed(path: Path, record_type, repair: bool = False, *, redone=None, damaged: Optional[list] = None,
-               torn: Optional[list] = None, oldest: Optional[int] = None) -> list:
-    """Typed records of a JSON-lines file, each line parsed once; a line that is not one is reported
-    (file and line, by the reader, until `redone` says a later record stands in for it) and left out,
-    and listed in `damaged` (see `read_records`). `oldest`: the run's `record_format`; a line of an
-    older format was not written by the run (its check switched off by hand)."""
-    records = []
-
-    def parse(data: dict) -> Optional[str]:
-        try:
-            record = record_type.from_json(data)
-        except RecordError as error:
-            return str(error)
-        if oldest is not None and record.format_version < oldest:
-            return (f"format_version {record.format_version}, older than every record of this run ({oldest}): not "
-                    "written by it (edited by hand?); left out, and done again")
-        records.append(record)
-        return None
-
-    read_records(path, repair=repair, check=parse, redone=redone, damaged=damaged, torn=torn)
-    return records

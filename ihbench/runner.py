@@ -272,7 +272,8 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
                     output_tokens=response.output_tokens, modality=spec.modality,
                     conversation_id=item.conversation_id, interruption_type=item.interruption_type,
                     depth=item.depth, reasoning=response.reasoning,  # a thinking model's thoughts: kept, never judged
-                    item_hash=item.content_hash, audio_turns=heard, format_version=RECORD_FORMAT)
+                    item_hash=item.content_hash, audio_turns=heard, model=f"{spec.loader}:{spec.model_path}",
+                    format_version=RECORD_FORMAT)
                 responses_log.append(record.to_json())
                 if on_record:
                     on_record(record)

@@ -94,7 +94,8 @@ def _load(path: Path) -> _Run:
     from ihbench.convbench.records import TurnRecord
     from ihbench.convbench.run import benchmark_hash
     from ihbench.dataset.errors import IHBenchError
-    from ihbench.rundir import RunDir, read_typed
+    from ihbench.records import read_typed
+    from ihbench.rundir import RunDir
 
     run = RunDir(path)
     if not path.is_dir():
@@ -309,7 +310,7 @@ def run_stream(loader_name: str, model_path: Optional[str], tiny: bool, base_url
     from ihbench.convbench import ConvRunSpec, run_convbench
     from ihbench.convbench.records import TurnRecord
     from ihbench.loaders import ModelNotFoundError
-    from ihbench.rundir import read_typed
+    from ihbench.records import read_typed
 
     if in_house_problem():
         raise UserError(f"the Space's dataset has no in-house ConversationBench ({IN_HOUSE})")

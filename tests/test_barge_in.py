@@ -18,6 +18,7 @@ from ihbench.barge_in import prompts
 from ihbench.barge_in.clock import MEASURED, SENTENCE_END, Spoken, Word
 from ihbench.barge_in.cuts import place_cut
 from ihbench.barge_in.points import rounds as held
+from ihbench.barge_in.records import _round_check
 from ihbench.cli import main
 from ihbench.dataset.sources import SourceTurn
 from ihbench.dataset.verify import _check_cut
@@ -170,7 +171,7 @@ def test_planned_cuts_that_cannot_be_placed_are_recorded_with_the_reason(built, 
 
 def _comparable(out) -> list[dict]:
     """The rounds the run holds (`records.durable`: a conversation's rounds up to its closing record)."""
-    drop = ("time", "latency_s", "calls")
+    drop = ("time", "latency_s", "calls", "check")  # the check covers the time
     return [{k: v for k, v in r.to_json().items() if k not in drop}
             for _, r in sorted(held(Path(out)).items())]
 
@@ -391,10 +392,11 @@ def test_judge_and_report_score_the_live_points_with_the_same_judges(played, tmp
     assert set(summary["rq_pass_rate"]["per_type"]) == {r["target"] for r in placed}
     assert summary["tf_win_rate"]["tf_win_rate"] is not None
     assert summary["barge_in"] == {"planned": len(placed), "placed": len(placed), "not_placed": 0,
-                                   "not_placed_by_reason": {}, "refused_interjections": 0}
+                                   "not_placed_by_reason": {}, "refused_interjections": 0,
+                                   "placed_by_clock": {"measured": len(placed)}}
     report = (out / "report.md").read_text()
     assert "## On-policy barge-in: the cuts" in report
-    assert f"| scripted (text, barge-in) | {len(placed)} | {len(placed)} | – | 0 |" in report
+    assert f"| scripted (text, barge-in) | {len(placed)} | {len(placed)} | measured {len(placed)} | – | 0 |" in report
     # the answer judged is the model's next message, the baseline the live one
     from ihbench.rundir import RunDir
 
@@ -729,6 +731,7 @@ def test_judge_and_report_of_a_damaged_barge_in_run_name_its_records_and_the_com
                           and json.loads(line)["cut"] and "reason" not in json.loads(line)["cut"])
             record = json.loads(lines[placed])
             record["reply"] = "\u200b"
+            record["check"] = _round_check(record)  # as a faulty writer would have it: the check passes
             lines[placed] = (json.dumps(record) + "\n").encode()
             (out / "barge_in.jsonl").write_bytes(b"".join(lines))
             said = f"barge_in.jsonl line {placed + 1}: the heard part of the cut is not the beginning of the reply"

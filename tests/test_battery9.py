@@ -86,3 +86,177 @@ def test_the_report_counts_placed_cuts_by_the_clock_that_timed_them(built, tmp_p
     summary = json.loads((tmp_path / "rep" / "summary.json").read_text())["runs"][0]["barge_in"]
     assert summary["placed_by_clock"] == {"aligned": len(cuts(out))}
     assert f"| aligned {len(cuts(out))} |" in (tmp_path / "rep" / "report.md").read_text()
+
+
+# --- findings 6 and 7: a barge-in line edited by hand ------------------------------------------------
+
+@pytest.mark.parametrize("edit", ["cut time", "made older"])
+def test_a_barge_in_round_edited_by_hand_is_played_again_and_then_no_longer_said(edit, built, tmp_path, capsys):
+    """Every round carries a check of all it holds: a cut time edited by hand (or the check taken off
+    and the line dated to an older format) makes the line damaged; the next `ihbench barge-in` plays
+    its conversation again from that round, after which the line is superseded and said no more."""
+    model_script, sim_script = scripts()
+    out = tmp_path / "run"
+    with OpenAITestServer(respond=model_script) as model, OpenAITestServer(respond=sim_script) as sim:
+        assert barge_in(model, sim, built, out) == 0
+        lines = rounds(out)
+        placed = next(n for n, r in enumerate(lines) if r["status"] == "played" and r["cut"]
+                      and "reason" not in r["cut"])
+        original = lines[placed]["cut"]["time_s"]
+        lines[placed]["cut"]["time_s"] = original + 0.5
+        if edit == "made older":
+            lines[placed].pop("check")
+            lines[placed]["format_version"] = 2
+        (out / "barge_in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+        capsys.readouterr()
+        assert barge_in(model, sim, built, out) == 0
+        said = capsys.readouterr()
+        why = "changed since it was written" if edit == "cut time" else "older than every record of this run"
+        assert f"barge_in.jsonl line {placed + 1}: " in said.err and why in said.err, said.err
+        assert f"{len(lines) - placed} round(s) played, {placed} already done" in said.out, said.out
+        assert barge_in(model, sim, built, out) == 0
+        said = capsys.readouterr()
+        assert "barge_in.jsonl line" not in said.err and "0 round(s) played" in said.out, (said.err, said.out)
+    replayed = rounds(out)[len(lines):]  # the same scripts play it again as they first did
+    assert replayed[0]["round"] == lines[placed]["round"] and replayed[0]["cut"]["time_s"] == original
+
+
+# --- finding 10: a judge that stopped midway is said as such ----------------------------------------
+
+@pytest.fixture
+def official(tmp_path):
+    from official_layout import write_official_layout
+
+    return write_official_layout(tmp_path / "official")
+
+
+def _report_err(run, tmp_path, capsys) -> str:
+    capsys.readouterr()
+    assert main(["report", str(run), "--quiet", "--n-bootstrap", "10", "--out", str(tmp_path / "rep")]) == 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err
+
+
+def test_a_judge_that_stopped_midway_is_said_to_have_stopped_and_the_next_one_goes_on(official, tmp_path, capsys,
+                                                                                      monkeypatch):
+    """Not "judgments.jsonl lost lines since": the judge's record says a pass began and never ended."""
+    from judging import ScriptedJudge
+    from test_battery_round3 import _answered
+
+    import ihbench.judge.run as judge_run
+
+    run = _answered(official, tmp_path / "run", "--limit", "2")
+    judge = ["judge", str(run), "--judge-model", "j", "--cache", str(tmp_path / "c.sqlite"), "--concurrency", "1",
+             "--quiet"]
+    calls, original = [], judge_run._judge_one
+
+    async def stops_at_the_second(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 2:
+            raise RuntimeError("the judge's machine went away")
+        return await original(*args, **kwargs)
+
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as server:
+        monkeypatch.setattr(judge_run, "_judge_one", stops_at_the_second)
+        with pytest.raises(RuntimeError):
+            main([*judge, "--judge-base-url", server.base_url])
+        assert len((run / "judgments.jsonl").read_text().splitlines()) == 1
+        err = _report_err(run, tmp_path, capsys)
+        assert "(the last `ihbench judge` stopped before it finished (killed, or ended by an error))" in err, err
+        assert f"`ihbench judge {run}` goes on from where it stopped" in err and "removed" not in err, err
+        monkeypatch.setattr(judge_run, "_judge_one", original)
+        assert main([*judge, "--judge-base-url", server.base_url]) == 0
+    assert json.loads((run / "judgments.asked.json").read_text())["unfinished"] is False
+    assert "stopped before it finished" not in _report_err(run, tmp_path, capsys)
+
+
+# --- finding 2: the judge's record edited to name questions no answer of the run has ---------------
+
+def test_a_judges_record_naming_questions_of_no_answer_of_the_run_is_said_and_not_believed(official, tmp_path,
+                                                                                           capsys):
+    from test_battery_round3 import _answered
+
+    run = _answered(official, tmp_path / "run", "--limit", "1")
+    folder = tmp_path / "questions"
+    assert main(["judge", str(run), "--judge-model", "j", "--judge-batch", str(folder), "--cache",
+                 str(tmp_path / "c.sqlite"), "--quiet"]) == 1
+    asked = json.loads((run / "judgments.asked.json").read_text())
+    (run / "judgments.asked.json").write_text(json.dumps({**asked, "waiting": [["nobody/0", 0, "tf"], "junk"]}))
+    err = _report_err(run, tmp_path, capsys)
+    assert f"{run / 'judgments.asked.json'}: it names nobody/0/0/tf, 'junk', not a question about an answer of this " \
+           "run (edited by hand, or copied from another run?)" in err, err
+    assert "wrote their questions to the batch folder" not in err and err.count("it names nobody") == 1, err
+
+
+# --- findings 1 and 9: run.json edited so its two descriptions of the model disagree, or dated newer ----
+
+@pytest.mark.parametrize("edit", ["loader", "model_path", "record_format"])
+def test_a_run_json_edited_by_hand_is_refused_on_resume_naming_the_field(edit, official, tmp_path, capsys):
+    from test_battery_round3 import _answered
+
+    run = _answered(official, tmp_path / "run", "--limit", "1")
+    info = json.loads((run / "run.json").read_text())
+    edited = {"loader": {"loader": "qwen2-audio"}, "model_path": {"model_path": "gpt-4o"},
+              "record_format": {"record_format": 99}}[edit]
+    (run / "run.json").write_text(json.dumps({**info, **edited}))
+    before = (run / "responses.jsonl").read_bytes()
+    capsys.readouterr()
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out", str(run),
+                     "--epochs", "1", "--limit", "2", "--base-url", server.base_url, "--quiet"]) == 2
+        assert server.requests == []
+    err = capsys.readouterr().err
+    said = {"loader": "'loader' is 'qwen2-audio' but 'model.loader' is", "model_path": "'model_path' is 'gpt-4o' but "
+            "'model.model_path' is", "record_format": "'record_format' is 99: written by a newer ihbench"}[edit]
+    assert "run.json" in err and said in err and "Traceback" not in err, err
+    assert (run / "responses.jsonl").read_bytes() == before
+
+
+# --- finding 8: a responses line copied from another run ----------------------------------------------
+
+@pytest.mark.parametrize("source", ["another model", "another seed", "a second answer"])
+def test_a_response_line_not_written_by_the_run_is_left_out_and_answered_by_the_run(source, official, tmp_path,
+                                                                                    capsys, monkeypatch):
+    """A line copied in from another model's run (or one drawn with another seed), or a second answer
+    to an (item, epoch) the run already answered, is not this run's answer: said naming the line, and
+    never scored in its place."""
+    argv = ["run", "--model", "openai", "--data", str(official), "--epochs", "1", "--limit", "2", "--quiet"]
+    run = tmp_path / "run"
+    with OpenAITestServer() as server:
+        assert main([*argv, "--model-path", "m", "--out", str(run), "--base-url", server.base_url]) == 0
+        other = ["--model-path", "m2"] if source == "another model" else ["--model-path", "m", "--seed", "7"]
+        assert main([*argv, *other, "--out", str(tmp_path / "other"), "--base-url", server.base_url]) == 0
+        ours = (run / "responses.jsonl").read_text().splitlines(keepends=True)
+        theirs = (tmp_path / "other" / "responses.jsonl").read_text().splitlines(keepends=True)
+        if source == "a second answer":
+            import dataclasses
+
+            from ihbench.records import ResponseRecord
+
+            mine = json.loads(ours[0])
+            second = dataclasses.replace(ResponseRecord.from_json(mine), response="a better answer").to_json()
+            lines = [*ours, json.dumps(second) + "\n"]
+            why = f"a second record of {mine['id']} epoch 0, which an earlier line already answered"
+        else:
+            lines = [ours[0], theirs[1]]
+            why = ("answered by openai:m2, and this run's model is openai:m" if source == "another model"
+                   else "its seed is not the one this run (--seed 0) draws for it")
+        (run / "responses.jsonl").write_text("".join(lines))
+        capsys.readouterr()
+        assert main([*argv, "--model-path", "m", "--out", str(run), "--base-url", server.base_url]) == 0
+        said = capsys.readouterr()
+        assert f"responses.jsonl line {len(lines)}: " in said.err and why in said.err, said.err
+        answered = 0 if source == "a second answer" else 1
+        assert f"{answered} response(s) written" in said.out, said.out
+    from ihbench.dataset.io import jsonlines
+    from ihbench.rundir import RunDir
+
+    monkeypatch.setattr(jsonlines, "_WARNED", set())  # a line is said once a process: the report is a new one
+    err = _report_err(run, tmp_path, capsys)
+    kept = RunDir(run).load()[1]
+    assert len(kept) == 2 and all(r.model == "openai:m" for r in kept)
+    if source == "a second answer":  # said until the line is removed; the first answer is the one scored
+        assert why in err and [r.response for r in kept if r.id == mine["id"]] == [mine["response"]]
+    else:  # the run answered the item itself: the copied line is superseded, and no longer said
+        assert why not in err and json.loads(theirs[1])["id"] in {r.id for r in kept}

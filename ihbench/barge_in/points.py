@@ -16,10 +16,12 @@ import logging
 from collections import Counter
 from pathlib import Path
 
-from ihbench.dataset.io import read_records
-from ihbench.records import RECORD_FORMAT, RecordError, ResponseRecord, RunInfo
+from typing import Optional
 
-from .records import RoundRecord, conversation_hash, durable, unclosed
+from ihbench.dataset.io import read_json_object
+from ihbench.records import RECORD_FORMAT, RecordError, ResponseRecord, RunInfo, read_typed
+
+from .records import RoundRecord, conversation_hash, durable, round_redone, unclosed
 
 log = logging.getLogger("ihbench")
 
@@ -46,18 +48,10 @@ def read_rounds(path: Path) -> tuple[dict[tuple[str, int], RoundRecord], dict[st
     of a last line cut off mid-way). A damaged line is said by the reader (`read_records`); a
     conversation whose last playing has records but no closing one (killed, or its closing line cut
     off) keeps only what it had when an earlier playing closed, if one did."""
-    records: list[RoundRecord] = []
     damaged: list = []
     torn: list[int] = []
-
-    def take(data: dict):
-        try:
-            records.append(RoundRecord.from_json(data))
-        except RecordError as error:
-            return str(error)
-        return None
-
-    read_records(Path(path) / RECORDS, check=take, damaged=damaged, torn=torn)
+    records = read_typed(Path(path) / RECORDS, RoundRecord, redone=round_redone, damaged=damaged, torn=torn,
+                         oldest=_round_format(path))
     why: dict[str, str] = {}
     for line, record, problem in damaged:
         cid = record.get("conversation_id") if isinstance(record, dict) else None
@@ -67,6 +61,17 @@ def read_rounds(path: Path) -> tuple[dict[tuple[str, int], RoundRecord], dict[st
     for cid in unclosed(records):
         why.setdefault(cid, f"its last playing has no closing record in {RECORDS}{cut}")
     return durable(records), why, torn
+
+
+def _round_format(path: Path) -> Optional[int]:
+    """The round format the run began with (run.json's barge_in settings; None before it was kept, or
+    when run.json cannot be read: the command reading the run names that)."""
+    try:
+        settings = RunInfo.from_json(read_json_object(Path(path) / "run.json", RecordError)).extra.get("barge_in")
+    except (RecordError, OSError):
+        return None
+    format_ = settings.get("round_format") if isinstance(settings, dict) else None
+    return format_ if isinstance(format_, int) and not isinstance(format_, bool) else None
 
 
 def current_rounds(run_path: Path, conversations: list) -> tuple[dict[tuple[str, int], RoundRecord], dict[str, str]]:

@@ -27,7 +27,10 @@ from typing import Any, Iterable, Optional
 
 from ihbench.records import RecordError
 
-BARGE_IN_RECORD_FORMAT = 2  # 2: rounds durable per conversation (`closes`)
+BARGE_IN_RECORD_FORMAT = 3  # 2: rounds durable per conversation (`closes`); 3: with `check`
+#: the first format whose records carry a check of all they hold: a cut, a word time, a clock or a
+#: reply edited by hand makes the line damaged (left out, and played again), never scored
+CHECKED_ROUND_FORMAT = 3
 STATUSES = ("played", "error")
 
 
@@ -77,7 +80,8 @@ class RoundRecord:
 
     def to_json(self) -> dict:
         """A shallow view, written out at once (`asdict` would deep-copy every word timing first)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {**data, "check": _round_check(data)} if self.format_version >= CHECKED_ROUND_FORMAT else data
 
     @classmethod
     def from_json(cls, data: Any) -> "RoundRecord":
@@ -87,6 +91,15 @@ class RoundRecord:
                            ("data_hash", str)):
             if not isinstance(data.get(name), kind) or isinstance(data.get(name), bool):
                 raise RecordError(f"field {name!r} missing or not {kind.__name__}")
+        version = data.get("format_version", 1)
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise RecordError(f"field 'format_version' must be a whole number from 1, got {version!r}")
+        if version > BARGE_IN_RECORD_FORMAT:
+            raise RecordError(f"field 'format_version' is {version}: written by a newer ihbench (this one reads up to "
+                              f"{BARGE_IN_RECORD_FORMAT}); upgrade ihbench to read it")
+        if version >= CHECKED_ROUND_FORMAT and data.get("check") != _round_check(data):
+            raise RecordError("changed since it was written (what it holds no longer matches the check written with "
+                              "it: edited by hand?)")
         if data["status"] not in STATUSES:
             raise RecordError(f"field 'status' must be one of {', '.join(STATUSES)}, got {data['status']!r}")
         if data["status"] == "played" and not isinstance(data.get("reply"), str):
@@ -99,6 +112,19 @@ class RoundRecord:
                 raise RecordError("the heard part of the cut is not the beginning of the reply")
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def round_redone(record: dict, number: int, good: list) -> bool:
+    """A damaged line whose round was played again later (a good record of its conversation and round
+    on a later line) is no longer missing: the replay stands in for it."""
+    key = (record.get("conversation_id"), record.get("round"))
+    return isinstance(key[0], str) and any(line > number and (r.get("conversation_id"), r.get("round")) == key
+                                           for line, r in good)
+
+
+def _round_check(data: dict) -> str:
+    payload = json.dumps({k: v for k, v in data.items() if k != "check"}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
 def durable(records: Iterable[RoundRecord]) -> dict[tuple[str, int], RoundRecord]:

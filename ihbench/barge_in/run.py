@@ -42,14 +42,15 @@ from ihbench.dataset.load import recorded_source
 from ihbench.dataset.redaction import redact
 from ihbench.dataset.verify import MIN_TURNS
 from ihbench.records import RECORD_FORMAT, RUN_INFO_FORMAT, RunInfo
-from ihbench.rundir import RunDir, read_typed
+from ihbench.records import read_typed
+from ihbench.rundir import RunDir
 from ihbench.seeds import record_seed
 
 from .audio_clock import ALIGNED, NoSpeechInAudio, aligner, spoken_from_audio
 from .clock import method, speak
 from .cuts import Cut, place_cut, targets
 from .points import RECORDS, as_turn
-from .records import RoundRecord, conversation_hash, durable
+from .records import BARGE_IN_RECORD_FORMAT, RoundRecord, conversation_hash, durable, round_redone
 
 logger = logging.getLogger("ihbench")
 
@@ -156,7 +157,7 @@ def _settings(spec: BargeInSpec, backend, callers: dict) -> dict:
             # the caller and planner given the suite's own knowledge base and intent, or filled by `caller.RULES`
             "caller": {"from_suite": len(callers) - len(filled), "filled": len(filled),
                        "fallback_version": FALLBACK_VERSION, "fallbacks": filled},
-            "limit": spec.limit}
+            "limit": spec.limit, "round_format": BARGE_IN_RECORD_FORMAT}
 
 
 def _identity(settings: dict) -> dict:
@@ -165,7 +166,8 @@ def _identity(settings: dict) -> dict:
     where the simulator is served (the same model may move to another port; the rounds it already
     played are in the records)."""
     simulator = {k: v for k, v in (settings.get("simulator") or {}).items() if k != "base_url"}
-    return {**{k: v for k, v in settings.items() if k not in ("limit", "caller")}, "simulator": simulator}
+    return {**{k: v for k, v in settings.items() if k not in ("limit", "caller", "round_format")},
+            "simulator": simulator}
 
 
 async def _run_locked(spec, run_dir, generation, conversations, callers, loader, backend, progress, started):
@@ -195,6 +197,8 @@ async def _run_locked(spec, run_dir, generation, conversations, callers, loader,
             raise RunConfigError(f"{run_dir.info_path} belongs to a different run: barge_in.{changed} is "
                                  f"{before.get(changed)!r} there but {now.get(changed)!r} now; use another --out (or "
                                  "the same options to resume)")
+    if existing:  # the round format the run began with (None: before it was kept): an older line was edited
+        settings["round_format"] = (existing.extra.get("barge_in") or {}).get("round_format")
     cache = LLMCache(spec.cache) if spec.cache else LLMCache()  # a wrong --cache is refused before run.json
     if loader is None:
         loader = create(spec.loader, spec.model_path, **spec.loader_options)
@@ -210,7 +214,8 @@ async def _run_locked(spec, run_dir, generation, conversations, callers, loader,
         format_version=RUN_INFO_FORMAT, extra={"barge_in": settings}))
 
     path = run_dir.path / RECORDS
-    latest = durable(read_typed(path, RoundRecord, repair=True))
+    latest = durable(read_typed(path, RoundRecord, repair=True, redone=round_redone,
+                                oldest=settings["round_format"]))
     changed = sorted({cid for (cid, _), r in latest.items() if cid in hashes and r.data_hash != hashes[cid]})
     if changed:
         logger.warning("%s: %d conversation(s) changed in the suite since they were played (%s): played again from "
@@ -265,12 +270,14 @@ class _Player:
         self.rounds = {"minimum": min(MIN_TURNS, self.maximum), "target": last, "maximum": self.maximum}
 
     async def play(self) -> None:
-        number, after_cut = 1, False
+        number, after_cut, replaying = 1, False, False
         while True:
-            record = self.latest.get((self.c.conversation_id, number))
+            # once a round is played anew, the rounds kept after it answered another call: played again too
+            record = None if replaying else self.latest.get((self.c.conversation_id, number))
             if record is not None and record.played:
                 self.summary.skipped += 1
             else:
+                replaying = True
                 record = await self._round(number)
                 closes = not record.played or self._last(record, number)
                 if closes:

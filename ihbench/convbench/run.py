@@ -31,7 +31,8 @@ from ihbench.dataset.load import recorded_source
 from ihbench.dataset.redaction import redact
 from ihbench.loaders.failures import describe_failure, is_item_failure
 from ihbench.records import RUN_INFO_FORMAT, RunInfo
-from ihbench.rundir import RunDir, read_typed
+from ihbench.records import read_typed
+from ihbench.rundir import RunDir
 from ihbench.runner import TRANSPORT_OPTIONS
 from ihbench.seeds import record_seed
 

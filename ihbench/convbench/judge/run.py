@@ -21,7 +21,7 @@ from ihbench.dataset.io import AppendLog
 from ihbench.loaders.failures import describe_failure, is_item_failure
 from ihbench.llm import LLMCache, TextLLM, ask_structured, concurrently
 from ihbench.dataset.io import write_json_atomic
-from ihbench.rundir import read_typed
+from ihbench.records import read_typed
 
 from ..records import ConvJudgmentRecord, utc_stamp
 from .parse import InvalidConvJudgment, parse_window

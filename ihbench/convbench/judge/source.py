@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Optional
 
 from ihbench.dataset.errors import UsageError
-from ihbench.rundir import RunDir, RunDirError, read_typed
+from ihbench.records import read_typed
+from ihbench.rundir import RunDir, RunDirError
 
 TRANSCRIPT, RUNTIME = "transcript.jsonl", "runtime.json"
 
