@@ -127,6 +127,21 @@ def test_a_second_pass_judges_nothing_again(run, capsys):
     assert scripted.requests == [] and "0 conversation(s) judged" in capsys.readouterr().out
 
 
+def test_judging_again_from_the_cache_gives_the_same_judgments_without_a_call(run):
+    """Battery 10: a cached answer reads back through JSON (turn numbers as strings); judging the run
+    again into another file must give what the live answers gave."""
+    with OpenAITestServer(respond=ConvJudge()) as server:  # one server: its address is part of the cache key
+        for out in ("judgments.jsonl", "judgments-again.jsonl"):
+            assert main(["judge", str(run), "--judge-model", "scripted-judge", "--judge-base-url", server.base_url,
+                         "--cache", str(run.parent / "cache.sqlite"), "--out", str(run / out), "--quiet"]) == 0
+        assert len(server.requests) == 2  # one per epoch, the first time only
+    drop = ("cached", "latency_s", "time", "calls")
+    first, again = records(run), records(run, "judgments-again.jsonl")
+    assert first.keys() == again.keys() and all(row["cached"] for row in again.values())
+    assert [{k: v for k, v in row.items() if k not in drop} for row in first.values()] == \
+        [{k: v for k, v in row.items() if k not in drop} for row in again.values()]
+
+
 def test_an_answer_missing_a_turn_is_asked_again(run):
     asked = []
 

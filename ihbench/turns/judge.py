@@ -67,7 +67,8 @@ def check_likelihoods(array, n_chunks: Optional[int], where: str) -> np.ndarray:
         raise JudgeFileError(f"{where}: expected shape (n_chunks, 5) in the order C, NA, I, BC, T, got {array.shape}")
     if n_chunks is not None and array.shape[0] != n_chunks:
         raise JudgeFileError(f"{where}: {array.shape[0]} rows, but the recording has {n_chunks} chunks of 40 ms "
-                             f"(first ending at 0.24 s; see end_times in its events.json)")
+                             f"(first ending at 0.24 s; `ihbench turns` without --judge-likelihoods writes their end "
+                             "times, end_times, to the recording's events.json)")
     bad = np.argwhere(~np.isfinite(array))
     if bad.size:
         row, column = bad[0]

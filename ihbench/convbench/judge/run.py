@@ -158,7 +158,8 @@ async def _judge_locked(source: ConvSource, path, backend, parts, context_tokens
                     for t in targets]
         totals["calls"] += calls
         totals["cached"] += cached
-        verdicts = {t: v for value in answers for t, v in value["turns"].items()}
+        # turn numbers as numbers: a cached answer comes back through JSON, whose keys are strings
+        verdicts = {int(t): v for value in answers for t, v in value["turns"].items()}
         tracking = [entry for value in answers for entry in value["function_calls"]]
         notes = " ".join(value["notes"] for value in answers if value["notes"])
         final = realign(turns, verdicts, tracking, rehydrated=mode == "rehydrated",
