@@ -155,10 +155,11 @@ class RunDir:
         ones still missing are kept in `damaged_responses` (line, record, problem), which explain
         judgments of answers the run no longer has."""
         self.damaged_responses: list = []
+        self.torn_responses: list = []
         info = self._info_or_none()
         return read_typed(self.responses_path, ResponseRecord, repair, redone=self._response_redone,
                           oldest=info.record_format if info else None, fits=_of_the_run(info),
-                          damaged=self.damaged_responses)
+                          damaged=self.damaged_responses, torn=self.torn_responses)
 
     def _info_or_none(self) -> Optional[RunInfo]:
         """run.json, or None when there is none that can be read (the command reading the run says so)."""
@@ -187,11 +188,10 @@ class RunDir:
         """Lines of responses.jsonl, damaged and not written again, that `foreign` judgments (of
         (id, epoch) the run does not have) may be of: all of them or none. A judgment is of a damaged
         line when their id and epoch agree, or the line's own is what is damaged."""
-        damaged = getattr(self, "damaged_responses", None)
-        if damaged is None:
+        if getattr(self, "damaged_responses", None) is None:
             self.responses()
-            damaged = self.damaged_responses
-        damaged = [(line, record) for line, record, _ in damaged if isinstance(record, dict)]
+        damaged = [(line, record) for line, record, _ in self.damaged_responses if isinstance(record, dict)]
+        damaged += [(line, {}) for line in self.torn_responses]  # cut off mid-line: it may have been any answer
 
         def may_be(record: dict, judgment: JudgmentRecord) -> bool:
             item, epoch = record.get("id"), record.get("epoch")
@@ -236,13 +236,19 @@ class RunDir:
         self.torn_judgments[target] = torn
         if responses is None:
             return judgments
+        if info and info.epochs:  # a rerun with fewer --epochs: its other epochs' answers are left out (`load`)
+            beyond = [j for j in judgments if j.epoch >= info.epochs]
+            if beyond:
+                log.warning("%s: %d judgment(s) of epochs beyond the run's --epochs %d (from an earlier start) are "
+                            "left out", target, len(beyond), info.epochs)
+                judgments = [j for j in judgments if j.epoch < info.epochs]
         current = {r.key: r for r in responses}
         foreign = [j for j in judgments if (j.id, j.epoch) not in current]
         lines = self._of_damaged_answers(foreign) if foreign else []
         if lines:  # this run's own judgments, of answers whose records were damaged since: not another run's
-            log.warning("%s: %d judgment(s) are of answers whose records in %s are damaged (line(s) %s) and left "
-                        "out; `ihbench run` with the same options answers them again, then `ihbench judge` judges "
-                        "them", target, len(foreign), self.responses_path, ", ".join(map(str, lines[:5])))
+            log.warning("%s: %d judgment(s) are of answers whose records in %s are damaged or cut off (line(s) %s) "
+                        "and left out; `ihbench run` with the same options answers them again, then `ihbench judge` "
+                        "judges them", target, len(foreign), self.responses_path, ", ".join(map(str, lines[:5])))
             judgments = [j for j in judgments if (j.id, j.epoch) in current]
             foreign = []
         held_back = getattr(self, "held_back", None)  # a barge-in run's conversations with records not scored

@@ -273,8 +273,8 @@ def test_judgments_of_answers_whose_records_are_damaged_are_left_out_not_called_
     err = capsys.readouterr().err
     assert "another run's" not in err and err.count("line 1:") == 1 and err.count("line 2:") == 1, err
     assert (f"ihbench report: warning: {run / 'judgments.jsonl'}: 4 judgment(s) are of answers whose records in "
-            f"{run / 'responses.jsonl'} are damaged (line(s) 1, 2) and left out; `ihbench run` with the same options "
-            "answers them again, then `ihbench judge` judges them") in err
+            f"{run / 'responses.jsonl'} are damaged or cut off (line(s) 1, 2) and left out; `ihbench run` with the same "
+            "options answers them again, then `ihbench judge` judges them") in err
     with OpenAITestServer() as server:  # the judge goes on with the others
         assert main(["judge", str(run), "--judge-model", "judge", "--judge-base-url", server.base_url, "--cache",
                      str(tmp_path / "c.sqlite"), "--quiet", "--timeout", "5"]) in (0, 1)
