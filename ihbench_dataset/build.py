@@ -110,6 +110,10 @@ def build(
         load_sid_sources(sid_sources)  # a malformed file is refused before the folder is made
     if cache_dir is not None:
         check_cache_path(cache_dir, "--cache-dir", file=False, dataset=out)
+    else:  # the default render cache must not be inside the folder being built either
+        from .tts.cache import DEFAULT_WHAT, default_cache_dir
+
+        check_cache_path(default_cache_dir(), DEFAULT_WHAT, file=False, dataset=out)
     out = Path(out).resolve()
     with BuildDir(out).writing():
         return _build_locked(out, sources, cache_dir=cache_dir, progress=progress, sid=sid, sid_sources=sid_sources,

@@ -169,7 +169,10 @@ def check_cache_path(path: Union[str, os.PathLike], what: str, *, file: bool,
     `ihbench publish-dataset` would upload it; in a run, a turns output or a model folder it is
     litter that the folder's own command neither wrote nor removes. Nor may it be one of those
     folders. `dataset`: the dataset folder the command is about to write (a build's --out), which
-    need not exist yet."""
+    need not exist yet. A link to nothing, or a name too long for the names made beside it (SQLite's
+    journal), is refused as for an output: either fails only at the first write, after the work."""
+    _refuse_dangling_link(path, what)
+    _check_name_length(path, what)
     target = Path(os.path.abspath(path)).resolve()
     own = target.parent if file else target
     if not file and target.is_dir():

@@ -55,3 +55,57 @@ def test_a_runs_own_judgments_are_kept_when_some_of_its_answers_are_left_out(cau
         assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
                      str(tmp_path / "c2.sqlite"), "--quiet"]) == 0
         assert judge.requests == []  # nothing of the kept answers judged twice
+
+
+# --- F4, F9, F77: caches placed where they cannot work, or where they would be litter ---------------------
+
+@pytest.mark.parametrize("cache", ["dangling link", "name too long"])
+def test_a_cache_that_cannot_be_made_is_refused_before_any_work_and_leaves_nothing(cache, official, tmp_path,
+                                                                                   capsys):
+    import os
+
+    from test_battery4_files import _files
+
+    run = tmp_path / "run"
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out", str(run),
+                     "--limit", "1", "--quiet", "--base-url", server.base_url]) == 0
+    if cache == "dangling link":
+        path = tmp_path / "c.sqlite"
+        path.symlink_to(tmp_path / "gone" / "c.sqlite")
+        said = f"--cache: {path} is a symlink to {os.readlink(path)}, which does not exist"
+    else:
+        path = tmp_path / ("C" * (os.pathconf(tmp_path, "PC_NAME_MAX") - 7) + ".sqlite")
+        said = f"--cache: {path}: file name of {len(path.name)} bytes, too long once ihbench adds its own suffixes"
+    before = _files(tmp_path)
+    capsys.readouterr()
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
+                     str(path), "--quiet"]) == 2
+        assert judge.requests == []
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err, err
+    assert _files(tmp_path) == before
+
+
+@pytest.mark.parametrize("command", ["build", "barge-in"])
+def test_a_render_cache_inside_a_dataset_is_refused_before_any_work(command, built, official, tmp_path, capsys,
+                                                                    monkeypatch):
+    """IHBENCH_CACHE inside a built dataset: the LLM cache there was refused, the TTS renders were written
+    there (and publish-dataset then refused the dataset)."""
+    from test_battery4_files import _files
+
+    monkeypatch.setenv("IHBENCH_CACHE", str(official / "cachedir"))
+    before = _files(tmp_path)
+    capsys.readouterr()
+    if command == "build":
+        argv = ["build", "--out", str(tmp_path / "new"), "--quiet"]
+    else:
+        argv = ["barge-in", "--data", str(built), "--model", "openai", "--model-path", "m", "--base-url",
+                "http://127.0.0.1:9/v1", "--sim-model", "s", "--sim-base-url", "http://127.0.0.1:9/v1",
+                "--cache", str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "bi"), "--quiet"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"IHBENCH_CACHE (its tts folder of rendered speech): {official / 'cachedir' / 'tts'} is inside {official}" \
+        in err and "Traceback" not in err, err
+    assert _files(tmp_path) == before

@@ -122,8 +122,11 @@ def run_barge_in(spec: BargeInSpec, *, loader=None, backend=None, progress: bool
 
     from .caller import caller
 
+    from ihbench.dataset.tts import RenderCache
+
     started = time.perf_counter()
     generation = GenerationConfig(**spec.generation)
+    RenderCache()  # a render cache (IHBENCH_CACHE) inside a dataset or another toolkit folder: refused first
     conversations = load_suite(spec)
     callers = {c.conversation_id: caller(c, spec.data) for c in conversations}  # refused before any file
     if spec.loader_options.get("audio_voice"):  # the model speaks: its audio is timed by the aligner

@@ -16,9 +16,20 @@ def default_cache_dir() -> Path:
     return cache_root() / "tts"
 
 
+#: how the default render cache is named to a user who placed it badly
+DEFAULT_WHAT = "IHBENCH_CACHE (its tts folder of rendered speech)"
+
+
 class RenderCache:
     def __init__(self, directory: Optional[Path] = None):
-        self.directory = Path(directory) if directory else default_cache_dir()
+        """The default folder (under IHBENCH_CACHE) is checked as a given one is: never inside a
+        dataset or another of the toolkit's folders, where it would be uploaded or left as litter."""
+        if directory is None:
+            from ..outputs import check_cache_path
+
+            directory = default_cache_dir()
+            check_cache_path(directory, DEFAULT_WHAT, file=False)
+        self.directory = Path(directory)
         self.hits = 0
         self.misses = 0
 
