@@ -109,3 +109,28 @@ def test_a_render_cache_inside_a_dataset_is_refused_before_any_work(command, bui
     assert f"IHBENCH_CACHE (its tts folder of rendered speech): {official / 'cachedir' / 'tts'} is inside {official}" \
         in err and "Traceback" not in err, err
     assert _files(tmp_path) == before
+
+
+# --- F5: a cache whose last-use times are damaged -------------------------------------------------------
+
+@pytest.mark.parametrize("used", ["'abc'", "1e20"])
+def test_cache_info_and_prune_read_a_cache_whose_last_use_times_are_damaged(used, tmp_path, capsys):
+    import sqlite3
+
+    from ihbench.llm.cache import LLMCache
+
+    path = tmp_path / "c.sqlite"
+    cache = LLMCache(path, clock=lambda: 1_000_000.0)
+    cache.put("a", {"n": 1})
+    cache.put("b", {"n": 2})
+    cache.close()
+    with sqlite3.connect(path) as db:
+        db.execute(f"UPDATE judgments SET used = {used} WHERE key = 'a'")
+    db.close()
+    capsys.readouterr()
+    assert main(["cache", "info", "--cache", str(path)]) == 0
+    out = capsys.readouterr()
+    assert "2 answer(s)" in out.out and "last used 1970-01-12T13:46:40+00:00 .. 1970-01-12T13:46:40+00:00" in out.out
+    assert "Traceback" not in out.err
+    assert main(["cache", "prune", "--cache", str(path), "--max-entries", "1"]) == 0
+    assert "Traceback" not in capsys.readouterr().err

@@ -225,6 +225,9 @@ def _size_on_disk(path: Path) -> int:
     return sum(p.stat().st_size for p in (path, *_side_files(path)) if p.exists())
 
 
+_LAST_SECOND = 253402300799  # 9999-12-31T23:59:59Z, the last time `datetime` can show
+
+
 def _when(seconds: Optional[float]) -> Optional[str]:
     if seconds is None:
         return None
@@ -244,7 +247,9 @@ def cache_info(path: Optional[Path] = None) -> dict:
         with damaged_as_error(path):
             entries, oldest, newest, unreadable = 0, None, None, 0
             if not cache.empty:
-                used = "used" if "used" in cache._check_columns() else "NULL"  # from before `used` was kept
+                # from before `used` was kept: none; a damaged one (text, a time past year 9999) is no last use
+                used = (f"CASE WHEN typeof(used) IN ('integer', 'real') AND used BETWEEN 0 AND {_LAST_SECOND} "
+                        "THEN used END") if "used" in cache._check_columns() else "NULL"
                 entries, oldest, newest = cache._db.execute(
                     f"SELECT COUNT(*), MIN({used}), MAX({used}) FROM {_TABLE}").fetchone()
                 unreadable = _unreadable(cache._db)
