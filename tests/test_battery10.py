@@ -134,3 +134,55 @@ def test_cache_info_and_prune_read_a_cache_whose_last_use_times_are_damaged(used
     assert "Traceback" not in out.err
     assert main(["cache", "prune", "--cache", str(path), "--max-entries", "1"]) == 0
     assert "Traceback" not in capsys.readouterr().err
+
+
+# --- F1: a command that needs an optional extra not installed ------------------------------------------
+
+def test_every_optional_extra_s_package_is_known_by_its_import_name():
+    import configparser
+    import re
+    from pathlib import Path
+
+    from ihbench.cli import OPTIONAL_MODULES
+
+    config = configparser.ConfigParser()
+    config.read(Path(__file__).parents[1] / "setup.cfg")
+    imports = {"piper-tts": "piper", "pipecat-ai": "pipecat"}
+    for extra, block in config["options.extras_require"].items():
+        if extra == "dev":
+            continue
+        for line in block.split("\n"):
+            name = re.split(r"[<>=!~\[; ]", line.split("#")[0].strip())[0]
+            if name:
+                module = imports.get(name, name.replace("-", "_"))
+                assert OPTIONAL_MODULES.get(module) == extra, (extra, name)
+
+
+@pytest.mark.parametrize("command, module, extra", [(["make-tiny-model", "qwen2-text"], "transformers", "models"),
+                                                    (["space", "--data", "{data}"], "gradio", "space")])
+def test_a_command_whose_extra_is_not_installed_says_which_to_install(command, module, extra, official, tmp_path,
+                                                                     capsys, monkeypatch):
+    """Stand-in for an install without the extra: the module's import is made to fail as it then does."""
+    import builtins
+    import sys
+
+    from test_battery4_files import _files
+
+    real = builtins.__import__
+
+    def without(name, *args, **kwargs):
+        if name == module or name.startswith(module + "."):
+            raise ModuleNotFoundError(f"No module named {module!r}", name=module)
+        return real(name, *args, **kwargs)
+
+    for loaded in [m for m in sys.modules if m == module or m.startswith(module + ".")]:
+        monkeypatch.delitem(sys.modules, loaded)
+    monkeypatch.setattr(builtins, "__import__", without)
+    before = _files(tmp_path)
+    capsys.readouterr()
+    argv = [part.format(data=official) for part in command]
+    assert main([*argv, "--out", str(tmp_path / "out")] if command[0] == "make-tiny-model" else argv) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1] == (f"ihbench {command[0]}: error: this needs {module}, which comes with the "
+                                            f"optional extra {extra!r}: pip install 'ihbench[{extra}]'"), err
+    assert "Traceback" not in err and _files(tmp_path) == before

