@@ -172,6 +172,10 @@ class Url(ArgType):
             raise self.refuse(value, str(error)) from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise self.refuse(value)
+        if parts.port == 0:  # no server listens on port 0: every request would fail
+            raise self.refuse(value, "port 0 is no server's port")
+        if re.search(r"[\s<>\"{}|\\^`]", parts.netloc):
+            raise self.refuse(value, "a space or a character no host name has")
         if "?" in value or "#" in value:
             from .redaction import redact
 
@@ -516,6 +520,16 @@ def temperature() -> Number:
 def number(min: Optional[float] = None, max: Optional[float] = None, *, min_open: bool = False,  # noqa: A002
            max_open: bool = False) -> Number:
     return Number(min, max, min_open, max_open)
+
+
+#: the longest wait a request may be given: a day. Beyond what a socket takes (about 3e11 s: an
+#: OverflowError deep in the client, after the run had begun) and far beyond any answer worth waiting for
+MAX_TIMEOUT_S = 86_400.0
+
+
+def timeout_seconds() -> Number:
+    """Every request timeout (--timeout, --sim-timeout, a loader's timeout option): seconds, above 0."""
+    return Number(0, MAX_TIMEOUT_S, True, False)
 
 
 def json_value(kind: Optional[type] = None) -> JsonValue:

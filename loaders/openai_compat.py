@@ -22,8 +22,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Optional, Sequence, Union
 
-from ihbench.dataset.argtypes import (boolean, concurrency, count, each, env_var_name, json_value, model_name, number,
-                                      rounds, url)
+from ihbench.dataset.argtypes import (boolean, concurrency, count, each, env_var_name, json_value, model_name, rounds,
+                                      timeout_seconds, url)
 from ihbench.dataset.audio import encode_wav
 from ihbench.dataset.audio_format import SAMPLING_RATE
 from ihbench.dataset.errors import UsageError
@@ -168,7 +168,7 @@ class OpenAICompatLoader(Loader):
     runs_via = "server (OpenAI-compatible: OpenAI, vLLM, a vendor endpoint)"
     requires = ("openai",)
     option_types = {"base_url": each(url()), "api_key_env": env_var_name(), "concurrency": concurrency(),
-                    "timeout": number(min=0, min_open=True), "max_retries": rounds(),
+                    "timeout": timeout_seconds(), "max_retries": rounds(),
                     "extra_body": json_value(dict), "stream": boolean(), "fold_system": boolean(),
                     "max_audio_clips": count(), "audio_voice": model_name()}
 

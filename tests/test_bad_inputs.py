@@ -213,11 +213,11 @@ SID_LLM = ["sid", "--data", "d", "--config", "sid_dev_en", "--out", "sx", "--det
     (RUN + ["--option", "extra_body={not json"], "--option extra_body: expected a JSON object, got '{not json' "
                                                  "(not JSON"),
     (RUN + ["--option", "extra_body=[1]"], "--option extra_body: expected a JSON object, got [1]"),
-    (RUN + ["--option", "timeout=0"], "--option timeout: expected a number > 0, got 0"),
+    (RUN + ["--option", "timeout=0"], "--option timeout: expected a number in (0, 86400], got 0"),
     (RUN + ["--option", 'base_url=["http://a:8000/v1", "b"]'], "--option base_url: expected an http:// or https://"),
     (RUN + ["--option", "novalue"], "argument --option: expected KEY=VALUE, got 'novalue'"),
     (RUN + ["--option", "colour=red"], "--option colour: not an option of the openai loader"),
-    (["judge", "run", "--judge-model", "M", "--timeout=-5"], "argument --timeout: expected a number > 0, got '-5'"),
+    (["judge", "run", "--judge-model", "M", "--timeout=-5"], "argument --timeout: expected a number in (0, 86400], got '-5'"),
     (["judge", "run", "--judge-model", "M", "--axes", "tf,xx"], "argument --axes: expected one or more of tf, rq"),
     (["judge", "run", "--judge-model", "M", "--judge-base-url", "localhost:8000"], "argument --judge-base-url"),
     (["report", "run", "--n-bootstrap", "0"], "argument --n-bootstrap: expected a whole number from 10 to 100000, got '0'"),

@@ -186,3 +186,40 @@ def test_a_command_whose_extra_is_not_installed_says_which_to_install(command, m
     assert err.strip().splitlines()[-1] == (f"ihbench {command[0]}: error: this needs {module}, which comes with the "
                                             f"optional extra {extra!r}: pip install 'ihbench[{extra}]'"), err
     assert "Traceback" not in err and _files(tmp_path) == before
+
+
+# --- F2, F10: a URL no server can be at, a timeout no socket takes -------------------------------------
+
+@pytest.mark.parametrize("option, value, said", [
+    ("--base-url", "http://127.0.0.1:0/v1", "port 0 is no server's port"),
+    ("--base-url", "http://exa mple.com/v1", "a space or a character no host name has"),
+    ("--option", "timeout=1e10", "--option timeout: expected a number in (0, 86400]"),
+])
+def test_a_server_option_no_request_could_use_is_refused_before_the_run_begins(option, value, said, official,
+                                                                                tmp_path, capsys):
+    capsys.readouterr()
+    argv = ["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out", str(tmp_path / "run"),
+            "--limit", "1", "--quiet", option, value]
+    if option != "--base-url":
+        argv += ["--base-url", "http://127.0.0.1:9/v1"]
+    try:
+        status = main(argv)
+    except SystemExit as refused:  # the option's type refused it as the command line was parsed
+        status = refused.code
+    assert status == 2
+    err = capsys.readouterr().err
+    assert said in err.strip().splitlines()[-1] and "Traceback" not in err, err  # after argparse's usage lines
+    assert not (tmp_path / "run").exists()
+
+
+def test_every_request_timeout_has_the_same_top():
+    from ihbench.cli import build_parser
+    from ihbench.dataset.argtypes import MAX_TIMEOUT_S, ArgumentValueError, timeout_seconds
+
+    assert timeout_seconds()(str(MAX_TIMEOUT_S)) == MAX_TIMEOUT_S
+    with pytest.raises(ArgumentValueError):
+        timeout_seconds()(str(MAX_TIMEOUT_S * 2))
+    for command, option in [("judge", "--timeout"), ("verify", "--timeout"), ("generate", "--timeout"),
+                            ("barge-in", "--sim-timeout")]:
+        with pytest.raises(SystemExit):
+            build_parser().parse_args([command, option, "1e10"])

@@ -6,8 +6,8 @@ import sys
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import (concurrency, count, key_value, model_name, number, path, rounds, seed,
-                                          temperature, url)
+    from ihbench.dataset.argtypes import (concurrency, count, key_value, model_name, path, rounds, seed, temperature,
+                                          timeout_seconds, url)
     from ihbench.dataset.sources import USER_VOICES
     from ihbench.loaders.base import GENERATION_TYPES as GENERATION
 
@@ -37,7 +37,7 @@ def add_parser(add) -> argparse.ArgumentParser:
                    help="its OpenAI-compatible server, e.g. http://localhost:8000/v1 (default: OpenAI)")
     p.add_argument("--sim-temperature", type=temperature(), default=0.7,
                    help="the simulator's sampling temperature (default 0.7); part of the cache key")
-    p.add_argument("--sim-timeout", type=number(min=0, min_open=True), default=300.0,
+    p.add_argument("--sim-timeout", type=timeout_seconds(), default=300.0,
                    help="seconds per simulator call (default 300)")
     p.add_argument("--max-reasks", type=rounds(), default=2,
                    help="re-asks of an agent whose answer is unusable (or leaks what the caller did not hear) "

@@ -8,7 +8,7 @@ import sys
 def add_parser(add) -> argparse.ArgumentParser:
     """`add(name, **kw)`: the CLI's subcommand factory (it adds the common options such as --quiet)."""
     from ihbench.dataset.argtypes import (concurrency, count, model_name, number, path, rounds, seed, temperature,
-                                          tokens, url)
+                                          timeout_seconds, tokens, url)
 
     p = add("generate", help="write a private interruption suite with an LLM (the paper's generation pipeline)")
     p.add_argument("--domain", help="one of the ten domains, e.g. telecom or government (or use --workflow)")
@@ -30,7 +30,7 @@ def add_parser(add) -> argparse.ArgumentParser:
     p.add_argument("--max-new-tokens", type=tokens(), default=4096,
                    help="transformers backend: length limit of each answer (default 4096)")
     p.add_argument("--no-json-schema", action="store_true", help="for servers without response_format support")
-    p.add_argument("--timeout", type=number(min=0, min_open=True), default=300.0,
+    p.add_argument("--timeout", type=timeout_seconds(), default=300.0,
                    help="seconds per LLM call (default 300)")
     p.add_argument("--concurrency", type=concurrency(), default=4, help="calls generated at the same time (default 4)")
     p.add_argument("--seed", type=seed(), default=0, help="base seed; each call derives its own (default 0)")

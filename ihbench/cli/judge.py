@@ -6,7 +6,7 @@ import sys
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import concurrency, names, number, path, tokens, url, model_name
+    from ihbench.dataset.argtypes import concurrency, model_name, names, path, timeout_seconds, tokens, url
     from ihbench.records import AXES
 
     from ihbench.convbench.judge import CONTEXT_PARTS
@@ -33,7 +33,7 @@ def add_parser(add) -> argparse.ArgumentParser:
                             "DIR/requests.jsonl, answers are read from the other *.jsonl files in DIR; run again after "
                             "each batch")
     judge.add_argument("--concurrency", type=concurrency(), default=16, help="judge calls in flight (default 16)")
-    judge.add_argument("--timeout", type=number(min=0, min_open=True), default=60.0,
+    judge.add_argument("--timeout", type=timeout_seconds(), default=60.0,
                        help="seconds per call (default 60)")
     judge.add_argument("--out", type=path("file"),
                        help="judgments file (default RUN/judgments.jsonl); one per judge model")

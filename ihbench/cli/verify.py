@@ -8,7 +8,7 @@ from .common import notes
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import concurrency, number, path, url, model_name
+    from ihbench.dataset.argtypes import concurrency, model_name, number, path, timeout_seconds, url
 
     verify = add("verify", help="check in-house conversation sources and ConversationBench-style benchmark folders")
     verify.add_argument("paths", nargs="*", type=path(),
@@ -27,7 +27,7 @@ def add_parser(add) -> argparse.ArgumentParser:
                         "DIR/requests.jsonl, the answers read from the other *.jsonl files in DIR; run again after "
                         "each batch until none waits")
     verify.add_argument("--concurrency", type=concurrency(), help="judge calls in flight (default 8)")
-    verify.add_argument("--timeout", type=number(min=0, min_open=True), help="seconds per judge call (default 60)")
+    verify.add_argument("--timeout", type=timeout_seconds(), help="seconds per judge call (default 60)")
     verify.add_argument("--cache", type=path("file"), help="sqlite cache (default ~/.cache/ihbench/judge_cache.sqlite)")
     audio = verify.add_argument_group(
         "smart-turn on the cuts", "--audio DIR runs Smart Turn (the smart-turn extra) on the assistant audio a built "
