@@ -223,3 +223,37 @@ def test_every_request_timeout_has_the_same_top():
                             ("barge-in", "--sim-timeout")]:
         with pytest.raises(SystemExit):
             build_parser().parse_args([command, option, "1e10"])
+
+
+# --- F6: barge-in rounds copied from another model's (or another seed's) run -----------------------------
+
+@pytest.mark.parametrize("source", ["another model", "another seed"])
+def test_barge_in_rounds_copied_from_another_run_are_played_again_not_scored(source, built, tmp_path, capsys):
+    from pathlib import Path
+
+    from barge_in_script import scripts
+    from test_barge_in import rounds
+
+    def play(model, sim, out, model_path="scripted", *extra):
+        return main(["barge-in", "--data", str(built), "--model", "openai", "--model-path", model_path,
+                     "--base-url", model.base_url, "--sim-model", "scripted-sim", "--sim-base-url", sim.base_url,
+                     "--modality", "text", "--limit", "1", "--out", str(out),
+                     "--cache", str(Path(out).parent / f"{Path(out).name}.sqlite"), "--quiet", *extra])
+
+    model_script, sim_script = scripts()
+    mine, theirs = tmp_path / "mine", tmp_path / "theirs"
+    with OpenAITestServer(respond=model_script) as model, OpenAITestServer(respond=sim_script) as sim:
+        assert play(model, sim, mine) == 0
+        other = ("other-model",) if source == "another model" else ("scripted", "--seed", "7")
+        assert play(model, sim, theirs, *other) == 0
+        played = len(rounds(mine))
+        (mine / "barge_in.jsonl").write_bytes((theirs / "barge_in.jsonl").read_bytes())
+        capsys.readouterr()
+        assert play(model, sim, mine) == 0
+        said = capsys.readouterr()
+    why = ("played by openai:other-model, and this run's model is openai:scripted" if source == "another model"
+           else "its seed is not the one this run (--seed 0) draws for it")
+    assert "barge_in.jsonl line 1: " in said.err and why in said.err, said.err
+    assert "0 already done" in said.out, said.out
+    kept = rounds(mine)[len(rounds(theirs)):]
+    assert len(kept) == played and all(r["model"] == "openai:scripted" for r in kept)

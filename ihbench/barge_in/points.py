@@ -21,7 +21,7 @@ from typing import Optional
 from ihbench.dataset.io import read_json_object
 from ihbench.records import RECORD_FORMAT, RecordError, ResponseRecord, RunInfo, read_typed
 
-from .records import RoundRecord, conversation_hash, durable, round_redone, unclosed
+from .records import RoundRecord, conversation_hash, durable, of_the_run, round_redone, unclosed
 
 log = logging.getLogger("ihbench")
 
@@ -50,8 +50,9 @@ def read_rounds(path: Path) -> tuple[dict[tuple[str, int], RoundRecord], dict[st
     off) keeps only what it had when an earlier playing closed, if one did."""
     damaged: list = []
     torn: list[int] = []
+    info = _run_info(path)
     records = read_typed(Path(path) / RECORDS, RoundRecord, redone=round_redone, damaged=damaged, torn=torn,
-                         oldest=_round_format(path))
+                         oldest=_round_format(info), fits=of_the_run(info))
     why: dict[str, str] = {}
     for line, record, problem in damaged:
         cid = record.get("conversation_id") if isinstance(record, dict) else None
@@ -63,13 +64,17 @@ def read_rounds(path: Path) -> tuple[dict[tuple[str, int], RoundRecord], dict[st
     return durable(records), why, torn
 
 
-def _round_format(path: Path) -> Optional[int]:
-    """The round format the run began with (run.json's barge_in settings; None before it was kept, or
-    when run.json cannot be read: the command reading the run names that)."""
+def _run_info(path: Path) -> Optional[RunInfo]:
+    """run.json, or None when it cannot be read (the command reading the run names that)."""
     try:
-        settings = RunInfo.from_json(read_json_object(Path(path) / "run.json", RecordError)).extra.get("barge_in")
+        return RunInfo.from_json(read_json_object(Path(path) / "run.json", RecordError))
     except (RecordError, OSError):
         return None
+
+
+def _round_format(info: Optional[RunInfo]) -> Optional[int]:
+    """The round format the run began with (run.json's barge_in settings; None before it was kept)."""
+    settings = info.extra.get("barge_in") if info else None
     format_ = settings.get("round_format") if isinstance(settings, dict) else None
     return format_ if isinstance(format_, int) and not isinstance(format_, bool) else None
 

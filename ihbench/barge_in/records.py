@@ -49,6 +49,8 @@ class RoundRecord:
     input_tokens: Optional[int] = None
     output_tokens: Optional[int] = None
     reasoning: Optional[str] = None
+    #: the model that played it, `loader:model_path` as run.json has them (None: before it was kept)
+    model: Optional[str] = None
     audio_turns: Optional[int] = None  # user turns the model heard as audio for this reply
     #: the reply on the clock: [word, first char, last char, start s, end s, sentence] per word
     words: Optional[list] = None
@@ -120,6 +122,27 @@ def round_redone(record: dict, number: int, good: list) -> bool:
     key = (record.get("conversation_id"), record.get("round"))
     return isinstance(key[0], str) and any(line > number and (r.get("conversation_id"), r.get("round")) == key
                                            for line, r in good)
+
+
+def of_the_run(info):
+    """The check of each round against the run that holds it (`info`: its run.json, or None): a round
+    played by another model, or drawn with another --seed, was copied from another barge-in run and is
+    not this model's answer; left out, and played again."""
+    from ihbench.dataset.schema import item_id
+    from ihbench.seeds import record_seed
+
+    model = f"{info.loader}:{info.model_path}" if info and info.loader and info.model_path else None
+
+    def fits(record: "RoundRecord") -> Optional[str]:
+        copied = "not a round of this run (copied from another run?); left out, and played again"
+        if model and record.model and record.model != model:
+            return f"played by {record.model}, and this run's model is {model}: {copied}"
+        if info and info.seed is not None and \
+                record.seed != record_seed(info.seed, item_id(record.conversation_id, record.round), 0):
+            return f"its seed is not the one this run (--seed {info.seed}) draws for it: {copied}"
+        return None
+
+    return fits
 
 
 def _round_check(data: dict) -> str:

@@ -50,7 +50,7 @@ from .audio_clock import ALIGNED, NoSpeechInAudio, aligner, spoken_from_audio
 from .clock import method, speak
 from .cuts import Cut, place_cut, targets
 from .points import RECORDS, as_turn
-from .records import BARGE_IN_RECORD_FORMAT, RoundRecord, conversation_hash, durable, round_redone
+from .records import BARGE_IN_RECORD_FORMAT, RoundRecord, conversation_hash, durable, of_the_run, round_redone
 
 logger = logging.getLogger("ihbench")
 
@@ -218,7 +218,7 @@ async def _run_locked(spec, run_dir, generation, conversations, callers, loader,
 
     path = run_dir.path / RECORDS
     latest = durable(read_typed(path, RoundRecord, repair=True, redone=round_redone,
-                                oldest=settings["round_format"]))
+                                oldest=settings["round_format"], fits=of_the_run(run_dir.info())))
     changed = sorted({cid for (cid, _), r in latest.items() if cid in hashes and r.data_hash != hashes[cid]})
     if changed:
         logger.warning("%s: %d conversation(s) changed in the suite since they were played (%s): played again from "
@@ -310,7 +310,7 @@ class _Player:
         seed = record_seed(self.spec.seed, item_id(self.c.conversation_id, number), 0)
         target = self.targets.get(number)
         base = {"conversation_id": self.c.conversation_id, "round": number, "seed": seed, "data_hash": self.digest,
-                "target": target}
+                "target": target, "model": f"{self.spec.loader}:{self.spec.model_path}"}
         fields: dict = {}
         try:
             plan = await self.sim.plan(self.call.turns, suggestion=suggestion(target), rounds=self.rounds,
