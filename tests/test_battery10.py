@@ -257,3 +257,36 @@ def test_barge_in_rounds_copied_from_another_run_are_played_again_not_scored(sou
     assert "0 already done" in said.out, said.out
     kept = rounds(mine)[len(rounds(theirs)):]
     assert len(kept) == played and all(r["model"] == "openai:scripted" for r in kept)
+
+
+# --- F15: a run's records file that is a symlink -----------------------------------------------------------
+
+@pytest.mark.parametrize("records", ["responses.jsonl", "judgments.jsonl"])
+def test_a_records_file_that_is_a_symlink_is_never_written_through(records, official, tmp_path, capsys):
+    """A run's responses.jsonl or judgments.jsonl linked into a dataset (or another run's file): the run
+    and the judge wrote through it, inside the dataset. Refused, naming the link; nothing written."""
+    import shutil
+
+    from test_battery4_files import _files
+
+    run = tmp_path / "run"
+    argv = _judged(official, run)
+    inside = official / "conversations" / "leak.jsonl"
+    if records == "responses.jsonl":
+        shutil.copy(run / records, inside)
+    (run / records).unlink()
+    (run / records).symlink_to(inside)
+    before = _files(official), _files(run), inside.read_bytes() if inside.exists() else None
+    capsys.readouterr()
+    if records == "responses.jsonl":
+        with OpenAITestServer() as server:
+            assert main([*argv, "--epochs", "2", "--allow-endpoint-change", "--base-url", server.base_url]) == 2
+            assert server.requests == []
+    else:
+        with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+            assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
+                         str(tmp_path / "c.sqlite"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{run / records} is a symlink (to {inside}); a run's records are written only into its own file" in err, err
+    assert "Traceback" not in err
+    assert (_files(official), _files(run), inside.read_bytes() if inside.exists() else None) == before

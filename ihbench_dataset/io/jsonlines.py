@@ -55,6 +55,20 @@ def json_lines(path: Union[str, Path], error: type, *,
 _WARNED: set = set()
 
 
+class LinkedLogError(IHBenchError, ValueError):
+    """A log its writer would write through a symlink, into whatever it points at."""
+
+
+def refuse_link(path: Path) -> None:
+    """Every writer of a log calls this first (`AppendLog`, `read_records` with `repair`): a run's
+    records file that is a symlink would have the run write into another folder (a dataset, which
+    publishing then refuses; another run's file, past that run's lock)."""
+    if Path(path).is_symlink():
+        raise LinkedLogError(f"{path} is a symlink (to {os.readlink(path)}); a run's records are written only into "
+                             "its own file, never through a link: replace the link with a copy of the file, or "
+                             "remove it")
+
+
 def read_records(path: Path, *, repair: bool = False,
                  check: Optional[Callable[[dict], Optional[str]]] = None,
                  redone: Optional[Callable[[dict, int, list], bool]] = None,
@@ -69,6 +83,8 @@ def read_records(path: Path, *, repair: bool = False,
     wrote it again) is left out without a word: it is no longer missing. The others are added to
     `damaged` as (line, record, problem), for callers that explain what they lead to."""
     path = Path(path)
+    if repair:
+        refuse_link(path)
     if not path.exists():
         return []
     data = path.read_bytes()
@@ -111,6 +127,7 @@ class AppendLog:
     makes the group durable together)."""
 
     def __init__(self, path: Path):
+        refuse_link(path)
         self.path = Path(path)
         self._handle: Optional[object] = None
 
