@@ -290,3 +290,23 @@ def test_a_records_file_that_is_a_symlink_is_never_written_through(records, offi
     assert f"{run / records} is a symlink (to {inside}); a run's records are written only into its own file" in err, err
     assert "Traceback" not in err
     assert (_files(official), _files(run), inside.read_bytes() if inside.exists() else None) == before
+
+
+# --- F17: a damaged render in the TTS cache ------------------------------------------------------------------
+
+@pytest.mark.parametrize("damage", ["emptied", "random bytes", "cut off"])
+def test_a_damaged_render_in_the_tts_cache_is_made_again_and_said(damage, tmp_path, caplog):
+    import numpy as np
+
+    from ihbench.dataset.tts import RenderCache, get_engine
+
+    cache, voice = RenderCache(tmp_path / "tts"), get_engine("flite:slt")
+    good = cache.render(voice, "Your order ships tomorrow.")
+    (path,) = (tmp_path / "tts").glob("*.flac")
+    path.write_bytes({"emptied": b"", "random bytes": bytes(np.random.default_rng(0).integers(0, 256, 100,
+                                                                                              dtype=np.uint8)),
+                      "cut off": good[:len(good) // 2]}[damage])
+    again = RenderCache(tmp_path / "tts")
+    assert again.samples(voice, "Your order ships tomorrow.").size > 0 and (again.hits, again.misses) == (0, 1)
+    assert path.read_bytes() == good  # made again, in place
+    assert f"{path}: a damaged render in the TTS cache" in caplog.text

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 from pathlib import Path
 from typing import Optional
 
@@ -10,6 +11,26 @@ import numpy as np
 from ..audio import encode_flac
 from ..errors import UsageError
 from ..io import cache_root, write_atomic
+
+log = logging.getLogger("ihbench")
+
+
+def _decodes(data: bytes) -> bool:
+    """Whether `data` is whole audio with samples: its header read, and its last frame (a file cut
+    off short of it fails the seek). A twentieth of decoding it all, which a cached build does for
+    every clip."""
+    import io
+
+    import soundfile
+
+    try:
+        with soundfile.SoundFile(io.BytesIO(data)) as audio:
+            if audio.frames <= 0:
+                return False
+            audio.seek(audio.frames - 1)
+            return len(audio.read(1)) == 1
+    except (RuntimeError, ValueError, TypeError, soundfile.LibsndfileError):
+        return False
 
 
 def default_cache_dir() -> Path:
@@ -38,11 +59,17 @@ class RenderCache:
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
     def render(self, engine, text: str) -> bytes:
-        """FLAC bytes of `text` in `engine`'s voice, synthesised only on a cache miss."""
+        """FLAC bytes of `text` in `engine`'s voice, synthesised only on a cache miss. A cached file
+        that is not the FLAC we write (emptied, overwritten, cut off) is a miss: made again, and said
+        once naming the file, never a decoder's traceback later in a build or a run."""
         path = self.directory / f"{self.key(engine, text)}.flac"
         if path.is_file():
-            self.hits += 1
-            return path.read_bytes()
+            data = path.read_bytes()
+            if _decodes(data):
+                self.hits += 1
+                return data
+            log.warning("%s: a damaged render in the TTS cache (%d bytes that are no FLAC audio); made again",
+                        path, len(data))
         self.misses += 1
         samples = engine.synthesize(text)
         if samples.size == 0 or not np.all(np.isfinite(samples)):
