@@ -572,6 +572,28 @@ def names(choices: Sequence[str], canonical: Optional[Callable[[str], Any]] = No
     return Names(tuple(choices), canonical)
 
 
+#: what matplotlib's savefig writes, by file extension (its own list; not imported to parse a command line)
+PLOT_FORMATS = ("avif", "eps", "gif", "jpeg", "jpg", "pdf", "pgf", "png", "ps", "raw", "rgba", "svg", "svgz", "tif",
+                "tiff", "webp")
+
+
+@dataclass(frozen=True, repr=False)
+class PlotPath(ArgType):
+    """A plot's file: its extension says the format, checked now, not after the work it draws."""
+
+    expected = f"a file name ending in an image format ({', '.join('.' + f for f in PLOT_FORMATS)})"
+
+    def convert(self, value: Any) -> Path:
+        target = PathArg("file", False).convert(value)
+        if target.suffix.lower().lstrip(".") not in PLOT_FORMATS:
+            raise self.refuse(str(value))
+        return target
+
+
+def plot_path() -> PlotPath:
+    return PlotPath()
+
+
 def path(kind: Optional[str] = None, *, exists: bool = False) -> PathArg:
     if kind not in (None, "file", "folder"):
         raise ValueError(f"kind: expected 'file', 'folder' or None, got {kind!r}")

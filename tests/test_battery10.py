@@ -310,3 +310,23 @@ def test_a_damaged_render_in_the_tts_cache_is_made_again_and_said(damage, tmp_pa
     assert again.samples(voice, "Your order ships tomorrow.").size > 0 and (again.hits, again.misses) == (0, 1)
     assert path.read_bytes() == good  # made again, in place
     assert f"{path}: a damaged render in the TTS cache" in caplog.text
+
+
+# --- F18: a plot's file name in a format nothing draws --------------------------------------------------------
+
+def test_a_plot_file_in_a_format_matplotlib_cannot_write_is_refused_when_parsed(capsys):
+    from ihbench.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["verify", "--audio", ".", "--audio-plot", "x.txt"])
+    assert "argument --audio-plot: expected a file name ending in an image format (.avif, " in capsys.readouterr().err
+    assert build_parser().parse_args(["verify", "--audio", ".", "--audio-plot", "x.PNG"]).audio_plot.name == "x.PNG"
+
+
+def test_the_plot_formats_are_matplotlib_s_own():
+    import matplotlib.pyplot as plt
+
+    from ihbench.dataset.argtypes import PLOT_FORMATS
+
+    assert set(PLOT_FORMATS) == set(plt.figure().canvas.get_supported_filetypes())
+    plt.close("all")

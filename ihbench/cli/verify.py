@@ -8,7 +8,7 @@ from .common import notes
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import concurrency, model_name, number, path, timeout_seconds, url
+    from ihbench.dataset.argtypes import concurrency, model_name, number, path, plot_path, timeout_seconds, url
 
     verify = add("verify", help="check in-house conversation sources and ConversationBench-style benchmark folders")
     verify.add_argument("paths", nargs="*", type=path(),
@@ -41,7 +41,7 @@ def add_parser(add) -> argparse.ArgumentParser:
     audio.add_argument("--audio-report", type=path("file"), metavar="FILE.json",
                        help="with --audio: write every cut's probability, the threshold, the model file's "
                             "SHA-256 and the pipecat-ai version")
-    audio.add_argument("--audio-plot", type=path("file"), metavar="FILE.png",
+    audio.add_argument("--audio-plot", type=plot_path(), metavar="FILE.png",
                        help="with --audio: a histogram of the cut probabilities with the threshold")
     verify.set_defaults(func=main)
     return verify
