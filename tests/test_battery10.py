@@ -330,3 +330,18 @@ def test_the_plot_formats_are_matplotlib_s_own():
 
     assert set(PLOT_FORMATS) == set(plt.figure().canvas.get_supported_filetypes())
     plt.close("all")
+
+
+# --- F7: a repo id the Hub refuses ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, said", [
+    (["publish-metrics", "--namespace", "x--y"], "--namespace: Cannot have -- or .. in repo_id: 'x--y'"),
+    (["publish-metrics", "--namespace", "n" * 120], "maximum length is 96"),
+    (["publish-space", "--repo", "me/" + "y" * 120, "--data", "me/ds"], "maximum length is 96"),
+    (["publish-dataset", "{data}", "--repo", "me/x..y"], "--repo: Cannot have -- or .. in repo_id: 'me/x..y'"),
+])
+def test_a_repo_id_the_hub_refuses_is_refused_by_the_dry_run_too(argv, said, official, tmp_path, capsys):
+    capsys.readouterr()
+    assert main([part.format(data=official) for part in argv] + ["--dry-run", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err and "would upload" not in err, err

@@ -7,7 +7,7 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.outputs import check_output_path
@@ -31,14 +31,31 @@ class PublishPlan:
 def check_repo_id(repo_id: str, what: str = "--repo") -> str:
     if not isinstance(repo_id, str) or not _REPO_ID.match(repo_id):
         raise UsageError(f"{what}: expected NAMESPACE/NAME (letters, digits, '.', '_', '-'), got {repo_id!r}")
+    _hub_rules(repo_id, what)
     return repo_id
 
 
-def check_namespace(namespace: str, what: str = "--namespace") -> str:
-    """`what`: how the user gave it (the option, as `check_repo_id` names --repo)."""
+def check_namespace(namespace: str, what: str = "--namespace", names: Sequence[str] = ()) -> str:
+    """`what`: how the user gave it (the option, as `check_repo_id` names --repo); `names`: the repos
+    it will hold, each checked whole by the Hub's rules (their length)."""
     if not isinstance(namespace, str) or not _NAME.match(namespace):
         raise UsageError(f"{what}: expected a user or organization name, got {namespace!r}")
+    _hub_rules(namespace, what)
+    for name in names:
+        _hub_rules(f"{namespace}/{name}", what)
     return namespace
+
+
+def _hub_rules(repo_id: str, what: str) -> None:
+    """The Hub library's own checks ('--' or '..', at most 96 characters, ...), so that a dry run
+    promises only an upload the real command can make."""
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError as error:
+        raise UsageError(f"{what}: {error}") from None
 
 
 def check_staging_folder(folder: Path, what: str = "--staging-dir") -> Path:

@@ -60,7 +60,7 @@ def publish_metrics(namespace: str, names: Optional[Sequence[str]] = None, *, dr
     unknown = sorted(set(names) - set(available))
     if unknown:
         raise UsageError(f"unknown metric(s) {', '.join(unknown)}; available: {', '.join(available)}")
-    check_namespace(namespace)
+    check_namespace(namespace, names=names)
     root = staging_root(staging_dir, "ihbench-metrics-")
     try:
         plans = [PublishPlan(name, f"{namespace}/{name}", "space", root / name,
