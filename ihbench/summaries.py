@@ -21,6 +21,8 @@ reports. `summary_kind` is the one place that recognises them.
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Optional, Union
@@ -32,6 +34,10 @@ TURNS_FORMAT = 2
 SID_DEFINITIONS = ("notebook", "readme")
 #: a field the writer leaves out when it has no value (to_json does not invent it)
 _OMITTED_WHEN_NONE = {"omit_none": True}
+#: the values a figure can take: a share of events, a time that only ever grows from 0 (an edited or
+#: damaged summary outside them would put impossible scores in a report's tables)
+_SHARE = {"range": (0.0, 1.0)}
+_SECONDS = {"range": (0.0, None)}
 
 
 class SummaryError(ValueError):
@@ -92,6 +98,15 @@ def _check(value, name: str, annotation: str) -> None:
         raise SummaryError(f"field {name} must be {wanted}, got {type(value).__name__}")
 
 
+def _in_range(value, name: str, bounds) -> None:
+    if bounds is None or not isinstance(value, (int, float)) or isinstance(value, bool):
+        return
+    low, high = bounds
+    if not math.isfinite(value) or value < low or (high is not None and value > high):
+        allowed = f"from {low:g} to {high:g}" if high is not None else f"{low:g} or more"
+        raise SummaryError(f"field {name} must be a number {allowed} or null, got {value!r}")
+
+
 def _fields(cls, data: dict, where: str) -> dict:
     """The constructor's arguments from `data`: each field checked against its annotation (one without
     a default must be there, even as null); what the type does not know (a newer writer's fields) kept
@@ -102,6 +117,11 @@ def _fields(cls, data: dict, where: str) -> dict:
                            if f.default is MISSING and f.default_factory is MISSING])
     for name, f in own.items():
         _check(data.get(name), _dotted(where, name), f.type)
+        _in_range(data.get(name), _dotted(where, name), f.metadata.get("range"))
+    newest = own["format_version"].default if "format_version" in own else None
+    if isinstance(newest, int) and isinstance(data.get("format_version"), int) and data["format_version"] > newest:
+        raise SummaryError(f"field {_dotted(where, 'format_version')} is {data['format_version']}: written by a newer "
+                           f"ihbench (this one reads up to {newest}); upgrade ihbench to read it")
     has_default = {name for name, f in own.items() if f.default is not MISSING or f.default_factory is not MISSING}
     known = {k: v for k, v in data.items() if k in own and not (v is None and k in has_default)}
     if "format_version" in own:
@@ -141,9 +161,9 @@ class SidScore(_Figures):
     """One definition's scores, as the apt metric module returned them: FIR, IRL (s), APT (s) and
     the counts behind them (counts missing from a hand-made file stay missing)."""
 
-    fir: Optional[float]
-    irl: Optional[float]
-    apt: Optional[float]
+    fir: Optional[float] = field(metadata=_SHARE)
+    irl: Optional[float] = field(metadata=_SECONDS)
+    apt: Optional[float] = field(metadata=_SECONDS)
     definition: Optional[str] = field(default=None, metadata=_OMITTED_WHEN_NONE)
     n_clips: int
     n_break: Optional[int] = field(default=None, metadata=_OMITTED_WHEN_NONE)
@@ -179,9 +199,9 @@ class Latency(_Figures):
 class Rate(_Figures):
     """A share of n events with its 95 % Wilson interval; null when n = 0."""
 
-    value: Optional[float]
-    ci_low: Optional[float]
-    ci_high: Optional[float]
+    value: Optional[float] = field(metadata=_SHARE)
+    ci_low: Optional[float] = field(metadata=_SHARE)
+    ci_high: Optional[float] = field(metadata=_SHARE)
     n: int
     extra: dict = field(default_factory=dict, compare=False)
 

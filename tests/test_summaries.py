@@ -98,6 +98,14 @@ def _damaged(tmp_path, folder, change):
     ("sid", lambda d: d["scores"].pop("notebook"), "scores.notebook is missing or not an object"),
     ("sid", lambda d: d["scores"]["notebook"].update(n_clips=-1), "scores.notebook.n_clips must be a count or null"),
     ("sid", lambda d: d["detector"].update(detector=3), "detector.detector must be a string, got 3"),
+    # battery 10: impossible figures, and a newer writer's format
+    ("sid", lambda d: d["scores"]["notebook"].update(fir=7.5), "scores.notebook.fir must be a number from 0 to 1 or "
+     "null, got 7.5"),
+    ("sid", lambda d: d["scores"]["readme"].update(apt=-3.0), "scores.readme.apt must be a number 0 or more or null, "
+     "got -3.0"),
+    ("sid", lambda d: d.update(format_version=999), "format_version is 999: written by a newer ihbench"),
+    ("turns", lambda d: d["timing"]["turn_over_rate"].update(ci_high=1.5),
+     "timing.turn_over_rate.ci_high must be a number from 0 to 1 or null, got 1.5"),
     ("turns", lambda d: d.pop("timing"), "timing is missing or not an object (is this `ihbench turns` output?)"),
     ("turns", lambda d: d["timing"]["turn_over_rate"].update(value="high"),
      "timing.turn_over_rate.value must be a number or null, got 'high'"),
