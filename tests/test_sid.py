@@ -421,3 +421,16 @@ def test_a_config_the_dataset_lacks_is_named_with_the_ones_it_has(built):
     message = str(error.value)
     assert "has no config 'sid_en'" in message and "sid_dev_en" in message and "interruptions" in message
     assert "annotation file" not in message
+
+
+def test_a_clip_with_a_non_finite_sample_is_refused_at_import_naming_it(sid_folder, tmp_path):
+    """Battery 10: a float WAV with one infinite sample was imported, then stopped the whole `ihbench sid`
+    run with "samples: contain NaN or infinite values", naming no clip."""
+    root = _copy(sid_folder, tmp_path)
+    wav = sorted((root / "test_wavs" / "en").glob("*.wav"))[0]
+    samples, rate = soundfile.read(wav, dtype="float32")
+    samples[len(samples) // 2] = np.inf
+    soundfile.write(wav, samples, rate, subtype="FLOAT")
+    with pytest.raises(SidFormatError, match=f"line [0-9]+: {wav}: samples are not finite numbers"):
+        import_sid(root, tmp_path / "out", progress=False)
+    assert not (tmp_path / "out").exists()
