@@ -200,6 +200,10 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
 
     out = run_dir.path
     existing = run_dir.info() if run_dir.exists() else None
+    if existing and items is None:  # a dataset gone from its path is said so, not as "a different run" (whose
+        from ihbench.dataset.load import resolve_source  # recorded path is absolute, the given one relative)
+
+        resolve_source(spec.data)
     if existing:
         check_same_run(existing, identity, run_dir.info_path, spec.allow_endpoint_change)
     records = run_dir.responses(repair=True)

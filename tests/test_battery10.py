@@ -345,3 +345,20 @@ def test_a_repo_id_the_hub_refuses_is_refused_by_the_dry_run_too(argv, said, off
     assert main([part.format(data=official) for part in argv] + ["--dry-run", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert said in err and "Traceback" not in err and "would upload" not in err, err
+
+
+# --- F19: a resume whose dataset folder is gone -----------------------------------------------------------
+
+def test_a_resume_whose_dataset_is_gone_says_so_not_a_different_run(official, tmp_path, capsys, monkeypatch):
+    import shutil
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["run", "--model", "openai", "--model-path", "m", "--data", "official", "--out", "run", "--limit", "1",
+            "--quiet", "--allow-endpoint-change"]
+    with OpenAITestServer() as server:
+        assert main([*argv, "--base-url", server.base_url]) == 0
+        shutil.rmtree(official)
+        capsys.readouterr()
+        assert main([*argv, "--base-url", server.base_url]) == 2
+    err = capsys.readouterr().err
+    assert "official: no such dataset directory" in err and "different run" not in err, err
