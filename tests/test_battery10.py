@@ -362,3 +362,14 @@ def test_a_resume_whose_dataset_is_gone_says_so_not_a_different_run(official, tm
         assert main([*argv, "--base-url", server.base_url]) == 2
     err = capsys.readouterr().err
     assert "official: no such dataset directory" in err and "different run" not in err, err
+
+
+# --- F13: a config name too long ----------------------------------------------------------------------------
+
+def test_a_config_name_too_long_is_refused_saying_the_limit():
+    from ihbench.dataset.convbench.importing import check_name
+    from ihbench.dataset.errors import UsageError
+
+    assert check_name("a" * 64) == "a" * 64
+    with pytest.raises(UsageError, match=r"1 to 64 lower-case letters.*\(65 characters\)$"):
+        check_name("a" * 65)
