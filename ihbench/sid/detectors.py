@@ -127,7 +127,8 @@ class EnergyDetector(Detector):
     clip, so this baseline peeks ahead; it is a floor to beat, not a streaming system."""
 
     name = "energy"
-    option_types = {"frame_ms": number(min=0, min_open=True), "margin_db": number(), "floor_dbfs": number(),
+    # a frame of more than a second times no onset (1e9 ms scored every clip "no interruption")
+    option_types = {"frame_ms": number(min=0, max=1000, min_open=True), "margin_db": number(), "floor_dbfs": number(),
                     "min_frames": count(), "noise_percentile": number(min=0, max=100)}
 
     def __init__(self, *, frame_ms: float = 30.0, margin_db: float = 12.0, floor_dbfs: float = -50.0,
@@ -183,7 +184,8 @@ class AudioLLMDetector(Detector):
     A clip of D seconds with no "yes" costs ceil(D / hop) generations."""
 
     name = "audio-llm"
-    option_types = {"hop_ms": number(min=0, min_open=True), "max_new_tokens": tokens(), "seed": seed()}
+    # at most a minute between the prefixes asked about: longer is one question per clip, timing nothing
+    option_types = {"hop_ms": number(min=0, max=60_000, min_open=True), "max_new_tokens": tokens(), "seed": seed()}
 
     def __init__(self, loader, hop_ms: float = 500.0, *, question: str = QUESTION, system: str = SYSTEM_PROMPT,
                  max_new_tokens: int = 3, seed: int = 0):
