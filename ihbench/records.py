@@ -267,6 +267,16 @@ RUN_IDENTITY = ("loader", "model_path", "data", "config", "split", "modality", "
 RUN_INFO_FORMAT = 2
 
 
+#: in run.json's `model`: the loader was an object given from Python, so `model_path`/`loader` are the
+#: caller's labels for it and need not repeat its own description (written by the command line, they must)
+PASSED_IN = "passed_in"
+
+
+def described(loader, passed_in: bool) -> dict:
+    """The loader's description for run.json's `model`, marked when the loader was given from Python."""
+    return {**loader.describe(), PASSED_IN: True} if passed_in else loader.describe()
+
+
 @dataclass(frozen=True)
 class RunInfo:
     """run.json: what was run (its identity, checked on resume), on what data, with which versions.
@@ -323,7 +333,8 @@ class RunInfo:
             _check(data, name, kinds, optional=True)
         for name, flag in (("model_path", "--model-path"), ("loader", "--model")):  # the loader's description repeats them
             described = _check(data.get("model") or {}, name, str, optional=True)
-            if described is not None and data.get(name) is not None and described != data[name]:
+            passed_in = (data.get("model") or {}).get(PASSED_IN) is True  # labelled by the caller, not one flag
+            if described is not None and data.get(name) is not None and described != data[name] and not passed_in:
                 raise RecordError(f"field {name!r} is {data[name]!r} but 'model.{name}' is {described!r}: the run writes "
                                   f"both from the same {flag} (edited by hand?)")
         for name, low in (("epochs", 1), ("limit", 1), ("n_items", 0), ("seed", 0), ("record_format", 1)):  # what the command line allows

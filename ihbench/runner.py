@@ -23,7 +23,7 @@ from ihbench.dataset.load import recorded_source, same_source
 from ihbench.dataset.redaction import redact
 from ihbench.dataset.schema import EvalItem, canonical_interruption_type
 
-from .records import RECORD_FORMAT, RUN_IDENTITY, RUN_INFO_FORMAT, ResponseRecord, RunInfo
+from .records import RECORD_FORMAT, RUN_IDENTITY, RUN_INFO_FORMAT, ResponseRecord, RunInfo, described
 from .rundir import RunDir, latest_responses
 from .seeds import record_seed
 
@@ -213,6 +213,7 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
         items = load_items(spec.data, config=spec.config, split=spec.split)
         check_same_data(records, {item.id for item in items}, spec.data, run_dir)
     items = select_items(items, spec.types, spec.limit)
+    passed_in = loader is not None  # a loader object from Python: --model-path is then only its label
     if loader is None:
         loader = create(spec.loader, spec.model_path, **spec.loader_options)  # fails fast: missing model, bad option
     loader.check_modality(spec.modality)
@@ -227,7 +228,7 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
 
     run_dir.write_info(RunInfo(
         **{**identity, "endpoint": existing.endpoint if existing else identity["endpoint"]},
-        epochs=spec.epochs, limit=spec.limit, model=loader.describe(),
+        epochs=spec.epochs, limit=spec.limit, model=described(loader, passed_in),
         effective_generation=loader.effective_generation(generation), data_fingerprint=items_fingerprint(items),
         n_items=len(items), versions=versions(), command=redact(list(spec.command or sys.argv)),
         created=existing.created if existing else time.strftime("%Y-%m-%dT%H:%M:%S%z"),

@@ -44,12 +44,19 @@ def decoder_message(error: BaseException) -> str:
     return f"{type(error).__name__}: {text}"
 
 
+def check_finite(data: np.ndarray, where: str) -> np.ndarray:
+    """The part of `check_samples` every clip must pass, a synthetic one too (a SID clip of one
+    steady level is a test signal, not damage): numbers, not NaN or infinite."""
+    if not np.all(np.isfinite(data)):
+        raise AudioError(f"{where}: samples are not finite numbers (NaN or infinite; a damaged file)")
+    return data
+
+
 def check_samples(data: np.ndarray, where: str) -> np.ndarray:
     """The one check of decoded samples, (channels, samples) or (samples,): finite numbers, and
     not one value throughout. A float file with NaN is damaged; written as 16-bit PCM, NaN becomes
     full scale in every sample, a level with no sound that a voice detector takes for silence."""
-    if not np.all(np.isfinite(data)):
-        raise AudioError(f"{where}: samples are not finite numbers (NaN or infinite; a damaged file)")
+    check_finite(data, where)
     for number, channel in enumerate(np.atleast_2d(data)):
         if channel.size > 1 and channel[0] != 0 and np.all(channel == channel[0]):
             which = f"channel {number} " if data.ndim == 2 and data.shape[0] > 1 else ""

@@ -138,8 +138,8 @@ def test_judging_again_from_the_cache_gives_the_same_judgments_without_a_call(ru
     drop = ("cached", "latency_s", "time", "calls")
     first, again = records(run), records(run, "judgments-again.jsonl")
     assert first.keys() == again.keys() and all(row["cached"] for row in again.values())
-    assert [{k: v for k, v in row.items() if k not in drop} for row in first.values()] == \
-        [{k: v for k, v in row.items() if k not in drop} for row in again.values()]
+    assert {key: {k: v for k, v in row.items() if k not in drop} for key, row in first.items()} == \
+        {key: {k: v for k, v in row.items() if k not in drop} for key, row in again.items()}
 
 
 def test_an_answer_missing_a_turn_is_asked_again(run):

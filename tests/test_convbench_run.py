@@ -272,3 +272,23 @@ def test_a_streamed_run_records_the_time_to_first_token_and_the_same_turns(data,
                                                                       for r in plain]
     assert all(r["ttfb_ms"] is not None for r in rows) and all(r["ttfb_ms"] is None for r in plain)
     assert rows[2]["tokens"]["prompt_tokens"] > 0
+
+
+@pytest.mark.parametrize("source", ["another model", "another seed"])
+def test_turns_copied_from_another_run_are_played_again_not_kept(source, data, tmp_path, caplog):
+    """Battery 10: another model's responses.jsonl copied into a run resumed as "turns already done"."""
+    import dataclasses
+
+    mine, theirs = tmp_path / "mine", tmp_path / "theirs"
+    with OpenAITestServer(respond=golden_replay()) as server:
+        run_convbench(spec(data, mine, server), progress=False)
+        other = spec(data, theirs, server, allow_endpoint_change=True)
+        other = dataclasses.replace(other, model_path="other-model") if source == "another model" else \
+            dataclasses.replace(other, seed=7)
+        run_convbench(other, progress=False)
+        (mine / "responses.jsonl").write_bytes((theirs / "responses.jsonl").read_bytes())
+        summary = run_convbench(spec(data, mine, server, allow_endpoint_change=True), progress=False)
+    why = ("answered by openai:other-model, and this run's model is openai:test-model" if source == "another model"
+           else "its seed is not the one this run (--seed 0) draws for it")
+    assert "responses.jsonl line 1: " in caplog.text and why in caplog.text, caplog.text
+    assert summary.skipped == 0 and summary.written > 0

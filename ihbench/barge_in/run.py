@@ -41,8 +41,7 @@ from ihbench.dataset.io import AppendLog
 from ihbench.dataset.load import recorded_source
 from ihbench.dataset.redaction import redact
 from ihbench.dataset.verify import MIN_TURNS
-from ihbench.records import RECORD_FORMAT, RUN_INFO_FORMAT, RunInfo
-from ihbench.records import read_typed
+from ihbench.records import RECORD_FORMAT, RUN_INFO_FORMAT, RunInfo, described, read_typed
 from ihbench.rundir import RunDir
 from ihbench.seeds import record_seed
 
@@ -203,12 +202,13 @@ async def _run_locked(spec, run_dir, generation, conversations, callers, loader,
     if existing:  # the round format the run began with (None: before it was kept): an older line was edited
         settings["round_format"] = (existing.extra.get("barge_in") or {}).get("round_format")
     cache = LLMCache(spec.cache) if spec.cache else LLMCache()  # a wrong --cache is refused before run.json
+    passed_in = loader is not None  # a loader object from Python: --model-path is then only its label
     if loader is None:
         loader = create(spec.loader, spec.model_path, **spec.loader_options)
     loader.check_modality(spec.modality)
     run_dir.write_info(RunInfo(
         **{**identity, "endpoint": existing.endpoint if existing else identity["endpoint"]},
-        epochs=1, limit=spec.limit, model=loader.describe(),
+        epochs=1, limit=spec.limit, model=described(loader, passed_in),
         effective_generation=loader.effective_generation(generation),
         data_fingerprint=hashlib.sha256("".join(hashes.values()).encode()).hexdigest()[:16],
         n_items=len(conversations), versions=versions(), command=redact(list(spec.command or sys.argv)),

@@ -48,6 +48,8 @@ class TurnRecord:
     error: Optional[str] = None
     mode: str = "on_policy"  # or "rehydrated": the turn alone after the golden history
     modality: str = "audio"
+    #: the model that answered, `loader:model_path` as run.json has them (None: before it was kept)
+    model: Optional[str] = None
     time: str = ""
     format: int = CONVBENCH_RECORD_FORMAT
 
@@ -67,6 +69,28 @@ class TurnRecord:
         return _checked(cls, data, (("benchmark", str), ("epoch", int), ("turn", int), ("status", str),
                                     ("user_text", str), ("seed", int), ("benchmark_hash", str), ("tool_calls", list),
                                     ("messages", list)), "status", STATUSES)
+
+
+def of_the_run(info):
+    """The check of each turn record against the run that holds it (`info`: its run.json): one
+    answered by another model, or in another modality or with another --seed, was copied from another
+    run; left out (said naming its line), and played again."""
+    from ihbench.seeds import record_seed
+
+    model = f"{info.loader}:{info.model_path}" if info.loader and info.model_path else None
+
+    def fits(record: TurnRecord) -> Optional[str]:
+        copied = "not a turn of this run (copied from another run?); left out, and played again"
+        if model and record.model and record.model != model:
+            return f"answered by {record.model}, and this run's model is {model}: {copied}"
+        if info.modality and record.modality != info.modality:
+            return f"answered in {record.modality} modality, and this run's is {info.modality}: {copied}"
+        if info.seed is not None and record.seed != record_seed(info.seed, f"{record.benchmark}/{record.turn}",
+                                                                record.epoch):
+            return f"its seed is not the one this run (--seed {info.seed}) draws for it: {copied}"
+        return None
+
+    return fits
 
 
 def _checked(cls, data, required, choice: str, choices):

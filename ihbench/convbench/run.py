@@ -30,13 +30,12 @@ from ihbench.dataset.io import AppendLog
 from ihbench.dataset.load import recorded_source
 from ihbench.dataset.redaction import redact
 from ihbench.loaders.failures import describe_failure, is_item_failure
-from ihbench.records import RUN_INFO_FORMAT, RunInfo
-from ihbench.records import read_typed
+from ihbench.records import RUN_INFO_FORMAT, RunInfo, described, read_typed
 from ihbench.rundir import RunDir
 from ihbench.runner import TRANSPORT_OPTIONS
 from ihbench.seeds import record_seed
 
-from .records import TurnRecord, utc_stamp
+from .records import TurnRecord, of_the_run, utc_stamp
 from .session import run_turn
 from .tool_results import MODES, TurnTools
 from .transcript import write_transcript
@@ -142,6 +141,7 @@ def _run_locked(spec, run_dir: RunDir, identity: dict, generation, benchmark, ta
     existing = run_dir.info() if run_dir.exists() else None
     if existing:
         check_same_run(existing, identity, run_dir.info_path, spec.allow_endpoint_change)
+    passed_in = loader is not None  # a loader object from Python: --model-path is then only its label
     if loader is None:
         get(spec.loader).check_tool_support()  # before a model of a family that cannot call tools is loaded
         loader = create(spec.loader, spec.model_path, **spec.loader_options)
@@ -149,7 +149,7 @@ def _run_locked(spec, run_dir: RunDir, identity: dict, generation, benchmark, ta
     loader.check_modality(spec.modality)
     run_dir.write_info(RunInfo(
         **{**identity, "endpoint": existing.endpoint if existing else identity["endpoint"]},
-        epochs=spec.epochs, model=loader.describe(), data_fingerprint=digest, n_items=len(targets),
+        epochs=spec.epochs, model=described(loader, passed_in), data_fingerprint=digest, n_items=len(targets),
         versions=versions(), command=redact(list(spec.command or sys.argv)),
         created=existing.created if existing else time.strftime("%Y-%m-%dT%H:%M:%S%z"), format_version=RUN_INFO_FORMAT))
 
@@ -180,7 +180,7 @@ def _run_locked(spec, run_dir: RunDir, identity: dict, generation, benchmark, ta
 
 def _records(run_dir: RunDir) -> list[TurnRecord]:
     """The records so far; a record of the wrong shape is reported (file and line) and played again."""
-    return read_typed(run_dir.responses_path, TurnRecord, repair=True)
+    return read_typed(run_dir.responses_path, TurnRecord, repair=True, fits=of_the_run(run_dir.info()))
 
 
 class _Player:
@@ -286,7 +286,7 @@ class _Player:
             user_text=self.turns[index].input,
             seed=record_seed(self.spec.seed, f"{self.benchmark.name}/{index}", epoch),
             benchmark_hash=self.digest, modality=self.spec.modality,
-            time=utc_stamp(), **fields)
+            model=f"{self.spec.loader}:{self.spec.model_path}", time=utc_stamp(), **fields)
         with self._lock:
             self.log_file.append(record.to_json())
             self.latest[record.key] = record

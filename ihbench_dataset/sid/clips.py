@@ -8,7 +8,7 @@ from typing import Any, Iterator, Sequence, Union
 
 import numpy as np
 
-from ..audio import AudioError, check_samples, decode_audio, decoder_message
+from ..audio import AudioError, check_finite, decode_audio, decoder_message
 from ..audio_format import SAMPLING_RATE
 from ..errors import UsageError
 from .read import REFERENCE_FIELDS, SID_CONFIGS, SPLIT, SidFormatError, read_sid_folder
@@ -48,8 +48,8 @@ def _decoded(source: Union[str, bytes], name: str) -> np.ndarray:
     if samples.size == 0:
         raise SidFormatError(f"clip {name}: no audio (0 samples)")
     try:
-        return check_samples(samples, f"clip {name}")
-    except AudioError as error:  # NaN or infinite samples, one value throughout: named, not "samples: ..."
+        return check_finite(samples, f"clip {name}")
+    except AudioError as error:  # NaN or infinite samples: the clip named, not "samples: ..." for the run
         raise SidFormatError(str(error)) from None
 
 

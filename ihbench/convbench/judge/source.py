@@ -104,7 +104,7 @@ def open_source(path, *, data: Optional[str] = None, config: Optional[str] = Non
 def _ours(path: Path) -> ConvSource:
     from ihbench.dataset.convbench import load_benchmark
 
-    from ..records import TurnRecord
+    from ..records import TurnRecord, of_the_run
     from ..run import benchmark_hash
     from ..transcript import transcript_line
 
@@ -116,7 +116,7 @@ def _ours(path: Path) -> ConvSource:
         raise RunDirError(f"{path}: {info.data} [{info.config}] changed since this run played it; judge and report a "
                           "run of the benchmark as it is now (`ihbench run` into a new folder)")
     targets = sorted(info.convbench.get("only_turns") or [turn.index for turn in benchmark.turns])
-    latest = {r.key: r for r in read_typed(RunDir(path).responses_path, TurnRecord)}
+    latest = {r.key: r for r in read_typed(RunDir(path).responses_path, TurnRecord, fits=of_the_run(info))}
     conversations, unfinished = [], 0
     for epoch in range(info.epochs or 1):
         records = [latest.get((epoch, turn)) for turn in targets]
