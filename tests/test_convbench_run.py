@@ -292,3 +292,22 @@ def test_turns_copied_from_another_run_are_played_again_not_kept(source, data, t
            else "its seed is not the one this run (--seed 0) draws for it")
     assert "responses.jsonl line 1: " in caplog.text and why in caplog.text, caplog.text
     assert summary.skipped == 0 and summary.written > 0
+
+
+def test_a_turn_edited_by_hand_is_played_again_not_judged(data, tmp_path, caplog):
+    """Turn records carry a check of all they hold (format 2): an answer edited by hand is no answer
+    of the model's."""
+    out = tmp_path / "run"
+    with OpenAITestServer(respond=golden_replay()) as server:
+        run_convbench(spec(data, out, server), progress=False)
+        lines = [json.loads(line) for line in (out / "responses.jsonl").read_text().splitlines()]
+        assert all(line["format"] == 2 and line["check"] for line in lines)
+        lines[1]["text"] = "an answer the model never gave"
+        (out / "responses.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+        summary = run_convbench(spec(data, out, server, allow_endpoint_change=True), progress=False)
+    assert "responses.jsonl line 2: changed since it was written" in caplog.text, caplog.text
+    assert summary.written > 0
+    kept = [json.loads(line) for line in (out / "responses.jsonl").read_text().splitlines()][len(lines):]
+    assert kept[0]["turn"] == lines[1]["turn"] and kept[0]["text"] != "an answer the model never gave"
+    # the turns after it heard another history: played again from there on, not kept
+    assert [r["turn"] for r in kept] == [r["turn"] for r in lines[1:]]

@@ -7,13 +7,18 @@ turn that failed (`status` "error") is tried again by the next run, and never ju
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Optional
 
 from ihbench.records import RecordError
 
-CONVBENCH_RECORD_FORMAT = 1
+CONVBENCH_RECORD_FORMAT = 2  # 2: with `check`, and the answering `model`
+#: the first format whose records carry a check of all they hold: a turn edited by hand makes its line
+#: damaged (left out, and played again), never judged as the model's
+CHECKED_TURN_FORMAT = 2
 #: answered: the model's turn; ended_session: it called end_session here; ended_early: a turn after
 #: that, never played; error: the turn failed and the conversation stopped there (retried on rerun)
 STATUSES = ("answered", "ended_session", "ended_early", "error")
@@ -62,13 +67,28 @@ class TurnRecord:
         return self.status in DONE
 
     def to_json(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        return {**data, "check": _turn_check(data)} if self.format >= CHECKED_TURN_FORMAT else data
 
     @classmethod
     def from_json(cls, data: dict) -> "TurnRecord":
-        return _checked(cls, data, (("benchmark", str), ("epoch", int), ("turn", int), ("status", str),
-                                    ("user_text", str), ("seed", int), ("benchmark_hash", str), ("tool_calls", list),
-                                    ("messages", list)), "status", STATUSES)
+        record = _checked(cls, data, (("benchmark", str), ("epoch", int), ("turn", int), ("status", str),
+                                      ("user_text", str), ("seed", int), ("benchmark_hash", str), ("tool_calls", list),
+                                      ("messages", list)), "status", STATUSES)
+        if not isinstance(record.format, int) or isinstance(record.format, bool) or record.format < 1:
+            raise RecordError(f"field 'format' must be a whole number from 1, got {record.format!r}")
+        if record.format > CONVBENCH_RECORD_FORMAT:
+            raise RecordError(f"field 'format' is {record.format}: written by a newer ihbench (this one reads up to "
+                              f"{CONVBENCH_RECORD_FORMAT}); upgrade ihbench to read it")
+        if record.format >= CHECKED_TURN_FORMAT and data.get("check") != _turn_check(data):
+            raise RecordError("changed since it was written (what it holds no longer matches the check written with "
+                              "it: edited by hand?); left out, and played again")
+        return record
+
+
+def _turn_check(data: dict) -> str:
+    payload = json.dumps({k: v for k, v in data.items() if k != "check"}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
 def of_the_run(info):

@@ -228,9 +228,11 @@ class _Player:
 
     def _play_on_policy(self, epoch: int) -> bool:
         history = [{"role": "system", "content": self.benchmark.system_instruction}]
-        ended = False
+        ended = replaying = False
         for index in self.targets:
-            record = self.latest.get((epoch, index))
+            # once a turn is played anew (a damaged or copied line in the middle), the turns kept after it
+            # answered another history: played again too
+            record = None if replaying else self.latest.get((epoch, index))
             if record is not None and record.done:  # resumed: the history it had
                 ended = ended or record.status == "ended_session"
                 if record.status != "ended_early":
@@ -239,6 +241,7 @@ class _Player:
             if ended:
                 self._write(epoch, index, "ended_early", mode="on_policy")
                 continue
+            replaying = True
             user = self.user_message(index)
             outcome = self._turn(epoch, index, history, user, "on_policy")
             if outcome is None:
