@@ -135,7 +135,7 @@ def test_judging_again_from_the_cache_gives_the_same_judgments_without_a_call(ru
             assert main(["judge", str(run), "--judge-model", "scripted-judge", "--judge-base-url", server.base_url,
                          "--cache", str(run.parent / "cache.sqlite"), "--out", str(run / out), "--quiet"]) == 0
         assert len(server.requests) == 2  # one per epoch, the first time only
-    drop = ("cached", "latency_s", "time", "calls")
+    drop = ("cached", "latency_s", "time", "calls", "check")  # the check covers the time
     first, again = records(run), records(run, "judgments-again.jsonl")
     assert first.keys() == again.keys() and all(row["cached"] for row in again.values())
     assert {key: {k: v for k, v in row.items() if k not in drop} for key, row in first.items()} == \
@@ -432,3 +432,20 @@ def test_a_local_judge_counts_with_its_own_tokenizer_and_its_garbage_is_a_judge_
     assert backend.max_new_tokens == 800  # 400 per judged turn
     assert "of the judge's 32,768" in summary.plans[0]
     assert {r["outcome"] for r in records(tmp_path / "run").values()} == {"judge_error"}
+
+
+def test_a_verdict_edited_by_hand_is_judged_again_not_scored(run, capsys):
+    """Judgment records carry a check of all they hold (format 2)."""
+    assert judge(run, ConvJudge()) == 0
+    lines = [json.loads(line) for line in (run / "judgments.jsonl").read_text().splitlines()]
+    assert all(line["format"] == 2 and line["check"] for line in lines)
+    edited = next(n for n, line in enumerate(lines) if line["outcome"] == "judged")
+    lines[edited]["scores"] = {name: True for name in lines[edited]["scores"]}
+    lines[edited]["scores"]["instruction_following"] = False
+    (run / "judgments.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    scripted = ConvJudge()
+    capsys.readouterr()
+    assert judge(run, scripted) == 0
+    err = capsys.readouterr().err
+    assert f"judgments.jsonl line {edited + 1}: changed since it was written" in err, err
+    assert len(scripted.requests) >= 1  # its conversation judged again

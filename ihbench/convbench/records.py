@@ -67,26 +67,35 @@ class TurnRecord:
         return self.status in DONE
 
     def to_json(self) -> dict:
-        data = asdict(self)
-        return {**data, "check": _turn_check(data)} if self.format >= CHECKED_TURN_FORMAT else data
+        return _with_check(asdict(self), self.format >= CHECKED_TURN_FORMAT)
 
     @classmethod
     def from_json(cls, data: dict) -> "TurnRecord":
         record = _checked(cls, data, (("benchmark", str), ("epoch", int), ("turn", int), ("status", str),
                                       ("user_text", str), ("seed", int), ("benchmark_hash", str), ("tool_calls", list),
                                       ("messages", list)), "status", STATUSES)
-        if not isinstance(record.format, int) or isinstance(record.format, bool) or record.format < 1:
-            raise RecordError(f"field 'format' must be a whole number from 1, got {record.format!r}")
-        if record.format > CONVBENCH_RECORD_FORMAT:
-            raise RecordError(f"field 'format' is {record.format}: written by a newer ihbench (this one reads up to "
-                              f"{CONVBENCH_RECORD_FORMAT}); upgrade ihbench to read it")
-        if record.format >= CHECKED_TURN_FORMAT and data.get("check") != _turn_check(data):
-            raise RecordError("changed since it was written (what it holds no longer matches the check written with "
-                              "it: edited by hand?); left out, and played again")
-        return record
+        return _verified(record, data, CONVBENCH_RECORD_FORMAT, CHECKED_TURN_FORMAT, "played again")
 
 
-def _turn_check(data: dict) -> str:
+def _verified(record, data: dict, newest: int, checked_from: int, redone: str):
+    """`record` as read from `data`, refused when of a newer format, or of a checked one whose check
+    no longer matches what the line holds (edited by hand)."""
+    if not isinstance(record.format, int) or isinstance(record.format, bool) or record.format < 1:
+        raise RecordError(f"field 'format' must be a whole number from 1, got {record.format!r}")
+    if record.format > newest:
+        raise RecordError(f"field 'format' is {record.format}: written by a newer ihbench (this one reads up to "
+                          f"{newest}); upgrade ihbench to read it")
+    if record.format >= checked_from and data.get("check") != _check_of(data):
+        raise RecordError("changed since it was written (what it holds no longer matches the check written with "
+                          f"it: edited by hand?); left out, and {redone}")
+    return record
+
+
+def _with_check(data: dict, checked: bool) -> dict:
+    return {**data, "check": _check_of(data)} if checked else data
+
+
+def _check_of(data: dict) -> str:
     payload = json.dumps({k: v for k, v in data.items() if k != "check"}, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
@@ -127,7 +136,8 @@ def _checked(cls, data, required, choice: str, choices):
     return cls(**{key: value for key, value in data.items() if key in known})
 
 
-CONV_JUDGMENT_FORMAT = 1
+CONV_JUDGMENT_FORMAT = 2  # 2: with `check` (a verdict edited by hand is judged again, never scored)
+CHECKED_JUDGMENT_FORMAT = 2
 JUDGE_OUTCOMES = ("judged", "judge_error")
 
 
@@ -179,7 +189,7 @@ class ConvJudgmentRecord:
         return self.outcome == "judged"
 
     def to_json(self) -> dict:
-        return asdict(self)
+        return _with_check(asdict(self), self.format >= CHECKED_JUDGMENT_FORMAT)
 
     @classmethod
     def from_json(cls, data: dict) -> "ConvJudgmentRecord":
@@ -188,4 +198,4 @@ class ConvJudgmentRecord:
                           "outcome", JUDGE_OUTCOMES)
         if record.judged and not isinstance(record.scores, dict):
             raise RecordError("a judged record needs its 'scores'")
-        return record
+        return _verified(record, data, CONV_JUDGMENT_FORMAT, CHECKED_JUDGMENT_FORMAT, "judged again")
