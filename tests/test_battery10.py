@@ -373,3 +373,22 @@ def test_a_config_name_too_long_is_refused_saying_the_limit():
     assert check_name("a" * 64) == "a" * 64
     with pytest.raises(UsageError, match=r"1 to 64 lower-case letters.*\(65 characters\)$"):
         check_name("a" * 65)
+
+
+# --- battery 11: a model name that Markdown reads as table syntax ------------------------------------------
+
+def test_a_model_name_with_a_pipe_or_a_newline_stays_in_its_column(official, tmp_path):
+    from ihbench.report.markdown import cell
+
+    assert cell("my|model\n(text)") == "my\\|model (text)"
+    run = tmp_path / "run"
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "my|model", "--data", str(official), "--out",
+                     str(run), "--limit", "1", "--quiet", "--base-url", server.base_url]) == 0
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
+                     str(tmp_path / "c.sqlite"), "--quiet"]) == 0
+    assert main(["report", str(run), "--quiet", "--n-bootstrap", "10", "--out", str(tmp_path / "rep")]) == 0
+    rows = [line for line in (tmp_path / "rep" / "report.md").read_text().splitlines() if "model" in line
+            and line.startswith("| my")]
+    assert rows and all(row.startswith("| my\\|model (audio) |") for row in rows), rows

@@ -12,6 +12,7 @@ from ihbench.dataset.errors import UsageError
 
 from ..summaries import CrossSummary
 from .benchmark_runs import BENCHMARKS
+from .markdown import cell as md_cell
 
 ARROWS = {"higher": " ↑", "lower": " ↓", None: ""}
 
@@ -87,15 +88,17 @@ def render_cross_markdown(report: dict, figures: dict[str, Optional[Path]]) -> s
              "| model | " + " | ".join(m["label"] + ARROWS[m["better"]] for m in metrics) + " |",
              "|---" * (len(metrics) + 1) + "|"]
     for model in models:
-        lines.append(f"| **{model['model']}** | " + " | ".join(_cell(model["metrics"][m["key"]]) for m in metrics) + " |")
+        scores = " | ".join(_cell(model["metrics"][m["key"]]) for m in metrics)
+        lines.append(f"| **{md_cell(model['model'])}** | {scores} |")
     for model in models:
-        lines += ["", f"### {model['model']}", "", "| metric | value | 95 % CI | n | run |", "|---|---|---|---|---|"]
+        lines += ["", f"### {md_cell(model['model'])}", "", "| metric | value | 95 % CI | n | run |",
+                  "|---|---|---|---|---|"]
         for metric in metrics:
             cell = model["metrics"][metric["key"]]
             interval = "–" if cell.get("ci_low") is None else f"[{cell['ci_low']:.3f}, {cell['ci_high']:.3f}]"
             n = "–" if cell.get("n") is None else f"{cell['n']} {cell.get('unit', '')}".strip()
             lines.append(f"| {metric['label']} | {_number(cell['value'])} | {interval} | {n} | "
-                         f"{cell.get('run', '–')} |")
+                         f"{md_cell(cell.get('run', '–'))} |")
 
     lines += ["", "## Rank correlations across models (Spearman)", ""]
     if correlations["note"]:

@@ -10,6 +10,7 @@ from ..summaries import ReportSummary
 from .barge_in_compare import plot as plot_barge_in_vs_static
 from .barge_in_compare import render as render_barge_in_vs_static
 from .devset import NOT_COMPARABLE, by_type_table, differences, run_warning
+from .markdown import cell as md_cell
 from .paper import paper_cell as _paper
 from .paper import paper_model as _paper_model
 from .paper import paper_table
@@ -67,7 +68,7 @@ def _label(run: dict) -> str:
     if run.get("mixed_data"):
         data = f", data {Path(str(run['data'])).name}@{str(run.get('data_fingerprint'))[:6]}"
     kind = ", barge-in" if run.get("barge_in") else ""  # the model's own sentences cut, beside its static run
-    return f"{Path(str(run['model'])).name} ({run['modality']}{kind}{data})"
+    return md_cell(f"{Path(str(run['model'])).name} ({run['modality']}{kind}{data})")
 
 
 def plot_per_type(report: dict, path: Path) -> Optional[Path]:
