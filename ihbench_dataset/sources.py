@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Union
 
 from .errors import IHBenchError
+from .io.json_object import DuplicateKeyError, unique_keys
 
 SOURCES_DIR = Path(__file__).parent / "sources" / "conversations"
 DOMAINS = (
@@ -192,9 +193,12 @@ def load_conversation(path: Union[str, Path]) -> SourceConversation:
     path = Path(path)
     try:
         content = path.read_bytes()
-        data = json.loads(content.decode("utf-8-sig"))  # a byte-order mark, as Windows editors write, is no error
+        # a byte-order mark, as Windows editors write, is no error; a key given twice is
+        data = json.loads(content.decode("utf-8-sig"), object_pairs_hook=unique_keys)
     except json.JSONDecodeError as error:
         raise SourceError(f"{path}: malformed JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
+    except DuplicateKeyError as error:
+        raise SourceError(f"{path}: {error}") from None
     except UnicodeDecodeError as error:
         raise SourceError(f"{path}: not UTF-8 text ({error})") from None
     top = _Fields(data, path)

@@ -392,3 +392,46 @@ def test_a_model_name_with_a_pipe_or_a_newline_stays_in_its_column(official, tmp
     rows = [line for line in (tmp_path / "rep" / "report.md").read_text().splitlines() if "model" in line
             and line.startswith("| my")]
     assert rows and all(row.startswith("| my\\|model (audio) |") for row in rows), rows
+
+
+# --- battery 11, tries 20-21: a key given twice in what a user writes ---------------------------------------
+
+def test_a_key_given_twice_in_a_workflow_or_a_source_is_refused_naming_it(tmp_path, capsys):
+    from ihbench.dataset.sources import SourceError, load_conversation
+    from ihbench.generate.workflow import load_workflow
+
+    workflow = tmp_path / "w.yaml"
+    workflow.write_text("goal: book a table\ngoal: cancel a table\n")
+    with pytest.raises(Exception, match=r"line 2 column 1.*the key 'goal' is given twice"):
+        load_workflow(workflow)
+    source = tmp_path / "c.json"
+    source.write_text('{"conversation_id": "a", "conversation_id": "b"}')
+    with pytest.raises(SourceError, match="the key 'conversation_id' is given twice"):
+        load_conversation(source)
+    from ihbench.dataset.io import read_json_object
+
+    (tmp_path / "run.json").write_text('{"data": "x", "data": "y"}')
+    with pytest.raises(ValueError, match="run.json: the key 'data' is given twice"):
+        read_json_object(tmp_path / "run.json", ValueError)
+
+
+def test_ihbench_cache_with_a_tilde_the_shell_did_not_expand_means_home(monkeypatch):
+    from pathlib import Path
+
+    from ihbench.dataset.io import cache_root
+
+    monkeypatch.setenv("IHBENCH_CACHE", "~/ihb-cache")
+    assert cache_root() == Path.home() / "ihb-cache"
+
+
+def test_report_of_several_runs_refuses_the_options_of_one_convbench_run(official, tmp_path, capsys):
+    run = tmp_path / "run"
+    with OpenAITestServer() as server:
+        for out in (run, tmp_path / "run2"):
+            assert main(["run", "--model", "openai", "--model-path", out.name, "--data", str(official), "--out",
+                         str(out), "--limit", "1", "--quiet", "--base-url", server.base_url]) == 0
+    (tmp_path / "cj.jsonl").write_text("{}\n")
+    capsys.readouterr()
+    assert main(["report", str(run), str(tmp_path / "run2"), "--compare-judge", str(tmp_path / "cj.jsonl"),
+                 "--model-name", f"{run}=a", "--quiet"]) == 2
+    assert "--data, --config and --compare-judge are for one ConversationBench run" in capsys.readouterr().err

@@ -323,3 +323,19 @@ def test_folders_made_for_an_output_are_removed_again_when_nothing_was_written(t
         (made.parent / "result.json").write_text("{}")
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == [
         "kept", "kept/a", "kept/a/result.json"]
+
+
+def test_a_staging_folder_removes_what_killed_writers_left_beside_its_target(tmp_path):
+    """Battery 11: a killed set-baseline left `.OUT.building-PID` (a dataset's size) that the next one kept."""
+    import subprocess
+    import sys
+
+    from ihbench.dataset.io import staging_folder
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)
+    left = tmp_path / f".out.building-{pid}"
+    (left / "data").mkdir(parents=True)
+    with staging_folder(tmp_path / "out") as work:
+        (work / "f").write_text("x")
+    assert not left.exists() and (tmp_path / "out" / "f").read_text() == "x"

@@ -56,12 +56,13 @@ def main(args: argparse.Namespace) -> int:
         other = seen.setdefault(Path(run).resolve(), run)
         if other is not run:
             raise OutputPathError(f"{run}: given twice (also as {other}); each run is reported once")
+    one_convbench = len(args.runs) == 1 and is_convbench_run(args.runs[0])
+    if (args.data or args.config or args.compare_judge) and not one_convbench:  # checked before the cross report,
+        raise UsageError("--data, --config and --compare-judge are for one ConversationBench run")  # which ignored them
     if wants_cross_report(args.runs, args.model_name, args.cross_benchmark):
         return _cross_report(args)
-    if len(args.runs) == 1 and is_convbench_run(args.runs[0]):
+    if one_convbench:
         return _convbench_report(args)
-    if args.data or args.config or args.compare_judge:
-        raise UsageError("--data, --config and --compare-judge are for one ConversationBench run")
     out = args.out or (args.runs[0] if len(args.runs) == 1 else Path("report"))
     check_output_path(out, "--out", may_be=("run", "report"))
     reported = {Path(run).resolve() for run in args.runs}

@@ -55,6 +55,25 @@ class _File:
         return [self.text(v, f"{field}[{i}]") for i, v in enumerate(value)]
 
 
+def _unique_keys_loader():
+    """YAML's safe loader, refusing a key given twice in one mapping (it keeps the last silently,
+    dropping the stages, facts or goal written first), at the line of the second."""
+    import yaml
+
+    class UniqueKeys(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(None, None, f"the key {key!r} is given twice (YAML keeps "
+                                                            "only the last)", key_node.start_mark)
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeys
+
+
 def load_workflow(path) -> dict:
     import yaml
 
@@ -63,7 +82,7 @@ def load_workflow(path) -> dict:
         raise MissingFileError(f"--workflow: {path}: no such file")
     file = _File(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_unique_keys_loader())
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1} column {mark.column + 1}" if mark else "top level"

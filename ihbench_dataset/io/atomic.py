@@ -69,8 +69,11 @@ def _fsync(path: Path) -> None:
 @contextmanager
 def staging_folder(target: PathLike) -> Iterator[Path]:
     """An empty working folder beside `target` for the caller to fill; when the block ends without
-    error it takes `target`'s place (the previous folder, if any, is deleted)."""
+    error it takes `target`'s place (the previous folder, if any, is deleted). Working folders that
+    killed writers left beside `target` are removed first (`remove_stale_staging`): a killed
+    set-baseline or export left a hidden copy of a dataset that no later run removed."""
     target = Path(target)
+    remove_stale_staging(target)
     work = target.parent / f".{target.name}.building-{os.getpid()}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)

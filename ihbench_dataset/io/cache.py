@@ -18,8 +18,9 @@ def cache_root() -> Path:
 
     variable = "IHBENCH_CACHE" if os.environ.get("IHBENCH_CACHE") else \
         "XDG_CACHE_HOME" if os.environ.get("XDG_CACHE_HOME") else None
-    root = os.environ.get("IHBENCH_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ihbench")
+    # a `~` the shell did not expand (quoted, or from an env file) means home, as it does in --cache
+    root = os.path.expanduser(os.environ.get("IHBENCH_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or "~/.cache", "ihbench"))
     for folder in (Path(root), Path(root).parent):
         if folder.exists() and not folder.is_dir():
             where = f"{variable}={os.environ[variable]}: " if variable else ""
