@@ -128,7 +128,7 @@ def _check_name_length(path, what: str) -> None:
     """A name the file system takes can still be too long for the names ihbench derives from it,
     which fail only when they are first made: a lock at the start, a temporary after the work."""
     given = Path(os.path.abspath(path))
-    folder = next(folder for folder in given.parents if folder.is_dir())
+    folder = next((folder for folder in given.parents if folder.is_dir()), given)  # `/` has no parent
     try:
         most = os.pathconf(folder, "PC_NAME_MAX")
     except (AttributeError, OSError, ValueError):  # no pathconf (Windows), or no answer for this folder
