@@ -444,3 +444,16 @@ def test_an_out_at_the_root_of_the_file_system_is_refused_in_one_line(official, 
         assert main([*argv, "--quiet"]) == 2
         err = capsys.readouterr().err
         assert "StopIteration" not in err and "Traceback" not in err and "--out: /" in err, err
+
+
+def test_convbench_import_refuses_the_name_of_the_in_house_benchmark_build_writes(tmp_path, capsys):
+    """Battery 11: importing the in-house benchmark's own folder under its own name replaced the build's
+    config (with audio) by a text-only one, without a word."""
+    from ihbench.dataset.convbench.rendered import shipped_folders
+
+    (folder,) = [f for f in shipped_folders() if f.name == "convbench_dev"]
+    capsys.readouterr()
+    assert main(["convbench-import", str(folder), "--out", str(tmp_path / "d"), "--text-only", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "'convbench_dev' is reserved for a config `ihbench build` writes" in err, err
+    assert not (tmp_path / "d").exists()

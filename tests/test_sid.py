@@ -434,3 +434,13 @@ def test_a_clip_with_a_non_finite_sample_is_refused_at_import_naming_it(sid_fold
     with pytest.raises(SidFormatError, match=f"line [0-9]+: {wav}: samples are not finite numbers"):
         import_sid(root, tmp_path / "out", progress=False)
     assert not (tmp_path / "out").exists()
+
+
+def test_an_annotation_whose_break_lies_past_its_clip_is_refused_at_import(sid_folder, tmp_path):
+    """Battery 11: a line listing a 60 s clip with its break at 45 s, for 2 s of audio, was imported and
+    scored (APT ten times off)."""
+    root = _copy(sid_folder, tmp_path)
+    _edit_line(root / "test_wavs" / "en_test_lines.jsonl", 1,
+               lambda text: json.dumps({**json.loads(text), "duration": 60.0, "break_time": 45.0}))
+    with pytest.raises(SidFormatError, match=r"en_test_lines.jsonl line 1: break_time 45.0 s is past the end of"):
+        import_sid(root, tmp_path / "out", progress=False)

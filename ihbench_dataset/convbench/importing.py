@@ -151,7 +151,13 @@ def import_convbench(path, out_dir, *, name: Optional[str] = None, setup=None, s
         check_name(name)
     read = read_benchmark(path, setup=setup, speaker=speaker, name=name, text_only=text_only)
     benchmark = read.benchmark
-    check_name(benchmark.name, "--name" if name else f"the benchmark's name ({benchmark.name!r}; give --name)")
+    what = "--name" if name else f"the benchmark's name ({benchmark.name!r}; give --name)"
+    check_name(benchmark.name, what)
+    from .rendered import shipped_folders  # here: rendered reads its names with check_name
+
+    if benchmark.name in {folder.name for folder in shipped_folders()}:  # `ihbench build` writes it, with audio
+        raise UsageError(f"{what}: {benchmark.name!r} is reserved for a config `ihbench build` writes (the in-house "
+                         "benchmark, with its users' audio); choose another name")
     problems = check_calls_against_tools(benchmark, str(Path(path)))
     if problems:
         raise ConvBenchFormatError(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))

@@ -55,11 +55,18 @@ def _wav_bytes(row: dict, annotations: str) -> tuple[bytes, float, int]:
     return data, duration, audio_channels(data)
 
 
+#: how far a break time may lie past the audio's end (a rounding, a last frame): more is another clip's
+_BEYOND_AUDIO_S = 1.0
+
+
 def _arrow_rows(rows: list[dict], annotations: str, mismatched: list[str], multichannel: list[str]) -> list[dict]:
     arrow = []
     for row in rows:
         data, duration, channels = _wav_bytes(row, annotations)
         name = PurePath(row["audio"]).name
+        if row["break_time"] > duration + _BEYOND_AUDIO_S:  # a break the audio does not reach: APT would time it
+            raise SidFormatError(f"{annotations} line {row['line']}: break_time {row['break_time']} s is past the end "
+                                 f"of {name} ({duration:.3f} s of audio); the annotation is not of this file")
         if abs(duration - row["duration"]) > _DURATION_SLACK_S:
             mismatched.append(f"{name} ({duration:.3f}s, listed {row['duration']}s)")
         if channels > 1:
