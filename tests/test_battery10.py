@@ -457,3 +457,35 @@ def test_convbench_import_refuses_the_name_of_the_in_house_benchmark_build_write
     err = capsys.readouterr().err
     assert "'convbench_dev' is reserved for a config `ihbench build` writes" in err, err
     assert not (tmp_path / "d").exists()
+
+
+def test_a_recording_named_after_the_turns_summary_is_refused_before_the_analysis(tmp_path, capsys):
+    """Battery 11: `summary.json.wav` ran the whole analysis, then failed on a temporary file's name."""
+    import numpy as np
+    import soundfile
+
+    wav = tmp_path / "summary.json.wav"
+    soundfile.write(wav, np.zeros((16_000, 2), np.float32), 16_000)
+    capsys.readouterr()
+    assert main(["turns", str(wav), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "makes the recording name 'summary.json', which cannot name its output folder" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_transcript_words_past_the_recording_are_refused_before_the_analysis(tmp_path, capsys):
+    """Battery 11: times in milliseconds counted no backchannel at all, silently."""
+    import numpy as np
+    import soundfile
+
+    wav = tmp_path / "call.wav"
+    soundfile.write(wav, np.zeros((64_000, 2), np.float32), 16_000)
+    transcripts = tmp_path / "t.jsonl"
+    transcripts.write_text(json.dumps({"recording": "call", "channel": "B",
+                                       "words": [{"word": "mm-hm", "start": 1300, "end": 1720}]}) + "\n")
+    capsys.readouterr()
+    assert main(["turns", str(wav), "--transcripts", str(transcripts), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "recording 'call' has a word ending at 1720 s, past its 4.0 s of audio (times are seconds; " \
+           "milliseconds?)" in err, err
+    assert not (tmp_path / "out").exists()

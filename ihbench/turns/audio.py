@@ -52,6 +52,11 @@ class TwoChannel:
         return recording
 
 
+#: the files `ihbench turns` writes at the top of its output, beside one folder per recording: names
+#: a recording cannot take (its folder would be where the file goes)
+OUTPUT_FILES = ("summary.json",)
+
+
 def _checked(samples: np.ndarray, where: str) -> np.ndarray:
     if samples.ndim != 1:
         raise AudioError(f"{where}: expected one channel of samples, got shape {samples.shape}")
@@ -137,7 +142,8 @@ def plan_recordings(paths: Sequence, *, pair: bool = False) -> list[tuple[str, t
             raise UsageError(f"AUDIO: {files[0]} is given for both channels of a pair (the AI's and the user's); "
                              "--pair takes each speaker's own recording")
         name = pair_name(*files) if pair else files[0].stem
-        if not name.strip(". ") or "/" in name or "\\" in name:  # "...wav": a folder name of its own would be ".."
+        # "...wav": a folder name of its own would be ".."; "summary.json.wav": the output's own summary file
+        if not name.strip(". ") or "/" in name or "\\" in name or name in OUTPUT_FILES:
             raise UsageError(f"AUDIO: {files[0]} makes the recording name {name!r}, which cannot name its output "
                              "folder; rename the file")
         if name in seen:

@@ -179,6 +179,25 @@ def _words_by_recording(transcripts: Optional[Path]) -> Optional[dict]:
     return grouped
 
 
+def _check_word_times(words: dict, plan, transcripts) -> None:
+    """A word said after its recording ends is not of it: times in milliseconds (as many ASR tools give
+    them) would otherwise silently count no backchannel at all. Said before any audio is analysed."""
+    from ihbench.dataset.audio import audio_duration
+
+    for name, files in plan:
+        channels = words.get(name) or {}
+        latest = max((w["end"] for said in channels.values() for w in said), default=0.0)
+        if not latest:
+            continue
+        try:
+            duration = max(audio_duration(path) for path in files)
+        except Exception:  # noqa: BLE001 (a header that cannot be read fails properly when the file is decoded)
+            continue
+        if latest > duration + 1.0:
+            raise UsageError(f"--transcripts: {transcripts}: recording {name!r} has a word ending at {latest:g} s, "
+                             f"past its {duration:.1f} s of audio (times are seconds; milliseconds?)")
+
+
 def _planned_seconds(plan) -> float:
     from ihbench.dataset.audio import audio_duration
 
@@ -240,6 +259,7 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
             # a name silently falls back on the heuristic
             log.warning("%s: no recording named %s; those lines are unused (the recordings are %s)", transcripts,
                         ", ".join(map(repr, unknown[:5])), ", ".join(repr(name) for name, _ in plan[:5]))
+        _check_word_times(words, plan, transcripts)
     run = RunDir(out)
     if run.path.exists() and not run.path.is_dir():
         raise UsageError(f"--out: {run.path} is a file, not a folder")
