@@ -31,6 +31,7 @@ from ihbench.dataset.redaction import redact
 
 from .base import GenerationConfig, Loader, ModelInput, Response
 from .chat import ChatReply, ToolCall, parse_arguments
+from .clients import openai_client
 from .failures import (EmptyReplyError, UnsupportedInputError, describe_failure, empty_after_thinking,
                        invisible_only, no_text)
 from .reasoning import split_reasoning
@@ -236,10 +237,9 @@ class OpenAICompatLoader(Loader):
         if client is None:
             from openai import OpenAI
 
-            # vLLM and most proxies accept any key; the key is read from the environment, never logged.
-            # the client's own retries are off: `loaders.retry` is the one policy (the judges' too)
-            self.clients = [OpenAI(base_url=url, api_key=os.environ.get(api_key_env) or "EMPTY", timeout=timeout,
-                                   max_retries=0) for url in urls]
+            # vLLM and most proxies accept any key; the key is read from the environment, never logged
+            self.clients = [openai_client(OpenAI, base_url=url, api_key_env=api_key_env, timeout=timeout)
+                            for url in urls]
         else:
             self.clients = [client]
         self.max_retries = max_retries

@@ -489,3 +489,31 @@ def test_transcript_words_past_the_recording_are_refused_before_the_analysis(tmp
     assert "recording 'call' has a word ending at 1720 s, past its 4.0 s of audio (times are seconds; " \
            "milliseconds?)" in err, err
     assert not (tmp_path / "out").exists()
+
+
+# --- battery 11, tries 64-65: what the environment gives the HTTP client ------------------------------------
+
+@pytest.mark.parametrize("environment, said", [
+    ({"MYKEY": "sk-\u201cabc\u201d"}, "$MYKEY: the key holds a character an HTTP header cannot carry"),
+    ({"MYKEY": "sk-abc\ndef"}, "$MYKEY: the key holds a character an HTTP header cannot carry"),
+    ({"ALL_PROXY": "socks5://127.0.0.1:1", "MYKEY": "k"}, "a SOCKS proxy is set in the environment (ALL_PROXY)"),
+    ({"HTTP_PROXY": "http://proxy:badport", "MYKEY": "k"}, "a proxy set in the environment (HTTP_PROXY) is not a URL"),
+])
+def test_a_key_or_proxy_the_http_client_cannot_use_is_one_line_before_any_request(environment, said, official,
+                                                                                  tmp_path, capsys, monkeypatch):
+    import importlib.util
+
+    if "ALL_PROXY" in environment and importlib.util.find_spec("socksio"):
+        pytest.skip("httpx's socks extra is installed here: a SOCKS proxy is usable")
+    for name in ("ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY",
+                 "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    capsys.readouterr()
+    assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out",
+                 str(tmp_path / "run"), "--limit", "1", "--quiet", "--base-url", "http://example.invalid/v1",
+                 "--option", "api_key_env=MYKEY"]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err and "sk-" not in err, err
+    assert not (tmp_path / "run").exists()

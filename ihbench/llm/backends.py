@@ -11,6 +11,7 @@ import asyncio
 from typing import Optional, Protocol
 
 from ihbench.dataset.redaction import redact
+from ihbench.loaders.clients import openai_client
 from ihbench.loaders.retry import TransportError, checked_completion, transport_error
 
 __all__ = ["OpenAICompatibleLLM", "TextLLM", "TransformersLLM", "TransportError"]
@@ -44,16 +45,13 @@ class OpenAICompatibleLLM:
 
     def __init__(self, model: str, *, base_url: Optional[str] = None, api_key_env: str = "OPENAI_API_KEY",
                  timeout: float = 60.0, structured: bool = True, temperature: float = 0.0):
-        import os
-
         from openai import AsyncOpenAI
 
         self.model = model
         self.base_url = base_url
         self.structured = structured
         self.temperature = temperature
-        self.client = AsyncOpenAI(base_url=base_url, api_key=os.environ.get(api_key_env) or "EMPTY",
-                                  timeout=timeout, max_retries=0)
+        self.client = openai_client(AsyncOpenAI, base_url=base_url, api_key_env=api_key_env, timeout=timeout)
 
     async def complete(self, messages: list[dict], schema_name: str, schema: dict) -> tuple[str, dict]:
         extra = {"response_format": response_format(schema_name, schema)} if self.structured else {}

@@ -73,6 +73,15 @@ def setup_features():
     })
 
 
+#: the in-house benchmarks `ihbench build` renders into every dataset (their config names are its own)
+CONVBENCH_SOURCES = Path(__file__).parent.parent / "sources" / "convbench"
+
+
+def shipped_folders() -> list[Path]:
+    return sorted(folder for folder in CONVBENCH_SOURCES.iterdir() if (folder / "turns.py").is_file()) \
+        if CONVBENCH_SOURCES.is_dir() else []
+
+
 def check_name(name: str, what: str = "--name") -> str:
     if not isinstance(name, str) or not _NAME.match(name):
         raise UsageError(f"{what}: expected a config name (1 to 64 lower-case letters, digits and _, starting with a "
@@ -153,8 +162,6 @@ def import_convbench(path, out_dir, *, name: Optional[str] = None, setup=None, s
     benchmark = read.benchmark
     what = "--name" if name else f"the benchmark's name ({benchmark.name!r}; give --name)"
     check_name(benchmark.name, what)
-    from .rendered import shipped_folders  # here: rendered reads its names with check_name
-
     if benchmark.name in {folder.name for folder in shipped_folders()}:  # `ihbench build` writes it, with audio
         raise UsageError(f"{what}: {benchmark.name!r} is reserved for a config `ihbench build` writes (the in-house "
                          "benchmark, with its users' audio); choose another name")

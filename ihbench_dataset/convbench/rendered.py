@@ -8,19 +8,14 @@ from pathlib import Path
 
 from ..sources import USER_VOICES
 from .benchmark import ConvBenchmark
-from .importing import CARD_KEY, SETUP_SUFFIX, card_entry, check_name, setup_features, setup_row, turn_features, turn_rows
+from .importing import (CARD_KEY, CONVBENCH_SOURCES, SETUP_SUFFIX, card_entry, check_name, setup_features,  # noqa: F401
+                        setup_row, shipped_folders, turn_features, turn_rows)
 from .checks import check_benchmark
 from .pyfiles import ConvBenchFormatError
 from .read import read_benchmark
 
-CONVBENCH_SOURCES = Path(__file__).parent.parent / "sources" / "convbench"
 #: the voice the in-house turns are spoken in: one voice for the whole call, as the published turns
 VOICE = USER_VOICES[0]
-
-
-def shipped_folders() -> list[Path]:
-    return sorted(folder for folder in CONVBENCH_SOURCES.iterdir() if (folder / "turns.py").is_file()) \
-        if CONVBENCH_SOURCES.is_dir() else []
 
 
 def folder_fingerprint(folder: Path) -> str:

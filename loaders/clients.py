@@ -1,0 +1,37 @@
+"""The OpenAI-compatible clients every request goes through (the model under test's, the judges', the
+simulator's), made in one place, so that what they take from the environment is checked when they are
+made: the key (named by its variable, never shown) and the proxy settings the HTTP client reads. A
+wrong one is one line naming the variable, before any request, not a traceback from inside the client
+or a "connection error" for every item."""
+from __future__ import annotations
+
+import os
+
+from ihbench.dataset.errors import UsageError
+
+PROXY_VARIABLES = ("ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
+
+
+def openai_client(kind, *, base_url, api_key_env: str, timeout: float):
+    """`kind(...)` (openai.OpenAI or AsyncOpenAI), its own retries off: `loaders.retry` is the one policy."""
+    key = os.environ.get(api_key_env) or "EMPTY"
+    if not key.isascii() or not key.isprintable() or any(character.isspace() for character in key):
+        raise UsageError(f"${api_key_env}: the key holds a character an HTTP header cannot carry (a space, a line "
+                         "break, or one beyond ASCII such as a curly quote pasted from a web page); set it to the key "
+                         "alone")
+    try:
+        return kind(base_url=base_url, api_key=key, timeout=timeout, max_retries=0)
+    except ImportError as error:  # a socks5:// proxy, and httpx without its socks extra
+        if "socks" not in str(error).lower():
+            raise
+        raise UsageError(f"a SOCKS proxy is set in the environment ({_set_proxies()}), and the HTTP client needs "
+                         "httpx's socks extra for it: pip install 'httpx[socks]', or unset the variable") from None
+    except Exception as error:  # noqa: BLE001 (httpx's InvalidURL: a proxy URL it cannot parse)
+        if type(error).__name__ != "InvalidURL":
+            raise
+        raise UsageError(f"a proxy set in the environment ({_set_proxies()}) is not a URL the HTTP client can use "
+                         f"({error}); correct or unset it") from None
+
+
+def _set_proxies() -> str:
+    return ", ".join(name for name in PROXY_VARIABLES if os.environ.get(name)) or "a proxy variable"
