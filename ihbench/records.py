@@ -88,6 +88,8 @@ class ResponseRecord:
     #: the model that answered, `loader:model_path` as run.json has them (None: written before it was
     #: kept): a line copied from another model's run is not this run's answer (`RunDir.responses`)
     model: Optional[str] = None
+    #: `settings_digest` of the generation settings it was drawn with (None: before it was kept)
+    generation: Optional[str] = None
     format_version: int = 1
     extra: dict = field(default_factory=dict, compare=False)
 
@@ -133,6 +135,7 @@ class ResponseRecord:
                               + " and there is no error: an answer with no text is an item failure "
                               "(EmptyReplyError), not an answer to judge")
         _check(data, "model", str, optional=True)
+        _check(data, "generation", str, optional=True)
         turns = _check(data, "audio_turns", int, optional=True)
         if turns is not None and turns < 0:
             raise RecordError(f"field 'audio_turns' must be >= 0, got {turns}")
@@ -148,7 +151,7 @@ class ResponseRecord:
         """From format 5 with `check` (its `digest`), which an answer or error edited by hand no longer
         matches; records of earlier formats read back as they were written."""
         data = _to_json(self)
-        for name in ("audio_turns", "model"):  # records of earlier versions read back as they were written
+        for name in ("audio_turns", "model", "generation"):  # records of earlier versions read back as written
             if data[name] is None:
                 data.pop(name)
         return {**data, "check": self.digest} if self.format_version >= CHECKED_FORMAT else data
@@ -270,6 +273,12 @@ RUN_INFO_FORMAT = 2
 #: in run.json's `model`: the loader was an object given from Python, so `model_path`/`loader` are the
 #: caller's labels for it and need not repeat its own description (written by the command line, they must)
 PASSED_IN = "passed_in"
+
+
+def settings_digest(generation: dict) -> str:
+    """Names the generation settings (temperature, top-p, max new tokens, ...) an answer was drawn
+    with, as run.json's `generation` holds them: an answer drawn otherwise is not this run's."""
+    return hashlib.sha256(json.dumps(generation, sort_keys=True).encode("utf-8")).hexdigest()[:12]
 
 
 def described(loader, passed_in: bool) -> dict:

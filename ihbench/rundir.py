@@ -21,7 +21,7 @@ from typing import Iterator, Optional, Sequence
 from ihbench.dataset.errors import IHBenchError
 from ihbench.dataset.io import exclusive, lock_file_for, new_folders, read_json_object, read_records, write_json_atomic
 
-from .records import JudgmentRecord, RecordError, ResponseRecord, RunInfo, read_typed
+from .records import JudgmentRecord, RecordError, ResponseRecord, RunInfo, read_typed, settings_digest
 
 log = logging.getLogger("ihbench")
 
@@ -338,6 +338,7 @@ def _of_the_run(info: Optional[RunInfo]):
     from .seeds import record_seed
 
     model = f"{info.loader}:{info.model_path}" if info and info.loader and info.model_path else None
+    settings = settings_digest(info.generation) if info and isinstance(info.generation, dict) else None
     last: dict = {}
 
     def fits(record: ResponseRecord) -> Optional[str]:
@@ -349,6 +350,9 @@ def _of_the_run(info: Optional[RunInfo]):
         if info and info.seed is not None and record.seed is not None \
                 and record.seed != record_seed(info.seed, record.id, record.epoch):
             return f"its seed is not the one this run (--seed {info.seed}) draws for it: {copied}"
+        if settings and record.generation and record.generation != settings:
+            return ("drawn with other generation settings (--temperature, --top-p, --max-new-tokens, ...) than "
+                    f"this run's: {copied}")
         before = last.get(record.key)
         if before is not None and before.answered and before.item_hash == record.item_hash:
             return (f"a second record of {record.id} epoch {record.epoch}, which an earlier line already answered; "

@@ -23,7 +23,8 @@ from ihbench.dataset.load import recorded_source, same_source
 from ihbench.dataset.redaction import redact
 from ihbench.dataset.schema import EvalItem, canonical_interruption_type
 
-from .records import RECORD_FORMAT, RUN_IDENTITY, RUN_INFO_FORMAT, ResponseRecord, RunInfo, described
+from .records import (RECORD_FORMAT, RUN_IDENTITY, RUN_INFO_FORMAT, ResponseRecord, RunInfo, described,
+                      settings_digest)
 from .rundir import RunDir, latest_responses
 from .seeds import record_seed
 
@@ -278,6 +279,7 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
                     conversation_id=item.conversation_id, interruption_type=item.interruption_type,
                     depth=item.depth, reasoning=response.reasoning,  # a thinking model's thoughts: kept, never judged
                     item_hash=item.content_hash, audio_turns=heard, model=f"{spec.loader}:{spec.model_path}",
+                    generation=settings_digest(identity["generation"]),
                     format_version=RECORD_FORMAT)
                 responses_log.append(record.to_json())
                 if on_record:

@@ -215,7 +215,7 @@ def test_a_run_json_edited_by_hand_is_refused_on_resume_naming_the_field(edit, o
 
 # --- finding 8: a responses line copied from another run ----------------------------------------------
 
-@pytest.mark.parametrize("source", ["another model", "another seed", "a second answer"])
+@pytest.mark.parametrize("source", ["another model", "another seed", "another temperature", "a second answer"])
 def test_a_response_line_not_written_by_the_run_is_left_out_and_answered_by_the_run(source, official, tmp_path,
                                                                                     capsys, monkeypatch):
     """A line copied in from another model's run (or one drawn with another seed), or a second answer
@@ -225,7 +225,8 @@ def test_a_response_line_not_written_by_the_run_is_left_out_and_answered_by_the_
     run = tmp_path / "run"
     with OpenAITestServer() as server:
         assert main([*argv, "--model-path", "m", "--out", str(run), "--base-url", server.base_url]) == 0
-        other = ["--model-path", "m2"] if source == "another model" else ["--model-path", "m", "--seed", "7"]
+        other = {"another model": ["--model-path", "m2"], "another seed": ["--model-path", "m", "--seed", "7"],
+                 "another temperature": ["--model-path", "m", "--temperature", "0.7"]}.get(source, ["--model-path", "m"])
         assert main([*argv, *other, "--out", str(tmp_path / "other"), "--base-url", server.base_url]) == 0
         ours = (run / "responses.jsonl").read_text().splitlines(keepends=True)
         theirs = (tmp_path / "other" / "responses.jsonl").read_text().splitlines(keepends=True)
@@ -240,8 +241,9 @@ def test_a_response_line_not_written_by_the_run_is_left_out_and_answered_by_the_
             why = f"a second record of {mine['id']} epoch 0, which an earlier line already answered"
         else:
             lines = [ours[0], theirs[1]]
-            why = ("answered by openai:m2, and this run's model is openai:m" if source == "another model"
-                   else "its seed is not the one this run (--seed 0) draws for it")
+            why = {"another model": "answered by openai:m2, and this run's model is openai:m",
+                   "another seed": "its seed is not the one this run (--seed 0) draws for it",
+                   "another temperature": "drawn with other generation settings"}[source]
         (run / "responses.jsonl").write_text("".join(lines))
         capsys.readouterr()
         assert main([*argv, "--model-path", "m", "--out", str(run), "--base-url", server.base_url]) == 0
