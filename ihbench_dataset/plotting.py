@@ -30,6 +30,10 @@ _GLYPH_MISSING = r"Glyph \d+ .* missing from (current )?font"
 
 def pyplot():
     _writable_config_folder()
+    # plots here are files, drawn with Agg: a backend inherited from the environment (a Jupyter kernel's
+    # `module://matplotlib_inline...`, a typo) is not this process's, and matplotlib refuses to import
+    # with one it cannot load
+    os.environ.pop("MPLBACKEND", None)
     import matplotlib
 
     matplotlib.use("Agg")

@@ -14,6 +14,14 @@ PROXY_VARIABLES = ("ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "HTTP
 
 def openai_client(kind, *, base_url, api_key_env: str, timeout: float):
     """`kind(...)` (openai.OpenAI or AsyncOpenAI), its own retries off: `loaders.retry` is the one policy."""
+    if base_url is None and not os.environ.get("OPENAI_BASE_URL") and not os.environ.get(api_key_env):
+        raise UsageError(f"no base URL was given, so the server is OpenAI's own, and ${api_key_env} is not set: give "
+                         "the server's URL (a vLLM server needs no key) or set the variable")
+    for variable in ("SSL_CERT_FILE", "SSL_CERT_DIR"):  # read by the HTTP client when it is made
+        value = os.environ.get(variable)
+        if value and not os.path.exists(value):
+            raise UsageError(f"{variable}={value}: no such {'file' if variable.endswith('FILE') else 'folder'}; "
+                             "point it at the certificates, or unset it")
     key = os.environ.get(api_key_env) or "EMPTY"
     if not key.isascii() or not key.isprintable() or any(character.isspace() for character in key):
         raise UsageError(f"${api_key_env}: the key holds a character an HTTP header cannot carry (a space, a line "

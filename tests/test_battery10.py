@@ -517,3 +517,53 @@ def test_a_key_or_proxy_the_http_client_cannot_use_is_one_line_before_any_reques
     err = capsys.readouterr().err
     assert said in err and "Traceback" not in err and "sk-" not in err, err
     assert not (tmp_path / "run").exists()
+
+
+# --- battery 11, tries 66-71: the environment, and options a text run cannot use ------------------------------
+
+@pytest.mark.parametrize("argv, said", [
+    (["run", "--model", "openai", "--model-path", "m", "--modality", "text", "--history-audio", "last:1"],
+     "--history-audio says which user turns are heard as audio; with --modality text none is"),
+    (["barge-in", "--model", "openai", "--model-path", "m", "--modality", "text", "--user-voice", "piper:joe",
+      "--sim-model", "s", "--sim-base-url", "http://127.0.0.1:9/v1"],
+     "--user-voice renders the caller's turns as audio; with --modality text none is"),
+])
+def test_an_audio_option_given_to_a_text_run_is_refused(argv, said, official, tmp_path, capsys):
+    capsys.readouterr()
+    assert main([*argv, "--data", str(official), "--out", str(tmp_path / "r"), "--base-url", "http://127.0.0.1:9/v1",
+                 "--quiet"]) == 2
+    assert said in capsys.readouterr().err and not (tmp_path / "r").exists()
+
+
+def test_an_inherited_matplotlib_backend_does_not_break_the_plots(monkeypatch, tmp_path):
+    import subprocess
+    import sys
+
+    code = "from ihbench.dataset.plotting import pyplot; plt = pyplot(); plt.figure(); plt.savefig(%r)" % str(
+        tmp_path / "p.png")
+    env = {**__import__("os").environ, "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "p.png").is_file()
+
+
+@pytest.mark.parametrize("environment, said", [
+    ({"SSL_CERT_FILE": "/nowhere/ca.pem"}, "SSL_CERT_FILE=/nowhere/ca.pem: no such file"),
+    ({}, "no base URL was given, so the server is OpenAI's own, and $OPENAI_API_KEY is not set"),
+])
+def test_the_judge_checks_its_environment_before_any_work(environment, said, official, tmp_path, capsys,
+                                                         monkeypatch):
+    from test_battery_round3 import _answered
+
+    run = _answered(official, tmp_path / "run", "--limit", "1")
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "SSL_CERT_FILE", "SSL_CERT_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    argv = ["judge", str(run), "--judge-model", "j", "--cache", str(tmp_path / "c.sqlite"), "--quiet"]
+    if environment:
+        argv += ["--judge-base-url", "http://127.0.0.1:9/v1"]
+    capsys.readouterr()
+    assert main(argv) == 2
+    assert said in capsys.readouterr().err
+    assert not (run / "judgments.jsonl").exists() and not (run / "judgments.asked.json").exists()

@@ -44,8 +44,8 @@ def add_parser(add) -> argparse.ArgumentParser:
                         "before its round counts as failed (default 2)")
     p.add_argument("--cache", type=path("file"),
                    help="sqlite cache of the simulator's answers (default ~/.cache/ihbench/judge_cache.sqlite)")
-    p.add_argument("--user-voice", choices=USER_VOICES, default="flite:slt",
-                   help="voice the caller's turns are rendered in (default flite:slt)")
+    p.add_argument("--user-voice", choices=USER_VOICES,
+                   help="voice the caller's turns are rendered in, with --modality audio (default flite:slt)")
     p.add_argument("--limit", type=count(), help="first N conversations that have interruption points")
     p.add_argument("--seed", type=seed(), default=0, help="base seed; each round derives its own (default 0)")
     p.add_argument("--out", required=True, type=path("folder"), help="run directory (resumed when it exists)")
@@ -61,6 +61,10 @@ def main(args: argparse.Namespace) -> int:
     from ihbench.dataset.outputs import check_output_path
     from ihbench.loaders import check_options
 
+    from ihbench.dataset.errors import UsageError
+
+    if args.modality == "text" and args.user_voice is not None:  # nothing is rendered, yet it would be the identity
+        raise UsageError("--user-voice renders the caller's turns as audio; with --modality text none is: leave it out")
     check_output_path(args.out, "--out", may_be=("run",))
     options = dict(args.option or ())
     set_by_flag(options, "base_url", "--base-url", servers(args.base_url))
@@ -68,7 +72,7 @@ def main(args: argparse.Namespace) -> int:
     spec = BargeInSpec(
         loader=args.model, model_path=args.model_path, data=args.data, out=args.out, config=args.config,
         split=args.split, limit=args.limit, concurrency=args.concurrency, modality=args.modality,
-        user_voice=args.user_voice,
+        user_voice=args.user_voice or "flite:slt",
         generation={"max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "top_p": args.top_p},
         seed=args.seed, loader_options=options, sim_model=args.sim_model, sim_base_url=args.sim_base_url,
         sim_temperature=args.sim_temperature, sim_timeout=args.sim_timeout, max_reasks=args.max_reasks,

@@ -70,6 +70,9 @@ def main(args: argparse.Namespace) -> int:
     from ihbench.protocol import parse_history_audio
     from ihbench.runner import RunSpec, run
 
+    if args.modality == "text" and args.history_audio is not None:  # it would do nothing, yet be the run's identity
+        raise UsageError("--history-audio says which user turns are heard as audio; with --modality text none is: "
+                         "leave it out")
     check_output_path(args.out, "--out", may_be=("run",))
     generation = {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "top_p": args.top_p}
     options = dict(args.option or ())
