@@ -38,6 +38,9 @@ RUN_JSON = "run.json"  # ihbench.rundir.RUN_JSON: the data layer names it, it ca
 GENERATE_JSON = "generate.json"  # ihbench.generate.run.INFO, likewise
 TINY_MODEL_JSON = "ihbench_tiny_model.json"  # written by ihbench.loaders.tiny, which reads the name here
 SUMMARY = "summary.json"
+#: left by `ihbench turns` in its output before the first recording: a run stopped before its
+#: summary.json is still known as a turns output, which the same command goes on with
+TURNS_MARKER = ".ihbench-turns"
 SUMMARY_KINDS = {"sid": "sid", "turns": "turns", "ihbench": "report", "cross_benchmark": "report",
                  "convbench": "report"}
 #: a ConversationBench run of the reference harness (our own ConversationBench runs hold one per epoch)
@@ -83,6 +86,8 @@ def folder_kind(folder: Union[str, os.PathLike]) -> Optional[str]:
     kind = _summary_kind(folder / SUMMARY)
     if kind:
         return kind
+    if (folder / TURNS_MARKER).is_file():
+        return "turns"
     if _card_lists_configs(folder / CARD):
         return "dataset"
     return None

@@ -567,3 +567,25 @@ def test_the_judge_checks_its_environment_before_any_work(environment, said, off
     assert main(argv) == 2
     assert said in capsys.readouterr().err
     assert not (run / "judgments.jsonl").exists() and not (run / "judgments.asked.json").exists()
+
+
+def test_a_turns_output_stopped_before_its_summary_is_gone_on_with_by_the_same_command(tmp_path, capsys):
+    """Battery 11: a turns killed after its first recording left a folder its own rerun refused."""
+    import numpy as np
+    import soundfile
+
+    from ihbench.dataset.outputs import TURNS_MARKER, folder_kind
+
+    from ihbench.dataset.tts import RenderCache, get_engine
+
+    speech = RenderCache(tmp_path / "tts").samples(get_engine("flite:slt"), "Hello, I would like to book a table.")
+    wav = tmp_path / "call.wav"
+    soundfile.write(wav, np.stack([speech, np.zeros_like(speech)], axis=1), 16_000)
+    out = tmp_path / "out"
+    assert main(["turns", str(wav), "--out", str(out), "--quiet"]) in (0, 1)
+    assert (out / TURNS_MARKER).is_file()
+    (out / "summary.json").unlink()  # as a run stopped before its summary leaves it
+    assert folder_kind(out) == "turns"
+    capsys.readouterr()
+    assert main(["turns", str(wav), "--out", str(out), "--quiet"]) in (0, 1)
+    assert "not a folder this command wrote" not in capsys.readouterr().err

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional, Sequence, Union
 
+from ihbench.dataset.outputs import TURNS_MARKER
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.floor import FloorLabels, Interval, floor_labels
 from ihbench.dataset.io import write_json_atomic
@@ -269,6 +270,7 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
     pauses = isinstance(judge, SmartTurnJudge)
     started = time.perf_counter()
     with run.writing():
+        (run.path / TURNS_MARKER).touch()  # stopped before its summary, the folder is still known as ours
         with tqdm(total=round(_planned_seconds(plan), 1) or None, unit="s", desc="turns", disable=not progress,
                   bar_format="{l_bar}{bar}| {n:.0f}/{total_fmt} s of audio [{elapsed}<{remaining}]") as bar, \
                 tqdm(total=0, unit="pause", desc=judge.name if pauses else "", position=1,
