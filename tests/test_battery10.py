@@ -446,17 +446,24 @@ def test_an_out_at_the_root_of_the_file_system_is_refused_in_one_line(official, 
         assert "StopIteration" not in err and "Traceback" not in err and "--out: /" in err, err
 
 
-def test_convbench_import_refuses_the_name_of_the_in_house_benchmark_build_writes(tmp_path, capsys):
-    """Battery 11: importing the in-house benchmark's own folder under its own name replaced the build's
-    config (with audio) by a text-only one, without a word."""
+def test_convbench_import_refuses_the_name_of_the_in_house_benchmark_build_writes(built, tmp_path, capsys):
+    """Battery 11: importing the in-house benchmark's own folder under its own name into a built dataset
+    replaced the build's config (with audio) by a text-only one, without a word."""
+    import os
+    import shutil
+
+    from test_battery4_files import _files
+
     from ihbench.dataset.convbench.rendered import shipped_folders
 
     (folder,) = [f for f in shipped_folders() if f.name == "convbench_dev"]
+    data = shutil.copytree(built, tmp_path / "d", copy_function=os.link)
+    before = _files(data)
     capsys.readouterr()
-    assert main(["convbench-import", str(folder), "--out", str(tmp_path / "d"), "--text-only", "--quiet"]) == 2
+    assert main(["convbench-import", str(folder), "--out", str(data), "--text-only", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "'convbench_dev' is reserved for a config `ihbench build` writes" in err, err
-    assert not (tmp_path / "d").exists()
+    assert _files(data) == before
 
 
 def test_a_recording_named_after_the_turns_summary_is_refused_before_the_analysis(tmp_path, capsys):

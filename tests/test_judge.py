@@ -184,7 +184,8 @@ def test_judge_cli(judged_run, tmp_path):
     latest = read_judgments(run_dir / "judgments.jsonl")
     assert {r.outcome for r in latest} == {"judged"} and len(latest) == judged_run["first"].written
     other = subprocess.run([sys.executable, "-m", "ihbench.cli", "judge", str(judged_run["root"] / "run"),
-                            "--judge-model", "judge-y", "--quiet"], capture_output=True, text=True)
+                            "--judge-model", "judge-y", "--judge-base-url", "http://127.0.0.1:9/v1", "--quiet"],
+                           capture_output=True, text=True)
     assert other.returncode == 2 and "judge-x" in other.stderr and "--out" in other.stderr
 
 

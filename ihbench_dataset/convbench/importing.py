@@ -162,7 +162,8 @@ def import_convbench(path, out_dir, *, name: Optional[str] = None, setup=None, s
     benchmark = read.benchmark
     what = "--name" if name else f"the benchmark's name ({benchmark.name!r}; give --name)"
     check_name(benchmark.name, what)
-    if benchmark.name in {folder.name for folder in shipped_folders()}:  # `ihbench build` writes it, with audio
+    # a dataset `ihbench build` made holds the in-house benchmark under its own name, with its users' audio
+    if benchmark.name in {folder.name for folder in shipped_folders()} and BuildDir(out_dir).is_build():
         raise UsageError(f"{what}: {benchmark.name!r} is reserved for a config `ihbench build` writes (the in-house "
                          "benchmark, with its users' audio); choose another name")
     problems = check_calls_against_tools(benchmark, str(Path(path)))
