@@ -270,7 +270,6 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
     pauses = isinstance(judge, SmartTurnJudge)
     started = time.perf_counter()
     with run.writing():
-        (run.path / TURNS_MARKER).touch()  # stopped before its summary, the folder is still known as ours
         with tqdm(total=round(_planned_seconds(plan), 1) or None, unit="s", desc="turns", disable=not progress,
                   bar_format="{l_bar}{bar}| {n:.0f}/{total_fmt} s of audio [{elapsed}<{remaining}]") as bar, \
                 tqdm(total=0, unit="pause", desc=judge.name if pauses else "", position=1,
@@ -293,6 +292,7 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
                                 "pauses": [q.to_json() for q in asked]}
                 elif judge is not None:
                     judged[name] = run_judge(judge, recording)
+                (run.path / TURNS_MARKER).touch()  # stopped before its summary, the folder is still known as ours
                 folder = run.path / name
                 folder.mkdir(parents=True, exist_ok=True)
                 events = analysis.events_json()
