@@ -189,6 +189,13 @@ class OpenAICompatLoader(Loader):
         if taken:
             raise UsageError(f"--option extra_body: {taken[0]!r} is set by ihbench itself ({cls.SET_BY_IHBENCH[taken[0]]}); "
                              "extra_body adds fields to a request, it cannot replace these: leave it out")
+        if not checked.get("base_url") and os.environ.get("OPENAI_BASE_URL"):
+            # the client would send there anyway: named as the server, so run.json records where answers came
+            # from and a resume against another server through the variable is caught
+            try:
+                checked["base_url"] = url().convert(os.environ["OPENAI_BASE_URL"])
+            except ValueError as error:
+                raise UsageError(f"OPENAI_BASE_URL (the server when no --base-url is given): {error}") from None
         return checked
 
     @classmethod

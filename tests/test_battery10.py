@@ -596,3 +596,21 @@ def test_a_turns_output_stopped_before_its_summary_is_gone_on_with_by_the_same_c
     capsys.readouterr()
     assert main(["turns", str(wav), "--out", str(out), "--quiet"]) in (0, 1)
     assert "not a folder this command wrote" not in capsys.readouterr().err
+
+
+def test_a_server_named_by_openai_base_url_is_recorded_as_the_run_s_endpoint(official, tmp_path, capsys,
+                                                                           monkeypatch):
+    """Battery 11, try 70: run.json said null (OpenAI's own) while the variable's server answered, and a
+    resume against another server through the variable was not caught."""
+    run = tmp_path / "run"
+    argv = ["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out", str(run), "--limit",
+            "1", "--quiet"]
+    with OpenAITestServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        assert main(argv) == 0
+        assert json.loads((run / "run.json").read_text())["endpoint"] == server.base_url
+    with OpenAITestServer() as other:
+        monkeypatch.setenv("OPENAI_BASE_URL", other.base_url)
+        capsys.readouterr()
+        assert main(argv) == 2
+        assert "belongs to a different run: endpoint is" in capsys.readouterr().err
