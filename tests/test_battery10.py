@@ -614,3 +614,23 @@ def test_a_server_named_by_openai_base_url_is_recorded_as_the_run_s_endpoint(off
         capsys.readouterr()
         assert main(argv) == 2
         assert "belongs to a different run: endpoint is" in capsys.readouterr().err
+
+
+def test_turns_into_another_systems_output_is_refused_not_replaced(tmp_path, capsys):
+    """Battery 11, try 61: sid keeps another detector's results; turns replaced another system's silently."""
+    import numpy as np
+    import soundfile
+
+    from ihbench.dataset.tts import RenderCache, get_engine
+
+    speech = RenderCache(tmp_path / "tts").samples(get_engine("flite:slt"), "Hello, I would like to book a table.")
+    wav = tmp_path / "call.wav"
+    soundfile.write(wav, np.stack([speech, np.zeros_like(speech)], axis=1), 16_000)
+    out = tmp_path / "out"
+    assert main(["turns", str(wav), "--out", str(out), "--model-name", "A", "--quiet"]) in (0, 1)
+    summary = (out / "summary.json").read_bytes()
+    capsys.readouterr()
+    assert main(["turns", str(wav), "--out", str(out), "--model-name", "B", "--quiet"]) == 2
+    assert "holds the turns results of A; this command would replace them with B's" in capsys.readouterr().err
+    assert (out / "summary.json").read_bytes() == summary
+    assert main(["turns", str(wav), "--out", str(out), "--model-name", "A", "--quiet"]) in (0, 1)  # a rerun

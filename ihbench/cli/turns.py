@@ -40,6 +40,27 @@ def _mean(figure: dict, unit: str = " s") -> str:
     return f"mean {figure['mean']:.3f}{unit}{interval}, median {figure['median']:.3f}{unit} (n={figure['n']})"
 
 
+def _refuse_replacing_another_model(args: argparse.Namespace) -> None:
+    """An --out holding another AI system's turns results is not replaced without a word (as `ihbench
+    sid` keeps another detector's); the same system's again is a rerun."""
+    from pathlib import Path
+
+    from ihbench.dataset.errors import UsageError
+    from ihbench.summaries import SummaryError, SummaryFileError, read_summary
+
+    path = Path(args.out) / "summary.json"
+    if not path.is_file():
+        return
+    try:
+        earlier = read_summary(path)
+    except (SummaryError, SummaryFileError):
+        return  # a damaged summary holds no results anyone could read
+    if getattr(earlier, "kind", None) == "turns" and earlier.model_name != args.model_name:
+        raise UsageError(f"--out: {args.out} holds the turns results of {earlier.model_name or 'an unnamed system'}; "
+                         f"this command would replace them with {args.model_name or 'an unnamed system'}'s: give "
+                         "another --out (or remove that folder first)")
+
+
 def main(args: argparse.Namespace) -> int:
     from ihbench.dataset.errors import UsageError
     from ihbench.dataset.outputs import check_output_path
@@ -48,6 +69,7 @@ def main(args: argparse.Namespace) -> int:
     if args.judge and args.judge_likelihoods:
         raise UsageError("--judge and --judge-likelihoods: give one judge, not both")
     check_output_path(args.out, "--out", may_be=("turns",))
+    _refuse_replacing_another_model(args)
     summary = run_turns(args.audio, args.out, pair=args.pair, swap=args.swap, transcripts=args.transcripts,
                         judge_likelihoods=args.judge_likelihoods, judge=args.judge, model_name=args.model_name,
                         progress=not args.quiet, command=["ihbench", *sys.argv[1:]])
