@@ -20,7 +20,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ihbench.dataset.checks.words import has_visible
 
@@ -273,6 +273,24 @@ RUN_INFO_FORMAT = 2
 #: in run.json's `model`: the loader was an object given from Python, so `model_path`/`loader` are the
 #: caller's labels for it and need not repeat its own description (written by the command line, they must)
 PASSED_IN = "passed_in"
+
+
+def copied_from_another_run(info: Optional["RunInfo"], *, model: Optional[str], modality: Optional[str],
+                            seed: Optional[int], drawn: Callable[[int], int], verb: str, noun: str,
+                            then: str = "") -> Optional[str]:
+    """Why a record (a response, a barge-in round, a ConversationBench turn) is not of the run that
+    holds it, or None: made by another model (`loader:model_path`), in another modality, or drawn
+    with another --seed (`drawn(run seed)`: the seed the run draws for this record). One rule for
+    every record kind, said in each one's words (`verb`, `noun`, `then`: what happens to it next)."""
+    copied = f"not {noun} of this run (copied from another run?); left out{then}"
+    run_model = f"{info.loader}:{info.model_path}" if info and info.loader and info.model_path else None
+    if run_model and model and model != run_model:
+        return f"{verb} by {model}, and this run's model is {run_model}: {copied}"
+    if info and info.modality and modality and modality != info.modality:
+        return f"{verb} in {modality} modality, and this run's is {info.modality}: {copied}"
+    if info and info.seed is not None and seed is not None and seed != drawn(info.seed):
+        return f"its seed is not the one this run (--seed {info.seed}) draws for it: {copied}"
+    return None
 
 
 def settings_digest(generation: dict) -> str:

@@ -21,7 +21,8 @@ from typing import Iterator, Optional, Sequence
 from ihbench.dataset.errors import IHBenchError
 from ihbench.dataset.io import exclusive, lock_file_for, new_folders, read_json_object, read_records, write_json_atomic
 
-from .records import JudgmentRecord, RecordError, ResponseRecord, RunInfo, read_typed, settings_digest
+from .records import (JudgmentRecord, RecordError, ResponseRecord, RunInfo, copied_from_another_run, read_typed,
+                      settings_digest)
 
 log = logging.getLogger("ihbench")
 
@@ -337,22 +338,18 @@ def _of_the_run(info: Optional[RunInfo]):
     added by hand; neither is this run's answer, and the first answer stays the one scored."""
     from .seeds import record_seed
 
-    model = f"{info.loader}:{info.model_path}" if info and info.loader and info.model_path else None
     settings = settings_digest(info.generation) if info and isinstance(info.generation, dict) else None
     last: dict = {}
 
     def fits(record: ResponseRecord) -> Optional[str]:
-        copied = "not an answer of this run (copied from another run?); left out"
-        if model and record.model and record.model != model:
-            return f"answered by {record.model}, and this run's model is {model}: {copied}"
-        if info and info.modality and record.modality and record.modality != info.modality:
-            return f"answered in {record.modality} modality, and this run's is {info.modality}: {copied}"
-        if info and info.seed is not None and record.seed is not None \
-                and record.seed != record_seed(info.seed, record.id, record.epoch):
-            return f"its seed is not the one this run (--seed {info.seed}) draws for it: {copied}"
+        copied = copied_from_another_run(info, model=record.model, modality=record.modality, seed=record.seed,
+                                         drawn=lambda seed: record_seed(seed, record.id, record.epoch),
+                                         verb="answered", noun="an answer")
+        if copied:
+            return copied
         if settings and record.generation and record.generation != settings:
             return ("drawn with other generation settings (--temperature, --top-p, --max-new-tokens, ...) than "
-                    f"this run's: {copied}")
+                    "this run's: not an answer of this run (copied from another run?); left out")
         before = last.get(record.key)
         if before is not None and before.answered and before.item_hash == record.item_hash:
             return (f"a second record of {record.id} epoch {record.epoch}, which an earlier line already answered; "

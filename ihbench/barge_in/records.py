@@ -129,18 +129,14 @@ def of_the_run(info):
     played by another model, or drawn with another --seed, was copied from another barge-in run and is
     not this model's answer; left out, and played again."""
     from ihbench.dataset.schema import item_id
+    from ihbench.records import copied_from_another_run
     from ihbench.seeds import record_seed
 
-    model = f"{info.loader}:{info.model_path}" if info and info.loader and info.model_path else None
-
     def fits(record: "RoundRecord") -> Optional[str]:
-        copied = "not a round of this run (copied from another run?); left out, and played again"
-        if model and record.model and record.model != model:
-            return f"played by {record.model}, and this run's model is {model}: {copied}"
-        if info and info.seed is not None and \
-                record.seed != record_seed(info.seed, item_id(record.conversation_id, record.round), 0):
-            return f"its seed is not the one this run (--seed {info.seed}) draws for it: {copied}"
-        return None
+        return copied_from_another_run(
+            info, model=record.model, modality=None, seed=record.seed, verb="played", noun="a round",
+            drawn=lambda seed: record_seed(seed, item_id(record.conversation_id, record.round), 0),
+            then=", and played again")
 
     return fits
 

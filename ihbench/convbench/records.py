@@ -104,20 +104,14 @@ def of_the_run(info):
     """The check of each turn record against the run that holds it (`info`: its run.json): one
     answered by another model, or in another modality or with another --seed, was copied from another
     run; left out (said naming its line), and played again."""
+    from ihbench.records import copied_from_another_run
     from ihbench.seeds import record_seed
 
-    model = f"{info.loader}:{info.model_path}" if info.loader and info.model_path else None
-
     def fits(record: TurnRecord) -> Optional[str]:
-        copied = "not a turn of this run (copied from another run?); left out, and played again"
-        if model and record.model and record.model != model:
-            return f"answered by {record.model}, and this run's model is {model}: {copied}"
-        if info.modality and record.modality != info.modality:
-            return f"answered in {record.modality} modality, and this run's is {info.modality}: {copied}"
-        if info.seed is not None and record.seed != record_seed(info.seed, f"{record.benchmark}/{record.turn}",
-                                                                record.epoch):
-            return f"its seed is not the one this run (--seed {info.seed}) draws for it: {copied}"
-        return None
+        return copied_from_another_run(
+            info, model=record.model, modality=record.modality, seed=record.seed, verb="answered", noun="a turn",
+            drawn=lambda seed: record_seed(seed, f"{record.benchmark}/{record.turn}", record.epoch),
+            then=", and played again")
 
     return fits
 
