@@ -33,7 +33,7 @@ from .config_cache import ConfigCache
 from .convbench.rendered import shipped_folders
 from .errors import IHBenchError
 from .io import remove_stale_staging, staging_folder
-from .outputs import check_cache_path
+from .outputs import check_cache_path, check_library_caches
 from .parts import (
     Builder,
     conversations_inputs,
@@ -114,6 +114,7 @@ def build(
         from .tts.cache import DEFAULT_WHAT, default_cache_dir
 
         check_cache_path(default_cache_dir(), DEFAULT_WHAT, file=False, dataset=out)
+    check_library_caches(dataset=out)  # `datasets` reads the new folder back through its cache
     out = Path(out).resolve()
     with BuildDir(out).writing():
         return _build_locked(out, sources, cache_dir=cache_dir, progress=progress, sid=sid, sid_sources=sid_sources,

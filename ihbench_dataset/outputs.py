@@ -113,6 +113,8 @@ def check_output_path(path: Union[str, os.PathLike], what: str, *, may_be: Seque
         raise OutputPathError(f"{what}: {path} is {_described(kind, own)}{wanted}")
     if not file and target.is_dir():  # a config folder of a dataset: named as inside it, not as "holds files"
         _refuse_inside(path, what, own)
+    if shared and target == Path(target.anchor):  # its subfolders would sit among the system's own
+        raise OutputPathError(f"{what}: {path} is the file system's root; give a folder of its own")
     if not (file or shared or kind):
         _check_new_or_empty(path, what, target, may_be)
     _refuse_inside(path, what, own)
@@ -193,6 +195,22 @@ def check_cache_path(path: Union[str, os.PathLike], what: str, *, file: bool,
         kind = folder_kind(folder)
         if kind:
             raise _inside(path, what, folder, kind)
+
+
+#: the variables naming where the Hugging Face libraries (and anything following XDG) keep their caches
+LIBRARY_CACHE_VARIABLES = ("XDG_CACHE_HOME", "HF_HOME", "HF_DATASETS_CACHE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE",
+                           "HF_MODULES_CACHE", "HF_EVALUATE_CACHE", "HF_METRICS_CACHE", "TRANSFORMERS_CACHE")
+
+
+def check_library_caches(*, dataset: Optional[Union[str, os.PathLike]] = None) -> None:
+    """The libraries' caches, where a user moved them with a variable, follow the rule of the
+    toolkit's own (`check_cache_path`): `datasets` writes hundreds of megabytes of Arrow files into
+    HF_DATASETS_CACHE on the first read, and inside a dataset folder they would be uploaded with it.
+    Said before any work, naming the variable; a variable left unset keeps the library's default."""
+    for variable in LIBRARY_CACHE_VARIABLES:
+        value = os.environ.get(variable)
+        if value:
+            check_cache_path(os.path.expanduser(value), variable, file=False, dataset=dataset)
 
 
 def _check_new_or_empty(path, what: str, target: Path, may_be: Sequence[str]) -> None:

@@ -634,3 +634,75 @@ def test_turns_into_another_systems_output_is_refused_not_replaced(tmp_path, cap
     assert "holds the turns results of A; this command would replace them with B's" in capsys.readouterr().err
     assert (out / "summary.json").read_bytes() == summary
     assert main(["turns", str(wav), "--out", str(out), "--model-name", "A", "--quiet"]) in (0, 1)  # a rerun
+
+
+@pytest.mark.parametrize("variable", ["HF_DATASETS_CACHE", "HF_HOME", "XDG_CACHE_HOME"])
+def test_a_library_cache_moved_inside_a_dataset_is_refused_before_any_work(variable, official, tmp_path, capsys,
+                                                                          monkeypatch):
+    """Battery 11, G4: with HF_DATASETS_CACHE inside a built dataset, `info` and `run` wrote Arrow files
+    into it, which `publish-dataset` would then upload."""
+    from test_battery4_files import _files
+
+    before = _files(official)
+    monkeypatch.setenv(variable, str(official / "cache"))
+    for argv in (["info", str(official)],
+                 ["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out",
+                  str(tmp_path / "run"), "--base-url", "http://127.0.0.1:9/v1"]):
+        capsys.readouterr()
+        assert main([*argv, "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert f"{variable}: {official / 'cache'} is inside {official}, a dataset folder" in err, err
+    assert _files(official) == before and not (tmp_path / "run").exists()
+    new = tmp_path / "new"  # the folder a build is about to make
+    monkeypatch.setenv(variable, str(new / "cache"))
+    capsys.readouterr()
+    assert main(["build", "--out", str(new), "--quiet"]) == 2
+    assert f"{variable}: {new / 'cache'} is inside the dataset folder being written" in capsys.readouterr().err
+    assert not new.exists()
+
+
+def test_pairs_given_in_a_shell_glob_s_order_are_refused_saying_the_order(tmp_path, capsys):
+    """Battery 11, G9: `*.wav` lists every AI file before every user file; the message said "rename one",
+    a remedy that would let two AI tracks pass as a conversation."""
+    import numpy as np
+    import soundfile
+
+    files = [tmp_path / f"c{n}_{side}.wav" for side in ("ai", "user") for n in (1, 2)]  # the glob's order
+    for wav in files:
+        soundfile.write(wav, np.zeros(16_000, np.float32), 16_000)
+    capsys.readouterr()
+    assert main(["turns", *map(str, files), "--pair", "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "both make recording 'c'; --pair reads the files two by two, each conversation's AI file followed by " \
+           "its user file" in err and "rename one" not in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_judgments_outside_the_run_s_folder_are_refused_as_nothing_reads_them(official, tmp_path, capsys):
+    """Battery 11, G12: `judge --out elsewhere.jsonl` judged the run, then `report` called it unjudged."""
+    run = tmp_path / "run"
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out", str(run),
+                     "--limit", "1", "--base-url", server.base_url, "--quiet"]) == 0
+    out = tmp_path / "elsewhere.jsonl"
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        capsys.readouterr()
+        assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", judge.base_url, "--out", str(out),
+                     "--quiet"]) == 2
+        assert judge.requests == []
+    err = capsys.readouterr().err
+    assert f"--out: {out} is outside the run's folder ({run}), and `ihbench report` reads a run's judgments only " \
+           f"from its own folder (judgments*.jsonl); give a name there, such as {run / 'judgments-MODEL.jsonl'}" \
+           in err, err
+    assert not out.exists() and not list(tmp_path.glob("*.asked.json"))
+
+
+def test_export_into_the_root_of_the_file_system_is_refused(official, capsys):
+    """Noticed in battery 11: export's --out is shared (one subfolder per conversation), and `/` took them."""
+    import os
+
+    before = set(os.listdir("/"))
+    capsys.readouterr()
+    assert main(["export", str(official), "--out", "/", "--quiet"]) == 2
+    assert "--out: / is the file system's root; give a folder of its own" in capsys.readouterr().err
+    assert set(os.listdir("/")) == before

@@ -49,7 +49,7 @@ def test_a_judgments_file_in_the_run_s_folder_must_be_named_as_the_report_reads_
                  str(run / "j2.jsonl"), "--quiet"]) == 2
     assert _one_error(capsys, "judge").endswith(
         f"--out: {run / 'j2.jsonl'} is in the run's folder, where `ihbench report` reads the judgments files named "
-        "judgments*.jsonl; name it so (judgments-MODEL.jsonl, say), or write it outside the run")
+        "judgments*.jsonl; name it so (judgments-MODEL.jsonl, say)")
     assert not (run / "j2.jsonl").exists()
 
 

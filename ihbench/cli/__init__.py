@@ -102,6 +102,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     logger.propagate = False
     try:
         with libraries_quiet(args.quiet), library_warnings(args.quiet, args.command), _terminate_as_interrupt():
+            from ihbench.dataset.outputs import check_library_caches
+
+            check_library_caches()  # before any command reads a dataset or loads a model
             return args.func(args)
     except IHBenchError as error:  # meant for the user: one line; anything else is a bug and keeps its traceback
         if _debug(args):

@@ -145,8 +145,9 @@ def _judge_convbench(args, backend, cache) -> int:
 
 
 def _check_judgments_path(out, run) -> None:
-    """Not one of the run's own files (its records would be mixed with judgments), and not inside
-    another run's folder (that run's judge and report would read them as its own)."""
+    """In the run's own folder, named as `ihbench report` looks for judgments, and not one of the
+    run's own files (its records would be mixed with judgments); not inside another run's folder (that
+    run's judge and report would read them as its own), nor anywhere else (nothing would read them)."""
     import fnmatch
     from pathlib import Path
 
@@ -161,7 +162,10 @@ def _check_judgments_path(out, run) -> None:
     if (folder / RUN_JSON).is_file() and folder != run.resolve():
         raise OutputPathError(f"--out: {out} is inside another run's folder ({folder}), not {run}'s: its judge and "
                               "report would take these judgments for its own")
-    if folder == run.resolve() and not fnmatch.fnmatch(out.name, "judgments*.jsonl"):
+    if folder != run.resolve():  # nothing would read it: the report would then call the run unjudged
+        raise OutputPathError(f"--out: {out} is outside the run's folder ({run}), and `ihbench report` reads a "
+                              "run's judgments only from its own folder (judgments*.jsonl); give a name there, "
+                              f"such as {run / 'judgments-MODEL.jsonl'}")
+    if not fnmatch.fnmatch(out.name, "judgments*.jsonl"):
         raise OutputPathError(f"--out: {out} is in the run's folder, where `ihbench report` reads the judgments "
-                              "files named judgments*.jsonl; name it so (judgments-MODEL.jsonl, say), or write it "
-                              "outside the run")
+                              "files named judgments*.jsonl; name it so (judgments-MODEL.jsonl, say)")

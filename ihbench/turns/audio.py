@@ -147,11 +147,24 @@ def plan_recordings(paths: Sequence, *, pair: bool = False) -> list[tuple[str, t
             raise UsageError(f"AUDIO: {files[0]} makes the recording name {name!r}, which cannot name its output "
                              "folder; rename the file")
         if name in seen:
-            raise UsageError(f"AUDIO: {files[0]} and {seen[name][0]} both make recording {name!r}; recordings "
-                             "are named after their files, so rename one")
+            raise UsageError(_clash(name, seen[name], files))
         seen[name] = files
         plan.append((name, files))
     return plan
+
+
+def _clash(name: str, first: tuple, second: tuple) -> str:
+    """Two recordings with one name. With --pair the likely cause is the order, not the names: a
+    shell glob (`*.wav`) lists every AI file before every user file, so each "pair" is one speaker's
+    side of two conversations, and renaming would only hide that."""
+    if len(first) == 2:
+        return (f"AUDIO: the pairs ({first[0]}, {first[1]}) and ({second[0]}, {second[1]}) both make recording "
+                f"{name!r}; --pair reads the files two by two, each conversation's AI file followed by its user "
+                "file (call1_ai.wav call1_user.wav call2_ai.wav ...), while a shell glob such as *.wav lists one "
+                "speaker's files first: give them in pairs, or, if they are, rename the files so that each pair "
+                "shares its own name")
+    return (f"AUDIO: {second[0]} and {first[0]} both make recording {name!r}; recordings are named after their "
+            "files, so rename one")
 
 
 def read_recording(files: Sequence[Path], *, swap: bool = False) -> TwoChannel:
