@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional, Sequence
 from .errors import UsageError
 
 __all__ = ["ArgType", "ArgumentValueError", "boolean", "check_all", "choice", "concurrency", "count", "device", "each",
-           "env_var_name", "epoch", "epochs", "folder_name", "json_value", "key_value", "milliseconds", "model_name",
+           "data_source", "env_var_name", "epoch", "epochs", "folder_name", "json_value", "key_value", "milliseconds", "model_name",
            "names", "noise_clips", "number", "path", "rounds", "seed", "temperature", "tokens", "url", "whole",
            "whole_numbers"]
 
@@ -334,6 +334,14 @@ class Name(ArgType):
 
 
 @dataclass(frozen=True, repr=False)
+class DataSource(Name):
+    """A dataset: a folder or a Hub id. Empty or blank is refused here, as the option's own error:
+    `Path("")` is the current folder, and a command given '' read (or uploaded) whatever was there."""
+
+    expected = "a dataset folder or a Hub id"
+
+
+@dataclass(frozen=True, repr=False)
 class FolderName(Name):
     """One folder's name, joined to a folder the command reads (`convbench-import --speaker`:
     real_audio/SPEAKER/): not empty, no path separator, not '.' or '..'. `--speaker ../../etc`
@@ -546,6 +554,10 @@ def each(item: ArgType) -> Each:
 
 def model_name() -> Name:
     return Name()
+
+
+def data_source() -> DataSource:
+    return DataSource()
 
 
 def folder_name() -> FolderName:

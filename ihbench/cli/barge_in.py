@@ -6,15 +6,15 @@ import sys
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import (concurrency, count, key_value, model_name, path, rounds, seed, temperature,
-                                          timeout_seconds, url)
+    from ihbench.dataset.argtypes import (concurrency, count, data_source, key_value, model_name, path, rounds, seed,
+                                          temperature, timeout_seconds, url)
     from ihbench.dataset.sources import USER_VOICES
     from ihbench.loaders.base import GENERATION_TYPES as GENERATION
 
     p = add("barge-in", help="play each conversation of a suite on-policy: the model writes every turn, a simulated "
                              "caller cuts into its own sentences at the suite's points, and each point gets its rubric "
                              "and baseline before the model recovers (resumable run folder)")
-    p.add_argument("--data", required=True, help="dataset directory or hub id (an IHBench suite)")
+    p.add_argument("--data", type=data_source(), required=True, help="dataset directory or hub id (an IHBench suite)")
     p.add_argument("--config", type=model_name(), help="conversations (the default and only one)")
     p.add_argument("--split", help="split (default: the only one, or test/dev)")
     p.add_argument("--model", required=True, help="loader name of the model under test (see `ihbench models`)")

@@ -5,7 +5,7 @@ import argparse
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import key_value, model_name
+    from ihbench.dataset.argtypes import data_source, key_value, model_name
     from ihbench.loaders.base import GENERATION_TYPES as GENERATION
 
     doctor = add("doctor", help="check a local checkpoint in seconds (config, tokenizer, processor and chat template; "
@@ -15,7 +15,8 @@ def add_parser(add) -> argparse.ArgumentParser:
                         help="local model directory or cached hub id")
     doctor.add_argument("--option", action="append", type=key_value(), metavar="KEY=VALUE",
                         help="loader options as for `ihbench run` (revision, thinking, ...)")
-    doctor.add_argument("--data", help="dataset directory: its deepest point is checked against the context "
+    doctor.add_argument("--data", type=data_source(),
+                        help="dataset directory: its deepest point is checked against the context "
                                        "(without it, the context check is skipped)")
     doctor.add_argument("--config", type=model_name(), help="dataset config (default conversations)")
     doctor.add_argument("--split", help="dataset split")

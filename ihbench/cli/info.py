@@ -5,8 +5,10 @@ import argparse
 
 
 def add_parser(add) -> argparse.ArgumentParser:
+    from ihbench.dataset.argtypes import data_source
+
     info = add("info", help="summary statistics of a dataset (built dir or hub id)")
-    info.add_argument("data", help="dataset directory or hub id")
+    info.add_argument("data", type=data_source(), help="dataset directory or hub id")
     info.add_argument("--split", help="split (default: the only one, or test/dev)")
     info.set_defaults(func=main)
     return info

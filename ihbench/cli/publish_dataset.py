@@ -7,8 +7,11 @@ from .common import print_plan
 
 
 def add_parser(add) -> argparse.ArgumentParser:
+    from ihbench.dataset.argtypes import data_source
+
     publish_data = add("publish-dataset", help="push a built dataset folder to the Hub as a dataset repository")
-    publish_data.add_argument("data", help="folder written by `ihbench build` (checked readable before upload)")
+    publish_data.add_argument("data", type=data_source(),
+                              help="folder written by `ihbench build` (checked readable before upload)")
     publish_data.add_argument("--repo", required=True, help="Hub dataset id, NAMESPACE/NAME")
     publish_data.add_argument("--private", action="store_true", help="create the repository as private")
     publish_data.add_argument("--dry-run", action="store_true", help="check and list, upload nothing")

@@ -7,11 +7,12 @@ from .common import print_plan
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import path
+    from ihbench.dataset.argtypes import data_source, path
 
     publish_space = add("publish-space", help="stage the Gradio Space (app, toolkit, data) and push it to the Hub")
     publish_space.add_argument("--repo", required=True, help="Hub Space id, NAMESPACE/NAME")
-    publish_space.add_argument("--data", help="a Hub dataset id (set as the Space variable IHBENCH_DATA) or a built "
+    publish_space.add_argument("--data", type=data_source(),
+                               help="a Hub dataset id (set as the Space variable IHBENCH_DATA) or a built "
                                "folder (copied into the Space); without it the Space asks for IHBENCH_DATA")
     publish_space.add_argument("--private", action="store_true", help="create the Space as private")
     publish_space.add_argument("--dry-run", action="store_true", help="stage and list, upload nothing")

@@ -6,8 +6,8 @@ import sys
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import (concurrency, count, epochs, key_value, model_name, names, path, rounds, seed,
-                                          url, whole_numbers)
+    from ihbench.dataset.argtypes import (concurrency, count, data_source, epochs, key_value, model_name, names, path,
+                                          rounds, seed, url, whole_numbers)
     from ihbench.dataset.schema import INTERRUPTION_TYPES, canonical_interruption_type
     from ihbench.loaders.base import GENERATION_TYPES as GENERATION
 
@@ -16,7 +16,7 @@ def add_parser(add) -> argparse.ArgumentParser:
     run.add_argument("--model", required=True, help="loader name (see `ihbench models`)")
     run.add_argument("--model-path", required=True, type=model_name(),
                      help="local model directory, cached hub id, or served model name")
-    run.add_argument("--data", required=True, help="dataset directory or hub id")
+    run.add_argument("--data", type=data_source(), required=True, help="dataset directory or hub id")
     run.add_argument("--config", type=model_name(), help="conversations (default) or interruptions; or a ConversationBench config "
                                       "(convbench_dev, or one added by convbench-import)")
     run.add_argument("--split", help="split (default: the only one, or test/dev)")

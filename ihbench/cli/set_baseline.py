@@ -5,11 +5,11 @@ import argparse
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import epoch, path
+    from ihbench.dataset.argtypes import data_source, epoch, path
 
     rebase = add("set-baseline", help="make one epoch of a run's responses the baselines of a copy of its dataset")
     rebase.add_argument("run", type=path("folder"), help="run directory that covered every point of --data")
-    rebase.add_argument("--data", required=True, help="the built dataset folder the run used")
+    rebase.add_argument("--data", type=data_source(), required=True, help="the built dataset folder the run used")
     rebase.add_argument("--out", required=True, type=path("folder"),
                         help="new dataset folder to write (must not exist)")
     rebase.add_argument("--epoch", type=epoch(), default=0, help="which epoch's responses to use (default 0)")

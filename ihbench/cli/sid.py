@@ -7,11 +7,12 @@ import sys
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import count, key_value, milliseconds, number, path, model_name, url
+    from ihbench.dataset.argtypes import count, data_source, key_value, milliseconds, number, path, model_name, url
     from ihbench.sid.sweep import DEFAULT_TIMEOUTS, thresholds_type, timeouts_type
 
     sid = add("sid", help="semantic interruption detection: FIR, IRL, APT")
-    sid.add_argument("--data", required=True, help="dataset directory with sid_* configs, or a SID-Bench folder")
+    sid.add_argument("--data", type=data_source(),
+                     required=True, help="dataset directory with sid_* configs, or a SID-Bench folder")
     sid.add_argument("--config", type=model_name(), default="sid_en", help="sid_en, sid_zh, sid_noise, ... (default sid_en)")
     sid.add_argument("--out", required=True, type=path("folder"),
                      help="run folder for predictions.jsonl, summary.json and plots")

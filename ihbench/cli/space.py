@@ -5,10 +5,11 @@ import argparse
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import whole
+    from ihbench.dataset.argtypes import data_source, whole
 
     space = add("space", help="serve the Gradio Space locally (Browse, Evaluate, Detect, Metrics, Leaderboard)")
-    space.add_argument("--data", help="dataset folder or Hub id (default: $IHBENCH_DATA, else ./data/ihbench-dev)")
+    space.add_argument("--data", type=data_source(),
+                       help="dataset folder or Hub id (default: $IHBENCH_DATA, else ./data/ihbench-dev)")
     space.add_argument("--port", type=whole(min=1, max=65535), default=7860, help="port (default 7860)")
     space.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; 0.0.0.0 for "
                        "every interface)")

@@ -40,12 +40,16 @@ CITATION = """\
 KWARGS_DESCRIPTION = """
 Args:
     predictions (`list` of `dict`): per clip, the detector's output {"total_nonbreak": bool,
-        "break_time": float seconds}. When total_nonbreak is True, break_time is ignored (SID-Bench
-        files use -1). A break_time past the clip's duration (a detector that waited for trailing
-        silence) is scored as a late detection, as the reference notebook does.
+        "break_time": float seconds}. When total_nonbreak is True, give break_time -1, as SID-Bench
+        files do: the reference notebook compares the times before the flags, so a "no break"
+        prediction whose break_time lies within tolerance of the true break counts as a hit, in
+        both definitions. A break_time past the clip's duration (a detector that waited for
+        trailing silence) is scored as a late detection, as the reference notebook does. Other
+        keys of a row (a dataset row's audio or id) are left out.
     references (`list` of `dict`): per clip, the ground truth {"total_nonbreak": bool,
         "break_time": float, "duration": float}, aligned with predictions (join by audio file
         first). SID-Bench stores break_time == duration on non-break clips; that is accepted.
+        Other keys are left out, so a SID config's rows can be given as they are.
     tolerance (`float`, default 0.05): a prediction within +-tolerance seconds of the true break
         counts as exact (checked as `true - tol <= predicted <= true + tol`, as the notebook does).
 Returns:
@@ -122,6 +126,12 @@ def check_inputs(predictions, references):
         predicted_time = _number(prediction["break_time"], f"predictions[{index}]['break_time']")
         if not predicted_nonbreak and predicted_time < 0:
             raise ValueError(f"predictions[{index}]['break_time']: negative time {predicted_time} on a break prediction")
+
+
+def only_fields(rows, fields):
+    """The scored fields of each row: `evaluate` encodes rows by the module's features and fails
+    with a bare KeyError on any other key (a dataset row's audio, id)."""
+    return [{field: row[field] for field in fields} for row in rows]
 
 
 def _mean(values):
@@ -205,11 +215,14 @@ class SidMetric:
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Rows are checked as they arrive, so an error names the index in this batch."""
         check_inputs(predictions, references)
-        return super().add_batch(predictions=predictions, references=references, **kwargs)
+        return super().add_batch(predictions=only_fields(predictions, PREDICTION_FEATURES),
+                                 references=only_fields(references, REFERENCE_FEATURES), **kwargs)
 
     def add(self, *, prediction=None, reference=None, **kwargs):
         """One row, checked as it arrives."""
         check_inputs([prediction], [reference])
+        (prediction,), (reference,) = only_fields([prediction], PREDICTION_FEATURES), \
+            only_fields([reference], REFERENCE_FEATURES)
         return super().add(prediction=prediction, reference=reference, **kwargs)
 
     def compute(self, *, predictions=None, references=None, **kwargs):
@@ -219,7 +232,8 @@ class SidMetric:
         if predictions is None and references is None:
             return super().compute(**kwargs)
         check_inputs(predictions, references)
-        return super().compute(predictions=predictions, references=references, **kwargs)
+        return super().compute(predictions=only_fields(predictions, PREDICTION_FEATURES),
+                               references=only_fields(references, REFERENCE_FEATURES), **kwargs)
 
     def _compute(self, predictions, references, tolerance=0.05):
         definition = "notebook" if self.config_name == "default" else self.config_name
