@@ -29,13 +29,23 @@ class LogisticFit:
 
 
 def _vector(values, name: str) -> np.ndarray:
-    array = np.asarray(values, dtype=np.float64)
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):  # a string, None, a ragged list: said as the others are, naming the item
+        bad = next((i for i, value in enumerate(values) if not _is_number(value)), 0) \
+            if isinstance(values, (list, tuple)) else None
+        where = f"{name}[{bad}]" if bad is not None else name
+        raise UsageError(f"{where}: not a number") from None
     if array.ndim != 1 or array.size == 0:
         raise UsageError(f"{name}: expected a non-empty 1-D sequence of numbers")
     bad = np.flatnonzero(~np.isfinite(array))
     if bad.size:
         raise UsageError(f"{name}[{bad[0]}]: not a finite number")
     return array
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
 def _same_length(a: np.ndarray, b: np.ndarray, names: str) -> None:
@@ -132,6 +142,11 @@ def cohen_kappa(a: Sequence, b: Sequence) -> Optional[float]:
         raise UsageError(f"a, b: lengths differ ({len(a)} vs {len(b)})")
     if len(a) == 0:
         raise UsageError("a, b: empty input")
+    for name, labels_given in (("a", a), ("b", b)):  # NaN != NaN: each would be a label of its own
+        bad = next((i for i, label in enumerate(labels_given) if label is None or
+                    isinstance(label, (float, np.floating)) and not np.isfinite(label)), None)
+        if bad is not None:
+            raise UsageError(f"{name}[{bad}]: not a label ({labels_given[bad]!r})")
     labels = sorted(set(a) | set(b), key=str)
     index = {label: i for i, label in enumerate(labels)}
     table = np.zeros((len(labels), len(labels)))
@@ -172,6 +187,8 @@ def spearman_permutation(a: Sequence[float], b: Sequence[float], *, n_resamples:
     which is scipy's spearmanr."""
     from scipy import stats
 
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
+        raise UsageError(f"n_resamples: expected a whole number >= 1, got {n_resamples!r}")
     a, b = _vector(a, "a"), _vector(b, "b")
     _same_length(a, b, "a, b")
     if a.size < 3:

@@ -261,6 +261,10 @@ def _card_configs(text: str) -> list[dict]:
         raise _CardError(f"the card's metadata cannot be read ({said}); {AGAIN}") from None
     if not isinstance(configs, list) or not all(isinstance(entry, dict) for entry in configs):
         raise _CardError("`configs:` must be a list of entries")
+    names = [entry.get("config_name", "default") for entry in configs]
+    twice = next((name for name in names if names.count(name) > 1), None)
+    if twice is not None:  # `datasets` would read one entry's files under the other's columns
+        raise _CardError(f"`configs:` lists config {twice!r} {names.count(twice)} times; each config once")
     return configs
 
 

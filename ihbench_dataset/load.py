@@ -134,6 +134,8 @@ def resolve_source(source: Union[str, os.PathLike]) -> tuple[str, str]:
     if not text.strip():  # Path("") is the current folder: an empty --data must not read whatever is here
         raise DataSourceError("expected a dataset folder or a Hub id, got an empty string")
     path = Path(text).expanduser()
+    if path.is_symlink() and not path.exists():  # not a Hub id either: a folder that was moved or deleted
+        raise DataSourceError(f"{text}: a symlink to {os.readlink(path)}, which does not exist")
     if path.exists():
         if not path.is_dir():
             raise DataSourceError(f"{text}: expected a dataset directory (built by `ihbench build`), got a file")

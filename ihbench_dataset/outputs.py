@@ -38,9 +38,11 @@ RUN_JSON = "run.json"  # ihbench.rundir.RUN_JSON: the data layer names it, it ca
 GENERATE_JSON = "generate.json"  # ihbench.generate.run.INFO, likewise
 TINY_MODEL_JSON = "ihbench_tiny_model.json"  # written by ihbench.loaders.tiny, which reads the name here
 SUMMARY = "summary.json"
-#: left by `ihbench turns` in its output before the first recording: a run stopped before its
-#: summary.json is still known as a turns output, which the same command goes on with
-TURNS_MARKER = ".ihbench-turns"
+#: left in an output folder by the command that writes it, before its first file (`claim_output`):
+#: a folder whose command was stopped before its summary.json is still known as that command's,
+#: which goes on with it (turns) or writes it again (sid, report), rather than refusing it
+OUTPUT_MARKERS = {"turns": ".ihbench-turns", "sid": ".ihbench-sid", "report": ".ihbench-report"}
+TURNS_MARKER = OUTPUT_MARKERS["turns"]
 SUMMARY_KINDS = {"sid": "sid", "turns": "turns", "ihbench": "report", "cross_benchmark": "report",
                  "convbench": "report"}
 #: a ConversationBench run of the reference harness (our own ConversationBench runs hold one per epoch)
@@ -86,11 +88,22 @@ def folder_kind(folder: Union[str, os.PathLike]) -> Optional[str]:
     kind = _summary_kind(folder / SUMMARY)
     if kind:
         return kind
-    if (folder / TURNS_MARKER).is_file():
-        return "turns"
+    for kind, marker in OUTPUT_MARKERS.items():
+        if (folder / marker).is_file():
+            return kind
     if _card_lists_configs(folder / CARD):
         return "dataset"
     return None
+
+
+def claim_output(folder: Union[str, os.PathLike], kind: str) -> Path:
+    """Makes the output folder a command is about to write (checked by `check_output_path` first) and
+    marks it as `kind`'s, unless it is a folder of the toolkit's already (a run the report goes into)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    if folder_kind(folder) is None:
+        (folder / OUTPUT_MARKERS[kind]).touch()
+    return folder
 
 
 def check_output_path(path: Union[str, os.PathLike], what: str, *, may_be: Sequence[str] = (),
@@ -118,7 +131,40 @@ def check_output_path(path: Union[str, os.PathLike], what: str, *, may_be: Seque
     if not (file or shared or kind):
         _check_new_or_empty(path, what, target, may_be)
     _refuse_inside(path, what, own)
+    _refuse_kept_elsewhere(path, what, own)
     _check_creatable(path, what, own)
+
+
+def _refuse_kept_elsewhere(path, what: str, own: Path) -> None:
+    """Nor inside what is not the user's to write: the installed toolkit (a report written into a
+    metric module's folder is read by `evaluate.load` and uploaded by `publish-metrics`; a pip
+    upgrade removes it), or a cache the toolkit or its libraries keep and prune."""
+    for folder, described in _kept_elsewhere():
+        if own == folder or folder in own.parents:
+            raise OutputPathError(f"{what}: {path} is inside {described} ({folder}); give a folder of your own")
+
+
+def _kept_elsewhere() -> list[tuple[Path, str]]:
+    import sys
+
+    from .io.cache import cache_root
+
+    places = [(Path(__file__).resolve().parent, "the installed toolkit's files")]
+    for name in ("ihbench", "ihbench.loaders"):  # the upper layers, as far as they are loaded (not imported here)
+        module = sys.modules.get(name)
+        if getattr(module, "__file__", None):
+            folder = Path(module.__file__).resolve().parent
+            places += [(folder, "the installed toolkit's files")]
+            places += [((folder / shipped).resolve(), "the installed toolkit's files") for shipped in ("metrics", "spaces")
+                       if name == "ihbench" and (folder / shipped).is_dir()]
+    hugging_face = os.environ.get("HF_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME") or "~/.cache",
+                                                              "huggingface")
+    places.append((Path(os.path.expanduser(hugging_face)).resolve(), "the Hugging Face cache"))
+    places += [(Path(os.path.expanduser(os.environ[variable])).resolve(), f"the cache {variable} names")
+               for variable in LIBRARY_CACHE_VARIABLES if variable not in ("XDG_CACHE_HOME", "HF_HOME")
+               and os.environ.get(variable)]
+    places.append((Path(cache_root()).resolve(), "the toolkit's cache"))
+    return places
 
 
 def _refuse_dangling_link(path, what: str) -> None:

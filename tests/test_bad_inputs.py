@@ -240,7 +240,7 @@ SID_LLM = ["sid", "--data", "d", "--config", "sid_dev_en", "--out", "sx", "--det
     (["sid", "--data", "d", "--out", "sx", "--detector", "audio-llm"], "--detector audio-llm needs --model"),
     (["generate", "--llm-model", "m", "--domain", "telecom", "--goal", "   ", "--out", "g"], "argument --goal"),
     (RUN + ["--config", ""], "argument --config: expected a non-empty name"),
-    (["info", ""], "expected a dataset folder or a Hub id, got an empty string"),
+    (["info", ""], "argument data: expected a dataset folder or a Hub id, got ''"),
     (["models", "foo"], "unrecognized arguments: foo"),
     (["space", "--port", "70000"], "argument --port: expected a whole number from 1 to 65535, got '70000'"),
     (["run", "--model", "qwen2-audio", "--model-path", "tiny", "--data", "data", "--out", "rt", "--option",

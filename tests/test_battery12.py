@@ -2,6 +2,9 @@
 new user would. Stand-ins are named where used (scripted OpenAI-compatible servers on loopback)."""
 import pytest
 from metric_modules import load
+from openai_test_server import OpenAITestServer
+from test_battery10 import official  # noqa: F401 (fixture: a dataset in the official layout)
+from test_convbench_judge import played, run  # noqa: F401 (fixtures: a judged-able ConversationBench run)
 
 from ihbench.cli import main
 
@@ -63,3 +66,219 @@ def test_an_empty_dataset_is_refused_when_parsed_not_read_as_the_current_folder(
     err = capsys.readouterr().err
     assert "expected a dataset folder or a Hub id, got" in err and "Traceback" not in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["README.md"]
+
+
+@pytest.mark.parametrize("field, value, said", [("input", "   ", "blank"), ("golden_text", "", "empty")])
+def test_a_benchmark_turn_that_says_nothing_is_refused_at_import(field, value, said, tmp_path, capsys):
+    """H4: a blank `input` was imported, sent to the model as a blank user turn, answered and judged."""
+    from convbench_layout import TURNS, write_benchmark_folder
+
+    folder = write_benchmark_folder(tmp_path, audio=False)
+    turns = [dict(turn) for turn in TURNS]
+    turns[1][field] = value
+    (folder / "turns.py").write_text((folder / "turns.py").read_text().replace(repr(TURNS), repr(turns)))
+    capsys.readouterr()
+    assert main(["convbench-import", str(folder), "--text-only", "--out", str(tmp_path / "d"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"turns.py: turn 1: `{field}` is {said}; it is" in err, err
+    assert not (tmp_path / "d").exists()
+
+
+def test_a_card_listing_a_config_twice_is_refused_naming_it(tmp_path, capsys):
+    """H5: a card with `config_name: conversations` twice was read as one config with another's
+    columns ("column 'num_turns' is missing")."""
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "official")
+    card = data / "README.md"
+    card.write_text(card.read_text().replace("config_name: baseline", "config_name: conversations"))
+    for argv in (["info", str(data)], ["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out",
+                                       str(tmp_path / "run"), "--base-url", "http://127.0.0.1:9/v1"]):
+        capsys.readouterr()
+        assert main([*argv, "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert f"{card}: `configs:` lists config 'conversations' 2 times; each config once" in err, err
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("kind", ["file", "link to nothing", "file named like a Hub id"])
+def test_publish_space_refuses_a_local_path_that_is_no_dataset_folder(kind, tmp_path, capsys, monkeypatch):
+    """H6: `--data dev/README.md` (or a dangling link, or a file org/mydata) was set as the Space's
+    IHBENCH_DATA, taken for a Hub id."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "org").mkdir()
+    if kind == "link to nothing":
+        (tmp_path / "org" / "dang").symlink_to(tmp_path / "gone")
+        data, said = "org/dang", f"--data: org/dang: a symlink to {tmp_path / 'gone'}, which does not exist"
+    else:
+        data = "org/README.md" if kind == "file" else "org/mydata"
+        (tmp_path / data).write_text("text\n")
+        said = f"--data: {data}: expected a dataset directory (built by `ihbench build`), got a file"
+    capsys.readouterr()
+    assert main(["publish-space", "--repo", "a/b", "--data", data, "--dry-run", "--staging-dir",
+                 str(tmp_path / "stage"), "--quiet"]) == 2
+    assert said in capsys.readouterr().err
+    assert not (tmp_path / "stage").exists()
+
+
+@pytest.mark.parametrize("call, said", [
+    (lambda s: s.cohen_kappa([float("nan"), 1], [1, 1]), "a[0]: not a label (nan)"),
+    (lambda s: s.cohen_kappa(["x", "y"], ["x", None]), "b[1]: not a label (None)"),
+    (lambda s: s.spearman([1, "two", 3], [1, 2, 3]), "a[1]: not a number"),
+    (lambda s: s.pearson([1, 2, 3], [1, None, 3]), "b[1]: not a finite number"),
+    (lambda s: s.spearman_permutation([1, 2, 3], [1, 3, 2], n_resamples=0),
+     "n_resamples: expected a whole number >= 1, got 0"),
+])
+def test_the_statistics_refuse_what_is_not_a_number_or_a_label_naming_it(call, said):
+    """H7: cohen_kappa counted NaN as a label of its own (0.0); spearman with a string and
+    spearman_permutation(n_resamples=0) raised float()'s and scipy's own errors."""
+    from ihbench import stats
+    from ihbench.dataset.errors import UsageError
+
+    with pytest.raises(UsageError) as error:
+        call(stats)
+    assert str(error.value) == said
+
+
+@pytest.mark.parametrize("argv", [["models"], ["info", "{data}"]])
+def test_a_reader_that_quits_early_is_not_reported_as_an_error(argv, tmp_path):
+    """H8: `ihbench info DATA | head -1` said "ihbench info: error: Broken pipe" and exited 2."""
+    import subprocess
+    import sys
+
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "official")
+    process = subprocess.Popen([sys.executable, "-m", "ihbench.cli", *[a.replace("{data}", str(data)) for a in argv]],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process.stdout.close()  # the reader is gone before the first line is written: every write meets EPIPE
+    err = process.stderr.read()
+    assert process.wait(timeout=300) == 141
+    assert "Broken pipe" not in err and "Traceback" not in err and "Exception ignored" not in err, err
+
+
+def test_no_output_goes_into_the_installed_toolkit_or_a_library_cache(tmp_path, capsys, monkeypatch):
+    """H9: a report written into a metric module's folder (read by evaluate.load, uploaded by
+    publish-metrics), a run inside the installed package, an export inside the Hugging Face cache."""
+    import ihbench
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "official")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    (tmp_path / "hf").mkdir()
+    package = ihbench.metric_path("apt")
+    for argv, out, said in (
+            (["export", str(data)], f"{package}/rep", "the installed toolkit's files"),
+            (["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--base-url",
+              "http://127.0.0.1:9/v1"], f"{ihbench.__file__.rsplit('/', 1)[0]}/runx", "the installed toolkit's files"),
+            (["export", str(data)], f"{tmp_path}/hf/ex", "the Hugging Face cache")):
+        capsys.readouterr()
+        assert main([*argv, "--out", out, "--quiet"]) == 2
+        assert f"--out: {out} is inside {said}" in capsys.readouterr().err
+    from pathlib import Path
+
+    assert not (tmp_path / "hf" / "ex").exists() and not (Path(package) / "rep").exists()
+    assert not (Path(ihbench.__file__).parent / "runx").exists()
+
+
+@pytest.mark.parametrize("command, argv, said", [
+    ("sid", ["--data", "d", "--config", "sid_en", "--detector", "energy", "--out", "o"],
+     "stopped (SIGTERM); it writes its results only once all is done, so nothing of them was written, and the same "
+     "command starts again from the beginning"),
+    ("run", ["--model", "openai", "--model-path", "m", "--data", "d", "--out", "o"],
+     "stopped (SIGTERM); what was written is kept, and the same command goes on from there"),
+])
+def test_what_a_stopped_command_says_it_kept_is_what_it_kept(command, argv, said, capsys, monkeypatch):
+    """H11: a sid stopped by SIGTERM said "what was written is kept, and the same command goes on from
+    there", while it writes everything at the end and started again from the first clip. (The command's
+    work is replaced by one that is stopped at once, as `kill` stops it: the wording is what is tested
+    here; tests/test_faults.py stops a real run with a real SIGTERM.)"""
+    import importlib
+
+    from ihbench.cli import Terminated
+
+    def stopped(args):
+        raise Terminated()
+
+    monkeypatch.setattr(importlib.import_module(f"ihbench.cli.{command}"), "main", stopped)
+    capsys.readouterr()
+    assert main([command, *argv]) == 143
+    assert capsys.readouterr().err.strip() == f"ihbench {command}: {said}"
+
+
+def test_a_torn_line_of_a_conversationbench_run_is_named_by_the_report(run, capsys):
+    """H10: a judgments.jsonl (or responses.jsonl) whose last line was cut was only counted, as "not judged
+    as they are now", which reads as "changed since"; IHBench's report names the file and the line."""
+    from convbench_judging import ConvJudge
+    from test_convbench_judge import judge
+
+    assert judge(run, ConvJudge()) == 0
+    for name, said in (("judgments.jsonl", "the judge stopped while writing it, or the file was cut); the verdict "
+                                           "is left out, and `ihbench judge` judges that conversation again"),
+                       ("responses.jsonl", "the run stopped while writing it, or the file was cut); the turn is left "
+                                           "out, and `ihbench run` with the same options plays that conversation "
+                                           "again")):
+        path = run / name
+        lines = path.read_bytes().splitlines(keepends=True)
+        path.write_bytes(b"".join(lines[:-1]) + lines[-1][:len(lines[-1]) // 2])
+        capsys.readouterr()
+        assert main(["report", str(run), "--quiet"]) == 0
+        err = capsys.readouterr().err
+        assert f"{path} line {len(lines)}: incomplete (cut mid-line: {said}" in err, err
+        assert "as they are now" not in err
+    import re  # which epoch's verdict was written last depends on which conversation the judge finished last
+
+    assert re.search(r"not scored \(1 unfinished, 0 judge_error, [01] not judged yet, 0 judged before they were "
+                     r"played again\)", err), err
+
+
+@pytest.fixture
+def sid_data(tmp_path):
+    from test_sid import _write_folder
+
+    from ihbench.dataset.sid import import_sid
+
+    import_sid(_write_folder(tmp_path / "SID-bench"), tmp_path / "sid-data", progress=False)
+    return tmp_path / "sid-data"
+
+
+def test_sid_and_report_stopped_before_their_summary_are_written_again_by_the_same_command(sid_data, official,
+                                                                                           tmp_path, capsys):
+    """H12, H13: a report or sid killed after its first files (a plot, predictions.jsonl) left a folder the
+    same command then refused as "not a folder this command wrote"."""
+    sid = ["sid", "--data", str(sid_data), "--config", "sid_en", "--detector", "energy", "--out", str(tmp_path / "s"),
+           "--quiet"]
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out",
+                     str(tmp_path / "run"), "--limit", "1", "--base-url", server.base_url, "--quiet"]) == 0
+    report = ["report", str(tmp_path / "run"), "--out", str(tmp_path / "rep"), "--quiet"]
+    for argv, out in ((sid, tmp_path / "s"), (report, tmp_path / "rep")):
+        import json
+
+        assert main(argv) == 0
+        scores = json.loads((out / "summary.json").read_text()).get("scores")
+        (out / "summary.json").unlink()  # as a command stopped after its first files leaves it
+        capsys.readouterr()
+        assert main(argv) == 0, capsys.readouterr().err
+        assert json.loads((out / "summary.json").read_text()).get("scores") == scores
+
+
+def test_a_staging_stopped_midway_is_staged_into_again(tmp_path, capsys, monkeypatch):
+    """H14: publish-space stopped by SIGTERM or kill -9 while staging left files no marker listed, and
+    the same command refused the folder as not empty."""
+    import ihbench.publish.space as space
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt  # where SIGTERM (raised as it) or kill -9 would stop it: files are half staged
+
+    staging = tmp_path / "stg"
+    with monkeypatch.context() as patched:
+        patched.setattr(space, "_write_card", stopped)
+        with pytest.raises(KeyboardInterrupt):
+            space.publish_space("a/b", dry_run=True, staging_dir=staging)
+    assert (staging / "app.py").is_file()
+    capsys.readouterr()
+    assert main(["publish-space", "--repo", "a/b", "--dry-run", "--staging-dir", str(staging), "--quiet"]) == 0
+    (staging / "mine.txt").write_text("a user's own file, put there after a finished staging\n")
+    assert main(["publish-space", "--repo", "a/b", "--dry-run", "--staging-dir", str(staging), "--quiet"]) == 2
+    assert "holds files no earlier publish staged: mine.txt" in capsys.readouterr().err

@@ -105,7 +105,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             from ihbench.dataset.outputs import check_library_caches
 
             check_library_caches()  # before any command reads a dataset or loads a model
-            return args.func(args)
+            status = args.func(args)
+            sys.stdout.flush()  # a reader that quit (`| head`) is met here, not at the interpreter's exit
+            return status
+    except BrokenPipeError:  # the reader of our output quit (`ihbench info DATA | head -1`): nothing went wrong
+        _stdout_to_nowhere()
+        return 141  # as the shell reports a command stopped by SIGPIPE
     except IHBenchError as error:  # meant for the user: one line; anything else is a bug and keeps its traceback
         if _debug(args):
             traceback.print_exc()
@@ -118,8 +123,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"ihbench {args.command}: error: {error.strerror or error}{where}", file=sys.stderr)
         return 2
     except Terminated:  # `kill`, `timeout`, a CI cancel: cleaned up as Ctrl-C is (locks, caches)
-        print(f"ihbench {args.command}: stopped (SIGTERM); what was written is kept, and the same command goes on "
-              "from there", file=sys.stderr)
+        # only the commands that record their work as they go (`resumes`) can go on; the others write at the end
+        said = ("what was written is kept, and the same command goes on from there" if getattr(args, "resumes", False)
+                else "it writes its results only once all is done, so nothing of them was written, and the same "
+                     "command starts again from the beginning")
+        print(f"ihbench {args.command}: stopped (SIGTERM); {said}", file=sys.stderr)
         return 143
     except KeyboardInterrupt:
         return 130
@@ -136,6 +144,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         logger.removeHandler(handler)
         logger.setLevel(saved[0])
         logger.propagate = saved[1]
+
+
+def _stdout_to_nowhere() -> None:
+    """What is still buffered for the closed pipe would fail again when Python flushes at exit
+    ("Exception ignored ... BrokenPipeError"): stdout is pointed at /dev/null instead."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # a stdout with no file (a test's capture, a notebook)
+        pass
 
 
 class Terminated(KeyboardInterrupt):

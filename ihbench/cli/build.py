@@ -26,7 +26,7 @@ def add_parser(add) -> argparse.ArgumentParser:
     build.add_argument("--sid-sources", type=path("file"), help="SID utterances JSON (default: the shipped one)")
     build.add_argument("--sid-noise-clips", type=noise_clips(), default=90,
                        help="seeded noise/silence clips (default 90)")
-    build.set_defaults(func=main)
+    build.set_defaults(func=main, resumes=True)
     return build
 
 

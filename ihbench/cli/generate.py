@@ -46,7 +46,7 @@ def add_parser(add) -> argparse.ArgumentParser:
     p.add_argument("--cache", type=path("file"),
                    help="sqlite cache of LLM answers (default ~/.cache/ihbench/judge_cache.sqlite)")
     p.add_argument("--out", required=True, type=path("folder"), help="output folder (resumed when it exists)")
-    p.set_defaults(func=main)
+    p.set_defaults(func=main, resumes=True)
     return p
 
 

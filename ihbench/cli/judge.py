@@ -43,7 +43,7 @@ def add_parser(add) -> argparse.ArgumentParser:
                             "dataset holding the benchmark it played (recorded with the judgments)")
     judge.add_argument("--config", type=model_name(), help="with --data: the ConversationBench config it played")
     judge.add_argument("--no-json-schema", action="store_true", help="for servers without response_format support")
-    judge.set_defaults(func=main)
+    judge.set_defaults(func=main, resumes=True)
     return judge
 
 

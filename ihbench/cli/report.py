@@ -153,8 +153,8 @@ def _convbench_report(args: argparse.Namespace) -> int:
     left = counts["judge_error"] + counts["not_judged"] + counts["judged_before_replay"] + counts["unfinished"]
     if left:
         print(f"ihbench report: warning: {left} conversation(s) not scored ({counts['unfinished']} unfinished, "
-              f"{counts['judge_error']} judge_error, {counts['not_judged'] + counts['judged_before_replay']} not "
-              "judged as they are now)", file=sys.stderr)
+              f"{counts['judge_error']} judge_error, {counts['not_judged']} not judged yet, "
+              f"{counts['judged_before_replay']} judged before they were played again)", file=sys.stderr)
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
 

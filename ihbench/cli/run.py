@@ -56,7 +56,7 @@ def add_parser(add) -> argparse.ArgumentParser:
                        help="play each turn alone after the golden history (user turns and golden replies)")
     run.add_argument("--allow-endpoint-change", action="store_true",
                      help="resume a run whose --base-url changed (only when the new server serves the same model)")
-    run.set_defaults(func=main)
+    run.set_defaults(func=main, resumes=True)
     return run
 
 

@@ -104,8 +104,8 @@ def _refuse_replacing_another(args: argparse.Namespace, model_path) -> None:
     from ihbench.dataset.outputs import folder_kind
     from ihbench.summaries import SummaryError, read_summary
 
-    if folder_kind(args.out) != "sid":
-        return
+    if folder_kind(args.out) != "sid" or not (Path(args.out) / "summary.json").exists():
+        return  # not a sid output, or one stopped before its summary: written again
     try:
         earlier = read_summary(Path(args.out) / "summary.json")
     except SummaryError:

@@ -29,7 +29,7 @@ def add_parser(add) -> argparse.ArgumentParser:
     p.add_argument("--model-name", type=model_name(), metavar="NAME", help="name of the AI system recorded, for `ihbench report` (default: none)")
     p.add_argument("--out", required=True, type=path("folder"), metavar="DIR",
                    help="output folder: summary.json and per recording events.json and timeline.png")
-    p.set_defaults(func=main)
+    p.set_defaults(func=main, resumes=True)
     return p
 
 

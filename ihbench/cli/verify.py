@@ -43,7 +43,7 @@ def add_parser(add) -> argparse.ArgumentParser:
                             "SHA-256 and the pipecat-ai version")
     audio.add_argument("--audio-plot", type=plot_path(), metavar="FILE.png",
                        help="with --audio: a histogram of the cut probabilities with the threshold")
-    verify.set_defaults(func=main)
+    verify.set_defaults(func=main, resumes=True)
     return verify
 
 

@@ -108,6 +108,14 @@ def staging_root(staging_dir: Optional[Path], prefix: str) -> Path:
     return check_staging_folder(staging_dir) if staging_dir is not None else Path(tempfile.mkdtemp(prefix=prefix))
 
 
+def begin_staging(root: Path) -> None:
+    """Before the first file is staged (everything checked): a staging stopped midway (SIGTERM, kill -9)
+    is still known as ours, and the next publish stages there again. The folder was new, empty or an
+    earlier staging's when it began, so everything it holds until `mark_staged` lists it is ours."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / STAGING_MARKER).write_text(json.dumps({"staged by": "ihbench publish", "files": None, "under way": True}))
+
+
 def mark_staged(root: Path) -> None:
     """After a staging into --staging-dir succeeded: the next publish may stage there again, replacing
     exactly the files listed here (anything else found there later is a user's, and refused)."""
@@ -117,9 +125,12 @@ def mark_staged(root: Path) -> None:
 def _staged_before(folder: Path) -> set[str]:
     """The files the marker lists (none for a marker of an older version, which listed nothing)."""
     try:
-        files = json.loads((folder / STAGING_MARKER).read_text(encoding="utf-8")).get("files")
+        marker = json.loads((folder / STAGING_MARKER).read_text(encoding="utf-8"))
+        files = marker.get("files")
     except (OSError, ValueError, AttributeError):
         return set()
+    if marker.get("under way") is True:  # stopped while staging: all of it is that staging's
+        return set(staged_files(folder))
     inside = folder.resolve()
     return {name for name in files if isinstance(name, str) and (folder / name).resolve().is_relative_to(inside)} \
         if isinstance(files, list) else set()

@@ -16,7 +16,7 @@ from typing import Optional, Sequence
 from ihbench.dataset.errors import MissingFileError, UsageError
 
 from ..resources import metric_names, metrics_root
-from .hub import PublishPlan, check_namespace, mark_staged, staging_root, upload
+from .hub import PublishPlan, begin_staging, check_namespace, mark_staged, staging_root, upload
 
 _APP = '''import evaluate
 from evaluate.utils import launch_gradio_widget
@@ -63,6 +63,8 @@ def publish_metrics(namespace: str, names: Optional[Sequence[str]] = None, *, dr
     check_namespace(namespace, names=names)
     root = staging_root(staging_dir, "ihbench-metrics-")
     try:
+        if staging_dir is not None:
+            begin_staging(root)
         plans = [PublishPlan(name, f"{namespace}/{name}", "space", root / name,
                              stage_metric(name, namespace, root / name)) for name in names]
         if staging_dir is not None:

@@ -16,10 +16,12 @@ from typing import Optional
 
 from ihbench.dataset.builddir import BuildDir
 from ihbench.dataset.errors import MissingDependencyError
+from ihbench.dataset.load import DataSourceError, resolve_source
 
 from ..resources import space_dir
 from .dataset import check_readable
-from .hub import PublishPlan, check_repo_id, check_staging_folder, mark_staged, staged_files, staging_root, upload
+from .hub import (PublishPlan, begin_staging, check_repo_id, check_staging_folder, mark_staged, staged_files,
+                  staging_root, upload)
 
 #: the packages under the one import root, by import name (a checkout keeps the last two in their own folders)
 PACKAGES = ("ihbench", "ihbench.dataset", "ihbench.loaders")
@@ -79,12 +81,17 @@ def stage_space(repo_id: str, target: Path, *, data: Optional[str] = None) -> Pu
     check_repo_id(repo_id)
     target = check_staging_folder(Path(target), "staging folder")
     variables = {}
+    if data:  # a file, a link to nothing or a folder that is no dataset is refused, never taken for a Hub id
+        try:
+            resolve_source(data)
+        except DataSourceError as error:
+            raise DataSourceError(f"--data: {error}") from None
     if data and Path(data).is_dir():
         check_readable(Path(data).resolve())
         variables["IHBENCH_DATA"] = str(DATA_FOLDER)
     elif data:
         variables["IHBENCH_DATA"] = check_repo_id(data, "--data (not a folder, so a Hub dataset id)")
-    target.mkdir(parents=True, exist_ok=True)  # everything checked: nothing is made for a refused command
+    begin_staging(target)  # everything checked: nothing is made for a refused command
     if data and Path(data).is_dir():
         BuildDir(Path(data)).copy_to(target / DATA_FOLDER)
     shutil.copyfile(space_dir() / "app.py", target / "app.py")

@@ -179,7 +179,9 @@ def _short(cell: Optional[dict]) -> str:
 def write_convbench_report(summary: dict, out: Path) -> dict[str, Path]:
     from .summary import write_json
 
-    out.mkdir(parents=True, exist_ok=True)
+    from ihbench.dataset.outputs import claim_output
+
+    claim_output(out, "report")  # known as a report's, should it be stopped before its summary
     figures = {"dimensions": plot_dimensions(summary, out / "convbench_dimensions.png"),
                "heatmap": plot_heatmap(summary, out / "convbench_categories.png")}
     write_json(out / "summary.json", summary)

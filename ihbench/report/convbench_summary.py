@@ -60,7 +60,7 @@ def summarize_convbench(run_dir: Path, *, judgments: Optional[Path] = None, data
     source = open_source(run_dir, data=data, config=config, judgments=judgments)
     run = source.run
     path = Path(judgments) if judgments else (run.judgment_files() or [run.judgments_path()])[0]
-    latest = read_conv_judgments(path) if path.exists() else {}
+    latest = read_conv_judgments(path, said=True) if path.exists() else {}
     judged, errors, stale, not_judged = [], set(), set(), set()
     for conversation in source.conversations:
         records = [latest.get((conversation.epoch, t)) for t in source.targets]

@@ -177,7 +177,9 @@ def write_cross_report(summary: CrossSummary, out: Path) -> dict[str, Path]:
     report = summary.to_json()  # rendered from what summary.json holds
     out = Path(out)
     check_out(out, [Path(r["run"]) for r in report["runs"]])
-    out.mkdir(parents=True, exist_ok=True)
+    from ihbench.dataset.outputs import claim_output
+
+    claim_output(out, "report")  # known as a report's, should it be stopped before its summary
     figures = {"correlations": plot_correlations(report, out / "correlations.png")}
     text = render_cross_markdown(report, figures)
     if report.get("ihbench"):

@@ -315,8 +315,10 @@ def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
 def write_report(summary: ReportSummary, out: Path) -> dict[str, Path]:
     from .summary import write_json
 
+    from ihbench.dataset.outputs import claim_output
+
     report = summary.to_json()  # rendered from what summary.json holds
-    out.mkdir(parents=True, exist_ok=True)
+    claim_output(out, "report")  # known as a report's, should it be stopped before its summary
     figures = {"per_type": plot_per_type(report, out / "per_type.png"), "depth": plot_depth(report, out / "depth.png"),
                "dev_set": plot_dev_set(report, out / "dev_set.png"),
                "barge_in_vs_static": plot_barge_in_vs_static(report.get("barge_in_vs_static") or [], report["runs"],

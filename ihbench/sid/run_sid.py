@@ -262,10 +262,12 @@ def _operating_point(model, references, audio, thresholds, timeouts, tolerance, 
 
 def _write_run(run: RunDir, data, config, predictions, references, description, calls, seconds, detector,
                tolerance, extra: Optional[dict] = None) -> dict:
+    from ihbench.dataset.outputs import claim_output
+
     from .evaluate_sid import plot_timing_histogram, score_both, timing_errors
     from .predictions import write_predictions
 
-    out = run.path
+    out = claim_output(run.path, "sid")  # stopped before its summary, the same command writes it again
     write_predictions(predictions, out / "predictions.jsonl")
     audio_seconds = sum(r["duration"] for r in references)
     errors = timing_errors(predictions, references)

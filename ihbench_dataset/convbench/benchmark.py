@@ -93,6 +93,11 @@ def relevant_dimensions(categories: list[str], core: list[str], mapping: dict) -
     return list(core) + sorted(extra - set(core))
 
 
+#: why each required text of a turn must say something
+BLANK_MEANS = {"input": "it is what the user says to the model in this turn",
+               "golden_text": "it is the ideal reply the judge scores the model's answer against"}
+
+
 def normalise_turn(raw: dict, index: int, where: str, core: list[str], mapping: dict) -> ConvTurn:
     """A turn record checked field by field; `where` names it in messages ("turns.py: turn 12")."""
     def text(key: str, required: bool = True) -> Optional[str]:
@@ -101,6 +106,9 @@ def normalise_turn(raw: dict, index: int, where: str, core: list[str], mapping: 
             return None
         if not isinstance(value, str):
             raise ConvBenchFormatError(f"{where}: `{key}` must be a string, got {type(value).__name__}")
+        if required and not value.strip():  # a blank turn would be sent, answered, and judged against nothing
+            raise ConvBenchFormatError(f"{where}: `{key}` is {'empty' if not value else 'blank'}; "
+                                       f"{BLANK_MEANS[key]}")
         return value
 
     calls = raw.get("required_function_call")

@@ -11,6 +11,7 @@ turn of it gets a `judge_error` record: counted, never scored, judged again by t
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,8 @@ from .source import Conversation, ConvSource, open_source
 from .windows import ANSWER_TOKENS_PER_TURN, Plan, context_tokens_of, count_tokens_for, plan_windows
 
 TIMING_FILE = "turn_metrics.json"  # the recording's analysis, beside it
+
+log = logging.getLogger("ihbench")
 
 
 @dataclass
@@ -86,9 +89,15 @@ async def judge_convbench_run(run_dir: Path, backend: TextLLM, *, parts: Sequenc
                                    progress, started)
 
 
-def read_conv_judgments(path: Path) -> dict[tuple[int, int], ConvJudgmentRecord]:
-    """The last checked record per (epoch, turn)."""
-    return {r.key: r for r in read_typed(path, ConvJudgmentRecord)}
+def read_conv_judgments(path: Path, *, said: bool = False) -> dict[tuple[int, int], ConvJudgmentRecord]:
+    """The last checked record per (epoch, turn). `said`: a line cut by a judge that stopped while
+    writing it is named, by a reader (the report); the judge, its writer, repairs it and judges again."""
+    torn: list = []
+    latest = {r.key: r for r in read_typed(path, ConvJudgmentRecord, torn=torn)}
+    for line in torn if said else []:
+        log.warning("%s line %d: incomplete (cut mid-line: the judge stopped while writing it, or the file was cut); "
+                    "the verdict is left out, and `ihbench judge` judges that conversation again", path, line)
+    return latest
 
 
 async def _judge_locked(source: ConvSource, path, backend, parts, context_tokens, concurrency, cache, progress,

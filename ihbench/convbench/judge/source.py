@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -27,6 +28,8 @@ from ihbench.records import read_typed
 from ihbench.rundir import RunDir, RunDirError
 
 TRANSCRIPT, RUNTIME = "transcript.jsonl", "runtime.json"
+
+log = logging.getLogger("ihbench")
 
 
 @dataclass
@@ -116,7 +119,12 @@ def _ours(path: Path) -> ConvSource:
         raise RunDirError(f"{path}: {info.data} [{info.config}] changed since this run played it; judge and report a "
                           "run of the benchmark as it is now (`ihbench run` into a new folder)")
     targets = sorted(info.convbench.get("only_turns") or [turn.index for turn in benchmark.turns])
-    latest = {r.key: r for r in read_typed(RunDir(path).responses_path, TurnRecord, fits=of_the_run(info))}
+    torn: list = []
+    latest = {r.key: r for r in read_typed(RunDir(path).responses_path, TurnRecord, fits=of_the_run(info), torn=torn)}
+    for line in torn:  # its writer (`ihbench run`) repairs it; a reader names it
+        log.warning("%s line %d: incomplete (cut mid-line: the run stopped while writing it, or the file was cut); "
+                    "the turn is left out, and `ihbench run` with the same options plays that conversation again",
+                    RunDir(path).responses_path, line)
     conversations, unfinished = [], 0
     for epoch in range(info.epochs or 1):
         records = [latest.get((epoch, turn)) for turn in targets]
