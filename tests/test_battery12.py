@@ -282,3 +282,74 @@ def test_a_staging_stopped_midway_is_staged_into_again(tmp_path, capsys, monkeyp
     (staging / "mine.txt").write_text("a user's own file, put there after a finished staging\n")
     assert main(["publish-space", "--repo", "a/b", "--dry-run", "--staging-dir", str(staging), "--quiet"]) == 2
     assert "holds files no earlier publish staged: mine.txt" in capsys.readouterr().err
+
+
+def test_rq_verdicts_that_leave_a_criterion_unanswered_are_a_judge_error_never_a_pass(official, tmp_path):
+    """H16: three verdicts all numbered 1 (or numbered 2, 3, 4) for three criteria were recorded as
+    judged, every criterion met, and counted in the RQ pass rate: only their number was checked."""
+    import json
+    import re
+
+    from judging import ScriptedJudge
+    from openai_test_server import Reply
+
+    from ihbench.judge.prompts import RQ_SYSTEM
+
+    scripted = ScriptedJudge(faults=False)
+
+    def careless(body):
+        if body["messages"][0]["content"] != RQ_SYSTEM:
+            return scripted(body)
+        count = len(re.findall(r"^\d+\. ", body["messages"][1]["content"].split("## Criteria", 1)[1], re.MULTILINE))
+        return Reply(content=json.dumps({"criteria": [{"index": 1, "met": True, "reason": "fine"}] * count}))
+
+    run = tmp_path / "run"
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out", str(run),
+                     "--base-url", server.base_url, "--quiet"]) == 0
+    with OpenAITestServer(respond=careless) as judge:
+        main(["judge", str(run), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
+              str(tmp_path / "c.sqlite"), "--quiet"])
+    rq = [json.loads(line) for line in (run / "judgments.jsonl").read_text().splitlines()
+          if json.loads(line)["axis"] == "rq"]
+    several = [j for j in rq if len(j.get("criteria") or []) > 1 or "numbered" in str(j.get("error"))]
+    assert several and all(j["outcome"] == "judge_error" and "not answered" in j["error"] for j in several), several
+
+
+@pytest.mark.parametrize("numbers, said", [
+    ([1, 1, 1], "criteria verdicts numbered [1, 1, 1]: criteria [2, 3] not answered; [1] answered more than once"),
+    ([2, 3, 4], "criteria verdicts numbered [2, 3, 4]: criteria [1] not answered; no criterion [4] (there are 3)"),
+])
+def test_each_criterion_is_answered_once_by_its_number(numbers, said):
+    import json
+
+    from ihbench.judge import InvalidJudgment, parse_rq
+
+    with pytest.raises(InvalidJudgment) as error:
+        parse_rq(json.dumps({"criteria": [{"index": n, "met": True, "reason": "r"} for n in numbers]}), 3)
+    assert str(error.value) == said
+    answered = [{"index": n, "met": n != 2, "reason": f"r{n}"} for n in (3, 1, 2)]  # out of order: put in order
+    assert parse_rq(json.dumps({"criteria": answered}), 3) == {"criteria": [True, False, True],
+                                                               "reasons": ["r1", "r2", "r3"], "passed": False}
+
+
+@pytest.mark.parametrize("clips, said", [
+    (lambda np: [np.r_[np.zeros(8000, np.float32), np.float32("nan")]], "clips[0]: samples are not finite numbers"),
+    (lambda np: [np.zeros(16000, np.float32), np.zeros(0, np.float32)], "clips[1]: an empty clip"),
+    (lambda np: [np.zeros((16000, 2), np.float32)], "clips[0]: expected mono samples (one dimension)"),
+    (lambda np: [np.zeros(16000, np.int16)], "clips[0]: expected float samples in [-1, 1], got int16"),
+    (lambda np: np.zeros(16000, np.float32), "clips: one array of samples was given; give a list of clips"),
+])
+def test_smart_turn_refuses_what_is_not_a_clip_instead_of_scoring_it(clips, said):
+    """H15: an empty, NaN, stereo or int16 clip got a probability (0.987, "turn finished"), and one bare
+    array was read as 16 000 one-sample clips."""
+    import numpy as np
+
+    from ihbench.dataset.errors import UsageError
+    from ihbench.smart_turn import SmartTurn
+
+    model = SmartTurn()
+    with pytest.raises(UsageError) as error:
+        model.probabilities(clips(np))
+    assert str(error.value).startswith(said), error.value
+    assert 0.0 <= model.probability(np.zeros(16000, np.float32)) <= 1.0

@@ -39,16 +39,43 @@ def parse_tf(text: str) -> dict:
             "reasoning": str(data.get("reasoning", "")).strip()}
 
 
+def _by_index(entries: list, n_criteria: int) -> list:
+    """The verdicts in criterion order. Numbered (as the prompt asks), every criterion must be answered
+    once: three verdicts all numbered 1 answer one criterion, and the two never answered would count
+    as met. Numbered by none, they are taken in order."""
+    if all("index" not in entry for entry in entries):
+        return entries
+    numbers = []
+    for position, entry in enumerate(entries, start=1):
+        index = entry.get("index")
+        if isinstance(index, str) and index.strip().isdigit():
+            index = int(index.strip())
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise InvalidJudgment(f"verdict {position}: 'index' must be a criterion number, got {entry.get('index')!r}")
+        numbers.append(index)
+    if sorted(numbers) != list(range(1, n_criteria + 1)):
+        missing = sorted(set(range(1, n_criteria + 1)) - set(numbers))
+        twice = sorted({n for n in numbers if numbers.count(n) > 1})
+        unknown = sorted(n for n in set(numbers) if not 1 <= n <= n_criteria)
+        said = "; ".join(part for part in (f"criteria {missing} not answered" if missing else "",
+                                           f"{twice} answered more than once" if twice else "",
+                                           f"no criterion {unknown} (there are {n_criteria})" if unknown else "") if part)
+        raise InvalidJudgment(f"criteria verdicts numbered {numbers}: {said}")
+    return [entry for _, entry in sorted(zip(numbers, entries), key=lambda pair: pair[0])]
+
+
 def parse_rq(text: str, n_criteria: int) -> dict:
     data = extract_json(text)
     entries = data.get("criteria")
     if not isinstance(entries, list) or len(entries) != n_criteria:
         count = len(entries) if isinstance(entries, list) else 0
         raise InvalidJudgment(f"expected exactly {n_criteria} criteria verdicts, got {count}")
+    if any(not isinstance(entry, dict) for entry in entries):
+        position = next(n for n, entry in enumerate(entries, start=1) if not isinstance(entry, dict))
+        raise InvalidJudgment(f"criterion {position}: expected an object")
+    entries = _by_index(entries, n_criteria)
     verdicts, reasons = [], []
     for position, entry in enumerate(entries, start=1):
-        if not isinstance(entry, dict):
-            raise InvalidJudgment(f"criterion {position}: expected an object")
         met = entry.get("met")
         if isinstance(met, str) and met.strip().lower() in ("true", "false", "met", "not met", "yes", "no"):
             met = met.strip().lower() in ("true", "met", "yes")

@@ -105,8 +105,12 @@ class SmartTurn:
     def probabilities(self, clips: Sequence[np.ndarray]) -> np.ndarray:
         """P(turn complete) for each 16 kHz mono clip: its last 8 s, left-padded with zeros as
         pipecat pads a short segment."""
+        if isinstance(clips, np.ndarray) and clips.ndim == 1:  # one clip's samples: 16 000 one-sample "clips"
+            raise UsageError("clips: one array of samples was given; give a list of clips (or call probability(clip) "
+                             "for one)")
         if not len(clips):
             return np.zeros(0, dtype=np.float32)
+        clips = [_checked_clip(clip, f"clips[{index}]") for index, clip in enumerate(clips)]
         out = np.empty(len(clips), dtype=np.float32)
         for first in range(0, len(clips), self.batch_size):
             rows = np.stack([fixed_window(clip) for clip in clips[first:first + self.batch_size]])
@@ -114,7 +118,7 @@ class SmartTurn:
         return out
 
     def probability(self, clip: np.ndarray) -> float:
-        return float(self.probabilities([clip])[0])
+        return float(self.probabilities([_checked_clip(clip, "clip")])[0])
 
     def score_features(self, features: np.ndarray) -> np.ndarray:
         """The model on (batch, 80, 800) log-mel features; its output, named `logits`, already went
@@ -125,3 +129,20 @@ class SmartTurn:
 
     def describe(self) -> dict:
         return {**self.file.describe(), "threads": self.threads, "sampling_rate": SAMPLING_RATE}
+
+
+def _checked_clip(clip, where: str) -> np.ndarray:
+    """A clip the model can score: mono float samples in [-1, 1], not empty, finite. Anything else
+    gave a number all the same (an empty or NaN clip scored 0.99, "turn finished")."""
+    array = np.asarray(clip)
+    if array.ndim != 1:
+        raise UsageError(f"{where}: expected mono samples (one dimension), got an array of shape {array.shape} "
+                         "(a stereo clip: give one channel)")
+    if not np.issubdtype(array.dtype, np.floating):
+        raise UsageError(f"{where}: expected float samples in [-1, 1], got {array.dtype} (16-bit PCM: divide by "
+                         "32768)")
+    if array.size == 0:
+        raise UsageError(f"{where}: an empty clip")
+    if not np.all(np.isfinite(array)):
+        raise UsageError(f"{where}: samples are not finite numbers (NaN or infinite)")
+    return array
