@@ -353,3 +353,42 @@ def test_smart_turn_refuses_what_is_not_a_clip_instead_of_scoring_it(clips, said
         model.probabilities(clips(np))
     assert str(error.value).startswith(said), error.value
     assert 0.0 <= model.probability(np.zeros(16000, np.float32)) <= 1.0
+
+
+def test_a_score_the_conversationbench_judge_left_out_is_counted_false_and_said(run, capsys):
+    """H17: `"kb_grounding": null` (or left out) on a dimension every turn is scored on was recorded as a
+    failure without a word. The reference counts it so (its numbers are kept); it is now noted on the
+    turn and counted in the report, on the console and in report.md."""
+    import json
+
+    from convbench_judging import ConvJudge
+    from test_convbench_judge import judge
+
+    assert judge(run, ConvJudge(overrides={0: {"kb_grounding": None}, 1: {"instruction_following": None}})) == 0
+    rows = [json.loads(line) for line in (run / "judgments.jsonl").read_text().splitlines()]
+    first = next(r for r in rows if r["turn"] == 0 and r["outcome"] == "judged")
+    assert first["scores"]["kb_grounding"] is False
+    assert "kb_grounding: no value from the judge: counted false, as the reference counts it" in first["notes"]
+    capsys.readouterr()
+    assert main(["report", str(run), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "scores the judge left out count as failures, as the reference counts them: instruction_following 2, " \
+           "kb_grounding 2" in err, err  # two epochs
+    assert json.loads((run / "summary.json").read_text())["defaulted_to_false"] == {"instruction_following": 2,
+                                                                                  "kb_grounding": 2}
+    assert "Scores the judge left out, counted false as the reference counts them: instruction_following 2, " \
+           "kb_grounding 2." in (run / "report.md").read_text()
+
+
+@pytest.mark.parametrize("text, said", [
+    ('{"winner": "A", "reasoning": "r"}{"winner": "B", "reasoning": "r"}', "holds 2 different JSON objects"),
+    ('```json\n{"winner": "A"}\n```\nOn second thought: {"winner": "B"}', "holds 2 different JSON objects"),
+])
+def test_an_answer_holding_two_different_verdicts_is_asked_again_not_read_as_the_first(text, said):
+    """H18: two JSON objects with opposite verdicts were judged on the first, without a re-ask."""
+    from ihbench.llm import InvalidAnswer, extract_json
+
+    with pytest.raises(InvalidAnswer, match=said):
+        extract_json(text)
+    assert extract_json('Here: {"winner": "A", "reasoning": "{braces} in a string"} and again {"winner": "A", '
+                        '"reasoning": "{braces} in a string"}') == {"winner": "A", "reasoning": "{braces} in a string"}

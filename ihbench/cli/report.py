@@ -145,6 +145,10 @@ def _convbench_report(args: argparse.Namespace) -> int:
         rows = scores["pass_rows"]
         print(f"{summary['run']}: pass rows {rows['rate']:.3f} [{rows['ci_low']:.3f}, {rows['ci_high']:.3f}]; "
               + ", ".join(cells) + f" ({counts['judged']} conversation(s) judged)")
+        if summary.get("defaulted_to_false"):
+            print("ihbench report: warning: scores the judge left out count as failures, as the reference counts "
+                  "them: " + ", ".join(f"{d} {n}" for d, n in sorted(summary["defaulted_to_false"].items())),
+                  file=sys.stderr)
         for name, cell in ((summary.get("reference_judge") or {}).get("per_dimension") or {}).items():
             if cell:
                 kappa = "–" if cell["cohen_kappa"] is None else f"{cell['cohen_kappa']:.3f}"

@@ -30,13 +30,26 @@ def extract_json(text: str) -> Any:
     fenced = re.search(r"```(?:json)?\s*(\{.*?\})\s*```", stripped, re.DOTALL)
     candidates = [fenced.group(1)] if fenced else []
     candidates.append(stripped)
-    decoder = _DECODER
+    found = _objects(stripped)
+    if len({json.dumps(value, sort_keys=True) for value in found}) > 1:  # which one did it mean?
+        raise InvalidAnswer(f"the answer holds {len(found)} different JSON objects; give exactly one")
     for candidate in candidates:
-        for start in [m.start() for m in re.finditer(r"\{", candidate)]:
-            try:
-                value, _ = decoder.raw_decode(candidate[start:])
-            except json.JSONDecodeError:
-                continue
-            if isinstance(value, dict):
-                return value
+        for value in _objects(candidate)[:1]:
+            return value
     raise InvalidAnswer("no JSON object found in the answer")
+
+
+def _objects(text: str) -> list[dict]:
+    """The JSON objects of `text` that are not inside one another, in order."""
+    found, position = [], 0
+    for match in re.finditer(r"\{", text):
+        if match.start() < position:
+            continue  # inside an object already read
+        try:
+            value, end = _DECODER.raw_decode(text, match.start())
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+            position = end
+    return found

@@ -106,6 +106,9 @@ def render_convbench_markdown(summary: dict, figures: dict) -> str:
     if summary["normalised_to_null"]:
         lines += ["Scores the judge gave outside a turn's dimensions, set to null: " + ", ".join(
             f"{d} {n}" for d, n in sorted(summary["normalised_to_null"].items())) + ".", ""]
+    if summary.get("defaulted_to_false"):
+        lines += ["Scores the judge left out, counted false as the reference counts them: " + ", ".join(
+            f"{d} {n}" for d, n in sorted(summary["defaulted_to_false"].items())) + ".", ""]
     if figures.get("dimensions"):
         lines += [f"![per dimension]({figures['dimensions'].name})", ""]
     lines += ["## Per epoch", "", "| epoch | pass rows | " + " | ".join(_dimensions(scores)) + " |",

@@ -76,10 +76,12 @@ def summarize_convbench(run_dir: Path, *, judgments: Optional[Path] = None, data
     first = judged[0] if judged else None
     lines = [line for c in source.conversations if c.epoch in {r.epoch for r in judged} for line in c.records.values()
              if not str(line.get("assistant_text", "")).startswith("[MODEL_ENDED_SESSION_EARLY")]
-    normalised = {}
+    normalised, defaulted = {}, {}
     for record in judged:
         for dimension in record.normalised:
             normalised[dimension] = normalised.get(dimension, 0) + 1
+        for dimension in (record.initial or {}).get("defaulted", []):
+            defaulted[dimension] = defaulted.get(dimension, 0) + 1
     failing = [{"epoch": r.epoch, "turn": r.turn, "failed": [d for d, v in r.scores.items() if v is False],
                 "reasoning": r.reasoning, "notes": r.notes, "turn_taking_issues": r.turn_taking_issues}
                for r in judged if False in r.scores.values()]
@@ -98,6 +100,8 @@ def summarize_convbench(run_dir: Path, *, judgments: Optional[Path] = None, data
             "requests": _plan(first), "turn_taking": first.turn_taking_reason or "not measured"},
         "scores": scores, "metric": METRIC, "metric_version": metric_version(METRIC),
         "normalised_to_null": normalised,
+        # scores the judge left out on always-scored dimensions: failures by the reference's rule, counted
+        "defaulted_to_false": defaulted,
         "realigned_turns": sum(1 for r in judged if any(not n.startswith("rehydrated") for n in r.notes)),
         "latency": {"ttfb": _percentiles([line["ttfb_ms"] / 1000 for line in lines if line.get("ttfb_ms") is not None]),
                     "total": _percentiles([line["latency_ms"] / 1000 for line in lines

@@ -49,11 +49,12 @@ def parse_window(text: str, judged: Sequence[int]) -> dict:
 
 
 def _verdict(row: dict, turn: int) -> dict:
-    verdict = {}
+    verdict, defaulted = {}, []
     for name in _BOOLS:
         value = row.get(name)
-        if value is None:
-            value = False  # the reference's rule: a missing answer on an always-scored dimension is a fail
+        if value is None:  # the reference's rule: a missing answer on an always-scored dimension is a fail;
+            value = False  # kept (its numbers), and said: each such score is listed, and counted by the report
+            defaulted.append(name)
         if not isinstance(value, bool):
             raise InvalidAnswer(f"turn {turn}: {name} must be true or false, got {value!r}")
         verdict[name] = value
@@ -72,6 +73,8 @@ def _verdict(row: dict, turn: int) -> dict:
     verdict["cascade_from"] = cascade
     reasoning = row.get("reasoning", "")
     verdict["reasoning"] = reasoning if isinstance(reasoning, str) else str(reasoning)
+    if defaulted:
+        verdict["defaulted"] = defaulted
     return verdict
 
 

@@ -89,6 +89,14 @@ async def judge_convbench_run(run_dir: Path, backend: TextLLM, *, parts: Sequenc
                                    progress, started)
 
 
+#: how a score the judge left out is noted on its turn (the reference counts it a failure; so do we)
+DEFAULTED = "no value from the judge: counted false, as the reference counts it"
+
+
+def defaulted_notes(verdict: dict) -> list[str]:
+    return [f"{name}: {DEFAULTED}" for name in verdict.get("defaulted", [])]
+
+
 def read_conv_judgments(path: Path, *, said: bool = False) -> dict[tuple[int, int], ConvJudgmentRecord]:
     """The last checked record per (epoch, turn). `said`: a line cut by a judge that stopped while
     writing it is named, by a reader (the report); the judge, its writer, repairs it and judges again."""
@@ -177,7 +185,8 @@ async def _judge_locked(source: ConvSource, path, backend, parts, context_tokens
         elapsed = round(time.perf_counter() - begun, 4)
         return [ConvJudgmentRecord(
             **base, turn=t, outcome="judged", scores=final[t].scores, initial=verdicts[t],
-            reasoning=verdicts[t]["reasoning"], notes=final[t].notes, normalised=final[t].normalised,
+            reasoning=verdicts[t]["reasoning"], notes=final[t].notes + defaulted_notes(verdicts[t]),
+            normalised=final[t].normalised,
             turn_taking_issues=final[t].turn_taking_issues,
             tracking=[e for e in tracking if t in (e["expected_turn"], e["actual_turn"])],
             conversation_notes=notes, window=window_of[t], request_tokens=plan.windows[window_of[t]].tokens,
