@@ -304,6 +304,22 @@ def described(loader, passed_in: bool) -> dict:
     return {**loader.describe(), PASSED_IN: True} if passed_in else loader.describe()
 
 
+def _modalities() -> tuple:
+    from typing import get_args
+
+    from ihbench.loaders.base import Modality
+
+    return get_args(Modality)
+
+
+def _check_choice(data: dict, name: str, choices, prefix: str = "") -> None:
+    """A field the command line fills from a few words: any other value was edited by hand (a run
+    cannot be resumed with it, nor its answers read as the run's)."""
+    value = data.get(name)
+    if value is not None and value not in choices:
+        raise RecordError(f"field '{prefix}{name}' is {value!r}, not one of {', '.join(choices)} (edited by hand?)")
+
+
 @dataclass(frozen=True)
 class RunInfo:
     """run.json: what was run (its identity, checked on resume), on what data, with which versions.
@@ -377,6 +393,12 @@ class RunInfo:
             raise RecordError(f"field 'record_format' is {records}: written by a newer ihbench (this one writes "
                               f"records of format {RECORD_FORMAT}); upgrade ihbench to resume or read it")
         _check(data, "data_fingerprint", str, optional=True)
+        _check_choice(data, "modality", _modalities())
+        convbench = _check(data, "convbench", dict, optional=True)
+        if convbench is not None:
+            from ihbench.convbench.tool_results import MODES
+
+            _check_choice(convbench, "tool_results", MODES, "convbench.")
         known, extra = _known(cls, data)
         known = {k: v for k, v in known.items() if not (k in ("model", "versions") and v is None)}
         return cls(**{"format_version": 1, **known}, extra=extra)

@@ -411,6 +411,9 @@ class PathArg(ArgType):
         try:
             path = _reachable(Path(value).expanduser())
             is_dir, exists = path.is_dir(), path.exists()
+            path.resolve()  # links that point at each other: no file or folder is at the end of them
+        except RuntimeError:  # pathlib's "Symlink loop from ..." (Python < 3.13)
+            raise self.refuse(str(value), "a symlink loop: its links point at each other") from None
         except OSError as error:  # a name past the system's limits (255 bytes a component): no such path can be
             raise self.refuse(_shortened(str(value)), error.strerror or str(error)) from None
         if is_dir:

@@ -135,6 +135,10 @@ def resolve_source(source: Union[str, os.PathLike]) -> tuple[str, str]:
         raise DataSourceError("expected a dataset folder or a Hub id, got an empty string")
     path = Path(text).expanduser()
     if path.is_symlink() and not path.exists():  # not a Hub id either: a folder that was moved or deleted
+        try:
+            path.resolve()
+        except RuntimeError:  # pathlib's "Symlink loop from ..."
+            raise DataSourceError(f"{text}: a symlink loop: its links point at each other") from None
         raise DataSourceError(f"{text}: a symlink to {os.readlink(path)}, which does not exist")
     if path.exists():
         if not path.is_dir():

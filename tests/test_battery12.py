@@ -392,3 +392,41 @@ def test_an_answer_holding_two_different_verdicts_is_asked_again_not_read_as_the
         extract_json(text)
     assert extract_json('Here: {"winner": "A", "reasoning": "{braces} in a string"} and again {"winner": "A", '
                         '"reasoning": "{braces} in a string"}') == {"winner": "A", "reasoning": "{braces} in a string"}
+
+
+def test_a_run_json_with_a_modality_no_command_writes_is_refused_as_edited(official, tmp_path, capsys):
+    """H19: `"modality": "video"` was taken: report blamed every answer as another run's, judge called the
+    records damaged, and run refused the folder as another run's, naming no way out."""
+    import json
+
+    run = tmp_path / "run"
+    argv = ["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out", str(run), "--limit",
+            "1", "--modality", "text", "--quiet"]
+    with OpenAITestServer() as server:
+        assert main([*argv, "--base-url", server.base_url]) == 0
+        info = json.loads((run / "run.json").read_text())
+        (run / "run.json").write_text(json.dumps({**info, "modality": "video"}))
+        for command in (["report", str(run), "--quiet"], ["judge", str(run), "--judge-model", "j", "--judge-base-url", server.base_url, "--quiet"],
+                        [*argv, "--base-url", server.base_url]):
+            capsys.readouterr()
+            assert main(command) == 2
+            err = capsys.readouterr().err
+            assert "field 'modality' is 'video', not one of audio, text (edited by hand?)" in err, err
+
+
+@pytest.mark.parametrize("argv", [["report", "{loop}"], ["cache", "info", "--cache", "{loop}"],
+                                  ["export", "{data}", "--out", "{loop}"], ["info", "{loop}"]])
+def test_links_that_point_at_each_other_are_one_line(argv, official, tmp_path, capsys):
+    """H20: `report loopA` (loopA -> loopB -> loopA) ended in pathlib's RuntimeError; --out and --cache
+    called it a link to nothing, and `cache info` said "no cache yet"."""
+    (tmp_path / "loopB").symlink_to(tmp_path / "loopA")
+    (tmp_path / "loopA").symlink_to(tmp_path / "loopB")
+    loop = str(tmp_path / "loopA")
+    capsys.readouterr()
+    try:
+        code = main([part.replace("{loop}", loop).replace("{data}", str(official)) for part in argv])
+    except SystemExit as stopped:  # refused by the parser
+        code = stopped.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "a symlink loop: its links point at each other" in err and "Traceback" not in err, err
