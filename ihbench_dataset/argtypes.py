@@ -422,6 +422,8 @@ class PathArg(ArgType):
         elif exists:
             if self.kind == "folder":
                 raise self.refuse(str(value), "a file")
+            if not path.is_file():  # /dev/zero is read for ever, a named pipe waits for ever
+                raise self.refuse(str(value), "not a regular file: a device, a named pipe or a socket")
         elif self.exists:
             raise self.refuse(str(value), "not found")
         return path

@@ -430,3 +430,28 @@ def test_links_that_point_at_each_other_are_one_line(argv, official, tmp_path, c
     assert code == 2
     err = capsys.readouterr().err
     assert "a symlink loop: its links point at each other" in err and "Traceback" not in err, err
+
+
+def test_a_device_or_a_pipe_given_for_a_file_is_refused_before_it_is_read(official, tmp_path, capsys):
+    """H21: `sid --predictions /dev/zero` read for ever (18 GB in 12 s), a FIFO waited for ever; the same
+    through a link in a --judge-batch folder."""
+    import os
+
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    for given in ("/dev/zero", str(fifo)):
+        with pytest.raises(SystemExit) as stopped:
+            main(["sid", "--data", str(official), "--config", "sid_en", "--predictions", given, "--out",
+                  str(tmp_path / "s")])
+        assert stopped.value.code == 2
+        assert "not a regular file: a device, a named pipe or a socket" in capsys.readouterr().err
+    run = tmp_path / "run"
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out", str(run),
+                     "--limit", "1", "--base-url", server.base_url, "--quiet"]) == 0
+    batch = tmp_path / "jb"
+    main(["judge", str(run), "--judge-model", "j", "--judge-batch", str(batch), "--quiet"])  # writes the requests
+    (batch / "out.jsonl").symlink_to("/dev/zero")
+    capsys.readouterr()
+    assert main(["judge", str(run), "--judge-model", "j", "--judge-batch", str(batch), "--quiet"]) == 2
+    assert f"{batch / 'out.jsonl'}: not a regular file" in capsys.readouterr().err
