@@ -6,6 +6,7 @@ or a "connection error" for every item."""
 from __future__ import annotations
 
 import os
+from typing import Optional
 
 from ihbench.dataset.errors import UsageError
 
@@ -43,3 +44,16 @@ def openai_client(kind, *, base_url, api_key_env: str, timeout: float):
 
 def _set_proxies() -> str:
     return ", ".join(name for name in PROXY_VARIABLES if os.environ.get(name)) or "a proxy variable"
+
+
+def server_text(text: Optional[str]) -> Optional[str]:
+    """Text a server sent, as a str that can be written: JSON may carry a lone surrogate ("\\ud800"),
+    which Python decodes but cannot encode as UTF-8, so the first record or hash of the answer failed
+    and every rerun with it. Each such code point becomes U+FFFD; pairs and all else are kept."""
+    if not text:
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")

@@ -31,7 +31,7 @@ from ihbench.dataset.redaction import redact
 
 from .base import GenerationConfig, Loader, ModelInput, Response
 from .chat import ChatReply, ToolCall, parse_arguments
-from .clients import openai_client
+from .clients import openai_client, server_text
 from .failures import (EmptyReplyError, UnsupportedInputError, describe_failure, empty_after_thinking,
                        invisible_only, no_text)
 from .reasoning import split_reasoning
@@ -127,11 +127,11 @@ def _streamed_reply(chunks, started: float) -> ChatReply:
         if converted is None:
             raise
         raise converted from None
-    content, reasoning = split_reasoning("".join(text), "<think>", "</think>")
+    content, reasoning = split_reasoning(server_text("".join(text)), "<think>", "</think>")
     tool_calls = []
     for index in sorted(calls):
-        raw = "".join(calls[index]["arguments"])
-        tool_calls.append(ToolCall(id=calls[index]["id"] or f"call_{index}", name=calls[index]["name"],
+        raw = server_text("".join(calls[index]["arguments"]))
+        tool_calls.append(ToolCall(id=calls[index]["id"] or f"call_{index}", name=server_text(calls[index]["name"]),
                                    arguments=parse_arguments(raw), raw_arguments=raw))
     return ChatReply(text=content, tool_calls=tool_calls, latency_s=time.perf_counter() - started, ttfb_s=ttfb,
                      input_tokens=usage.prompt_tokens if usage else None,
@@ -143,8 +143,8 @@ def message_text(message) -> tuple[str, Optional[str]]:
     `--reasoning-parser`) returns the thoughts in `reasoning_content` (or `reasoning`); one
     without it leaves `<think>...</think>` in the content, which is split off here."""
     extra = message.model_extra or {}
-    reasoning = extra.get("reasoning_content") or extra.get("reasoning")
-    text, inline = split_reasoning(message.content or "", "<think>", "</think>")
+    reasoning = server_text(extra.get("reasoning_content") or extra.get("reasoning"))
+    text, inline = split_reasoning(server_text(message.content or ""), "<think>", "</think>")
     thoughts = [part for part in (reasoning, inline) if part]
     return text, "\n\n".join(thoughts) if thoughts else None
 
@@ -334,7 +334,7 @@ class OpenAICompatLoader(Loader):
         text, reasoning = message_text(completion.choices[0].message)
         audio = _reply_audio(completion.choices[0].message) if self.audio_voice else None
         if audio is not None and no_text(text):  # an audio answer's words are its transcript
-            text = completion.choices[0].message.audio.transcript or ""
+            text = server_text(completion.choices[0].message.audio.transcript or "")
         if no_text(text):  # invisible characters only count as none, as for `ihbench verify`
             finish = completion.choices[0].finish_reason
             if reasoning:  # kept on the record with the error: what the budget was spent on
@@ -368,9 +368,9 @@ class OpenAICompatLoader(Loader):
         completion = self._complete(wire, config, seed, tools=tools, tool_choice="auto")
         message = completion.choices[0].message
         text, reasoning = message_text(message)
-        calls = [ToolCall(id=call.id or f"call_{index}", name=call.function.name,
-                          arguments=parse_arguments(call.function.arguments),
-                          raw_arguments=call.function.arguments or "")
+        calls = [ToolCall(id=call.id or f"call_{index}", name=server_text(call.function.name),
+                          arguments=parse_arguments(server_text(call.function.arguments)),
+                          raw_arguments=server_text(call.function.arguments or ""))
                  for index, call in enumerate(message.tool_calls or [])]
         usage = completion.usage
         return ChatReply(text=text, tool_calls=calls, latency_s=time.perf_counter() - started,

@@ -455,3 +455,29 @@ def test_a_device_or_a_pipe_given_for_a_file_is_refused_before_it_is_read(offici
     capsys.readouterr()
     assert main(["judge", str(run), "--judge-model", "j", "--judge-batch", str(batch), "--quiet"]) == 2
     assert f"{batch / 'out.jsonl'}: not a regular file" in capsys.readouterr().err
+
+
+def test_an_answer_holding_a_lone_surrogate_is_recorded_not_a_crash(official, tmp_path):
+    """H24: JSON may carry "\\ud800", which Python decodes but cannot write as UTF-8: the run ended in a
+    traceback after run.json, and so did every rerun (judge too, with such a verdict)."""
+    import json
+
+    from judging import ScriptedJudge
+    from openai_test_server import Reply
+
+    run = tmp_path / "run"
+    with OpenAITestServer(respond=lambda body: Reply(content="Noted, the new number is saved \ud800 for you.")) as up:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out", str(run),
+                     "--limit", "1", "--modality", "text", "--base-url", up.base_url, "--quiet"]) == 0
+    records = [json.loads(line) for line in (run / "responses.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert records and {r["response"] for r in records} == {"Noted, the new number is saved \ufffd for you."}
+    scripted = ScriptedJudge(faults=False)
+
+    def odd_judge(body):
+        reply = scripted(body)
+        return Reply(content=reply.content.replace('"because"', '"because \ud800"').replace('"r"', '"r \udfff"'))
+
+    with OpenAITestServer(respond=odd_judge) as judge:
+        assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
+                     str(tmp_path / "c.sqlite"), "--quiet"]) == 0
+    assert "\ufffd" in (run / "judgments.jsonl").read_text(encoding="utf-8")

@@ -11,7 +11,7 @@ import asyncio
 from typing import Optional, Protocol
 
 from ihbench.dataset.redaction import redact
-from ihbench.loaders.clients import openai_client
+from ihbench.loaders.clients import openai_client, server_text
 from ihbench.loaders.retry import TransportError, checked_completion, transport_error
 
 __all__ = ["OpenAICompatibleLLM", "TextLLM", "TransformersLLM", "TransportError"]
@@ -68,7 +68,7 @@ class OpenAICompatibleLLM:
         usage = getattr(completion, "usage", None)
         counts = {key: getattr(usage, key) for key in ("prompt_tokens", "completion_tokens")
                   if isinstance(getattr(usage, key, None), int)}
-        return completion.choices[0].message.content or "", counts
+        return server_text(completion.choices[0].message.content or ""), counts
 
     def describe(self) -> dict:
         return {"backend": "openai", "model": self.model, "base_url": redact(self.base_url),

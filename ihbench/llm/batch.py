@@ -26,6 +26,7 @@ from typing import Optional
 
 from ihbench.dataset.errors import ItemFailure, UsageError
 from ihbench.dataset.io import exclusive, lock_file_for
+from ihbench.loaders.clients import server_text
 
 from .ask import reask_reason
 from .backends import response_format
@@ -102,7 +103,7 @@ class BatchLLM:
                                  f"changed before it was submitted); remove this answers file and submit "
                                  f"{self.folder / REQUESTS} as written")
         usage = completion.get("usage") or {}
-        return completion["choices"][0]["message"].get("content") or "", {
+        return server_text(completion["choices"][0]["message"].get("content") or ""), {
             k: usage[k] for k in ("prompt_tokens", "completion_tokens") if isinstance(usage.get(k), int)}
 
     def describe(self) -> dict:
