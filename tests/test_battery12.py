@@ -481,3 +481,29 @@ def test_an_answer_holding_a_lone_surrogate_is_recorded_not_a_crash(official, tm
         assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
                      str(tmp_path / "c.sqlite"), "--quiet"]) == 0
     assert "\ufffd" in (run / "judgments.jsonl").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("damage, said", [
+    ("cut line 3", r"metadata.jsonl:3: not valid JSON \("),
+    ("drop turn 2", r"metadata.jsonl: no row for turn_id 2; the turns are one conversation"),
+    ("drop the last", r"metadata.jsonl: no row for turn_id 4 \(.* has 5 turns\)"),
+])
+def test_hub_rows_with_a_damaged_or_missing_row_are_refused_naming_it(damage, said, tmp_path):
+    """H25, H26: a cut line in metadata.jsonl was reported at line 1; a row deleted (or the last one lost)
+    was imported as a conversation with a turn missing, without a word."""
+    from convbench_layout import write_benchmark_folder, write_hub_rows
+
+    from ihbench.dataset.convbench import ConvBenchFormatError, read_benchmark
+
+    folder = write_benchmark_folder(tmp_path / "repo", audio=False)
+    rows = write_hub_rows(tmp_path / "hub") / "metadata.jsonl"
+    lines = rows.read_text().splitlines()
+    if damage == "cut line 3":
+        lines[2] = lines[2][:40]
+    elif damage == "drop turn 2":
+        del lines[2]
+    else:
+        del lines[-1]
+    rows.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ConvBenchFormatError, match=said):
+        read_benchmark(rows.parent, setup=folder)

@@ -165,6 +165,14 @@ def _read_hub_rows(path: Path, setup: ReadBenchmark, speaker: Optional[str], nam
     ids = [turn.index for turn in turns]
     if len(set(ids)) != len(ids):
         raise ConvBenchFormatError(f"{path}: a turn_id appears twice; one row per turn (and speaker)")
+    # one conversation, played turn by turn: a row lost (a cut download, a deleted line) is a gap in it
+    expected = set(range(max(max(ids) + 1, len(base.turns))))
+    missing = sorted(expected - set(ids))
+    if missing:
+        shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
+        setup_turns = f" ({setup.root} has {len(base.turns)} turns)" if len(base.turns) > max(ids) + 1 else ""
+        raise ConvBenchFormatError(f"{path}: no row for turn_id {shown}{setup_turns}; the turns are one conversation "
+                                   "and each is needed: download the file again")
     order = sorted(range(len(turns)), key=lambda i: ids[i])
     benchmark = ConvBenchmark(
         name=name or base.name, turns=[turns[i] for i in order], tools=base.tools,
@@ -184,8 +192,14 @@ def _rows(path: Path) -> list[tuple[int, dict]]:
         raise ConvBenchFormatError(f"{path}: not UTF-8 text (byte {error.start})") from None
     try:
         if path.suffix == ".jsonl":
-            rows = [(number, json.loads(line)) for number, line in enumerate(text.splitlines(), start=1)
-                    if line.strip()]
+            rows = []
+            for number, line in enumerate(text.splitlines(), start=1):
+                if line.strip():
+                    try:
+                        rows.append((number, json.loads(line)))
+                    except json.JSONDecodeError as error:  # its own line, not line 1 of the one it was given
+                        raise ConvBenchFormatError(f"{path}:{number}: not valid JSON ({error.msg}, column "
+                                                   f"{error.colno})") from None
         else:
             data = json.loads(text)
             data = data.get("turns", data) if isinstance(data, dict) else data
