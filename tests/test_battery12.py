@@ -507,3 +507,44 @@ def test_hub_rows_with_a_damaged_or_missing_row_are_refused_naming_it(damage, sa
     rows.write_text("\n".join(lines) + "\n")
     with pytest.raises(ConvBenchFormatError, match=said):
         read_benchmark(rows.parent, setup=folder)
+
+
+def test_a_console_that_cannot_show_a_path_s_characters_gets_escapes_not_a_traceback(official, tmp_path):
+    """H22: with a cp1252 console (Windows, PYTHONIOENCODING) a CJK --out ended the finished command in a
+    UnicodeEncodeError, on every rerun."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "ex日本"
+    result = subprocess.run([sys.executable, "-m", "ihbench.cli", "export", str(official), "--out", str(out)],
+                            capture_output=True, env={**os.environ, "PYTHONIOENCODING": "cp1252"}, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert b"Traceback" not in result.stderr and b"ex\\u65e5\\u672c" in result.stdout
+    assert any(out.iterdir())
+
+
+def test_sid_tolerance_as_long_as_a_clip_is_refused():
+    """H29: --tolerance 1e9 made every prediction a hit, a detector that never fires scored perfectly."""
+    with pytest.raises(SystemExit):
+        main(["sid", "--data", "d", "--config", "c", "--detector", "energy", "--tolerance", "1e9", "--out", "o"])
+    from ihbench.dataset.errors import UsageError
+    from ihbench.sid.run_sid import run_sid
+
+    with pytest.raises(UsageError, match=r"--tolerance: expected a number in \[0, 2\], got 5"):
+        run_sid("d", "c", "o", detector="energy", tolerance=5)
+
+
+def test_hand_written_jsonl_with_a_windows_bom_is_read(sid_data, tmp_path):
+    """H32: a UTF-8 BOM (Windows editors) in predictions, transcripts or Hub rows was refused with Python's
+    own hint (decode using utf-8-sig)."""
+    import json
+
+    from ihbench.dataset.sid import sid_rows
+    from ihbench.sid.predictions import read_predictions
+
+    references, _ = sid_rows(str(sid_data), "sid_en")
+    rows = [{"audio": r["audio"], "total_nonbreak": True, "break_time": -1} for r in references]
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + "\n".join(json.dumps(row) for row in rows).encode())
+    assert len(read_predictions(path, references)) == len(references)

@@ -85,6 +85,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     import logging
     import traceback
 
+    _printable_anywhere()
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra:  # named by the command they were given to ("ihbench models: error: ..."), as its other errors are
@@ -144,6 +145,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         logger.removeHandler(handler)
         logger.setLevel(saved[0])
         logger.propagate = saved[1]
+
+
+def _printable_anywhere() -> None:
+    """A console or pipe whose encoding lacks a character of a path or a model's name (cp1252 on
+    Windows, PYTHONIOENCODING) would end the command in a traceback after its work: the character is
+    written as an escape instead."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)  # a test's capture or a notebook's stream has none
+        if reconfigure is not None and (stream.encoding or "").lower().replace("-", "") not in ("utf8", "utf_8"):
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # detached or closed: nothing to print to anyway
+                pass
 
 
 def _stdout_to_nowhere() -> None:

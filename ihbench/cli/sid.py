@@ -7,7 +7,8 @@ import sys
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import count, data_source, key_value, milliseconds, number, path, model_name, url
+    from ihbench.dataset.argtypes import count, data_source, key_value, milliseconds, path, model_name, url
+    from ihbench.sid.run_sid import TOLERANCE
     from ihbench.sid.sweep import DEFAULT_TIMEOUTS, thresholds_type, timeouts_type
 
     sid = add("sid", help="semantic interruption detection: FIR, IRL, APT")
@@ -43,7 +44,7 @@ def add_parser(add) -> argparse.ArgumentParser:
     sid.add_argument("--tune-clips", type=model_name(), metavar="GLOB", help="smart-turn sweep: the tuning clips")
     sid.add_argument("--tune-data", type=path("folder", exists=True), metavar="DIR",
                      help="smart-turn sweep: the dataset of --tune-on (default --data)")
-    sid.add_argument("--tolerance", type=number(min=0), default=0.05,
+    sid.add_argument("--tolerance", type=TOLERANCE, default=0.05,
                      help="seconds around the true break that count as exact (default 0.05, as SID-Bench)")
     sid.set_defaults(func=main)
     return sid

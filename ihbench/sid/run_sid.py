@@ -44,6 +44,10 @@ class SidClipsFailed(IHBenchError):
         self.failed, self.total = failed, total
 
 
+#: seconds either side of the true break that count as exact: SID-Bench uses 0.05; a tolerance as long
+#: as its clips would count every prediction a hit, "no break" ones too (their -1 lies within it)
+TOLERANCE = number(min=0, max=2)
+
 SWEEP_FLAGS = ("thresholds", "timeouts", "tune_config", "tune_clips", "tune_data")
 
 
@@ -65,7 +69,7 @@ def run_sid(data: str, config: str, out: Path, *, detector: Optional[str] = None
         raise UsageError("give either --detector or --predictions")
     if limit is not None:  # -1 would silently drop the last clip; 0 would score nothing
         count().check("--limit", limit)
-    number(min=0).check("--tolerance", tolerance)
+    TOLERANCE.check("--tolerance", tolerance)
     sweeping = _check_sweep(detector, thresholds=thresholds, timeouts=timeouts, tune_data=tune_data,
                             tune_config=tune_config, tune_clips=tune_clips)
     if detector is not None:  # a bad option is refused before any clip is read

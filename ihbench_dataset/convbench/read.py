@@ -187,7 +187,7 @@ def _read_hub_rows(path: Path, setup: ReadBenchmark, speaker: Optional[str], nam
 def _rows(path: Path) -> list[tuple[int, dict]]:
     """(line or position, row): metadata.jsonl one object per line, turns.json one list."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a Windows editor's BOM is not part of the JSON
     except UnicodeDecodeError as error:
         raise ConvBenchFormatError(f"{path}: not UTF-8 text (byte {error.start})") from None
     try:

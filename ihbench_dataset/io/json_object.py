@@ -26,7 +26,7 @@ def unique_keys(pairs: list) -> dict:
 def read_json_object(path: Union[str, Path], error: type[Exception], *, hint: str = "") -> dict:
     suffix = f"; {hint}" if hint else ""
     try:
-        text = Path(path).read_bytes().decode("utf-8")
+        text = Path(path).read_bytes().decode("utf-8-sig")  # a Windows editor's BOM is not part of the JSON
     except UnicodeDecodeError as problem:
         raise error(f"{path}: not UTF-8 text (byte {problem.start}){suffix}") from None
     except OSError as problem:

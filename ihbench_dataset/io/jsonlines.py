@@ -32,7 +32,7 @@ def _decoded(lines: Iterable[bytes], failure: Callable[[int, str], Exception]) -
         if not line.strip():
             continue
         try:
-            value = json.loads(line.decode("utf-8"))
+            value = json.loads(line.decode("utf-8-sig" if number == 1 else "utf-8"))  # a Windows editor's BOM
         except UnicodeDecodeError as error:
             raise failure(number, f"not UTF-8 text: byte {line[error.start]:#04x} at column {error.start + 1}") \
                 from None
