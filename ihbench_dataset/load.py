@@ -207,6 +207,11 @@ def _refuse_not_a_dataset(path: Path, text: str) -> None:
     if (path / "README.md").is_file():
         raise DataSourceError(f"{path / 'README.md'}: has no dataset card metadata (configs:); not a dataset "
                               "written by `ihbench build` or `ihbench sid-import`, nor one downloaded from the Hub")
+    # every dataset the toolkit reads has its card (build, sid-import, convbench-import, a Hub download);
+    # without one `datasets` reads loose files as one config "default", and says only that ours is missing
+    hub = " (a Hub id of that name is not looked up while this folder is here)" if _HUB_ID.match(text) else ""
+    raise DataSourceError(f"{text}: a local folder with no dataset card (README.md listing its configs){hub}; not a "
+                          "dataset written by `ihbench build` or `ihbench sid-import`, nor one downloaded from the Hub")
 
 
 def config_names(path: str, revision: Optional[str]) -> list[str]:

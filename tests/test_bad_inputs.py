@@ -314,7 +314,7 @@ def test_library_guards_name_the_option_before_any_work(tmp_path):
         build(tmp_path / "data" / "ds", sid_noise_clips=0)
     with pytest.raises(UsageError, match="--limit: expected a whole number from 1 to 1000000, got -1"):
         run_sid("missing", "sid_en", tmp_path / "sid", detector="energy", limit=-1)
-    with pytest.raises(UsageError, match="--tolerance: expected a number >= 0, got -1"):
+    with pytest.raises(UsageError, match="--tolerance: expected a number in \\[0, 2\\], got -1"):
         run_sid("missing", "sid_en", tmp_path / "sid", detector="energy", tolerance=-1)
     with pytest.raises(UsageError, match="--price-per-1k-input: expected a number >= 0, got -5"):
         check_spec(GenerateSpec(out=tmp_path / "gen", domain="telecom", goal="g", price_input=-5, price_output=1))

@@ -548,3 +548,18 @@ def test_hand_written_jsonl_with_a_windows_bom_is_read(sid_data, tmp_path):
     path = tmp_path / "p.jsonl"
     path.write_bytes(b"\xef\xbb\xbf" + "\n".join(json.dumps(row) for row in rows).encode())
     assert len(read_predictions(path, references)) == len(references)
+
+
+@pytest.mark.parametrize("loose", ["notes.txt", "notes.md"])
+def test_a_local_folder_without_a_card_is_named_as_such_not_as_datasets_finds_it(loose, tmp_path, capsys,
+                                                                                monkeypatch):
+    """H30: a folder of stray files named like a Hub id said "BuilderConfig 'conversations' not found.
+    Available: ['default']", and nothing of the local folder shadowing the Hub id."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bosonai" / "IHBench").mkdir(parents=True)
+    (tmp_path / "bosonai" / "IHBench" / loose).write_text("x\n")
+    capsys.readouterr()
+    assert main(["info", "bosonai/IHBench"]) == 2
+    err = capsys.readouterr().err
+    assert "bosonai/IHBench: a local folder with no dataset card (README.md listing its configs) (a Hub id of that " \
+           "name is not looked up while this folder is here)" in err, err
