@@ -563,3 +563,23 @@ def test_a_local_folder_without_a_card_is_named_as_such_not_as_datasets_finds_it
     err = capsys.readouterr().err
     assert "bosonai/IHBench: a local folder with no dataset card (README.md listing its configs) (a Hub id of that " \
            "name is not looked up while this folder is here)" in err, err
+
+
+def test_a_report_written_where_another_was_keeps_none_of_its_figures(run, official, tmp_path):
+    """H28: a ConversationBench report and then an IHBench one into the same --out left the first one's
+    plots beside the second's report.md."""
+    from convbench_judging import ConvJudge
+    from test_convbench_judge import judge
+
+    assert judge(run, ConvJudge()) == 0
+    out = tmp_path / "rq1"
+    assert main(["report", str(run), "--out", str(out), "--quiet"]) == 0
+    assert (out / "convbench_dimensions.png").is_file()
+    ihbench_run = tmp_path / "r1"
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out",
+                     str(ihbench_run), "--limit", "1", "--base-url", server.base_url, "--quiet"]) == 0
+    assert main(["report", str(ihbench_run), "--out", str(out), "--quiet"]) == 0
+    assert not list(out.glob("convbench_*.png"))
+    referenced = (out / "report.md").read_text()
+    assert all(png.name in referenced for png in out.glob("*.png")), sorted(p.name for p in out.iterdir())

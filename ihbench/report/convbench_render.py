@@ -182,11 +182,11 @@ def _short(cell: Optional[dict]) -> str:
 def write_convbench_report(summary: dict, out: Path) -> dict[str, Path]:
     from .summary import write_json
 
-    from ihbench.dataset.outputs import claim_output
+    from .folder import FIGURES, begin_report
 
-    claim_output(out, "report")  # known as a report's, should it be stopped before its summary
-    figures = {"dimensions": plot_dimensions(summary, out / "convbench_dimensions.png"),
-               "heatmap": plot_heatmap(summary, out / "convbench_categories.png")}
+    begin_report(out)  # known as a report's, should it be stopped before its summary; no earlier report's figures
+    figures = {"dimensions": plot_dimensions(summary, out / FIGURES["dimensions"]),
+               "heatmap": plot_heatmap(summary, out / FIGURES["heatmap"])}
     write_json(out / "summary.json", summary)
     (out / "report.md").write_text(render_convbench_markdown(summary, figures), encoding="utf-8")
     return {"summary": out / "summary.json", "report": out / "report.md",

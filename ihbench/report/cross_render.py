@@ -177,14 +177,14 @@ def write_cross_report(summary: CrossSummary, out: Path) -> dict[str, Path]:
     report = summary.to_json()  # rendered from what summary.json holds
     out = Path(out)
     check_out(out, [Path(r["run"]) for r in report["runs"]])
-    from ihbench.dataset.outputs import claim_output
+    from .folder import FIGURES, begin_report
 
-    claim_output(out, "report")  # known as a report's, should it be stopped before its summary
-    figures = {"correlations": plot_correlations(report, out / "correlations.png")}
+    begin_report(out)  # known as a report's, should it be stopped before its summary; no earlier report's figures
+    figures = {"correlations": plot_correlations(report, out / FIGURES["correlations"])}
     text = render_cross_markdown(report, figures)
     if report.get("ihbench"):
-        ihbench_figures = {"per_type": plot_per_type(report["ihbench"], out / "per_type.png"),
-                           "depth": plot_depth(report["ihbench"], out / "depth.png")}
+        ihbench_figures = {"per_type": plot_per_type(report["ihbench"], out / FIGURES["per_type"]),
+                           "depth": plot_depth(report["ihbench"], out / FIGURES["depth"])}
         figures.update(ihbench_figures)
         detail = render_markdown(report["ihbench"], ihbench_figures)
         text += "\n" + "\n".join("#" + line if line.startswith("#") else line for line in detail.splitlines()) + "\n"

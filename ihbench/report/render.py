@@ -315,14 +315,15 @@ def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
 def write_report(summary: ReportSummary, out: Path) -> dict[str, Path]:
     from .summary import write_json
 
-    from ihbench.dataset.outputs import claim_output
+    from .folder import FIGURES, begin_report
 
     report = summary.to_json()  # rendered from what summary.json holds
-    claim_output(out, "report")  # known as a report's, should it be stopped before its summary
-    figures = {"per_type": plot_per_type(report, out / "per_type.png"), "depth": plot_depth(report, out / "depth.png"),
-               "dev_set": plot_dev_set(report, out / "dev_set.png"),
+    begin_report(out)  # known as a report's, should it be stopped before its summary; no earlier report's figures
+    figures = {"per_type": plot_per_type(report, out / FIGURES["per_type"]),
+               "depth": plot_depth(report, out / FIGURES["depth"]),
+               "dev_set": plot_dev_set(report, out / FIGURES["dev_set"]),
                "barge_in_vs_static": plot_barge_in_vs_static(report.get("barge_in_vs_static") or [], report["runs"],
-                                                           out / "barge_in_vs_static.png")}
+                                                           out / FIGURES["barge_in_vs_static"])}
     write_json(out / "summary.json", report)
     (out / "report.md").write_text(render_markdown(report, figures), encoding="utf-8")
     return {"summary": out / "summary.json", "report": out / "report.md",

@@ -1,0 +1,21 @@
+"""The folder a report is written into: made and marked as a report's (`claim_output`), and cleared of
+the figures an earlier report left there, so a report holds only its own: a report of another run
+written into the same --out kept the first one's plots beside it, and a figure this report has no
+data for (no dev set, no barge-in run) kept the last one's."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ihbench.dataset.outputs import claim_output
+
+#: every figure any report writes (render, cross_render, convbench_render name theirs from here)
+FIGURES = {"per_type": "per_type.png", "depth": "depth.png", "dev_set": "dev_set.png",
+           "barge_in_vs_static": "barge_in_vs_static.png", "correlations": "correlations.png",
+           "dimensions": "convbench_dimensions.png", "heatmap": "convbench_categories.png"}
+
+
+def begin_report(out: Path) -> Path:
+    out = claim_output(out, "report")
+    for name in FIGURES.values():
+        (out / name).unlink(missing_ok=True)
+    return out
