@@ -583,3 +583,20 @@ def test_a_report_written_where_another_was_keeps_none_of_its_figures(run, offic
     assert not list(out.glob("convbench_*.png"))
     referenced = (out / "report.md").read_text()
     assert all(png.name in referenced for png in out.glob("*.png")), sorted(p.name for p in out.iterdir())
+
+
+def test_a_conversationbench_dataset_alone_is_described_and_published(tmp_path, capsys):
+    """H31: a folder written by `convbench-import` alone is runnable, but `info` and `publish-dataset`
+    failed on it: "no config 'conversations'"."""
+    from convbench_layout import write_benchmark_folder
+
+    folder = write_benchmark_folder(tmp_path / "repo", audio=False)
+    data = tmp_path / "cbo1"
+    assert main(["convbench-import", str(folder), "--text-only", "--out", str(data), "--name", "mybench",
+                 "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["info", str(data)]) == 0
+    out = capsys.readouterr().out
+    assert "| mybench | ConversationBench turns | 5 |" in out and "| mybench_setup | ConversationBench setup | 1 |" in out
+    assert main(["publish-dataset", str(data), "--repo", "a/b", "--dry-run", "--quiet"]) == 0
+    assert "README.md" in capsys.readouterr().out

@@ -19,6 +19,16 @@ def main(args: argparse.Namespace) -> int:
     from ihbench.dataset.load import load_conversations
     from ihbench.dataset.stats import dataset_statistics, statistics_markdown
 
+    from ihbench.dataset.contents import IHBENCH_CONFIG, dataset_contents
+    from ihbench.dataset.load import config_names, resolve_source
+
+    path, _ = resolve_source(args.data)
+    if IHBENCH_CONFIG not in config_names(path, None):  # a ConversationBench or SID-Bench dataset alone
+        print(f"data: {args.data} (no IHBench conversations; its configs:)")
+        print("| config | holds | rows |\n|---|---|---|")
+        for name, kind, rows in dataset_contents(args.data):
+            print(f"| {name} | {kind} | {rows} |")
+        return 0
     conversations = load_conversations(args.data, split=args.split)
     items = load_items(args.data, split=args.split)
     with_baseline = sum(item.baseline is not None for item in items)

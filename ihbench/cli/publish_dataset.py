@@ -25,6 +25,10 @@ def main(args: argparse.Namespace) -> int:
     plan = publish_dataset(args.data, args.repo, private=args.private, dry_run=args.dry_run)
     print_plan(plan, args.dry_run)
     if not args.dry_run:
-        print(f'done: load_dataset("{plan.repo_id}", "interruptions") now works for anyone with access')
+        from ihbench.dataset.builddir import BuildDir
+
+        names = BuildDir(args.data).config_names() or ["default"]
+        first = "interruptions" if "interruptions" in names else names[0]
+        print(f'done: load_dataset("{plan.repo_id}", "{first}") now works for anyone with access')
     return 0
 

@@ -45,14 +45,28 @@ def check_readable(folder: Path) -> int:
         raise UsageError(f"{folder}: not the dataset's files: {shown} (only the card, {INFO}, {STATS_PLOT} "
                          "and the files the card's configs name are published); move them out of the folder; "
                          "nothing was uploaded")
+    from ihbench.dataset.contents import IHBENCH_CONFIG, dataset_contents
+    from ihbench.dataset.convbench import load_benchmark
+
     try:
-        items = load_items(str(folder))
+        if IHBENCH_CONFIG in build.config_names():
+            items = load_items(str(folder))
+            if not items:
+                raise UsageError(f"{folder}: no interruption points; nothing was uploaded")
+            return len(items)
+        contents = dataset_contents(str(folder))  # a ConversationBench or SID-Bench dataset alone
+        for name, kind, _ in contents:
+            if kind == "ConversationBench turns":
+                load_benchmark(str(folder), name)  # its turns, tools and setup, as a run reads them
+    except UsageError:
+        raise
     except Exception as error:
         raise UsageError(f"{folder}: the toolkit cannot read this dataset ({type(error).__name__}: {error}); "
                          "nothing was uploaded") from None
-    if not items:
-        raise UsageError(f"{folder}: no interruption points; nothing was uploaded")
-    return len(items)
+    rows = sum(count for _, _, count in contents)
+    if not rows:
+        raise UsageError(f"{folder}: its configs hold no rows; nothing was uploaded")
+    return rows
 
 
 def publish_dataset(data_dir, repo_id: str, *, private: bool = False, dry_run: bool = False,
