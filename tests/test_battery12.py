@@ -600,3 +600,32 @@ def test_a_conversationbench_dataset_alone_is_described_and_published(tmp_path, 
     assert "| mybench | ConversationBench turns | 5 |" in out and "| mybench_setup | ConversationBench setup | 1 |" in out
     assert main(["publish-dataset", str(data), "--repo", "a/b", "--dry-run", "--quiet"]) == 0
     assert "README.md" in capsys.readouterr().out
+
+
+def test_a_call_the_judge_says_was_made_early_is_credited_only_where_the_run_shows_it(run):
+    """H33: a judge listing a call as made early (or late), at a turn where the run recorded no call at all
+    (a tool that does not even exist), passed tool use at both turns."""
+    import json
+
+    from convbench_judging import ConvJudge
+    from test_convbench_judge import judge
+
+    made_up = {"name": "make_coffee", "expected_turn": 1, "actual_turn": 0, "status": "early"}
+    assert judge(run, ConvJudge(overrides={1: {"tool_use_correct": False, "missed_call_cause": "other"}},
+                                calls=[made_up])) == 0
+    rows = {(r["epoch"], r["turn"]): r for r in map(json.loads, (run / "judgments.jsonl").read_text().splitlines())}
+    assert rows[0, 1]["scores"]["tool_use_correct"] is False
+    assert "not credited: the judge said make_coffee was called at turn 0, and the run shows no such call there" \
+        in rows[0, 1]["notes"]
+
+
+def test_realign_credits_an_early_call_the_run_recorded():
+    from test_convbench_judge import CALL, turn, verdict
+
+    from ihbench.convbench.judge import realign
+
+    turns = [turn(0), turn(1, call=CALL)]
+    verdicts = {0: verdict(tool_use_correct=False), 1: verdict(tool_use_correct=False, missed_call_cause="other")}
+    early = [{"name": "book", "expected_turn": 1, "actual_turn": 0, "status": "early"}]
+    assert realign(turns, verdicts, early, made={0: {"book"}, 1: set()})[1].scores["tool_use_correct"] is True
+    assert realign(turns, verdicts, early, made={0: set(), 1: set()})[1].scores["tool_use_correct"] is False

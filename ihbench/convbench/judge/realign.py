@@ -42,10 +42,13 @@ class TurnScores:
 
 
 def realign(turns, verdicts: dict, tracking: list[dict], *, rehydrated: bool = False,
-            turn_taking: Optional[dict] = None) -> dict[int, TurnScores]:
+            turn_taking: Optional[dict] = None, made: Optional[dict] = None) -> dict[int, TurnScores]:
     """`turns`: the benchmark turns judged (ConvTurn: index, scoring_dimensions, required_calls);
     `verdicts`: turn -> the judge's phase-1 verdict; `tracking`: the judge's function_calls;
-    `turn_taking`: turn -> issue strings from the recording, or None when none was analysed."""
+    `turn_taking`: turn -> issue strings from the recording, or None when none was analysed;
+    `made`: turn -> the names of the calls the run recorded there. A call the judge says was made
+    early or late earns credit only where the run shows it: the judge's word alone credited calls
+    that were never made (a tool that does not even exist)."""
     by_index = {turn.index: turn for turn in turns}
     result = {index: _scoped(turn, verdicts[index], turn_taking) for index, turn in by_index.items()}
     saved: dict[int, dict] = {}  # what rule 2 overwrote, for an early call that undoes the charge
@@ -82,6 +85,11 @@ def realign(turns, verdicts: dict, tracking: list[dict], *, rehydrated: bool = F
 
     for entry in tracking:
         name, expected, actual, status = entry["name"], entry["expected_turn"], entry["actual_turn"], entry["status"]
+        if status in ("early", "late") and made is not None and name not in made.get(actual, ()):
+            if expected in result:
+                result[expected].notes.append(f"not credited: the judge said {name} was called at turn {actual}, "
+                                              "and the run shows no such call there")
+            continue
         if status == "early" and _both(expected, actual, result) and actual < expected:
             if expected in saved:  # the call was there all along: the charge of rule 2 is undone
                 result[expected].scores.update(saved.pop(expected))

@@ -179,8 +179,10 @@ async def _judge_locked(source: ConvSource, path, backend, parts, context_tokens
         verdicts = {int(t): v for value in answers for t, v in value["turns"].items()}
         tracking = [entry for value in answers for entry in value["function_calls"]]
         notes = " ".join(value["notes"] for value in answers if value["notes"])
+        made = {t: {call.get("name") for call in record.get("tool_calls") or []}
+                for t, record in conversation.records.items()}
         final = realign(turns, verdicts, tracking, rehydrated=mode == "rehydrated",
-                        turn_taking=timing.get(conversation.epoch))
+                        turn_taking=timing.get(conversation.epoch), made=made)
         window_of = {t: i for i, w in enumerate(plan.windows) for t in w.judged}
         elapsed = round(time.perf_counter() - begun, 4)
         return [ConvJudgmentRecord(
