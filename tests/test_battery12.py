@@ -629,3 +629,32 @@ def test_realign_credits_an_early_call_the_run_recorded():
     early = [{"name": "book", "expected_turn": 1, "actual_turn": 0, "status": "early"}]
     assert realign(turns, verdicts, early, made={0: {"book"}, 1: set()})[1].scores["tool_use_correct"] is True
     assert realign(turns, verdicts, early, made={0: set(), 1: set()})[1].scores["tool_use_correct"] is False
+
+
+def test_a_lone_surrogate_in_a_file_a_user_wrote_is_refused_naming_it(tmp_path, capsys):
+    """H34: a lone surrogate escape in Hub rows (convbench-import) or an in-house source (build) ended in
+    a traceback after `verify` had passed the source."""
+    import json
+
+    from convbench_layout import write_benchmark_folder, write_hub_rows
+
+    from ihbench.dataset.sources import SourceError, load_conversation, source_files
+
+    folder = write_benchmark_folder(tmp_path / "repo", audio=False)
+    rows = write_hub_rows(tmp_path / "hub") / "metadata.jsonl"
+    lines = rows.read_text().splitlines()
+    lines[2] = lines[2].replace('"input_text": "', '"input_text": "\\ud800 ', 1)
+    rows.write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    assert main(["convbench-import", str(rows.parent), "--setup", str(folder), "--text-only", "--out",
+                 str(tmp_path / "d"), "--name", "hb", "--quiet"]) == 2
+    assert "`input` holds a lone surrogate escape ('\\ud800'), which is no character" in capsys.readouterr().err
+    assert not (tmp_path / "d").exists()
+    source = source_files()[0]
+    text = source.read_text(encoding="utf-8")
+    data = json.loads(text)
+    data["goal"] = data["goal"] + " \ud800"
+    edited = tmp_path / source.name
+    edited.write_text(json.dumps(data))  # ensure_ascii: the escape is written as JSON allows it
+    with pytest.raises(SourceError, match=r"the value of 'goal' holds a lone surrogate escape"):
+        load_conversation(edited)

@@ -106,6 +106,11 @@ def normalise_turn(raw: dict, index: int, where: str, core: list[str], mapping: 
             return None
         if not isinstance(value, str):
             raise ConvBenchFormatError(f"{where}: `{key}` must be a string, got {type(value).__name__}")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:  # a lone surrogate escape ("\\ud800") decodes to no character
+            raise ConvBenchFormatError(f"{where}: `{key}` holds a lone surrogate escape ({value[error.start]!r}), "
+                                       "which is no character; remove it") from None
         if required and not value.strip():  # a blank turn would be sent, answered, and judged against nothing
             raise ConvBenchFormatError(f"{where}: `{key}` is {'empty' if not value else 'blank'}; "
                                        f"{BLANK_MEANS[key]}")

@@ -9,18 +9,34 @@ from typing import Union
 
 
 class DuplicateKeyError(ValueError):
-    """A JSON object naming one key twice: the parser keeps the last silently, dropping what the user
-    wrote first (a stage, a fact, a goal)."""
+    """What JSON allows but a file a user writes must not hold: a key given twice in one object (the
+    parser keeps the last silently, dropping what the user wrote first: a stage, a fact, a goal), or a
+    lone surrogate escape ("\\ud800"), which decodes to no character and fails the first write of it."""
 
 
 def unique_keys(pairs: list) -> dict:
-    """`object_pairs_hook` for every JSON a user writes or edits: a key given twice is refused."""
+    """`object_pairs_hook` for every JSON a user writes or edits: a key given twice is refused, and so
+    is a string holding a lone surrogate (in a key, a value, or a list of values)."""
     seen: dict = {}
     for key, value in pairs:
         if key in seen:
             raise DuplicateKeyError(f"the key {key!r} is given twice in one object (JSON keeps only the last)")
+        _refuse_lone_surrogates(key, key)
+        _refuse_lone_surrogates(value, key)
         seen[key] = value
     return seen
+
+
+def _refuse_lone_surrogates(value, key: str) -> None:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise DuplicateKeyError(f"the value of {key!r} holds a lone surrogate escape "
+                                    f"({value[error.start]!r}), which is no character; remove it") from None
+    elif isinstance(value, list):
+        for item in value:
+            _refuse_lone_surrogates(item, key)
 
 
 def read_json_object(path: Union[str, Path], error: type[Exception], *, hint: str = "") -> dict:

@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional, Union
 
+from .json_object import DuplicateKeyError, unique_keys
 from ..errors import IHBenchError
 
 log = logging.getLogger("ihbench")
@@ -25,19 +26,24 @@ class CorruptLogError(IHBenchError, ValueError):
     pass
 
 
-def _decoded(lines: Iterable[bytes], failure: Callable[[int, str], Exception]) -> Iterator[tuple[int, Any]]:
+def _decoded(lines: Iterable[bytes], failure: Callable[[int, str], Exception], *,
+             hand_made: bool = False) -> Iterator[tuple[int, Any]]:
     """(line number, value) per non-blank line; a line that is not UTF-8 JSON (a file saved by a
     Latin-1 editor, binary garbage) raises `failure(number, why)`."""
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            value = json.loads(line.decode("utf-8-sig" if number == 1 else "utf-8"))  # a Windows editor's BOM
+            # a Windows editor's BOM; in a hand-made file, a key twice or a lone surrogate (`unique_keys`)
+            value = json.loads(line.decode("utf-8-sig" if number == 1 else "utf-8"),
+                               object_pairs_hook=unique_keys if hand_made else None)
         except UnicodeDecodeError as error:
             raise failure(number, f"not UTF-8 text: byte {line[error.start]:#04x} at column {error.start + 1}") \
                 from None
         except json.JSONDecodeError as error:
             raise failure(number, f"not valid JSON ({error.msg})") from None
+        except DuplicateKeyError as error:
+            raise failure(number, str(error)) from None
         yield number, value
 
 
@@ -47,7 +53,7 @@ def json_lines(path: Union[str, Path], error: type, *,
     place in `error`'s message (each file kind keeps the style its users already see)."""
     path = Path(path)
     yield from _decoded(path.read_bytes().split(b"\n"), lambda number, why: error(
-        f"{where.format(path=path, number=number)}: {why}"))
+        f"{where.format(path=path, number=number)}: {why}"), hand_made=True)
 
 
 #: (file, its size and time, line, problem) already warned of: a command that reads a file twice (the
