@@ -153,7 +153,12 @@ class _Figures:
 
     @classmethod
     def from_json(cls, data, where: str):
-        return cls(**_fields(cls, _object(data, where), where))
+        fields = _fields(cls, _object(data, where), where)
+        low, high = fields.get("ci_low"), fields.get("ci_high")
+        if low is not None and high is not None and low > high:  # no computation gives one: edited by hand
+            raise SummaryError(f"field {_dotted(where, 'ci_low')}: {low} is above ci_high {high}; an interval runs "
+                               "from low to high")
+        return cls(**fields)
 
 
 @dataclass(frozen=True, kw_only=True)

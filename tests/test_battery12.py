@@ -658,3 +658,28 @@ def test_a_lone_surrogate_in_a_file_a_user_wrote_is_refused_naming_it(tmp_path, 
     edited.write_text(json.dumps(data))  # ensure_ascii: the escape is written as JSON allows it
     with pytest.raises(SourceError, match=r"the value of 'goal' holds a lone surrogate escape"):
         load_conversation(edited)
+
+
+def test_judgments_in_a_folder_inside_the_run_are_told_where_they_go(official, tmp_path, capsys):
+    """H38: `--out RUN/sub/j.jsonl` was told "give a path outside it", and a path outside "give a name
+    there": the two remedies pointed at each other."""
+    run = tmp_path / "run"
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out", str(run),
+                     "--limit", "1", "--base-url", server.base_url, "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", "http://127.0.0.1:9/v1", "--out",
+                 str(run / "sub" / "judgments-x.jsonl"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "is in a folder inside the run; `ihbench report` reads judgments from the run's folder itself: give a " \
+           f"name there, such as {run / 'judgments-MODEL.jsonl'}" in err, err
+    assert not (run / "sub").exists()
+
+
+def test_conversationbench_rows_count_turns_and_epochs_from_zero():
+    """H37: turn_ids=[-1] and epochs=[-1, 0] were scored."""
+    module = load("convbench_pass_rate")
+    for column in ({"turn_ids": [-1], "epochs": [0]}, {"turn_ids": [0], "epochs": [-1]}):
+        name = next(k for k, v in column.items() if v == [-1])
+        with pytest.raises(ValueError, match=rf"{name}\[0\]: expected an integer >= 0, got -1"):
+            module.compute(predictions=[True], dimensions=["tool_use_correct"], call_expected=[True], **column)

@@ -107,6 +107,9 @@ def _damaged(tmp_path, folder, change):
     ("turns", lambda d: d["timing"]["turn_over_rate"].update(ci_high=1.5),
      "timing.turn_over_rate.ci_high must be a number from 0 to 1 or null, got 1.5"),
     ("turns", lambda d: d.pop("timing"), "timing is missing or not an object (is this `ihbench turns` output?)"),
+    # battery 12, H36: an interval running from high to low
+    ("turns", lambda d: d["timing"]["response_latency_s"].update(ci_low=3.0, ci_high=-9.0),
+     "timing.response_latency_s.ci_low: 3.0 is above ci_high -9.0; an interval runs from low to high"),
     ("turns", lambda d: d["timing"]["turn_over_rate"].update(value="high"),
      "timing.turn_over_rate.value must be a number or null, got 'high'"),
     ("turns", lambda d: d.update(model_name=7), "model_name must be a string, got 7"),

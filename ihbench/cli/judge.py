@@ -60,7 +60,14 @@ def main(args: argparse.Namespace) -> int:
 
     server_only("--judge-backend", args.judge_backend, {"--judge-base-url": args.judge_base_url,
                                                         "--no-json-schema": args.no_json_schema})
-    if args.out is not None:  # a judgments file goes into its run's folder or a folder of the user's
+    if args.out is not None:  # a judgments file goes into its run's folder itself
+        from pathlib import Path
+
+        run_folder = Path(args.run).resolve()
+        if run_folder in Path(args.out).resolve().parent.parents:  # in a folder of its own inside the run
+            raise UsageError(f"--out: {args.out} is in a folder inside the run; `ihbench report` reads judgments "
+                             f"from the run's folder itself: give a name there, such as "
+                             f"{Path(args.run) / 'judgments-MODEL.jsonl'}")
         check_output_path(args.out, "--out", may_be=("run", "reference_run"), file=True)
         _check_judgments_path(args.out, args.run)
     convbench = is_convbench_run(args.run)

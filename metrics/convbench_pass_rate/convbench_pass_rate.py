@@ -37,8 +37,8 @@ Args:
     dimensions (`list` of `str`): the dimension of each row: tool_use_correct,
         instruction_following, kb_grounding, state_tracking, ambiguity_handling, turn_taking
         (other non-empty names are accepted and reported like the always-scored ones).
-    turn_ids (`list` of `int`): the benchmark turn index of each row.
-    epochs (`list` of `int`, optional): the epoch (run) of each row. Default: all 0.
+    turn_ids (`list` of `int`): the benchmark turn index of each row (from 0).
+    epochs (`list` of `int`, optional): the epoch (run) of each row, from 0. Default: all 0.
     call_expected (`list` of `bool`, optional): whether the row's turn has a required function
         call. Needed for the `all` denominator of tool_use_correct; without it that figure is
         None and `why_absent` says so.
@@ -139,8 +139,8 @@ def check_rows(predictions, dimensions, turn_ids, epochs=None, call_expected=Non
                              f"{', '.join(DIMENSIONS)}; got {name!r}")
     for column in ("turn_ids", "epochs"):
         for index, value in enumerate(_given(columns[column])):
-            if not _is_int(value):
-                raise ValueError(f"{column}[{index}]: expected an integer, got {value!r}")
+            if not _is_int(value) or value < 0:  # turns and epochs count from 0
+                raise ValueError(f"{column}[{index}]: expected an integer >= 0, got {value!r}")
     for index, value in enumerate(_given(call_expected)):
         if not _is_bool(value):
             raise ValueError(f"call_expected[{index}]: expected True or False, got {value!r}")
