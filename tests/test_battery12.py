@@ -683,3 +683,35 @@ def test_conversationbench_rows_count_turns_and_epochs_from_zero():
         name = next(k for k, v in column.items() if v == [-1])
         with pytest.raises(ValueError, match=rf"{name}\[0\]: expected an integer >= 0, got -1"):
             module.compute(predictions=[True], dimensions=["tool_use_correct"], call_expected=[True], **column)
+
+
+def test_a_batch_answer_holding_a_lone_surrogate_is_recorded_with_the_others(official, tmp_path):
+    """H35: one batch answer with "\\ud800" in its reasoning ended every round in a traceback, after the
+    requests file was removed, and none of the good answers was recorded."""
+    import json
+
+    from judging import ScriptedJudge
+
+    run = tmp_path / "run"
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out", str(run),
+                     "--limit", "1", "--base-url", server.base_url, "--quiet"]) == 0
+    batch = tmp_path / "jb"
+    argv = ["judge", str(run), "--judge-model", "j", "--judge-batch", str(batch), "--quiet"]
+    main(argv)  # writes the requests
+    scripted, lines = ScriptedJudge(faults=False), []
+    for number, line in enumerate((batch / "requests.jsonl").read_text().splitlines()):
+        request = json.loads(line)
+        content = scripted(request["body"]).content
+        if number == 0:
+            content = content.replace('"because"', '"because \\ud800"').replace('"r"', '"r \\ud800"')
+        lines.append(json.dumps({"id": f"b{number}", "custom_id": request["custom_id"], "error": None, "response": {
+            "status_code": 200, "request_id": f"q{number}", "body": {
+                "id": f"c{number}", "object": "chat.completion", "model": "j",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant",
+                                                                              "content": content}}]}}}))
+    (batch / "answers.jsonl").write_text("\n".join(lines) + "\n")
+    assert main(argv) == 0
+    judged = [json.loads(line) for line in (run / "judgments.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(judged) >= len(lines) and all(j["outcome"] == "judged" for j in judged)  # epochs share questions
+    assert "\ufffd" in (run / "judgments.jsonl").read_text(encoding="utf-8")

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from ihbench.dataset.errors import ItemFailure
+from ihbench.loaders.clients import server_text
 
 __all__ = ["InvalidAnswer", "extract_json"]
 
@@ -35,8 +36,20 @@ def extract_json(text: str) -> Any:
         raise InvalidAnswer(f"the answer holds {len(found)} different JSON objects; give exactly one")
     for candidate in candidates:
         for value in _objects(candidate)[:1]:
-            return value
+            return _writable(value)
     raise InvalidAnswer("no JSON object found in the answer")
+
+
+def _writable(value):
+    """The answer with every string writable: a "\\ud800" escape inside the JSON a model wrote decodes
+    to a lone surrogate, which no record can hold (`loaders.clients.server_text`)."""
+    if isinstance(value, str):
+        return server_text(value)
+    if isinstance(value, list):
+        return [_writable(item) for item in value]
+    if isinstance(value, dict):
+        return {server_text(key): _writable(item) for key, item in value.items()}
+    return value
 
 
 def _objects(text: str) -> list[dict]:

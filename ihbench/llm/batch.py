@@ -177,7 +177,7 @@ def read_answers(folder: Path) -> dict[str, tuple[Path, int, dict]]:
         if not path.is_file():  # /dev/zero is read for ever, a named pipe waits for ever
             raise BatchFileError(f"{path}: not a regular file (a device, a named pipe, a socket or a folder); a "
                                  "batch's answers are files: remove it or put the file itself there")
-        for number, line in json_lines(path, BatchFileError, where="{path} line {number}"):
+        for number, line in json_lines(path, BatchFileError, where="{path} line {number}", hand_made=False):
             key = _checked(line, path, number)
             if key in answers and not _failure(line) and not _failure(answers[key][2]) and \
                     _content(line) != _content(answers[key][2]):

@@ -47,13 +47,15 @@ def _decoded(lines: Iterable[bytes], failure: Callable[[int, str], Exception], *
         yield number, value
 
 
-def json_lines(path: Union[str, Path], error: type, *,
-               where: str = "{path} line {number}") -> Iterator[tuple[int, Any]]:
-    """(line number, decoded value) per non-blank line of a hand-made file; `where` formats the
-    place in `error`'s message (each file kind keeps the style its users already see)."""
+def json_lines(path: Union[str, Path], error: type, *, where: str = "{path} line {number}",
+               hand_made: bool = True) -> Iterator[tuple[int, Any]]:
+    """(line number, decoded value) per non-blank line of a file from outside the toolkit; `where`
+    formats the place in `error`'s message (each file kind keeps the style its users already see).
+    `hand_made`: a key twice or a lone surrogate is refused (`unique_keys`); a program's output (a
+    batch's answers) has its server text cleaned by its reader instead."""
     path = Path(path)
     yield from _decoded(path.read_bytes().split(b"\n"), lambda number, why: error(
-        f"{where.format(path=path, number=number)}: {why}"), hand_made=True)
+        f"{where.format(path=path, number=number)}: {why}"), hand_made=hand_made)
 
 
 #: (file, its size and time, line, problem) already warned of: a command that reads a file twice (the
