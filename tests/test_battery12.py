@@ -715,3 +715,23 @@ def test_a_batch_answer_holding_a_lone_surrogate_is_recorded_with_the_others(off
     judged = [json.loads(line) for line in (run / "judgments.jsonl").read_text(encoding="utf-8").splitlines()]
     assert len(judged) >= len(lines) and all(j["outcome"] == "judged" for j in judged)  # epochs share questions
     assert "\ufffd" in (run / "judgments.jsonl").read_text(encoding="utf-8")
+
+
+def test_a_turn_expecting_a_call_with_no_tool_verdict_is_said_and_counted(run, capsys):
+    """H17 (its other half): a null tool_use_correct on a turn that expects a call left the turn unscored
+    on tool use, so it passed, without a word. The reference does so (kept); it is now noted and counted."""
+    import json
+
+    from convbench_judging import ConvJudge
+    from test_convbench_judge import judge
+
+    assert judge(run, ConvJudge(overrides={1: {"tool_use_correct": None}})) == 0
+    rows = [json.loads(line) for line in (run / "judgments.jsonl").read_text().splitlines()]
+    turn_1 = next(r for r in rows if r["turn"] == 1 and r["outcome"] == "judged")
+    assert turn_1["scores"]["tool_use_correct"] is None
+    assert any(note.startswith("tool_use_correct: no value from the judge on a turn that expects a call")
+               for note in turn_1["notes"])
+    capsys.readouterr()
+    assert main(["report", str(run), "--quiet"]) == 0
+    assert "2 turn(s) that expect a call have no tool use verdict from the judge" in capsys.readouterr().err
+    assert json.loads((run / "summary.json").read_text())["unscored_expected_calls"] == 2

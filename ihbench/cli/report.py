@@ -149,6 +149,10 @@ def _convbench_report(args: argparse.Namespace) -> int:
             print("ihbench report: warning: scores the judge left out count as failures, as the reference counts "
                   "them: " + ", ".join(f"{d} {n}" for d, n in sorted(summary["defaulted_to_false"].items())),
                   file=sys.stderr)
+        if summary.get("unscored_expected_calls"):
+            print(f"ihbench report: warning: {summary['unscored_expected_calls']} turn(s) that expect a call have no "
+                  "tool use verdict from the judge and are left unscored on it, as the reference leaves them",
+                  file=sys.stderr)
         for name, cell in ((summary.get("reference_judge") or {}).get("per_dimension") or {}).items():
             if cell:
                 kappa = "–" if cell["cohen_kappa"] is None else f"{cell['cohen_kappa']:.3f}"

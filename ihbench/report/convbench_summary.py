@@ -14,7 +14,7 @@ import statistics
 from pathlib import Path
 from typing import Optional
 
-from ..convbench.judge.realign import DIMENSIONS
+from ..convbench.judge.realign import DIMENSIONS, UNSCORED_CALL
 from ..convbench.judge.run import read_conv_judgments
 from ..convbench.judge.source import open_source
 from ..resources import load_metric
@@ -82,6 +82,7 @@ def summarize_convbench(run_dir: Path, *, judgments: Optional[Path] = None, data
             normalised[dimension] = normalised.get(dimension, 0) + 1
         for dimension in (record.initial or {}).get("defaulted", []):
             defaulted[dimension] = defaulted.get(dimension, 0) + 1
+    unscored_calls = sum(UNSCORED_CALL in record.notes for record in judged)
     failing = [{"epoch": r.epoch, "turn": r.turn, "failed": [d for d, v in r.scores.items() if v is False],
                 "reasoning": r.reasoning, "notes": r.notes, "turn_taking_issues": r.turn_taking_issues}
                for r in judged if False in r.scores.values()]
@@ -102,6 +103,8 @@ def summarize_convbench(run_dir: Path, *, judgments: Optional[Path] = None, data
         "normalised_to_null": normalised,
         # scores the judge left out on always-scored dimensions: failures by the reference's rule, counted
         "defaulted_to_false": defaulted,
+        # turns that expect a call whose tool use the judge left without a value: unscored, as the reference does
+        "unscored_expected_calls": unscored_calls,
         "realigned_turns": sum(1 for r in judged if any(not n.startswith("rehydrated") for n in r.notes)),
         "latency": {"ttfb": _percentiles([line["ttfb_ms"] / 1000 for line in lines if line.get("ttfb_ms") is not None]),
                     "total": _percentiles([line["latency_ms"] / 1000 for line in lines

@@ -31,6 +31,12 @@ JUDGED = (TOOL, IF, KB, AMB, STATE)
 DIMENSIONS = (TT, TOOL, IF, KB, AMB, STATE)
 
 
+#: noted on a turn that expects a call when the judge gave its tool use no value: the reference leaves
+#: it unscored (so the turn can pass without the call); kept, and counted by the report
+UNSCORED_CALL = "tool_use_correct: no value from the judge on a turn that expects a call; left unscored, as the " \
+    "reference leaves it"
+
+
 @dataclass
 class TurnScores:
     turn: int
@@ -72,6 +78,9 @@ def realign(turns, verdicts: dict, tracking: list[dict], *, rehydrated: bool = F
         result[index].charged = where
         result[index].notes.append(f"missed call ({cause.replace('_', ' ')}) charged to {where}")
 
+    for index, turn in by_index.items():
+        if turn.required_calls and verdicts[index][TOOL] is None:  # the reference keeps the null: said, and counted
+            result[index].notes.append(UNSCORED_CALL)
     for index, turn in by_index.items():
         if turn.required_calls and verdicts[index][TOOL] is False and verdicts[index]["missed_call_cause"] != "none":
             charge(index)
