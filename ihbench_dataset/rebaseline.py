@@ -7,6 +7,7 @@ baselines came from.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Mapping
@@ -66,9 +67,22 @@ def replace_baselines(data_dir, out_dir, responses: Mapping[str, str], provenanc
                 ids = pq.read_table(parquet, columns=["id"]).column("id").to_pylist()
                 copy.rewrite_file(parquet, _with_columns(parquet, {"baseline_response": [responses[i] for i in ids],
                                                                    "baseline_rq_verdicts": [None] * len(ids)}))
-            card = copy.card_path.read_text(encoding="utf-8")
+            card = _without_baseline_statistics(copy.card_path.read_text(encoding="utf-8"), provenance)
             copy.card_path.write_text(card + f"\n## Baselines replaced\n\n{provenance}\n"
                                       "The baselines' RQ verdicts shipped with the original build judged other "
                                       "responses and were removed.\n", encoding="utf-8")
             copy.write_info(replace(info, baselines=provenance))
     return out
+
+
+_STATISTICS = re.compile(r"<!-- baselines by type.*?-->.*?<!-- end baselines by type -->", re.DOTALL)
+
+
+def _without_baseline_statistics(card: str, provenance: str) -> str:
+    """The card with the original baselines' pass rates taken out: they were measured on the responses
+    this copy replaced, from verdicts it no longer holds, and published with it they would describe
+    baselines it does not have."""
+    return _STATISTICS.sub("<!-- baselines by type: not measured for this copy -->\nThis copy's baselines are "
+                           f"another model's responses ({provenance.strip()}); the pass rates of the original "
+                           "baselines were measured on the responses they replaced and are not shown. Judge the "
+                           "baseline model's own run for its RQ by type.\n<!-- end baselines by type -->", card)

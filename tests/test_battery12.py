@@ -735,3 +735,26 @@ def test_a_turn_expecting_a_call_with_no_tool_verdict_is_said_and_counted(run, c
     assert main(["report", str(run), "--quiet"]) == 0
     assert "2 turn(s) that expect a call have no tool use verdict from the judge" in capsys.readouterr().err
     assert json.loads((run / "summary.json").read_text())["unscored_expected_calls"] == 2
+
+
+def test_a_set_baseline_copy_s_card_drops_the_original_baselines_pass_rates(built, tmp_path):
+    """H27: the copy's card kept "RQ pass rate ... of the 260 hand-written baselines" and their table,
+    though its baselines are another model's answers and their verdicts are gone."""
+    import os
+    import shutil
+
+    from ihbench.dataset import load_items
+    from ihbench.dataset.rebaseline import replace_baselines
+
+    data = shutil.copytree(built, tmp_path / "data", copy_function=os.link)
+    card = data / "README.md"
+    (data / "README.md").unlink()  # a file of its own (the copy is linked to the shared build)
+    card.write_text(built.joinpath("README.md").read_text() + "\n## Baselines beside the paper's\n\n"
+                    "<!-- baselines by type (python -m ihbench.report.devset rewrites this block) -->\n"
+                    "RQ pass rate of the 260 hand-written baselines\n| all types | 0.80 |\n"
+                    "<!-- end baselines by type -->\n")
+    responses = {item.id: "A new baseline answer." for item in load_items(str(data))}
+    out = replace_baselines(data, tmp_path / "rebased", responses, "Replaced by set-baseline: model X.")
+    text = (out / "README.md").read_text()
+    assert "hand-written baselines" not in text and "| all types | 0.80 |" not in text
+    assert "the pass rates of the original baselines were measured on the responses they replaced" in text
