@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import itertools
+import logging
 import os
 import threading
 import time
@@ -49,6 +50,8 @@ def to_openai_messages(conversation: ModelInput) -> list[dict]:
         else:
             messages.append({"role": turn.role, "content": turn.text})
     return messages
+
+log = logging.getLogger("ihbench")
 
 
 def _parts(content) -> list[dict]:
@@ -250,6 +253,7 @@ class OpenAICompatLoader(Loader):
         else:
             self.clients = [client]
         self.max_retries = max_retries
+        self.served: set = set()  # the model names the server said answered (`_note_served`)
         # Several servers (vLLM data parallel, several nodes): requests go round the list, and a
         # retry goes to the next server, so a dead one costs an attempt, never a record.
         self._next = itertools.count()
@@ -257,6 +261,17 @@ class OpenAICompatLoader(Loader):
 
     def _client(self, offset: int):
         return self.clients[offset % len(self.clients)]
+
+    def _note_served(self, served) -> None:
+        """The model the server says answered. Another than --model-path (a server started with another
+        model, a proxy routing elsewhere) is said once per name: the answers are recorded as
+        --model-path's. A dated snapshot of it ("gpt-4.1-2025-04-14" for "gpt-4.1") is the same model."""
+        if not isinstance(served, str) or served in self.served:
+            return
+        self.served.add(served)
+        if served != self.model_path and not served.startswith(self.model_path + "-"):
+            log.warning("the server answered as model %r, not %r (--model-path), and its answers are recorded under "
+                        "%s; check --base-url", served, self.model_path, self.model_path)
 
     def _complete(self, messages: list[dict], config: GenerationConfig, seed: int, **extra):
         """One chat completion, retried with the one retry policy; with several servers a retry goes
@@ -289,6 +304,8 @@ class OpenAICompatLoader(Loader):
 
         attempts = self.max_retries + 1 if len(self.clients) == 1 else max(self.max_retries + 1, len(self.clients))
         completion, _ = retry_sync(call, attempts=attempts, base_delay=0.5 if len(self.clients) == 1 else 0.05)
+        if not extra.get("stream"):
+            self._note_served(getattr(completion, "model", None))
         return completion
 
     def effective_generation(self, config: GenerationConfig) -> dict:

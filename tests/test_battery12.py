@@ -758,3 +758,19 @@ def test_a_set_baseline_copy_s_card_drops_the_original_baselines_pass_rates(buil
     text = (out / "README.md").read_text()
     assert "hand-written baselines" not in text and "| all types | 0.80 |" not in text
     assert "the pass rates of the original baselines were measured on the responses they replaced" in text
+
+
+def test_answers_from_a_server_reporting_another_model_are_said_once(caplog):
+    """H23: a server answering as another model than --model-path left no trace. (The served name is fed
+    to the loader as its completions report it; the rest of the request path is the real one.)"""
+    import logging
+
+    from ihbench.loaders import create
+
+    loader = create("openai", "m1", base_url="http://127.0.0.1:9/v1")
+    with caplog.at_level(logging.WARNING, logger="ihbench"):
+        for served in ("m1", "m1-2025-04-14", "some-other-model-7b", "some-other-model-7b"):
+            loader._note_served(served)
+    said = [r.getMessage() for r in caplog.records]
+    assert said == ["the server answered as model 'some-other-model-7b', not 'm1' (--model-path), and its answers "
+                    "are recorded under m1; check --base-url"]
