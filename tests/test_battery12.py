@@ -182,7 +182,12 @@ def test_no_output_goes_into_the_installed_toolkit_or_a_library_cache(tmp_path, 
 
 
 @pytest.mark.parametrize("command, argv, said", [
+    ("report", ["r"],
+     "stopped (SIGTERM); it writes its results only once all is done, so nothing of them was written, and the same "
+     "command starts again from the beginning"),
     ("sid", ["--data", "d", "--config", "sid_en", "--detector", "energy", "--out", "o"],
+     "stopped (SIGTERM); what was written is kept, and the same command goes on from there"),
+    ("sid", ["--data", "d", "--config", "sid_en", "--detector", "smart-turn", "--thresholds", "0.5", "--out", "o"],
      "stopped (SIGTERM); it writes its results only once all is done, so nothing of them was written, and the same "
      "command starts again from the beginning"),
     ("run", ["--model", "openai", "--model-path", "m", "--data", "d", "--out", "o"],
@@ -190,7 +195,8 @@ def test_no_output_goes_into_the_installed_toolkit_or_a_library_cache(tmp_path, 
 ])
 def test_what_a_stopped_command_says_it_kept_is_what_it_kept(command, argv, said, capsys, monkeypatch):
     """H11: a sid stopped by SIGTERM said "what was written is kept, and the same command goes on from
-    there", while it writes everything at the end and started again from the first clip. (The command's
+    there", while it wrote everything at the end and started again from the first clip; a detector's clips
+    are now kept one by one, a sweep's are not, and each says so. (The command's
     work is replaced by one that is stopped at once, as `kill` stops it: the wording is what is tested
     here; tests/test_faults.py stops a real run with a real SIGTERM.)"""
     import importlib
@@ -774,3 +780,35 @@ def test_answers_from_a_server_reporting_another_model_are_said_once(caplog):
     said = [r.getMessage() for r in caplog.records]
     assert said == ["the server answered as model 'some-other-model-7b', not 'm1' (--model-path), and its answers "
                     "are recorded under m1; check --base-url"]
+
+
+def test_sid_keeps_the_clips_it_has_and_asks_only_the_others_again(built, tmp_path, capsys):
+    """H11: a sid of an audio LLM stopped or failed midway kept nothing (and said the opposite), so its
+    every model call was made again. Clips are now recorded as they are answered."""
+    import json
+
+    from openai_test_server import Reply
+
+    asked = []
+
+    def first_clip_only(body):
+        asked.append(body)
+        return Reply(content="yes") if len(asked) == 1 else Reply(status=500)
+
+    out = tmp_path / "s"
+
+    def sid(server):
+        options = json.dumps({"base_url": server.base_url, "max_retries": 0})
+        return main(["sid", "--data", str(built), "--config", "sid_dev_en", "--out", str(out), "--detector",
+                     "audio-llm", "--model", "openai", "--model-path", "m", "--hop", "60000", "--limit", "3",
+                     "--option", f"loader_options={options}", "--quiet"])
+
+    with OpenAITestServer(respond=first_clip_only) as flaky:
+        assert sid(flaky) == 1
+    assert "2 of 3 clip(s) have model calls that failed" in capsys.readouterr().err
+    assert len((out / "clips.jsonl").read_text().splitlines()) == 1 and not (out / "summary.json").exists()
+    with OpenAITestServer(respond=lambda body: Reply(content="no")) as healthy:
+        assert sid(healthy) == 0
+        assert len(healthy.requests) == 2  # the two clips without an answer, and only those
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["n_clips"] == 3 and summary["model_calls"] == 3

@@ -180,7 +180,7 @@ def test_the_sid_clip_reader_names_a_clip_it_cannot_decode(tmp_path, capsys):
     assert main(["sid", "--data", str(root), "--config", "sid_noise", "--detector", "energy", "--out",
                  str(tmp_path / "s"), "--quiet"]) == 2
     assert _one_error(capsys, "sid") == "ihbench sid: error: clip z.wav: no audio (0 samples)"
-    assert not (tmp_path / "s").exists()
+    assert not (tmp_path / "s" / "summary.json").exists()  # nothing scored; the clips before it are kept (sid.progress)
     empty = io.BytesIO()
     soundfile.write(empty, np.zeros(0, np.float32), 16_000, format="WAV", subtype="PCM_16")
     clips = SidClips([empty.getvalue(), b"RIFF but not audio"], ["e.wav", "x.wav"])  # embedded, as imported

@@ -46,7 +46,8 @@ def add_parser(add) -> argparse.ArgumentParser:
                      help="smart-turn sweep: the dataset of --tune-on (default --data)")
     sid.add_argument("--tolerance", type=TOLERANCE, default=0.05,
                      help="seconds around the true break that count as exact (default 0.05, as SID-Bench)")
-    sid.set_defaults(func=main)
+    # a detector's clips are recorded one by one (`sid.progress`); a sweep or a prediction file is scored at once
+    sid.set_defaults(func=main, resumes=lambda args: bool(args.detector) and not args.thresholds)
     return sid
 
 

@@ -35,12 +35,14 @@ from ..summaries import SidScore, SidSummary
 
 
 class SidClipsFailed(IHBenchError):
-    """Model calls failed on some clips: nothing is scored or written (a clip whose answer is unknown
-    is not a "no"); the same command runs them all again."""
+    """Model calls failed on some clips: nothing is scored (a clip whose answer is unknown is not a
+    "no"); the clips answered are kept, and the same command asks only the failed ones again."""
 
-    def __init__(self, failed: int, total: int, first: str):
+    def __init__(self, failed: int, total: int, first: str, kept: int = 0):
+        what = (f"the {kept} answered clip(s) are kept, and the same command asks only the failed ones again when "
+                "the model answers") if kept else "run the same command again when the model answers"
         super().__init__(f"{failed} of {total} clip(s) have model calls that failed (first: {first}); nothing was "
-                         "scored or written; run the same command again when the model answers")
+                         f"scored; {what}")
         self.failed, self.total = failed, total
 
 
@@ -102,13 +104,16 @@ def run_sid(data: str, config: str, out: Path, *, detector: Optional[str] = None
             tuned = _sweep(model, tune_references, thresholds, timeouts, tolerance)
             model.traces, model.calls, model.calls_per_clip = [], 0, []
         subset = all_clips if len(indices) == len(all_clips) else _Subset(all_clips, indices)
+        description = redact(model.describe())
+        if not sweeping:  # clip by clip into the output folder: a stopped run goes on from its clips
+            return _detect_and_write(model, subset, names, references, out, data, config, description, detector,
+                                     tolerance, {"clips": clips}, progress)
         started = time.perf_counter()
         predictions = run_detector(model, subset, names, progress=progress)
         seconds = time.perf_counter() - started
         if getattr(model, "failed_clips", 0):  # an unanswered clip scored as "no interruption" would be a guess
             raise SidClipsFailed(model.failed_clips, len(names), model.errors[0])
         calls = model.calls
-        description = redact(model.describe())
         if sweeping:
             predictions, extra = _operating_point(model, references, subset, thresholds, timeouts, tolerance, tuned,
                                                   tuning_label=_label(tuning, tune_data or data, tune_config or config,
@@ -122,6 +127,28 @@ def run_sid(data: str, config: str, out: Path, *, detector: Optional[str] = None
     with run.writing():
         return _write_run(run, data, config, predictions, references, description, calls, seconds, detector, tolerance,
                           extra)
+
+
+def _detect_and_write(model, clips, names, references, out, data, config, description, detector, tolerance, extra,
+                      progress) -> dict:
+    """A detector over the clips, each recorded as it is made (`progress.ClipLog`); scored and written
+    once every clip has an answer. Clips whose model calls failed are kept as failed, and the same
+    command asks only those again."""
+    from ihbench.dataset.load import recorded_source
+
+    from .progress import ClipLog, identity_of
+
+    run = RunDir(out)
+    if run.path.exists() and not run.path.is_dir():
+        raise UsageError(f"--out: {run.path} is a file, not a run folder")
+    with run.writing():
+        log = ClipLog(run.path, identity_of(description, recorded_source(data), config))
+        predictions, totals = log.detect(model, clips, names, progress=progress)
+        if totals["failed"]:  # an unanswered clip scored as "no interruption" would be a guess
+            raise SidClipsFailed(totals["failed"], len(names), totals["errors"][0],
+                                 kept=len(names) - totals["failed"])
+        return _write_run(run, data, config, predictions, references, description, totals["calls"],
+                          totals["seconds"], detector, tolerance, extra)
 
 
 def _check_sweep(detector, **flags) -> bool:
