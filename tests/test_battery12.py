@@ -812,3 +812,33 @@ def test_sid_keeps_the_clips_it_has_and_asks_only_the_others_again(built, tmp_pa
         assert len(healthy.requests) == 2  # the two clips without an answer, and only those
     summary = json.loads((out / "summary.json").read_text())
     assert summary["n_clips"] == 3 and summary["model_calls"] == 3
+
+
+@pytest.mark.parametrize("said", ["", "\u200b "])
+def test_a_conversationbench_turn_with_no_text_and_no_call_is_a_failed_turn(said, tmp_path):
+    """Battery 13, I5: a turn answered with content null (or only invisible characters) and no tool call
+    was recorded as answered with "", then judged and scored; as for IHBench runs, it is a failed
+    request (EmptyReplyError), retried by the next run, never scored."""
+    import json
+
+    from convbench_layout import write_benchmark_folder
+    from openai_test_server import Reply
+    from test_convbench_run import golden_replay, spec
+
+    from ihbench.convbench import run_convbench
+    from ihbench.dataset.convbench import import_convbench
+
+    data = tmp_path / "data"
+    import_convbench(write_benchmark_folder(tmp_path / "repo"), data, progress=False)
+    out = tmp_path / "run"
+    with OpenAITestServer(respond=lambda body: Reply(content=said)) as silent:
+        run_convbench(spec(data, out, silent), progress=False)
+    first = [json.loads(line) for line in (out / "responses.jsonl").read_text().splitlines()]
+    assert [r["status"] for r in first] == ["error"] and "no text and no tool call" in first[0]["error"]
+    with OpenAITestServer(respond=golden_replay()) as server:
+        run_convbench(spec(data, out, server, allow_endpoint_change=True), progress=False)
+    latest = {}
+    for line in (out / "responses.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        latest[record["turn"]] = record["status"]
+    assert set(latest.values()) <= {"answered", "ended_session"} and len(latest) == 5

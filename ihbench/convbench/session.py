@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ihbench.loaders.failures import EmptyReplyError, no_text
+
 from .tool_results import TurnTools, is_end_session, tool_message_content
 
 ENDED = "[MODEL_ENDED_SESSION]"
@@ -76,6 +78,9 @@ def run_turn(loader, history: list[dict], user_message: dict, tools: list[dict],
             break
     outcome.text = "\n".join(texts)
     outcome.reasoning = "\n\n".join(reasonings) or None
+    if no_text(outcome.text) and not outcome.tool_calls:  # said nothing and did nothing: no answer to judge
+        finish = " (its whole budget went to its reasoning)" if outcome.reasoning else ""
+        raise EmptyReplyError(f"the model's turn has no text and no tool call{finish}")
     outcome.latency_s = time.perf_counter() - started
     return outcome
 
