@@ -79,10 +79,13 @@ def _refuse_other_kind(path: str, label: str, config: str, revision: Optional[st
         kind = "a SID config (clips for `ihbench sid`)"
     elif config.endswith("_setup") and config[:-len("_setup")] in names:
         kind = f"the setup (knowledge base, tools) of the ConversationBench config {config[:-len('_setup')]}"
+    elif config + "_setup" in names:
+        kind = (f"a ConversationBench benchmark (played on-policy by `ihbench run --config {config}`; read with "
+                "ihbench.dataset.convbench.load_benchmark)")
     else:
         return
     played = ", ".join(name for name in names if name + "_setup" in names)
-    also = f", or a ConversationBench config ({played})" if played else ""
+    also = f" (`ihbench run` also plays a ConversationBench config: {played})" if played else ""
     raise DataSourceError(f"{label}: config {config!r} is {kind}, not interruption points; give conversations "
                           f"or interruptions{also}")
 

@@ -842,3 +842,19 @@ def test_a_conversationbench_turn_with_no_text_and_no_call_is_a_failed_turn(said
         record = json.loads(line)
         latest[record["turn"]] = record["status"]
     assert set(latest.values()) <= {"answered", "ended_session"} and len(latest) == 5
+
+
+def test_interruption_points_of_a_conversationbench_config_are_refused_by_name(tmp_path):
+    """Battery 13, I1: load_items (and doctor) recommended convbench_dev, then failed on it with
+    "column 'conversation_id' is missing"."""
+    from convbench_layout import write_benchmark_folder
+
+    from ihbench.dataset import load_items
+    from ihbench.dataset.convbench import import_convbench
+    from ihbench.dataset.load import DataSourceError
+
+    data = tmp_path / "data"
+    import_convbench(write_benchmark_folder(tmp_path / "repo", audio=False), data, text_only=True, progress=False)
+    with pytest.raises(DataSourceError, match=r"config 'bike_bench' is a ConversationBench benchmark \(played "
+                                              r"on-policy by `ihbench run --config bike_bench`"):
+        load_items(str(data), config="bike_bench")
