@@ -58,10 +58,25 @@ def checked_completion(completion):
     nothing usable, which is a failure of the request, not of the program."""
     choices = getattr(completion, "choices", None)
     if not isinstance(choices, list) or not choices or getattr(choices[0], "message", None) is None:
-        shown = completion if isinstance(completion, str) else type(completion).__name__
-        raise TransportError(f"the server answered with something that is not a chat completion: {str(shown)[:80]!r}",
-                             retryable=True)
+        raise TransportError(f"the server answered with something that is not a chat completion: "
+                             f"{_what_came(completion, choices)}", retryable=True)
     return completion
+
+
+def _what_came(completion, choices) -> str:
+    """What was wrong with it, in the server's words where it gave some (an error object sent with
+    status 200, as some proxies do), else what is missing; never the client's own class name."""
+    if isinstance(completion, str):
+        return repr(completion[:80])
+    extra = getattr(completion, "model_extra", None) or {}
+    error = extra.get("error")
+    if isinstance(error, dict) and error.get("message"):
+        return f"an error, {str(error['message'])[:160]!r}"
+    if error:
+        return f"an error, {str(error)[:160]!r}"
+    if not isinstance(choices, list) or not choices:
+        return "no choices"
+    return "its first choice has no message (null)"
 
 
 def retry_delay(error: TransportError, attempt: int, rng: random.Random, base_delay: float = BASE_DELAY,

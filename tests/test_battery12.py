@@ -858,3 +858,22 @@ def test_interruption_points_of_a_conversationbench_config_are_refused_by_name(t
     with pytest.raises(DataSourceError, match=r"config 'bike_bench' is a ConversationBench benchmark \(played "
                                               r"on-policy by `ihbench run --config bike_bench`"):
         load_items(str(data), config="bike_bench")
+
+
+@pytest.mark.parametrize("body, said", [
+    (b'{"error": {"message": "Rate limit reached for requests"}}', "an error, 'Rate limit reached for requests'"),
+    (b'{"id": "x", "choices": [{"index": 0, "message": null}]}', "its first choice has no message (null)"),
+    (b'{"id": "x"}', "no choices"),
+])
+def test_a_200_reply_that_is_no_completion_says_what_came(body, said, official, tmp_path):
+    """Battery 13, I4: such replies were recorded as "not a chat completion: 'ChatCompletion'", the client's
+    own class name, and the server's message was dropped."""
+    import json
+
+    from test_battery_round2 import _Raw, _run
+
+    with _Raw(body, "application/json") as proxy:
+        assert _run(official, tmp_path / "r", proxy) == 1
+    records = [json.loads(line) for line in (tmp_path / "r" / "responses.jsonl").read_text().splitlines()]
+    assert records and all(r["error"] == f"TransportError: the server answered with something that is not a chat "
+                                         f"completion: {said}" for r in records), records[0]["error"]
