@@ -877,3 +877,33 @@ def test_a_200_reply_that_is_no_completion_says_what_came(body, said, official, 
     records = [json.loads(line) for line in (tmp_path / "r" / "responses.jsonl").read_text().splitlines()]
     assert records and all(r["error"] == f"TransportError: the server answered with something that is not a chat "
                                          f"completion: {said}" for r in records), records[0]["error"]
+
+
+def test_turns_stopped_at_the_tool_round_cap_are_counted_by_the_report(tmp_path, capsys):
+    """Battery 13, I10: a model that only ever called tools hit the round cap on every turn; the turns were
+    judged and scored, and nothing in the report counted them."""
+    import json
+
+    from convbench_judging import ConvJudge
+    from convbench_layout import write_benchmark_folder
+    from openai_test_server import Reply
+    from test_convbench_judge import judge
+    from test_convbench_run import spec
+
+    from ihbench.convbench import run_convbench
+    from ihbench.dataset.convbench import import_convbench
+
+    data = tmp_path / "data"
+    import_convbench(write_benchmark_folder(tmp_path / "repo"), data, progress=False)
+    out = tmp_path / "run"
+    def looping(body):  # a new call each round (a repeated one would end the turn as a duplicate)
+        return Reply(content="", tool_calls=[{"name": "check_hours", "arguments": {"day": len(body["messages"])}}])
+
+    with OpenAITestServer(respond=looping) as server:
+        run_convbench(spec(data, out, server, max_rounds=2, only_turns=[0, 1]), progress=False)
+    assert judge(out, ConvJudge()) == 0
+    capsys.readouterr()
+    assert main(["report", str(out), "--quiet"]) == 0
+    assert "2 turn(s) reached the tool-round cap (--max-tool-rounds) and ended without a final answer" in \
+        capsys.readouterr().err
+    assert json.loads((out / "summary.json").read_text())["round_cap_hits"] == 2

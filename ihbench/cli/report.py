@@ -149,6 +149,10 @@ def _convbench_report(args: argparse.Namespace) -> int:
             print("ihbench report: warning: scores the judge left out count as failures, as the reference counts "
                   "them: " + ", ".join(f"{d} {n}" for d, n in sorted(summary["defaulted_to_false"].items())),
                   file=sys.stderr)
+        if summary.get("round_cap_hits"):
+            print(f"ihbench report: warning: {summary['round_cap_hits']} turn(s) reached the tool-round cap "
+                  "(--max-tool-rounds) and ended without a final answer; they are judged as the model left them",
+                  file=sys.stderr)
         if summary.get("unscored_expected_calls"):
             print(f"ihbench report: warning: {summary['unscored_expected_calls']} turn(s) that expect a call have no "
                   "tool use verdict from the judge and are left unscored on it, as the reference leaves them",

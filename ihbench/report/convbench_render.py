@@ -106,6 +106,9 @@ def render_convbench_markdown(summary: dict, figures: dict) -> str:
     if summary["normalised_to_null"]:
         lines += ["Scores the judge gave outside a turn's dimensions, set to null: " + ", ".join(
             f"{d} {n}" for d, n in sorted(summary["normalised_to_null"].items())) + ".", ""]
+    if summary.get("round_cap_hits"):
+        lines += [f"Turns that reached the tool-round cap (`--max-tool-rounds`) and ended without a final answer, "
+                  f"judged as the model left them: {summary['round_cap_hits']}.", ""]
     if summary.get("unscored_expected_calls"):
         lines += [f"Turns that expect a call, with no tool use verdict from the judge, left unscored on it as the "
                   f"reference leaves them: {summary['unscored_expected_calls']}.", ""]

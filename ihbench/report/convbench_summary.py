@@ -50,6 +50,18 @@ def convbench_rows(benchmark, judged: list) -> dict:
     return rows
 
 
+def _cap_hits(source, epochs: set) -> int:
+    """Turns of the scored conversations that reached the tool-round cap: the model kept calling tools
+    and was stopped, so its turn ends without a final answer (a reference harness run records none)."""
+    if source.kind != "ihbench":
+        return 0
+    from ..convbench.records import TurnRecord
+    from ..records import read_typed
+
+    latest = {r.key: r for r in read_typed(source.run.responses_path, TurnRecord)}
+    return sum(r.round_cap_hit for (epoch, _), r in latest.items() if epoch in epochs and r.done)
+
+
 def summarize_convbench(run_dir: Path, *, judgments: Optional[Path] = None, data: Optional[str] = None,
                         config: Optional[str] = None, compare_judge: Optional[Path] = None) -> dict:
     """`run_dir`: our run folder or a reference harness's (its benchmark from `data`/`config`, or as
@@ -83,6 +95,7 @@ def summarize_convbench(run_dir: Path, *, judgments: Optional[Path] = None, data
         for dimension in (record.initial or {}).get("defaulted", []):
             defaulted[dimension] = defaulted.get(dimension, 0) + 1
     unscored_calls = sum(UNSCORED_CALL in record.notes for record in judged)
+    cap_hits = _cap_hits(source, {r.epoch for r in judged})
     failing = [{"epoch": r.epoch, "turn": r.turn, "failed": [d for d, v in r.scores.items() if v is False],
                 "reasoning": r.reasoning, "notes": r.notes, "turn_taking_issues": r.turn_taking_issues}
                for r in judged if False in r.scores.values()]
@@ -105,6 +118,8 @@ def summarize_convbench(run_dir: Path, *, judgments: Optional[Path] = None, data
         "defaulted_to_false": defaulted,
         # turns that expect a call whose tool use the judge left without a value: unscored, as the reference does
         "unscored_expected_calls": unscored_calls,
+        # turns that ended at the tool-round cap (--max-tool-rounds), judged as the model left them
+        "round_cap_hits": cap_hits,
         "realigned_turns": sum(1 for r in judged if any(not n.startswith("rehydrated") for n in r.notes)),
         "latency": {"ttfb": _percentiles([line["ttfb_ms"] / 1000 for line in lines if line.get("ttfb_ms") is not None]),
                     "total": _percentiles([line["latency_ms"] / 1000 for line in lines
