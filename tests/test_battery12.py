@@ -907,3 +907,24 @@ def test_turns_stopped_at_the_tool_round_cap_are_counted_by_the_report(tmp_path,
     assert "2 turn(s) reached the tool-round cap (--max-tool-rounds) and ended without a final answer" in \
         capsys.readouterr().err
     assert json.loads((out / "summary.json").read_text())["round_cap_hits"] == 2
+
+
+def test_rq_rows_of_one_item_are_judged_against_one_rubric_and_every_item_has_an_id():
+    """Battery 13, I2: one item judged against a 1- and a 3-criterion rubric was pooled; an empty id was
+    an item."""
+    rq = load("rq_pass_rate")
+    with pytest.raises(ValueError, match=r"predictions\[1\]: item 'a/1' has 3 criterion verdict\(s\) here but 1 at "
+                                         r"index 0"):
+        rq.compute(predictions=[[True], [False, True, True]], item_ids=["a/1", "a/1"])
+    for empty in ("", "  "):
+        with pytest.raises(ValueError, match=r"item_ids\[0\]: missing item id"):
+            rq.compute(predictions=[[True]], item_ids=[empty])
+
+
+@pytest.mark.parametrize("name, row", [("rq_pass_rate", [True, False]), ("tf_win_rate", "model"),
+                                       ("apt", {"total_nonbreak": True, "break_time": -1.0})])
+def test_add_with_add_batch_s_plural_names_says_so(name, row):
+    """Battery 13, I3: `add(predictions=...)` was read as a missing row ("expected ..., got None")."""
+    module = load(name)
+    with pytest.raises(ValueError, match=r"add\(\) takes one row, as prediction= \(and reference=\)"):
+        module.add(predictions=row)

@@ -38,7 +38,8 @@ def check_grouping(n_rows, item_ids, interruption_types, n_bootstrap, seed, pref
             raise ValueError(f"{prefix}{name}: length {len(values)} differs from {prefix}predictions ({n_rows})")
     if item_ids is not None:
         for index, value in enumerate(item_ids):
-            if value is None or (isinstance(value, float) and math.isnan(value)):
+            if value is None or (isinstance(value, float) and math.isnan(value)) or \
+                    (isinstance(value, str) and not value.strip()):
                 raise ValueError(f"{prefix}item_ids[{index}]: missing item id")
     types = None
     if interruption_types is not None:
@@ -191,6 +192,9 @@ class RowCheckedMetric:
 
     def add(self, *, prediction=None, reference=None, **kwargs):
         """One row, checked as it arrives."""
+        if "predictions" in kwargs or "references" in kwargs:  # add_batch's names: said, not read as a missing row
+            raise ValueError("add() takes one row, as prediction= (and reference=); predictions= and references= "
+                             "are add_batch()'s")
         type(self).check_rows([prediction])
         return super().add(prediction=prediction, **kwargs)
 

@@ -220,6 +220,9 @@ class SidMetric:
 
     def add(self, *, prediction=None, reference=None, **kwargs):
         """One row, checked as it arrives."""
+        if "predictions" in kwargs or "references" in kwargs:  # add_batch's names: said, not read as a missing row
+            raise ValueError("add() takes one row, as prediction= (and reference=); predictions= and references= "
+                             "are add_batch()'s")
         check_inputs([prediction], [reference])
         (prediction,), (reference,) = only_fields([prediction], PREDICTION_FEATURES), \
             only_fields([reference], REFERENCE_FEATURES)

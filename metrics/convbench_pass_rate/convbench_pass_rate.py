@@ -404,6 +404,9 @@ class ConvbenchPassRate(evaluate.Metric):
     def add(self, *, prediction=None, reference=None, **kwargs):
         """One row (evaluate's convention: the other columns keep their plural names); None is a
         null verdict here, not a missing one."""
+        if "predictions" in kwargs or "references" in kwargs:  # add_batch's names: said, not read as a missing row
+            raise ValueError("add() takes one row, as prediction= (and reference=); predictions= and references= "
+                             "are add_batch()'s")
         columns = self._columns([prediction], reference, kwargs)
         columns = {name: value if name == "predictions" or value is None else [value]
                    for name, value in columns.items()}

@@ -79,6 +79,17 @@ def _check_rows(predictions, name="predictions"):
                 raise ValueError(f"{name}[{index}][{position}]: expected a bool, got {verdict!r}")
 
 
+def _same_criteria(predictions, item_ids, name="predictions"):
+    """The epochs of one item are judged against one rubric: verdicts for another number of criteria
+    belong to another item (or another version of it), and pooled they would be averaged as one."""
+    first = {}
+    for index, (item, row) in enumerate(zip(item_ids or [], predictions)):
+        count, at = first.setdefault(item, (len(row), index))
+        if len(row) != count:
+            raise ValueError(f"{name}[{index}]: item {item!r} has {len(row)} criterion verdict(s) here but {count} "
+                             f"at index {at}; the rows of one item are judged against one rubric")
+
+
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class RqPassRate(RowCheckedMetric, evaluate.Metric):
     def _info(self):
@@ -96,12 +107,14 @@ class RqPassRate(RowCheckedMetric, evaluate.Metric):
                  return_items=False, compare_predictions=None, compare_item_ids=None,
                  compare_interruption_types=None):
         item_ids, types = check_grouping(len(predictions), item_ids, interruption_types, n_bootstrap, seed)
+        _same_criteria(predictions, item_ids)
         passed = [1.0 if all(row) else 0.0 for row in predictions]
         result = rate_with_types(passed, item_ids, types, n_bootstrap, seed, "rq_pass_rate", return_items)
         if compare_predictions is not None:
             _check_rows(compare_predictions, "compare_predictions")
             other_ids, other_types = check_grouping(len(compare_predictions), compare_item_ids,
                                                     compare_interruption_types, n_bootstrap, seed, "compare_")
+            _same_criteria(compare_predictions, other_ids, "compare_predictions")
             other = [1.0 if all(row) else 0.0 for row in compare_predictions]
             result["difference"] = difference_with_types(passed, item_ids, types, other, other_ids, other_types,
                                                          n_bootstrap, seed, "rq_pass_rate")
