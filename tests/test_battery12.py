@@ -928,3 +928,19 @@ def test_add_with_add_batch_s_plural_names_says_so(name, row):
     module = load(name)
     with pytest.raises(ValueError, match=r"add\(\) takes one row, as prediction= \(and reference=\)"):
         module.add(predictions=row)
+
+
+def test_one_publish_at_a_time_stages_into_a_staging_folder(tmp_path, capsys):
+    """Battery 13, I9: publish-space and publish-metrics into one --staging-dir at once each listed (and
+    would have uploaded) the other's files."""
+    from ihbench.dataset.io import exclusive, lock_file_for
+
+    staging = tmp_path / "stg"
+    with exclusive(lock_file_for(staging), f"staging folder {staging}"):  # another publish, staging there now
+        capsys.readouterr()
+        assert main(["publish-metrics", "--namespace", "me", "--dry-run", "--staging-dir", str(staging),
+                     "--quiet"]) == 2
+        assert "is in use by another process" in capsys.readouterr().err
+    assert not staging.exists()
+    assert main(["publish-metrics", "--namespace", "me", "--dry-run", "--staging-dir", str(staging), "--quiet"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["stg"]  # its lock is gone with the command

@@ -1,6 +1,7 @@
 """The one place that talks to the Hub: create the repository, upload the staged folder."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -101,6 +102,19 @@ def _refuse_links(folder: Path, what: str) -> None:
 #: left in a --staging-dir by a publish, so the same folder may be staged into again (after a dry
 #: run, say); never uploaded
 STAGING_MARKER = ".ihbench-staging"
+
+
+@contextlib.contextmanager
+def staging_lock(staging_dir: Optional[Path]):
+    """One publish at a time stages into a --staging-dir: two at once each listed (and would upload) the
+    other's files. Held for the whole command, as a run folder's lock is; no lock for a temporary folder."""
+    if staging_dir is None:
+        yield
+        return
+    from ihbench.dataset.io import exclusive, lock_file_for, new_folders
+
+    with new_folders(Path(staging_dir).parent), exclusive(lock_file_for(staging_dir), f"staging folder {staging_dir}"):
+        yield
 
 
 def staging_root(staging_dir: Optional[Path], prefix: str) -> Path:

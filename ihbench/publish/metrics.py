@@ -16,7 +16,7 @@ from typing import Optional, Sequence
 from ihbench.dataset.errors import MissingFileError, UsageError
 
 from ..resources import metric_names, metrics_root
-from .hub import PublishPlan, begin_staging, check_namespace, mark_staged, staging_root, upload
+from .hub import PublishPlan, begin_staging, check_namespace, mark_staged, staging_lock, staging_root, upload
 
 _APP = '''import evaluate
 from evaluate.utils import launch_gradio_widget
@@ -61,21 +61,22 @@ def publish_metrics(namespace: str, names: Optional[Sequence[str]] = None, *, dr
     if unknown:
         raise UsageError(f"unknown metric(s) {', '.join(unknown)}; available: {', '.join(available)}")
     check_namespace(namespace, names=names)
-    root = staging_root(staging_dir, "ihbench-metrics-")
-    try:
-        if staging_dir is not None:
-            begin_staging(root)
-        plans = [PublishPlan(name, f"{namespace}/{name}", "space", root / name,
-                             stage_metric(name, namespace, root / name)) for name in names]
-        if staging_dir is not None:
-            mark_staged(root)
-        if not dry_run:
-            for plan in plans:
-                upload(plan, api=api, token=token, space_sdk="gradio")
-    except BaseException:  # refused or failed: our temporary folder goes
-        if staging_dir is None:
+    with staging_lock(staging_dir):
+        root = staging_root(staging_dir, "ihbench-metrics-")
+        try:
+            if staging_dir is not None:
+                begin_staging(root)
+            plans = [PublishPlan(name, f"{namespace}/{name}", "space", root / name,
+                                 stage_metric(name, namespace, root / name)) for name in names]
+            if staging_dir is not None:
+                mark_staged(root)
+            if not dry_run:
+                for plan in plans:
+                    upload(plan, api=api, token=token, space_sdk="gradio")
+        except BaseException:  # refused or failed: our temporary folder goes
+            if staging_dir is None:
+                shutil.rmtree(root, ignore_errors=True)
+            raise
+        if staging_dir is None:  # uploaded or listed: of no further use (--staging-dir keeps a staging to look at)
             shutil.rmtree(root, ignore_errors=True)
-        raise
-    if staging_dir is None:  # uploaded or listed: of no further use (--staging-dir keeps a staging to look at)
-        shutil.rmtree(root, ignore_errors=True)
     return plans

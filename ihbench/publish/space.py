@@ -21,7 +21,7 @@ from ihbench.dataset.load import DataSourceError, resolve_source
 from ..resources import space_dir
 from .dataset import check_readable
 from .hub import (PublishPlan, begin_staging, check_repo_id, check_staging_folder, mark_staged, staged_files,
-                  staging_root, upload)
+                  staging_lock, staging_root, upload)
 
 #: the packages under the one import root, by import name (a checkout keeps the last two in their own folders)
 PACKAGES = ("ihbench", "ihbench.dataset", "ihbench.loaders")
@@ -108,19 +108,20 @@ def stage_space(repo_id: str, target: Path, *, data: Optional[str] = None) -> Pu
 def publish_space(repo_id: str, *, data: Optional[str] = None, private: bool = False, dry_run: bool = False,
                   token: Optional[str] = None, api=None, staging_dir: Optional[Path] = None) -> PublishPlan:
     check_repo_id(repo_id)
-    root = staging_root(staging_dir, "ihbench-space-")
-    try:
-        plan = stage_space(repo_id, root, data=data)
-        if staging_dir is not None:
-            mark_staged(root)
-    except BaseException:
-        if staging_dir is None:  # our temporary folder: a refused command leaves nothing behind
-            shutil.rmtree(root, ignore_errors=True)
-        raise
-    try:
-        if not dry_run:
-            upload(plan, api=api, token=token, private=private, space_sdk="gradio")
-    finally:  # uploaded, failed or only listed: our temporary copy (the data included, hundreds of MB) goes;
-        if staging_dir is None:  # --staging-dir keeps a staging to look at
-            shutil.rmtree(root, ignore_errors=True)
+    with staging_lock(staging_dir):
+        root = staging_root(staging_dir, "ihbench-space-")
+        try:
+            plan = stage_space(repo_id, root, data=data)
+            if staging_dir is not None:
+                mark_staged(root)
+        except BaseException:
+            if staging_dir is None:  # our temporary folder: a refused command leaves nothing behind
+                shutil.rmtree(root, ignore_errors=True)
+            raise
+        try:
+            if not dry_run:
+                upload(plan, api=api, token=token, private=private, space_sdk="gradio")
+        finally:  # uploaded, failed or only listed: our temporary copy (the data included, hundreds of MB) goes;
+            if staging_dir is None:  # --staging-dir keeps a staging to look at
+                shutil.rmtree(root, ignore_errors=True)
     return plan
