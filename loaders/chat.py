@@ -49,10 +49,14 @@ def parse_arguments(raw: Any) -> Any:
         return raw
     if not raw:
         return {}
-    try:
-        return json.loads(raw)
-    except (TypeError, json.JSONDecodeError):
+    try:  # NaN and Infinity are no JSON: kept as text, so every record stays strict JSON (other tools read it)
+        return json.loads(raw, parse_constant=_no_constant)
+    except (TypeError, ValueError):
         return str(raw)
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
 
 
 def template_messages(messages: list[dict]) -> list[dict]:

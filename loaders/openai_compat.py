@@ -109,11 +109,12 @@ def _streamed_reply(chunks, started: float) -> ChatReply:
     """A streamed reply put together: text deltas joined, each tool call's pieces joined by its
     index; the time to the first text or tool delta is `ttfb_s`. A connection lost mid-stream is a
     transport failure of the item, as one lost before the first byte."""
-    text, calls, ttfb, usage = [], {}, None, None
+    text, calls, ttfb, usage, finished = [], {}, None, None, None
     try:
         for chunk in chunks:
             usage = chunk.usage or usage
             for choice in chunk.choices or []:
+                finished = choice.finish_reason or finished
                 delta = choice.delta
                 if (delta.content or delta.tool_calls) and ttfb is None:
                     ttfb = time.perf_counter() - started
@@ -130,6 +131,9 @@ def _streamed_reply(chunks, started: float) -> ChatReply:
         if converted is None:
             raise
         raise converted from None
+    if finished is None:  # cut mid-stream (no finish_reason), or no stream at all (a server that ignored stream)
+        raise TransportError("the server's stream ended before the reply did (no finish_reason): a connection cut "
+                             "mid-reply, or a server that does not stream", retryable=True)
     content, reasoning = split_reasoning(server_text("".join(text)), "<think>", "</think>")
     tool_calls = []
     for index in sorted(calls):

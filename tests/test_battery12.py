@@ -944,3 +944,46 @@ def test_one_publish_at_a_time_stages_into_a_staging_folder(tmp_path, capsys):
     assert not staging.exists()
     assert main(["publish-metrics", "--namespace", "me", "--dry-run", "--staging-dir", str(staging), "--quiet"]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["stg"]  # its lock is gone with the command
+
+
+def test_tool_arguments_with_nan_are_kept_as_text_and_deep_json_is_an_invalid_answer():
+    """Battery 13, I11-I12: NaN/Infinity in a model's tool arguments were written as bare NaN into
+    records other tools read; JSON nested 100000 deep ended judge, verify, generate and barge-in in a
+    RecursionError."""
+    from ihbench.llm import InvalidAnswer, extract_json
+    from ihbench.loaders.chat import parse_arguments
+
+    assert parse_arguments('{"credits": NaN, "x": Infinity}') == '{"credits": NaN, "x": Infinity}'
+    assert parse_arguments('{"credits": 3}') == {"credits": 3}
+    with pytest.raises(InvalidAnswer, match="nested too deeply"):
+        extract_json('{"a": ' * 100000 + "1" + "}" * 100000)
+
+
+@pytest.mark.parametrize("body", [
+    b'data: {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "test-model", "choices": '
+    b'[{"index": 0, "delta": {"content": "I can help you sign up for the sum"}, "finish_reason": null}]}\n\n',
+    b'{"id": "x", "object": "chat.completion", "created": 0, "model": "test-model", "choices": [{"index": 0, '
+    b'"finish_reason": "stop", "message": {"role": "assistant", "content": "A whole answer."}}]}',
+])
+def test_a_stream_cut_midway_or_never_streamed_is_a_failed_turn(body, tmp_path):
+    """Battery 13, I15-I16: a stream closed mid-reply (no finish_reason) was recorded as an answered turn
+    with the cut text; a server that ignored stream=true gave answered turns with no text; both judged."""
+    import json
+
+    from convbench_layout import write_benchmark_folder
+    from test_battery_round2 import _Raw
+    from test_convbench_run import spec
+
+    from ihbench.convbench import run_convbench
+    from ihbench.dataset.convbench import import_convbench
+
+    data = tmp_path / "data"
+    import_convbench(write_benchmark_folder(tmp_path / "repo"), data, progress=False)
+    out = tmp_path / "run"
+    with _Raw(body, "text/event-stream" if body.startswith(b"data:") else "application/json") as server:
+        run_spec = spec(data, out, server)
+        run_spec.loader_options["stream"] = True
+        run_convbench(run_spec, progress=False)
+    records = [json.loads(line) for line in (out / "responses.jsonl").read_text().splitlines()]
+    assert [r["status"] for r in records] == ["error"], records
+    assert "stream ended before the reply did" in records[0]["error"]

@@ -31,6 +31,13 @@ def extract_json(text: str) -> Any:
     fenced = re.search(r"```(?:json)?\s*(\{.*?\})\s*```", stripped, re.DOTALL)
     candidates = [fenced.group(1)] if fenced else []
     candidates.append(stripped)
+    try:
+        return _extracted(stripped, candidates)
+    except RecursionError:  # JSON nested thousands deep: no answer a schema asks for, and asked again
+        raise InvalidAnswer("the answer's JSON is nested too deeply") from None
+
+
+def _extracted(stripped: str, candidates: list) -> Any:
     found = _objects(stripped)
     if len({json.dumps(value, sort_keys=True) for value in found}) > 1:  # which one did it mean?
         raise InvalidAnswer(f"the answer holds {len(found)} different JSON objects; give exactly one")
