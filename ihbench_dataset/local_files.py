@@ -10,6 +10,7 @@ and a cache whose record differs is made again.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -30,7 +31,13 @@ def check_config_files(folder: Path, config: str) -> Optional[str]:
     build = BuildDir(folder)
     missing = build.unmatched_files(config)
     if missing:
-        what = "no file matches it" if any(c in missing[0].name for c in "*?[") else "missing"
+        pattern = any(c in missing[0].name for c in "*?[")
+        odd = [p for p in missing[0].parent.glob(missing[0].name)] if pattern else \
+            [missing[0]] if os.path.lexists(missing[0]) else []
+        if odd:  # there, but no file to read: a pipe would be read for ever, a device without end
+            return (f"{odd[0]}: not a regular file (a named pipe, a device, or a link to nothing), where the card "
+                    f"lists data of config {config!r}; copy the dataset again or rebuild it")
+        what = "no file matches it" if pattern else "missing"
         return f"{missing[0]}: {what} (the card lists it for config {config!r}); copy the dataset again or rebuild it"
     files = [file for file in build.config_files(config) if file.suffix == ".parquet"]
     rows = 0

@@ -987,3 +987,23 @@ def test_a_stream_cut_midway_or_never_streamed_is_a_failed_turn(body, tmp_path):
     records = [json.loads(line) for line in (out / "responses.jsonl").read_text().splitlines()]
     assert [r["status"] for r in records] == ["error"], records
     assert "stream ended before the reply did" in records[0]["error"]
+
+
+def test_a_data_file_replaced_by_a_pipe_is_named_as_such_not_missing(official, tmp_path, capsys):
+    """Battery 13, I13: a parquet file replaced by a FIFO (or a link to /dev/zero) was called missing."""
+    import os
+    import shutil
+
+    data = shutil.copytree(official, tmp_path / "d")
+    (parquet,) = (data / "conversations").glob("*.parquet")
+    parquet.unlink()
+    os.mkfifo(parquet)
+    capsys.readouterr()
+    assert main(["info", str(data)]) == 2
+    assert f"{parquet}: not a regular file (a named pipe, a device, or a link to nothing)" in capsys.readouterr().err
+
+
+def test_a_local_judge_refuses_a_request_timeout_it_would_ignore(capsys):
+    """Battery 13, I14: `--judge-backend transformers --timeout 1` was accepted and the timeout ignored."""
+    assert main(["judge", "r", "--judge-backend", "transformers", "--judge-model", "m", "--timeout", "1"]) == 2
+    assert "--timeout: only for --judge-backend openai (a server)" in capsys.readouterr().err

@@ -5,6 +5,10 @@ import argparse
 import sys
 
 
+#: seconds a judge request may take on a server (--timeout)
+DEFAULT_TIMEOUT = 60.0
+
+
 def add_parser(add) -> argparse.ArgumentParser:
     from ihbench.dataset.argtypes import concurrency, model_name, names, path, timeout_seconds, tokens, url
     from ihbench.records import AXES
@@ -33,7 +37,7 @@ def add_parser(add) -> argparse.ArgumentParser:
                             "DIR/requests.jsonl, answers are read from the other *.jsonl files in DIR; run again after "
                             "each batch")
     judge.add_argument("--concurrency", type=concurrency(), default=16, help="judge calls in flight (default 16)")
-    judge.add_argument("--timeout", type=timeout_seconds(), default=60.0,
+    judge.add_argument("--timeout", type=timeout_seconds(), default=None,
                        help="seconds per call (default 60)")
     judge.add_argument("--out", type=path("file"),
                        help="judgments file (default RUN/judgments.jsonl); one per judge model")
@@ -59,7 +63,10 @@ def main(args: argparse.Namespace) -> int:
     from ihbench.convbench.judge.source import is_convbench_run
 
     server_only("--judge-backend", args.judge_backend, {"--judge-base-url": args.judge_base_url,
-                                                        "--no-json-schema": args.no_json_schema})
+                                                        "--no-json-schema": args.no_json_schema,
+                                                        "--timeout": args.timeout})
+    if args.timeout is None:  # a request's time limit: a server's only (given with a local model, refused above)
+        args.timeout = DEFAULT_TIMEOUT
     if args.out is not None:  # a judgments file goes into its run's folder itself
         from pathlib import Path
 
