@@ -1007,3 +1007,18 @@ def test_a_local_judge_refuses_a_request_timeout_it_would_ignore(capsys):
     """Battery 13, I14: `--judge-backend transformers --timeout 1` was accepted and the timeout ignored."""
     assert main(["judge", "r", "--judge-backend", "transformers", "--judge-model", "m", "--timeout", "1"]) == 2
     assert "--timeout: only for --judge-backend openai (a server)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["run", "--model", "openai", "--model-path", "m", "--data", "{data}", "--out", "{tmp}/r", "--base-url",
+      "http://127.0.0.1:9/v1", "--option", "stream=true"], "--option stream: only for a ConversationBench config"),
+    (["barge-in", "--data", "{data}", "--model", "openai", "--model-path", "m", "--base-url", "http://127.0.0.1:9/v1",
+      "--sim-model", "s", "--sim-base-url", "http://127.0.0.1:9/v1", "--out", "{tmp}/b", "--option", "stream=true"],
+     "--option stream: only for a ConversationBench config of `ihbench run`"),
+])
+def test_stream_is_refused_where_nothing_is_streamed(argv, said, official, tmp_path, capsys):
+    """Battery 13, I17: `--option stream=true` was accepted, recorded and ignored by IHBench runs and barge-in."""
+    capsys.readouterr()
+    assert main([a.replace("{data}", str(official)).replace("{tmp}", str(tmp_path)) for a in argv] + ["--quiet"]) == 2
+    assert said in capsys.readouterr().err
+    assert not (tmp_path / "r").exists() and not (tmp_path / "b").exists()

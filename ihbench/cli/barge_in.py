@@ -69,6 +69,9 @@ def main(args: argparse.Namespace) -> int:
     options = dict(args.option or ())
     set_by_flag(options, "base_url", "--base-url", servers(args.base_url))
     options = check_options(args.model, options, flags={"base_url": "--base-url"})
+    if options.get("stream"):  # the loader streams only a ConversationBench config's tool-using turns
+        raise UsageError("--option stream: only for a ConversationBench config of `ihbench run`; barge-in asks for "
+                         "whole replies")
     spec = BargeInSpec(
         loader=args.model, model_path=args.model_path, data=args.data, out=args.out, config=args.config,
         split=args.split, limit=args.limit, concurrency=args.concurrency, modality=args.modality,

@@ -88,8 +88,9 @@ def main(args: argparse.Namespace) -> int:
         return _run_convbench(args, generation, options)
     given = [flag for flag, value in (("--tool-results", args.tool_results),
                                       ("--max-tool-rounds", args.max_tool_rounds), ("--only-turns", args.only_turns),
-                                      ("--rehydrate", args.rehydrate)) if value]
-    if given:
+                                      ("--rehydrate", args.rehydrate),
+                                      ("--option stream", options.get("stream"))) if value]
+    if given:  # (the loader streams only the tool-using turns of a ConversationBench config)
         raise UsageError(f"{given[0]}: only for a ConversationBench config (--config convbench_dev, or one added by "
                          f"convbench-import); {args.config or 'conversations'} is an IHBench config")
     spec = RunSpec(
