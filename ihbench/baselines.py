@@ -26,6 +26,10 @@ def set_baseline(run_dir, data_dir, out_dir, *, epoch: int = 0) -> Path:
         raise UsageError(f"{run.path} is an `ihbench barge-in` run: its points are cuts into the model's own replies, "
                          f"not {data_dir}'s points, so its answers cannot be their baselines; give an `ihbench run` "
                          "run of the model on that data")
+    if info.convbench is not None:  # its turns are a ConversationBench benchmark's, not interruption points
+        raise UsageError(f"{run.path} is a ConversationBench run ({info.config}): its turns answer a benchmark's "
+                         f"user turns, not {data_dir}'s interruption points, so they cannot be their baselines; give "
+                         "an `ihbench run` run of the model on the IHBench points")
     if info.epochs is not None and not 0 <= epoch < info.epochs:
         raise UsageError(f"--epoch: {run.path} has {info.epochs} epoch(s), numbered 0 to {info.epochs - 1}; "
                          f"there is no epoch {epoch}")

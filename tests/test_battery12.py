@@ -1022,3 +1022,13 @@ def test_stream_is_refused_where_nothing_is_streamed(argv, said, official, tmp_p
     assert main([a.replace("{data}", str(official)).replace("{tmp}", str(tmp_path)) for a in argv] + ["--quiet"]) == 2
     assert said in capsys.readouterr().err
     assert not (tmp_path / "r").exists() and not (tmp_path / "b").exists()
+
+
+def test_set_baseline_from_a_conversationbench_run_says_what_it_is(run, official, tmp_path, capsys):
+    """Battery 13, I20: a ConversationBench run was refused as one whose points "have changed since the
+    run (rebuilt from other sources?)": nothing had changed, and rerunning could not help."""
+    capsys.readouterr()
+    assert main(["set-baseline", str(run), "--data", str(official), "--out", str(tmp_path / "sb"), "--quiet"]) == 2
+    assert "is a ConversationBench run (bike_bench): its turns answer a benchmark's user turns" in \
+        capsys.readouterr().err
+    assert not (tmp_path / "sb").exists()
