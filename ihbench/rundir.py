@@ -106,6 +106,13 @@ class RunDir:
         with new_folders(self.path), exclusive(self.path / LOCK, f"run directory {self.path}"):
             yield
 
+    def writer(self) -> Optional[str]:
+        """Who is writing the run now ("pid N: ihbench run ..."), or None: a reader that finds records
+        missing says so rather than calling them failed."""
+        from ihbench.dataset.io import holder
+
+        return holder(self.path / LOCK)
+
     def load(self) -> tuple[RunInfo, list[ResponseRecord], dict]:
         """(run.json, checked responses, {item id: EvalItem}) for judging and reporting."""
         from ihbench.dataset import load_items

@@ -1032,3 +1032,20 @@ def test_set_baseline_from_a_conversationbench_run_says_what_it_is(run, official
     assert "is a ConversationBench run (bike_bench): its turns answer a benchmark's user turns" in \
         capsys.readouterr().err
     assert not (tmp_path / "sb").exists()
+
+
+def test_a_conversation_still_being_played_is_not_called_failed(run, capsys):
+    """Battery 13, I19: while `ihbench run` was still playing, judge and report said its unfinished
+    conversation "stopped on a failed turn"."""
+    from ihbench.dataset.io import exclusive
+    from ihbench.rundir import LOCK
+
+    path = run / "responses.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:-1]))  # its last turn not written yet, as while it is being played
+    with exclusive(run / LOCK, f"run directory {run}"):  # the run that is playing it (this process, here)
+        capsys.readouterr()
+        assert main(["report", str(run), "--quiet"]) == 0
+        captured = capsys.readouterr()
+    assert "is playing the run now" in captured.err and "still being played" in (run / "report.md").read_text()
+    assert "stopped on a failed turn" not in (run / "report.md").read_text()

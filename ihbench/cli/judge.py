@@ -152,7 +152,13 @@ def _judge_convbench(args, backend, cache) -> int:
         print(f"  {plan}")
     if s.note:
         print(f"note: {s.note}")
-    if s.unfinished:
+    from ihbench.rundir import RunDir
+
+    writer = RunDir(args.run).writer() if s.unfinished else None
+    if writer:  # the run is still playing them: nothing failed
+        print(f"note: {s.unfinished} conversation(s) are not finished yet and are not judged: the run is being "
+              f"played now ({writer}); judge again when it ends")
+    elif s.unfinished:
         print(f"note: {s.unfinished} conversation(s) stopped on a failed turn and are not judged; `ihbench run` with "
               "the same options plays them again")
     return incomplete("judge", s.judge_errors, s.judged + s.judge_errors, "conversation(s)", s.path)

@@ -164,7 +164,8 @@ def _convbench_report(args: argparse.Namespace) -> int:
                       f"(n={cell['n']})")
     left = counts["judge_error"] + counts["not_judged"] + counts["judged_before_replay"] + counts["unfinished"]
     if left:
-        print(f"ihbench report: warning: {left} conversation(s) not scored ({counts['unfinished']} unfinished, "
+        playing = f" ({summary['being_played_by']} is playing the run now)" if summary.get("being_played_by") else ""
+        print(f"ihbench report: warning: {left} conversation(s) not scored{playing} ({counts['unfinished']} unfinished, "
               f"{counts['judge_error']} judge_error, {counts['not_judged']} not judged yet, "
               f"{counts['judged_before_replay']} judged before they were played again)", file=sys.stderr)
     print("wrote " + ", ".join(str(p) for p in paths.values()))
@@ -176,7 +177,10 @@ def _convbench_next(summary: dict) -> str:
     judge, but a conversation that stopped in the run has nothing to judge until the run plays it again."""
     counts, run = summary["conversations"], summary["run"]
     steps = []
-    if counts["unfinished"]:
+    if counts["unfinished"] and summary.get("being_played_by"):
+        steps.append(f"{counts['unfinished']} not finished yet: the run is being played now "
+                     f"({summary['being_played_by']}); judge and report it when it ends")
+    elif counts["unfinished"]:
         steps.append(f"{counts['unfinished']} stopped on a failed turn in the run: `ihbench run` with the same "
                      "options plays them again, then `ihbench judge`")
     if counts["judge_error"]:

@@ -83,7 +83,7 @@ def render_convbench_markdown(summary: dict, figures: dict) -> str:
              f"{summary['mapping_version']}.", ""]
     lines += [f"Conversations: {counts['finished']} finished, {counts['judged']} judged, {counts['judge_error']} with a "
               f"judge_error, {counts['not_judged']} not judged yet, {counts['judged_before_replay']} played again "
-              f"since judged, {counts['unfinished']} unfinished (stopped on a failed turn). Only judged conversations "
+              f"since judged, {counts['unfinished']} unfinished ({_why_unfinished(summary)}). Only judged conversations "
               "are scored; the others are never counted as failures: `ihbench run` and `ihbench judge` with the same "
               "options complete them.", ""]
     if judge:
@@ -197,3 +197,8 @@ def write_convbench_report(summary: dict, out: Path) -> dict[str, Path]:
     (out / "report.md").write_text(render_convbench_markdown(summary, figures), encoding="utf-8")
     return {"summary": out / "summary.json", "report": out / "report.md",
             **{k: v for k, v in figures.items() if v is not None}}
+
+
+def _why_unfinished(summary: dict) -> str:
+    writer = summary.get("being_played_by")
+    return f"still being played: {writer}" if writer else "stopped on a failed turn"

@@ -120,6 +120,8 @@ def summarize_convbench(run_dir: Path, *, judgments: Optional[Path] = None, data
         "unscored_expected_calls": unscored_calls,
         # turns that ended at the tool-round cap (--max-tool-rounds), judged as the model left them
         "round_cap_hits": cap_hits,
+        # who is playing the run now (its unfinished conversations are not failed, only not done yet)
+        "being_played_by": source.run.writer() if source.kind == "ihbench" else None,
         "realigned_turns": sum(1 for r in judged if any(not n.startswith("rehydrated") for n in r.notes)),
         "latency": {"ttfb": _percentiles([line["ttfb_ms"] / 1000 for line in lines if line.get("ttfb_ms") is not None]),
                     "total": _percentiles([line["latency_ms"] / 1000 for line in lines

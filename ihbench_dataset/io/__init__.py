@@ -21,10 +21,10 @@ from .cache import cache_root
 from .folders import new_folders
 from .json_object import read_json_object
 from .jsonlines import AppendLog, CorruptLogError, json_lines, read_records
-from .locks import LockedError, exclusive, lock_file_for
+from .locks import LockedError, exclusive, holder, lock_file_for
 
 __all__ = [
-    "AppendLog", "CorruptLogError", "LockedError", "atomic_path", "cache_root", "exclusive", "json_lines",
+    "AppendLog", "CorruptLogError", "LockedError", "atomic_path", "cache_root", "exclusive", "holder", "json_lines",
     "lock_file_for", "new_folders", "read_json_object", "read_records", "remove_stale_staging", "staging_folder", "temporary_sibling",
     "write_atomic", "write_json_atomic",
 ]

@@ -19,7 +19,7 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Union
+from typing import Iterator, Optional, Union
 
 from ..errors import IHBenchError
 
@@ -32,6 +32,24 @@ def lock_file_for(target: Union[str, Path]) -> Path:
     """The lock of a file or directory that is replaced as a whole: a hidden sibling."""
     target = Path(target)
     return target.parent / f".{target.name}.lock"
+
+
+def holder(lock_path: Union[str, Path]) -> Optional[str]:
+    """Who holds the lock at `lock_path` ("pid N: ihbench run ..."), or None when nobody does; looks
+    without making the file or taking the lock from anyone."""
+    try:
+        descriptor = os.open(lock_path, os.O_RDONLY)
+    except OSError:  # no lock file: no writer
+        return None
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return os.pread(descriptor, 512, 0).decode("utf-8", "replace").strip() or "an unknown process"
+        fcntl.flock(descriptor, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(descriptor)
 
 
 def _lock(lock_path: Path, what: str) -> int:
