@@ -44,6 +44,9 @@ def load_items(
     import datasets
 
     config = config or CONVERSATIONS_CONFIG
+    if baseline is not None and (isinstance(baseline, (str, bytes)) or not hasattr(baseline, "__iter__")):
+        raise DataSourceError(f"baseline: rows (a Dataset, or a list of dicts) are expected, got "
+                              f"{type(baseline).__name__} {str(baseline)[:40]!r}; baseline rows must be rows")
     if isinstance(source, datasets.DatasetDict):
         source = source[_pick_split(list(source), split, "<DatasetDict>")]
     if isinstance(source, datasets.Dataset):

@@ -231,18 +231,31 @@ def baselines_from_rows(rows: Iterable[Mapping[str, Any]], *, source: str = "<ba
     conversation) and a long layout (`conversation_id`, `turn`, `baseline_response` or
     `response`), so a baseline produced by any pipeline can be attached.
     """
+    if isinstance(rows, (str, bytes)) or not hasattr(rows, "__iter__"):
+        raise SchemaError(f"{source}: baseline rows must be rows (dicts), a Dataset or a list, got "
+                          f"{type(rows).__name__}")
     result: dict[tuple[str, int], str] = {}
+    seen_columns, count = False, 0
+
+    def keep(key, baseline, row, column) -> None:  # one baseline per point: a second, different one is refused
+        if key in result and result[key].text != baseline.text:
+            raise row.error(column, f"a second, different baseline for {key[0]} turn {key[1]}")
+        result[key] = baseline
+
     for index, raw in enumerate(rows):
+        count += 1
         row = _Row(raw, source, index)
         conversation_id = row.get("conversation_id")
         if "turn" in raw:
             turn = row.get("turn", kind=int)
             column = "baseline_response" if "baseline_response" in raw else "response"
+            seen_columns = seen_columns or column in raw
             text = row.get(column, required=False)
             if text is not None:
-                result[(conversation_id, turn)] = Baseline(text)
+                keep((conversation_id, turn), Baseline(text), row, column)
             continue
         for column, value in raw.items():
+            seen_columns = seen_columns or bool(re.fullmatch(r"turn_(\d+)_baseline(?:_response)?", column))
             match = re.fullmatch(r"turn_(\d+)_baseline(?:_response)?", column)
             if match and value is not None:
                 if not isinstance(value, str):
@@ -251,5 +264,9 @@ def baselines_from_rows(rows: Iterable[Mapping[str, Any]], *, source: str = "<ba
                 verdicts = raw.get(f"turn_{number}_baseline_rq_verdicts")
                 if verdicts is not None and not all(isinstance(v, bool) for v in verdicts):
                     raise row.error(f"turn_{number}_baseline_rq_verdicts", "must be a list of true/false")
-                result[(conversation_id, number)] = Baseline(value, list(verdicts) if verdicts is not None else None)
+                keep((conversation_id, number), Baseline(value, list(verdicts) if verdicts is not None else None), row,
+                     column)
+    if count and not seen_columns:  # the conversations config given by mistake
+        raise SchemaError(f"{source}: no baseline column (turn_N_baseline_response, or baseline_response with turn); "
+                          "these rows are not baselines")
     return result

@@ -1049,3 +1049,23 @@ def test_a_conversation_still_being_played_is_not_called_failed(run, capsys):
         captured = capsys.readouterr()
     assert "is playing the run now" in captured.err and "still being played" in (run / "report.md").read_text()
     assert "stopped on a failed turn" not in (run / "report.md").read_text()
+
+
+def test_baseline_rows_given_from_python_are_checked(official):
+    """Battery 13, I18: two rows with different baselines for one point kept the last silently; the
+    conversations rows given as baselines attached none without a word; a string ended in AttributeError."""
+    import datasets
+
+    from ihbench.dataset import load_items
+    from ihbench.dataset.wide import SchemaError
+
+    conversations = datasets.load_dataset(str(official), "conversations", split="test")
+    rows = datasets.load_dataset(str(official), "baseline", split="test").to_list()
+    twice = [rows[0], {**rows[0], "response": "CONFLICTING BASELINE"}, *rows[1:]]  # the long layout
+    with pytest.raises(SchemaError, match="a second, different baseline for"):
+        load_items(conversations, baseline=twice)
+    with pytest.raises(SchemaError, match="no baseline column"):
+        load_items(conversations, baseline=conversations.to_list())
+    with pytest.raises(ValueError, match="baseline rows must be rows"):
+        load_items(conversations, baseline="nope")
+    assert any(item.baseline for item in load_items(conversations, baseline=rows))
