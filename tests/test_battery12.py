@@ -1069,3 +1069,36 @@ def test_baseline_rows_given_from_python_are_checked(official):
     with pytest.raises(ValueError, match="baseline rows must be rows"):
         load_items(conversations, baseline="nope")
     assert any(item.baseline for item in load_items(conversations, baseline=rows))
+
+
+def test_a_verdict_with_a_key_given_twice_is_asked_again(official, tmp_path):
+    """Battery 13, I22: `{"criteria": [all false], "criteria": [all true]}` was judged last-wins (a pass)
+    without a re-ask; the same in ConversationBench answers."""
+    import json
+    import re
+
+    from judging import ScriptedJudge
+    from openai_test_server import Reply
+
+    from ihbench.judge.prompts import RQ_SYSTEM
+
+    scripted = ScriptedJudge(faults=False)
+
+    def twice(body):
+        if body["messages"][0]["content"] != RQ_SYSTEM:
+            return scripted(body)
+        count = len(re.findall(r"^\d+\. ", body["messages"][1]["content"].split("## Criteria", 1)[1], re.MULTILINE))
+        fail = json.dumps([{"index": n + 1, "met": False, "reason": "no"} for n in range(count)])
+        passed = json.dumps([{"index": n + 1, "met": True, "reason": "yes"} for n in range(count)])
+        return Reply(content=f'{{"criteria": {fail}, "criteria": {passed}}}')
+
+    run = tmp_path / "run"
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out", str(run),
+                     "--limit", "1", "--base-url", server.base_url, "--quiet"]) == 0
+    with OpenAITestServer(respond=twice) as judge:
+        main(["judge", str(run), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
+              str(tmp_path / "c.sqlite"), "--quiet"])
+    rq = [json.loads(line) for line in (run / "judgments.jsonl").read_text().splitlines()
+          if json.loads(line)["axis"] == "rq"]
+    assert rq and all(j["outcome"] == "judge_error" and "given twice" in j["error"] for j in rq), rq[0]
