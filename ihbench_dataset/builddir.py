@@ -123,6 +123,9 @@ class BuildDir:
             text = self.card_path.read_text(encoding="utf-8")
         except UnicodeDecodeError as error:
             raise BuildDirError(f"{self.card_path}: not UTF-8 text (byte {error.start}); {AGAIN}") from None
+        if text.startswith("\ufeff"):  # a Windows editor's byte-order mark: `datasets` then finds no metadata
+            raise BuildDirError(f"{self.card_path}: starts with a byte-order mark (saved by a Windows editor), which "
+                                "hides its metadata (configs:) from `datasets`; save it as UTF-8 without BOM")
         try:
             return copy.deepcopy(_card_configs(text))
         except _CardError as error:

@@ -1102,3 +1102,30 @@ def test_a_verdict_with_a_key_given_twice_is_asked_again(official, tmp_path):
     rq = [json.loads(line) for line in (run / "judgments.jsonl").read_text().splitlines()
           if json.loads(line)["axis"] == "rq"]
     assert rq and all(j["outcome"] == "judge_error" and "given twice" in j["error"] for j in rq), rq[0]
+
+
+def test_a_misspelled_turn_key_is_refused_naming_the_likely_one(tmp_path):
+    """Battery 13, I24: `'required_function_cal'` was kept as an extra, and its turn expected no call."""
+    from convbench_layout import TURNS, write_benchmark_folder
+
+    from ihbench.dataset.convbench import ConvBenchFormatError, read_benchmark
+
+    folder = write_benchmark_folder(tmp_path / "repo", audio=False)
+    turns = [dict(turn) for turn in TURNS]
+    turns[1]["required_function_cal"] = turns[1].pop("required_function_call")
+    (folder / "turns.py").write_text((folder / "turns.py").read_text().replace(repr(TURNS), repr(turns)))
+    with pytest.raises(ConvBenchFormatError, match=r"turn 1: unknown key 'required_function_cal'; did you mean "
+                                                   r"'required_function_call'\?"):
+        read_benchmark(folder)
+
+
+def test_a_card_saved_with_a_byte_order_mark_is_named_as_such(official, tmp_path, capsys):
+    """Battery 13, I27: a card re-saved with a BOM was called "empty or damaged card"."""
+    import shutil
+
+    data = shutil.copytree(official, tmp_path / "d")
+    card = data / "README.md"
+    card.write_bytes(b"\xef\xbb\xbf" + card.read_bytes())
+    capsys.readouterr()
+    assert main(["info", str(data)]) == 2
+    assert f"{card}: starts with a byte-order mark (saved by a Windows editor)" in capsys.readouterr().err

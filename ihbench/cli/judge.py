@@ -23,7 +23,8 @@ def add_parser(add) -> argparse.ArgumentParser:
     judge.add_argument("--judge-base-url", type=url(), help="OpenAI-compatible server URL (default: OpenAI)")
     judge.add_argument("--judge-backend", choices=("openai", "transformers"), default="openai",
                        help="openai: any OpenAI-compatible server (default); transformers: a local text model")
-    judge.add_argument("--axes", type=names(AXES), help="IHBench runs: tf, rq or both (default)")
+    judge.add_argument("--axes", type=names(AXES), help="IHBench runs: the axes to judge, tf and/or rq "
+                                                        "(comma-separated; default: both)")
     judge.add_argument("--judge-context", type=names(CONTEXT_PARTS), default=[],
                        help="ConversationBench runs: also show the judge the knowledge base (kb) and the results the "
                             "tools returned (tool-results), as the successor's judge does; off by default, as in the "

@@ -8,6 +8,7 @@ position). `required_calls` is the same calls always as a list, for everything e
 """
 from __future__ import annotations
 
+import difflib
 import json
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -116,6 +117,10 @@ def normalise_turn(raw: dict, index: int, where: str, core: list[str], mapping: 
                                        f"{BLANK_MEANS[key]}")
         return value
 
+    for key in raw:  # a misspelled known key would be kept as an extra, and its turn read without it
+        close = difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=0.85) if key not in KNOWN_KEYS else []
+        if close:
+            raise ConvBenchFormatError(f"{where}: unknown key {key!r}; did you mean {close[0]!r}?")
     calls = raw.get("required_function_call")
     call_list = [] if calls is None else [calls] if isinstance(calls, dict) else calls
     if not isinstance(call_list, list) or not all(_is_call(c) for c in call_list):
