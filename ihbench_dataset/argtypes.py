@@ -24,10 +24,10 @@ from typing import Any, Callable, Optional, Sequence
 
 from .errors import UsageError
 
-__all__ = ["ArgType", "ArgumentValueError", "boolean", "check_all", "choice", "concurrency", "count", "device", "each",
-           "data_source", "env_var_name", "epoch", "epochs", "folder_name", "json_value", "key_value", "milliseconds", "model_name",
-           "names", "noise_clips", "number", "path", "rounds", "seed", "temperature", "tokens", "url", "whole",
-           "whole_numbers"]
+__all__ = ["ArgType", "ArgumentValueError", "boolean", "check_all", "choice", "concurrency", "count", "data_source",
+           "device", "each", "env_var_name", "epoch", "epochs", "folder_name", "json_value", "key_value", "milliseconds",
+           "model_name", "names", "noise_clips", "number", "path", "rounds", "seed", "temperature", "tokens", "url",
+           "whole", "whole_numbers"]
 
 
 class ArgumentValueError(UsageError, argparse.ArgumentTypeError):

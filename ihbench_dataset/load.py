@@ -210,10 +210,11 @@ def _refuse_not_a_dataset(path: Path, text: str) -> None:
     if (path / "config.json").is_file() and (any(path.glob("*.safetensors")) or any(path.glob("*.bin"))):
         raise DataSourceError(f"{text}: is a model folder (config.json and weights), not a dataset; give it as "
                               "--model-path")
-    if (path / "README.md").is_file() and (path / "README.md").read_bytes()[:3] == b"\xef\xbb\xbf":
-        raise DataSourceError(f"{path / 'README.md'}: starts with a byte-order mark (saved by a Windows editor), "
-                              "which hides its metadata (configs:) from `datasets`; save it as UTF-8 without BOM")
     if (path / "README.md").is_file():
+        try:  # a card it cannot read says why (a byte-order mark, bytes that are not UTF-8) in the card's words
+            BuildDir(path).card_configs()
+        except BuildDirError as error:
+            raise DataSourceError(str(error)) from None
         raise DataSourceError(f"{path / 'README.md'}: has no dataset card metadata (configs:); not a dataset "
                               "written by `ihbench build` or `ihbench sid-import`, nor one downloaded from the Hub")
     # every dataset the toolkit reads has its card (build, sid-import, convbench-import, a Hub download);

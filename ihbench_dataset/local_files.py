@@ -32,9 +32,10 @@ def check_config_files(folder: Path, config: str) -> Optional[str]:
     missing = build.unmatched_files(config)
     if missing:
         pattern = any(c in missing[0].name for c in "*?[")
-        odd = [p for p in missing[0].parent.glob(missing[0].name)] if pattern else \
+        # there, but no file to read (a pipe would be read for ever, a device without end)
+        odd = list(missing[0].parent.glob(missing[0].name)) if pattern else \
             [missing[0]] if os.path.lexists(missing[0]) else []
-        if odd:  # there, but no file to read: a pipe would be read for ever, a device without end
+        if odd:
             return (f"{odd[0]}: not a regular file (a named pipe, a device, or a link to nothing), where the card "
                     f"lists data of config {config!r}; copy the dataset again or rebuild it")
         what = "no file matches it" if pattern else "missing"

@@ -154,9 +154,10 @@ def _kept_elsewhere() -> list[tuple[Path, str]]:
         module = sys.modules.get(name)
         if getattr(module, "__file__", None):
             folder = Path(module.__file__).resolve().parent
-            places += [(folder, "the installed toolkit's files")]
-            places += [((folder / shipped).resolve(), "the installed toolkit's files") for shipped in ("metrics", "spaces")
-                       if name == "ihbench" and (folder / shipped).is_dir()]
+            # metrics/ and spaces/ are links in a checkout: protected where they lead
+            shipped = [folder / part for part in ("metrics", "spaces")] if name == "ihbench" else []
+            places += [(place.resolve(), "the installed toolkit's files") for place in (folder, *shipped)
+                       if place.is_dir()]
     hugging_face = os.environ.get("HF_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME") or "~/.cache",
                                                               "huggingface")
     places.append((Path(os.path.expanduser(hugging_face)).resolve(), "the Hugging Face cache"))

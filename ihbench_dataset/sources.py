@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Union
 
 from .errors import IHBenchError
-from .io.json_object import DuplicateKeyError, unique_keys
+from .io.json_object import JsonContentError, hand_written
 
 SOURCES_DIR = Path(__file__).parent / "sources" / "conversations"
 DOMAINS = (
@@ -194,10 +194,10 @@ def load_conversation(path: Union[str, Path]) -> SourceConversation:
     try:
         content = path.read_bytes()
         # a byte-order mark, as Windows editors write, is no error; a key given twice is
-        data = json.loads(content.decode("utf-8-sig"), object_pairs_hook=unique_keys)
+        data = json.loads(content.decode("utf-8-sig"), object_pairs_hook=hand_written)
     except json.JSONDecodeError as error:
         raise SourceError(f"{path}: malformed JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
-    except DuplicateKeyError as error:
+    except JsonContentError as error:
         raise SourceError(f"{path}: {error}") from None
     except UnicodeDecodeError as error:
         raise SourceError(f"{path}: not UTF-8 text ({error})") from None

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from ihbench.dataset.errors import ItemFailure
+from ihbench.dataset.io.json_object import DuplicateKeyError, unique_keys
 from ihbench.loaders.clients import server_text
 
 __all__ = ["InvalidAnswer", "extract_json"]
@@ -20,21 +21,9 @@ class InvalidAnswer(ItemFailure, ValueError):
     """The LLM answered, but not usably; the message is fed back when re-asking."""
 
 
-class _KeyTwice(ValueError):
-    pass
-
-
-def _once(pairs: list) -> dict:
-    """A key given twice in one object ("winner": "A", ..., "winner": "B"): JSON keeps the last without a
-    word, so which verdict the judge meant is unknown, and it is asked again."""
-    value = dict(pairs)
-    if len(value) != len(pairs):
-        seen = set()
-        raise _KeyTwice(next(key for key, _ in pairs if key in seen or seen.add(key)))
-    return value
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_once)  # stateless: one for every answer
+#: stateless: one for every answer; a key given twice ("winner": "A", ..., "winner": "B") leaves which
+#: verdict was meant unknown, and the answer is asked again
+_DECODER = json.JSONDecoder(object_pairs_hook=unique_keys)
 
 
 def extract_json(text: str) -> Any:
@@ -49,8 +38,8 @@ def extract_json(text: str) -> Any:
         return _extracted(stripped, candidates)
     except RecursionError:  # JSON nested thousands deep: no answer a schema asks for, and asked again
         raise InvalidAnswer("the answer's JSON is nested too deeply") from None
-    except _KeyTwice as twice:
-        raise InvalidAnswer(f"the key {twice.args[0]!r} is given twice in one object; give each key once") from None
+    except DuplicateKeyError as twice:
+        raise InvalidAnswer(f"the key {twice.key!r} is given twice in one object; give each key once") from None
 
 
 def _extracted(stripped: str, candidates: list) -> Any:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from ..io import json_lines
 from .benchmark import ConvBenchmark, ConvTurn, normalise_turn
 from .pyfiles import (
     ConvBenchFormatError,
@@ -186,28 +187,21 @@ def _read_hub_rows(path: Path, setup: ReadBenchmark, speaker: Optional[str], nam
 
 def _rows(path: Path) -> list[tuple[int, dict]]:
     """(line or position, row): metadata.jsonl one object per line, turns.json one list."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # a Windows editor's BOM is not part of the JSON
-    except UnicodeDecodeError as error:
-        raise ConvBenchFormatError(f"{path}: not UTF-8 text (byte {error.start})") from None
-    try:
-        if path.suffix == ".jsonl":
-            rows = []
-            for number, line in enumerate(text.splitlines(), start=1):
-                if line.strip():
-                    try:
-                        rows.append((number, json.loads(line)))
-                    except json.JSONDecodeError as error:  # its own line, not line 1 of the one it was given
-                        raise ConvBenchFormatError(f"{path}:{number}: not valid JSON ({error.msg}, column "
-                                                   f"{error.colno})") from None
-        else:
+    if path.suffix == ".jsonl":  # each line named by its own number; a BOM read; its strings checked by the turn
+        rows = list(json_lines(path, ConvBenchFormatError, where="{path}:{number}", hand_made=False))
+    else:
+        try:
+            text = path.read_text(encoding="utf-8-sig")  # a Windows editor's BOM is not part of the JSON
+        except UnicodeDecodeError as error:
+            raise ConvBenchFormatError(f"{path}: not UTF-8 text (byte {error.start})") from None
+        try:
             data = json.loads(text)
-            data = data.get("turns", data) if isinstance(data, dict) else data
-            if not isinstance(data, list):
-                raise ConvBenchFormatError(f"{path}: expected a list of turn rows")
-            rows = list(enumerate(data))
-    except json.JSONDecodeError as error:
-        raise ConvBenchFormatError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from None
+        except json.JSONDecodeError as error:
+            raise ConvBenchFormatError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from None
+        data = data.get("turns", data) if isinstance(data, dict) else data
+        if not isinstance(data, list):
+            raise ConvBenchFormatError(f"{path}: expected a list of turn rows")
+        rows = list(enumerate(data))
     for where, row in rows:
         if not isinstance(row, dict):
             raise ConvBenchFormatError(f"{path}: row {where} is not an object")

@@ -8,23 +8,37 @@ from pathlib import Path
 from typing import Union
 
 
-class DuplicateKeyError(ValueError):
-    """What JSON allows but a file a user writes must not hold: a key given twice in one object (the
-    parser keeps the last silently, dropping what the user wrote first: a stage, a fact, a goal), or a
-    lone surrogate escape ("\\ud800"), which decodes to no character and fails the first write of it."""
+class JsonContentError(ValueError):
+    """What JSON allows but a file a user writes must not hold (`hand_written`)."""
+
+
+class DuplicateKeyError(JsonContentError):
+    """A key given twice in one object: the parser keeps the last silently, dropping what was written
+    first (a stage, a fact, a goal; a judge's first verdict)."""
+
+    def __init__(self, key):
+        super().__init__(f"the key {key!r} is given twice in one object (JSON keeps only the last)")
+        self.key = key
 
 
 def unique_keys(pairs: list) -> dict:
-    """`object_pairs_hook` for every JSON a user writes or edits: a key given twice is refused, and so
-    is a string holding a lone surrogate (in a key, a value, or a list of values)."""
-    seen: dict = {}
-    for key, value in pairs:
-        if key in seen:
-            raise DuplicateKeyError(f"the key {key!r} is given twice in one object (JSON keeps only the last)")
+    """`object_pairs_hook` refusing a key given twice (every JSON read from outside the toolkit)."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set = set()
+        raise DuplicateKeyError(next(key for key, _ in pairs if key in seen or seen.add(key)))
+    return value
+
+
+def hand_written(pairs: list) -> dict:
+    """`object_pairs_hook` for every JSON a user writes or edits: `unique_keys`, and no string holding a
+    lone surrogate escape ("\\ud800", in a key, a value or a list of values), which decodes to no
+    character and fails the first write of it."""
+    value = unique_keys(pairs)
+    for key, item in pairs:
         _refuse_lone_surrogates(key, key)
-        _refuse_lone_surrogates(value, key)
-        seen[key] = value
-    return seen
+        _refuse_lone_surrogates(item, key)
+    return value
 
 
 def _refuse_lone_surrogates(value, key: str) -> None:
@@ -32,8 +46,8 @@ def _refuse_lone_surrogates(value, key: str) -> None:
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as error:
-            raise DuplicateKeyError(f"the value of {key!r} holds a lone surrogate escape "
-                                    f"({value[error.start]!r}), which is no character; remove it") from None
+            raise JsonContentError(f"the value of {key!r} holds a lone surrogate escape "
+                                   f"({value[error.start]!r}), which is no character; remove it") from None
     elif isinstance(value, list):
         for item in value:
             _refuse_lone_surrogates(item, key)
@@ -48,11 +62,11 @@ def read_json_object(path: Union[str, Path], error: type[Exception], *, hint: st
     except OSError as problem:
         raise error(f"{path}: cannot be read ({problem.strerror or problem}){suffix}") from None
     try:
-        value = json.loads(text, object_pairs_hook=unique_keys)
+        value = json.loads(text, object_pairs_hook=hand_written)
     except json.JSONDecodeError as problem:
         raise error(f"{path}: not valid JSON ({problem.msg} at line {problem.lineno} column {problem.colno})"
                     f"{suffix}") from None
-    except DuplicateKeyError as problem:
+    except JsonContentError as problem:
         raise error(f"{path}: {problem}{suffix}") from None
     if not isinstance(value, dict):
         raise error(f"{path}: not a JSON object (a {type(value).__name__}){suffix}")

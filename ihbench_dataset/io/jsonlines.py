@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional, Union
 
-from .json_object import DuplicateKeyError, unique_keys
+from .json_object import JsonContentError, hand_written
 from ..errors import IHBenchError
 
 log = logging.getLogger("ihbench")
@@ -34,15 +34,15 @@ def _decoded(lines: Iterable[bytes], failure: Callable[[int, str], Exception], *
         if not line.strip():
             continue
         try:
-            # a Windows editor's BOM; in a hand-made file, a key twice or a lone surrogate (`unique_keys`)
+            # a Windows editor's BOM; in a hand-made file, a key twice or a lone surrogate (`hand_written`)
             value = json.loads(line.decode("utf-8-sig" if number == 1 else "utf-8"),
-                               object_pairs_hook=unique_keys if hand_made else None)
+                               object_pairs_hook=hand_written if hand_made else None)
         except UnicodeDecodeError as error:
             raise failure(number, f"not UTF-8 text: byte {line[error.start]:#04x} at column {error.start + 1}") \
                 from None
         except json.JSONDecodeError as error:
             raise failure(number, f"not valid JSON ({error.msg})") from None
-        except DuplicateKeyError as error:
+        except JsonContentError as error:
             raise failure(number, str(error)) from None
         yield number, value
 
@@ -51,7 +51,7 @@ def json_lines(path: Union[str, Path], error: type, *, where: str = "{path} line
                hand_made: bool = True) -> Iterator[tuple[int, Any]]:
     """(line number, decoded value) per non-blank line of a file from outside the toolkit; `where`
     formats the place in `error`'s message (each file kind keeps the style its users already see).
-    `hand_made`: a key twice or a lone surrogate is refused (`unique_keys`); a program's output (a
+    `hand_made`: a key twice or a lone surrogate is refused (`hand_written`); a program's output (a
     batch's answers) has its server text cleaned by its reader instead."""
     path = Path(path)
     yield from _decoded(path.read_bytes().split(b"\n"), lambda number, why: error(
