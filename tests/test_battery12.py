@@ -909,6 +909,46 @@ def test_turns_stopped_at_the_tool_round_cap_are_counted_by_the_report(tmp_path,
     assert json.loads((out / "summary.json").read_text())["round_cap_hits"] == 2
 
 
+def test_turns_after_an_early_end_session_fail_by_rule_and_are_counted(tmp_path, capsys):
+    """Battery 13, I21: the model ended the session at turn 1; turns 2-4 were never played, yet kept the
+    judge's verdicts (all true, and tool use credited for an end_session "made early"), and the report
+    said pass rows 1.000 without a word about the early end."""
+    import json
+
+    from convbench_judging import ConvJudge
+    from convbench_layout import write_benchmark_folder
+    from test_convbench_judge import judge, records
+    from test_convbench_run import golden_replay, spec
+
+    from ihbench.convbench import run_convbench
+    from ihbench.dataset.convbench import import_convbench
+
+    data = tmp_path / "data"
+    import_convbench(write_benchmark_folder(tmp_path / "repo"), data, text_only=True, progress=False)
+    out = tmp_path / "run"
+    with OpenAITestServer(respond=golden_replay(end_at=1)) as server:
+        run_convbench(spec(data, out, server, modality="text"), progress=False)
+    early = ConvJudge(calls=[{"name": "end_session", "expected_turn": 4, "actual_turn": 1, "status": "early"}])
+    assert judge(out, early) == 0
+    final = records(out)
+    assert all(final[0, t]["scores"]["instruction_following"] is True for t in (0, 1))
+    for turn in (2, 3, 4):
+        scores = final[0, turn]["scores"]
+        assert scores["instruction_following"] is False and scores["kb_grounding"] is False, (turn, scores)
+        assert final[0, turn]["notes"] == ["never answered: the model ended the session at turn 1, so every "
+                                           "dimension this turn scores fails by rule"]
+    assert final[0, 4]["scores"]["tool_use_correct"] is False  # the early call does not credit a turn never played
+    assert final[0, 3]["scores"]["tool_use_correct"] is None  # nothing to call there
+    assert final[0, 2]["scores"]["state_tracking"] is False
+    capsys.readouterr()
+    assert main(["report", str(out), "--quiet"]) == 0
+    assert "3 turn(s) were never answered: the model ended the session before them" in capsys.readouterr().err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["never_answered"] == 3 and summary["scores"]["pass_rows"]["passes"] <= 2
+    assert "Turns never answered because the model ended the session before them" in \
+        (out / "report.md").read_text()
+
+
 def test_rq_rows_of_one_item_are_judged_against_one_rubric_and_every_item_has_an_id():
     """Battery 13, I2: one item judged against a 1- and a 3-criterion rubric was pooled; an empty id was
     an item."""

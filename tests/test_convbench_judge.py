@@ -186,7 +186,7 @@ def test_axes_are_refused_on_a_convbench_run_and_context_on_an_ihbench_one(run, 
 
 def test_the_prompt_is_pinned_by_its_hash():
     # a wording change must come with a new PROMPT_VERSION (and then a new pinned hash here)
-    assert (PROMPT_VERSION, prompt_hash()) == ("convbench-2026-11-28.1", "30a9086b09f4")
+    assert (PROMPT_VERSION, prompt_hash()) == ("convbench-2026-12-05.1", "5e44dd5df334")
 
 
 # --- realignment on scripted verdicts ------------------------------------------------------------

@@ -153,6 +153,9 @@ def _convbench_report(args: argparse.Namespace) -> int:
             print(f"ihbench report: warning: {summary['round_cap_hits']} turn(s) reached the tool-round cap "
                   "(--max-tool-rounds) and ended without a final answer; they are judged as the model left them",
                   file=sys.stderr)
+        if summary.get("never_answered"):
+            print(f"ihbench report: warning: {summary['never_answered']} turn(s) were never answered: the model ended "
+                  "the session before them, so they fail every dimension they score", file=sys.stderr)
         if summary.get("unscored_expected_calls"):
             print(f"ihbench report: warning: {summary['unscored_expected_calls']} turn(s) that expect a call have no "
                   "tool use verdict from the judge and are left unscored on it, as the reference leaves them",

@@ -109,6 +109,9 @@ def render_convbench_markdown(summary: dict, figures: dict) -> str:
     if summary.get("round_cap_hits"):
         lines += [f"Turns that reached the tool-round cap (`--max-tool-rounds`) and ended without a final answer, "
                   f"judged as the model left them: {summary['round_cap_hits']}.", ""]
+    if summary.get("never_answered"):
+        lines += [f"Turns never answered because the model ended the session before them, failed on every "
+                  f"dimension they score: {summary['never_answered']}.", ""]
     if summary.get("unscored_expected_calls"):
         lines += [f"Turns that expect a call, with no tool use verdict from the judge, left unscored on it as the "
                   f"reference leaves them: {summary['unscored_expected_calls']}.", ""]

@@ -14,7 +14,7 @@ import statistics
 from pathlib import Path
 from typing import Optional
 
-from ..convbench.judge.realign import DIMENSIONS, UNSCORED_CALL
+from ..convbench.judge.realign import DIMENSIONS, NEVER_ANSWERED, UNSCORED_CALL
 from ..convbench.judge.run import read_conv_judgments
 from ..convbench.judge.source import open_source
 from ..resources import load_metric
@@ -95,6 +95,7 @@ def summarize_convbench(run_dir: Path, *, judgments: Optional[Path] = None, data
         for dimension in (record.initial or {}).get("defaulted", []):
             defaulted[dimension] = defaulted.get(dimension, 0) + 1
     unscored_calls = sum(UNSCORED_CALL in record.notes for record in judged)
+    never_answered = sum(any(n.startswith(NEVER_ANSWERED) for n in record.notes) for record in judged)
     cap_hits = _cap_hits(source, {r.epoch for r in judged})
     failing = [{"epoch": r.epoch, "turn": r.turn, "failed": [d for d, v in r.scores.items() if v is False],
                 "reasoning": r.reasoning, "notes": r.notes, "turn_taking_issues": r.turn_taking_issues}
@@ -120,6 +121,8 @@ def summarize_convbench(run_dir: Path, *, judgments: Optional[Path] = None, data
         "unscored_expected_calls": unscored_calls,
         # turns that ended at the tool-round cap (--max-tool-rounds), judged as the model left them
         "round_cap_hits": cap_hits,
+        # turns after the model's end_session call: never played, failed on every dimension they score
+        "never_answered": never_answered,
         # who is playing the run now (its unfinished conversations are not failed, only not done yet)
         "being_played_by": source.run.writer() if source.kind == "ihbench" else None,
         "realigned_turns": sum(1 for r in judged if any(not n.startswith("rehydrated") for n in r.notes)),

@@ -16,7 +16,7 @@ import hashlib
 import json
 from typing import Optional, Sequence
 
-PROMPT_VERSION = "convbench-2026-11-28.1"
+PROMPT_VERSION = "convbench-2026-12-05.1"  # .1: turns after an early end_session fail by rule
 
 #: what `--judge-context` may add (the successor's judge sees both; the original neither)
 CONTEXT_PARTS = ("kb", "tool-results")

@@ -19,6 +19,10 @@ The benchmark's rules, applied in this order:
    a failure. The reference asks that the earlier turn's charge went to state_tracking; here any
    charge counts, so a failure is counted exactly once whatever dimension carried it.
 5. turn_taking comes from the recording's analysis, or passes when there is none.
+6. A turn never answered, because the model had ended the session at an earlier turn, fails every
+   dimension it scores, whatever the judge said and whatever rules 2-4 credited: there is no reply
+   to credit (the reference's judge is only asked to fail its instruction following, and credited
+   the rest).
 """
 from __future__ import annotations
 
@@ -48,13 +52,15 @@ class TurnScores:
 
 
 def realign(turns, verdicts: dict, tracking: list[dict], *, rehydrated: bool = False,
-            turn_taking: Optional[dict] = None, made: Optional[dict] = None) -> dict[int, TurnScores]:
+            turn_taking: Optional[dict] = None, made: Optional[dict] = None,
+            unanswered: Optional[dict] = None) -> dict[int, TurnScores]:
     """`turns`: the benchmark turns judged (ConvTurn: index, scoring_dimensions, required_calls);
     `verdicts`: turn -> the judge's phase-1 verdict; `tracking`: the judge's function_calls;
     `turn_taking`: turn -> issue strings from the recording, or None when none was analysed;
     `made`: turn -> the names of the calls the run recorded there. A call the judge says was made
     early or late earns credit only where the run shows it: the judge's word alone credited calls
-    that were never made (a tool that does not even exist)."""
+    that were never made (a tool that does not even exist). `unanswered`: turn -> the turn whose
+    end_session call ended the conversation before it (rule 6)."""
     by_index = {turn.index: turn for turn in turns}
     result = {index: _scoped(turn, verdicts[index], turn_taking) for index, turn in by_index.items()}
     saved: dict[int, dict] = {}  # what rule 2 overwrote, for an early call that undoes the charge
@@ -90,7 +96,7 @@ def realign(turns, verdicts: dict, tracking: list[dict], *, rehydrated: bool = F
     if rehydrated:
         for scores in result.values():
             scores.notes.append("rehydrated turn: no cross-turn realignment")
-        return result
+        return _fail_unanswered(result, by_index, unanswered)
 
     for entry in tracking:
         name, expected, actual, status = entry["name"], entry["expected_turn"], entry["actual_turn"], entry["status"]
@@ -127,6 +133,25 @@ def realign(turns, verdicts: dict, tracking: list[dict], *, rehydrated: bool = F
             result[index].notes.append(f"cascade absorbed from turn {source}")
         else:
             result[index].notes.append(f"cascade from turn {source}: the outcome was made up, not absorbed")
+    return _fail_unanswered(result, by_index, unanswered)
+
+
+#: the start of the note rule 6 leaves on a turn never answered (the report counts these turns)
+NEVER_ANSWERED = "never answered"
+
+
+def _fail_unanswered(result: dict, by_index: dict, unanswered: Optional[dict]) -> dict:
+    for index, ended_at in (unanswered or {}).items():
+        if index not in result:
+            continue
+        scores, dims = result[index], set(by_index[index].scoring_dimensions) | {TT}
+        for name in DIMENSIONS:
+            if name in dims and not (name == TOOL and not by_index[index].required_calls):
+                scores.scores[name] = False
+        scores.charged = None
+        where = "before it" if ended_at is None else f"at turn {ended_at}"
+        scores.notes = [f"{NEVER_ANSWERED}: the model ended the session {where}, so every dimension this turn "
+                        "scores fails by rule"]
     return result
 
 

@@ -25,6 +25,7 @@ from ihbench.dataset.io import write_json_atomic
 from ihbench.records import read_typed
 
 from ..records import ConvJudgmentRecord, utc_stamp
+from ..session import ENDED, ENDED_EARLY
 from .parse import InvalidConvJudgment, parse_window
 from .prompt import CONTEXT_PARTS, PROMPT_VERSION, SCHEMA, judge_messages, prompt_hash
 from .realign import realign
@@ -182,7 +183,7 @@ async def _judge_locked(source: ConvSource, path, backend, parts, context_tokens
         made = {t: {call.get("name") for call in record.get("tool_calls") or []}
                 for t, record in conversation.records.items()}
         final = realign(turns, verdicts, tracking, rehydrated=mode == "rehydrated",
-                        turn_taking=timing.get(conversation.epoch), made=made)
+                        turn_taking=timing.get(conversation.epoch), made=made, unanswered=unanswered(conversation))
         window_of = {t: i for i, w in enumerate(plan.windows) for t in w.judged}
         elapsed = round(time.perf_counter() - begun, 4)
         return [ConvJudgmentRecord(
@@ -207,6 +208,14 @@ async def _judge_locked(source: ConvSource, path, backend, parts, context_tokens
         skipped=len(conversations) - len(todo), judge_errors=totals["errors"], unfinished=source.unfinished,
         written=totals["records"], calls=totals["calls"], cached=totals["cached"],
         plans=[plans[c.epoch].describe() for c in todo], seconds=time.perf_counter() - started, note=source.note)
+
+
+def unanswered(conversation: Conversation) -> dict[int, int]:
+    """Turn -> the turn whose end_session call ended the conversation before it was played (the
+    transcript's marker, so a reference harness's run is read the same way)."""
+    text = {t: str(record.get("assistant_text", "")) for t, record in conversation.records.items()}
+    ended = [t for t, said in sorted(text.items()) if said == ENDED]
+    return {t: (ended[0] if ended else None) for t, said in text.items() if said.startswith(ENDED_EARLY)}
 
 
 def _check_same_judge(path: Path, existing: list, model: str, parts: list[str]) -> None:
