@@ -272,6 +272,10 @@ class Loader(ABC):
         while it is. True where the loader cannot tell (then auto hears every turn)."""
         return True
 
+    #: the most audio clips one prompt may hold (a server's per-prompt limit), when the loader knows it:
+    #: commands whose prompts grow by a clip a turn check it against their longest prompt before any work
+    max_audio_clips: Optional[int] = None
+
     def knows_limits(self) -> bool:
         """Whether `fits` can say no: otherwise `--history-audio auto` is every turn as audio, and the
         run says so at start."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ihbench.dataset.errors import IHBenchError, ItemFailure
+from ihbench.dataset.errors import IHBenchError, ItemFailure, UsageError
 
 from .base import ModelInput
 
@@ -113,3 +113,14 @@ def measure_clip_handling(loader, seconds=None) -> dict:
                 break
     return {"unit": unit, "per_second": round(per_second, 2), "clip_cap_seconds": cap,
             "measured": dict(zip(seconds, lengths))}
+
+
+def check_clip_count(loader, needed: int, why: str, remedies: str) -> None:
+    """Refused before any work when the longest prompt of a run (`needed` clips, `why`) holds more
+    clips than the server takes: otherwise it fails midway, on every retry alike. `remedies`: the
+    ones the command has."""
+    limit = loader.max_audio_clips
+    if limit is not None and needed > limit:
+        raise UsageError(f"--option max_audio_clips={limit}: the server takes at most {limit} audio clip(s) per "
+                         f"prompt, and this run's longest prompt holds {needed} ({why}); use {remedies}, or a "
+                         "server that takes more (vLLM: --limit-mm-per-prompt)")

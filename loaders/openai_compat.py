@@ -333,12 +333,13 @@ class OpenAICompatLoader(Loader):
     def knows_limits(self) -> bool:
         return self.max_audio_clips is not None
 
-    def _check_clips(self, clips: int, where: str) -> None:
+    def _check_clips(self, clips: int, where: str, remedies: Optional[str] = None) -> None:
         if self.max_audio_clips is not None and clips > self.max_audio_clips:
+            remedies = remedies or (f"--history-audio auto or last:{self.max_audio_clips} (older user turns as "
+                                    "transcripts), or --modality text")
             raise UnsupportedInputError(
                 f"{where}{clips} audio clips, and the server takes at most {self.max_audio_clips} per prompt "
-                f"(--option max_audio_clips={self.max_audio_clips}); use --history-audio auto or "
-                f"last:{self.max_audio_clips} (older user turns as transcripts), or --modality text")
+                f"(--option max_audio_clips={self.max_audio_clips}); use {remedies}")
 
     def wire_messages(self, conversation: ModelInput) -> list[dict]:
         """The request's messages: the conversation as it is, or `alternating` with `fold_system`."""
@@ -378,7 +379,8 @@ class OpenAICompatLoader(Loader):
 
     def _chat(self, messages: list[dict], tools: list[dict], config: GenerationConfig, seed: int) -> ChatReply:
         started = time.perf_counter()
-        self._check_clips(sum(1 for m in messages if m.get("audio") is not None), "")
+        self._check_clips(sum(1 for m in messages if m.get("audio") is not None), "",
+                          "--modality text, or fewer turns (--only-turns)")
         wire = [_wire_message(m) for m in messages]
         if self.fold_system:
             wire = alternating(wire)

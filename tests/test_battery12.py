@@ -1169,3 +1169,51 @@ def test_a_card_saved_with_a_byte_order_mark_is_named_as_such(official, tmp_path
     capsys.readouterr()
     assert main(["info", str(data)]) == 2
     assert f"{card}: starts with a byte-order mark (saved by a Windows editor)" in capsys.readouterr().err
+
+
+def test_a_clip_cap_too_small_for_a_conversationbench_run_is_refused_before_any_turn(tmp_path, capsys):
+    """Battery 13, I23: `--option max_audio_clips=2` on a 4-turn audio run played two turns, then failed
+    the third with advice (--history-audio) that command refuses, and "the same command tries again"."""
+    from convbench_layout import write_benchmark_folder
+
+    from ihbench.dataset.convbench import import_convbench
+
+    data = tmp_path / "data"
+    import_convbench(write_benchmark_folder(tmp_path / "repo"), data, progress=False)
+    out = tmp_path / "run"
+    with OpenAITestServer(respond=lambda body: None) as server:
+        code = main(["run", "--model", "openai", "--model-path", "m", "--base-url", server.base_url, "--data",
+                     str(data), "--config", "bike_bench", "--only-turns", "0,1,2,3", "--option", "max_audio_clips=2",
+                     "--out", str(out), "--quiet"])
+        assert server.requests == []
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert "--option max_audio_clips=2: the server takes at most 2 audio clip(s) per prompt, and this run's longest " \
+        "prompt holds 4 (turn 3 with the 3 turn(s) before it in its history, each heard); use --only-turns with at " \
+        "most 2 turns, or --modality text" in err[0]
+    assert "--history-audio" not in err[0] and not (out / "responses.jsonl").exists()
+    with OpenAITestServer(respond=lambda body: None) as server:  # rehydrated: the golden history is heard too
+        assert main(["run", "--model", "openai", "--model-path", "m", "--base-url", server.base_url, "--data",
+                     str(data), "--config", "bike_bench", "--only-turns", "3", "--rehydrate", "--option",
+                     "max_audio_clips=2", "--out", str(tmp_path / "rehydrated"), "--quiet"]) == 2
+    assert "use --only-turns with turns among the first 2, or --modality text" in capsys.readouterr().err
+
+
+def test_a_clip_cap_too_small_for_barge_in_is_refused_before_any_round(built, tmp_path, capsys):
+    """Battery 13, I23: barge-in found the cap only in round 3, and named --history-audio, which it has not."""
+    from ihbench.barge_in.run import rounds_of
+    from ihbench.dataset.load import load_conversations
+
+    first = load_conversations(str(built))[0]
+    cap = rounds_of(first) - 2
+    capsys.readouterr()
+    with OpenAITestServer(respond=lambda body: None) as model, OpenAITestServer(respond=lambda body: None) as sim:
+        code = main(["barge-in", "--data", str(built), "--model", "openai", "--model-path", "m", "--base-url",
+                     model.base_url, "--sim-model", "s", "--sim-base-url", sim.base_url, "--limit", "1", "--option",
+                     f"max_audio_clips={cap}", "--out", str(tmp_path / "run"), "--quiet"])
+        assert model.requests == [] and sim.requests == []
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert f"this run's longest prompt holds {cap + 1} (round {cap + 2} of {first.conversation_id}" in err[0]
+    assert err[0].endswith("use --modality text, or a server that takes more (vLLM: --limit-mm-per-prompt)")
+    assert not (tmp_path / "run" / "run.json").exists()

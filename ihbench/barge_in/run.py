@@ -206,6 +206,8 @@ async def _run_locked(spec, run_dir, generation, conversations, callers, loader,
     if loader is None:
         loader = create(spec.loader, spec.model_path, **spec.loader_options)
     loader.check_modality(spec.modality)
+    if spec.modality == "audio":
+        _check_clip_count(conversations, loader)
     run_dir.write_info(RunInfo(
         **{**identity, "endpoint": existing.endpoint if existing else identity["endpoint"]},
         epochs=1, limit=spec.limit, model=described(loader, passed_in),
@@ -255,6 +257,22 @@ async def _run_locked(spec, run_dir, generation, conversations, callers, loader,
     return summary
 
 
+def _check_clip_count(conversations: list, loader) -> None:
+    """Round N hears the caller's N-1 answers so far, each as audio; the last round is the
+    conversation's last (one more when a cut there gets its recovery)."""
+    from ihbench.loaders.limits import check_clip_count
+
+    longest = max(conversations, key=lambda c: rounds_of(c))
+    check_clip_count(loader, rounds_of(longest) - 1, f"round {rounds_of(longest)} of {longest.conversation_id}, "
+                     "with the caller's answers of every round before it, each heard", "--modality text")
+
+
+def rounds_of(conversation) -> int:
+    """The most rounds a conversation is played for: its turns, and a recovery after a cut in the last."""
+    last = len(conversation.turns)
+    return last + (1 if last in targets(conversation) else 0)
+
+
 class _Player:
     """Plays one conversation round by round, from where its records end."""
 
@@ -268,9 +286,9 @@ class _Player:
         self.call = Call(conversation, spec.modality, lambda text: renders.render(voices["user"], text))
         self.targets = targets(conversation)
         self.digest = conversation_hash(conversation)
-        last = len(conversation.turns)
-        self.maximum = last + (1 if last in self.targets else 0)  # a cut in the last round still gets its recovery
-        self.rounds = {"minimum": min(MIN_TURNS, self.maximum), "target": last, "maximum": self.maximum}
+        self.maximum = rounds_of(conversation)
+        self.rounds = {"minimum": min(MIN_TURNS, self.maximum), "target": len(conversation.turns),
+                       "maximum": self.maximum}
 
     async def play(self) -> None:
         number, after_cut, replaying = 1, False, False

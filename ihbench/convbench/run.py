@@ -106,6 +106,21 @@ def check_spec(spec: ConvRunSpec, benchmark) -> list[int]:
     return sorted(set(targets))
 
 
+def _check_clip_count(spec: ConvRunSpec, benchmark, targets: list[int], loader) -> None:
+    """Every user turn stays in the history as audio: the last turn's prompt holds them all."""
+    from ihbench.loaders.limits import check_clip_count
+
+    if spec.rehydrate:
+        last = max(targets)
+        needed = sum(1 for turn in benchmark.turns if turn.index <= last)
+        check_clip_count(loader, needed, f"turn {last} after the golden history of every turn before it, each heard",
+                         f"--only-turns with turns among the first {loader.max_audio_clips}, or --modality text")
+    else:
+        check_clip_count(loader, len(targets), f"turn {targets[-1]} with the {len(targets) - 1} turn(s) before it "
+                         "in its history, each heard", f"--only-turns with at most {loader.max_audio_clips} turns, "
+                         "or --modality text")
+
+
 def run_convbench(spec: ConvRunSpec, *, loader=None, benchmark=None, progress: bool = True) -> ConvRunSummary:
     from ihbench.dataset.convbench import load_benchmark
     from ihbench.loaders import GenerationConfig
@@ -147,6 +162,8 @@ def _run_locked(spec, run_dir: RunDir, identity: dict, generation, benchmark, ta
         loader = create(spec.loader, spec.model_path, **spec.loader_options)
     loader.check_tools()
     loader.check_modality(spec.modality)
+    if spec.modality == "audio":
+        _check_clip_count(spec, benchmark, targets, loader)
     run_dir.write_info(RunInfo(
         **{**identity, "endpoint": existing.endpoint if existing else identity["endpoint"]},
         epochs=spec.epochs, model=described(loader, passed_in), data_fingerprint=digest, n_items=len(targets),
