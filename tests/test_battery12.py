@@ -1217,3 +1217,21 @@ def test_a_clip_cap_too_small_for_barge_in_is_refused_before_any_round(built, tm
     assert f"this run's longest prompt holds {cap + 1} (round {cap + 2} of {first.conversation_id}" in err[0]
     assert err[0].endswith("use --modality text, or a server that takes more (vLLM: --limit-mm-per-prompt)")
     assert not (tmp_path / "run" / "run.json").exists()
+
+
+@pytest.mark.parametrize("value, said", [
+    ("", "expected a dataset folder or a Hub id, got ''"),
+    ("nonexist", "nonexist: no such dataset directory, and not a hub id"),
+    ("afile", "afile: expected a dataset directory (built by `ihbench build`), got a file"),
+    ("a/b/c", "a/b/c: no such dataset directory"),
+])
+def test_ihbench_data_is_checked_as_data_is_before_the_space_serves(value, said, tmp_path, capsys, monkeypatch):
+    """Battery 13, I25: `IHBENCH_DATA=... ihbench space` started the server, whose page then said the data
+    "could not be opened (DataSourceError)", where `--data` with the same value is refused with the reason."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("text\n")
+    monkeypatch.setenv("IHBENCH_DATA", value)
+    assert main(["space", "--port", "1"]) == 2  # refused before the address is even tried
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ihbench space: error: $IHBENCH_DATA (--data's default): ") and \
+        said in err[0], err

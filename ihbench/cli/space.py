@@ -21,11 +21,11 @@ def main(args: argparse.Namespace) -> int:
     import os
     import runpy
 
-    from ihbench.dataset.load import check_source
     from ihbench.resources import space_dir
 
-    if args.data:
-        check_source(args.data)  # a file, a run folder or an empty config is refused now, not as a page that cannot load
+    data = args.data if args.data else _data_from_environment()
+    if data:
+        _checked(data, "--data" if args.data else "$IHBENCH_DATA")
     _check_address(args.host, args.port)
     if args.data:
         os.environ["IHBENCH_DATA"] = args.data
@@ -34,6 +34,30 @@ def main(args: argparse.Namespace) -> int:
     runpy.run_path(str(space_dir() / "app.py"), run_name="__main__")  # the very file a Space runs
     return 0
 
+
+def _data_from_environment():
+    """$IHBENCH_DATA, --data's default, is checked as --data is (set but blank is refused too: it
+    would silently fall back to ./data/ihbench-dev)."""
+    import os
+
+    from ihbench.dataset.argtypes import data_source
+
+    value = os.environ.get("IHBENCH_DATA")
+    return None if value is None else data_source().check("$IHBENCH_DATA (--data's default)", value)
+
+
+def _checked(data: str, name: str) -> None:
+    """A file, a run folder, a missing folder or an empty config is refused now, not shown as a page
+    that cannot load; said with the option or the variable it came from."""
+    from ihbench.dataset.errors import IHBenchError, UsageError
+    from ihbench.dataset.load import check_source
+
+    try:
+        check_source(data)
+    except IHBenchError as error:
+        if name == "--data" or str(error).startswith("$IHBENCH_DATA"):
+            raise
+        raise UsageError(f"$IHBENCH_DATA (--data's default): {error}") from None
 
 
 def _check_address(host: str, port: int) -> None:
