@@ -10,6 +10,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from ihbench.dataset.argtypes import number, whole
+from ihbench.dataset.argtypes import seed as seed_type
 from ihbench.dataset.errors import UsageError
 
 
@@ -48,6 +50,14 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
+def _setting(kind, name: str, value):
+    """A parameter checked by an option's rule (`argtypes`), numpy scalars taken as the numbers they
+    are: a seed of -1 was numpy's own error, a mean of inf a p-value of 0, max_iter=0 a fit never made."""
+    if isinstance(value, (np.integer, np.floating)):
+        value = value.item()
+    return kind.check(name, value)
+
+
 def _same_length(a: np.ndarray, b: np.ndarray, names: str) -> None:
     if a.size != b.size:
         raise UsageError(f"{names}: lengths differ ({a.size} vs {b.size})")
@@ -59,6 +69,8 @@ def logistic_slope(x: Sequence[float], y: Sequence[float], *, max_iter: int = 10
     Newton-Raphson on two parameters. When the outcome is perfectly separated by x the MLE does
     not exist; the fit then reports `converged=False` instead of a huge meaningless slope.
     """
+    max_iter = _setting(whole(min=1), "max_iter", max_iter)
+    tol = _setting(number(min=0, min_open=True), "tol", tol)
     x, y = _vector(x, "x"), _vector(y, "y")
     _same_length(x, y, "x, y")
     if np.any((y < 0) | (y > 1)):
@@ -82,6 +94,7 @@ def one_sample_t_test(values: Sequence[float], mean: float = 0.0) -> TestResult:
     """Are per-model depth slopes different from zero (the paper's test)?"""
     from scipy import stats
 
+    mean = _setting(number(), "mean", mean)
     values = _vector(values, "values")
     if values.size < 2:
         raise UsageError("values: need at least 2 for a t-test")
@@ -119,8 +132,7 @@ def tost_paired(a: Sequence[float], b: Sequence[float], margin: float) -> TostRe
 
     a, b = _vector(a, "a"), _vector(b, "b")
     _same_length(a, b, "a, b")
-    if not np.isfinite(margin) or margin <= 0:
-        raise UsageError(f"margin: must be a positive number, got {margin}")
+    margin = _setting(number(min=0, min_open=True), "margin", margin)
     diff = a - b
     n = diff.size
     if n < 2:
@@ -187,8 +199,8 @@ def spearman_permutation(a: Sequence[float], b: Sequence[float], *, n_resamples:
     which is scipy's spearmanr."""
     from scipy import stats
 
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
-        raise UsageError(f"n_resamples: expected a whole number >= 1, got {n_resamples!r}")
+    n_resamples = _setting(whole(min=1), "n_resamples", n_resamples)
+    seed = _setting(seed_type(), "seed", seed)
     a, b = _vector(a, "a"), _vector(b, "b")
     _same_length(a, b, "a, b")
     if a.size < 3:

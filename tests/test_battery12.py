@@ -128,6 +128,12 @@ def test_publish_space_refuses_a_local_path_that_is_no_dataset_folder(kind, tmp_
     (lambda s: s.pearson([1, 2, 3], [1, None, 3]), "b[1]: not a finite number"),
     (lambda s: s.spearman_permutation([1, 2, 3], [1, 3, 2], n_resamples=0),
      "n_resamples: expected a whole number >= 1, got 0"),
+    # battery 13, I26: the parameters beside the data, checked by the rules of the options
+    (lambda s: s.one_sample_t_test([1.0, 2.0], mean=float("inf")), "mean: expected a number, got inf"),
+    (lambda s: s.spearman_permutation([1, 2, 3], [1, 3, 2], seed=-1),
+     "seed: expected a whole number from 0 to 18446744073709551615, got -1"),
+    (lambda s: s.logistic_slope([1, 2, 3], [0, 1, 1], max_iter=0), "max_iter: expected a whole number >= 1, got 0"),
+    (lambda s: s.logistic_slope([1, 2, 3], [0, 1, 1], tol=float("nan")), "tol: expected a number > 0, got nan"),
 ])
 def test_the_statistics_refuse_what_is_not_a_number_or_a_label_naming_it(call, said):
     """H7: cohen_kappa counted NaN as a label of its own (0.0); spearman with a string and
