@@ -317,6 +317,9 @@ def resolve_model_path(model_path: str, *, revision: Optional[str] = None) -> st
 
     path = Path(model_path).expanduser()
     if path.exists():
+        if revision is not None:  # it would be recorded in run.json as if it had chosen the weights
+            raise UsageError(f"--option revision={revision}: a revision picks a Hub model's branch, tag or commit, "
+                             f"and {model_path} is a local folder; leave the option out, or give the Hub id")
         if not path.is_dir():
             raise ModelNotFoundError(f"{model_path}: expected a model directory, got a file")
         check_model_folder(path)

@@ -65,7 +65,8 @@ class Phi4MultimodalLoader(TransformersLoader):
     name = "phi4-multimodal"
     model_types = ("phi4_multimodal",)
     model_type_hints = {"phi4mm": "this is the checkpoint's old remote-code format; the transformers-native "
-                                  "weights are on the revision transformers and vLLM pin: --option revision=refs/pr/70"}
+                                  "weights are on the revision transformers and vLLM pin: --option revision=refs/pr/70 with the "
+                                  "Hub id (or a local folder downloaded from that revision)"}
     requires = ("torch", "transformers", "peft")  # the checkpoint's speech adapter is a LoRA
     adapter: Optional[str] = None  # the speech adapter folder, once the model is loaded
     tools_unsupported = ("the Phi-4-multimodal chat template ignores `tools` (it copies only a system message's own "

@@ -1241,3 +1241,17 @@ def test_ihbench_data_is_checked_as_data_is_before_the_space_serves(value, said,
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("ihbench space: error: $IHBENCH_DATA (--data's default): ") and \
         said in err[0], err
+
+
+def test_a_revision_for_a_local_checkpoint_folder_is_refused_not_recorded(official, tmp_path, capsys):
+    """Battery 13, I7: `--option revision=nonexistent-branch` with a local folder ran, and run.json recorded
+    the revision as the weights' provenance though nothing could apply it."""
+    folder = tmp_path / "qwen"
+    folder.mkdir()  # refused before the folder is even read
+    for command in (["doctor"], ["run", "--data", str(official), "--out", str(tmp_path / "run")]):
+        code = main([*command, "--model", "qwen2-audio", "--model-path", str(folder), "--option",
+                     "revision=nonexistent-branch"])
+        err = capsys.readouterr().err
+        assert code == 2 and f"--option revision=nonexistent-branch: a revision picks a Hub model's branch, tag or " \
+            f"commit, and {folder} is a local folder" in err, err
+    assert not (tmp_path / "run").exists()
