@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterator, Optional
@@ -174,7 +175,7 @@ def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], doma
         raise UserError("enter a model path or id")
     items = select(kind, domain, count)
     by_id = {item.id: item for item in items}
-    options = {"base_url": base_url} if loader_name == "openai" and base_url else {}
+    options = {"base_url": _visitor_url("server URL", base_url)} if loader_name == "openai" and base_url else {}
     out = new_run_folder("space", loader_name)
     spec = RunSpec(loader=loader_name, model_path=model_path.strip(), data=data_dir(), out=out, epochs=max(1, int(epochs)),
                    generation={"max_new_tokens": int(max_new_tokens)}, loader_options=options,
@@ -205,18 +206,71 @@ def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], doma
     if isinstance(error, KeyError):
         raise UserError(f"unknown model family {loader_name!r}")
     if error is not None:
-        raise _failure("the model could not be run", error)
+        raise _failure("the model could not be run", error, (model_path,))
 
 
-def _failure(what: str, error: BaseException) -> UserError:
-    """What the page says when a command fails: a user error by its kind (its message may name
-    server paths), anything else as the bug it is, with the traceback in the server's log."""
+def _visitor_url(field: str, value: str) -> str:
+    """A URL typed into the page, checked by the rule of the CLI's options and named by its field."""
+    from ihbench.dataset.argtypes import url
+    from ihbench.dataset.errors import IHBenchError
+
+    try:
+        return url().check(field, value.strip())
+    except IHBenchError as error:
+        raise UserError(str(error)) from None
+
+
+def _failure(what: str, error: BaseException, typed: tuple = ()) -> UserError:
+    """What the page says when a command fails: a user error with its own message, as the CLI says it
+    (a visitor who typed `ftp://x` is told what is wrong with it), the server's own folders masked;
+    anything else as the bug it is, with the traceback in the server's log."""
     from ihbench.dataset.errors import IHBenchError
 
     if isinstance(error, IHBenchError):
-        return UserError(f"{what} ({type(error).__name__})")
+        return UserError(f"{what}: {masked(str(error), typed)}")
     log.error("%s", what, exc_info=error)
     return UserError(f"{what}: an internal error ({type(error).__name__}); the server log has the traceback")
+
+
+#: an absolute path in a message (not the path part of a URL: that follows a host)
+_PATH = re.compile(r"(?<![\w:/.~<])/[\w.@+-]+(?:/[\w.@+ -]*[\w.@+-])*/?")
+
+
+def masked(text: str, typed: tuple = ()) -> str:
+    """`text` as a visitor may read it: the server's own folders said by role (its runs, dataset,
+    working folder, Python, home), any other server path as <server path>, a URL's credentials
+    redacted; what the visitor typed (`typed`: their model path) stays, so they learn what was wrong
+    with it, not the server's layout."""
+    import sys
+
+    from ihbench.dataset.redaction import redact
+
+    text = redact(text)
+    keep = [value.strip() for value in typed if value and value.strip().startswith("/")]
+    places = {str(runs_dir()): "<runs>", str(Path.cwd()): "<server>", sys.prefix: "<python>",
+              str(Path.home()): "<home>"}
+    data = data_dir()
+    if data and Path(data).is_dir():
+        places[data] = "<dataset>"
+
+    def hide(match) -> str:
+        path = match.group(0)
+        if any(path == k or path.startswith(k.rstrip("/") + "/") for k in keep):
+            return path
+        for place, role in sorted(places.items(), key=lambda pair: -len(pair[0])):
+            if len(place) > 1 and (path == place or path.startswith(place.rstrip("/") + "/")):
+                return role + path[len(place.rstrip("/")):]
+        return "<server path>"
+
+    return _PATH.sub(hide, text)
+
+
+def _first_judge_error(path: Path) -> str:
+    """The first judge_error's reason in a judgments file, for a page that has no terminal to read."""
+    from ihbench.records import JudgmentRecord, read_typed
+
+    errors = [r.error for r in read_typed(path, JudgmentRecord) if r.outcome == "judge_error" and r.error]
+    return f": {masked(errors[0])}" if errors else ""
 
 
 def judge_run_dir(run_dir: Optional[str], judge_base_url: str, judge_model: str):
@@ -232,7 +286,8 @@ def judge_run_dir(run_dir: Optional[str], judge_base_url: str, judge_model: str)
         raise UserError("run a model first")
     if not judge_base_url or not judge_model:
         raise UserError("set the judge endpoint and model")
-    backend = OpenAICompatibleLLM(judge_model, base_url=judge_base_url, timeout=60)
+    judge_base_url = _visitor_url("judge endpoint", judge_base_url)
+    backend = OpenAICompatibleLLM(judge_model.strip(), base_url=judge_base_url, timeout=60)
 
     async def go():
         try:
@@ -244,8 +299,12 @@ def judge_run_dir(run_dir: Optional[str], judge_base_url: str, judge_model: str)
         summary = asyncio.run(go())
     except Exception as error:  # an unreachable judge is judge_error inside judge_run, not an exception
         raise _failure("the run could not be judged", error) from None
+    if summary.judged == 0 and not summary.judge_errors:
+        raise UserError(f"nothing to judge: every response of the run is an error ({summary.unanswered}); see the "
+                        "error column, and run the model again")
     if summary.judged == 0:
-        raise UserError(f"the judge returned no usable verdicts ({summary.judge_errors} judge errors)")
+        raise UserError(f"the judge returned no usable verdicts ({summary.judge_errors} judge errors)"
+                        + _first_judge_error(summary.path))
     report = summarize([Path(run_dir)])
     paths = write_report(report, Path(run_dir))
     scores = report.runs[0]

@@ -33,8 +33,8 @@ METRICS = ["rq_pass_rate", "tf_win_rate", "fir", "irl", "apt", "convbench_pass_r
 
 def _page_error(error: Exception) -> gr.Error:
     """A UserError's own message; anything else by type only (no traceback or server path)."""
-    if isinstance(error, ui.UserError):
-        return gr.Error(str(error))
+    if isinstance(error, ui.UserError):  # the visitor's own mistake: said on the page, no traceback on the terminal
+        return gr.Error(str(error), print_exception=False)
     return gr.Error(f"something went wrong ({type(error).__name__})")
 
 

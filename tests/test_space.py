@@ -83,6 +83,28 @@ def test_a_missing_model_path_is_a_message_not_a_crash(space):
     assert "paper (official test set)" in [row[3] for row in table["data"]]
 
 
+def test_a_visitors_bad_input_is_said_as_the_cli_says_it_with_no_traceback_on_the_terminal(space, capfd):
+    """Battery 13, I8: a server URL `ftp://x` was answered "the model could not be run (ArgumentValueError)",
+    a model path /etc "(ModelFolderError)", and each refusal printed gradio's traceback on the terminal."""
+    from gradio_client.exceptions import AppError
+
+    client, _ = space
+    capfd.readouterr()
+    said = {}
+    for name, args in (("url", ("openai", "m", "", "", 1, 1, 4, "ftp://x")),
+                       ("folder", ("qwen2-audio", "/etc", "", "", 1, 1, 4, ""))):
+        with pytest.raises(AppError) as error:
+            client.predict(*args, api_name="/run_model")
+        said[name] = str(error.value)
+    assert "server URL: expected an http:// or https:// URL with a host" in said["url"] and "'ftp://x'" in said["url"]
+    assert "the model could not be run: /etc: no config.json; this is not a transformers model folder" \
+        in said["folder"]
+    with pytest.raises(AppError) as error:
+        client.predict("not-a-run", "not a url", "j", api_name="/judge")
+    assert "run a model first" in str(error.value)
+    assert "Traceback" not in capfd.readouterr().err
+
+
 def test_judging_the_spaces_run_gives_scores_a_chart_and_a_report(built, tmp_path):
     import app as space_app
     from judging import ScriptedJudge
@@ -156,7 +178,8 @@ def test_a_judge_endpoint_that_does_not_answer_is_a_message(built, tmp_path, mon
         dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
     with pytest.raises(ui.UserError, match="no usable verdicts") as error:
         ui.judge_run_dir(str(tmp_path / "run"), dead, "judge-x")
-    assert "127.0.0.1" not in str(error.value)
+    # the reason, as the CLI would say it (the endpoint is the visitor's own), no server path
+    assert "judge errors): TransportError" in str(error.value) and str(tmp_path) not in str(error.value)
 
 
 @pytest.mark.parametrize("failure", ["user error", "bug"])
@@ -181,7 +204,8 @@ def test_a_failed_judging_is_a_message_and_a_bug_keeps_its_traceback_in_the_log(
         assert "an internal error (KeyError); the server log has the traceback" in str(error.value)
         assert "Traceback" in caplog.text and "KeyError" in caplog.text
     else:
-        assert str(error.value) == "the run could not be judged (RunDirError)" and not caplog.text
+        assert str(error.value) == "the run could not be judged: <server path>: responses for items not in the " \
+            "data" and not caplog.text
 
 
 def test_oversize_uploads_are_refused_with_a_message(tmp_path, monkeypatch):
