@@ -1255,3 +1255,40 @@ def test_a_revision_for_a_local_checkpoint_folder_is_refused_not_recorded(offici
         assert code == 2 and f"--option revision=nonexistent-branch: a revision picks a Hub model's branch, tag or " \
             f"commit, and {folder} is a local folder" in err, err
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("when", ["right after the working folder is made", "while it is being removed"])
+def test_a_stop_at_any_moment_leaves_no_hidden_working_folder(when, tmp_path, monkeypatch):
+    """Battery 13, I6: a SIGTERM'd make-tiny-model left an empty `.OUT.building-PID` beside --out: a stop
+    between making the working folder and guarding it, or a second stop during its removal, left it."""
+    import pathlib
+    import shutil
+
+    from ihbench.dataset.io import atomic
+
+    target = tmp_path / "out"
+    if when.startswith("right after"):
+        made = pathlib.Path.mkdir
+
+        def mkdir_then_stop(self, *args, **kwargs):
+            made(self, *args, **kwargs)
+            raise KeyboardInterrupt  # SIGTERM is raised as one by the CLI
+        monkeypatch.setattr(pathlib.Path, "mkdir", mkdir_then_stop)
+        with pytest.raises(KeyboardInterrupt), atomic.staging_folder(target):
+            pass
+    else:
+        removals = []
+        remove = shutil.rmtree
+
+        def interrupted_once(path, *args, **kwargs):
+            removals.append(path)
+            if len(removals) == 2:  # the cleanup's first try (the first is the stale-folder sweep before mkdir)
+                raise KeyboardInterrupt
+            return remove(path, *args, **kwargs)
+        monkeypatch.setattr(atomic.shutil, "rmtree", interrupted_once)
+        with pytest.raises(RuntimeError), atomic.staging_folder(target) as work:
+            (work / "weights.bin").write_bytes(b"x")
+            raise RuntimeError("stopped mid-build")
+        assert len(removals) >= 3
+    monkeypatch.undo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -75,14 +75,25 @@ def staging_folder(target: PathLike) -> Iterator[Path]:
     target = Path(target)
     remove_stale_staging(target)
     work = target.parent / f".{target.name}.building-{os.getpid()}"
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
     try:
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
         yield work
         _swap_in(work, target)
     except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
+        _remove_for_certain(work)
         raise
+
+
+def _remove_for_certain(folder: Path) -> None:
+    """`folder` removed even when a second stop (SIGTERM, Ctrl-C) lands while it is being removed:
+    the first stop is the one that is reported, and the hidden folder is not left behind half-deleted."""
+    while True:
+        try:
+            shutil.rmtree(folder, ignore_errors=True)
+            return
+        except KeyboardInterrupt:  # the CLI's SIGTERM is one too
+            continue
 
 
 def _swap_in(work: Path, target: Path) -> None:
