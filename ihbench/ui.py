@@ -50,11 +50,33 @@ def runs_dir() -> Path:
     return Path(os.environ.get("IHBENCH_RUNS") or Path.cwd() / "runs")
 
 
+def check_runs_dir() -> Path:
+    """The runs folder follows the rule of every place the toolkit keeps things (`check_cache_path`):
+    not inside a dataset (publish-dataset would upload the runs), a run or the installed package (a
+    Space published from it would carry them), nor one of those itself. `ihbench space` says it before
+    serving; a page that makes a run says it to the visitor."""
+    from ihbench.dataset.errors import UsageError
+    from ihbench.dataset.outputs import check_cache_path
+
+    value = os.environ.get("IHBENCH_RUNS")
+    if value is not None and value and not value.strip():
+        raise UsageError(f"IHBENCH_RUNS={value!r}: blank; unset it (./runs), or give a folder")
+    check_cache_path(runs_dir(), "IHBENCH_RUNS (the Space's runs folder)" if value else
+                     "./runs (the Space's runs folder; IHBENCH_RUNS moves it)", file=False)
+    return runs_dir()
+
+
 def new_run_folder(prefix: str, *labels: str) -> Path:
     """Unique per click: two runs in the same second must never share (and be refused by) one folder."""
     import time
     import uuid
 
+    from ihbench.dataset.errors import IHBenchError
+
+    try:
+        check_runs_dir()
+    except IHBenchError as error:
+        raise UserError(f"this server cannot keep runs: {masked(str(error))}") from None
     return runs_dir() / "-".join([prefix, time.strftime("%Y%m%d-%H%M%S"), *labels, uuid.uuid4().hex[:6]])
 
 

@@ -236,6 +236,13 @@ class BuildDir:
         return sorted(name for name in (self.relative(p) for p in self.path.rglob("*") if p.is_file())
                       if name not in own and not any(part.startswith(".") for part in name.split("/")))
 
+    def links_out(self) -> list[str]:
+        """The dataset's own files (`files`) that are links, or lie under a linked folder, leading out
+        of the folder: publishing copies what they lead to (a key file named stats.png went up)."""
+        root = self.path.resolve()
+        return [name for name in self.files()
+                if root not in (self.path / name).resolve().parents]
+
     def copy_to(self, target: Path) -> None:
         """The dataset's own files (`files`) into `target` (made if needed)."""
         for name in self.files():

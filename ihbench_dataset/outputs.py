@@ -144,19 +144,22 @@ def _refuse_kept_elsewhere(path, what: str, own: Path) -> None:
             raise OutputPathError(f"{what}: {path} is inside {described} ({folder}); give a folder of your own")
 
 
+INSTALLED = "the installed toolkit's files"
+
+
 def _kept_elsewhere() -> list[tuple[Path, str]]:
     import sys
 
     from .io.cache import cache_root
 
-    places = [(Path(__file__).resolve().parent, "the installed toolkit's files")]
+    places = [(Path(__file__).resolve().parent, INSTALLED)]
     for name in ("ihbench", "ihbench.loaders"):  # the upper layers, as far as they are loaded (not imported here)
         module = sys.modules.get(name)
         if getattr(module, "__file__", None):
             folder = Path(module.__file__).resolve().parent
             # metrics/ and spaces/ are links in a checkout: protected where they lead
             shipped = [folder / part for part in ("metrics", "spaces")] if name == "ihbench" else []
-            places += [(place.resolve(), "the installed toolkit's files") for place in (folder, *shipped)
+            places += [(place.resolve(), INSTALLED) for place in (folder, *shipped)
                        if place.is_dir()]
     hugging_face = os.environ.get("HF_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME") or "~/.cache",
                                                               "huggingface")
@@ -242,6 +245,9 @@ def check_cache_path(path: Union[str, os.PathLike], what: str, *, file: bool,
         kind = folder_kind(folder)
         if kind:
             raise _inside(path, what, folder, kind)
+    for folder, described in _kept_elsewhere():  # the installed package: `publish-space` ships its files
+        if described == INSTALLED and (own == folder or folder in own.parents):
+            raise OutputPathError(f"{what}: {path} is inside {described} ({folder}); give a folder of your own")
 
 
 #: the variables naming where the Hugging Face libraries (and anything following XDG) keep their caches
@@ -254,10 +260,13 @@ def check_library_caches(*, dataset: Optional[Union[str, os.PathLike]] = None) -
     toolkit's own (`check_cache_path`): `datasets` writes hundreds of megabytes of Arrow files into
     HF_DATASETS_CACHE on the first read, and inside a dataset folder they would be uploaded with it.
     Said before any work, naming the variable; a variable left unset keeps the library's default."""
-    for variable in LIBRARY_CACHE_VARIABLES:
+    for variable in ("IHBENCH_CACHE", *LIBRARY_CACHE_VARIABLES):  # the toolkit's own too, named as the variable
         value = os.environ.get(variable)
-        if value:
+        if value and value.strip():
             check_cache_path(os.path.expanduser(value), variable, file=False, dataset=dataset)
+    from .io.cache import cache_root
+
+    cache_root()  # a blank IHBENCH_CACHE or XDG_CACHE_HOME, or one that is a file
 
 
 def _check_new_or_empty(path, what: str, target: Path, may_be: Sequence[str]) -> None:

@@ -1292,3 +1292,100 @@ def test_a_stop_at_any_moment_leaves_no_hidden_working_folder(when, tmp_path, mo
         assert len(removals) >= 3
     monkeypatch.undo()
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def _installed_toolkit() -> "Path":
+    from pathlib import Path
+
+    import ihbench
+
+    return Path(ihbench.__file__).resolve().parent
+
+
+@pytest.mark.parametrize("how", ["--cache", "IHBENCH_CACHE", "IHBENCH_CACHE inside a metric", "blank IHBENCH_CACHE"])
+def test_a_cache_inside_the_installed_toolkit_is_refused_before_any_work(how, tmp_path, capsys, monkeypatch):
+    """Battery 14, J1: `--cache` or $IHBENCH_CACHE inside the installed package wrote judge_cache.sqlite there,
+    and publish-space then staged it (every judge prompt and answer uploaded with the Space)."""
+    package = _installed_toolkit()
+    monkeypatch.chdir(tmp_path)
+    argv = ["judge", str(tmp_path / "nothing-here"), "--judge-model", "j", "--judge-base-url", "http://127.0.0.1:9/v1"]
+    if how == "--cache":
+        argv += ["--cache", str(package / "x.sqlite")]
+    else:
+        monkeypatch.setenv("IHBENCH_CACHE", {"IHBENCH_CACHE": str(package), "blank IHBENCH_CACHE": "   ",
+                                             "IHBENCH_CACHE inside a metric": str(package / "metrics" / "apt")}[how])
+    before = sorted(p.name for p in package.rglob("*.sqlite"))
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    said = "blank; unset it, or give a folder" if how.startswith("blank") else "is inside the installed toolkit's files"
+    assert said in err and (how.split()[0] if not how.startswith("blank") else "IHBENCH_CACHE") in err, err
+    assert sorted(p.name for p in package.rglob("*.sqlite")) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_publish_space_stages_only_what_the_package_ships(tmp_path):
+    """Battery 14, J1: publish-space copied the installed package folder whole, so a cache (or anything) that
+    landed in it was staged for upload. It stages the modules and the package data setup.cfg names."""
+    import configparser
+    from pathlib import Path
+
+    from ihbench.publish.space import SHIPPED, shipped_files
+
+    config = configparser.ConfigParser()
+    config.read(Path(__file__).resolve().parent.parent / "setup.cfg")
+    declared = {package: tuple(line.strip() for line in patterns.splitlines()
+                               if line.strip() and not line.strip().startswith("#"))
+                for package, patterns in config["options.package_data"].items()}
+    assert {k: v for k, v in SHIPPED.items() if v} == declared  # one list, kept equal to the wheel's
+    package = tmp_path / "pkg"
+    for name in ("a.py", "sub/b.py", "metrics/apt/apt.py", "metrics/apt/README.md", "reference/t.csv",
+                 "judge_cache.sqlite", "metrics/apt/judge_cache.sqlite", "notes.txt", ".hidden.py",
+                 "__pycache__/a.cpython-311.pyc", "spaces/app.py"):
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text("x")
+    assert shipped_files(package, SHIPPED["ihbench"]) == ["a.py", "metrics/apt/README.md", "metrics/apt/apt.py",
+                                                          "reference/t.csv", "sub/b.py"]
+
+
+def test_publishing_refuses_a_dataset_file_that_is_a_link_leading_out_of_the_folder(official, tmp_path, capsys):
+    """Battery 14, J2: stats.png replaced by a link to a secret file outside the dataset was followed and
+    uploaded by publish-dataset and publish-space."""
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(official, data)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("hf_SECRET\n")
+    plot = next(p for p in data.iterdir() if p.suffix == ".png") if any(p.suffix == ".png" for p in data.iterdir()) \
+        else data / "stats.png"
+    plot.unlink(missing_ok=True)
+    plot.symlink_to(secret)
+    for argv in (["publish-dataset", str(data), "--repo", "a/c", "--dry-run"],
+                 ["publish-space", "--repo", "a/b", "--data", str(data), "--dry-run", "--staging-dir",
+                  str(tmp_path / "stage")]):
+        capsys.readouterr()
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert f"links leading out of the dataset folder: {plot.name} (-> {secret})" in err, err
+    assert not (tmp_path / "stage").exists()
+
+
+@pytest.mark.parametrize("where", ["a dataset", "the installed toolkit", "blank"])
+def test_the_spaces_runs_folder_is_checked_before_serving(where, official, tmp_path, capsys, monkeypatch):
+    """Battery 14, J3: the Evaluate tab wrote its runs into ./runs or $IHBENCH_RUNS unchecked: inside a dataset
+    (then refused by publish-dataset) or inside the installed package (then staged by publish-space)."""
+    monkeypatch.chdir(tmp_path)
+    if where == "a dataset":
+        monkeypatch.chdir(official)  # ./runs would be inside it
+        monkeypatch.delenv("IHBENCH_RUNS", raising=False)
+        said = "./runs (the Space's runs folder; IHBENCH_RUNS moves it): "
+    elif where == "blank":
+        monkeypatch.setenv("IHBENCH_RUNS", "  ")
+        said = "IHBENCH_RUNS='  ': blank"
+    else:
+        monkeypatch.setenv("IHBENCH_RUNS", str(_installed_toolkit() / "metrics"))
+        said = "is inside the installed toolkit's files"
+    assert main(["space", "--data", str(official), "--port", "1"]) == 2
+    err = capsys.readouterr().err
+    assert said in err, err
+    assert not (official / "runs").exists()

@@ -83,7 +83,7 @@ def test_a_missing_model_path_is_a_message_not_a_crash(space):
     assert "paper (official test set)" in [row[3] for row in table["data"]]
 
 
-def test_a_visitors_bad_input_is_said_as_the_cli_says_it_with_no_traceback_on_the_terminal(space, capfd):
+def test_a_visitors_bad_input_is_said_as_the_cli_says_it_with_no_traceback_on_the_terminal(space, capfd, tmp_path):
     """Battery 13, I8: a server URL `ftp://x` was answered "the model could not be run (ArgumentValueError)",
     a model path /etc "(ModelFolderError)", and each refusal printed gradio's traceback on the terminal."""
     from gradio_client.exceptions import AppError
@@ -99,10 +99,13 @@ def test_a_visitors_bad_input_is_said_as_the_cli_says_it_with_no_traceback_on_th
     assert "server URL: expected an http:// or https:// URL with a host" in said["url"] and "'ftp://x'" in said["url"]
     assert "the model could not be run: /etc: no config.json; this is not a transformers model folder" \
         in said["folder"]
-    with pytest.raises(AppError) as error:
-        client.predict("not-a-run", "not a url", "j", api_name="/judge")
-    assert "run a model first" in str(error.value)
     assert "Traceback" not in capfd.readouterr().err
+    from ihbench import ui
+
+    (tmp_path / "run.json").write_text("{}")
+    with pytest.raises(ui.UserError, match=r"^judge endpoint: expected an http:// or https:// URL with a host, .* "
+                                           r"got 'not a url'$"):
+        ui.judge_run_dir(str(tmp_path), "not a url", "j")
 
 
 def test_judging_the_spaces_run_gives_scores_a_chart_and_a_report(built, tmp_path):

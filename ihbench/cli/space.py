@@ -26,6 +26,9 @@ def main(args: argparse.Namespace) -> int:
     data = args.data if args.data else _data_from_environment()
     if data:
         _checked(data, "--data" if args.data else "$IHBENCH_DATA")
+    from ihbench.ui import check_runs_dir
+
+    check_runs_dir()  # where the Evaluate tab writes its runs
     _check_address(args.host, args.port)
     if args.data:
         os.environ["IHBENCH_DATA"] = args.data

@@ -45,6 +45,11 @@ def check_readable(folder: Path) -> int:
         raise UsageError(f"{folder}: not the dataset's files: {shown} (only the card, {INFO}, {STATS_PLOT} "
                          "and the files the card's configs name are published); move them out of the folder; "
                          "nothing was uploaded")
+    linked = build.links_out()
+    if linked:
+        shown = ", ".join(f"{name} (-> {(folder / name).resolve()})" for name in linked[:3])
+        raise UsageError(f"{folder}: links leading out of the dataset folder: {shown}; publishing would upload what "
+                         "they lead to: put the files themselves in the folder; nothing was uploaded")
     from ihbench.dataset.contents import IHBENCH_CONFIG, dataset_contents
     from ihbench.dataset.convbench import load_benchmark
 

@@ -28,7 +28,17 @@ PACKAGES = ("ihbench", "ihbench.dataset", "ihbench.loaders")
 EXTRAS = ("models", "space", "smart-turn")  # smart-turn: the Detect and Turns tabs offer Smart Turn
 PINNED = ("torch", "torchcodec")  # the pair is ABI-bound: pin what this toolkit was installed with
 DATA_FOLDER = Path("data") / "ihbench-dev"
-_SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".*", "spaces")
+#: the data files each package ships besides its modules: setup.cfg's [options.package_data], which
+#: an installed toolkit cannot read (a test keeps the two equal). Only these and the .py files are
+#: staged: a cache, a run or notes that landed in the installed package never go up with the Space.
+SHIPPED = {
+    "ihbench.dataset": ("sources/*.md", "sources/conversations/*.json", "sources/sid/*.json",
+                        "sources/convbench/*/*.py", "sources/convbench/*/data/*.txt", "dataset_card.md",
+                        "smart_turn_cuts.png"),
+    "ihbench": ("reference/*.csv", "metrics/*/*.py", "metrics/*/*.md", "metrics/*/*.txt", "spaces/*.py",
+                "spaces/*.md"),
+    "ihbench.loaders": (),
+}
 
 
 def space_requirements() -> list[str]:
@@ -56,6 +66,28 @@ def space_requirements() -> list[str]:
                 pass
         lines[name] = str(requirement)
     return [lines[name] for name in sorted(lines)]
+
+
+def shipped_files(folder: Path, data: tuple) -> list[str]:
+    """The files of an installed package a wheel carries: its modules (no caches or hidden files)
+    and the data files its patterns name; `spaces/` is staged as the Space's own app.py instead."""
+    import fnmatch
+    import os
+
+    names = []
+    for root, folders, files in os.walk(folder, followlinks=True):
+        folders[:] = [f for f in folders if not f.startswith((".", "__pycache__"))
+                      and not (Path(root) == folder and f == "spaces")]
+        for file in files:
+            name = (Path(root) / file).relative_to(folder).as_posix()
+            parts = name.split("/")
+            if file.startswith("."):
+                continue
+            if file.endswith(".py") or any(len(parts) == len(pattern.split("/")) and all(
+                    fnmatch.fnmatchcase(part, glob) for part, glob in zip(parts, pattern.split("/")))
+                    for pattern in data):
+                names.append(name)
+    return sorted(names)
 
 
 def _package_folder(name: str) -> Path:
@@ -98,10 +130,11 @@ def stage_space(repo_id: str, target: Path, *, data: Optional[str] = None) -> Pu
     _write_card(target, repo_id, data)
     (target / "requirements.txt").write_text("\n".join(space_requirements()) + "\n", encoding="utf-8")
     (target / "packages.txt").write_text("ffmpeg\n", encoding="utf-8")  # torchcodec decodes through FFmpeg
-    for package in PACKAGES:
-        # links become real files; the wheel already holds the subpackages inside `ihbench/`
-        shutil.copytree(_package_folder(package), target.joinpath(*package.split(".")), ignore=_SKIP,
-                        dirs_exist_ok=True)
+    for package in PACKAGES:  # the wheel already holds the subpackages inside `ihbench/`
+        source, into = _package_folder(package), target.joinpath(*package.split("."))
+        for name in shipped_files(source, SHIPPED[package]):
+            (into / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source / name, into / name)  # links become real files
     return PublishPlan(repo_id.split("/", 1)[1], repo_id, "space", target, staged_files(target), variables)
 
 

@@ -16,6 +16,10 @@ def cache_root() -> Path:
     would otherwise say "no cache yet" for a path inside a file, or fail on its first write."""
     from ..errors import UsageError
 
+    for name in ("IHBENCH_CACHE", "XDG_CACHE_HOME"):  # set but blank: a folder named by spaces was made
+        value = os.environ.get(name)
+        if value is not None and value and not value.strip():
+            raise UsageError(f"{name}={value!r}: blank; unset it, or give a folder")
     variable = "IHBENCH_CACHE" if os.environ.get("IHBENCH_CACHE") else \
         "XDG_CACHE_HOME" if os.environ.get("XDG_CACHE_HOME") else None
     # a `~` the shell did not expand (quoted, or from an env file) means home, as it does in --cache
