@@ -20,6 +20,7 @@ from typing import Callable, Optional, Sequence, Union
 from ihbench.dataset.errors import IHBenchError
 from ihbench.dataset.io import AppendLog
 from ihbench.dataset.load import recorded_source, same_source
+from ihbench.dataset.argtypes import same_servers
 from ihbench.dataset.redaction import redact
 from ihbench.dataset.schema import EvalItem, canonical_interruption_type
 
@@ -122,6 +123,8 @@ def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint
         if key == "endpoint" and allow_endpoint_change:
             continue
         if key == "data" and same_source(recorded[key], identity.get(key)):
+            continue
+        if key == "endpoint" and same_servers(recorded[key], identity.get(key)):  # replicas in another order
             continue
         if recorded[key] != identity.get(key):
             hint = (" (--allow-endpoint-change if the new server serves the same model)" if key == "endpoint"

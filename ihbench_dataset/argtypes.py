@@ -52,6 +52,10 @@ class ArgType:
         except ArgumentValueError as error:
             raise ArgumentValueError(f"{name}: {error}") from None
 
+    def canonical(self, value: Any) -> Any:
+        """What `value` (converted) stands for, for telling two values apart: itself, for most types."""
+        return value
+
     def refuse(self, value: Any, why: str = "") -> ArgumentValueError:
         return ArgumentValueError(f"expected {self.expected}, got {value!r}{f' ({why})' if why else ''}")
 
@@ -185,6 +189,24 @@ class Url(ArgType):
                                      f"got {shown!r} followed by {'?...' if '?' in value else '#...'}")
         return value.strip()
 
+    def canonical(self, value: Any) -> str:
+        """The server a URL names: scheme and host in lower case, the scheme's default port said, no
+        trailing slash (a client adds `/chat/completions` either way)."""
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(value.strip())
+        port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
+        return f"{parts.scheme.lower()}://{(parts.hostname or '').lower()}:{port}{parts.path.rstrip('/')}"
+
+
+def same_servers(a: Any, b: Any) -> bool:
+    """Whether two recorded endpoints (a URL, a list of replicas, or None) name the same servers, in
+    any order: replicas given in another order are the same run's servers."""
+    def servers(value):
+        values = value if isinstance(value, (list, tuple)) else [value]
+        return sorted(Url().canonical(v) if isinstance(v, str) else repr(v) for v in values)
+    return servers(a) == servers(b)
+
 
 @dataclass(frozen=True, repr=False)
 class EnvVarName(ArgType):
@@ -289,7 +311,8 @@ class Each(ArgType):
     def convert(self, value: Any) -> Any:
         if isinstance(value, (list, tuple)):
             values = [self.item.convert(v) for v in value]
-            twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
+            same = [self.item.canonical(v) for v in values]  # http://h/v1/ and http://H:80/v1 are one server
+            twice = next((v for i, v in enumerate(values) if same[i] in same[:i]), None)
             if twice is not None:
                 from .redaction import redact
 

@@ -1,5 +1,7 @@
 """Battery 12 (issue 23): findings of the twelfth battery of bad inputs, tried on an installed wheel as a
 new user would. Stand-ins are named where used (scripted OpenAI-compatible servers on loopback)."""
+import re
+
 import pytest
 from metric_modules import load
 from openai_test_server import OpenAITestServer
@@ -1389,3 +1391,39 @@ def test_the_spaces_runs_folder_is_checked_before_serving(where, official, tmp_p
     err = capsys.readouterr().err
     assert said in err, err
     assert not (official / "runs").exists()
+
+
+def test_server_replicas_are_one_server_each_in_any_order_or_spelling(official, tmp_path, capsys):
+    """Battery 14, J4: the same replicas given in another order were "a different run", and one server
+    spelled twice (a trailing slash) was taken as two replicas."""
+    with OpenAITestServer() as one, OpenAITestServer() as two:
+        def run(*urls):
+            argv = ["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out",
+                    str(tmp_path / "r"), "--epochs", "1", "--limit", "2", "--option", "max_retries=0", "--quiet"]
+            for url in urls:
+                argv += ["--base-url", url]
+            return main(argv)
+        assert run(one.base_url, two.base_url) == 0
+        assert run(two.base_url + "/", one.base_url.replace("127.0.0.1", "127.0.0.1")) == 0  # resumed, not refused
+        capsys.readouterr()
+        assert run(one.base_url, one.base_url + "/") == 2
+    assert f"'{one.base_url}/' is given twice" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("call, said", [
+    (lambda m: m.load("rq_pass_rate", "readme"), "config_name: 'readme', but rq_pass_rate has no configurations"),
+    (lambda m: m.load("tf_win_rate", "nonsense"), "config_name: 'nonsense', but tf_win_rate has no configurations"),
+    (lambda m: m.load("convbench_pass_rate", "x"), "config_name: 'x', but convbench_pass_rate has no configurations"),
+    (lambda m: m.load("rq_pass_rate").compute(predictions=[[True]], compare_item_ids=["a/1"]),
+     "compare_item_ids: given without compare_predictions"),
+    (lambda m: m.load("tf_win_rate").compute(predictions=["model"], return_items="no"),
+     "return_items: expected True or False, got 'no'"),
+])
+def test_metric_arguments_that_cannot_apply_are_refused(call, said):
+    """Battery 14, J5: a config name on a metric without configurations, compare_item_ids without
+    compare_predictions and return_items="no" (taken as true) were accepted silently."""
+    import types
+
+    module = types.SimpleNamespace(load=load)
+    with pytest.raises(ValueError, match=re.escape(said)):
+        call(module)

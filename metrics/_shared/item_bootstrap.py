@@ -185,6 +185,12 @@ class RowCheckedMetric:
 
     check_rows = None
 
+    def _check_no_config(self, name: str):
+        """These metrics have one definition: a config name would be accepted by evaluate and mean
+        nothing (the SID metrics, which have several, refuse an unknown one)."""
+        if self.config_name != "default":
+            raise ValueError(f"config_name: {self.config_name!r}, but {name} has no configurations; leave it out")
+
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Rows are checked as they arrive, so an error names the index in this batch."""
         type(self).check_rows(predictions)
@@ -201,6 +207,11 @@ class RowCheckedMetric:
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Check the raw rows first. Without predictions, the rows come from earlier `add` /
         `add_batch` calls (checked there)."""
+        if "return_items" in kwargs and not isinstance(kwargs["return_items"], bool):
+            raise ValueError(f"return_items: expected True or False, got {kwargs['return_items']!r}")
+        for name in ("compare_item_ids", "compare_interruption_types"):
+            if kwargs.get(name) is not None and kwargs.get("compare_predictions") is None:
+                raise ValueError(f"{name}: given without compare_predictions, the rows it would group")
         if predictions is None:
             return super().compute(**kwargs)
         type(self).check_rows(predictions)

@@ -362,6 +362,9 @@ def pass_rates(predictions, dimensions, turn_ids, epochs, call_expected, categor
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class ConvbenchPassRate(evaluate.Metric):
     def _info(self):
+        if self.config_name != "default":  # one definition: a config name would mean nothing
+            raise ValueError(f"config_name: {self.config_name!r}, but convbench_pass_rate has no configurations; "
+                             "leave it out")
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,

@@ -93,6 +93,7 @@ def _same_criteria(predictions, item_ids, name="predictions"):
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class RqPassRate(RowCheckedMetric, evaluate.Metric):
     def _info(self):
+        self._check_no_config("rq_pass_rate")
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,

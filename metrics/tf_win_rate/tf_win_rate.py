@@ -67,6 +67,7 @@ def _check_rows(predictions):
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class TfWinRate(RowCheckedMetric, evaluate.Metric):
     def _info(self):
+        self._check_no_config("tf_win_rate")
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
