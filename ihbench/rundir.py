@@ -61,8 +61,11 @@ def latest_judgments(records: Sequence[JudgmentRecord]) -> list[JudgmentRecord]:
 
 
 class RunDir:
-    def __init__(self, path):
+    def __init__(self, path, *, data: Optional[str] = None):
+        """`data`: where the run's dataset is now, when it moved from the place run.json names
+        (`--data` of judge and report); its items must be those the run answered."""
         self.path = Path(path)
+        self.data = data
 
     def __repr__(self) -> str:
         return f"RunDir({str(self.path)!r})"
@@ -134,12 +137,35 @@ class RunDir:
                 log.warning("%s: %d response(s) of epochs beyond the run's --epochs %d (from an earlier start) are "
                             "left out", self.path, len(beyond), info.epochs)
                 responses = [r for r in responses if r.epoch < info.epochs]
-        items = {item.id: item for item in load_items(info.data, config=info.config, split=info.split)}
+        source = self._data_source(info)
+        items = {item.id: item for item in load_items(source, config=info.config, split=info.split)}
+        if self.data is not None:
+            self._check_moved_data(info, items)
         missing = sorted({r.id for r in responses} - set(items))
         if missing:
-            raise RunDirError(f"{self.path}: responses for items not in {info.data}: {', '.join(missing[:5])}")
+            raise RunDirError(f"{self.path}: responses for items not in {source}: {', '.join(missing[:5])}")
         self.items = items  # what `judgments` checks verdicts against (an RQ verdict per criterion of the rubric)
-        return info, self.current(responses, items, info.data), items
+        return info, self.current(responses, items, source), items
+
+    def _data_source(self, info: RunInfo) -> str:
+        """The dataset to read: `data` when given, else run.json's, said as run.json's when it is gone
+        (a folder moved after the run), with the way to give its new place."""
+        if self.data is not None:
+            return self.data
+        recorded = Path(str(info.data))
+        if recorded.is_absolute() and not recorded.exists():
+            raise RunDirError(f"{self.info_path} names the dataset {info.data}, which is not there now (moved or "
+                              "deleted?); give its new place with --data (its items are checked to be the ones the "
+                              "run answered)")
+        return info.data
+
+    def _check_moved_data(self, info: RunInfo, items: dict) -> None:
+        from .selection import items_fingerprint, select_items
+
+        now = items_fingerprint(select_items(list(items.values()), info.types, info.limit))
+        if info.data_fingerprint is not None and now != info.data_fingerprint:
+            raise RunDirError(f"--data {self.data}: not the items {self.path} answered (their fingerprint is {now}, "
+                              f"run.json's {info.data_fingerprint}); give the dataset the run used")
 
     def current(self, responses: list[ResponseRecord], items: dict, data: str) -> list[ResponseRecord]:
         """The last record per (item, epoch) for the data as it is now: an error a later run retried,

@@ -8,7 +8,6 @@ life of the command, so a second `ihbench run` on it fails at once instead of do
 from __future__ import annotations
 
 import functools
-import hashlib
 import logging
 import platform
 import sys
@@ -17,16 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence, Union
 
-from ihbench.dataset.errors import IHBenchError
 from ihbench.dataset.io import AppendLog
 from ihbench.dataset.load import recorded_source, same_source
 from ihbench.dataset.argtypes import same_servers
 from ihbench.dataset.redaction import redact
-from ihbench.dataset.schema import EvalItem, canonical_interruption_type
+from ihbench.dataset.schema import EvalItem
 
 from .records import (RECORD_FORMAT, RUN_IDENTITY, RUN_INFO_FORMAT, ResponseRecord, RunInfo, described,
                       settings_digest)
 from .rundir import RunDir, latest_responses
+from .selection import RunConfigError, items_fingerprint, select_items  # noqa: F401 (imported from here too)
 from .seeds import record_seed
 
 log = logging.getLogger("ihbench")
@@ -34,10 +33,6 @@ log = logging.getLogger("ihbench")
 # Loader options that say how requests travel, not what the model answers: a resume may change them.
 TRANSPORT_OPTIONS = ("base_url", "concurrency", "timeout", "max_retries", "api_key_env", "batch_size", "device",
                      "device_map", "stream")
-
-
-class RunConfigError(IHBenchError, ValueError):
-    pass
 
 
 @dataclass
@@ -72,28 +67,6 @@ class RunSummary:
     #: the run still lacks: complete at 0, every item failed when it equals `planned`
     errors: int
     seconds: float
-
-
-def items_fingerprint(items: Sequence[EvalItem]) -> str:
-    digest = hashlib.sha256()
-    for item in items:
-        for part in (item.id, item.interrupted.delivered, item.interruption.transcript, item.rubric.tf,
-                     *item.rubric.rq, item.baseline or ""):
-            digest.update(part.encode("utf-8") + b"\x1f")
-    return digest.hexdigest()[:16]
-
-
-def select_items(items: list[EvalItem], types: Optional[Sequence[str]], limit: Optional[int]) -> list[EvalItem]:
-    if types:
-        wanted = {canonical_interruption_type(t) for t in types}
-        items = [item for item in items if item.interruption_type in wanted]
-    if limit is not None:
-        if limit < 1:
-            raise RunConfigError(f"--limit: must be >= 1, got {limit}")
-        items = items[:limit]
-    if not items:
-        raise RunConfigError("no interruption points selected (check --types and --limit)")
-    return items
 
 
 def versions() -> dict:

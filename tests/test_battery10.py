@@ -434,7 +434,7 @@ def test_report_of_several_runs_refuses_the_options_of_one_convbench_run(officia
     capsys.readouterr()
     assert main(["report", str(run), str(tmp_path / "run2"), "--compare-judge", str(tmp_path / "cj.jsonl"),
                  "--model-name", f"{run}=a", "--quiet"]) == 2
-    assert "--data, --config and --compare-judge are for one ConversationBench run" in capsys.readouterr().err
+    assert "--config and --compare-judge are for one ConversationBench run" in capsys.readouterr().err
 
 
 def test_an_out_at_the_root_of_the_file_system_is_refused_in_one_line(official, tmp_path, capsys):

@@ -1427,3 +1427,34 @@ def test_metric_arguments_that_cannot_apply_are_refused(call, said):
     module = types.SimpleNamespace(load=load)
     with pytest.raises(ValueError, match=re.escape(said)):
         call(module)
+
+
+def test_a_run_whose_dataset_moved_is_judged_and_reported_from_its_new_place(official, built, tmp_path, capsys):
+    """Battery 14, J6: after the dataset folder moved, judge and report said "no such dataset directory" about
+    a path the user never typed, and --data was refused; only editing run.json by hand helped."""
+    import json
+    import shutil
+
+    from judging import ScriptedJudge
+
+    data = tmp_path / "data"
+    shutil.copytree(official, data)
+    run = tmp_path / "run"
+    with OpenAITestServer() as model:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(run),
+                     "--epochs", "1", "--limit", "2", "--base-url", model.base_url, "--quiet"]) == 0
+    data.rename(tmp_path / "moved")
+    capsys.readouterr()
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        argv = ["judge", str(run), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
+                str(tmp_path / "c.sqlite"), "--quiet"]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"{run / 'run.json'} names the dataset {data}, which is not there now (moved or deleted?); give its " \
+            "new place with --data" in err, err
+        assert main([*argv, "--data", str(built)]) == 2  # other items: refused, not judged against them
+        assert "not the items" in capsys.readouterr().err
+        assert main([*argv, "--data", str(tmp_path / "moved")]) == 0
+    assert main(["report", str(run), "--data", str(tmp_path / "moved"), "--quiet"]) == 0
+    assert json.loads((run / "summary.json").read_text())["runs"][0]["data"] == str(tmp_path / "moved")
+    assert json.loads((run / "run.json").read_text())["data"] == str(data)  # the run's record is left as it was

@@ -184,7 +184,10 @@ def test_a_run_made_with_a_relative_data_path_is_judged_and_reported_from_anothe
     capsys.readouterr()
     assert main(["report", "r", "--quiet", "--n-bootstrap", "10", "--out", str(tmp_path / "rep2")]) == 2
     error = _one_error(capsys, "report")
-    assert error.startswith(f"ihbench report: error: {work / 'mv' / 'data'}: no such dataset directory"), error
+    assert error.startswith(f"ihbench report: error: r/run.json names the dataset {work / 'mv' / 'data'}, which is "
+                            "not there now"), error
+    assert main(["report", "r", "--quiet", "--n-bootstrap", "10", "--out", str(tmp_path / "rep2"), "--data",
+                 str(work / "mv" / "moved")]) == 0  # battery 14, J6: its new place
 
 
 # --- finding 2: run.json's data fingerprint, edited by hand -----------------------------------------

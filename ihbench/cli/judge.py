@@ -10,7 +10,8 @@ DEFAULT_TIMEOUT = 60.0
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import concurrency, model_name, names, path, timeout_seconds, tokens, url
+    from ihbench.dataset.argtypes import (concurrency, data_source, model_name, names, path, timeout_seconds, tokens,
+                                          url)
     from ihbench.records import AXES
 
     from ihbench.convbench.judge import CONTEXT_PARTS
@@ -43,9 +44,10 @@ def add_parser(add) -> argparse.ArgumentParser:
     judge.add_argument("--out", type=path("file"),
                        help="judgments file (default RUN/judgments.jsonl); one per judge model")
     judge.add_argument("--cache", type=path("file"), help="sqlite cache (default ~/.cache/ihbench/judge_cache.sqlite)")
-    judge.add_argument("--data", type=model_name(),
+    judge.add_argument("--data", type=data_source(),
                        help="a ConversationBench run of the reference harness (a folder with transcript.jsonl): the "
-                            "dataset holding the benchmark it played (recorded with the judgments)")
+                            "dataset holding the benchmark it played (recorded with the judgments); an IHBench run "
+                            "whose dataset moved: where it is now (checked to hold the items the run answered)")
     judge.add_argument("--config", type=model_name(), help="with --data: the ConversationBench config it played")
     judge.add_argument("--no-json-schema", action="store_true", help="for servers without response_format support")
     judge.set_defaults(func=main, resumes=True)
@@ -79,8 +81,8 @@ def main(args: argparse.Namespace) -> int:
         check_output_path(args.out, "--out", may_be=("run", "reference_run"), file=True)
         _check_judgments_path(args.out, args.run)
     convbench = is_convbench_run(args.run)
-    if not convbench and (args.data or args.config):
-        raise UsageError("--data/--config: only for a ConversationBench run of the reference harness "
+    if not convbench and args.config:
+        raise UsageError("--config: only for a ConversationBench run of the reference harness "
                          "(a folder with transcript.jsonl)")
     if convbench and args.axes:
         raise UsageError(f"--axes: {args.run} is a ConversationBench run; its judge scores every turn on the "
@@ -112,7 +114,7 @@ def main(args: argparse.Namespace) -> int:
     async def judge_all():
         try:
             return await judge_run(args.run, backend, axes=axes, concurrency=args.concurrency,
-                                   cache=cache, out=args.out,
+                                   cache=cache, out=args.out, data=args.data,
                                    progress=not args.quiet)
         finally:
             await backend.close()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import model_name, number, path, seed, whole
+    from ihbench.dataset.argtypes import data_source, model_name, number, path, seed, whole
 
     report = add("report", help="scores, per type, depth, diagnostics, plots for judged runs; one table across "
                  "IHBench, SID-Bench and turn-taking runs")
@@ -33,9 +33,10 @@ def add_parser(add) -> argparse.ArgumentParser:
     report.add_argument("--n-bootstrap", type=whole(min=10, max=100000), default=1000,
                         help="bootstrap resamples per CI, 10 to 100000 (default 1000)")
     report.add_argument("--seed", type=seed(), default=0, help="bootstrap seed (default 0)")
-    report.add_argument("--data", type=model_name(),
+    report.add_argument("--data", type=data_source(),
                         help="a ConversationBench run of the reference harness (transcript.jsonl): the dataset of "
-                             "the benchmark it played, when its judgments do not name it")
+                             "the benchmark it played, when its judgments do not name it; IHBench runs whose dataset "
+                             "moved: where it is now (checked to hold the items each run answered)")
     report.add_argument("--config", type=model_name(), help="with --data: the ConversationBench config")
     report.add_argument("--compare-judge", type=path("file", exists=True), metavar="FILE",
                         help="one ConversationBench run: the reference judge's *_judged.jsonl of the same transcript; "
@@ -57,8 +58,11 @@ def main(args: argparse.Namespace) -> int:
         if other is not run:
             raise OutputPathError(f"{run}: given twice (also as {other}); each run is reported once")
     one_convbench = len(args.runs) == 1 and is_convbench_run(args.runs[0])
-    if (args.data or args.config or args.compare_judge) and not one_convbench:  # checked before the cross report,
-        raise UsageError("--data, --config and --compare-judge are for one ConversationBench run")  # which ignored them
+    if (args.config or args.compare_judge) and not one_convbench:  # checked before the cross report,
+        raise UsageError("--config and --compare-judge are for one ConversationBench run")  # which ignored them
+    if args.data and not one_convbench and wants_cross_report(args.runs, args.model_name, args.cross_benchmark):
+        raise UsageError("--data: for one ConversationBench run, or IHBench runs whose dataset moved; not a "
+                         "cross-benchmark report")
     if wants_cross_report(args.runs, args.model_name, args.cross_benchmark):
         return _cross_report(args)
     if one_convbench:
@@ -72,7 +76,8 @@ def main(args: argparse.Namespace) -> int:
     if len(reported) > 1 and Path(out).resolve() in reported:  # a run's folder holds that run's own report
         raise OutputPathError(f"--out: {out} is one of the runs being reported; its own summary.json and report.md "
                               "would be replaced by a report of several runs: give a new folder")
-    report = summarize(args.runs, tost_margin=args.tost_margin, n_bootstrap=args.n_bootstrap, seed=args.seed)
+    report = summarize(args.runs, tost_margin=args.tost_margin, n_bootstrap=args.n_bootstrap, seed=args.seed,
+                       data=args.data)
     paths = write_report(report, out)
     for run in report.runs:
         _warn_about(run)

@@ -134,14 +134,15 @@ async def _judge_one(record: ResponseRecord, item: EvalItem, axis: str, backend:
 
 async def judge_run(run_dir: Path, backend: TextLLM, *, axes: Sequence[str] = AXES, concurrency: int = 16,
                     cache: Optional[LLMCache] = None, out: Optional[Path] = None, seed: Optional[int] = None,
-                    progress: bool = True) -> JudgeSummary:
+                    progress: bool = True, data: Optional[str] = None) -> JudgeSummary:
+    """`data`: where the run's dataset is now, when it moved from where run.json says (`RunDir`)."""
     started = time.perf_counter()
     unknown = sorted(set(axes) - set(AXES))
     if unknown:
         raise JudgeConfigError(f"--axes: unknown axis {', '.join(unknown)}; expected tf and/or rq")
     if concurrency < 1:
         raise JudgeConfigError(f"--concurrency: must be >= 1, got {concurrency}")
-    run = RunDir(run_dir)
+    run = RunDir(run_dir, data=data)
     info, responses, items = run.load()
     seed = (info.seed or 0) if seed is None else seed
     path = run.judgments_path(out)

@@ -67,10 +67,11 @@ def _fingerprint(run_dir: Path, info, items: dict) -> Optional[str]:
     return now
 
 
-def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> dict:
+def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0, data: Optional[str] = None) -> dict:
+    """`data`: where the run's dataset is now, when it moved from where run.json says (`RunDir`)."""
     from ihbench.barge_in.points import failed_rounds
 
-    run = RunDir(run_dir)
+    run = RunDir(run_dir, data=data)
     info, responses, items = run.load()
     files = run.judgment_files()
     judgments = run.judgments(files[0], responses=responses) if files else []
@@ -80,7 +81,7 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0) -> d
         "model": info.model.get("model_path", info.model_path),
         "loader": info.loader,
         "modality": info.modality,
-        "data": info.data,
+        "data": data or info.data,
         "data_fingerprint": _fingerprint(run_dir, info, items),
         "n_items": len({r.id for r in responses}),
         "n_responses": len(responses),
@@ -239,8 +240,8 @@ def modality_tost(audio_dir: Path, text_dir: Path, margin: float) -> dict:
 
 
 def summarize(run_dirs: Sequence[Path], *, tost_margin: float = 0.05, n_bootstrap: int = 1000,
-              seed: int = 0) -> ReportSummary:
-    runs = [summarize_run(Path(d), n_bootstrap=n_bootstrap, seed=seed) for d in run_dirs]
+              seed: int = 0, data: Optional[str] = None) -> ReportSummary:
+    runs = [summarize_run(Path(d), n_bootstrap=n_bootstrap, seed=seed, data=data) for d in run_dirs]
     for run in runs:  # said on the terminal too: a dev-set TF read as the paper's would mislead
         line = run_console_line(run, run["run"])
         if line:

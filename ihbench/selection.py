@@ -1,0 +1,35 @@
+"""Which interruption points a run answers (`--types`, `--limit`) and the fingerprint of their
+content run.json records: what a resume, a report and a moved dataset are checked against."""
+from __future__ import annotations
+
+import hashlib
+from typing import Optional, Sequence
+
+from ihbench.dataset.errors import IHBenchError
+from ihbench.dataset.schema import EvalItem, canonical_interruption_type
+
+
+class RunConfigError(IHBenchError, ValueError):
+    pass
+
+
+def items_fingerprint(items: Sequence[EvalItem]) -> str:
+    digest = hashlib.sha256()
+    for item in items:
+        for part in (item.id, item.interrupted.delivered, item.interruption.transcript, item.rubric.tf,
+                     *item.rubric.rq, item.baseline or ""):
+            digest.update(part.encode("utf-8") + b"\x1f")
+    return digest.hexdigest()[:16]
+
+
+def select_items(items: list[EvalItem], types: Optional[Sequence[str]], limit: Optional[int]) -> list[EvalItem]:
+    if types:
+        wanted = {canonical_interruption_type(t) for t in types}
+        items = [item for item in items if item.interruption_type in wanted]
+    if limit is not None:
+        if limit < 1:
+            raise RunConfigError(f"--limit: must be >= 1, got {limit}")
+        items = items[:limit]
+    if not items:
+        raise RunConfigError("no interruption points selected (check --types and --limit)")
+    return items
