@@ -1458,3 +1458,40 @@ def test_a_run_whose_dataset_moved_is_judged_and_reported_from_its_new_place(off
     assert main(["report", str(run), "--data", str(tmp_path / "moved"), "--quiet"]) == 0
     assert json.loads((run / "summary.json").read_text())["runs"][0]["data"] == str(tmp_path / "moved")
     assert json.loads((run / "run.json").read_text())["data"] == str(data)  # the run's record is left as it was
+
+
+def test_an_epoch_folder_of_a_failed_conversation_read_as_a_reference_run_is_not_scored(tmp_path, capsys):
+    """Battery 14, J7: `ihbench judge RUN/epoch_0 --data --config` (our epoch folder read as a reference
+    harness's) judged a conversation that had stopped on a failed turn, and the report said pass rows 1.000,
+    "0 unfinished": runtime.json's status, error and failed turns were not read."""
+    import json
+
+    from convbench_judging import ConvJudge
+    from convbench_layout import write_benchmark_folder
+    from openai_test_server import Reply
+    from test_convbench_run import golden_replay, spec, user_turns
+
+    from ihbench.convbench import run_convbench
+    from ihbench.dataset.convbench import import_convbench
+
+    data = tmp_path / "data"
+    import_convbench(write_benchmark_folder(tmp_path / "repo"), data, text_only=True, progress=False)
+    replay = golden_replay()
+    out = tmp_path / "run"
+    with OpenAITestServer(respond=lambda body: Reply(status=500) if user_turns(body) == 4 else replay(body)) as server:
+        assert run_convbench(spec(data, out, server), progress=False).errors == 1
+    assert json.loads((out / "epoch_0" / "runtime.json").read_text())["status"] == "failed"
+    capsys.readouterr()
+    with OpenAITestServer(respond=ConvJudge()) as server:
+        assert main(["judge", str(out / "epoch_0"), "--judge-model", "scripted-judge", "--judge-base-url",
+                     server.base_url, "--cache", str(tmp_path / "cache.sqlite"), "--data", str(data), "--config",
+                     "bike_bench"]) == 0
+    said = capsys.readouterr().out
+    assert f"{out / 'epoch_0' / 'runtime.json'} says the conversation is failed (" in said, said
+    assert not list((out / "epoch_0").glob("judgments*.jsonl")) or all(
+        json.loads(line)["outcome"] != "judged" for f in (out / "epoch_0").glob("judgments*.jsonl")
+        for line in f.read_text().splitlines())
+    assert main(["report", str(out / "epoch_0"), "--data", str(data), "--config", "bike_bench", "--out",
+                 str(tmp_path / "rep"), "--quiet"]) == 0
+    summary = json.loads((tmp_path / "rep" / "summary.json").read_text())
+    assert summary["scores"] is None and summary["conversations"]["unfinished"] == 1, summary["conversations"]

@@ -160,12 +160,20 @@ def _reference(path: Path, data: str, config: str) -> ConvSource:
     runtime = _runtime(path)
     note = None if runtime else (f"{path / RUNTIME} is missing: the reference harness writes it only when a run ends "
                                  f"normally, so the run may have stopped early ({len(lines)} turn(s) in the transcript)")
+    status = (runtime or {}).get("status", "complete")  # the reference writes none; `ihbench run` writes one
+    if status != "complete":  # an epoch folder of our own run that failed or is still being played: not finished
+        failed = (runtime or {}).get("failed_turns")
+        note = (f"{path / RUNTIME} says the conversation is {status}"
+                + (f" ({runtime['error']})" if (runtime or {}).get("error") else "")
+                + (f", failed turns {failed}" if failed else "")
+                + f": it is not judged; `ihbench run` with its options plays it again (then judge {path.parent})")
     model = next(iter(lines.values())).get("model_name") or (runtime or {}).get("model_name") or path.name
+    finished = [Conversation(0, lines, digest_of(lines), path)] if status == "complete" else []
     return ConvSource(path=path, kind="reference", benchmark=benchmark, data=str(data), config=config, model=model,
                       mode="rehydrated" if (runtime or {}).get("mode") == "rehydrated" else "on_policy",
                       modality="audio" if (path / "conversation.wav").is_file() else "unknown", epochs=1,
-                      targets=sorted(lines), conversations=[Conversation(0, lines, digest_of(lines), path)],
-                      unfinished=0, note=note)
+                      targets=sorted(lines), conversations=finished, unfinished=1 - len(finished),
+                      note=note)
 
 
 def _runtime(path: Path) -> Optional[dict]:
