@@ -55,13 +55,15 @@ class ConfigCache:
     def fetch(self, builder: str, key: str, root: Path) -> Optional[tuple[dict[str, Path], dict]]:
         """Place the entry's files in `root/<config>/` and return ({config: placed file},
         statistics); None, with nothing left in `root`, when the entry is missing, damaged (a file
-        gone or of another size than written) or pruned by another build meanwhile."""
+        gone, of another size, or touched since it was written and no longer the bytes its name's
+        hash says: the dataset's files are hard links to these, so an edit there reaches here) or
+        pruned by another build meanwhile."""
         entry = self.directory / builder / key
         placed: list[Path] = []
         try:
             manifest = json.loads((entry / MANIFEST).read_text(encoding="utf-8"))
-            files = {config: entry / config / name for config, (name, _) in manifest["files"].items()}
-            if any(files[config].stat().st_size != size for config, (_, size) in manifest["files"].items()):
+            files = {config: entry / config / record[0] for config, record in manifest["files"].items()}
+            if any(_damaged(files[config], *record[1:]) for config, record in manifest["files"].items()):
                 return None
             _mark_used(entry)  # before placing: pruning by a concurrent build now spares it
             for config, source in files.items():
@@ -82,7 +84,8 @@ class ConfigCache:
                 for config, path in files.items():
                     (work / config).mkdir()
                     place(path, work / config / path.name)
-                manifest = {"files": {config: (path.name, path.stat().st_size) for config, path in files.items()},
+                manifest = {"files": {config: (path.name, path.stat().st_size, path.stat().st_mtime_ns)
+                                      for config, path in files.items()},
                             "statistics": statistics}
                 (work / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
             _mark_used(entry)
@@ -101,6 +104,17 @@ class ConfigCache:
                 continue
         for _, entry in sorted(entries, reverse=True)[KEEP:]:
             shutil.rmtree(entry, ignore_errors=True)
+
+
+def _damaged(file: Path, size: int, mtime_ns: Optional[int] = None) -> bool:
+    """Another size, or touched since it was written (an entry of an older toolkit has no time) and
+    no longer the bytes the hash in its name says: hashed only then, so an untouched entry costs a stat."""
+    from .content_names import changed_since_named
+
+    stat = file.stat()
+    if stat.st_size != size:
+        return True
+    return stat.st_mtime_ns != mtime_ns and changed_since_named(file) is not None
 
 
 def _mark_used(entry: Path) -> None:

@@ -135,3 +135,30 @@ def test_an_entry_that_vanishes_while_placed_leaves_nothing_behind(tmp_path, mon
 
     assert cache.fetch("ihbench", key, tmp_path / "build") is None
     assert list((tmp_path / "build").iterdir()) == []
+
+
+def test_an_entry_whose_bytes_changed_at_the_same_size_is_not_reused(tmp_path):
+    """Battery 14, J14: a byte flipped in a cached config (the dataset's files are hard links to it, so an
+    edit there reaches the cache) was reused by size alone, and every rebuild gave the same broken dataset."""
+    import hashlib
+    import os
+
+    cache = ConfigCache(tmp_path / "configs")
+    data = b"parquet bytes of a finished config"
+    parquet = tmp_path / f"dev-{hashlib.sha256(data).hexdigest()[:16]}.parquet"
+    parquet.write_bytes(data)
+    key = cache.key("ihbench", ["x"])
+    cache.put("ihbench", key, {"interruptions": parquet}, {})
+    assert cache.fetch("ihbench", key, tmp_path / "first") is not None  # untouched: reused
+    placed = tmp_path / "first" / "interruptions" / parquet.name
+    with placed.open("r+b") as handle:  # the dataset's file, edited in place: the same inode as the cache's
+        handle.seek(3)
+        handle.write(b"X")
+    assert placed.stat().st_size == len(data)
+    assert cache.fetch("ihbench", key, tmp_path / "second") is None and not (tmp_path / "second").exists()
+    fresh = tmp_path / "fresh" / parquet.name  # the bytes as named, touched since: still reused
+    fresh.parent.mkdir()
+    fresh.write_bytes(data)
+    cache.put("ihbench", key, {"interruptions": fresh}, {})
+    os.utime(fresh, ns=(1, 1))
+    assert cache.fetch("ihbench", key, tmp_path / "third") is not None
