@@ -442,6 +442,8 @@ class PathArg(ArgType):
         if is_dir:
             if self.kind == "file":
                 raise self.refuse(str(value), "a folder")
+        elif self.kind == "file" and str(value).endswith(("/", os.sep)):  # Path() drops the slash: a file was made
+            raise self.refuse(str(value), "a folder's name (it ends in a slash); give a file name")
         elif exists:
             if self.kind == "folder":
                 raise self.refuse(str(value), "a file")

@@ -1495,3 +1495,17 @@ def test_an_epoch_folder_of_a_failed_conversation_read_as_a_reference_run_is_not
                  str(tmp_path / "rep"), "--quiet"]) == 0
     summary = json.loads((tmp_path / "rep" / "summary.json").read_text())
     assert summary["scores"] is None and summary["conversations"]["unfinished"] == 1, summary["conversations"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["judge", "RUN", "--judge-model", "j", "--judge-base-url", "http://127.0.0.1:9/v1", "--cache", "{tmp}/cdir/"],
+    ["verify", "--audio", "RUN", "--audio-report", "{tmp}/dir/"],
+])
+def test_a_file_option_given_a_folders_name_is_refused(argv, tmp_path, capsys):
+    """Battery 14, J8: `--cache t31/cdir/` (or --audio-report dir/) wrote a FILE named without the slash."""
+    argv = [a.format(tmp=tmp_path).replace("RUN", str(tmp_path / "r")) for a in argv]
+    with pytest.raises(SystemExit) as stopped:  # refused by the parser
+        main(argv)
+    assert stopped.value.code == 2
+    assert "a folder's name (it ends in a slash); give a file name" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
