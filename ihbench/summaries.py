@@ -281,6 +281,8 @@ class SidSummary(_Summary):
         scores = data.get("scores") if isinstance(data.get("scores"), dict) else {}
         parsed = {**scores, **{name: SidScore.from_json(scores.get(name), _dotted(where, f"scores.{name}"))
                                for name in SID_DEFINITIONS}}
+        for name in SID_DEFINITIONS:
+            _check_sid_counts(parsed[name], _dotted(where, f"scores.{name}"), name)
         detector = data.get("detector") or {}
         for name, annotation in (("detector", "str"), ("model", "dict")):
             _check(detector.get(name), _dotted(where, f"detector.{name}"), annotation)
@@ -293,6 +295,35 @@ class SidSummary(_Summary):
         (silero-vad, energy). A scored prediction file records no model."""
         model = self.detector.get("model") or {}
         return self.model_name or model.get("model_path") or self.detector.get("detector") or None
+
+
+def _check_sid_counts(score: SidScore, where: str, definition: str) -> None:
+    """What a file's counts fix, checked against its figures: no computation gives a FIR its own false
+    alarms contradict, so such a file was edited by hand (APT and IRL need the clips' times, which
+    the counts do not hold; `ihbench sid` again writes them right)."""
+    c = score
+    problems = []
+    if None not in (c.n_break, c.n_nonbreak) and c.n_break + c.n_nonbreak != c.n_clips:
+        problems.append(f"n_break {c.n_break} + n_nonbreak {c.n_nonbreak} is not n_clips {c.n_clips}")
+    outcomes = (c.false_alarms_nonbreak, c.early_detections, c.misses, c.hits_within_tolerance, c.late_hits,
+                c.correct_rejections)
+    if None not in outcomes and sum(outcomes) != c.n_clips:
+        problems.append(f"its outcomes add up to {sum(outcomes)} clips, not n_clips {c.n_clips}")
+    if None not in (c.false_alarms, c.false_alarms_nonbreak, c.early_detections) and \
+            c.false_alarms != c.false_alarms_nonbreak + c.early_detections:
+        problems.append(f"false_alarms {c.false_alarms} is not false_alarms_nonbreak + early_detections")
+    if definition == "notebook" and c.false_alarms is not None and c.n_clips:
+        expected, basis = c.false_alarms / c.n_clips, f"false_alarms {c.false_alarms} of n_clips {c.n_clips}"
+    elif definition == "readme" and c.false_alarms_nonbreak is not None and c.n_nonbreak:
+        expected, basis = c.false_alarms_nonbreak / c.n_nonbreak, \
+            f"false_alarms_nonbreak {c.false_alarms_nonbreak} of n_nonbreak {c.n_nonbreak}"
+    else:
+        expected = None
+    if expected is not None and c.fir is not None and abs(c.fir - expected) > 1e-9:
+        problems.append(f"fir is {c.fir}, but {basis} give {expected:.6g}")
+    if problems:
+        raise SummaryError(f"field {where}: {problems[0]}; the file was edited by hand (`ihbench sid` writes it "
+                           "again)")
 
 
 @dataclass(frozen=True, kw_only=True)

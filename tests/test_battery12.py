@@ -1509,3 +1509,25 @@ def test_a_file_option_given_a_folders_name_is_refused(argv, tmp_path, capsys):
     assert stopped.value.code == 2
     assert "a folder's name (it ends in a slash); give a file name" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_sid_summary_whose_fir_its_own_counts_contradict_is_refused(tmp_path):
+    """Battery 14, J9: summary.json edited to FIR 0.000 (its counts: 20 false alarms of 20 clips) was
+    reported as the detector's score without a word."""
+    from ihbench.summaries import SummaryFileError, read_summary
+
+    scores = {"fir": 1.0, "irl": None, "apt": 5.09, "definition": "notebook", "n_clips": 20, "n_break": 20,
+              "n_nonbreak": 0, "false_alarms": 20, "false_alarms_nonbreak": 0, "early_detections": 20, "misses": 0,
+              "hits_within_tolerance": 0, "late_hits": 0, "correct_rejections": 0}
+    summary = {"kind": "sid", "format_version": 1, "detector": {"detector": "energy"}, "n_clips": 20,
+               "scores": {"notebook": scores, "readme": {**scores, "definition": "readme", "fir": None}}}
+    path = tmp_path / "summary.json"
+    path.write_text(__import__("json").dumps(summary))
+    read_summary(path)  # as `ihbench sid` wrote it
+    for edit, said in (({"fir": 0.0}, "fir is 0.0, but false_alarms 20 of n_clips 20 give 1"),
+                       ({"n_break": 19}, "n_break 19 + n_nonbreak 0 is not n_clips 20"),
+                       ({"misses": 3}, "its outcomes add up to 23 clips, not n_clips 20")):
+        summary["scores"]["notebook"] = {**scores, **edit}
+        path.write_text(__import__("json").dumps(summary))
+        with pytest.raises(SummaryFileError, match=re.escape(said)):
+            read_summary(path)
