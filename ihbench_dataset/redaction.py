@@ -11,6 +11,7 @@ are made: a model's description, loader and detector options, the command line.
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import Any
 
@@ -77,3 +78,27 @@ def _redact_word(word: str) -> str:
         hidden = redact(data)
         return word if hidden == data else f"{name}={json.dumps(hidden, ensure_ascii=False)}"
     return word
+
+
+#: key values the toolkit has read to call a server (`remember_secret`), whatever variable held them
+_IN_USE: set = set()
+_BEARER = re.compile(r"(?i)\b(bearer)(\s+)[^\s'\"),;]+")
+
+
+def remember_secret(value: str) -> None:
+    """A key read for a client: `redact_text` hides it wherever a server's words echo it."""
+    if value and len(value) >= 8 and value != "EMPTY":
+        _IN_USE.add(value)
+
+
+def redact_text(text: str) -> str:
+    """A message a server or library wrote, as it may be recorded or printed: the keys in use and the
+    values of environment variables named like secrets replaced, a `Bearer ...` credential and a
+    URL's password hidden (a proxy's 401 that echoes the request's key went into every record)."""
+    if not isinstance(text, str) or not text:
+        return text
+    secrets = set(_IN_USE) | {value for name, value in os.environ.items()
+                              if is_secret(name) and value and len(value) >= 8}
+    for secret in sorted(secrets, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    return _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", _redact_url(text))

@@ -54,9 +54,9 @@ class OpenAITestServer:
                     reply = server.respond(body)
                     if reply.delay:
                         time.sleep(reply.delay)
-                    if reply.status != 200:
-                        self._send(reply.status, {"error": {"message": "scripted failure", "type": "server_error"}},
-                                   reply.headers)
+                    if reply.status != 200:  # `content`, when given, is the error's message
+                        self._send(reply.status, {"error": {"message": reply.content or "scripted failure",
+                                                            "type": "server_error"}}, reply.headers)
                     elif body.get("stream"):
                         self._stream(server.completion(body, reply.content, reply.reasoning, reply.tool_calls))
                     else:

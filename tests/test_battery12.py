@@ -1531,3 +1531,20 @@ def test_a_sid_summary_whose_fir_its_own_counts_contradict_is_refused(tmp_path):
         path.write_text(__import__("json").dumps(summary))
         with pytest.raises(SummaryFileError, match=re.escape(said)):
             read_summary(path)
+
+
+def test_a_key_a_server_echoes_in_its_error_is_never_recorded(official, tmp_path, capsys, monkeypatch):
+    """Battery 14, J16: a proxy's 500 that echoed the request's key (`Bearer sk-...`) was written into
+    responses.jsonl (and judgments, runtime.json, barge_in.jsonl, generate's discarded.jsonl)."""
+    from openai_test_server import Reply
+
+    key = "sk-SECRETKEY-b14-0123456789"
+    monkeypatch.setenv("MY_KEY_VARIABLE", key)  # a variable not named like a secret: known as the one in use
+    echo = lambda body: Reply(status=500, content=f"overloaded (request auth Bearer {key}; key {key})")  # noqa: E731
+    with OpenAITestServer(respond=echo) as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out",
+                     str(tmp_path / "r"), "--epochs", "1", "--limit", "1", "--base-url", server.base_url,
+                     "--option", "max_retries=0", "--option", "api_key_env=MY_KEY_VARIABLE", "--quiet"]) == 1
+    written = "".join(p.read_text() for p in (tmp_path / "r").rglob("*") if p.is_file())
+    assert key not in written and key not in "".join(capsys.readouterr())
+    assert "overloaded (request auth Bearer <redacted>; key <redacted>)" in written
