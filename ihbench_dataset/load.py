@@ -43,18 +43,30 @@ def load_items(
     """
     import datasets
 
+    given_config = config
     config = config or CONVERSATIONS_CONFIG
     if baseline is not None and (isinstance(baseline, (str, bytes)) or not hasattr(baseline, "__iter__")):
         raise DataSourceError(f"baseline: rows (a Dataset, or a list of dicts) are expected, got "
                               f"{type(baseline).__name__} {str(baseline)[:40]!r}; baseline rows must be rows")
-    if isinstance(source, datasets.DatasetDict):
+    original_was_dict = isinstance(source, datasets.DatasetDict)  # its split picks one of them
+    if original_was_dict:
         source = source[_pick_split(list(source), split, "<DatasetDict>")]
     if isinstance(source, datasets.Dataset):
         label = f"<Dataset {source.info.dataset_name or 'in memory'}>"
+        ignored = [name for name, value in (("config", None if given_config == CONVERSATIONS_CONFIG else given_config),
+                                            ("split", split), ("revision", revision))
+                   if value is not None and not (name == "split" and original_was_dict)]
+        if ignored:  # a Dataset is already one config's split, read as the wide layout
+            raise DataSourceError(f"{ignored[0]}: not for a Dataset given itself ({label} is already one config's "
+                                  "rows, read as the wide conversations layout); leave it out, or give the "
+                                  "dataset's folder or Hub id")
         baselines = baselines_from_rows(plain_rows(baseline), source=f"{label} baseline") if baseline is not None else None
         return items_from_conversation_rows(plain_rows(source), baselines=baselines, source=label)
 
     path, label = resolve_source(source)
+    if revision is not None and Path(path).is_dir():  # a revision picks a Hub dataset's branch, tag or commit
+        raise DataSourceError(f"revision={revision!r}: a revision picks a Hub dataset's branch, tag or commit, and "
+                              f"{label} is a local folder; leave it out, or give the Hub id")
     _refuse_other_kind(path, label, config, revision)
     conversations = open_config(path, label, config, split, revision)
     if config == INTERRUPTIONS_CONFIG:
@@ -102,7 +114,8 @@ def load_conversations(
     """Whole conversations (every turn, interrupted or not), for export and statistics."""
     import datasets
 
-    if isinstance(source, datasets.DatasetDict):
+    original_was_dict = isinstance(source, datasets.DatasetDict)  # its split picks one of them
+    if original_was_dict:
         source = source[_pick_split(list(source), split, "<DatasetDict>")]
     if isinstance(source, datasets.Dataset):
         return conversations_from_rows(plain_rows(source), source="<Dataset>")

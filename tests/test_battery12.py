@@ -1548,3 +1548,21 @@ def test_a_key_a_server_echoes_in_its_error_is_never_recorded(official, tmp_path
     written = "".join(p.read_text() for p in (tmp_path / "r").rglob("*") if p.is_file())
     assert key not in written and key not in "".join(capsys.readouterr())
     assert "overloaded (request auth Bearer <redacted>; key <redacted>)" in written
+
+
+def test_load_items_refuses_arguments_that_cannot_apply_to_its_source(official):
+    """Battery 14, J15: `load_items(folder, revision=...)` and a Dataset given with config=, split= or
+    revision= ignored them silently."""
+    import datasets
+
+    from ihbench.dataset import load_items
+    from ihbench.dataset.load import DataSourceError
+
+    with pytest.raises(DataSourceError, match="a revision picks a Hub dataset's branch, tag or commit, and .* is a "
+                                              "local folder"):
+        load_items(str(official), revision="nonexistent-branch")
+    rows = datasets.load_dataset(str(official), "conversations", split="test")
+    for argument in ({"config": "interruptions"}, {"split": "test"}, {"revision": "x"}):
+        with pytest.raises(DataSourceError, match=f"^{next(iter(argument))}: not for a Dataset given itself"):
+            load_items(rows, **argument)
+    assert load_items(rows, config="conversations") == load_items(rows)
