@@ -97,7 +97,7 @@ class KimiAudioLoader(Loader):
                 raise ModelNotFoundError(
                     f"{model_path}: Kimi-Audio could not load what it needs ({type(error).__name__}: "
                     f"{str(error).splitlines()[0][:200]}); it also loads {AUDIO_TOKENIZER}: for an offline run "
-                    f"cache both first (huggingface-cli download {model_path} {AUDIO_TOKENIZER})") from None
+                    f"cache both first (hf download {model_path}, then hf download {AUDIO_TOKENIZER})") from None
         self.api = api
 
     def _generate(self, conversation: ModelInput, config: GenerationConfig, seed: int) -> Response:

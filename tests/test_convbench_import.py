@@ -90,7 +90,7 @@ def test_import_then_load_dataset_reads_every_field_and_the_audio_at_its_own_rat
 def test_a_missing_audio_folder_says_how_to_put_the_published_audio_in_place(tmp_path):
     folder = write_benchmark_folder(tmp_path / "repo", audio=False)
     with pytest.raises(ConvBenchFormatError, match=r"bike_bench/audio: no such folder; the published audio is not in the "
-                                                   r"repository: put it in place with `huggingface-cli download "
+                                                   r"repository: put it in place with `hf download "
                                                    r"example/bike-bench --repo-type dataset --include 'audio/\*\.wav'"):
         import_convbench(folder, tmp_path / "data", progress=False)
     assert not (tmp_path / "data").exists()

@@ -123,7 +123,7 @@ def _missing_audio(read: ReadBenchmark, missing: list[str]) -> str:
     if read.audio_label.startswith("real_audio/") and not folder.is_dir() and voices.is_dir():  # --speaker mistyped?
         where += f" (the speakers of {voices}: {', '.join(sorted(d.name for d in voices.iterdir() if d.is_dir()))})"
     repo = read.benchmark.hf_repo or "<the benchmark's Hub dataset>"
-    return (f"{where}; the published audio is not in the repository: put it in place with `huggingface-cli download "
+    return (f"{where}; the published audio is not in the repository: put it in place with `hf download "
             f"{repo} --repo-type dataset --include '{read.audio_label}*.wav' --local-dir {read.root}`, or import "
             "with --text-only")
 
