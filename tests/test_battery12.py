@@ -1566,3 +1566,10 @@ def test_load_items_refuses_arguments_that_cannot_apply_to_its_source(official):
         with pytest.raises(DataSourceError, match=f"^{next(iter(argument))}: not for a Dataset given itself"):
             load_items(rows, **argument)
     assert load_items(rows, config="conversations") == load_items(rows)
+
+
+def test_an_ipv6_host_for_the_space_is_refused_before_serving(official, capsys):
+    """Battery 14, J12: `--host ::1` passed the check, then gradio said no port was free in the range."""
+    assert main(["space", "--data", str(official), "--host", "::1", "--port", "18599"]) == 2
+    assert "--host: ::1 is an IPv6 address; the Space's server (gradio) listens on IPv4 ones" in \
+        capsys.readouterr().err

@@ -72,10 +72,15 @@ def _check_address(host: str, port: int) -> None:
     from ihbench.dataset.errors import UsageError
 
     try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError):
         raise UsageError(f"--host: {host!r} is not an address (e.g. 127.0.0.1, or 0.0.0.0 for every interface)") \
             from None
+    ipv4 = [entry for entry in found if entry[0] == socket.AF_INET]
+    if not ipv4:  # gradio looks for a free port on IPv4 only, and then says no port is free
+        raise UsageError(f"--host: {host} is an IPv6 address; the Space's server (gradio) listens on IPv4 ones: "
+                         "127.0.0.1, or 0.0.0.0 for every interface")
+    family, kind, proto, _, address = ipv4[0]
     with socket.socket(family, kind, proto) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
