@@ -1573,3 +1573,21 @@ def test_an_ipv6_host_for_the_space_is_refused_before_serving(official, capsys):
     assert main(["space", "--data", str(official), "--host", "::1", "--port", "18599"]) == 2
     assert "--host: ::1 is an IPv6 address; the Space's server (gradio) listens on IPv4 ones" in \
         capsys.readouterr().err
+
+
+@pytest.mark.parametrize("which", ["data/knowledge_base.txt", "turns.py", "audio/turn_001.wav"])
+def test_a_benchmark_file_that_is_no_regular_file_is_said_so(which, tmp_path, capsys):
+    """Battery 14, J13: convbench-import called a knowledge base that is a folder (or a FIFO) "not found", and a
+    turns.py FIFO "not a ConversationBench layout"."""
+    import os
+
+    from convbench_layout import write_benchmark_folder
+
+    folder = write_benchmark_folder(tmp_path / "repo")
+    (folder / which).unlink()
+    os.mkfifo(folder / which) if which != "data/knowledge_base.txt" else (folder / which).mkdir()
+    argv = ["convbench-import", str(folder), "--out", str(tmp_path / "out"), "--name", "kb"]
+    assert main(argv + ([] if which.startswith("audio") else ["--text-only"])) == 2
+    err = capsys.readouterr().err
+    assert f"{folder / which}: not a regular file (a folder, a named pipe, a device, or a link to nothing)" in err, err
+    assert not (tmp_path / "out").exists()

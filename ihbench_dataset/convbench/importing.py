@@ -13,6 +13,7 @@ anything is written; the Parquet files are renamed into place only when both are
 from __future__ import annotations
 
 import io
+import os
 import re
 from pathlib import Path
 from typing import Optional
@@ -21,7 +22,7 @@ from ..audio import repair_wav_sizes
 from ..builddir import BuildDir
 from ..errors import UsageError
 from .benchmark import ConvBenchmark, check_calls_against_tools, dumps
-from .pyfiles import ConvBenchFormatError
+from .pyfiles import ConvBenchFormatError, absent
 from .read import ReadBenchmark, read_benchmark
 
 SPLIT = "test"
@@ -102,6 +103,9 @@ def read_audio(read: ReadBenchmark, progress: bool = True) -> list[dict]:
 
     root, files = read.root, read.audio_files
     missing = [f for f in files if not (root / f).is_file()]
+    odd = [f for f in missing if os.path.lexists(root / f)]  # there, but no file to read
+    if odd:
+        raise ConvBenchFormatError(f"{root / odd[0]}: {absent(root / odd[0])}, where turn audio is expected")
     if missing:
         raise ConvBenchFormatError(_missing_audio(read, missing))
     clips = []

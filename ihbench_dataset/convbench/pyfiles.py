@@ -12,6 +12,7 @@ directly (the knowledge base file).
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Optional
@@ -46,9 +47,17 @@ def refuse(path: Path, node: Optional[ast.AST], reason: str) -> ConvBenchFormatE
     return ConvBenchFormatError(f"{path}{line}: {reason}")
 
 
+def absent(path: Path) -> str:
+    """How a file that cannot be read as one is said: missing, or there but not a regular file (a
+    folder, a named pipe, a device: reading one would fail or wait for ever)."""
+    if os.path.lexists(path):
+        return "not a regular file (a folder, a named pipe, a device, or a link to nothing)"
+    return "not found"
+
+
 def parse(path: Path) -> ast.Module:
     if not path.is_file():
-        raise ConvBenchFormatError(f"{path}: not found; a benchmark folder holds turns.py, tools.py, system.py, "
+        raise ConvBenchFormatError(f"{path}: {absent(path)}; a benchmark folder holds turns.py, tools.py, system.py, "
                                    "config.py and data/knowledge_base.txt")
     try:
         return ast.parse(path.read_bytes(), filename=str(path))

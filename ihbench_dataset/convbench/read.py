@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -19,6 +20,7 @@ from ..io import json_lines
 from .benchmark import ConvBenchmark, ConvTurn, normalise_turn
 from .pyfiles import (
     ConvBenchFormatError,
+    absent,
     check_package_init,
     read_config,
     read_system,
@@ -40,7 +42,7 @@ class ReadBenchmark:
 
 
 def is_benchmark_folder(path: Path) -> bool:
-    return (path / "turns.py").is_file()
+    return os.path.lexists(path / "turns.py")  # one that is no regular file is said so when it is parsed
 
 
 def read_benchmark(path, *, setup=None, speaker: Optional[str] = None, name: Optional[str] = None,
@@ -120,8 +122,8 @@ def _read_folder(folder: Path, speaker: Optional[str], name: Optional[str], audi
 def _read_kb(path: Path) -> str:
     """Verbatim: the bytes decoded as UTF-8, line endings and the leading blank line kept."""
     if not path.is_file():
-        raise ConvBenchFormatError(f"{path}: not found; system.py joins the preamble, this knowledge base and the "
-                                   "tools section")
+        raise ConvBenchFormatError(f"{path}: {absent(path)}; system.py joins the preamble, this knowledge base and "
+                                   "the tools section")
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as error:
