@@ -745,6 +745,10 @@ def test_judge_and_report_of_a_damaged_barge_in_run_name_its_records_and_the_com
     # the line once a process (judge and report run in this one), the judgments left out once by each
     assert text.count(said) == 1 and text.count(cause) == 2, text
     assert "responses.jsonl" not in text and "ihbench run" not in text
+    # battery 14, J10: the conversation left out is counted in the report itself, with its cause
+    report = (tmp_path / "rep" / "report.md").read_text()
+    assert "1 conversation(s) left out, not scored (`ihbench barge-in` with the same --out plays them again)" \
+        in report and cause.split("left out: ")[-1] in report, report
 
 
 def test_a_model_that_speaks_is_cut_on_its_own_audio(built, tmp_path):

@@ -187,9 +187,15 @@ def _barge_in_cuts(runs: list[dict]) -> list[str]:
         clocks = ", ".join(f"{clock} {n}" for clock, n in cuts.get("placed_by_clock", {}).items()) or "–"
         lines.append(f"| {_label(run)} | {cuts['planned']} | {cuts['placed']} | {clocks} | {why} "
                      f"| {cuts['refused_interjections']} |")
-    return lines + ["", "The model spoke its own turns; at the suite's points the caller cut into its own sentence, "
-                        "and each placed cut was scored on the model's next message, against a baseline written "
-                        "live for it.", ""]
+    lines += ["", "The model spoke its own turns; at the suite's points the caller cut into its own sentence, "
+                  "and each placed cut was scored on the model's next message, against a baseline written "
+                  "live for it.", ""]
+    for run in rows:
+        held = run["barge_in"].get("held_back") or {}
+        if held:  # not among the rows above: counted here, and `ihbench barge-in` plays them again
+            lines += [f"{_label(run)}: {len(held)} conversation(s) left out, not scored (`ihbench barge-in` with the "
+                      "same --out plays them again): " + "; ".join(f"{cid} ({why})" for cid, why in held.items()), ""]
+    return lines
 
 
 def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:

@@ -112,6 +112,8 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0, data
         from ihbench.barge_in.points import cut_counts
 
         summary["barge_in"] = cut_counts(run_dir, info)
+        # conversations whose records are not scored (a last line cut off, a damaged line, an older suite)
+        summary["barge_in"]["held_back"] = dict(sorted((info.extra.get("held_back") or {}).items()))
     summary["history_audio"] = heard_as_audio(info.history_audio, info.modality, responses, items)
     summary["thinking"] = {"effective": info.model.get("thinking_effective"),
                            "answers_with_reasoning": sum(bool(r.reasoning) for r in responses if r.answered),
