@@ -393,7 +393,7 @@ def test_judge_and_report_score_the_live_points_with_the_same_judges(played, tmp
     assert summary["tf_win_rate"]["tf_win_rate"] is not None
     assert summary["barge_in"] == {"planned": len(placed), "placed": len(placed), "not_placed": 0,
                                    "not_placed_by_reason": {}, "refused_interjections": 0,
-                                   "placed_by_clock": {"measured": len(placed)}}
+                                   "placed_by_clock": {"measured": len(placed)}, "held_back": {}}
     report = (out / "report.md").read_text()
     assert "## On-policy barge-in: the cuts" in report
     assert f"| scripted (text, barge-in) | {len(placed)} | {len(placed)} | measured {len(placed)} | – | 0 |" in report
