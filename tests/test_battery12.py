@@ -1591,3 +1591,33 @@ def test_a_benchmark_file_that_is_no_regular_file_is_said_so(which, tmp_path, ca
     err = capsys.readouterr().err
     assert f"{folder / which}: not a regular file (a folder, a named pipe, a device, or a link to nothing)" in err, err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_staging_dir_inside_a_dataset_is_refused_before_a_lock_is_made_there(official, tmp_path, capsys):
+    """Battery 14, J20: the lock beside --staging-dir was made (and removed) inside the dataset before the
+    refusal, changing it; in a read-only dataset the refusal named the lock instead of the reason."""
+    import os
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(official, data)
+    before = os.stat(data).st_mtime_ns
+    assert main(["publish-metrics", "--namespace", "a", "--dry-run", "--staging-dir", str(data / "stg")]) == 2
+    assert "is inside" in capsys.readouterr().err and os.stat(data).st_mtime_ns == before
+
+
+def test_two_reports_into_one_folder_at_once_are_refused(official, tmp_path, capsys):
+    """Battery 14, J18: two `ihbench report --out F` at once each wrote half of F (one's report.md beside the
+    other's figures): the report folder has a lock, as run folders do."""
+    from ihbench.dataset.io import exclusive, lock_file_for
+
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out",
+                     str(tmp_path / "r"), "--epochs", "1", "--limit", "1", "--base-url", server.base_url,
+                     "--quiet"]) == 0
+    out = tmp_path / "rep"
+    with exclusive(lock_file_for(out), f"report folder {out}"):  # another report writing there now
+        capsys.readouterr()
+        assert main(["report", str(tmp_path / "r"), "--out", str(out), "--quiet"]) == 2
+    assert f"report folder {out}" in capsys.readouterr().err and not (out / "report.md").exists()
+    assert main(["report", str(tmp_path / "r"), "--out", str(out), "--quiet"]) == 0

@@ -113,6 +113,9 @@ def staging_lock(staging_dir: Optional[Path]):
         return
     from ihbench.dataset.io import exclusive, lock_file_for, new_folders
 
+    # where it is, checked before the lock is made beside it: a folder inside a dataset had a lock made (and
+    # removed) in the dataset, and a read-only one was refused for the lock it could not take
+    check_output_path(Path(staging_dir), "--staging-dir", shared=True)
     with new_folders(Path(staging_dir).parent), exclusive(lock_file_for(staging_dir), f"staging folder {staging_dir}"):
         yield
 

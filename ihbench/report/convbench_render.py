@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..convbench.judge.realign import DIMENSIONS
+from .folder import one_writer
 
 
 def _rate(cell: Optional[dict]) -> str:
@@ -188,6 +189,7 @@ def _short(cell: Optional[dict]) -> str:
     return "–" if not cell or cell.get("rate") is None else f"{cell['rate']:.2f} (n={cell['n']})"
 
 
+@one_writer
 def write_convbench_report(summary: dict, out: Path) -> dict[str, Path]:
     from .summary import write_json
 

@@ -12,6 +12,7 @@ from ihbench.dataset.errors import UsageError
 
 from ..summaries import CrossSummary
 from .benchmark_runs import BENCHMARKS
+from .folder import one_writer
 from .markdown import cell as md_cell
 
 ARROWS = {"higher": " ↑", "lower": " ↓", None: ""}
@@ -169,6 +170,7 @@ def check_out(out: Path, run_dirs) -> None:
                          "so give another folder")
 
 
+@one_writer
 def write_cross_report(summary: CrossSummary, out: Path) -> dict[str, Path]:
     """report.md, summary.json, correlations.png; with IHBench runs also per_type.png and depth.png."""
     from .render import plot_depth, plot_per_type, render_markdown

@@ -4,6 +4,7 @@ written into the same --out kept the first one's plots beside it, and a figure t
 data for (no dev set, no barge-in run) kept the last one's."""
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from ihbench.dataset.outputs import claim_output
@@ -19,3 +20,16 @@ def begin_report(out: Path) -> Path:
     for name in FIGURES.values():
         (out / name).unlink(missing_ok=True)
     return out
+
+
+def one_writer(write):
+    """A report writer `write(summary, out, ...)` that holds its folder for the while: two reports into one
+    --out at once each wrote half (one's report.md beside the other's figures)."""
+    @functools.wraps(write)
+    def locked(summary, out, *args, **kwargs):
+        from ihbench.dataset.io import exclusive, lock_file_for, new_folders
+
+        out = Path(out)
+        with new_folders(out.parent), exclusive(lock_file_for(out), f"report folder {out}"):
+            return write(summary, out, *args, **kwargs)
+    return locked

@@ -10,6 +10,7 @@ from ..summaries import ReportSummary
 from .barge_in_compare import plot as plot_barge_in_vs_static
 from .barge_in_compare import render as render_barge_in_vs_static
 from .devset import NOT_COMPARABLE, by_type_table, differences, run_warning
+from .folder import one_writer
 from .markdown import cell as md_cell
 from .paper import paper_cell as _paper
 from .paper import paper_model as _paper_model
@@ -318,6 +319,7 @@ def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+@one_writer
 def write_report(summary: ReportSummary, out: Path) -> dict[str, Path]:
     from .summary import write_json
 
