@@ -1621,3 +1621,16 @@ def test_two_reports_into_one_folder_at_once_are_refused(official, tmp_path, cap
         assert main(["report", str(tmp_path / "r"), "--out", str(out), "--quiet"]) == 2
     assert f"report folder {out}" in capsys.readouterr().err and not (out / "report.md").exists()
     assert main(["report", str(tmp_path / "r"), "--out", str(out), "--quiet"]) == 0
+
+
+def test_two_runs_of_one_model_on_one_dataset_are_told_apart_by_folder(official, tmp_path, monkeypatch):
+    """Battery 14, J17: two runs of one model on one dataset had the same label in every row of report.md,
+    and their folders were named nowhere."""
+    monkeypatch.chdir(tmp_path)
+    with OpenAITestServer() as server:
+        for name in ("first", "second"):
+            assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out", name,
+                         "--epochs", "1", "--limit", "1", "--base-url", server.base_url, "--quiet"]) == 0
+    assert main(["report", "first", "second", "--out", "rep", "--quiet"]) == 0
+    report = (tmp_path / "rep" / "report.md").read_text()
+    assert "| m (audio, first) |" in report and "| m (audio, second) |" in report, report[:900]

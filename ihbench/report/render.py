@@ -69,7 +69,8 @@ def _label(run: dict) -> str:
     if run.get("mixed_data"):
         data = f", data {Path(str(run['data'])).name}@{str(run.get('data_fingerprint'))[:6]}"
     kind = ", barge-in" if run.get("barge_in") else ""  # the model's own sentences cut, beside its static run
-    return md_cell(f"{Path(str(run['model'])).name} ({run['modality']}{kind}{data})")
+    folder = f", {run['run']}" if run.get("named_by_folder") else ""  # two runs that would read the same
+    return md_cell(f"{Path(str(run['model'])).name} ({run['modality']}{kind}{data}{folder})")
 
 
 def plot_per_type(report: dict, path: Path) -> Optional[Path]:

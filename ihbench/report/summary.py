@@ -256,6 +256,14 @@ def summarize(run_dirs: Sequence[Path], *, tost_margin: float = 0.05, n_bootstra
         log.warning("%s", mixed_data)
         for run in runs:
             run["mixed_data"] = True
+    labels = defaultdict(list)  # rows that would read the same (one model, modality and data): named by folder
+    for run in runs:
+        labels[(Path(str(run["model"])).name, run["modality"], bool(run.get("barge_in")), run.get("mixed_data") and
+                (run["data"], run["data_fingerprint"]))].append(run)
+    for same in labels.values():
+        if len(same) > 1:
+            for run in same:
+                run["named_by_folder"] = True
     by_model = defaultdict(dict)
     for run in runs:
         by_model[(run["loader"], run["model"])].setdefault(run["modality"], []).append(run)
