@@ -1634,3 +1634,24 @@ def test_two_runs_of_one_model_on_one_dataset_are_told_apart_by_folder(official,
     assert main(["report", "first", "second", "--out", "rep", "--quiet"]) == 0
     report = (tmp_path / "rep" / "report.md").read_text()
     assert "| m (audio, first) |" in report and "| m (audio, second) |" in report, report[:900]
+
+
+def test_a_damaged_generate_json_is_said_not_replaced(tmp_path, capsys):
+    """Battery 14, J19: a damaged generate.json (the suite's history: one entry per run with command, seeds,
+    tokens, cost) was silently replaced by a new one holding only the last run."""
+    import json
+
+    from generate_script import GenerationScript
+    from test_generate import generate
+
+    out = tmp_path / "suite"
+    out.mkdir()
+    (out / "generate.json").write_text('{"runs": [{"command": ["ihbench", "generate"]}], "bad json')
+    with OpenAITestServer(respond=GenerationScript(["cooperative"])) as server:
+        assert generate(server, out) == 2
+    assert f"{out / 'generate.json'}: not valid JSON" in capsys.readouterr().err
+    assert (out / "generate.json").read_text().endswith('"bad json')  # left as it was, for the user to repair
+    (out / "generate.json").write_text(json.dumps({"runs": [{"command": ["ihbench", "generate"]}]}))
+    with OpenAITestServer(respond=GenerationScript(["cooperative"])) as server:
+        assert generate(server, out) == 0
+    assert len(json.loads((out / "generate.json").read_text())["runs"]) == 2  # the history kept, this run added

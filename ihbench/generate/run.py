@@ -153,7 +153,15 @@ async def _generate_locked(spec, out, backend, cache, progress, domain, goal, de
     started, started_at = time.perf_counter(), datetime.now(timezone.utc).isoformat(timespec="seconds")
     slug = slugify(goal)
     ids = [f"{domain}-{slug}-{n:02d}" for n in range(1, spec.conversations + 1)]
-    if not (out / INFO).exists():  # first: a run killed before its first conversation still resumes here
+    if (out / INFO).exists():  # the suite's history of runs: a damaged file is said, never started afresh over
+        from ihbench.dataset.io import read_json_object
+
+        runs = read_json_object(out / INFO, UsageError, hint="it records every run that made this suite (command, "
+                                "seeds, tokens, cost): repair it, or move it away to start a new history").get("runs")
+        if not isinstance(runs, list):
+            raise UsageError(f"{out / INFO}: its runs are not a list; repair it, or move it away to start a new "
+                             "history")
+    else:  # first: a run killed before its first conversation still resumes here
         write_json_atomic(out / INFO, {"pipeline_version": PIPELINE_VERSION, "domain": domain, "goal": goal,
                                        "runs": []})
     conversations = out / "conversations"
@@ -277,10 +285,7 @@ def _provenance(spec, describe, seed, intent_index, n_intents, usage, outcome, s
 
 def _write_info(spec, out, backend, summary, started_at, domain, goal, slug, ids) -> None:
     path = out / INFO
-    try:
-        previous = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    except (json.JSONDecodeError, UnicodeDecodeError):  # damaged: its history of runs starts again
-        previous = {}
+    previous = json.loads(path.read_text(encoding="utf-8-sig")) if path.exists() else {}  # checked at the start
     total = Usage(**{k: v for k, v in (previous.get("tokens") or {}).items() if k != "total_tokens"})
     total.merge(summary.usage)
     run = {
