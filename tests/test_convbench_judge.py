@@ -379,9 +379,17 @@ def test_agreement_with_the_reference_judge_is_reported_with_cohen_s_kappa(refer
     assert cell["state_tracking"] is None  # neither scored it on a turn both judged
     assert "| instruction_following | 5 | 0.600 | 0.167 |" in (folder / "report.md").read_text()
     other = folder.parent / "other_judged.jsonl"
-    other.write_text(json.dumps({"turn": 0, "assistant_text": "something else", "scores": {}}) + "\n")
+    other.write_text(json.dumps({"turn": 0, "assistant_text": "something else", "scores": {"kb_grounding": True}})
+                     + "\n")
     assert main(["report", str(folder), "--compare-judge", str(other), "--quiet"]) == 2
     assert "judges another transcript" in capsys.readouterr().err
+    # battery 14, J21: score names outside the dimensions, or no scores at all, compared on nothing without a word
+    for scores, said in (({"tool_use": True}, "scores.tool_use is not a dimension of the benchmark"),
+                         ({}, "no turn has a score")):
+        other.write_text(json.dumps({"turn": 0, "assistant_text": lines[0]["assistant_text"], "scores": scores})
+                         + "\n")
+        assert main(["report", str(folder), "--compare-judge", str(other), "--quiet"]) == 2
+        assert said in capsys.readouterr().err
 
 
 @pytest.mark.slow  # real TTS renders and silero: the recording of tests/test_convbench_timing.py

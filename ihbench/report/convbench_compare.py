@@ -40,12 +40,18 @@ def read_reference_judged(path: Path) -> dict[int, dict]:
         if not isinstance(turn, int) or isinstance(turn, bool) or not isinstance(scores, dict):
             raise UsageError(f"--compare-judge: {path} line {number}: not a judged turn (needs `turn` and `scores`, "
                              "as the reference judge's *_judged.jsonl has)")
+        unknown = sorted(set(scores) - set(DIMENSIONS))
+        if unknown:  # a dimension misspelled (or of another harness) would be compared on nothing, silently
+            raise UsageError(f"--compare-judge: {path} line {number}: scores.{unknown[0]} is not a dimension of the "
+                             f"benchmark ({', '.join(DIMENSIONS)})")
         for name, value in scores.items():
             if value is not None and not isinstance(value, bool):
                 raise UsageError(f"--compare-judge: {path} line {number}: scores.{name} must be true, false or null")
         rows[turn] = {"assistant_text": row.get("assistant_text"), "scores": scores}
     if not rows:
         raise UsageError(f"--compare-judge: {path}: no judged turns")
+    if not any(row["scores"] for row in rows.values()):
+        raise UsageError(f"--compare-judge: {path}: no turn has a score (every `scores` is empty)")
     return rows
 
 
