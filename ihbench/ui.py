@@ -197,7 +197,7 @@ def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], doma
         raise UserError("enter a model path or id")
     items = select(kind, domain, count)
     by_id = {item.id: item for item in items}
-    options = {"base_url": _visitor_url("server URL", base_url)} if loader_name == "openai" and base_url else {}
+    options = server_options("server URL", base_url) if loader_name == "openai" else {}
     out = new_run_folder("space", loader_name)
     spec = RunSpec(loader=loader_name, model_path=model_path.strip(), data=data_dir(), out=out, epochs=max(1, int(epochs)),
                    generation={"max_new_tokens": int(max_new_tokens)}, loader_options=options,
@@ -231,15 +231,38 @@ def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], doma
         raise _failure("the model could not be run", error, (model_path,))
 
 
-def _visitor_url(field: str, value: str) -> str:
-    """A URL typed into the page, checked by the rule of the CLI's options and named by its field."""
-    from ihbench.dataset.argtypes import url
+#: the one server the Space's OPENAI_API_KEY may go to (its owner's judge, say): set by the owner
+OWNER_ENDPOINT = "IHBENCH_SPACE_ENDPOINT"
+#: the variable named for the key of any other server: the Space sets it to the client's word for no key
+NO_KEY, NO_KEY_VALUE = "IHBENCH_SPACE_NO_KEY", "EMPTY"
+
+
+def server_options(field: str, value: Optional[str]) -> dict:
+    """The `base_url` and `api_key_env` for a server a visitor typed: the URL checked by the rule of
+    the CLI's options, and the owner's OPENAI_API_KEY sent only to the owner's own endpoint
+    ($IHBENCH_SPACE_ENDPOINT). Any other server gets no key, and there is no default server: a URL
+    typed on a public page would otherwise have received the owner's key (or spent it at OpenAI)."""
+    from ihbench.dataset.argtypes import same_servers, url
     from ihbench.dataset.errors import IHBenchError
 
+    if not value or not value.strip():
+        raise UserError(f"enter the {field}: an OpenAI-compatible server's URL (this Space calls no server of its "
+                        "own choosing)")
     try:
-        return url().check(field, value.strip())
+        base_url = url().check(field, value.strip())
     except IHBenchError as error:
         raise UserError(str(error)) from None
+    if os.environ.setdefault(NO_KEY, NO_KEY_VALUE) != NO_KEY_VALUE:
+        raise UserError(f"this server sets {NO_KEY}, the variable the Space names for visitors' servers so that they "
+                        "get no key; unset it")
+    owner = os.environ.get(OWNER_ENDPOINT, "").strip()
+    return {"base_url": base_url,
+            "api_key_env": "OPENAI_API_KEY" if owner and same_servers(owner, base_url) else NO_KEY}
+
+
+def owner_endpoint() -> str:
+    """The owner's endpoint, for the judge field to start with ("" when none is set)."""
+    return os.environ.get(OWNER_ENDPOINT, "").strip()
 
 
 def _failure(what: str, error: BaseException, typed: tuple = ()) -> UserError:
@@ -308,8 +331,9 @@ def judge_run_dir(run_dir: Optional[str], judge_base_url: str, judge_model: str)
         raise UserError("run a model first")
     if not judge_base_url or not judge_model:
         raise UserError("set the judge endpoint and model")
-    judge_base_url = _visitor_url("judge endpoint", judge_base_url)
-    backend = OpenAICompatibleLLM(judge_model.strip(), base_url=judge_base_url, timeout=60)
+    server = server_options("judge endpoint", judge_base_url)
+    backend = OpenAICompatibleLLM(judge_model.strip(), base_url=server["base_url"], api_key_env=server["api_key_env"],
+                                  timeout=60)
 
     async def go():
         try:
@@ -321,10 +345,10 @@ def judge_run_dir(run_dir: Optional[str], judge_base_url: str, judge_model: str)
         summary = asyncio.run(go())
     except Exception as error:  # an unreachable judge is judge_error inside judge_run, not an exception
         raise _failure("the run could not be judged", error) from None
-    if summary.judged == 0 and not summary.judge_errors:
+    if summary.judged == 0 and not summary.judge_errors and not summary.skipped:
         raise UserError(f"nothing to judge: every response of the run is an error ({summary.unanswered}); see the "
                         "error column, and run the model again")
-    if summary.judged == 0:
+    if summary.judged == 0 and summary.judge_errors:
         raise UserError(f"the judge returned no usable verdicts ({summary.judge_errors} judge errors)"
                         + _first_judge_error(summary.path))
     report = summarize([Path(run_dir)])

@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterator, NamedTuple, Optional
 
-from ihbench.ui import UserError, _failure, data_dir, new_run_folder, runs_dir
+from ihbench.ui import UserError, _failure, data_dir, new_run_folder, runs_dir, server_options
 
 IN_HOUSE = "convbench_dev"
 MAX_TURNS = 10
@@ -323,7 +323,7 @@ def run_stream(loader_name: str, model_path: Optional[str], tiny: bool, base_url
     out = new_run_folder("convbench", loader_name)
     spec = ConvRunSpec(loader=loader_name, model_path=model, data=data, config=IN_HOUSE, out=out,
                        generation={"max_new_tokens": int(max_new_tokens)}, only_turns=targets,
-                       loader_options={"base_url": base_url} if loader_name == "openai" and base_url else {},
+                       loader_options=server_options("server URL", base_url) if loader_name == "openai" else {},
                        command=["space", "convbench", loader_name, "tiny" if tiny else model])
     outcome: dict = {}
 

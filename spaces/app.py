@@ -206,9 +206,10 @@ def _data_tabs(app: gr.Blocks) -> None:
                                  label="Responses", elem_id="responses", wrap=True)
         interruption_audio = gr.Audio(label="Interruption audio", type="numpy")
         with gr.Row():
-            judge_base_url = gr.Textbox(label="Judge endpoint (OpenAI-compatible URL)")
+            judge_base_url = gr.Textbox(value=ui.owner_endpoint(), label="Judge endpoint (OpenAI-compatible URL)")
             judge_model = gr.Textbox(label="Judge model")
-        judge_button = gr.Button("Judge (key from the server's OPENAI_API_KEY)", elem_id="judge")
+        # the Space's OPENAI_API_KEY goes only to its owner's endpoint ($IHBENCH_SPACE_ENDPOINT), never to a typed one
+        judge_button = gr.Button("Judge", elem_id="judge")
         scores = gr.Dataframe(headers=["metric", "value", "ci_low", "ci_high", "n_items"], label="Scores",
                               elem_id="scores")
         chart = gr.Image(label="RQ by type (the report's plot)", type="filepath", elem_id="chart")

@@ -33,6 +33,7 @@ class OpenAITestServer:
                  respond: Optional[Callable[[dict], "Reply"]] = None):
         """`respond(request) -> Reply` scripts any answer (status, content, headers, delay)."""
         self.requests: list[dict] = []
+        self.authorizations: list = []  # each request's Authorization header (the key a client sent), or None
         self.respond = respond
         self.delay = delay
         self.fail_when = fail_when  # request -> HTTP status to fail with, or None
@@ -50,6 +51,7 @@ class OpenAITestServer:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with server._lock:
                     server.requests.append(body)
+                    server.authorizations.append(self.headers.get("Authorization"))
                 if server.respond is not None:
                     reply = server.respond(body)
                     if reply.delay:

@@ -1655,3 +1655,29 @@ def test_a_damaged_generate_json_is_said_not_replaced(tmp_path, capsys):
     with OpenAITestServer(respond=GenerationScript(["cooperative"])) as server:
         assert generate(server, out) == 0
     assert len(json.loads((out / "generate.json").read_text())["runs"]) == 2  # the history kept, this run added
+
+
+def test_the_space_sends_its_owners_key_only_to_its_owners_endpoint(built, tmp_path, monkeypatch):
+    """Battery 14, J22: the Space sent its owner's OPENAI_API_KEY to whatever server URL a visitor typed (the
+    openai family's server, the judge endpoint): on a public Space anyone could collect it."""
+    from judging import ScriptedJudge
+
+    from ihbench import ui
+
+    key = "sk-SPACEOWNER-SECRET-777"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    monkeypatch.setenv("IHBENCH_DATA", str(built))
+    monkeypatch.setenv("IHBENCH_RUNS", str(tmp_path / "runs"))
+    with OpenAITestServer() as visitors_model, OpenAITestServer(respond=ScriptedJudge(faults=False)) as owners_judge, \
+            OpenAITestServer(respond=ScriptedJudge(faults=False)) as visitors_judge:
+        monkeypatch.setenv("IHBENCH_SPACE_ENDPOINT", owners_judge.base_url)
+        runs = [list(ui.evaluate_stream("openai", "m", None, None, 1, 1, 8, visitors_model.base_url))[-1][2]
+                for _ in range(2)]
+        ui.judge_run_dir(runs[0], visitors_judge.base_url, "j")
+        ui.judge_run_dir(runs[1], owners_judge.base_url + "/", "j")  # the owner's own server, however spelled
+        ui.judge_run_dir(runs[1], owners_judge.base_url, "j")  # judged already: the scores again, no call
+        with pytest.raises(ui.UserError, match="enter the server URL"):  # no default server: not OpenAI on the key
+            list(ui.evaluate_stream("openai", "gpt-4o", None, None, 1, 1, 8, ""))
+    assert visitors_model.authorizations and visitors_judge.authorizations
+    assert all(key not in (a or "") for a in visitors_model.authorizations + visitors_judge.authorizations)
+    assert all(a == f"Bearer {key}" for a in owners_judge.authorizations) and owners_judge.authorizations
