@@ -1681,3 +1681,19 @@ def test_the_space_sends_its_owners_key_only_to_its_owners_endpoint(built, tmp_p
     assert visitors_model.authorizations and visitors_judge.authorizations
     assert all(key not in (a or "") for a in visitors_model.authorizations + visitors_judge.authorizations)
     assert all(a == f"Bearer {key}" for a in owners_judge.authorizations) and owners_judge.authorizations
+
+
+def test_a_whole_last_record_without_its_newline_is_kept(official, tmp_path):
+    """Battery 14, J26: a complete last record saved without its final newline (an editor) was taken as torn:
+    the report left its verdicts out and the next run asked the item again."""
+    with OpenAITestServer() as server:
+        argv = ["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out",
+                str(tmp_path / "r"), "--epochs", "1", "--limit", "2", "--base-url", server.base_url, "--quiet"]
+        assert main(argv) == 0
+        path = tmp_path / "r" / "responses.jsonl"
+        path.write_bytes(path.read_bytes().rstrip(b"\n"))
+        asked = len(server.requests)
+        assert main(argv) == 0
+        assert len(server.requests) == asked  # nothing asked again
+    lines = path.read_text().split("\n")
+    assert lines[-1] == "" and len([line for line in lines if line]) == 2  # the writer put the newline back

@@ -97,6 +97,13 @@ def read_records(path: Path, *, repair: bool = False,
         return []
     data = path.read_bytes()
     end = data.rfind(b"\n") + 1
+    if end < len(data) and _whole_record(data[end:]):  # a last record someone saved without its newline: kept
+        if repair:
+            with open(path, "ab") as handle:  # the writer appends after it, on a line of its own
+                handle.write(b"\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+        data, end = data + b"\n", len(data) + 1
     if end < len(data) and not repair and torn is not None:
         torn.append(data.count(b"\n", 0, end) + 1)
     if end < len(data) and repair:
@@ -126,6 +133,15 @@ def read_records(path: Path, *, repair: bool = False,
             _WARNED.add(said)
             log.warning("%s line %d: %s; the record is left out and will be redone", path, number, problem)
     return [record for _, record in kept]
+
+
+def _whole_record(tail: bytes) -> bool:
+    """A last line without its newline that is a whole JSON object (an editor that dropped the final
+    newline), not one cut off mid-way by a crash."""
+    try:
+        return isinstance(json.loads(tail.decode("utf-8")), dict)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return False
 
 
 class AppendLog:
