@@ -88,6 +88,10 @@ class RunDir:
         return self.info_path.exists()
 
     def info(self) -> RunInfo:
+        if not self.exists() and self.responses_path.is_file():  # its answers are here: run.json was lost
+            raise RunDirError(f"{self.info_path}: missing ({self.path} holds a run's {self.responses_path.name}); put "
+                              "it back: it records the model and data the answers are of (`ihbench run` into this "
+                              "folder refuses it until then)")
         if not self.exists():
             raise RunDirError(f"{self.path}: not a run directory (no {RUN_JSON}); run `ihbench run` first")
         if not self.info_path.is_file():

@@ -1697,3 +1697,19 @@ def test_a_whole_last_record_without_its_newline_is_kept(official, tmp_path):
         assert len(server.requests) == asked  # nothing asked again
     lines = path.read_text().split("\n")
     assert lines[-1] == "" and len([line for line in lines if line]) == 2  # the writer put the newline back
+
+
+def test_a_run_folder_that_lost_its_run_json_is_said_so_by_judge(official, tmp_path, capsys):
+    """Battery 14, J27: judge said "not a run directory; run `ihbench run` first", and `ihbench run` then refused
+    the folder as holding files; report said it right (put run.json back)."""
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out",
+                     str(tmp_path / "r"), "--epochs", "1", "--limit", "1", "--base-url", server.base_url,
+                     "--quiet"]) == 0
+    (tmp_path / "r" / "run.json").unlink()
+    capsys.readouterr()
+    assert main(["judge", str(tmp_path / "r"), "--judge-model", "j", "--judge-base-url", "http://127.0.0.1:9/v1",
+                 "--cache", str(tmp_path / "c.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'r' / 'run.json'}: missing" in err and "put it back" in err and "run `ihbench run` first" \
+        not in err, err
