@@ -1713,3 +1713,38 @@ def test_a_run_folder_that_lost_its_run_json_is_said_so_by_judge(official, tmp_p
     err = capsys.readouterr().err
     assert f"{tmp_path / 'r' / 'run.json'}: missing" in err and "put it back" in err and "run `ihbench run` first" \
         not in err, err
+
+
+def test_tf_on_items_without_a_baseline_is_refused_before_any_call(official, tmp_path, capsys):
+    """Battery 14, J24: items without a baseline response became judge_errors promised a retry that could never
+    pass (not retryable; the next judge skipped them as done)."""
+    import shutil
+
+    import yaml
+
+    data = tmp_path / "data"
+    shutil.copytree(official, data)
+    card = (data / "README.md").read_text()
+    head, meta, body = card.split("---", 2)
+    parsed = yaml.safe_load(meta)
+    parsed["configs"] = [c for c in parsed["configs"] if c["config_name"] != "baseline"]
+    (data / "README.md").write_text(f"---\n{yaml.safe_dump(parsed)}---{body}")
+    shutil.rmtree(data / "baseline", ignore_errors=True)
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out",
+                     str(tmp_path / "r"), "--epochs", "1", "--limit", "1", "--base-url", server.base_url,
+                     "--quiet"]) == 0
+    capsys.readouterr()
+    with OpenAITestServer() as judge:
+        argv = ["judge", str(tmp_path / "r"), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
+                str(tmp_path / "c.sqlite"), "--quiet"]
+        assert main(argv) == 2
+        assert judge.requests == []
+    err = capsys.readouterr().err
+    assert "have no baseline response" in err and "judge RQ alone (--axes rq)" in err, err
+    assert not (tmp_path / "r" / "judgments.jsonl").exists()
+    from judging import ScriptedJudge
+
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        argv[5] = judge.base_url
+        assert main([*argv, "--axes", "rq"]) == 0  # the remedy works
