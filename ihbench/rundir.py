@@ -263,9 +263,13 @@ class RunDir:
         damaged: list = []
         torn: list = []
         info = self._info_or_none()
-        judgments = latest_judgments(read_typed(target, JudgmentRecord, repair, redone=_judgment_redone,
-                                                oldest=info.record_format if info else None,
-                                                damaged=damaged, torn=torn))
+        records = read_typed(target, JudgmentRecord, repair, redone=_judgment_redone,
+                             oldest=info.record_format if info else None, damaged=damaged, torn=torn)
+        judges = sorted({r.judge_model for r in records})
+        if len(judges) > 1:  # two judges' verdicts in one file (joined by hand): the last line would win, unsaid
+            raise RunDirError(f"{target}: holds judgments by {', '.join(judges)}; one judge per file (`ihbench judge "
+                              "--out` writes another judge's to a file of its own): separate them")
+        judgments = latest_judgments(records)
         self.damaged_judgments = getattr(self, "damaged_judgments", {})
         self.damaged_judgments[target] = [line for line, _, _ in damaged]
         # a last line cut mid-way (left out unless the writer repairs it): said by the report, which

@@ -1748,3 +1748,24 @@ def test_tf_on_items_without_a_baseline_is_refused_before_any_call(official, tmp
     with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
         argv[5] = judge.base_url
         assert main([*argv, "--axes", "rq"]) == 0  # the remedy works
+
+
+def test_a_judgments_file_holding_two_judges_verdicts_is_refused(official, tmp_path, capsys):
+    """Battery 14, J25: two judges' files joined by hand were reported as one judge's (the last line won, and
+    the provenance named only one)."""
+    from judging import ScriptedJudge
+
+    run = tmp_path / "r"
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out", str(run),
+                     "--epochs", "1", "--limit", "1", "--base-url", server.base_url, "--quiet"]) == 0
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        for model, out in (("j", run / "judgments.jsonl"), ("j2", run / "judgments-j2.jsonl")):
+            assert main(["judge", str(run), "--judge-model", model, "--judge-base-url", judge.base_url, "--cache",
+                         str(tmp_path / f"{model}.sqlite"), "--out", str(out), "--quiet"]) == 0
+    with (run / "judgments.jsonl").open("a") as joined:
+        joined.write((run / "judgments-j2.jsonl").read_text())
+    (run / "judgments-j2.jsonl").unlink()
+    capsys.readouterr()
+    assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--quiet"]) == 2
+    assert f"{run / 'judgments.jsonl'}: holds judgments by j, j2; one judge per file" in capsys.readouterr().err
