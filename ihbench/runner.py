@@ -99,12 +99,20 @@ def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint
             continue
         if key == "endpoint" and same_servers(recorded[key], identity.get(key)):  # replicas in another order
             continue
+        if key == "convbench" and _turns_in_order(recorded[key]) == _turns_in_order(identity.get(key)):
+            continue  # --only-turns 5,4,3 plays (and now records) 3,4,5
         if recorded[key] != identity.get(key):
             hint = (" (--allow-endpoint-change if the new server serves the same model)" if key == "endpoint"
                     else "")
             raise RunConfigError(
                 f"{path} belongs to a different run: {key} is {recorded[key]!r} there but {identity.get(key)!r} "
                 f"now; use another --out (or the same options to resume){hint}")
+
+
+def _turns_in_order(settings):
+    if not isinstance(settings, dict) or not isinstance(settings.get("only_turns"), list):
+        return settings
+    return {**settings, "only_turns": sorted(set(map(str, settings["only_turns"])))}
 
 
 def check_same_data(records: Sequence[ResponseRecord], ids: set, data: str, run_dir: RunDir) -> None:

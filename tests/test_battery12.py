@@ -1769,3 +1769,24 @@ def test_a_judgments_file_holding_two_judges_verdicts_is_refused(official, tmp_p
     capsys.readouterr()
     assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--quiet"]) == 2
     assert f"{run / 'judgments.jsonl'}: holds judgments by j, j2; one judge per file" in capsys.readouterr().err
+
+
+def test_only_turns_in_another_order_resume_the_same_run(tmp_path):
+    """Battery 14, J4 (its second part): `--only-turns 5,4,3` played turns 3,4,5 but recorded [5, 4, 3], and the
+    same turns given as 3,4,5 were "a different run"."""
+    import json
+
+    from convbench_layout import write_benchmark_folder
+    from test_convbench_run import golden_replay, spec
+
+    from ihbench.convbench import run_convbench
+    from ihbench.dataset.convbench import import_convbench
+
+    data = tmp_path / "data"
+    import_convbench(write_benchmark_folder(tmp_path / "repo"), data, text_only=True, progress=False)
+    out = tmp_path / "run"
+    with OpenAITestServer(respond=golden_replay()) as server:
+        run_convbench(spec(data, out, server, only_turns=[3, 1, 0]), progress=False)
+        assert json.loads((out / "run.json").read_text())["convbench"]["only_turns"] == [0, 1, 3]
+        again = run_convbench(spec(data, out, server, only_turns=[0, 1, 3]), progress=False)
+    assert again.written == 0 and again.skipped == 3

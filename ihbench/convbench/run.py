@@ -140,7 +140,8 @@ def run_convbench(spec: ConvRunSpec, *, loader=None, benchmark=None, progress: b
                 "loader_options": redact({k: v for k, v in sorted(spec.loader_options.items())
                                           if k not in TRANSPORT_OPTIONS}) or None,
                 "convbench": {"tool_results": spec.tool_results, "max_rounds": spec.max_rounds,
-                              "only_turns": spec.only_turns, "rehydrate": spec.rehydrate, "benchmark_hash": digest}}
+                              "only_turns": targets if spec.only_turns else None,  # as played: in order, once each
+                              "rehydrate": spec.rehydrate, "benchmark_hash": digest}}
     run_dir = RunDir(spec.out)
     with run_dir.writing():
         return _run_locked(spec, run_dir, identity, generation, benchmark, targets, digest, loader, progress, started)
