@@ -1790,3 +1790,19 @@ def test_only_turns_in_another_order_resume_the_same_run(tmp_path):
         assert json.loads((out / "run.json").read_text())["convbench"]["only_turns"] == [0, 1, 3]
         again = run_convbench(spec(data, out, server, only_turns=[0, 1, 3]), progress=False)
     assert again.written == 0 and again.skipped == 3
+
+
+def test_an_unfinished_run_is_said_so_in_report_md(official, tmp_path):
+    """Battery 14, J10 (its second part): a run killed at 8 of 20 answers was said unfinished on the terminal
+    only; report.md showed its scores as a whole run's."""
+    import json
+
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out",
+                     str(tmp_path / "r"), "--epochs", "1", "--limit", "2", "--base-url", server.base_url,
+                     "--quiet"]) == 0
+    info = json.loads((tmp_path / "r" / "run.json").read_text())
+    info["n_items"] = 5  # as a run stopped after 2 of its 5 points leaves it
+    (tmp_path / "r" / "run.json").write_text(json.dumps(info))
+    assert main(["report", str(tmp_path / "r"), "--out", str(tmp_path / "rep"), "--quiet"]) == 0
+    assert "is unfinished: 2 of 5 planned response(s) are in it" in (tmp_path / "rep" / "report.md").read_text()

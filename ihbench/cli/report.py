@@ -97,11 +97,11 @@ def main(args: argparse.Namespace) -> int:
 def _warn_about(run: dict) -> None:
     """The warnings of one IHBench run, --quiet or not: scores of an unfinished run cover part of it,
     answers without a verdict (one line per true cause) are not in the scores."""
-    planned = run.get("n_planned")
-    if planned and run["n_responses"] < planned:
-        print(f"ihbench report: warning: {run['run']} is unfinished: {run['n_responses']} of {planned} planned "
-              "response(s) are in it; the scores cover those (`ihbench run` with the same options goes on)",
-              file=sys.stderr)
+    from ihbench.report.summary import unfinished_note
+
+    note = unfinished_note(run, run["run"])
+    if note:
+        print(f"ihbench report: warning: {note}", file=sys.stderr)
     for (why, then), (waiting, axes) in _by_cause(run).items():  # one line per true cause, each said once
         which = "" if len(axes) == 2 else f" {axes[0].upper()}"
         print(f"ihbench report: warning: {run['run']}: {waiting} answer(s) have no{which} judgment yet ({why}) "

@@ -205,9 +205,11 @@ def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
     warning = [f"> **Warning:** {report['mixed_data']}", ""] if report.get("mixed_data") else []
     hearing = _mixed_hearing(runs)
     warning += [f"> **Warning:** {hearing}", ""] if hearing else []
+    from .summary import unfinished_note
+
     for run in runs:
-        note = run_warning(run, _label(run))
-        warning += [f"> **Warning:** {note}", ""] if note else []
+        for note in (unfinished_note(run, _label(run)), run_warning(run, _label(run))):
+            warning += [f"> **Warning:** {note}", ""] if note else []
     lines = ["# IHBench report", "", *warning, "## Scores", "",
              "| run | items | responses | TF win rate [95 % CI] | RQ pass rate [95 % CI] | baseline RQ (same items) | "
              "heard as audio | judge errors (TF/RQ) | not judged yet (TF/RQ) | failed items (not scored) |",

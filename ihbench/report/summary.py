@@ -67,6 +67,15 @@ def _fingerprint(run_dir: Path, info, items: dict) -> Optional[str]:
     return now
 
 
+def unfinished_note(run: dict, name: str) -> Optional[str]:
+    """Said on the terminal and in report.md: the scores of an unfinished run cover part of it."""
+    planned = run.get("n_planned")
+    if planned and run["n_responses"] < planned:
+        return (f"{name} is unfinished: {run['n_responses']} of {planned} planned response(s) are in it; the scores "
+                "cover those (`ihbench run` with the same options goes on)")
+    return None
+
+
 def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0, data: Optional[str] = None) -> dict:
     """`data`: where the run's dataset is now, when it moved from where run.json says (`RunDir`)."""
     from ihbench.barge_in.points import failed_rounds
