@@ -1806,3 +1806,20 @@ def test_an_unfinished_run_is_said_so_in_report_md(official, tmp_path):
     (tmp_path / "r" / "run.json").write_text(json.dumps(info))
     assert main(["report", str(tmp_path / "r"), "--out", str(tmp_path / "rep"), "--quiet"]) == 0
     assert "is unfinished: 2 of 5 planned response(s) are in it" in (tmp_path / "rep" / "report.md").read_text()
+
+
+def test_settings_that_cannot_apply_are_refused_or_said(official, tmp_path, capsys):
+    """Battery 14, J28: build's SID options with --no-sid, and report's --sid-definition for IHBench runs or
+    --n-bootstrap/--seed/--tost-margin for a ConversationBench run, were accepted and ignored."""
+    assert main(["build", "--out", str(tmp_path / "b"), "--no-sid", "--sid-noise-clips", "5", "--quiet"]) == 2
+    assert "--sid-noise-clips: for the SID configs, which --no-sid leaves out" in capsys.readouterr().err
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out",
+                     str(tmp_path / "r"), "--epochs", "1", "--limit", "1", "--base-url", server.base_url,
+                     "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "r"), "--out", str(tmp_path / "rep"), "--sid-definition", "readme"]) == 2
+    assert "--sid-definition: does not apply to IHBench runs" in capsys.readouterr().err
+    assert main(["report", str(tmp_path / "r"), "--out", str(tmp_path / "rep"), "--tost-margin", "0.1"]) == 0
+    assert "note: --tost-margin: no audio and text run of one model" in capsys.readouterr().out
+    assert not (tmp_path / "b").exists()

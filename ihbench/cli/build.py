@@ -24,7 +24,7 @@ def add_parser(add) -> argparse.ArgumentParser:
                        help="make every config again even when its inputs and the code are unchanged "
                             "(by default finished configs are reused from <cache-dir>/configs)")
     build.add_argument("--sid-sources", type=path("file"), help="SID utterances JSON (default: the shipped one)")
-    build.add_argument("--sid-noise-clips", type=noise_clips(), default=90,
+    build.add_argument("--sid-noise-clips", type=noise_clips(),
                        help="seeded noise/silence clips (default 90)")
     build.set_defaults(func=main, resumes=True)
     return build
@@ -32,8 +32,16 @@ def add_parser(add) -> argparse.ArgumentParser:
 
 def main(args: argparse.Namespace) -> int:
     from ihbench.dataset.build import build
+    from ihbench.dataset.errors import UsageError
     from ihbench.dataset.outputs import check_output_path
 
+    if args.no_sid:  # options of the SID configs, with them left out: said, not ignored
+        given = [flag for flag, value in (("--sid-sources", args.sid_sources), ("--sid-noise-clips",
+                                                                                 args.sid_noise_clips)) if value is not None]
+        if given:
+            raise UsageError(f"{given[0]}: for the SID configs, which --no-sid leaves out; give one or the other")
+    if args.sid_noise_clips is None:
+        args.sid_noise_clips = 90
     check_output_path(args.out, "--out", may_be=("dataset",))
     result = build(args.out, args.sources or None, cache_dir=args.cache_dir, progress=not args.quiet,
                    sid=not args.no_sid, sid_sources=args.sid_sources, sid_noise_clips=args.sid_noise_clips,

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from .common import notes
 
 
 def add_parser(add) -> argparse.ArgumentParser:
@@ -24,15 +25,15 @@ def add_parser(add) -> argparse.ArgumentParser:
     report.add_argument("--cross-benchmark", action="store_true",
                         help="the per-model table and Spearman correlations even when every run is an IHBench run "
                         "(automatic with SID or turns runs or --model-name)")
-    report.add_argument("--sid-definition", choices=("notebook", "readme"), default="notebook",
+    report.add_argument("--sid-definition", choices=("notebook", "readme"),
                         help="which SID-Bench FIR/IRL the cross-benchmark table shows: notebook (the published "
                         "numbers' rule, default) or readme")
-    report.add_argument("--tost-margin", type=number(min=0, max=1, min_open=True), default=0.05,
+    report.add_argument("--tost-margin", type=number(min=0, max=1, min_open=True),
                         help="equivalence margin of the audio-vs-text TOST, in score units (default 0.05)")
     # below 10 resamples a percentile interval is one or two of them: a degenerate "CI"
-    report.add_argument("--n-bootstrap", type=whole(min=10, max=100000), default=1000,
+    report.add_argument("--n-bootstrap", type=whole(min=10, max=100000),
                         help="bootstrap resamples per CI, 10 to 100000 (default 1000)")
-    report.add_argument("--seed", type=seed(), default=0, help="bootstrap seed (default 0)")
+    report.add_argument("--seed", type=seed(), help="bootstrap seed (default 0)")
     report.add_argument("--data", type=data_source(),
                         help="a ConversationBench run of the reference harness (transcript.jsonl): the dataset of "
                              "the benchmark it played, when its judgments do not name it; IHBench runs whose dataset "
@@ -64,9 +65,12 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError("--data: for one ConversationBench run, or IHBench runs whose dataset moved; not a "
                          "cross-benchmark report")
     if wants_cross_report(args.runs, args.model_name, args.cross_benchmark):
+        _settings(args, SETTINGS)
         return _cross_report(args)
-    if one_convbench:
+    if one_convbench:  # Wilson intervals, no bootstrap, no TOST, no SID
+        _settings(args, ())
         return _convbench_report(args)
+    _settings(args, ("--tost-margin", "--n-bootstrap", "--seed"))
     out = args.out or (args.runs[0] if len(args.runs) == 1 else Path("report"))
     check_output_path(out, "--out", may_be=("run", "report"))
     reported = {Path(run).resolve() for run in args.runs}
@@ -79,6 +83,9 @@ def main(args: argparse.Namespace) -> int:
     report = summarize(args.runs, tost_margin=args.tost_margin, n_bootstrap=args.n_bootstrap, seed=args.seed,
                        data=args.data)
     paths = write_report(report, out)
+    if "--tost-margin" in args.given and not report.modality_tost:
+        notes(args, ["--tost-margin: no audio and text run of one model on the same data among these runs, so no "
+                     "audio-vs-text TOST was made"])
     for run in report.runs:
         _warn_about(run)
     for run in report.runs:  # the scores are the result: printed with --quiet too (it hides notes and bars)
@@ -196,6 +203,26 @@ def _convbench_next(summary: dict) -> str:
     if counts["not_judged"] + counts["judged_before_replay"] or not steps:
         steps.append(f"run `ihbench judge {run}` first")
     return "; ".join(steps)
+
+
+#: the report's settings: flag, attribute, default (a flag given where it cannot apply is refused)
+SETTINGS = {"--sid-definition": ("sid_definition", "notebook"), "--tost-margin": ("tost_margin", 0.05),
+            "--n-bootstrap": ("n_bootstrap", 1000), "--seed": ("seed", 0)}
+
+
+def _settings(args: argparse.Namespace, applies) -> None:
+    """Refuse a setting given for runs it does not apply to (a SID definition for IHBench runs, a bootstrap
+    for a ConversationBench run's Wilson intervals), then fill in the defaults; `args.given` keeps which
+    were given, for a note when one found nothing to act on."""
+    args.given = {flag for flag, (name, _) in SETTINGS.items() if getattr(args, name) is not None}
+    for flag in sorted(args.given - set(applies)):
+        from ihbench.dataset.errors import UsageError
+
+        what = "a ConversationBench run (Wilson intervals, no TOST or SID)" if not applies else "IHBench runs"
+        raise UsageError(f"{flag}: does not apply to {what}; leave it out")
+    for name, default in SETTINGS.values():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
 
 
 def _cross_report(args: argparse.Namespace) -> int:
