@@ -25,9 +25,9 @@ MAX_ITEMS = 20
 DEFAULT_DATA = Path("data") / "ihbench-dev"  # where `make demo` and `ihbench publish-space` put a built set
 
 SETUP_HELP = (
-    "Set `IHBENCH_DATA` to a dataset folder written by `ihbench build` (e.g. `ihbench build --out "
-    "data/ihbench-dev`) or to a Hub dataset id (e.g. `bosonai/IHBench`), then restart. On a Space, "
-    "add it under Settings → Variables. Without it the Metrics and Leaderboard tabs still work."
+    "Give a dataset folder written by `ihbench build` (e.g. `ihbench build --out data/ihbench-dev`) or a Hub "
+    "dataset id (e.g. `bosonai/IHBench`): `ihbench space --data ...`, or the variable `IHBENCH_DATA` (on a "
+    "Space: Settings → Variables), then restart. Without it the Metrics and Leaderboard tabs still work."
 )
 
 
@@ -88,7 +88,7 @@ def data_problem() -> Optional[str]:
     try:
         _dataset(data)
     except UserError as error:
-        return f"The dataset `{data}` could not be opened: {error}. " + SETUP_HELP
+        return f"The dataset `{data}` cannot be browsed here: {error}. " + SETUP_HELP
     return None
 
 
@@ -105,10 +105,16 @@ def _dataset(data: Optional[str]):
 
     if data is None:
         raise UserError("no dataset is configured (set IHBENCH_DATA)")
+    from ihbench.dataset.errors import IHBenchError
+
     try:
         return load_conversations(data), load_items(data)
+    except IHBenchError as error:  # said as the CLI says it (a ConversationBench-only dataset, say), paths masked
+        raise UserError(masked(str(error))) from None
     except Exception as error:
-        raise UserError(f"the dataset could not be opened ({type(error).__name__})") from None
+        log.error("the dataset %s could not be opened", data, exc_info=error)
+        raise UserError(f"it could not be opened ({type(error).__name__}; the server log has the traceback)") \
+            from None
 
 
 # --- Browse ------------------------------------------------------------------------------------

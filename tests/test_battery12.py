@@ -1823,3 +1823,30 @@ def test_settings_that_cannot_apply_are_refused_or_said(official, tmp_path, caps
     assert main(["report", str(tmp_path / "r"), "--out", str(tmp_path / "rep"), "--tost-margin", "0.1"]) == 0
     assert "note: --tost-margin: no audio and text run of one model" in capsys.readouterr().out
     assert not (tmp_path / "b").exists()
+
+
+def test_the_space_on_sigterm_and_on_a_dataset_it_cannot_browse_says_what_is_true(tmp_path, capsys, monkeypatch):
+    """Battery 14, J23: stopped by SIGTERM, the Space said the batch commands' "nothing of them was written",
+    untrue for a server whose visitors' runs stay; a dataset it could not browse was "could not be opened
+    (DataSourceError)" with advice about IHBENCH_DATA alone."""
+    from convbench_layout import write_benchmark_folder
+
+    import ihbench.cli.space as space_cli
+    from ihbench import ui
+    from ihbench.cli import Terminated
+    from ihbench.dataset.convbench import import_convbench
+
+    def stopped(args):
+        raise Terminated()
+    monkeypatch.setattr(space_cli, "main", stopped)
+    monkeypatch.chdir(tmp_path)
+    assert main(["space", "--port", "18597"]) == 143
+    err = capsys.readouterr().err
+    assert "the runs its visitors made stay in the runs folder" in err and "nothing of them was written" not in err
+    data = tmp_path / "cb"
+    import_convbench(write_benchmark_folder(tmp_path / "repo"), data, text_only=True, progress=False)
+    monkeypatch.setenv("IHBENCH_DATA", str(data))
+    problem = ui.data_problem()
+    assert "cannot be browsed here: <dataset>: no config 'conversations'; available: bike_bench" in problem
+    assert "DataSourceError" not in problem
+    assert "`ihbench space --data ...`" in problem

@@ -231,13 +231,13 @@ def test_without_data_the_space_builds_a_setup_page_not_a_traceback(tmp_path, mo
 
     monkeypatch.delenv("IHBENCH_DATA", raising=False)
     monkeypatch.chdir(tmp_path)
-    assert ui.data_dir() is None and "Set `IHBENCH_DATA`" in ui.data_problem()
+    assert ui.data_dir() is None and "the variable `IHBENCH_DATA`" in ui.data_problem()
     demo = space_app.build_app()
     markdown = [block.value for block in demo.blocks.values() if type(block).__name__ == "Markdown"]
     assert any("IHBENCH_DATA" in text for text in markdown)
     monkeypatch.setenv("IHBENCH_DATA", str(tmp_path / "missing"))
     assert ui.data_dir() == str(tmp_path / "missing")  # not a folder here: passed on as a Hub id
-    assert "could not be opened" in ui.data_problem()
+    assert "cannot be browsed here" in ui.data_problem()
 
 
 def test_two_runs_in_the_same_second_get_their_own_folders(built, tmp_path, monkeypatch):

@@ -126,10 +126,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except Terminated:  # `kill`, `timeout`, a CI cancel: cleaned up as Ctrl-C is (locks, caches)
         # only the commands that record their work as they go (`resumes`) can go on; the others write at the end
         resumes = getattr(args, "resumes", False)
-        said = ("what was written is kept, and the same command goes on from there"
-                if (resumes(args) if callable(resumes) else resumes)
-                else "it writes its results only once all is done, so nothing of them was written, and the same "
-                     "command starts again from the beginning")
+        said = getattr(args, "stopped", None) or (
+            "what was written is kept, and the same command goes on from there"
+            if (resumes(args) if callable(resumes) else resumes)
+            else "it writes its results only once all is done, so nothing of them was written, and the same "
+                 "command starts again from the beginning")
         print(f"ihbench {args.command}: stopped (SIGTERM); {said}", file=sys.stderr)
         return 143
     except KeyboardInterrupt:

@@ -13,7 +13,8 @@ def add_parser(add) -> argparse.ArgumentParser:
     space.add_argument("--port", type=whole(min=1, max=65535), default=7860, help="port (default 7860)")
     space.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; 0.0.0.0 for "
                        "every interface)")
-    space.set_defaults(func=main)
+    # a server, not a batch: what its visitors made stays (their runs in the runs folder)
+    space.set_defaults(func=main, stopped="the server stopped; the runs its visitors made stay in the runs folder")
     return space
 
 
