@@ -1850,3 +1850,20 @@ def test_the_space_on_sigterm_and_on_a_dataset_it_cannot_browse_says_what_is_tru
     assert "cannot be browsed here: <dataset>: no config 'conversations'; available: bike_bench" in problem
     assert "DataSourceError" not in problem
     assert "`ihbench space --data ...`" in problem
+
+
+def test_a_tmpdir_inside_a_dataset_is_refused_before_a_staging_folder_is_made_there(official, tmp_path, capsys,
+                                                                                    monkeypatch):
+    """Battery 14, J20 (its second part): with TMPDIR inside a dataset, publish-space made its temporary staging
+    folder there, then refused it as a staging folder the user never gave."""
+    import shutil
+    import tempfile
+
+    data = tmp_path / "data"
+    shutil.copytree(official, data)
+    monkeypatch.setenv("TMPDIR", str(data))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    before = sorted(p.name for p in data.iterdir())
+    assert main(["publish-space", "--repo", "a/b", "--data", str(data), "--dry-run"]) == 2
+    assert "TMPDIR (where a publish stages its files without --staging-dir)" in capsys.readouterr().err
+    assert sorted(p.name for p in data.iterdir()) == before

@@ -122,7 +122,12 @@ def staging_lock(staging_dir: Optional[Path]):
 
 def staging_root(staging_dir: Optional[Path], prefix: str) -> Path:
     """Where a publish command stages what it uploads: --staging-dir (checked) or a new temporary folder."""
-    return check_staging_folder(staging_dir) if staging_dir is not None else Path(tempfile.mkdtemp(prefix=prefix))
+    if staging_dir is not None:
+        return check_staging_folder(staging_dir)
+    # the temporary folder's place, checked before it is made there (TMPDIR inside a dataset made one in it)
+    check_output_path(tempfile.gettempdir(), "TMPDIR (where a publish stages its files without --staging-dir)",
+                      shared=True)
+    return Path(tempfile.mkdtemp(prefix=prefix))
 
 
 def begin_staging(root: Path) -> None:
