@@ -293,6 +293,13 @@ def _inside(path, what: str, folder: Path, kind: str) -> OutputPathError:
                            "outside it")
 
 
+def described_folder(folder: Union[str, os.PathLike]) -> Optional[str]:
+    """What one of the toolkit's folders is, in words ("an `ihbench sid` output folder (summary.json)"),
+    or None for any other folder."""
+    kind = folder_kind(folder)
+    return _described(kind, Path(folder)) if kind else None
+
+
 def _described(kind: str, folder: Path) -> str:
     if kind == "dataset":
         return DESCRIPTIONS[kind] + (" (build_info.json)" if BuildDir(folder).is_build() else " (its card lists configs)")

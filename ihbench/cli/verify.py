@@ -43,7 +43,8 @@ def add_parser(add) -> argparse.ArgumentParser:
                             "SHA-256 and the pipecat-ai version")
     audio.add_argument("--audio-plot", type=plot_path(), metavar="FILE.png",
                        help="with --audio: a histogram of the cut probabilities with the threshold")
-    verify.set_defaults(func=main, resumes=True)
+    # a judge's verdicts go to the cache as they come, so a rerun goes on; --audio writes only at its end
+    verify.set_defaults(func=main, resumes=lambda args: args.audio is None)
     return verify
 
 
@@ -99,6 +100,8 @@ def main(args: argparse.Namespace) -> int:
 
 def _verify_audio(args: argparse.Namespace) -> int:
     """`--audio DIR`: Smart Turn on the built dataset's cuts; refusals come before the model loads."""
+    from pathlib import Path
+
     from ihbench.dataset.errors import UsageError
     from ihbench.dataset.outputs import check_output_path
 
@@ -113,6 +116,9 @@ def _verify_audio(args: argparse.Namespace) -> int:
     for option, value in (("--audio-report", args.audio_report), ("--audio-plot", args.audio_plot)):
         if value:
             check_output_path(value, option, file=True)
+    if args.audio_report and args.audio_plot and Path(args.audio_report).resolve() == Path(args.audio_plot).resolve():
+        raise UsageError(f"--audio-report and --audio-plot: both name {args.audio_plot}; the plot would replace the "
+                         "report: give each a file of its own")
     from ihbench.dataset.errors import MissingDependencyError
     from ihbench.smart_turn import THRESHOLD, SmartTurn
     from ihbench.smart_turn.cuts import check_folder, in_context, load_points, plot, score_cuts, summary

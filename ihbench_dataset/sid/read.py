@@ -136,6 +136,10 @@ def _attach_wavs(rows: list[dict], annotations: Path, wav_dir: Optional[Path], s
     """Every row's WAV must exist: a partial download would otherwise score on fewer clips, silently.
     `subdir` is the WAV folder SID-Bench's layout keeps beside the jsonl, named when none is found."""
     missing = [row for row in rows if wav_dir is None or not (wav_dir / row["audio"]).is_file()]
+    odd = [row for row in missing if wav_dir is not None and os.path.lexists(wav_dir / row["audio"])]
+    if odd:  # there, but nothing to read as audio
+        raise SidFormatError(f"{annotations} line {odd[0]['line']}: {wav_dir / odd[0]['audio']} is not a regular file "
+                             "(a folder, a named pipe, a device, or a link to nothing)")
     if missing:
         # no folder at all: name the one SID-Bench's layout keeps them in (test_wavs/en/ beside the jsonl)
         where = (f"in {wav_dir}" if wav_dir else
