@@ -50,3 +50,68 @@ def test_judge_names_what_a_folder_that_is_no_run_is(what, official, tmp_path, c
     err = capsys.readouterr().err
     said = "no such folder" if what == "missing" else "is a dataset folder"
     assert said in err and "run `ihbench run` first" not in err, err
+
+
+def test_a_sid_run_whose_predictions_were_cut_is_refused_by_the_report(built, tmp_path, capsys):
+    """Battery 15, K6: a SID run's predictions.jsonl cut to half (or gone) was reported with the summary's
+    scores over all its clips, without a word."""
+    out = tmp_path / "se"
+    assert main(["sid", "--detector", "energy", "--data", str(built), "--config", "sid_dev_en", "--limit", "4",
+                 "--out", str(out), "--quiet"]) == 0
+    lines = (out / "predictions.jsonl").read_text().splitlines(keepends=True)
+    (out / "predictions.jsonl").write_text("".join(lines[:2]))
+    capsys.readouterr()
+    assert main(["report", str(out), "--out", str(tmp_path / "rep"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "predictions.jsonl: 2 prediction(s), but" in err and "scores 4 clips" in err, err
+
+
+def test_sid_into_an_output_of_another_clip_selection_is_refused(built, tmp_path, capsys):
+    """Battery 15, K12: `--clips` of another selection replaced the earlier results without a word."""
+    out = tmp_path / "se"
+    argv = ["sid", "--detector", "energy", "--data", str(built), "--config", "sid_dev_en", "--out", str(out),
+            "--quiet"]
+    assert main([*argv, "--clips", "*_000*"]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--clips", "*_001*"]) == 2
+    assert "holds the results on the clips *_000*" in capsys.readouterr().err
+    assert main([*argv, "--clips", "*_000*"]) == 0  # the same selection: written again
+
+
+def test_a_conversationbench_run_whose_turns_are_gone_is_refused(tmp_path, capsys):
+    """Battery 15, K13: with responses.jsonl deleted, the judged run was reported as a conversation that
+    "stopped on a failed turn" (rc 0); the IHBench counterpart is refused."""
+    from convbench_judging import ConvJudge
+    from convbench_layout import write_benchmark_folder
+    from openai_test_server import OpenAITestServer
+    from test_convbench_judge import judge
+    from test_convbench_run import golden_replay, spec
+
+    from ihbench.convbench import run_convbench
+    from ihbench.dataset.convbench import import_convbench
+
+    data = tmp_path / "data"
+    import_convbench(write_benchmark_folder(tmp_path / "repo"), data, text_only=True, progress=False)
+    out = tmp_path / "run"
+    with OpenAITestServer(respond=golden_replay()) as server:
+        run_convbench(spec(data, out, server), progress=False)
+    assert judge(out, ConvJudge()) == 0
+    (out / "responses.jsonl").unlink()
+    capsys.readouterr()
+    assert main(["report", str(out), "--out", str(tmp_path / "rep"), "--quiet"]) == 2
+    assert f"{out / 'responses.jsonl'}: missing, while" in capsys.readouterr().err
+
+
+def test_sid_import_removes_a_killed_imports_temporary_file(tmp_path, capsys):
+    """Battery 15, K7: a kill -9 during sid-import left `.test.parquet.PID.tmp` in the dataset for good."""
+    import numpy as np
+    from test_battery5_files import _sid_noise
+
+    root = _sid_noise(tmp_path / "sb", {"n0.wav": np.full(32_000, 0.01)})
+    out = tmp_path / "d"
+    assert main(["sid-import", str(root), "--out", str(out), "--quiet"]) == 0
+    config = next(p for p in out.iterdir() if p.is_dir())
+    stale = config / ".test.parquet.99999.tmp"
+    stale.write_bytes(b"PAR1")  # what a killed import leaves
+    assert main(["sid-import", str(root), "--out", str(out), "--quiet"]) == 0
+    assert not stale.exists()

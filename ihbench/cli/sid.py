@@ -124,6 +124,12 @@ def _refuse_replacing_another(args: argparse.Namespace, model_path) -> None:
     detector = earlier.detector or {}
     then = identity(detector.get("detector"), detector.get("predictions_file"),
                     (detector.get("model") or {}).get("model_path"), earlier.config, earlier.data)
+    earlier_clips, now_clips = earlier.extra.get("clips"), getattr(args, "clips", None)
+    if then == identity(args.detector, args.predictions, model_path, args.config, args.data) and \
+            earlier_clips != now_clips:  # another selection of clips would replace these results without a word
+        raise UsageError(f"--out: {args.out} holds the results on the clips {earlier_clips or 'all'}; this command "
+                         f"scores {now_clips or 'all the clips'} and would replace them: give another --out (or the "
+                         "same --clips)")
     if then != identity(args.detector, args.predictions, model_path, args.config, args.data):
         model = f" ({then[2]})" if then[2] else ""
         raise UsageError(f"--out: {args.out} holds the results of the {then[0]} {then[1]}{model} on {then[3]} of "

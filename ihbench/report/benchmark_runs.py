@@ -85,7 +85,7 @@ def read_run(path) -> BenchmarkRun:
         source = open_source(path)
         return BenchmarkRun(path, "convbench", source.model, source)
     if run.responses_path.is_file():  # its answers are here: an IHBench run whose run.json is gone, not a report
-        raise MissingFileError(f"{run.info_path}: missing ({path} holds an IHBench run's "
+        raise MissingFileError(f"{run.info_path}: missing ({path} holds a run's "
                                f"{run.responses_path.name}); put it back: it records the model and data the answers "
                                "are of")
     try:
@@ -95,6 +95,8 @@ def read_run(path) -> BenchmarkRun:
             raise RunKindError(f"{path}: a run of unknown kind {error.kind!r} (summary.json); the report reads IHBench "
                                "runs (run.json), `ihbench sid` and `ihbench turns` output") from None
         summary = None
+    if isinstance(summary, SidSummary):
+        _check_predictions(path, summary)
     if isinstance(summary, (SidSummary, TurnsSummary)):
         return BenchmarkRun(path, summary.kind, summary.model_label, summary)
     if summary is not None:  # a report's summary: ihbench's without its run.json, or a cross-benchmark one
@@ -102,6 +104,24 @@ def read_run(path) -> BenchmarkRun:
                            "folders it reports on")
     raise RunKindError(f"{path}: not a run the report knows: no run.json (an IHBench run) and no summary.json written "
                        "by `ihbench sid` or `ihbench turns`")
+
+
+def _check_predictions(path: Path, summary: SidSummary) -> None:
+    """The predictions a SID summary scored, beside it: a file cut short (or of another selection) is
+    refused, a missing one said, since the report reads the scores without scoring them again."""
+    import logging
+
+    from ihbench.dataset.io import json_lines
+
+    file = path / "predictions.jsonl"
+    if not file.is_file():
+        logging.getLogger("ihbench").warning("%s: missing; the scores of %s are read from its summary.json unchecked",
+                                             file, path)
+        return
+    rows = sum(1 for _ in json_lines(file, RunKindError))
+    if summary.n_clips is not None and rows != summary.n_clips:
+        raise RunKindError(f"{file}: {rows} prediction(s), but {path / 'summary.json'} scores {summary.n_clips} "
+                           "clips: the files were edited or cut; `ihbench sid` writes them again")
 
 
 def _cell(value=None, ci_low=None, ci_high=None, n=None, **extra) -> dict:

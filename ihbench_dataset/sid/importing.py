@@ -137,6 +137,8 @@ def _import_locked(root, out: BuildDir, configs, progress: bool) -> dict:
         with tqdm(total=sum(map(len, configs.values())), unit="clip", desc="importing SID-Bench",
                   disable=not progress) as bar:
             for config, rows in configs.items():
+                for stale in out.folder(config).glob(".*.tmp"):  # a killed import's temporary: we hold the lock
+                    stale.unlink()
                 written[config] = out.new_file(config, SPLIT)
                 _clip_warnings(config, annotations[config],
                                *_write_parquet(rows, written[config], annotations[config], bar))

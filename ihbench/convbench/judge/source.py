@@ -119,6 +119,12 @@ def _ours(path: Path) -> ConvSource:
         raise RunDirError(f"{path}: {info.data} [{info.config}] changed since this run played it; judge and report a "
                           "run of the benchmark as it is now (`ihbench run` into a new folder)")
     targets = sorted(info.convbench.get("only_turns") or [turn.index for turn in benchmark.turns])
+    responses = RunDir(path).responses_path
+    judged = [f for f in sorted(path.glob("judgments*.jsonl")) if f.stat().st_size]
+    if judged and (not responses.is_file() or not responses.stat().st_size):  # as an IHBench run's: refused
+        raise RunDirError(f"{responses}: {'empty' if responses.exists() else 'missing'}, while {judged[0]} holds "
+                          "judgments: the run's turns are gone; restore the file, or run `ihbench run` again into a "
+                          "new folder")
     torn: list = []
     latest = {r.key: r for r in read_typed(RunDir(path).responses_path, TurnRecord, fits=of_the_run(info), torn=torn)}
     for line in torn:  # its writer (`ihbench run`) repairs it; a reader names it
