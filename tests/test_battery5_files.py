@@ -116,8 +116,8 @@ def test_report_on_a_run_without_its_run_json_says_so(official, tmp_path, capsys
     (run / "run.json").unlink()
     capsys.readouterr()
     assert main(["report", str(run), "--quiet"]) == 2
-    assert _one_error(capsys, "report") == (f"ihbench report: error: {run / 'run.json'}: missing ({run} holds an "
-                                            "IHBench run's responses.jsonl); put it back: it records the model and "
+    assert _one_error(capsys, "report") == (f"ihbench report: error: {run / 'run.json'}: missing ({run} holds a "
+                                            "run's responses.jsonl); put it back: it records the model and "
                                             "data the answers are of")
 
 
