@@ -115,3 +115,17 @@ def test_sid_import_removes_a_killed_imports_temporary_file(tmp_path, capsys):
     stale.write_bytes(b"PAR1")  # what a killed import leaves
     assert main(["sid-import", str(root), "--out", str(out), "--quiet"]) == 0
     assert not stale.exists()
+
+
+def test_publish_dataset_names_a_run_folder_as_one(official, tmp_path, capsys):
+    """Battery 15, K8 (try 65): publish-dataset of a run folder said "no README.md; publish a folder written
+    by `ihbench build`" where publish-space said it is a run folder."""
+    from openai_test_server import OpenAITestServer
+
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out",
+                     str(tmp_path / "r"), "--epochs", "1", "--limit", "1", "--base-url", server.base_url,
+                     "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["publish-dataset", str(tmp_path / "r"), "--repo", "a/c", "--dry-run"]) == 2
+    assert "is a run folder (run.json), not a dataset" in capsys.readouterr().err

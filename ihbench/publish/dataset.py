@@ -37,7 +37,11 @@ def check_readable(folder: Path) -> int:
 
     build = BuildDir(folder)
     if not build.has_card():
-        raise MissingFileError(f"{folder}: no {CARD}; publish a folder written by `ihbench build`")
+        from ihbench.dataset.outputs import described_folder
+
+        what = described_folder(folder)  # a run, a report, ...: said as what it is
+        raise MissingFileError(f"{folder}: is {what}, not a dataset" if what else
+                               f"{folder}: no {CARD}; publish a folder written by `ihbench build`")
     _check_files(build)
     foreign = build.foreign_files()
     if foreign:  # the one rule of both publish commands: the dataset's files, and nothing a user dropped in
