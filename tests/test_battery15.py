@@ -129,3 +129,10 @@ def test_publish_dataset_names_a_run_folder_as_one(official, tmp_path, capsys):
     capsys.readouterr()
     assert main(["publish-dataset", str(tmp_path / "r"), "--repo", "a/c", "--dry-run"]) == 2
     assert "is a run folder (run.json), not a dataset" in capsys.readouterr().err
+
+
+def test_info_on_a_hub_id_it_cannot_read_fails_as_run_does(capsys):
+    """Battery 15, K3: `ihbench info nobody/nothing-here` (offline) printed an empty table, rc 0."""
+    assert main(["info", "nobody/nothing-here"]) == 2
+    assert "nobody/nothing-here: no such local folder, and as a Hub dataset it cannot load" in \
+        capsys.readouterr().err

@@ -23,7 +23,10 @@ def main(args: argparse.Namespace) -> int:
     from ihbench.dataset.load import config_names, resolve_source
 
     path, _ = resolve_source(args.data)
-    if IHBENCH_CONFIG not in config_names(path, None):  # a ConversationBench or SID-Bench dataset alone
+    names = config_names(path, None)
+    if not names:  # a Hub id that cannot be read (offline, misspelled) lists nothing: failed as run's is
+        load_conversations(args.data, split=args.split)  # says why, in the words `ihbench run` uses
+    if IHBENCH_CONFIG not in names:  # a ConversationBench or SID-Bench dataset alone
         print(f"data: {args.data} (no IHBench conversations; its configs:)")
         print("| config | holds | rows |\n|---|---|---|")
         for name, kind, rows in dataset_contents(args.data):
