@@ -136,3 +136,29 @@ def test_info_on_a_hub_id_it_cannot_read_fails_as_run_does(capsys):
     assert main(["info", "nobody/nothing-here"]) == 2
     assert "nobody/nothing-here: no such local folder, and as a Hub dataset it cannot load" in \
         capsys.readouterr().err
+
+
+def test_a_conversationbench_resume_counts_only_the_turns_it_kept(tmp_path):
+    """Battery 15, K5: after a turn in the middle was played anew, the turns played again after it were
+    counted "already done" too (4 written, 5 already done, of 6 planned)."""
+    import json
+
+    from convbench_layout import write_benchmark_folder
+    from openai_test_server import OpenAITestServer
+    from test_convbench_run import golden_replay, spec
+
+    from ihbench.convbench import run_convbench
+    from ihbench.dataset.convbench import import_convbench
+
+    data = tmp_path / "data"
+    import_convbench(write_benchmark_folder(tmp_path / "repo"), data, text_only=True, progress=False)
+    out = tmp_path / "run"
+    with OpenAITestServer(respond=golden_replay()) as server:
+        first = run_convbench(spec(data, out, server), progress=False)
+        lines = (out / "responses.jsonl").read_text().splitlines()
+        record = json.loads(lines[2])
+        record["text"] = "EDITED: " + record["text"]  # its check no longer matches: played again
+        lines[2] = json.dumps(record)
+        (out / "responses.jsonl").write_text("\n".join(lines) + "\n")
+        again = run_convbench(spec(data, out, server), progress=False)
+    assert first.written == 5 and (again.skipped, again.written) == (2, 3)

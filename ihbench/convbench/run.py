@@ -176,14 +176,12 @@ def _run_locked(spec, run_dir: RunDir, identity: dict, generation, benchmark, ta
     conversations = [(epoch, turn) for epoch in range(spec.epochs) for turn in targets] if spec.rehydrate else \
         [(epoch, None) for epoch in range(spec.epochs)]
     planned = len(targets) * spec.epochs
-    done = sum(1 for epoch in range(spec.epochs) for turn in targets if getattr(latest.get((epoch, turn)), "done",
-                                                                                  False))
     # a server takes requests in parallel; a local model plays one conversation at a time (threads on
     # one model would share torch's global seed, and gain nothing on one device)
     served = loader.runs_via.startswith("server")
     workers = max(1, spec.concurrency or (getattr(loader, "batch_size", 1) if served else 1) or 1)
     with AppendLog(run_dir.responses_path) as log_file, \
-            tqdm(total=planned, initial=done, unit="turn", desc=f"{benchmark.name} {Path(spec.model_path).name}",
+            tqdm(total=planned, unit="turn", desc=f"{benchmark.name} {Path(spec.model_path).name}",
                  disable=not progress) as bar:
         player.attach(log_file, bar)
         with ThreadPoolExecutor(max_workers=min(workers, len(conversations)) or 1) as pool:
@@ -192,7 +190,7 @@ def _run_locked(spec, run_dir: RunDir, identity: dict, generation, benchmark, ta
         for epoch in range(spec.epochs):
             player.write_epoch(epoch)
     return ConvRunSummary(out=run_dir.path, conversations=len(conversations), planned=planned,
-                          written=player.written, skipped=done, errors=sum(1 for failed in outcomes if failed),
+                          written=player.written, skipped=player.kept, errors=sum(1 for failed in outcomes if failed),
                           seconds=time.perf_counter() - started)
 
 
@@ -210,6 +208,7 @@ class _Player:
         self.turns = {turn.index: turn for turn in benchmark.turns}
         self.tools = benchmark.tools
         self.written = 0
+        self.kept = 0  # turns done by an earlier run and kept (not those played again after a turn played anew)
         self._lock = threading.Lock()
         self._audio: dict[int, object] = {}
         self.model_name = loader.describe().get("model_path") or spec.model_path
@@ -252,6 +251,7 @@ class _Player:
             # answered another history: played again too
             record = None if replaying else self.latest.get((epoch, index))
             if record is not None and record.done:  # resumed: the history it had
+                self._keep()
                 ended = ended or record.status == "ended_session"
                 if record.status != "ended_early":
                     history += [self.user_message(index), *record.messages]
@@ -271,6 +271,7 @@ class _Player:
     def _play_rehydrated(self, epoch: int, index: int) -> bool:
         record = self.latest.get((epoch, index))
         if record is not None and record.done:
+            self._keep()
             return False
         history = [{"role": "system", "content": self.benchmark.system_instruction}]
         for earlier in self.benchmark.turns:
@@ -300,6 +301,11 @@ class _Player:
                     input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
                     reasoning=outcome.reasoning)
         return outcome
+
+    def _keep(self) -> None:
+        with self._lock:
+            self.kept += 1
+            self.bar.update(1)
 
     def _write(self, epoch: int, index: int, status: str, **fields) -> None:
         record = TurnRecord(
