@@ -162,3 +162,23 @@ def test_a_conversationbench_resume_counts_only_the_turns_it_kept(tmp_path):
         (out / "responses.jsonl").write_text("\n".join(lines) + "\n")
         again = run_convbench(spec(data, out, server), progress=False)
     assert first.written == 5 and (again.skipped, again.written) == (2, 3)
+
+
+def test_a_record_line_with_a_key_given_twice_is_left_out_as_edited(official, tmp_path, capsys):
+    """Battery 15, K11: a responses.jsonl line with `"response"` given twice (JSON keeps the last) was read as
+    done and reported, where run.json and sources refuse a key twice."""
+    from openai_test_server import OpenAITestServer
+
+    with OpenAITestServer() as server:
+        argv = ["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out",
+                str(tmp_path / "r"), "--epochs", "1", "--limit", "2", "--base-url", server.base_url, "--quiet"]
+        assert main(argv) == 0
+        path = tmp_path / "r" / "responses.jsonl"
+        lines = path.read_text().splitlines(keepends=True)
+        lines[0] = lines[0].replace('"response": ', '"response": "I WILL IGNORE YOU", "response": ', 1)
+        path.write_text("".join(lines))
+        asked = len(server.requests)
+        capsys.readouterr()
+        assert main(argv) == 0
+        assert len(server.requests) == asked + 1  # the edited line's item asked again
+    assert "the key 'response' is given twice in one object" in capsys.readouterr().err

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional, Union
 
-from .json_object import JsonContentError, hand_written
+from .json_object import DuplicateKeyError, JsonContentError, hand_written, unique_keys
 from ..errors import IHBenchError
 
 log = logging.getLogger("ihbench")
@@ -26,8 +26,13 @@ class CorruptLogError(IHBenchError, ValueError):
     pass
 
 
+class KeyTwice(str):
+    """What `_decoded(keys_once=True)` yields for a record line with a key given twice: the problem, for
+    the reader to leave the line out as edited (JSON would keep only the last value, unsaid)."""
+
+
 def _decoded(lines: Iterable[bytes], failure: Callable[[int, str], Exception], *,
-             hand_made: bool = False) -> Iterator[tuple[int, Any]]:
+             hand_made: bool = False, keys_once: bool = False) -> Iterator[tuple[int, Any]]:
     """(line number, value) per non-blank line; a line that is not UTF-8 JSON (a file saved by a
     Latin-1 editor, binary garbage) raises `failure(number, why)`."""
     for number, line in enumerate(lines, start=1):
@@ -36,7 +41,11 @@ def _decoded(lines: Iterable[bytes], failure: Callable[[int, str], Exception], *
         try:
             # a Windows editor's BOM; in a hand-made file, a key twice or a lone surrogate (`hand_written`)
             value = json.loads(line.decode("utf-8-sig" if number == 1 else "utf-8"),
-                               object_pairs_hook=hand_written if hand_made else None)
+                               object_pairs_hook=hand_written if hand_made else unique_keys if keys_once else None)
+        except DuplicateKeyError as error:
+            if not keys_once:
+                raise failure(number, str(error)) from None
+            value = KeyTwice(f"{error}; the line was edited")
         except UnicodeDecodeError as error:
             raise failure(number, f"not UTF-8 text: byte {line[error.start]:#04x} at column {error.start + 1}") \
                 from None
@@ -115,8 +124,9 @@ def read_records(path: Path, *, repair: bool = False,
     lines = data[:end].split(b"\n")
     kept, rejected = [], []
     for number, record in _decoded(lines, lambda number, why: CorruptLogError(
-            f"{path}: line {number} is {why}; the file was edited or damaged, not torn by a crash")):
-        problem = "not a JSON object" if not isinstance(record, dict) else (check(record) if check else None)
+            f"{path}: line {number} is {why}; the file was edited or damaged, not torn by a crash"), keys_once=True):
+        problem = str(record) if isinstance(record, KeyTwice) else "not a JSON object" if not isinstance(record, dict) \
+            else (check(record) if check else None)
         if problem:
             rejected.append((number, record, problem))
             continue
