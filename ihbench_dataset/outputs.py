@@ -264,6 +264,11 @@ def check_library_caches(*, dataset: Optional[Union[str, os.PathLike]] = None) -
         value = os.environ.get(variable)
         if value and value.strip():
             check_cache_path(os.path.expanduser(value), variable, file=False, dataset=dataset)
+    if not os.environ.get("XDG_CACHE_HOME", "").strip():  # the defaults under ~/.cache: HOME decides them
+        for name, variable in (("ihbench", "IHBENCH_CACHE"), ("huggingface", "HF_HOME")):
+            if not os.environ.get(variable, "").strip():
+                check_cache_path(os.path.expanduser(f"~/.cache/{name}"), f"~/.cache/{name} (the default cache, "
+                                 f"from HOME; {variable} moves it)", file=False, dataset=dataset)
     from .io.cache import cache_root
 
     cache_root()  # a blank IHBENCH_CACHE or XDG_CACHE_HOME, or one that is a file

@@ -182,3 +182,19 @@ def test_a_record_line_with_a_key_given_twice_is_left_out_as_edited(official, tm
         assert main(argv) == 0
         assert len(server.requests) == asked + 1  # the edited line's item asked again
     assert "the key 'response' is given twice in one object" in capsys.readouterr().err
+
+
+def test_a_home_inside_a_dataset_is_said_as_home_before_any_work(official, tmp_path, capsys, monkeypatch):
+    """Battery 15, K1: with HOME inside a dataset, 190 MB of the datasets library's cache were written into it,
+    and the refusal then named IHBENCH_CACHE, which the user never set."""
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(official, data)
+    for variable in ("IHBENCH_CACHE", "HF_HOME", "XDG_CACHE_HOME", "HF_DATASETS_CACHE"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("HOME", str(data))
+    before = sorted(p.name for p in data.iterdir())
+    assert main(["info", str(data)]) == 2
+    assert "~/.cache/ihbench (the default cache, from HOME; IHBENCH_CACHE moves it)" in capsys.readouterr().err
+    assert sorted(p.name for p in data.iterdir()) == before
