@@ -198,3 +198,29 @@ def test_a_home_inside_a_dataset_is_said_as_home_before_any_work(official, tmp_p
     assert main(["info", str(data)]) == 2
     assert "~/.cache/ihbench (the default cache, from HOME; IHBENCH_CACHE moves it)" in capsys.readouterr().err
     assert sorted(p.name for p in data.iterdir()) == before
+
+
+def test_a_report_stopped_midway_leaves_no_half_report(official, tmp_path, capsys, monkeypatch):
+    """Battery 15, K2: a report stopped between its figures and its text left new figures beside the earlier
+    report.md, and SIGTERM said nothing was written."""
+    from openai_test_server import OpenAITestServer
+
+    import ihbench.report.render as render
+    from ihbench.cli import Terminated
+
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out",
+                     str(tmp_path / "r"), "--epochs", "1", "--limit", "1", "--base-url", server.base_url,
+                     "--quiet"]) == 0
+    out = tmp_path / "rep"
+    assert main(["report", str(tmp_path / "r"), "--out", str(out), "--quiet"]) == 0
+    assert (out / "report.md").exists()
+
+    def stopped(*args, **kwargs):
+        raise Terminated()
+    monkeypatch.setattr(render, "render_markdown", stopped)  # stopped after the figures, before the text
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "r"), "--out", str(out), "--quiet"]) == 143
+    assert "the report it was writing is removed" in capsys.readouterr().err
+    assert not any(p.suffix in (".md", ".png") or p.name == "summary.json" for p in out.iterdir())
+    assert (tmp_path / "r" / "run.json").exists()

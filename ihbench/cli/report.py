@@ -42,7 +42,9 @@ def add_parser(add) -> argparse.ArgumentParser:
     report.add_argument("--compare-judge", type=path("file", exists=True), metavar="FILE",
                         help="one ConversationBench run: the reference judge's *_judged.jsonl of the same transcript; "
                              "the report gives per-dimension agreement and Cohen's kappa with our judge")
-    report.set_defaults(func=main)
+    # a report stopped midway removes what it had written (no half report beside an earlier one's text)
+    report.set_defaults(func=main, stopped="the report it was writing is removed, with the one it was replacing; the "
+                                           "same command writes it again")
     return report
 
 

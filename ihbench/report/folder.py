@@ -15,8 +15,12 @@ FIGURES = {"per_type": "per_type.png", "depth": "depth.png", "dev_set": "dev_set
            "dimensions": "convbench_dimensions.png", "heatmap": "convbench_categories.png"}
 
 
+_BEGUN: set = set()  # report folders whose writing has begun in this process (their old figures are gone)
+
+
 def begin_report(out: Path) -> Path:
     out = claim_output(out, "report")
+    _BEGUN.add(Path(out).resolve())
     for name in FIGURES.values():
         (out / name).unlink(missing_ok=True)
     return out
@@ -31,5 +35,18 @@ def one_writer(write):
 
         out = Path(out)
         with new_folders(out.parent), exclusive(lock_file_for(out), f"report folder {out}"):
-            return write(summary, out, *args, **kwargs)
+            try:
+                return write(summary, out, *args, **kwargs)
+            except BaseException:  # stopped midway: no half report (new figures beside the last one's text)
+                if out.resolve() in _BEGUN:  # a refusal before the first file leaves the folder as it was
+                    remove_report(out)
+                raise
+            finally:
+                _BEGUN.discard(out.resolve())
     return locked
+
+
+def remove_report(out: Path) -> None:
+    """A report's own files in `out` (never the run's beside them)."""
+    for name in ("summary.json", "report.md", *FIGURES.values()):
+        (Path(out) / name).unlink(missing_ok=True)
