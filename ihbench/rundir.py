@@ -93,14 +93,14 @@ class RunDir:
                               "it back: it records the model and data the answers are of (`ihbench run` into this "
                               "folder refuses it until then)")
         if not self.exists():
-            from ihbench.dataset.outputs import described_folder
+            from ihbench.dataset.outputs import described_folder, folder_kind
 
             if not self.path.exists():
                 raise RunDirError(f"{self.path}: no such folder; give a run folder (`ihbench run --out` makes one)")
             what = described_folder(self.path)
             if what:  # a SID or turns output needs no judge: its report is the next step
-                after = f"; `ihbench report {self.path}` reports it" if what.startswith(("an `ihbench sid`",
-                                                                                      "an `ihbench turns`")) else ""
+                after = f"; `ihbench report {self.path}` reports it" if folder_kind(self.path) in ("sid", "turns") \
+                    else ""
                 raise RunDirError(f"{self.path}: is {what}, not a run (no {RUN_JSON}){after}")
             raise RunDirError(f"{self.path}: not a run directory (no {RUN_JSON}); run `ihbench run` first")
         if not self.info_path.is_file():

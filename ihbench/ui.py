@@ -55,12 +55,11 @@ def check_runs_dir() -> Path:
     not inside a dataset (publish-dataset would upload the runs), a run or the installed package (a
     Space published from it would carry them), nor one of those itself. `ihbench space` says it before
     serving; a page that makes a run says it to the visitor."""
-    from ihbench.dataset.errors import UsageError
+    from ihbench.dataset.io.cache import refuse_blank
     from ihbench.dataset.outputs import check_cache_path
 
+    refuse_blank("IHBENCH_RUNS", "./runs")
     value = os.environ.get("IHBENCH_RUNS")
-    if value is not None and value and not value.strip():
-        raise UsageError(f"IHBENCH_RUNS={value!r}: blank; unset it (./runs), or give a folder")
     check_cache_path(runs_dir(), "IHBENCH_RUNS (the Space's runs folder)" if value else
                      "./runs (the Space's runs folder; IHBENCH_RUNS moves it)", file=False)
     return runs_dir()
@@ -294,9 +293,9 @@ def masked(text: str, typed: tuple = ()) -> str:
     with it, not the server's layout."""
     import sys
 
-    from ihbench.dataset.redaction import redact
+    from ihbench.dataset.redaction import redact_text
 
-    text = redact(text)
+    text = redact_text(text)
     keep = [value.strip() for value in typed if value and value.strip().startswith("/")]
     places = {str(runs_dir()): "<runs>", str(Path.cwd()): "<server>", sys.prefix: "<python>",
               str(Path.home()): "<home>"}

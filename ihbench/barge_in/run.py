@@ -262,9 +262,10 @@ def _check_clip_count(conversations: list, loader) -> None:
     conversation's last (one more when a cut there gets its recovery)."""
     from ihbench.loaders.limits import check_clip_count
 
-    longest = max(conversations, key=lambda c: rounds_of(c))
-    check_clip_count(loader, rounds_of(longest) - 1, f"round {rounds_of(longest)} of {longest.conversation_id}, "
-                     "with the caller's answers of every round before it, each heard", "--modality text")
+    longest = max(conversations, key=rounds_of)
+    rounds = rounds_of(longest)
+    check_clip_count(loader, rounds - 1, f"round {rounds} of {longest.conversation_id}, with the caller's answers "
+                     "of every round before it, each heard", "--modality text")
 
 
 def rounds_of(conversation) -> int:

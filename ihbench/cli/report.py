@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
 from .common import notes
 
 
@@ -63,10 +64,11 @@ def main(args: argparse.Namespace) -> int:
     one_convbench = len(args.runs) == 1 and is_convbench_run(args.runs[0])
     if (args.config or args.compare_judge) and not one_convbench:  # checked before the cross report,
         raise UsageError("--config and --compare-judge are for one ConversationBench run")  # which ignored them
-    if args.data and not one_convbench and wants_cross_report(args.runs, args.model_name, args.cross_benchmark):
+    cross = wants_cross_report(args.runs, args.model_name, args.cross_benchmark)
+    if args.data and not one_convbench and cross:
         raise UsageError("--data: for one ConversationBench run, or IHBench runs whose dataset moved; not a "
                          "cross-benchmark report")
-    if wants_cross_report(args.runs, args.model_name, args.cross_benchmark):
+    if cross:
         _settings(args, SETTINGS)
         return _cross_report(args)
     if one_convbench:  # Wilson intervals, no bootstrap, no TOST, no SID
@@ -216,10 +218,10 @@ def _settings(args: argparse.Namespace, applies) -> None:
     """Refuse a setting given for runs it does not apply to (a SID definition for IHBench runs, a bootstrap
     for a ConversationBench run's Wilson intervals), then fill in the defaults; `args.given` keeps which
     were given, for a note when one found nothing to act on."""
+    from ihbench.dataset.errors import UsageError
+
     args.given = {flag for flag, (name, _) in SETTINGS.items() if getattr(args, name) is not None}
     for flag in sorted(args.given - set(applies)):
-        from ihbench.dataset.errors import UsageError
-
         what = "a ConversationBench run (Wilson intervals, no TOST or SID)" if not applies else "IHBench runs"
         raise UsageError(f"{flag}: does not apply to {what}; leave it out")
     for name, default in SETTINGS.values():

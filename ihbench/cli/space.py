@@ -59,7 +59,7 @@ def _checked(data: str, name: str) -> None:
     try:
         check_source(data)
     except IHBenchError as error:
-        if name == "--data" or str(error).startswith("$IHBENCH_DATA"):
+        if name == "--data":
             raise
         raise UsageError(f"$IHBENCH_DATA (--data's default): {error}") from None
 

@@ -147,7 +147,7 @@ async def judge_run(run_dir: Path, backend: TextLLM, *, axes: Sequence[str] = AX
     if "tf" in axes:  # TF compares with the baseline's response: without one, no call could ever judge it
         bare = sorted({r.id for r in responses if r.id in items and not items[r.id].baseline})
         if bare:
-            raise JudgeConfigError(f"{len(bare)} answered item(s) have no baseline response in {info.data} (first: "
+            raise JudgeConfigError(f"{len(bare)} answered item(s) have no baseline response in {data or info.data} (first: "
                                    f"{bare[0]}), and TF compares the answer with it: give the dataset a baseline "
                                    "(`ihbench set-baseline`), or judge RQ alone (--axes rq)")
     seed = (info.seed or 0) if seed is None else seed

@@ -17,9 +17,7 @@ def cache_root() -> Path:
     from ..errors import UsageError
 
     for name in ("IHBENCH_CACHE", "XDG_CACHE_HOME"):  # set but blank: a folder named by spaces was made
-        value = os.environ.get(name)
-        if value is not None and value and not value.strip():
-            raise UsageError(f"{name}={value!r}: blank; unset it, or give a folder")
+        refuse_blank(name)
     variable = "IHBENCH_CACHE" if os.environ.get("IHBENCH_CACHE") else \
         "XDG_CACHE_HOME" if os.environ.get("XDG_CACHE_HOME") else None
     # a `~` the shell did not expand (quoted, or from an env file) means home, as it does in --cache
@@ -31,3 +29,13 @@ def cache_root() -> Path:
             raise UsageError(f"{where}{folder} is a file; the toolkit's cache must be a folder (set "
                              f"{variable or 'IHBENCH_CACHE'} to a folder)")
     return Path(root)
+
+
+def refuse_blank(name: str, unset: str = "") -> None:
+    """A variable naming a folder, set to spaces only, is refused: taken as it is, a folder named by
+    spaces was made in the working folder. `unset`: what leaving it out means, for the advice."""
+    from ..errors import UsageError
+
+    value = os.environ.get(name)
+    if value and not value.strip():
+        raise UsageError(f"{name}={value!r}: blank; unset it{f' ({unset})' if unset else ''}, or give a folder")
