@@ -84,6 +84,16 @@ def bare_loop(data: Path, bodies: list[tuple[str, dict]], urls: dict, *, same_cl
     asyncio.run(send())
 
 
+def noted(server: str, respond, arrivals: list):
+    """`respond`, noting in `arrivals` that a request came to `server`: the bare loop sends the run's
+    requests in the order the run sent them, interleaved as a conversation must send them (each
+    simulator turn waits for the model's reply), not grouped by server."""
+    def respond_noted(body):
+        arrivals.append(server)
+        return respond(body)
+    return respond_noted
+
+
 def _serve(respond, connection) -> None:
     from openai_test_server import OpenAITestServer
 
@@ -131,16 +141,18 @@ def main() -> None:
     data = _data.dataset_dir(args.data)
     root = Path(tempfile.mkdtemp(prefix="ihbench-bench-barge-in-"))
     model_script, sim_script = scripts()
+    arrivals: list[str] = []  # which server each request of the recorded run went to, in the order sent
     # forked first, before this process has the in-process servers' threads (which record the requests)
     elsewhere = contextlib.nullcontext() if args.servers_in_process else served_elsewhere(model_script, sim_script)
-    with elsewhere as remote, OpenAITestServer(respond=model_script) as model, \
-            OpenAITestServer(respond=sim_script) as sim:
+    with elsewhere as remote, OpenAITestServer(respond=noted("model", model_script, arrivals)) as model, \
+            OpenAITestServer(respond=noted("sim", sim_script, arrivals)) as sim:
         run_once(data, root, "warm", model, sim, args.conversations)  # renders and imports, once
         model.requests.clear()
         sim.requests.clear()
+        arrivals.clear()
         run_once(data, root, "recorded", model, sim, args.conversations)
-        order = [("model", i) for i in range(len(model.requests))] + [("sim", i) for i in range(len(sim.requests))]
-        bodies = [(server, (model if server == "model" else sim).requests[i]) for server, i in order]
+        sent = {"model": iter(model.requests), "sim": iter(sim.requests)}
+        bodies = [(server, next(sent[server])) for server in arrivals]  # interleaved, as the run sent them
         calls = {"model": len(model.requests), "sim": len(sim.requests)}
         model, sim = remote or (model, sim)
         urls = {"model": model.base_url, "sim": sim.base_url}

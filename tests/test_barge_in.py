@@ -483,6 +483,34 @@ def test_conversations_played_at_once_write_what_one_at_a_time_writes(built, tmp
     assert calls and not any(c["cached"] for c in calls)  # the second folder has its own cache: all sent
 
 
+def test_the_model_is_asked_off_the_event_loop_only_while_other_conversations_play(built, tmp_path):
+    """Played one at a time, the model's call is made on the loop (a thread hop there buys nothing and
+    costs wake-ups, issue 29); at once, one conversation's model call must not hold up the others'."""
+    import threading
+
+    model_script, sim_script = scripts()
+    spans, lock = [], threading.Lock()
+
+    def slow_model(body):
+        started = time.perf_counter()
+        time.sleep(0.05)
+        reply = model_script(body)
+        with lock:
+            spans.append((started, time.perf_counter()))
+        return reply
+
+    def overlapping() -> int:
+        ordered = sorted(spans)
+        return sum(later[0] < earlier[1] for earlier, later in zip(ordered, ordered[1:]))
+
+    with OpenAITestServer(respond=slow_model) as model, OpenAITestServer(respond=sim_script) as sim:
+        assert barge_in(model, sim, built, tmp_path / "one", "--concurrency", "1", limit=2) == 0
+        assert spans and overlapping() == 0
+        spans.clear()
+        assert barge_in(model, sim, built, tmp_path / "two", "--concurrency", "2", limit=2) == 0
+        assert overlapping() > 0  # the two conversations' model calls were in flight together
+
+
 def _segment_ends(sentence: str, voice: str) -> list[tuple[str, float]]:
     """The flite command's own account of a render: each phone segment and its end time (`-psdur`)."""
     printed = subprocess.run(["flite", "-voice", voice, "-psdur", "-t", sentence, "-o", "none"], capture_output=True,
