@@ -21,6 +21,8 @@ reports. `summary_kind` is the one place that recognises them.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
@@ -272,6 +274,9 @@ class SidSummary(_Summary):
     timing_errors: Optional[dict] = None
     #: a display name set by hand (`ihbench sid` writes none)
     model_name: Optional[str] = field(default=None, metadata=_OMITTED_WHEN_NONE)
+    #: {"scores_sha256", "predictions_sha256"}: what `ihbench sid` scored and wrote (`seal`), so a
+    #: reader that takes the figures without scoring again can tell they are still what it wrote
+    sealed: Optional[dict] = field(default=None, metadata=_OMITTED_WHEN_NONE)
     format_version: int = SUMMARY_FORMAT
     extra: dict = field(default_factory=dict, compare=False)
 
@@ -279,6 +284,11 @@ class SidSummary(_Summary):
     def from_json(cls, data, where: str = "") -> "SidSummary":
         data = cls._of_kind(data, where)
         scores = data.get("scores") if isinstance(data.get("scores"), dict) else {}
+        sealed = data.get("sealed") if isinstance(data.get("sealed"), dict) else {}
+        if sealed.get("scores_sha256") is not None and sealed["scores_sha256"] != scores_digest(scores):
+            raise SummaryError(f"field {_dotted(where, 'scores')}: not the figures `ihbench sid` wrote (they differ from "
+                               f"its seal, {_dotted(where, 'sealed.scores_sha256')}); the file was edited by hand "
+                               "(`ihbench sid` writes it again)")
         parsed = {**scores, **{name: SidScore.from_json(scores.get(name), _dotted(where, f"scores.{name}"))
                                for name in SID_DEFINITIONS}}
         for name in SID_DEFINITIONS:
@@ -295,6 +305,23 @@ class SidSummary(_Summary):
         (silero-vad, energy). A scored prediction file records no model."""
         model = self.detector.get("model") or {}
         return self.model_name or model.get("model_path") or self.detector.get("detector") or None
+
+
+def scores_digest(scores: dict) -> str:
+    """The seal of a SID summary's scores as written (JSON, keys sorted): a display name (`model_name`)
+    may be set by hand beside them, a figure may not."""
+    return hashlib.sha256(json.dumps(scores, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def seal(summary: dict, predictions: Path) -> dict:
+    """`summary` (as written, JSON) with its seal: the digests of its scores and of the predictions they
+    were computed from."""
+    return {**summary, "sealed": {"scores_sha256": scores_digest(summary["scores"]),
+                                  "predictions_sha256": file_digest(predictions)}}
 
 
 def _check_sid_counts(score: SidScore, where: str, definition: str) -> None:

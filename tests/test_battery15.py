@@ -66,6 +66,37 @@ def test_a_sid_run_whose_predictions_were_cut_is_refused_by_the_report(built, tm
     assert "predictions.jsonl: 2 prediction(s), but" in err and "scores 4 clips" in err, err
 
 
+@pytest.mark.parametrize("edit", ["break_time", "apt", "model_name"])
+def test_a_sid_run_edited_after_scoring_is_refused_by_the_report(edit, built, tmp_path, capsys):
+    """Battery 15, K6 (and battery 14, J9): a break_time moved in predictions.jsonl, or an APT edited in
+    summary.json, was reported as `ihbench sid` had scored it. A display name set by hand is allowed."""
+    import json
+
+    out = tmp_path / "se"
+    assert main(["sid", "--detector", "energy", "--data", str(built), "--config", "sid_dev_en", "--limit", "4",
+                 "--out", str(out), "--quiet"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    if edit == "break_time":
+        rows = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+        moved = next(row for row in rows if not row["total_nonbreak"])
+        moved["break_time"] = float(moved["break_time"]) + 1.0
+        (out / "predictions.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    elif edit == "apt":
+        summary["scores"]["notebook"]["apt"] = 0.001
+    else:
+        summary["model_name"] = "my detector"
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    capsys.readouterr()
+    code = main(["report", str(out), "--out", str(tmp_path / "rep"), "--quiet"])
+    err = capsys.readouterr().err
+    if edit == "model_name":
+        assert code == 0 and "my detector" in (tmp_path / "rep" / "report.md").read_text(), err
+        return
+    assert code == 2 and not (tmp_path / "rep" / "report.md").exists()
+    said = "not the predictions" if edit == "break_time" else "not the figures `ihbench sid` wrote"
+    assert said in err and "`ihbench sid` writes" in err, err
+
+
 def test_sid_into_an_output_of_another_clip_selection_is_refused(built, tmp_path, capsys):
     """Battery 15, K12: `--clips` of another selection replaced the earlier results without a word."""
     out = tmp_path / "se"

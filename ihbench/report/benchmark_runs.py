@@ -24,7 +24,7 @@ from ihbench.dataset.errors import MissingFileError, UsageError
 from ..convbench.judge.source import ConvSource, is_reference_run, open_source
 from ..records import RunInfo
 from ..rundir import RunDir
-from ..summaries import SidSummary, TurnsSummary, UnknownSummaryKind, read_summary
+from ..summaries import SidSummary, TurnsSummary, UnknownSummaryKind, file_digest, read_summary
 
 BENCHMARKS = {"ihbench": "IHBench", "sid": "SID-Bench", "turns": "turn-taking", "convbench": "ConversationBench"}
 A_RUN = {"ihbench": "an IHBench run", "sid": "an SID run", "turns": "a turns run",
@@ -122,6 +122,11 @@ def _check_predictions(path: Path, summary: SidSummary) -> None:
     if summary.n_clips is not None and rows != summary.n_clips:
         raise RunKindError(f"{file}: {rows} prediction(s), but {path / 'summary.json'} scores {summary.n_clips} "
                            "clips: the files were edited or cut; `ihbench sid` writes them again")
+    sealed = (summary.sealed or {}).get("predictions_sha256")
+    if sealed is not None and sealed != file_digest(file):
+        raise RunKindError(f"{file}: not the predictions {path / 'summary.json'} scored (they differ from its seal, "
+                           "sealed.predictions_sha256): the file was edited or replaced after scoring; `ihbench sid` "
+                           "writes both again")
 
 
 def _cell(value=None, ci_low=None, ci_high=None, n=None, **extra) -> dict:

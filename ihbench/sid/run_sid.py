@@ -1,7 +1,8 @@
 """`ihbench sid`: a detector (or a prediction file) over a SID config into a run folder.
 
     OUT/predictions.jsonl   SID-Bench's own prediction format, one line per clip
-    OUT/summary.json        FIR / IRL / APT under both definitions, counts, cost, real-time factor
+    OUT/summary.json        FIR / IRL / APT under both definitions, counts, cost, real-time factor,
+                            sealed (`summaries.seal`: the report reads the figures, checked unedited)
     OUT/timing_errors.png   where detections land relative to the true break
 
 A smart-turn sweep (`thresholds`) also writes
@@ -31,7 +32,7 @@ from ihbench.dataset.io import write_json_atomic
 from ihbench.dataset.redaction import redact
 
 from ..rundir import RunDir
-from ..summaries import SidScore, SidSummary
+from ..summaries import SidScore, SidSummary, seal
 
 
 class SidClipsFailed(IHBenchError):
@@ -315,7 +316,8 @@ def _write_run(run: RunDir, data, config, predictions, references, description, 
     ).to_json()
     if (extra or {}).get("sweep"):
         _write_sweep(out, config, extra, len(references))
-    write_json_atomic(run.summary_path, json.loads(json.dumps(summary, default=str)))
+    summary = seal(json.loads(json.dumps(summary, default=str)), out / "predictions.jsonl")
+    write_json_atomic(run.summary_path, summary)
     return summary
 
 
