@@ -132,7 +132,7 @@ def _import_locked(root, out: BuildDir, configs, progress: bool) -> dict:
     from tqdm.auto import tqdm
 
     annotations = {config: str(_annotation_file(Path(root), SID_CONFIGS[config][0])) for config in configs}
-    notes, written = list(configs.notes), {}
+    notes, written, odd_clips = list(configs.notes), {}, {}
     try:
         with tqdm(total=sum(map(len, configs.values())), unit="clip", desc="importing SID-Bench",
                   disable=not progress) as bar:
@@ -140,8 +140,9 @@ def _import_locked(root, out: BuildDir, configs, progress: bool) -> dict:
                 for stale in out.folder(config).glob(".*.tmp"):  # a killed import's temporary: we hold the lock
                     stale.unlink()
                 written[config] = out.new_file(config, SPLIT)
-                _clip_warnings(config, annotations[config],
-                               *_write_parquet(rows, written[config], annotations[config], bar))
+                odd_clips[config] = _write_parquet(rows, written[config], annotations[config], bar)
+        for config, (mismatched, multichannel) in odd_clips.items():  # said once the bar is gone: lines of their own
+            _clip_warnings(config, annotations[config], mismatched, multichannel)
         files = {}
         for config, temporary in written.items():
             for previous in out.folder(config).glob("*.parquet"):  # an earlier import of this config

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import os
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, Iterator, Optional, Union
 
 from ..errors import IHBenchError
@@ -135,6 +135,12 @@ def _wav_directory(root: Path, annotations: Path, subdir: str) -> Optional[Path]
 def _attach_wavs(rows: list[dict], annotations: Path, wav_dir: Optional[Path], subdir: str) -> list[dict]:
     """Every row's WAV must exist: a partial download would otherwise score on fewer clips, silently.
     `subdir` is the WAV folder SID-Bench's layout keeps beside the jsonl, named when none is found."""
+    for row in rows:  # a file from elsewhere would be embedded in the dataset (and published) as one of its clips
+        name = PurePath(row["audio"])
+        if name.is_absolute() or ".." in name.parts:
+            raise SidFormatError(f"{annotations} line {row['line']}: audio {row['audio']!r} is not a file name in the "
+                                 f"benchmark's WAV folder ({wav_dir or annotations.parent / subdir}); SID-Bench's rows "
+                                 "name their WAV there (e.g. \"clip_0001.wav\"): copy the file in and name it so")
     missing = [row for row in rows if wav_dir is None or not (wav_dir / row["audio"]).is_file()]
     odd = [row for row in missing if wav_dir is not None and os.path.lexists(wav_dir / row["audio"])]
     if odd:  # there, but nothing to read as audio

@@ -1,0 +1,44 @@
+"""Battery 16 (issue 23): findings L… of the sixteenth battery of bad inputs, tried on an installed wheel as a
+new user would (/work/battery16/LOG.md). Each test's docstring names its finding."""
+import json
+
+import numpy as np
+from test_battery5_files import _sid_noise, _wav
+
+from ihbench.cli import main
+
+
+def _lines(root):
+    annotations = root / "test_wavs" / "silence_noise_test.jsonl"
+    return annotations, [json.loads(line) for line in annotations.read_text().splitlines()]
+
+
+def test_sid_import_refuses_an_annotation_naming_a_wav_outside_the_benchmark(tmp_path, capsys):
+    """Battery 16 (try 12): a row whose `audio` was an absolute path elsewhere was imported, the outside file
+    embedded in the dataset as one of its clips."""
+    root = _sid_noise(tmp_path / "sb", {"n0.wav": np.full(32_000, 0.01), "n1.wav": np.full(32_000, 0.01)})
+    elsewhere = tmp_path / "ext" / "zz.wav"
+    elsewhere.parent.mkdir()
+    _wav(elsewhere, np.full(32_000, 0.01))
+    for name in (str(elsewhere), "../../ext/zz.wav"):
+        annotations, rows = _lines(root)
+        rows[1]["audio"] = name
+        annotations.write_text("".join(json.dumps(row) + "\n" for row in rows))
+        assert main(["sid-import", str(root), "--out", str(tmp_path / "d"), "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert f"line 2: audio {name!r} is not a file name in the benchmark's WAV folder" in err, err
+        assert not (tmp_path / "d").exists()
+
+
+def test_sid_import_warns_of_a_listed_duration_on_a_line_of_its_own(tmp_path, capsys):
+    """Battery 16 (try 11): the warning that a clip is not as long as its line says was printed inside the
+    progress bar's line, where a user read past it."""
+    root = _sid_noise(tmp_path / "sb", {"n0.wav": np.full(32_000, 0.01), "n1.wav": np.full(32_000, 0.01)})
+    annotations, rows = _lines(root)
+    rows[1]["duration"] = 30.0
+    annotations.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert main(["sid-import", str(root), "--out", str(tmp_path / "d")]) == 0
+    err = capsys.readouterr().err
+    warned = [line for line in err.splitlines() if "differ from the listed duration" in line]
+    assert warned and warned[0].startswith("ihbench sid-import: warning:"), err
+    assert "n1.wav (2.000s, listed 30.0s)" in warned[0]
