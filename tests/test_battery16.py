@@ -42,3 +42,30 @@ def test_sid_import_warns_of_a_listed_duration_on_a_line_of_its_own(tmp_path, ca
     warned = [line for line in err.splitlines() if "differ from the listed duration" in line]
     assert warned and warned[0].startswith("ihbench sid-import: warning:"), err
     assert "n1.wav (2.000s, listed 30.0s)" in warned[0]
+
+
+def test_a_warning_said_while_a_progress_bar_is_drawn_gets_a_line_of_its_own():
+    """Battery 16 (try 11), the general rule: every command's warnings go through one handler, which writes
+    them beside the progress bars, never onto the end of a bar's line."""
+    import io
+    import logging
+
+    from tqdm import tqdm
+
+    from ihbench.cli import BesideProgressBars
+
+    stream = io.StringIO()
+    logger = logging.getLogger("ihbench.test-beside-bars")
+    handler = BesideProgressBars(stream)
+    handler.setFormatter(logging.Formatter("ihbench x: warning: %(message)s"))
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        with tqdm(total=3, file=stream, desc="working", mininterval=0) as bar:
+            bar.update(1)
+            logger.warning("something to read")
+            bar.update(2)
+    finally:
+        logger.removeHandler(handler)
+    lines = stream.getvalue().replace("\r", "\n").split("\n")
+    assert "ihbench x: warning: something to read" in lines, stream.getvalue()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import sys
 from typing import Optional, Sequence
@@ -82,7 +83,6 @@ def _debug(args: argparse.Namespace) -> bool:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    import logging
     import traceback
 
     _printable_anywhere()
@@ -94,7 +94,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from ihbench.dataset.errors import IHBenchError
 
     # Library code reports (bad records, notes) on the "ihbench" logger; here they become one line each.
-    handler = logging.StreamHandler(sys.stderr)
+    handler = BesideProgressBars(sys.stderr)
     handler.setFormatter(logging.Formatter(f"ihbench {args.command}: warning: %(message)s"))
     logger = logging.getLogger("ihbench")
     saved = logger.level, logger.propagate
@@ -172,6 +172,20 @@ def _stdout_to_nowhere() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except (OSError, ValueError, AttributeError):  # a stdout with no file (a test's capture, a notebook)
         pass
+
+
+class BesideProgressBars(logging.StreamHandler):
+    """A warning said while a progress bar is drawn gets a line of its own: `tqdm.write` takes the bars
+    down, writes the line and draws them again. Written plainly, it was glued to the end of the bar's
+    line, where a user reads past it."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            from tqdm import tqdm
+
+            tqdm.write(self.format(record), file=self.stream)
+        except Exception:  # noqa: BLE001 (logging's own rule: a handler never raises)
+            self.handleError(record)
 
 
 class Terminated(KeyboardInterrupt):
