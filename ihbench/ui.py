@@ -50,6 +50,46 @@ def runs_dir() -> Path:
     return Path(os.environ.get("IHBENCH_RUNS") or Path.cwd() / "runs")
 
 
+def served_to_others() -> bool:
+    """Visitors other than its owner reach the Space: it runs on Hugging Face (`SPACE_ID`), or listens
+    beyond this machine (`ihbench space --host 0.0.0.0`). Paths of the server typed into its pages are
+    then not opened (`visitor_run_path`, `visitor_model`): a run of another folder would be shown, and
+    the answer would tell a visitor which paths exist."""
+    import ipaddress
+
+    if os.environ.get("SPACE_ID"):
+        return True
+    host = os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
+    if host == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: whoever can resolve it can reach it
+        return True
+
+
+def visitor_run_path(typed: str) -> Path:
+    """A run folder typed into a page. Served to others, only a folder of the runs folder is opened, and
+    anything else gets one answer, whether it exists or not."""
+    path = Path(typed.strip()).expanduser().resolve()
+    if served_to_others() and not path.is_relative_to(runs_dir().resolve()):
+        raise UserError("this Space opens only the runs of its runs folder: pick one of the list")
+    return path
+
+
+#: a Hub model id: owner/name, no path of the server
+_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+def visitor_model(model_path: str) -> str:
+    """A model typed into a page: served to others, a Hub id only (a folder of the server is not loaded
+    for a visitor, and its answer would tell which folders exist); locally, any path or id."""
+    model_path = model_path.strip()
+    if served_to_others() and (not _HUB_ID.match(model_path) or ".." in model_path):
+        raise UserError("this Space loads models by their Hub id (owner/name), not from folders of its server")
+    return model_path
+
+
 def check_runs_dir() -> Path:
     """The runs folder follows the rule of every place the toolkit keeps things (`check_cache_path`):
     not inside a dataset (publish-dataset would upload the runs), a run or the installed package (a
@@ -200,13 +240,14 @@ def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], doma
 
     if not model_path or not model_path.strip():
         raise UserError("enter a model path or id")
+    model_path = model_path.strip() if loader_name == "openai" else visitor_model(model_path)  # openai: a name
     items = select(kind, domain, count)
     by_id = {item.id: item for item in items}
     options = server_options("server URL", base_url) if loader_name == "openai" else {}
     out = new_run_folder("space", loader_name)
-    spec = RunSpec(loader=loader_name, model_path=model_path.strip(), data=data_dir(), out=out, epochs=max(1, int(epochs)),
+    spec = RunSpec(loader=loader_name, model_path=model_path, data=data_dir(), out=out, epochs=max(1, int(epochs)),
                    generation={"max_new_tokens": int(max_new_tokens)}, loader_options=options,
-                   command=["space", loader_name, model_path.strip()])
+                   command=["space", loader_name, model_path])
     arrived: queue.Queue = queue.Queue()
     outcome: dict = {}
 

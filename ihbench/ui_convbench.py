@@ -5,7 +5,8 @@ with the user's audio and words, the golden reply beside the model's, the expect
 actual ones with their results, and the judge's verdicts with its reasoning and what realignment
 changed. The header's rates are `ihbench report`'s own (`summarize_convbench`), never recomputed.
 
-A run is a folder of the Space's runs folder, a path typed in, or a fresh one: a model on the first
+A run is a folder of the Space's runs folder, a path typed in (on a Space others visit, only one of the
+runs folder: `ui.served_to_others`), or a fresh one: a model on the first
 turns of the in-house benchmark (`convbench_dev` of the Space's dataset), so a visitor sees the
 whole pipeline in a minute or two on a CPU. A tiny random-weight checkpoint of a tool-calling family is made once
 under the toolkit's cache folder (`tiny-models/`) for a visitor without a model of their own.
@@ -18,7 +19,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterator, NamedTuple, Optional
 
-from ihbench.ui import UserError, _failure, data_dir, new_run_folder, runs_dir, server_options
+from ihbench.ui import (UserError, _failure, data_dir, new_run_folder, runs_dir, server_options, visitor_model,
+                        visitor_run_path)
 
 IN_HOUSE = "convbench_dev"
 MAX_TURNS = 10
@@ -57,7 +59,7 @@ def run_choices() -> list[str]:
 def run_path(choice: Optional[str], typed: Optional[str] = None) -> Path:
     """A typed path wins over the list; a name from the list is only ever a folder of the runs folder."""
     if typed and typed.strip():
-        return Path(typed.strip()).expanduser().resolve()
+        return visitor_run_path(typed)
     if not choice:
         raise UserError("pick a run or type the path of a run folder")
     if Path(choice).name != choice:
@@ -312,12 +314,13 @@ def run_stream(loader_name: str, model_path: Optional[str], tiny: bool, base_url
     from ihbench.loaders import ModelNotFoundError
     from ihbench.records import read_typed
 
-    if in_house_problem():
-        raise UserError(f"the Space's dataset has no in-house ConversationBench ({IN_HOUSE})")
     if not tiny and not (model_path and model_path.strip()):
         raise UserError("enter a model path or id, or tick the tiny model")
+    typed = None if tiny else model_path.strip() if loader_name == "openai" else visitor_model(model_path)
+    if in_house_problem():
+        raise UserError(f"the Space's dataset has no in-house ConversationBench ({IN_HOUSE})")
     yield "Preparing the model and the benchmark…", None
-    model = str(tiny_model(loader_name)) if tiny else model_path.strip()
+    model = str(tiny_model(loader_name)) if tiny else typed
     data = data_dir()
     targets = [turn.index for turn in _benchmark(data, IN_HOUSE).turns][: max(1, min(int(turns), MAX_TURNS))]
     out = new_run_folder("convbench", loader_name)

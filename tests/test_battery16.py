@@ -69,3 +69,42 @@ def test_a_warning_said_while_a_progress_bar_is_drawn_gets_a_line_of_its_own():
         logger.removeHandler(handler)
     lines = stream.getvalue().replace("\r", "\n").split("\n")
     assert "ihbench x: warning: something to read" in lines, stream.getvalue()
+
+
+def test_a_space_others_visit_opens_typed_paths_of_its_runs_folder_only(tmp_path, monkeypatch):
+    """Battery 16 (try 23): on a Space, a visitor typing `/work/.../cb1` in the ConversationBench tab saw a run
+    outside the runs folder, and the answers told missing paths from present ones. Served to others (on
+    Hugging Face, or listening beyond loopback), typed runs must be of the runs folder and models Hub ids;
+    every other path gets one answer, whether it exists or not. Served locally, any path still opens."""
+    import pytest
+
+    from ihbench import ui, ui_convbench
+
+    runs = tmp_path / "runs"
+    (runs / "mine").mkdir(parents=True)
+    monkeypatch.setenv("IHBENCH_RUNS", str(runs))
+    monkeypatch.delenv("SPACE_ID", raising=False)
+    monkeypatch.setenv("GRADIO_SERVER_NAME", "127.0.0.1")
+    assert not ui.served_to_others()
+    assert ui_convbench.run_path(None, str(tmp_path)) == tmp_path.resolve()
+    assert ui.visitor_model(str(tmp_path)) == str(tmp_path)
+    for served in ({"SPACE_ID": "someone/ihbench"}, {"GRADIO_SERVER_NAME": "0.0.0.0"}):
+        for name, value in served.items():
+            monkeypatch.setenv(name, value)
+        assert ui.served_to_others()
+        answers = set()
+        for typed in ("/etc", "/no/such/folder", str(tmp_path), f"{runs}/../", "~"):
+            with pytest.raises(ui.UserError) as refused:
+                ui_convbench.run_path(None, typed)
+            answers.add(str(refused.value))
+        assert answers == {"this Space opens only the runs of its runs folder: pick one of the list"}
+        assert ui_convbench.run_path(None, str(runs / "mine")) == (runs / "mine").resolve()
+        for model in ("/etc", "./models/x", "~/m", "../x/y", "a/b/c"):
+            with pytest.raises(ui.UserError, match="by their Hub id"):
+                ui.visitor_model(model)
+        assert ui.visitor_model(" Qwen/Qwen2-Audio-7B-Instruct ") == "Qwen/Qwen2-Audio-7B-Instruct"
+        with pytest.raises(ui.UserError, match="by their Hub id"):  # refused before any run folder is made
+            next(ui_convbench.run_stream("qwen2-audio", "/etc", False, None, 1, 8))
+        monkeypatch.delenv("SPACE_ID", raising=False)
+        monkeypatch.setenv("GRADIO_SERVER_NAME", "127.0.0.1")
+    assert not runs.joinpath("convbench").exists() and sorted(p.name for p in runs.iterdir()) == ["mine"]
