@@ -108,3 +108,42 @@ def test_a_space_others_visit_opens_typed_paths_of_its_runs_folder_only(tmp_path
         monkeypatch.delenv("SPACE_ID", raising=False)
         monkeypatch.setenv("GRADIO_SERVER_NAME", "127.0.0.1")
     assert not runs.joinpath("convbench").exists() and sorted(p.name for p in runs.iterdir()) == ["mine"]
+
+
+def test_a_single_valued_option_given_twice_with_different_values_is_refused(tmp_path, capsys):
+    """Battery 16 (try 36): `--epochs 1 --epochs 2` ran with 2 and `judge --out A --out B` wrote B, without a
+    word. Every command's single-valued options follow one rule; the same value twice is harmless, and
+    the options meant to repeat (--option, --base-url) still do."""
+    import pytest
+
+    from ihbench.cli import build_parser
+
+    for argv, said in [
+        (["run", "--model", "openai", "--model-path", "m", "--data", str(tmp_path), "--out", str(tmp_path / "r"),
+          "--epochs", "1", "--epochs", "2"], "--epochs 1 and --epochs 2: the option is given twice"),
+        (["judge", str(tmp_path), "--judge-model", "j", "--out", str(tmp_path / "a.jsonl"),
+          f"--out={tmp_path / 'b.jsonl'}"], "the option is given twice with different values"),
+        (["sid", "--detector", "energy", "--data", str(tmp_path), "--config", "sid_dev_en", "--out", str(tmp_path / "s"),
+          "--tolerance", "0.05", "--tolerance", "0.1"], "--tolerance 0.05 and --tolerance 0.1"),
+    ]:
+        with pytest.raises(SystemExit) as stopped:
+            main(argv)
+        assert stopped.value.code == 2
+        err = capsys.readouterr().err
+        assert said in err and "Traceback" not in err, err
+    assert list(tmp_path.iterdir()) == []
+    args = build_parser().parse_args(["run", "--model", "openai", "--model-path", "m", "--data", "d", "--out", "o",
+                                      "--epochs", "2", "--epochs", "2", "--option", "timeout=5", "--option",
+                                      "max_retries=1", "--base-url", "http://a:1/v1", "--base-url", "http://b:1/v1"])
+    assert args.epochs == 2 and len(args.option) == 2 and len(args.base_url) == 2
+
+
+def test_build_sources_given_without_a_value_is_refused(tmp_path, capsys):
+    """Battery 16 (try 38): `--sources` with nothing after it (`--sources $EMPTY`) built the shipped dev set."""
+    import pytest
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["build", "--sources", "--out", str(tmp_path / "x")])
+    assert stopped.value.code == 2
+    assert "argument --sources: expected at least one argument" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()

@@ -63,7 +63,33 @@ def build_parser() -> argparse.ArgumentParser:
     add = lambda name, **kw: commands.add_parser(name, parents=[common], **kw)  # noqa: E731
     for command in COMMANDS:
         command.add_parser(add)
+    for subparser in commands.choices.values():
+        for action in subparser._actions:
+            if type(action) is argparse._StoreAction:  # noqa: E721 (exactly: appending options are meant to repeat)
+                action.__class__ = _GivenOnce
     return parser
+
+
+class _GivenOnce(argparse._StoreAction):
+    """A single-valued option given twice with different values is refused: argparse kept the last
+    one without a word (`--epochs 1 ... --epochs 2`, a flag in a script and another typed after it),
+    as `--option` and a flag naming one setting already are. The same value twice is harmless."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = namespace.__dict__.setdefault(_GIVEN, {})
+        if self.dest in given and given[self.dest][1] != values:
+            first, value = given[self.dest]
+            parser.error(f"{first} {_shown(value)} and {option_string} {_shown(values)}: the option is given twice "
+                         "with different values; give it once")
+        given[self.dest] = (option_string, values)
+        super().__call__(parser, namespace, values, option_string)
+
+
+_GIVEN = "_options_given"
+
+
+def _shown(value) -> str:
+    return " ".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
 #: the modules of setup.cfg's optional extras, by their import names (a test keeps this in step with
@@ -88,6 +114,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     _printable_anywhere()
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
+    vars(args).pop(_GIVEN, None)
     if extra:  # named by the command they were given to ("ihbench models: error: ..."), as its other errors are
         commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         commands.choices[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
