@@ -320,6 +320,26 @@ def _check_choice(data: dict, name: str, choices, prefix: str = "") -> None:
         raise RecordError(f"field '{prefix}{name}' is {value!r}, not one of {', '.join(choices)} (edited by hand?)")
 
 
+def _check_generation(generation: Optional[dict]) -> None:
+    """The settings the run was drawn with, checked as the command line checks them: a value no run
+    can have was edited in, and every answer would otherwise be left out as drawn with other settings
+    (as if copied from another run) rather than run.json named."""
+    from ihbench.dataset.argtypes import ArgumentValueError
+    from ihbench.loaders.base import GENERATION_TYPES
+
+    for name, kind in GENERATION_TYPES.items():
+        value = (generation or {}).get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise RecordError(f"field 'generation.{name}' has the wrong type ({type(value).__name__}); the run writes "
+                              "a number (edited by hand?)")
+        try:
+            kind.check(f"field 'generation.{name}'", value)
+        except ArgumentValueError as error:
+            raise RecordError(f"{error} (edited by hand?)") from None
+
+
 @dataclass(frozen=True)
 class RunInfo:
     """run.json: what was run (its identity, checked on resume), on what data, with which versions.
@@ -393,6 +413,7 @@ class RunInfo:
             raise RecordError(f"field 'record_format' is {records}: written by a newer ihbench (this one writes "
                               f"records of format {RECORD_FORMAT}); upgrade ihbench to resume or read it")
         _check(data, "data_fingerprint", str, optional=True)
+        _check_generation(data.get("generation"))
         _check_choice(data, "modality", _modalities())
         convbench = _check(data, "convbench", dict, optional=True)
         if convbench is not None:

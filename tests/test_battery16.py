@@ -147,3 +147,42 @@ def test_build_sources_given_without_a_value_is_refused(tmp_path, capsys):
     assert stopped.value.code == 2
     assert "argument --sources: expected at least one argument" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_a_run_json_with_a_generation_setting_no_run_can_have_is_refused_naming_it(tmp_path, capsys):
+    """Battery 16 (try 27): run.json's `generation.temperature: "hot"` left every answer out as "drawn with other
+    generation settings ... copied from another run?" and "damaged or cut off", with "left out" said twice;
+    a top-level field of the wrong type was already refused in one line naming run.json."""
+    import pytest
+    from openai_test_server import OpenAITestServer
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "official")
+    run = tmp_path / "r"
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(run), "--limit",
+                     "2", "--quiet", "--base-url", server.base_url]) == 0
+    info = json.loads((run / "run.json").read_text())
+    for value, said in [("hot", "field 'generation.temperature' has the wrong type (str)"),
+                        (-3, "field 'generation.temperature': expected a number in [0, 2], got -3"),
+                        (True, "field 'generation.temperature' has the wrong type (bool)")]:
+        (run / "run.json").write_text(json.dumps({**info, "generation": {**info["generation"], "temperature": value}}))
+        capsys.readouterr()
+        assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert f"{run / 'run.json'}: {said}" in err and "copied from another run" not in err, err
+        assert not (tmp_path / "rep").exists()
+
+
+def test_a_record_left_out_is_said_to_be_left_out_once(tmp_path, caplog):
+    """Battery 16 (try 27): "...; left out; the record is left out and will be redone"."""
+    from ihbench.dataset.io.jsonlines import read_records
+
+    log = tmp_path / "r.jsonl"
+    log.write_text('{"a": 1}\n{"a": 2}\n{"a": 3}\n')
+    problems = {2: "copied from another run?; left out, and answered again", 3: "not of this run"}
+    with caplog.at_level("WARNING", logger="ihbench"):
+        read_records(log, check=lambda record: problems.get(record["a"]))
+    said = [record.getMessage() for record in caplog.records]
+    assert said == [f"{log} line 2: copied from another run?; left out, and answered again",
+                    f"{log} line 3: not of this run; the record is left out and will be redone"], said

@@ -141,7 +141,9 @@ def read_records(path: Path, *, repair: bool = False,
         said = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, number, problem)
         if said not in _WARNED:
             _WARNED.add(said)
-            log.warning("%s line %d: %s; the record is left out and will be redone", path, number, problem)
+            # a problem that says what becomes of the record ("left out, and judged again") is said as it is
+            then = "" if "left out" in problem else "; the record is left out and will be redone"
+            log.warning("%s line %d: %s%s", path, number, problem, then)
     return [record for _, record in kept]
 
 
