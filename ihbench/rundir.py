@@ -20,6 +20,7 @@ from typing import Iterator, Optional, Sequence
 
 from ihbench.dataset.errors import IHBenchError
 from ihbench.dataset.io import exclusive, lock_file_for, new_folders, read_json_object, read_records, write_json_atomic
+from ihbench.dataset.io.regular import check_regular
 
 from .records import (JudgmentRecord, RecordError, ResponseRecord, RunInfo, copied_from_another_run, read_typed,
                       settings_digest)
@@ -103,9 +104,7 @@ class RunDir:
                     else ""
                 raise RunDirError(f"{self.path}: is {what}, not a run (no {RUN_JSON}){after}")
             raise RunDirError(f"{self.path}: not a run directory (no {RUN_JSON}); run `ihbench run` first")
-        if not self.info_path.is_file():
-            raise RunDirError(f"{self.info_path}: is a folder, not the JSON file `ihbench run` writes; move it "
-                              "away, or give another run")
+        check_regular(self.info_path, "the JSON file `ihbench run` writes", RunDirError)
         data = read_json_object(self.info_path, RunDirError)
         try:
             return RunInfo.from_json(data)

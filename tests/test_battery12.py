@@ -190,9 +190,8 @@ def test_no_output_goes_into_the_installed_toolkit_or_a_library_cache(tmp_path, 
 
 
 @pytest.mark.parametrize("command, argv, said", [
-    ("report", ["r"],  # battery 15, K2: what it had written of a report is removed
-     "stopped (SIGTERM); the report it was writing is removed, with the one it was replacing; the same command "
-     "writes it again"),
+    ("report", ["r"],  # battery 15, K2, and battery 16: it says what it did with the report folder
+     "stopped (SIGTERM); nothing of the report was written yet; the same command writes it again"),
     ("sid", ["--data", "d", "--config", "sid_en", "--detector", "energy", "--out", "o"],
      "stopped (SIGTERM); what was written is kept, and the same command goes on from there"),
     ("sid", ["--data", "d", "--config", "sid_en", "--detector", "smart-turn", "--thresholds", "0.5", "--out", "o"],

@@ -252,6 +252,6 @@ def test_a_report_stopped_midway_leaves_no_half_report(official, tmp_path, capsy
     monkeypatch.setattr(render, "render_markdown", stopped)  # stopped after the figures, before the text
     capsys.readouterr()
     assert main(["report", str(tmp_path / "r"), "--out", str(out), "--quiet"]) == 143
-    assert "the report it was writing is removed" in capsys.readouterr().err
+    assert f"the report it was writing in {out} is removed" in capsys.readouterr().err
     assert not any(p.suffix in (".md", ".png") or p.name == "summary.json" for p in out.iterdir())
     assert (tmp_path / "r" / "run.json").exists()

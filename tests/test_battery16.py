@@ -2,6 +2,8 @@
 new user would (/work/battery16/LOG.md). Each test's docstring names its finding."""
 import json
 
+import pytest
+
 import numpy as np
 from test_battery5_files import _sid_noise, _wav
 
@@ -186,3 +188,82 @@ def test_a_record_left_out_is_said_to_be_left_out_once(tmp_path, caplog):
     said = [record.getMessage() for record in caplog.records]
     assert said == [f"{log} line 2: copied from another run?; left out, and answered again",
                     f"{log} line 3: not of this run; the record is left out and will be redone"], said
+
+
+@pytest.mark.parametrize("name, kind", [("responses.jsonl", "fifo"), ("judgments.jsonl", "/dev/zero"),
+                                        ("run.json", "/dev/urandom"), ("run.json", "folder")])
+def test_a_run_file_that_is_no_regular_file_is_refused_before_it_is_read(name, kind, tmp_path, capsys):
+    """Battery 16 (try 48): report read a judgments.jsonl linked to /dev/zero until the machine ran out of memory,
+    waited for ever on a responses.jsonl that was a named pipe (so did judge and run), and called a run.json
+    linked to /dev/urandom "a folder"."""
+    import os
+
+    from openai_test_server import OpenAITestServer
+
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "official")
+    run = tmp_path / "r"
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(run), "--limit",
+                     "1", "--quiet", "--base-url", server.base_url]) == 0
+    (run / name).unlink(missing_ok=True)
+    if kind == "fifo":
+        os.mkfifo(run / name)
+    elif kind == "folder":
+        (run / name).mkdir()
+    else:
+        (run / name).symlink_to(kind)
+    said = {"fifo": "is a named pipe", "folder": "is a folder", "/dev/zero": "is a device (a link to /dev/zero)",
+            "/dev/urandom": "is a device (a link to /dev/urandom)"}[kind]
+    capsys.readouterr()
+    commands = [["report", str(run), "--out", str(tmp_path / "rep"), "--quiet"],
+                ["judge", str(run), "--judge-model", "j", "--judge-base-url", "http://127.0.0.1:9/v1", "--cache",
+                 str(tmp_path / "c.sqlite"), "--quiet"]]
+    for argv in commands:
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        writes = argv[0] == "judge" and name == "judgments.jsonl"  # its writer refuses any link, first
+        assert (f"{run / name} is a symlink" if writes else f"{run / name}: {said}, not ") in err, err
+        assert "Traceback" not in err
+    assert not (tmp_path / "rep").exists()
+
+
+@pytest.mark.parametrize("when", ["before its first file", "midway"])
+def test_a_report_stopped_says_what_it_did_with_the_earlier_report(when, tmp_path, capsys, monkeypatch):
+    """Battery 16 (tries 45 and 48): stopped before it had touched the folder, report said the earlier report
+    "is removed, with the one it was replacing" while it stood there intact (and said so with no report
+    there at all)."""
+    from openai_test_server import OpenAITestServer
+
+    import ihbench.report.folder as folder
+    import ihbench.report.render as render
+    from ihbench.cli import Terminated
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "official")
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out",
+                     str(tmp_path / "r"), "--epochs", "1", "--limit", "1", "--base-url", server.base_url,
+                     "--quiet"]) == 0
+    out = tmp_path / "rep"
+    assert main(["report", str(tmp_path / "r"), "--out", str(out), "--quiet"]) == 0
+    earlier = (out / "report.md").read_text()
+
+    def stopped(*args, **kwargs):
+        raise Terminated()
+    monkeypatch.setattr(*((folder, "claim_output") if when == "before its first file" else
+                          (render, "render_markdown")), stopped)
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "r"), "--out", str(out), "--quiet"]) == 143
+    err = capsys.readouterr().err
+    if when == "midway":
+        assert f"the report it was writing in {out} is removed, with the one it was replacing" in err, err
+        assert not (out / "report.md").exists()
+    else:
+        assert f"nothing of the report was written yet (the earlier report in {out} is kept)" in err, err
+        assert (out / "report.md").read_text() == earlier
+    assert main(["report", str(tmp_path / "r"), "--out", str(tmp_path / "new"), "--quiet"]) == 143  # no report there
+    said = "nothing of the report was written yet" if when == "before its first file" else \
+        f"the report it was writing in {tmp_path / 'new'} is removed"
+    assert f"{said}; the same command writes it again" in capsys.readouterr().err

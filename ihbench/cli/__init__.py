@@ -153,7 +153,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except Terminated:  # `kill`, `timeout`, a CI cancel: cleaned up as Ctrl-C is (locks, caches)
         # only the commands that record their work as they go (`resumes`) can go on; the others write at the end
         resumes = getattr(args, "resumes", False)
-        said = getattr(args, "stopped", None) or (
+        said = getattr(args, "stopped", None)
+        said = said(args) if callable(said) else said  # a command that says what it did with its output
+        said = said or (
             "what was written is kept, and the same command goes on from there"
             if (resumes(args) if callable(resumes) else resumes)
             else "it writes its results only once all is done, so nothing of them was written, and the same "

@@ -44,9 +44,14 @@ def add_parser(add) -> argparse.ArgumentParser:
                         help="one ConversationBench run: the reference judge's *_judged.jsonl of the same transcript; "
                              "the report gives per-dimension agreement and Cohen's kappa with our judge")
     # a report stopped midway removes what it had written (no half report beside an earlier one's text)
-    report.set_defaults(func=main, stopped="the report it was writing is removed, with the one it was replacing; the "
-                                           "same command writes it again")
+    report.set_defaults(func=main, stopped=_stopped)
     return report
+
+
+def _stopped(args) -> str:
+    from ihbench.report.folder import stop_said
+
+    return stop_said(args)
 
 
 def main(args: argparse.Namespace) -> int:

@@ -15,12 +15,14 @@ FIGURES = {"per_type": "per_type.png", "depth": "depth.png", "dev_set": "dev_set
            "dimensions": "convbench_dimensions.png", "heatmap": "convbench_categories.png"}
 
 
-_BEGUN: set = set()  # report folders whose writing has begun in this process (their old figures are gone)
+_BEGUN: dict = {}  # report folders whose writing has begun in this process (their old figures are gone): whether
+#: an earlier report was there
+_STOPPED: list = []  # what a report stopped midway did with its folder, said by `ihbench report` (`stop_said`)
 
 
 def begin_report(out: Path) -> Path:
     out = claim_output(out, "report")
-    _BEGUN.add(Path(out).resolve())
+    _BEGUN[Path(out).resolve()] = _holds_report(out)
     for name in FIGURES.values():
         (out / name).unlink(missing_ok=True)
     return out
@@ -40,10 +42,26 @@ def one_writer(write):
             except BaseException:  # stopped midway: no half report (new figures beside the last one's text)
                 if out.resolve() in _BEGUN:  # a refusal before the first file leaves the folder as it was
                     remove_report(out)
+                    _STOPPED.append(f"the report it was writing in {out} is removed" +
+                                    (", with the one it was replacing" if _BEGUN[out.resolve()] else ""))
+                else:
+                    _STOPPED.append("nothing of the report was written yet" +
+                                    (f" (the earlier report in {out} is kept)" if _holds_report(out) else ""))
                 raise
             finally:
-                _BEGUN.discard(out.resolve())
+                _BEGUN.pop(out.resolve(), None)
     return locked
+
+
+def stop_said(args=None) -> str:
+    """What `ihbench report` says when it is stopped: what it did with the report folder."""
+    done = _STOPPED[-1] if _STOPPED else "nothing of the report was written yet"
+    _STOPPED.clear()
+    return f"{done}; the same command writes it again"
+
+
+def _holds_report(out: Path) -> bool:
+    return any((Path(out) / name).exists() for name in ("summary.json", "report.md"))
 
 
 def remove_report(out: Path) -> None:

@@ -54,7 +54,10 @@ def _refuse_lone_surrogates(value, key: str) -> None:
 
 
 def read_json_object(path: Union[str, Path], error: type[Exception], *, hint: str = "") -> dict:
+    from .regular import check_regular
+
     suffix = f"; {hint}" if hint else ""
+    check_regular(path, "a JSON file", error)
     try:
         text = Path(path).read_bytes().decode("utf-8-sig")  # a Windows editor's BOM is not part of the JSON
     except UnicodeDecodeError as problem:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional, Union
 
 from .json_object import DuplicateKeyError, JsonContentError, hand_written, unique_keys
+from .regular import check_regular
 from ..errors import IHBenchError
 
 log = logging.getLogger("ihbench")
@@ -63,6 +64,7 @@ def json_lines(path: Union[str, Path], error: type, *, where: str = "{path} line
     `hand_made`: a key twice or a lone surrogate is refused (`hand_written`); a program's output (a
     batch's answers) has its server text cleaned by its reader instead."""
     path = Path(path)
+    check_regular(path, "a JSON lines file", error)
     yield from _decoded(path.read_bytes().split(b"\n"), lambda number, why: error(
         f"{where.format(path=path, number=number)}: {why}"), hand_made=hand_made)
 
@@ -104,6 +106,7 @@ def read_records(path: Path, *, repair: bool = False,
         refuse_link(path)
     if not path.exists():
         return []
+    check_regular(path, "a records file (JSON lines)")
     data = path.read_bytes()
     end = data.rfind(b"\n") + 1
     if end < len(data) and _whole_record(data[end:]):  # a last record someone saved without its newline: kept

@@ -1,0 +1,39 @@
+"""Files the toolkit reads whole must be regular files: a device (/dev/zero) is read for ever and
+fills the memory, a named pipe waits for ever for a writer, a folder cannot be read at all. Each
+reader asks `irregular` first and refuses in one line naming the file and what it is."""
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Optional, Union
+
+from ..errors import IHBenchError
+
+
+class IrregularFileError(IHBenchError, ValueError):
+    """A file to read that is a folder, a device, a named pipe or a socket."""
+
+
+def irregular(path: Union[str, os.PathLike]) -> Optional[str]:
+    """What `path` is when it is there but not a regular file (a link is followed), else None: a missing
+    path is its reader's to name."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    kind = "a folder" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode) else \
+        "a socket" if stat.S_ISSOCK(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else \
+        "not a regular file"
+    link = f" (a link to {os.readlink(path)})" if Path(path).is_symlink() else ""
+    return f"{kind}{link}"
+
+
+def check_regular(path: Union[str, os.PathLike], what: str = "a file", error: type[Exception] = IrregularFileError) -> None:
+    """Refuses `path` when it is there but not a regular file, before anything reads it."""
+    kind = irregular(path)
+    if kind is not None:
+        raise error(f"{path}: is {kind}, not {what} (nothing can be read from it as one); replace it with the file, "
+                    "or remove it")
