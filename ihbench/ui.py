@@ -95,13 +95,16 @@ def check_runs_dir() -> Path:
     not inside a dataset (publish-dataset would upload the runs), a run or the installed package (a
     Space published from it would carry them), nor one of those itself. `ihbench space` says it before
     serving; a page that makes a run says it to the visitor."""
+    from ihbench.dataset.errors import UsageError
     from ihbench.dataset.io.cache import refuse_blank
     from ihbench.dataset.outputs import check_cache_path
 
     refuse_blank("IHBENCH_RUNS", "./runs")
     value = os.environ.get("IHBENCH_RUNS")
-    check_cache_path(runs_dir(), "IHBENCH_RUNS (the Space's runs folder)" if value else
-                     "./runs (the Space's runs folder; IHBENCH_RUNS moves it)", file=False)
+    name = "IHBENCH_RUNS (the Space's runs folder)" if value else "./runs (the Space's runs folder; IHBENCH_RUNS moves it)"
+    check_cache_path(runs_dir(), name, file=False)
+    if runs_dir().exists() and not runs_dir().is_dir():  # every visitor's run would fail, each with a traceback
+        raise UsageError(f"{name}: {runs_dir()} is a file, not a folder; give a folder (it is made when missing)")
     return runs_dir()
 
 

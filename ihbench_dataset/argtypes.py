@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from .errors import UsageError
+from .io.json_object import TOO_DEEP
 
 __all__ = ["ArgType", "ArgumentValueError", "boolean", "check_all", "choice", "concurrency", "count", "data_source",
            "device", "each", "env_var_name", "epoch", "epochs", "folder_name", "json_value", "key_value", "milliseconds",
@@ -149,6 +150,8 @@ class JsonValue(ArgType):
                 value = json.loads(value)
             except json.JSONDecodeError as error:
                 raise self.refuse(value, f"not JSON: {error.msg} at character {error.pos}") from None
+            except RecursionError:
+                raise self.refuse(_shortened(value), TOO_DEEP) from None
         if self.kind is not None and not isinstance(value, self.kind):
             raise self.refuse(value)
         return value
@@ -248,7 +251,7 @@ class KeyValue(ArgType):
                                      "(leave the option out for its default)")
         try:
             return key, json.loads(text)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # a text (a deep one is refused by the option's own type)
             return key, text
 
 

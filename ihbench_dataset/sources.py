@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Union
 
 from .errors import IHBenchError
-from .io.json_object import JsonContentError, hand_written
+from .io.json_object import TOO_DEEP, JsonContentError, hand_written
 
 SOURCES_DIR = Path(__file__).parent / "sources" / "conversations"
 DOMAINS = (
@@ -201,6 +201,8 @@ def load_conversation(path: Union[str, Path]) -> SourceConversation:
         raise SourceError(f"{path}: {error}") from None
     except UnicodeDecodeError as error:
         raise SourceError(f"{path}: not UTF-8 text ({error})") from None
+    except RecursionError:
+        raise SourceError(f"{path}: {TOO_DEEP}") from None
     top = _Fields(data, path)
     conversation_id = top.get("conversation_id")
 

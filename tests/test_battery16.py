@@ -267,3 +267,58 @@ def test_a_report_stopped_says_what_it_did_with_the_earlier_report(when, tmp_pat
     said = "nothing of the report was written yet" if when == "before its first file" else \
         f"the report it was writing in {tmp_path / 'new'} is removed"
     assert f"{said}; the same command writes it again" in capsys.readouterr().err
+
+
+def test_a_space_runs_folder_that_is_a_file_is_refused_before_serving(tmp_path, monkeypatch, capsys):
+    """Battery 16 (try 59): IHBENCH_RUNS naming a file started the Space; every visitor's run then failed with a
+    NotADirectoryError traceback in the server's log."""
+    from ihbench import ui
+
+    runs = tmp_path / "runs-file"
+    runs.write_text("not a folder")
+    monkeypatch.setenv("IHBENCH_RUNS", str(runs))
+    assert main(["space", "--port", "18799", "--quiet"]) == 2
+    assert f"IHBENCH_RUNS (the Space's runs folder): {runs} is a file, not a folder" in capsys.readouterr().err
+    with pytest.raises(ui.UserError, match="this server cannot keep runs: .*, not a folder"):
+        ui.new_run_folder("space", "openai")
+
+
+@pytest.mark.parametrize("where", ["source", "predictions", "judgments", "run.json", "extra_body"])
+def test_json_nested_past_the_parsers_limit_is_refused_in_one_line(where, built, tmp_path, capsys):
+    """Battery 16 (try 60): a JSON file (or line) nested 200,000 levels deep ended every reader in a RecursionError
+    traceback: verify and build on a source, sid --predictions, a run's judgments.jsonl and run.json."""
+    deep = "[" * 200_000 + "]" * 200_000
+    if where == "source":
+        (tmp_path / "deep.json").write_text(deep)
+        argv = ["verify", str(tmp_path / "deep.json"), "--no-audio"]
+    elif where == "predictions":
+        (tmp_path / "deep.jsonl").write_text('{"a": ' + deep + "}\n")
+        argv = ["sid", "--predictions", str(tmp_path / "deep.jsonl"), "--data", str(built), "--config", "sid_dev_en",
+                "--out", str(tmp_path / "s")]
+    elif where == "extra_body":
+        argv = ["run", "--model", "openai", "--model-path", "m", "--base-url", "http://127.0.0.1:9/v1", "--data",
+                str(tmp_path), "--out", str(tmp_path / "r"), "--option", "extra_body=" + deep]
+    else:
+        from openai_test_server import OpenAITestServer
+
+        from official_layout import write_official_layout
+
+        data = write_official_layout(tmp_path / "official")
+        run = tmp_path / "r"
+        with OpenAITestServer() as server:
+            assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(run),
+                         "--limit", "1", "--quiet", "--base-url", server.base_url]) == 0
+        if where == "judgments":
+            (run / "judgments.jsonl").write_text('{"a": ' + deep + "}\n")
+        else:
+            (run / "run.json").write_text('{"data": ' + deep + "}")
+        argv = ["report", str(run), "--out", str(tmp_path / "rep")]
+    capsys.readouterr()
+    try:
+        code = main([*argv, "--quiet"])
+    except SystemExit as stopped:  # an option refused by argparse
+        code = stopped.code
+    err = capsys.readouterr().err
+    assert code == (1 if where == "source" else 2), err[-2000:]  # verify: a problem found in the file it checks
+    assert "nested too deeply to be read" in err and "Traceback" not in err, err[-2000:]
+    assert len(err) < 2000

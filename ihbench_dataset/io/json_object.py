@@ -21,6 +21,11 @@ class DuplicateKeyError(JsonContentError):
         self.key = key
 
 
+#: what a JSON text nested past the parser's recursion limit is called, wherever a file is parsed (json
+#: raises RecursionError for it, which is no parse error and used to end in a traceback)
+TOO_DEEP = "nested too deeply to be read (thousands of levels of [ or {; no file of the toolkit has that)"
+
+
 def unique_keys(pairs: list) -> dict:
     """`object_pairs_hook` refusing a key given twice (every JSON read from outside the toolkit)."""
     value = dict(pairs)
@@ -71,6 +76,8 @@ def read_json_object(path: Union[str, Path], error: type[Exception], *, hint: st
                     f"{suffix}") from None
     except JsonContentError as problem:
         raise error(f"{path}: {problem}{suffix}") from None
+    except RecursionError:
+        raise error(f"{path}: {TOO_DEEP}{suffix}") from None
     if not isinstance(value, dict):
         raise error(f"{path}: not a JSON object (a {type(value).__name__}){suffix}")
     return value

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional, Union
 
-from .json_object import DuplicateKeyError, JsonContentError, hand_written, unique_keys
+from .json_object import TOO_DEEP, DuplicateKeyError, JsonContentError, hand_written, unique_keys
 from .regular import check_regular
 from ..errors import IHBenchError
 
@@ -54,6 +54,8 @@ def _decoded(lines: Iterable[bytes], failure: Callable[[int, str], Exception], *
             raise failure(number, f"not valid JSON ({error.msg})") from None
         except JsonContentError as error:
             raise failure(number, str(error)) from None
+        except RecursionError:
+            raise failure(number, TOO_DEEP) from None
         yield number, value
 
 
