@@ -375,6 +375,10 @@ def test_judge_likelihoods_from_npy_npz_jsonl_and_a_judge_object_agree(tmp_path,
     (lambda n: np.zeros((n, 4)), r"j.npz: recording 'conv': expected shape \(n_chunks, 5\)"),
     (lambda n: np.zeros((n - 3, 5)), r"j.npz: recording 'conv': \d+ rows, but the recording has \d+ chunks"),
     (lambda n: np.full((n, 5), np.nan), r"j.npz: recording 'conv': row 0: likelihood of C is not a finite number"),
+    # battery 16 (try 50): values that cannot be likelihoods changed the agreement scores without a word
+    (lambda n: np.vstack([np.full((3, 5), 0.2), [[0.2, -0.5, 0.2, 0.2, 0.2]], np.full((n - 4, 5), 0.2)]),
+     r"j.npz: recording 'conv': row 3: likelihood of NA is -0.5, outside \[0, 1\]; logits\?"),
+    (lambda n: np.full((n, 5), 20.0), r"row 0: likelihood of C is 20, outside \[0, 1\]; percentages\? give them divided"),
 ])
 def test_malformed_npz_is_named(tmp_path, files, detected, content, message):
     np.savez(tmp_path / "j.npz", conv=content(len(detected.labels.end_times)))

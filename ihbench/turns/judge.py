@@ -73,6 +73,13 @@ def check_likelihoods(array, n_chunks: Optional[int], where: str) -> np.ndarray:
     if bad.size:
         row, column = bad[0]
         raise JudgeFileError(f"{where}: row {row}: likelihood of {JUDGE_ORDER[column]} is not a finite number")
+    outside = np.argwhere((array < 0) | (array > 1))  # a likelihood is a share: logits or percentages change every score
+    if outside.size:
+        row, column = outside[0]
+        percent = 1 < array.max() <= 100 and array.min() >= 0
+        raise JudgeFileError(f"{where}: row {row}: likelihood of {JUDGE_ORDER[column]} is {array[row, column]:g}, "
+                             "outside [0, 1]" + ("; percentages? give them divided by 100" if percent else
+                                                 "; logits? give the probabilities (a sigmoid of them)"))
     return array
 
 
