@@ -20,7 +20,7 @@ import copy
 import functools
 import shutil
 from contextlib import contextmanager
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Callable, Iterator, Sequence
 
 from .build_info import BuildInfo, BuildInfoError
@@ -151,6 +151,13 @@ class BuildDir:
         return [self.path / pattern for entry in self.card_configs() if entry.get("config_name", "default") == config
                 for pattern in _patterns(entry.get("data_files"))
                 if not any(file.is_file() for file in self.path.glob(pattern))]
+
+    def paths_out(self, config: str) -> list[str]:
+        """The paths the card names for `config` that leave the folder (absolute, or through ".."):
+        `datasets` reads them from wherever they lead, and the dataset is no longer its folder."""
+        return [pattern for entry in self.card_configs() if entry.get("config_name", "default") == config
+                for pattern in _patterns(entry.get("data_files"))
+                if PurePosixPath(pattern).is_absolute() or ".." in PurePosixPath(pattern).parts]
 
     def config_files(self, config: str) -> list[Path]:
         """The files the card names for `config` (patterns resolved as `datasets` resolves them)."""

@@ -29,6 +29,10 @@ def check_config_files(folder: Path, config: str) -> Optional[str]:
     import pyarrow.parquet as pq
 
     build = BuildDir(folder)
+    outside = build.paths_out(config)
+    if outside:
+        return (f"{build.card_path}: config {config!r} names {outside[0]}, a path outside the dataset folder (the card "
+                "lists the dataset's own files, named from its folder); put the file in the folder and name it so")
     missing = build.unmatched_files(config)
     if missing:
         pattern = any(c in missing[0].name for c in "*?[")

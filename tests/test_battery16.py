@@ -322,3 +322,25 @@ def test_json_nested_past_the_parsers_limit_is_refused_in_one_line(where, built,
     assert code == (1 if where == "source" else 2), err[-2000:]  # verify: a problem found in the file it checks
     assert "nested too deeply to be read" in err and "Traceback" not in err, err[-2000:]
     assert len(err) < 2000
+
+
+def test_a_card_path_leading_out_of_the_dataset_is_refused_by_every_reader(tmp_path, capsys):
+    """Battery 16 (try 49): a card whose config path was `../x.parquet` was read from outside the dataset by
+    run and sid without a word; publish refused it, calling the path "a link"."""
+    import shutil
+
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "official")
+    moved = tmp_path / "outside"
+    shutil.move(str(data / "baseline"), str(moved))
+    card = data / "README.md"
+    card.write_text(card.read_text().replace("path: baseline/test-*", "path: ../outside/test-*"))
+    expected = f"{card}: config 'baseline' names ../outside/test-*, a path outside the dataset folder"
+    for argv in (["run", "--model", "openai", "--model-path", "m", "--base-url", "http://127.0.0.1:9/v1", "--data",
+                  str(data), "--out", str(tmp_path / "r")],
+                 ["publish-dataset", str(data), "--repo", "a/b", "--dry-run"]):
+        assert main([*argv, "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert expected in err and "link" not in err, err
+    assert not (tmp_path / "r").exists()
