@@ -301,8 +301,11 @@ def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
         lines += ["", f"- Refused: {reason}."]
     for run in runs:
         if run.get("inter_judge"):
-            lines += ["", f"## Inter-judge agreement ({_label(run)})", "", "| axis | n | agreement | Cohen's κ | "
-                      "Spearman (items) |", "|---|---|---|---|---|"]
+            compared = run["inter_judge"]
+            pair = " and ".join(f"{judge} ({Path(file).name})" for judge, file in
+                                zip(compared.get("judges") or ["?", "?"], compared.get("files") or ["?", "?"]))
+            lines += ["", f"## Inter-judge agreement ({_label(run)})", "", f"Judges compared: {pair}.", "",
+                      "| axis | n | agreement | Cohen's κ | Spearman (items) |", "|---|---|---|---|---|"]
             for axis in ("tf", "rq"):
                 a = run["inter_judge"].get(axis)
                 if a:

@@ -152,8 +152,15 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0, data
         second = run.judgments(files[1], responses=responses)
         summary["inter_judge"] = inter_judge(judgments, second)
         summary["inter_judge"]["files"] = [str(files[0]), str(files[1])]
+        summary["inter_judge"]["judges"] = [", ".join(sorted({j.judge_model for j in side})) or "no verdicts"
+                                            for side in (judgments, second)]
         summary["inter_judge"]["notes"] = nothing_to_compare(summary["inter_judge"], (files[0], judgments),
                                                              (files[1], second))
+        if len(files) > 2:  # one comparison a run: the others were left out without a word
+            summary["inter_judge"]["notes"].append(
+                f"{run_dir} holds {len(files)} judgments files; the agreement is of the first two ({files[0].name}, "
+                f"{files[1].name}), and {', '.join(f.name for f in files[2:])} is left out: move it out of the run, "
+                "or rename the one to compare to sort first")
         for note in summary["inter_judge"]["notes"]:
             log.warning("%s", note)
     return summary
