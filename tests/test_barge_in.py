@@ -30,8 +30,8 @@ PINNED_PROMPT_HASHES = {"2026-11-28.1": "d43472830856"}
 def barge_in(model, sim, data, out, *extra, limit: int = 1, modality: str = "text") -> int:
     return main(["barge-in", "--data", str(data), "--model", "openai", "--model-path", "scripted",
                  "--base-url", model.base_url, "--sim-model", "scripted-sim", "--sim-base-url", sim.base_url,
-                 "--modality", modality, "--limit", str(limit), "--out", str(out),
-                 "--cache", str(Path(out).parent / f"{Path(out).name}-cache.sqlite"), "--quiet", *extra])
+                 "--modality", modality, "--limit", str(limit), "--out", str(out), "--quiet", *extra,
+                 *([] if "--cache" in extra else ["--cache", str(Path(out).parent / f"{Path(out).name}-cache.sqlite")])])
 
 
 def rounds(out) -> list[dict]:

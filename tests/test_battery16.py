@@ -371,3 +371,26 @@ def test_a_report_names_the_two_judges_it_compares_and_the_judgments_file_it_lea
     text = (tmp_path / "rep" / "report.md").read_text()
     assert "Judges compared: j (judgments.jsonl) and j2 (judgments-j2.jsonl)." in text
     assert "judgments-j3.jsonl is left out" in text
+
+
+def test_judge_of_an_unfinished_run_says_so(tmp_path, capsys):
+    """Battery 16 (try 15): judge of a run holding 20 of its 40 planned answers (killed, or still running) said
+    nothing of the missing half; report did."""
+    from judging import ScriptedJudge
+    from openai_test_server import OpenAITestServer
+
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "official")
+    run = tmp_path / "r"
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(run),
+                     "--limit", "3", "--epochs", "1", "--quiet", "--base-url", server.base_url]) == 0
+    lines = (run / "responses.jsonl").read_text().splitlines(keepends=True)
+    (run / "responses.jsonl").write_text("".join(lines[:2]))  # as a run killed after two answers leaves it
+    capsys.readouterr()
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
+                     str(tmp_path / "c.sqlite"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert f"note: {run} is unfinished: 2 of 3 planned response(s) are in it, and those were judged" in out, out

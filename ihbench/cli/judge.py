@@ -126,6 +126,10 @@ def main(args: argparse.Namespace) -> int:
     if s.unanswered:
         print(f"note: {s.unanswered} item(s) failed in the run and have no answer to judge; `{s.rerun}` with the "
               "same options tries them again")
+    if s.unfinished:
+        print(f"note: {args.run} is unfinished: {s.unfinished[0]} of {s.unfinished[1]} planned response(s) are in "
+              f"it, and those were judged; `{s.rerun}` with the same options goes on, and `ihbench judge` then "
+              "judges only the new ones")
     line = backend.waiting_line() if args.judge_batch is not None else None
     if line:
         print(line)

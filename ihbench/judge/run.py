@@ -54,6 +54,13 @@ class JudgeSummary:
     unanswered: int = 0  # (item, epoch) whose run record is an error: nothing to judge until rerun
     waiting: int = 0  # questions written to a batch file (`--judge-batch`): no record until answered
     rerun: str = "ihbench run"  # the command that tries failed items again (`ihbench barge-in` for its runs)
+    #: (responses in the run, responses it planned) when it has fewer than planned: killed, or still running
+    unfinished: Optional[tuple] = None
+
+
+def _unfinished(info, responses) -> Optional[tuple]:
+    planned = (info.n_items or 0) * (info.epochs or 0)
+    return (len(responses), planned) if planned and len(responses) < planned else None
 
 
 def tf_order(seed: int, item_id: str, epoch: int) -> bool:
@@ -213,4 +220,5 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
                         unanswered=len(responses) - answered + failed_rounds(info),
                         calls=counter["calls"], cached=cached, seconds=time.perf_counter() - started,
                         retried=retried, waiting=waiting,
-                        rerun="ihbench barge-in" if isinstance(info.extra.get("barge_in"), dict) else "ihbench run")
+                        rerun="ihbench barge-in" if isinstance(info.extra.get("barge_in"), dict) else "ihbench run",
+                        unfinished=_unfinished(info, responses))
