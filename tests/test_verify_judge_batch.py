@@ -231,3 +231,19 @@ def test_edited_requests_other_models_answers_and_conflicting_answers_are_refuse
     assert result.returncode == 2 and "answer " + answers[0]["custom_id"] + " differently" in result.stderr
     (folder / "zz-again.jsonl").unlink()
     assert "Traceback" not in _verify(path, tmp_path / "c.sqlite", "--judge-batch", str(folder)).stderr
+
+
+def test_an_answers_file_that_answers_none_of_the_questions_is_said_to(subset, tmp_path):
+    """Battery 16 (try 21): with an answers file whose custom_ids match no question (another batch's output),
+    the command asked for "the output file" as if none were there."""
+    path = _source(subset, tmp_path, lambda data: None)
+    folder = tmp_path / "batch"
+    assert _verify(path, tmp_path / "c.sqlite", "--judge-batch", str(folder)).returncode == 1
+    _answer(folder / REQUESTS, folder / "answers.jsonl")
+    answers = [json.loads(line) for line in (folder / "answers.jsonl").read_text().splitlines()]
+    (folder / "answers.jsonl").write_text("".join(json.dumps({**a, "custom_id": "ihb-" + "0" * 24}) + "\n"
+                                                  for a in answers[:1]))
+    result = _verify(path, tmp_path / "c.sqlite", "--judge-batch", str(folder))
+    assert result.returncode == 1
+    assert f"and none of the 1 answer(s) in {folder} (answers.jsonl) answers one of them" in result.stdout, \
+        result.stdout + result.stderr

@@ -72,6 +72,7 @@ class BatchLLM:
         self.pending: dict[str, dict] = {}
         self.failed = 0
         self.unusable: dict[str, int] = {}  # why an answer could not be used: how many were asked again for it
+        self.matched = 0  # questions of this command that an answer in the folder answers (or failed)
 
     def body(self, messages: list[dict], schema_name: str, schema: dict) -> dict:
         body = {"model": self.model, "messages": messages, "temperature": self.temperature}
@@ -88,6 +89,7 @@ class BatchLLM:
             if why is not None:  # the last round's answer to it could not be used
                 self.unusable[why] = self.unusable.get(why, 0) + 1
             raise BatchPending(f"waiting for its answer: request {key} is in {self.folder / REQUESTS}")
+        self.matched += 1
         where, line, answer = self.answers[key]
         failure = _failure(answer)
         if failure:  # a request the batch failed (the error file's lines): asked again, as a live call is retried
@@ -157,6 +159,13 @@ class BatchLLM:
             more = f", and {len(self.unusable) - 1} other problem(s)" if len(self.unusable) > 1 else ""
             again.append(f"{unusable} had an answer that could not be used (e.g. {top}{more})")
         again = f" ({' and '.join(again)}: asked again)" if again else ""
+        if self.answers and not self.matched:  # an output file is there, yet it answers nothing asked here
+            files = sorted({where.name for where, _, _ in self.answers.values()})
+            return (f"{len(self.pending)} question(s) wait for answers, and none of the {len(self.answers)} answer(s) in "
+                    f"{self.folder} ({', '.join(files[:3])}{', ...' if len(files) > 3 else ''}) answers one of them "
+                    f"(their custom_id match no question asked here: the output of another batch, or of requests "
+                    f"changed before they were submitted?); submit {self.folder / REQUESTS} as written, put its output "
+                    f"file in {self.folder}, and run the same command again{others}")
         return (f"{len(self.pending)} question(s){again} wait for answers in {self.folder / REQUESTS} (OpenAI Batch API input, "
                 f"endpoint {ENDPOINT}): submit it as a batch (or `vllm run-batch -i {REQUESTS} -o answers.jsonl`), put "
                 f"the output file in {self.folder}, and run the same command again{others}")
