@@ -27,7 +27,7 @@ import math
 
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Optional, Union
+from typing import Any, ClassVar, Optional, Sequence, Union
 
 from ihbench.dataset.errors import UsageError
 
@@ -274,8 +274,7 @@ class SidSummary(_Summary):
     timing_errors: Optional[dict] = None
     #: a display name set by hand (`ihbench sid` writes none)
     model_name: Optional[str] = field(default=None, metadata=_OMITTED_WHEN_NONE)
-    #: {"scores_sha256", "predictions_sha256"}: what `ihbench sid` scored and wrote (`seal`), so a
-    #: reader that takes the figures without scoring again can tell they are still what it wrote
+    #: the digests of its scores and of predictions.jsonl (`seal`)
     sealed: Optional[dict] = field(default=None, metadata=_OMITTED_WHEN_NONE)
     format_version: int = SUMMARY_FORMAT
     extra: dict = field(default_factory=dict, compare=False)
@@ -284,11 +283,7 @@ class SidSummary(_Summary):
     def from_json(cls, data, where: str = "") -> "SidSummary":
         data = cls._of_kind(data, where)
         scores = data.get("scores") if isinstance(data.get("scores"), dict) else {}
-        sealed = data.get("sealed") if isinstance(data.get("sealed"), dict) else {}
-        if sealed.get("scores_sha256") is not None and sealed["scores_sha256"] != scores_digest(scores):
-            raise SummaryError(f"field {_dotted(where, 'scores')}: not the figures `ihbench sid` wrote (they differ from "
-                               f"its seal, {_dotted(where, 'sealed.scores_sha256')}); the file was edited by hand "
-                               "(`ihbench sid` writes it again)")
+        _check_seal(data, where, "sid")
         parsed = {**scores, **{name: SidScore.from_json(scores.get(name), _dotted(where, f"scores.{name}"))
                                for name in SID_DEFINITIONS}}
         for name in SID_DEFINITIONS:
@@ -307,21 +302,48 @@ class SidSummary(_Summary):
         return self.model_name or model.get("model_path") or self.detector.get("detector") or None
 
 
-def scores_digest(scores: dict) -> str:
-    """The seal of a SID summary's scores as written (JSON, keys sorted): a display name (`model_name`)
-    may be set by hand beside them, a figure may not."""
-    return hashlib.sha256(json.dumps(scores, sort_keys=True).encode("utf-8")).hexdigest()
+def seal(summary: dict, folder: Path, figures: Sequence[str], files: Sequence[str]) -> dict:
+    """`summary` (as written, JSON) with its seal: the digests of its `figures` (its fields the report
+    reads) and of the `files` of `folder` they were computed from (predictions.jsonl, each recording's
+    events.json). The report reads the figures without computing them again; the seal tells it they
+    are still what the command wrote. A display name (`model_name`) may be set by hand, a figure not."""
+    return {**summary, "sealed": {"figures": list(figures), "figures_sha256": _figures_digest(summary, figures),
+                                  "files_sha256": {name: file_digest(Path(folder) / name) for name in files}}}
+
+
+def _figures_digest(summary: dict, figures: Sequence[str]) -> str:
+    part = {name: summary.get(name) for name in figures}
+    return hashlib.sha256(json.dumps(part, sort_keys=True).encode("utf-8")).hexdigest()
 
 
 def file_digest(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def seal(summary: dict, predictions: Path) -> dict:
-    """`summary` (as written, JSON) with its seal: the digests of its scores and of the predictions they
-    were computed from."""
-    return {**summary, "sealed": {"scores_sha256": scores_digest(summary["scores"]),
-                                  "predictions_sha256": file_digest(predictions)}}
+def _check_seal(data: dict, where: str, command: str) -> None:
+    sealed = data.get("sealed") if isinstance(data.get("sealed"), dict) else {}
+    figures = sealed.get("figures") if isinstance(sealed.get("figures"), list) else []
+    if sealed.get("figures_sha256") is not None and sealed["figures_sha256"] != _figures_digest(data, figures):
+        named = ", ".join(_dotted(where, name) for name in figures)
+        raise SummaryError(f"field(s) {named}: not the figures `ihbench {command}` wrote (they differ from its seal, "
+                           f"{_dotted(where, 'sealed.figures_sha256')}); the file was edited by hand (`ihbench "
+                           f"{command}` writes it again)")
+
+
+def unsealed_file(summary: "SidSummary | TurnsSummary", folder: Path) -> Optional[str]:
+    """The first file the summary's figures were computed from that is gone or changed since, said in one
+    line; None when all are as they were (or the summary has no seal: written before seals were)."""
+    files = (summary.sealed or {}).get("files_sha256") or {}
+    command = "sid" if summary.kind == "sid" else "turns"
+    for name, digest in files.items():
+        path = Path(folder) / name
+        if not path.is_file():
+            return (f"{path}: missing, while {Path(folder) / 'summary.json'} was computed from it; `ihbench {command}` "
+                    "writes both again")
+        if file_digest(path) != digest:
+            return (f"{path}: not the file {Path(folder) / 'summary.json'} was computed from (it differs from the "
+                    f"seal, sealed.files_sha256): edited or replaced since; `ihbench {command}` writes both again")
+    return None
 
 
 def _check_sid_counts(score: SidScore, where: str, definition: str) -> None:
@@ -376,12 +398,15 @@ class TurnsSummary(_Summary):
     notes: list[str] = field(default_factory=list)
     ihbench_version: Optional[str] = None
     command: Optional[list[str]] = None
+    #: the digests of its timing, statistics and agreement and of each recording's events.json (`seal`)
+    sealed: Optional[dict] = field(default=None, metadata=_OMITTED_WHEN_NONE)
     format_version: int = TURNS_FORMAT
     extra: dict = field(default_factory=dict, compare=False)
 
     @classmethod
     def from_json(cls, data, where: str = "") -> "TurnsSummary":
         data = cls._of_kind(data, where)
+        _check_seal(data, where, "turns")
         timing = TurnsTiming.from_json(data.get("timing"), _dotted(where, "timing"))
         return cls(**{**_fields(cls, data, where), "timing": timing})
 

@@ -93,7 +93,7 @@ def test_a_sid_run_edited_after_scoring_is_refused_by_the_report(edit, built, tm
         assert code == 0 and "my detector" in (tmp_path / "rep" / "report.md").read_text(), err
         return
     assert code == 2 and not (tmp_path / "rep" / "report.md").exists()
-    said = "not the predictions" if edit == "break_time" else "not the figures `ihbench sid` wrote"
+    said = "not the file" if edit == "break_time" else "not the figures `ihbench sid` wrote"
     assert said in err and "`ihbench sid` writes" in err, err
 
 

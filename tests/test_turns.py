@@ -456,6 +456,43 @@ def test_the_talk_over_count_reaches_the_space_and_the_cross_report(tmp_path, fi
     assert timing_rows(summary["timing"])[-1] == ["talk-overs (barge-ins the AI talked over)", 1, None, None, 2]
     cell = turns_cells(read_summary(tmp_path / "out" / "summary.json"))["turn_over_rate"]
     assert (cell["value"], cell["n"], cell["talk_overs"]) == (0.5, 2, 1)
-    older = {**summary, "format_version": 1, "timing": {k: v for k, v in summary["timing"].items() if k != "talk_overs"}}
+    older = {**{k: v for k, v in summary.items() if k != "sealed"},  # written before seals were, too
+             "format_version": 1, "timing": {k: v for k, v in summary["timing"].items() if k != "talk_overs"}}
     assert turns_cells(TurnsSummary.from_json(older))["turn_over_rate"]["talk_overs"] is None  # not counted then
     assert len(timing_rows(older["timing"])) == 3
+
+
+@pytest.mark.parametrize("edit", ["timing", "events", "folder", "model_name"])
+def test_a_turns_output_edited_after_it_was_written_is_refused_by_the_report(edit, files, tmp_path, capsys):
+    """Battery 16 (try 34): report took a turns output's timing from summary.json unchecked: an edited latency,
+    a recording's events.json changed or its folder deleted were reported as written. A display name set
+    by hand (`model_name`) is allowed."""
+    import json
+    import shutil
+
+    from ihbench.cli import main
+
+    out = tmp_path / "t"
+    assert main(["turns", str(files / "conv.wav"), "--model-name", "tm", "--out", str(out), "--quiet"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    if edit == "timing":
+        summary["timing"]["response_latency_s"]["mean"] = 0.1
+    elif edit == "model_name":
+        summary["model_name"] = "my agent"
+    elif edit == "events":
+        events = json.loads((out / "conv" / "events.json").read_text())
+        events["timing"]["responses"] = []
+        (out / "conv" / "events.json").write_text(json.dumps(events))
+    else:
+        shutil.rmtree(out / "conv")
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    capsys.readouterr()
+    code = main(["report", str(out), "--out", str(tmp_path / "rep"), "--quiet"])
+    err = capsys.readouterr().err
+    if edit == "model_name":
+        assert code == 0 and "my agent" in (tmp_path / "rep" / "report.md").read_text(), err
+        return
+    assert code == 2 and not (tmp_path / "rep" / "report.md").exists(), err
+    said = {"timing": "not the figures `ihbench turns` wrote", "events": "conv/events.json: not the file",
+            "folder": "conv/events.json: missing, while"}[edit]
+    assert said in err and "`ihbench turns` writes" in err, err

@@ -24,7 +24,7 @@ from ihbench.dataset.errors import MissingFileError, UsageError
 from ..convbench.judge.source import ConvSource, is_reference_run, open_source
 from ..records import RunInfo
 from ..rundir import RunDir
-from ..summaries import SidSummary, TurnsSummary, UnknownSummaryKind, file_digest, read_summary
+from ..summaries import SidSummary, TurnsSummary, UnknownSummaryKind, read_summary, unsealed_file
 
 BENCHMARKS = {"ihbench": "IHBench", "sid": "SID-Bench", "turns": "turn-taking", "convbench": "ConversationBench"}
 A_RUN = {"ihbench": "an IHBench run", "sid": "an SID run", "turns": "a turns run",
@@ -97,6 +97,10 @@ def read_run(path) -> BenchmarkRun:
         summary = None
     if isinstance(summary, SidSummary):
         _check_predictions(path, summary)
+    if isinstance(summary, TurnsSummary):
+        problem = unsealed_file(summary, path)  # a recording's events gone or edited since the figures were made
+        if problem:
+            raise RunKindError(problem)
     if isinstance(summary, (SidSummary, TurnsSummary)):
         return BenchmarkRun(path, summary.kind, summary.model_label, summary)
     if summary is not None:  # a report's summary: ihbench's without its run.json, or a cross-benchmark one
@@ -115,6 +119,9 @@ def _check_predictions(path: Path, summary: SidSummary) -> None:
 
     file = path / "predictions.jsonl"
     if not file.is_file():
+        problem = unsealed_file(summary, path)  # sealed: refused; written before seals were: said
+        if problem:
+            raise RunKindError(problem)
         logging.getLogger("ihbench").warning("%s: missing; the scores of %s are read from its summary.json unchecked",
                                              file, path)
         return
@@ -122,11 +129,9 @@ def _check_predictions(path: Path, summary: SidSummary) -> None:
     if summary.n_clips is not None and rows != summary.n_clips:
         raise RunKindError(f"{file}: {rows} prediction(s), but {path / 'summary.json'} scores {summary.n_clips} "
                            "clips: the files were edited or cut; `ihbench sid` writes them again")
-    sealed = (summary.sealed or {}).get("predictions_sha256")
-    if sealed is not None and sealed != file_digest(file):
-        raise RunKindError(f"{file}: not the predictions {path / 'summary.json'} scored (they differ from its seal, "
-                           "sealed.predictions_sha256): the file was edited or replaced after scoring; `ihbench sid` "
-                           "writes both again")
+    problem = unsealed_file(summary, path)
+    if problem:
+        raise RunKindError(problem)
 
 
 def _cell(value=None, ci_low=None, ci_high=None, n=None, **extra) -> dict:

@@ -316,7 +316,7 @@ def _write_run(run: RunDir, data, config, predictions, references, description, 
     ).to_json()
     if (extra or {}).get("sweep"):
         _write_sweep(out, config, extra, len(references))
-    summary = seal(json.loads(json.dumps(summary, default=str)), out / "predictions.jsonl")
+    summary = seal(json.loads(json.dumps(summary, default=str)), out, ["scores"], ["predictions.jsonl"])
     write_json_atomic(run.summary_path, summary)
     return summary
 

@@ -50,7 +50,10 @@ of that contract)::
                         "threads", "sampling_rate", "asked"}    only with --judge smart-turn
       },
       "duration_s", "seconds", "real_time_factor",         processing cost
-      "channels", "vad", "transcripts", "per_recording", "notes", "ihbench_version", "command"
+      "channels", "vad", "transcripts", "per_recording", "notes", "ihbench_version", "command",
+      "sealed": {"figures", "figures_sha256", "files_sha256"}   `summaries.seal`: digests of timing,
+                                                 statistics and agreement and of each events.json; the
+                                                 report refuses an output edited after it was written
     }
 
 With --judge smart-turn each events.json also has "turn_end": {"judge", "threshold", "pauses":
