@@ -394,3 +394,19 @@ def test_judge_of_an_unfinished_run_says_so(tmp_path, capsys):
                      str(tmp_path / "c.sqlite"), "--quiet"]) == 0
     out = capsys.readouterr().out
     assert f"note: {run} is unfinished: 2 of 3 planned response(s) are in it, and those were judged" in out, out
+
+
+@pytest.mark.parametrize("flag, value", [("--n-bootstrap", "50"), ("--tost-margin", "0.2"), ("--seed", "3")])
+def test_report_settings_that_do_not_apply_to_a_sid_run_are_refused(flag, value, built, tmp_path, capsys):
+    """Battery 16 (try 78): `report SID_RUN --n-bootstrap 50` (or --tost-margin) was accepted without a word, though
+    SID-Bench has no interval and no TOST; a ConversationBench run already refused them."""
+    out = tmp_path / "se"
+    assert main(["sid", "--detector", "energy", "--data", str(built), "--config", "sid_dev_en", "--limit", "3",
+                 "--out", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["report", str(out), flag, value, "--out", str(tmp_path / "rep"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{flag}: does not apply to these runs (SID-Bench: --n-bootstrap, --seed and --tost-margin act on IHBench " \
+           "runs" in err, err
+    assert not (tmp_path / "rep").exists()
+    assert main(["report", str(out), "--sid-definition", "readme", "--out", str(tmp_path / "rep"), "--quiet"]) == 0

@@ -74,12 +74,19 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError("--data: for one ConversationBench run, or IHBench runs whose dataset moved; not a "
                          "cross-benchmark report")
     if cross:
-        _settings(args, SETTINGS)
+        from ihbench.report.benchmark_runs import BENCHMARKS, read_run
+
+        kinds = {read_run(path).kind for path in args.runs}
+        applies = (("--sid-definition",) if "sid" in kinds else ()) + \
+            (("--tost-margin", "--n-bootstrap", "--seed") if "ihbench" in kinds else ())
+        _settings(args, applies, f"these runs ({', '.join(sorted(BENCHMARKS[kind] for kind in kinds))}: "
+                                 "--n-bootstrap, --seed and --tost-margin act on IHBench runs, --sid-definition on "
+                                 "SID-Bench ones)")
         return _cross_report(args)
     if one_convbench:  # Wilson intervals, no bootstrap, no TOST, no SID
-        _settings(args, ())
+        _settings(args, (), "a ConversationBench run (Wilson intervals, no TOST or SID)")
         return _convbench_report(args)
-    _settings(args, ("--tost-margin", "--n-bootstrap", "--seed"))
+    _settings(args, ("--tost-margin", "--n-bootstrap", "--seed"), "IHBench runs")
     out = args.out or (args.runs[0] if len(args.runs) == 1 else Path("report"))
     check_output_path(out, "--out", may_be=("run", "report"))
     reported = {Path(run).resolve() for run in args.runs}
@@ -219,7 +226,7 @@ SETTINGS = {"--sid-definition": ("sid_definition", "notebook"), "--tost-margin":
             "--n-bootstrap": ("n_bootstrap", 1000), "--seed": ("seed", 0)}
 
 
-def _settings(args: argparse.Namespace, applies) -> None:
+def _settings(args: argparse.Namespace, applies, what: str) -> None:
     """Refuse a setting given for runs it does not apply to (a SID definition for IHBench runs, a bootstrap
     for a ConversationBench run's Wilson intervals), then fill in the defaults; `args.given` keeps which
     were given, for a note when one found nothing to act on."""
@@ -227,7 +234,6 @@ def _settings(args: argparse.Namespace, applies) -> None:
 
     args.given = {flag for flag, (name, _) in SETTINGS.items() if getattr(args, name) is not None}
     for flag in sorted(args.given - set(applies)):
-        what = "a ConversationBench run (Wilson intervals, no TOST or SID)" if not applies else "IHBench runs"
         raise UsageError(f"{flag}: does not apply to {what}; leave it out")
     for name, default in SETTINGS.values():
         if getattr(args, name) is None:
