@@ -436,9 +436,9 @@ def _read_upload(path: str) -> np.ndarray:
     refuse_oversize_upload(path)
     try:
         return load_recording(path).samples
-    except AudioError as error:
-        reason = str(error).rsplit(":", 1)[-1].strip()
-        raise UserError(f"that file is not usable audio: {reason}") from None
+    except AudioError as error:  # named by the visitor's file name, never the server's upload folder
+        raise UserError(f"that file is not usable audio: {masked(str(error).replace(path, Path(path).name))}") \
+            from None
 
 
 def detect(detector_name: str, upload: Optional[str], sid_clip: Optional[str], threshold: Optional[float] = None):

@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-from ihbench.ui import UserError, data_dir, new_run_folder, refuse_oversize_upload
+from ihbench.ui import UserError, data_dir, masked, new_run_folder, refuse_oversize_upload
 
 
 @lru_cache(maxsize=4)
@@ -65,13 +65,29 @@ def analyze_recording(recording_id: Optional[str], upload: Optional[str], smart_
         truth = row
     else:
         raise UserError("pick a recording of the dataset or upload a stereo file")
+    if upload:
+        _check_stereo(audio)
     try:
         summary = run_turns([audio], out, progress=False, model_name="space", judge=judge)
     except IHBenchError as error:  # the page shows the file's name, never the server's path
-        raise UserError(f"that file cannot be analysed: {str(error).replace(str(audio), audio.name)}") from None
+        raise UserError(f"that file cannot be analysed: {masked(str(error).replace(str(audio), audio.name))}") from None
     recording = summary["per_recording"][0]
     events = json.loads((out / recording["events"]).read_text(encoding="utf-8"))
     return str(out / recording["timeline"]), timing_rows(summary["timing"]), _summary(summary, events, truth)
+
+
+def _check_stereo(audio: Path) -> None:
+    """An upload of other than two channels, said in the page's terms (the command line's `--pair` for two
+    mono files is not the Space's); a file no decoder reads is left to `run_turns` to name."""
+    from ihbench.dataset.audio import audio_channels
+
+    try:
+        channels = audio_channels(audio)
+    except Exception:  # noqa: BLE001 (not audio at all: said by the analysis, in its words)
+        return
+    if channels != 2:
+        raise UserError(f"{audio.name} has {channels} channel(s); upload one stereo file (the AI on the left "
+                        "channel, the user on the right)")
 
 
 def _row(recording_id: str) -> dict:

@@ -496,3 +496,18 @@ def test_a_turns_output_edited_after_it_was_written_is_refused_by_the_report(edi
     said = {"timing": "not the figures `ihbench turns` wrote", "events": "conv/events.json: not the file",
             "folder": "conv/events.json: missing, while"}[edit]
     assert said in err and "`ihbench turns` writes" in err, err
+
+
+def test_a_damaged_second_recording_is_refused_before_the_first_is_analysed(files, tmp_path, capsys):
+    """Battery 16 (try 87): `turns good.wav damaged.wav` left the first recording's events and timeline in --out,
+    with no summary; every recording is now read and checked before any is analysed."""
+    from ihbench.cli import main
+
+    damaged = tmp_path / "damaged.wav"
+    samples = np.zeros((16_000, 2), dtype=np.float32)
+    samples[100, 0] = np.nan
+    soundfile.write(str(damaged), samples, 16_000, subtype="FLOAT")
+    out = tmp_path / "out"
+    assert main(["turns", str(files / "conv.wav"), str(damaged), "--out", str(out), "--quiet"]) == 2
+    assert "samples are not finite numbers" in capsys.readouterr().err
+    assert not out.exists()

@@ -266,6 +266,10 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
         raise UsageError(f"--out: {run.path} is a file, not a folder")
     vad = ChannelVad(**(vad_options or {}))
     _warm_up()
+    if len(plan) > 1:  # every recording read (decoded, its channels and samples checked) before any is analysed:
+        # a damaged second file left the first one's files in --out, and no summary (one file fails before writing)
+        for _, files in tqdm(plan, desc="checking the recordings", unit="recording", disable=not progress):
+            read_recording(files, swap=swap)
     analyses, judged, rows, silent = [], {}, [], []
     pauses = isinstance(judge, SmartTurnJudge)
     started = time.perf_counter()
