@@ -410,3 +410,31 @@ def test_report_settings_that_do_not_apply_to_a_sid_run_are_refused(flag, value,
            "runs" in err, err
     assert not (tmp_path / "rep").exists()
     assert main(["report", str(out), "--sid-definition", "readme", "--out", str(tmp_path / "rep"), "--quiet"]) == 0
+
+
+def test_info_checks_every_config_of_a_local_dataset_even_those_it_does_not_read(tmp_path, capsys):
+    """Battery 16 (tries 51, 91): a changed `interruptions` Parquet passed `info` (which reads the conversations and
+    baseline configs only; run, judge and report read those too, and `--config interruptions` refuses it).
+    `info` is where a user asks whether a dataset is whole: it checks every config's files."""
+    import shutil
+
+    from official_layout import write_official_layout
+
+    from ihbench.dataset.content_names import name_by_content
+
+    data = write_official_layout(tmp_path / "official")
+    (data / "extra").mkdir()
+    source = next((data / "baseline").glob("*.parquet"))
+    named = name_by_content(shutil.copy(source, data / "extra" / "test.parquet"), "test")
+    card = data / "README.md"
+    card.write_text(card.read_text().replace("---\n# ", f"- config_name: extra\n  data_files:\n  - split: test\n    path: "
+                                                          f"extra/{named.name}\n---\n# ", 1))
+    assert main(["info", str(data)]) == 0
+    with open(named, "r+b") as handle:  # one byte changed, as a damaged copy has it
+        handle.seek(200)
+        byte = handle.read(1)
+        handle.seek(200)
+        handle.write(bytes([byte[0] ^ 0xFF]))
+    capsys.readouterr()
+    assert main(["info", str(data)]) == 2
+    assert f"{named}: changed since it was written" in capsys.readouterr().err

@@ -20,9 +20,9 @@ def main(args: argparse.Namespace) -> int:
     from ihbench.dataset.stats import dataset_statistics, statistics_markdown
 
     from ihbench.dataset.contents import IHBENCH_CONFIG, dataset_contents
-    from ihbench.dataset.load import config_names, resolve_source
+    from ihbench.dataset.load import check_source, config_names
 
-    path, _ = resolve_source(args.data)
+    path, _ = check_source(args.data)  # a local dataset's every config, its files as built (one changed is named)
     names = config_names(path, None)
     if not names:  # a Hub id that cannot be read (offline, misspelled) lists nothing: failed as run's is
         load_conversations(args.data, split=args.split)  # says why, in the words `ihbench run` uses
