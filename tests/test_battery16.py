@@ -37,13 +37,27 @@ def test_sid_import_warns_of_a_listed_duration_on_a_line_of_its_own(tmp_path, ca
     progress bar's line, where a user read past it."""
     root = _sid_noise(tmp_path / "sb", {"n0.wav": np.full(32_000, 0.01), "n1.wav": np.full(32_000, 0.01)})
     annotations, rows = _lines(root)
-    rows[1]["duration"] = 30.0
+    rows[1]["duration"] = 2.5  # within a second of the audio: scored as listed, and said
     annotations.write_text("".join(json.dumps(row) + "\n" for row in rows))
     assert main(["sid-import", str(root), "--out", str(tmp_path / "d")]) == 0
     err = capsys.readouterr().err
     warned = [line for line in err.splitlines() if "differ from the listed duration" in line]
     assert warned and warned[0].startswith("ihbench sid-import: warning:"), err
-    assert "n1.wav (2.000s, listed 30.0s)" in warned[0]
+    assert "n1.wav (2.000s, listed 2.5s)" in warned[0]
+
+
+def test_sid_import_refuses_a_listed_duration_that_is_not_of_its_wav(tmp_path, capsys):
+    """Battery 16, L1 (try 11): a row listing 30 s for a 2 s WAV was imported (with a warning) and `sid` then
+    scored with 30 s: APT 8.000 s against the true 1.000 s. More than a second off, as for a break time past
+    the audio, the annotation is another clip's."""
+    root = _sid_noise(tmp_path / "sb", {"n0.wav": np.full(32_000, 0.01), "n1.wav": np.full(32_000, 0.01)})
+    annotations, rows = _lines(root)
+    rows[1]["duration"] = 30.0
+    annotations.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert main(["sid-import", str(root), "--out", str(tmp_path / "d"), "--quiet"]) == 2
+    assert f"{annotations} line 2: duration 30.0 s, but n1.wav holds 2.000 s of audio; the annotation is not of this " \
+           "file" in capsys.readouterr().err
+    assert not (tmp_path / "d").exists()
 
 
 def test_a_warning_said_while_a_progress_bar_is_drawn_gets_a_line_of_its_own():

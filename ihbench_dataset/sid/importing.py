@@ -55,7 +55,8 @@ def _wav_bytes(row: dict, annotations: str) -> tuple[bytes, float, int]:
     return data, duration, audio_channels(data)
 
 
-#: how far a break time may lie past the audio's end (a rounding, a last frame): more is another clip's
+#: how far a break time may lie past the audio's end, or a listed duration from the audio's (a rounding, a
+#: last frame): more is another clip's annotation
 _BEYOND_AUDIO_S = 1.0
 
 
@@ -67,6 +68,9 @@ def _arrow_rows(rows: list[dict], annotations: str, mismatched: list[str], multi
         if row["break_time"] > duration + _BEYOND_AUDIO_S:  # a break the audio does not reach: APT would time it
             raise SidFormatError(f"{annotations} line {row['line']}: break_time {row['break_time']} s is past the end "
                                  f"of {name} ({duration:.3f} s of audio); the annotation is not of this file")
+        if abs(duration - row["duration"]) > _BEYOND_AUDIO_S:  # scored as listed, every time of it would be wrong
+            raise SidFormatError(f"{annotations} line {row['line']}: duration {row['duration']} s, but {name} holds "
+                                 f"{duration:.3f} s of audio; the annotation is not of this file")
         if abs(duration - row["duration"]) > _DURATION_SLACK_S:
             mismatched.append(f"{name} ({duration:.3f}s, listed {row['duration']}s)")
         if channels > 1:
