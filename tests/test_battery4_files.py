@@ -105,14 +105,14 @@ def test_sid_import_warns_of_a_stereo_clip_and_one_whose_length_is_not_its_line_
     (root / "test_wavs" / "en_test_lines.jsonl").write_text("".join(json.dumps(
         {"audio": name, "total_nonbreak": False, "break_time": 1.0, "duration": 3.0,
          "text_with_break": "hi [break] there"}) + "\n" for name in ("a.wav", "b.wav")))
-    _wav(root / "test_wavs" / "en" / "a.wav", np.zeros((16_000 * 10, 2)))  # 10 s, two channels
+    _wav(root / "test_wavs" / "en" / "a.wav", np.zeros((16_000 * 7 // 2, 2)))  # 3.5 s, two channels (more: refused)
     _wav(root / "test_wavs" / "en" / "b.wav", np.zeros(16_000 * 3))  # as listed
     annotations = root / "test_wavs" / "en_test_lines.jsonl"
     assert main(["sid-import", str(root), "--out", str(tmp_path / "data"), "--quiet"]) == 0
     err = capsys.readouterr().err
     assert err.splitlines() == [
         f"ihbench sid-import: warning: {annotations}: 1 sid_en WAV(s) differ from the listed duration by more than "
-        "0.1s (scores use the listed one): a.wav (10.000s, listed 3.0s)",
+        "0.1s (scores use the listed one): a.wav (3.500s, listed 3.0s)",
         f"ihbench sid-import: warning: {annotations}: 1 sid_en WAV(s) are not mono, as SID-Bench's clips are (the "
         "detectors hear their channels mixed): a.wav (2 channels)"], err
 

@@ -21,8 +21,9 @@ def _one_error(capsys, command):
 
 
 def _run(official, out, server, *extra):
+    epochs = [] if "--epochs" in extra else ["--epochs", "1"]
     return main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out", str(out),
-                 "--epochs", "1", "--limit", "2", "--base-url", server.base_url, "--option", "max_retries=0",
+                 *epochs, "--limit", "2", "--base-url", server.base_url, "--option", "max_retries=0",
                  "--quiet", *extra])
 
 
