@@ -639,6 +639,27 @@ def plot_path() -> PlotPath:
     return PlotPath()
 
 
+@dataclass(frozen=True, repr=False)
+class SuffixedPath(ArgType):
+    """A file written in one format, named for it (a JSON report named r.png was written as text)."""
+
+    suffix: str = ".json"
+
+    @property
+    def expected(self) -> str:
+        return f"a file name ending in {self.suffix}"
+
+    def convert(self, value: Any) -> Path:
+        target = PathArg("file", False).convert(value)
+        if target.suffix.lower() != self.suffix:
+            raise self.refuse(str(value))
+        return target
+
+
+def json_path() -> SuffixedPath:
+    return SuffixedPath(".json")
+
+
 def path(kind: Optional[str] = None, *, exists: bool = False) -> PathArg:
     if kind not in (None, "file", "folder"):
         raise ValueError(f"kind: expected 'file', 'folder' or None, got {kind!r}")

@@ -452,3 +452,13 @@ def test_info_checks_every_config_of_a_local_dataset_even_those_it_does_not_read
     capsys.readouterr()
     assert main(["info", str(data)]) == 2
     assert f"{named}: changed since it was written" in capsys.readouterr().err
+
+
+def test_verify_audio_report_must_be_named_as_json(tmp_path, capsys):
+    """Battery 16 (try 62, battery 15's K10 second half): `--audio-report r.png` wrote the JSON report under an
+    image's name."""
+    with pytest.raises(SystemExit) as stopped:
+        main(["verify", "--audio", str(tmp_path), "--audio-report", str(tmp_path / "r.png")])
+    assert stopped.value.code == 2
+    assert "argument --audio-report: expected a file name ending in .json" in capsys.readouterr().err
+    assert not (tmp_path / "r.png").exists()

@@ -8,7 +8,8 @@ from .common import notes
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import concurrency, model_name, number, path, plot_path, timeout_seconds, url
+    from ihbench.dataset.argtypes import (concurrency, json_path, model_name, number, path, plot_path, timeout_seconds,
+                                          url)
 
     verify = add("verify", help="check in-house conversation sources and ConversationBench-style benchmark folders")
     verify.add_argument("paths", nargs="*", type=path(),
@@ -38,7 +39,7 @@ def add_parser(add) -> argparse.ArgumentParser:
     audio.add_argument("--audio", type=path("folder"), metavar="DIR",
                        help="a dataset folder from `ihbench build` (instead of the source checks)")
     audio.add_argument("--strict", action="store_true", help="with --audio: exit 1 when any cut is flagged")
-    audio.add_argument("--audio-report", type=path("file"), metavar="FILE.json",
+    audio.add_argument("--audio-report", type=json_path(), metavar="FILE.json",
                        help="with --audio: write every cut's probability, the threshold, the model file's "
                             "SHA-256 and the pipecat-ai version")
     audio.add_argument("--audio-plot", type=plot_path(), metavar="FILE.png",
