@@ -74,14 +74,6 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError("--data: for one ConversationBench run, or IHBench runs whose dataset moved; not a "
                          "cross-benchmark report")
     if cross:
-        from ihbench.report.benchmark_runs import BENCHMARKS, read_run
-
-        kinds = {read_run(path).kind for path in args.runs}
-        applies = (("--sid-definition",) if "sid" in kinds else ()) + \
-            (("--tost-margin", "--n-bootstrap", "--seed") if "ihbench" in kinds else ())
-        _settings(args, applies, f"these runs ({', '.join(sorted(BENCHMARKS[kind] for kind in kinds))}: "
-                                 "--n-bootstrap, --seed and --tost-margin act on IHBench runs, --sid-definition on "
-                                 "SID-Bench ones)")
         return _cross_report(args)
     if one_convbench:  # Wilson intervals, no bootstrap, no TOST, no SID
         _settings(args, (), "a ConversationBench run (Wilson intervals, no TOST or SID)")
@@ -226,6 +218,17 @@ SETTINGS = {"--sid-definition": ("sid_definition", "notebook"), "--tost-margin":
             "--n-bootstrap": ("n_bootstrap", 1000), "--seed": ("seed", 0)}
 
 
+def _cross_settings(args: argparse.Namespace) -> None:
+    """A cross report's settings act on some of its runs: refused when none of them is of that kind."""
+    from ihbench.report.benchmark_runs import BENCHMARKS, read_run
+
+    kinds = {read_run(path).kind for path in args.runs}
+    applies = (("--sid-definition",) if "sid" in kinds else ()) + \
+        (("--tost-margin", "--n-bootstrap", "--seed") if "ihbench" in kinds else ())
+    _settings(args, applies, f"these runs ({', '.join(sorted(BENCHMARKS[kind] for kind in kinds))}: --n-bootstrap, "
+                             "--seed and --tost-margin act on IHBench runs, --sid-definition on SID-Bench ones)")
+
+
 def _settings(args: argparse.Namespace, applies, what: str) -> None:
     """Refuse a setting given for runs it does not apply to (a SID definition for IHBench runs, a bootstrap
     for a ConversationBench run's Wilson intervals), then fill in the defaults; `args.given` keeps which
@@ -248,6 +251,7 @@ def _cross_report(args: argparse.Namespace) -> int:
     out = args.out or Path("report")
     check_out(out, args.runs)
     check_output_path(out, "--out", may_be=("report",))
+    _cross_settings(args)
     report = cross_report(args.runs, model_names=args.model_name, sid_definition=args.sid_definition,
                           tost_margin=args.tost_margin, n_bootstrap=args.n_bootstrap, seed=args.seed)
     paths = write_cross_report(report, out)
