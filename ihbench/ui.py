@@ -71,7 +71,11 @@ def served_to_others() -> bool:
 def visitor_run_path(typed: str) -> Path:
     """A run folder typed into a page. Served to others, only a folder of the runs folder is opened, and
     anything else gets one answer, whether it exists or not."""
-    path = Path(typed.strip()).expanduser().resolve()
+    try:
+        path = Path(typed.strip()).expanduser().resolve()
+        path.is_dir()  # a name past the system's limits, a symlink loop: no folder the page could open
+    except (OSError, RuntimeError, ValueError):
+        raise UserError("there is no such run folder") from None
     if served_to_others() and not path.is_relative_to(runs_dir().resolve()):
         raise UserError("this Space opens only the runs of its runs folder: pick one of the list")
     return path

@@ -35,7 +35,10 @@ def _page_error(error: Exception) -> gr.Error:
     """A UserError's own message; anything else by type only (no traceback or server path)."""
     if isinstance(error, ui.UserError):  # the visitor's own mistake: said on the page, no traceback on the terminal
         return gr.Error(str(error), print_exception=False)
-    return gr.Error(f"something went wrong ({type(error).__name__})")
+    # a bug: its own traceback in the server's log (the page's error is raised from None, and would hide it)
+    ui.log.error("a page's call failed", exc_info=error)
+    return gr.Error(f"something went wrong ({type(error).__name__}); the server log has the traceback",
+                    print_exception=False)
 
 
 def shown(function):

@@ -462,3 +462,33 @@ def test_verify_audio_report_must_be_named_as_json(tmp_path, capsys):
     assert stopped.value.code == 2
     assert "argument --audio-report: expected a file name ending in .json" in capsys.readouterr().err
     assert not (tmp_path / "r.png").exists()
+
+
+def test_verify_audio_report_replaces_only_an_earlier_report_of_its_own(tmp_path, capsys):
+    """Battery 17, M6: `--audio-report important.json` overwrote a JSON file of the user's without a word."""
+    precious = tmp_path / "important.json"
+    precious.write_text('{"my": "precious data"}')
+    assert main(["verify", "--audio", str(tmp_path), "--audio-report", str(precious)]) == 2
+    assert f"--audio-report: {precious} exists and is not a report of `verify --audio`" in capsys.readouterr().err
+    assert precious.read_text() == '{"my": "precious data"}'
+
+
+def test_a_typed_path_too_long_for_the_system_is_no_run_folder_and_a_pages_bug_keeps_its_traceback(caplog):
+    """Battery 17, M3: a 5,001-character typed path answered "something went wrong (OSError)", and the server's
+    log held only the page's error, not the OSError's own traceback."""
+    import sys
+    from pathlib import Path
+
+    from ihbench import ui, ui_convbench
+
+    with pytest.raises(ui.UserError, match="^there is no such run folder$"):
+        ui_convbench.run_path(None, "x" + "a" * 5000)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "spaces"))
+    import app as space_app
+
+    def broken():
+        raise KeyError("a bug")
+    with caplog.at_level("ERROR", logger="ihbench"), pytest.raises(Exception) as shown:
+        space_app.shown(broken)()
+    assert "something went wrong (KeyError); the server log has the traceback" in str(shown.value)
+    assert any(record.exc_info and record.exc_info[0] is KeyError for record in caplog.records)

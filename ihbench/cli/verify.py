@@ -99,6 +99,24 @@ def main(args: argparse.Namespace) -> int:
     return _verify_with_judge(args, conversations, cache) if args.judge_model and conversations else 0
 
 
+def _check_replaceable(report) -> None:
+    """--audio-report replaces an earlier report of its own only: any other file there (a JSON file of the
+    user's) is not this command's to overwrite."""
+    import json
+
+    from ihbench.dataset.errors import UsageError
+
+    if not report.exists():
+        return
+    try:
+        kind = json.loads(report.read_text(encoding="utf-8")).get("kind")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        kind = None
+    if kind != "verify_audio":
+        raise UsageError(f"--audio-report: {report} exists and is not a report of `verify --audio` (no \"kind\": "
+                         "\"verify_audio\"); give another name, or remove it")
+
+
 def _verify_audio(args: argparse.Namespace) -> int:
     """`--audio DIR`: Smart Turn on the built dataset's cuts; refusals come before the model loads."""
     from pathlib import Path
@@ -120,6 +138,8 @@ def _verify_audio(args: argparse.Namespace) -> int:
     if args.audio_report and args.audio_plot and Path(args.audio_report).resolve() == Path(args.audio_plot).resolve():
         raise UsageError(f"--audio-report and --audio-plot: both name {args.audio_plot}; the plot would replace the "
                          "report: give each a file of its own")
+    if args.audio_report:
+        _check_replaceable(Path(args.audio_report))
     from ihbench.dataset.errors import MissingDependencyError
     from ihbench.smart_turn import THRESHOLD, SmartTurn
     from ihbench.smart_turn.cuts import check_folder, in_context, load_points, plot, score_cuts, summary
