@@ -92,6 +92,8 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0, data
         "modality": info.modality,
         "data": data or info.data,
         "data_fingerprint": _fingerprint(run_dir, info, items),
+        # which of the data's items it answers: runs of one dataset with other selections answer other items
+        "selection": {"limit": info.limit, "types": info.types},
         "n_items": len({r.id for r in responses}),
         "n_responses": len(responses),
         # what the run set out to answer (items x epochs at its last start): more than n_responses
@@ -257,6 +259,21 @@ def modality_tost(audio_dir: Path, text_dir: Path, margin: float) -> dict:
     return result
 
 
+def _different_items(runs: list[dict], datasets: list) -> str:
+    """Why the runs' scores are over different items, in the words that fit: one dataset, of which the runs
+    answered other selections (--limit, --types), is not "different data"."""
+    selections = sorted({json.dumps(run.get("selection") or {}, sort_keys=True) for run in runs})
+    if len({d for d, _ in datasets}) == 1 and len(selections) > 1:
+        def said(selection: dict) -> str:
+            return ", ".join(f"--{k} {','.join(v) if isinstance(v, list) else v}" for k, v in selection.items()
+                             if v is not None) or "all items"
+        shown = " / ".join(said(json.loads(selection)) for selection in selections)
+        return (f"these runs answered different items of {datasets[0][0]} ({shown}): their scores are over different "
+                "items and are not directly comparable")
+    return ("these runs used different data (" + "; ".join(f"{d} @ {f[:6]}" for d, f in datasets)
+            + "): their scores are over different items and are not directly comparable")
+
+
 def summarize(run_dirs: Sequence[Path], *, tost_margin: float = 0.05, n_bootstrap: int = 1000,
               seed: int = 0, data: Optional[str] = None) -> ReportSummary:
     runs = [summarize_run(Path(d), n_bootstrap=n_bootstrap, seed=seed, data=data) for d in run_dirs]
@@ -267,8 +284,7 @@ def summarize(run_dirs: Sequence[Path], *, tost_margin: float = 0.05, n_bootstra
     mixed_data, modality_tosts, refused, depth_slope_test = None, [], [], None
     datasets = sorted({(str(r["data"]), str(r["data_fingerprint"])) for r in runs})
     if len(datasets) > 1:
-        mixed_data = ("these runs used different data (" + "; ".join(f"{d} @ {f[:6]}" for d, f in datasets)
-                      + "): their scores are over different items and are not directly comparable")
+        mixed_data = _different_items(runs, datasets)
         log.warning("%s", mixed_data)
         for run in runs:
             run["mixed_data"] = True
