@@ -25,3 +25,27 @@ def test_runs_of_one_dataset_with_other_limits_are_said_to_answer_other_items(tm
     err = capsys.readouterr().err
     assert f"these runs answered different items of {data} (--limit 1 / --limit 2)" in err, err
     assert "used different data" not in err
+
+
+def test_two_judgments_files_by_one_judge_are_no_inter_judge_comparison(tmp_path, capsys):
+    """Battery 17, M8: a second judgments file by the same judge and prompt (its answers from the cache) was
+    reported as "inter-judge agreement 1.000", which reads as two judges agreeing."""
+    from judging import ScriptedJudge
+
+    data = write_official_layout(tmp_path / "official")
+    run = tmp_path / "r"
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(run),
+                     "--limit", "2", "--quiet", "--base-url", server.base_url]) == 0
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        for out in (None, "judgments-again.jsonl"):
+            assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
+                         str(tmp_path / "c.sqlite"), "--quiet", *(["--out", str(run / out)] if out else [])]) == 0
+    capsys.readouterr()
+    assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--quiet", "--n-bootstrap", "10"]) == 0
+    said = "judgments-again.jsonl is by the same judge as judgments.jsonl (j, prompt "
+    assert said in capsys.readouterr().err
+    text = (tmp_path / "rep" / "report.md").read_text()
+    assert said in text and "| axis | n | agreement" not in text
+    summary = json.loads((tmp_path / "rep" / "summary.json").read_text())
+    assert "tf" not in summary["runs"][0]["inter_judge"] and "rq" not in summary["runs"][0]["inter_judge"]

@@ -304,8 +304,9 @@ def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
             compared = run["inter_judge"]
             pair = " and ".join(f"{judge} ({Path(file).name})" for judge, file in
                                 zip(compared.get("judges") or ["?", "?"], compared.get("files") or ["?", "?"]))
-            lines += ["", f"## Inter-judge agreement ({_label(run)})", "", f"Judges compared: {pair}.", "",
-                      "| axis | n | agreement | Cohen's κ | Spearman (items) |", "|---|---|---|---|---|"]
+            lines += ["", f"## Inter-judge agreement ({_label(run)})", "", f"Judges compared: {pair}."]
+            if any(compared.get(axis) for axis in ("tf", "rq")):
+                lines += ["", "| axis | n | agreement | Cohen's κ | Spearman (items) |", "|---|---|---|---|---|"]
             for axis in ("tf", "rq"):
                 a = run["inter_judge"].get(axis)
                 if a:

@@ -152,12 +152,17 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0, data
     summary["diagnostics"] = _diagnostics([r for r in responses if r.answered], items)
     if len(files) >= 2:
         second = run.judgments(files[1], responses=responses)
-        summary["inter_judge"] = inter_judge(judgments, second)
+        judges = [{(j.judge_model, j.prompt_version) for j in side} for side in (judgments, second)]
+        same = judges[0] == judges[1] and judges[0]
+        # one judge twice (the same model and prompt, its answers likely cached) agrees with itself by construction
+        summary["inter_judge"] = {} if same else inter_judge(judgments, second)
         summary["inter_judge"]["files"] = [str(files[0]), str(files[1])]
         summary["inter_judge"]["judges"] = [", ".join(sorted({j.judge_model for j in side})) or "no verdicts"
                                             for side in (judgments, second)]
-        summary["inter_judge"]["notes"] = nothing_to_compare(summary["inter_judge"], (files[0], judgments),
-                                                             (files[1], second))
+        summary["inter_judge"]["notes"] = [
+            f"{files[1].name} is by the same judge as {files[0].name} ({', '.join(f'{m}, prompt {v}' for m, v in sorted(judges[0]))}): "
+            "no inter-judge comparison (a judge agrees with itself by construction)"] if same else \
+            nothing_to_compare(summary["inter_judge"], (files[0], judgments), (files[1], second))
         if len(files) > 2:  # one comparison a run: the others were left out without a word
             summary["inter_judge"]["notes"].append(
                 f"{run_dir} holds {len(files)} judgments files; the agreement is of the first two ({files[0].name}, "
