@@ -413,6 +413,10 @@ class RunInfo:
             raise RecordError(f"field 'record_format' is {records}: written by a newer ihbench (this one writes "
                               f"records of format {RECORD_FORMAT}); upgrade ihbench to resume or read it")
         _check(data, "data_fingerprint", str, optional=True)
+        if data.get("format_version") == RUN_INFO_FORMAT:  # written whole by this format: a field gone was removed
+            missing = [name for name in (*RUN_IDENTITY, "epochs") if name != "convbench" and name not in data]
+            if missing:
+                raise RecordError(f"field {missing[0]!r} is missing; the run always writes it (edited by hand?)")
         _check_generation(data.get("generation"))
         _check_choice(data, "modality", _modalities())
         convbench = _check(data, "convbench", dict, optional=True)

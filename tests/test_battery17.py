@@ -49,3 +49,24 @@ def test_two_judgments_files_by_one_judge_are_no_inter_judge_comparison(tmp_path
     assert said in text and "| axis | n | agreement" not in text
     summary = json.loads((tmp_path / "rep" / "summary.json").read_text())
     assert "tf" not in summary["runs"][0]["inter_judge"] and "rq" not in summary["runs"][0]["inter_judge"]
+
+
+@pytest.mark.parametrize("field", ["modality", "epochs", "generation", "seed", "endpoint"])
+def test_a_run_json_missing_a_field_the_run_always_writes_is_refused(field, tmp_path, capsys):
+    """Battery 17, M7: run.json with `modality` removed was reported with the model named "m1 (None)", its records
+    unchecked against the run's modality; `run` then said "modality is None there", a value no option gives."""
+    data = write_official_layout(tmp_path / "official")
+    run = tmp_path / "r"
+    argv = ["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(run), "--limit", "1",
+            "--epochs", "1", "--quiet"]
+    with OpenAITestServer() as server:
+        assert main([*argv, "--base-url", server.base_url]) == 0
+        info = json.loads((run / "run.json").read_text())
+        info.pop(field)
+        (run / "run.json").write_text(json.dumps(info))
+        capsys.readouterr()
+        for command in (["report", str(run), "--out", str(tmp_path / "rep"), "--quiet"], [*argv, "--base-url",
+                                                                                          server.base_url]):
+            assert main(command) == 2
+            err = capsys.readouterr().err
+            assert f"{run / 'run.json'}: field {field!r} is missing; the run always writes it" in err, err
