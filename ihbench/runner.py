@@ -87,7 +87,28 @@ def _versions() -> dict:
     return versions
 
 
-def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint_change: bool = False) -> None:
+def data_moved(existing: RunInfo, given: str) -> bool:
+    """The run's dataset folder is gone from where run.json names it, and another local folder is given:
+    the same dataset moved (checked by its items: `check_moved_data`), not another run's data."""
+    recorded = existing.data
+    return bool(recorded) and Path(recorded).is_absolute() and not Path(recorded).exists() and Path(given).is_dir() \
+        and not same_source(recorded, given)
+
+
+def check_moved_data(existing: RunInfo, items, given: str, path: Path) -> None:
+    """A moved dataset is taken when its items, as the run selected them, are the ones the run answered (the
+    fingerprint run.json holds), as judge and report take `--data`; said in one warning."""
+    now = items_fingerprint(select_items(list(items), existing.types, existing.limit))
+    if existing.data_fingerprint is not None and now != existing.data_fingerprint:
+        raise RunConfigError(f"{path} names the dataset {existing.data}, which is not there now, and {given} is not the "
+                             "dataset the run answered (its items differ); give that dataset's new place, or another "
+                             "--out")
+    log.warning("%s named the dataset %s, which is not there now; %s holds the items the run answered, and is "
+                "recorded as its dataset from now on", path, existing.data, recorded_source(given))
+
+
+def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint_change: bool = False,
+                   moved: bool = False) -> None:
     if isinstance(existing.extra.get("barge_in"), dict) != ("barge_in" in identity):  # its points are its own
         made_by = "ihbench barge-in" if "barge_in" in existing.extra else "ihbench run"
         raise RunConfigError(f"{path} belongs to a run of `{made_by}`; give this command its own --out")
@@ -95,7 +116,7 @@ def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint
     for key in RUN_IDENTITY:
         if key == "endpoint" and allow_endpoint_change:
             continue
-        if key == "data" and same_source(recorded[key], identity.get(key)):
+        if key == "data" and (moved or same_source(recorded[key], identity.get(key))):
             continue
         if key == "endpoint" and same_servers(recorded[key], identity.get(key)):  # replicas in another order
             continue
@@ -189,13 +210,16 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
         from ihbench.dataset.load import resolve_source  # recorded path is absolute, the given one relative)
 
         resolve_source(spec.data)
+    moved = bool(existing) and items is None and data_moved(existing, spec.data)
     if existing:
-        check_same_run(existing, identity, run_dir.info_path, spec.allow_endpoint_change)
+        check_same_run(existing, identity, run_dir.info_path, spec.allow_endpoint_change, moved)
     records = run_dir.responses(repair=True)
     if items is None:  # the data first (folder, config, split): a typo is not said after minutes of loading weights
         from ihbench.dataset import load_items
 
         items = load_items(spec.data, config=spec.config, split=spec.split)
+        if moved:
+            check_moved_data(existing, items, spec.data, run_dir.info_path)
         check_same_data(records, {item.id for item in items}, spec.data, run_dir)
     items = select_items(items, spec.types, spec.limit)
     passed_in = loader is not None  # a loader object from Python: --model-path is then only its label

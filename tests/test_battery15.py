@@ -22,9 +22,11 @@ def test_sid_import_says_a_wav_that_is_a_folder_is_no_regular_file(tmp_path, cap
 
 def test_verify_audio_with_its_report_and_plot_at_one_path_is_refused(official, tmp_path, capsys):
     """Battery 15 (try 29): the plot silently replaced the report written to the same file."""
-    same = tmp_path / "same.png"
-    assert main(["verify", "--audio", str(official), "--audio-report", str(same), "--audio-plot", str(same)]) == 2
-    assert "--audio-report and --audio-plot: both name" in capsys.readouterr().err and not same.exists()
+    same = tmp_path / "same.png"  # battery 16: a report is named .json, a plot as an image, so no name is both
+    with pytest.raises(SystemExit) as stopped:
+        main(["verify", "--audio", str(official), "--audio-report", str(same), "--audio-plot", str(same)])
+    assert stopped.value.code == 2
+    assert "--audio-report: expected a file name ending in .json" in capsys.readouterr().err and not same.exists()
 
 
 def test_verify_audio_stopped_says_it_starts_again(official, monkeypatch, capsys):

@@ -70,3 +70,41 @@ def test_a_run_json_missing_a_field_the_run_always_writes_is_refused(field, tmp_
             assert main(command) == 2
             err = capsys.readouterr().err
             assert f"{run / 'run.json'}: field {field!r} is missing; the run always writes it" in err, err
+
+
+def test_a_run_goes_on_with_its_dataset_at_a_new_place(tmp_path, capsys):
+    """Battery 17, M9: with the dataset moved, judge and report took `--data NEW`, but `run` refused it as "a
+    different run" and the same options named a folder that is gone: only a symlink at the old place let
+    the run go on (to retry its failed items, or answer more). Another dataset at the new place is refused."""
+    import shutil
+
+    data = write_official_layout(tmp_path / "official")
+    run = tmp_path / "r"
+
+    def go(where, limit):
+        return main(["run", "--model", "openai", "--model-path", "m", "--data", str(where), "--out", str(run),
+                     "--limit", limit, "--epochs", "1", "--base-url", server.base_url])
+    with OpenAITestServer() as server:
+        assert go(data, "1") == 0
+        moved = shutil.move(str(data), str(tmp_path / "moved"))
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        other = write_official_layout(tmp_path / "other")
+        other_card = other / "README.md"
+        parquet = next((other / "conversations").glob("*.parquet"))
+        table = pq.read_table(parquet)
+        for column in [c for c in table.column_names if c.endswith("_tf_rubric")]:  # not the items it answered
+            values = [None if v is None else "Another rubric." for v in table.column(column).to_pylist()]
+            table = table.set_column(table.schema.get_field_index(column), column, pa.array(values, pa.string()))
+        pq.write_table(table, parquet)
+        capsys.readouterr()
+        assert go(other, "1") == 2
+        assert "is not the dataset the run answered (its items differ)" in capsys.readouterr().err
+        assert go(moved, "2") == 0
+        said = capsys.readouterr()
+        assert f"named the dataset {data}, which is not there now; {moved} holds the items the run answered" in \
+            said.err, said.err
+        assert "1 response(s) written" in said.out and "1 already done" in said.out, said.out
+    assert json.loads((run / "run.json").read_text())["data"] == str(moved)
+    assert other_card.exists()
