@@ -135,9 +135,6 @@ def _verify_audio(args: argparse.Namespace) -> int:
     for option, value in (("--audio-report", args.audio_report), ("--audio-plot", args.audio_plot)):
         if value:
             check_output_path(value, option, file=True)
-    if args.audio_report and args.audio_plot and Path(args.audio_report).resolve() == Path(args.audio_plot).resolve():
-        raise UsageError(f"--audio-report and --audio-plot: both name {args.audio_plot}; the plot would replace the "
-                         "report: give each a file of its own")
     if args.audio_report:
         _check_replaceable(Path(args.audio_report))
     from ihbench.dataset.errors import MissingDependencyError
