@@ -434,7 +434,8 @@ def test_report_of_several_runs_refuses_the_options_of_one_convbench_run(officia
     capsys.readouterr()
     assert main(["report", str(run), str(tmp_path / "run2"), "--compare-judge", str(tmp_path / "cj.jsonl"),
                  "--model-name", f"{run}=a", "--quiet"]) == 2
-    assert "--config and --compare-judge are for one ConversationBench run" in capsys.readouterr().err
+    # battery 17, M12: only the option given is named
+    assert "--compare-judge: for one ConversationBench run, and 2 runs given here" in capsys.readouterr().err
 
 
 def test_an_out_at_the_root_of_the_file_system_is_refused_in_one_line(official, tmp_path, capsys):

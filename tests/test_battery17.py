@@ -108,3 +108,23 @@ def test_a_run_goes_on_with_its_dataset_at_a_new_place(tmp_path, capsys):
         assert "1 response(s) written" in said.out and "1 already done" in said.out, said.out
     assert json.loads((run / "run.json").read_text())["data"] == str(moved)
     assert other_card.exists()
+
+
+def test_report_names_only_the_option_given_and_refuses_a_model_name_on_two_lines(tmp_path, capsys):
+    """Battery 17, M12 and M13: `report r1 --compare-judge F` was refused naming --config too, which was not given;
+    `--model-name $'r1=x\\n# Evil heading'` put a heading of its own into report.md."""
+    data = write_official_layout(tmp_path / "official")
+    run = tmp_path / "r1"
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(run),
+                     "--limit", "1", "--epochs", "1", "--quiet", "--base-url", server.base_url]) == 0
+    (tmp_path / "cj.jsonl").write_text("{}\n")
+    capsys.readouterr()
+    assert main(["report", str(run), "--compare-judge", str(tmp_path / "cj.jsonl"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "--compare-judge: for one ConversationBench run, and one run given here (it is not one)" in err, err
+    assert "--config" not in err
+    assert main(["report", str(run), "--model-name", f"{run}=x\n# Evil heading", "--out", str(tmp_path / "rep"),
+                 "--quiet"]) == 2
+    assert "the name holds a line break, a tab or another control character" in capsys.readouterr().err
+    assert not (tmp_path / "rep").exists()

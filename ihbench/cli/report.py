@@ -67,8 +67,12 @@ def main(args: argparse.Namespace) -> int:
         if other is not run:
             raise OutputPathError(f"{run}: given twice (also as {other}); each run is reported once")
     one_convbench = len(args.runs) == 1 and is_convbench_run(args.runs[0])
-    if (args.config or args.compare_judge) and not one_convbench:  # checked before the cross report,
-        raise UsageError("--config and --compare-judge are for one ConversationBench run")  # which ignored them
+    if (args.config or args.compare_judge) and not one_convbench:  # checked before the cross report, which ignored them
+        given = " and ".join(flag for flag, value in (("--config", args.config), ("--compare-judge", args.compare_judge))
+                             if value)
+        what = "one run" if len(args.runs) == 1 else f"{len(args.runs)} runs"
+        raise UsageError(f"{given}: for one ConversationBench run, and {what} given here "
+                         f"({'it is not one' if len(args.runs) == 1 else 'not one ConversationBench run'})")
     cross = wants_cross_report(args.runs, args.model_name, args.cross_benchmark)
     if args.data and not one_convbench and cross:
         raise UsageError("--data: for one ConversationBench run, or IHBench runs whose dataset moved; not a "
