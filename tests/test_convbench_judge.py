@@ -390,6 +390,15 @@ def test_agreement_with_the_reference_judge_is_reported_with_cohen_s_kappa(refer
                          + "\n")
         assert main(["report", str(folder), "--compare-judge", str(other), "--quiet"]) == 2
         assert said in capsys.readouterr().err
+    # battery 17, M1: a turn judged twice (opposite scores) was compared on its last line without a word; and the
+    # file is read as every hand-made JSON lines file is (battery 16: nested too deep was a traceback)
+    first = {"turn": 0, "assistant_text": lines[0]["assistant_text"], "scores": {"kb_grounding": True}}
+    for text, said in ((json.dumps(first) + "\n" + json.dumps({**first, "scores": {"kb_grounding": False}}) + "\n",
+                        f"{other} line 2: turn 0 again (also line 1)"),
+                       ('{"turn": ' + "[" * 100_000 + "]" * 100_000 + "}\n", "line 1: nested too deeply")):
+        other.write_text(text)
+        assert main(["report", str(folder), "--compare-judge", str(other), "--quiet"]) == 2
+        assert said in capsys.readouterr().err
 
 
 @pytest.mark.slow  # real TTS renders and silero: the recording of tests/test_convbench_timing.py

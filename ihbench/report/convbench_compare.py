@@ -9,7 +9,6 @@ compared on the turns where both judges gave a verdict.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ihbench.dataset.errors import UsageError
@@ -20,21 +19,14 @@ from ..convbench.judge.realign import DIMENSIONS
 
 def read_reference_judged(path: Path) -> dict[int, dict]:
     """turn -> {"assistant_text", "scores"} of a reference judge's `*_judged.jsonl`."""
+    from ihbench.dataset.io import json_lines
+
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise UsageError(f"--compare-judge: {path}: no such file")
-    rows = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as error:
-        raise UsageError(f"--compare-judge: {path}: not UTF-8 text (byte {error.start})") from None
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise UsageError(f"--compare-judge: {path} line {number}: not JSON ({error.msg})") from None
+    rows, lines = {}, {}
+    # the one reader of hand-made JSON lines: a pipe or device, bad UTF-8, a key twice, JSON nested too deep
+    for number, row in json_lines(path, UsageError, where="--compare-judge: {path} line {number}"):
         turn, scores = row.get("turn") if isinstance(row, dict) else None, row.get("scores") if isinstance(
             row, dict) else None
         if not isinstance(turn, int) or isinstance(turn, bool) or not isinstance(scores, dict):
@@ -47,7 +39,10 @@ def read_reference_judged(path: Path) -> dict[int, dict]:
         for name, value in scores.items():
             if value is not None and not isinstance(value, bool):
                 raise UsageError(f"--compare-judge: {path} line {number}: scores.{name} must be true, false or null")
-        rows[turn] = {"assistant_text": row.get("assistant_text"), "scores": scores}
+        if turn in rows:  # a judged transcript scores each turn once: which line would count?
+            raise UsageError(f"--compare-judge: {path} line {number}: turn {turn} again (also line {lines[turn]}); a "
+                             "judged transcript scores each turn once")
+        rows[turn], lines[turn] = {"assistant_text": row.get("assistant_text"), "scores": scores}, number
     if not rows:
         raise UsageError(f"--compare-judge: {path}: no judged turns")
     if not any(row["scores"] for row in rows.values()):
