@@ -35,6 +35,14 @@ def _page_error(error: Exception) -> gr.Error:
     """A UserError's own message; anything else by type only (no traceback or server path)."""
     if isinstance(error, ui.UserError):  # the visitor's own mistake: said on the page, no traceback on the terminal
         return gr.Error(str(error), print_exception=False)
+    if isinstance(error, ModuleNotFoundError) and error.name:  # an optional extra the server was installed without
+        from ihbench.cli import OPTIONAL_MODULES
+
+        extra = OPTIONAL_MODULES.get(error.name.split(".")[0])
+        if extra:
+            return gr.Error(f"this server has no {error.name.split('.')[0]} (the optional extra '{extra}' of ihbench, "
+                            f"installed with pip install 'ihbench[{extra}]'); pick another model family or option",
+                            print_exception=False)
     # a bug: its own traceback in the server's log (the page's error is raised from None, and would hide it)
     ui.log.error("a page's call failed", exc_info=error)
     return gr.Error(f"something went wrong ({type(error).__name__}); the server log has the traceback",

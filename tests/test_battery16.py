@@ -492,3 +492,20 @@ def test_a_typed_path_too_long_for_the_system_is_no_run_folder_and_a_pages_bug_k
         space_app.shown(broken)()
     assert "something went wrong (KeyError); the server log has the traceback" in str(shown.value)
     assert any(record.exc_info and record.exc_info[0] is KeyError for record in caplog.records)
+
+
+def test_a_page_needing_an_extra_the_server_lacks_names_the_extra():
+    """Battery 17 (try with the ConversationBench tab's defaults on a Space without transformers): the page said
+    "something went wrong (ModuleNotFoundError)", naming no module; the CLI names the extra to install."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "spaces"))
+    import app as space_app
+
+    def needs_transformers():
+        raise ModuleNotFoundError("No module named 'transformers'", name="transformers")
+    with pytest.raises(Exception) as shown:
+        space_app.shown(needs_transformers)()
+    assert "this server has no transformers (the optional extra 'models' of ihbench, installed with pip install " \
+           "'ihbench[models]')" in str(shown.value)
