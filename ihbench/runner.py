@@ -230,6 +230,23 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
     if warning:
         log.warning("%s", warning)
     auto = spec.history_audio == AUTO and spec.modality == "audio"
+    if spec.modality == "audio" and not auto and items:  # every prompt over the server's clip cap would fail, each
+        from ihbench.loaders.limits import check_clip_count  # on every retry: refused before any request
+
+        heard = {item.id: sum(m.role == "user" for m in item.history) + 1 for item in items}
+        if spec.history_audio is not None:
+            heard = {key: min(count, int(spec.history_audio)) for key, count in heard.items()}
+        cap = getattr(loader, "max_audio_clips", None)
+        over = [key for key, count in heard.items() if cap is not None and count > cap]
+        remedies = "--history-audio auto or last:K (older user turns as transcripts), or --modality text"
+        if over and len(over) == len(heard):  # not one could be answered
+            shallowest = min(heard, key=heard.get)
+            check_clip_count(loader, heard[shallowest], f"even the shortest, {shallowest}, with its user turns heard "
+                             "as audio", remedies)
+        elif over:  # those are failed items on every rerun alike: said once, up front
+            log.warning("%d of %d point(s) hold more user turns heard as audio than the server's %d clip(s) per prompt "
+                        "(--option max_audio_clips), e.g. %s: they are recorded as failed each time; use %s",
+                        len(over), len(heard), cap, over[0], remedies)
     if auto and not loader.knows_limits():
         log.warning("--history-audio auto: the %s loader cannot tell what fits the model%s, so every user turn is "
                     "heard as audio", spec.loader, " (give --option max_audio_clips=N, the server's per-prompt clip "

@@ -128,3 +128,23 @@ def test_report_names_only_the_option_given_and_refuses_a_model_name_on_two_line
                  "--quiet"]) == 2
     assert "the name holds a line break, a tab or another control character" in capsys.readouterr().err
     assert not (tmp_path / "rep").exists()
+
+
+def test_a_run_whose_prompts_exceed_the_servers_clip_cap_is_refused_before_any_request(tmp_path, capsys):
+    """Battery 17 (max_audio_clips=1 with every user turn heard): the run sent nothing that could succeed and
+    ended with every item failed, each record saying what the options had already said. When no point fits,
+    the run is refused before any request; when some do, those that do not are said once, up front."""
+    data = write_official_layout(tmp_path / "official")  # its points hear 2, 1 and 4 user turns
+    argv = ["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--epochs", "1", "--modality",
+            "audio", "--option", "max_audio_clips=1", "--quiet"]
+    with OpenAITestServer() as server:
+        assert main([*argv, "--limit", "1", "--base-url", server.base_url, "--out", str(tmp_path / "r")]) == 2
+        assert not server.requests and not (tmp_path / "r").exists()
+        err = capsys.readouterr().err
+        assert "--option max_audio_clips=1: the server takes at most 1 audio clip(s) per prompt, and this run's " \
+               "longest prompt holds 2 (even the shortest, conv-a/2" in err and "--history-audio auto" in err, err
+        assert main([*argv, "--limit", "3", "--base-url", server.base_url, "--out", str(tmp_path / "some")]) == 1
+        assert "2 of 3 point(s) hold more user turns heard as audio than the server's 1 clip(s) per prompt" in \
+            capsys.readouterr().err
+        assert main([*argv, "--limit", "1", "--base-url", server.base_url, "--out", str(tmp_path / "r1"),
+                     "--history-audio", "last:1"]) == 0
