@@ -148,3 +148,23 @@ def test_a_run_whose_prompts_exceed_the_servers_clip_cap_is_refused_before_any_r
             capsys.readouterr().err
         assert main([*argv, "--limit", "1", "--base-url", server.base_url, "--out", str(tmp_path / "r1"),
                      "--history-audio", "last:1"]) == 0
+
+
+def test_sid_on_a_config_whose_card_path_leaves_the_dataset_names_the_card(built, tmp_path, capsys):
+    """Battery 17, M17: `sid --config sid_dev_en` on a dataset whose card names ../out.parquet for it said the
+    dataset "has no config 'sid_dev_en'", sending the user looking for a config that is there."""
+    import shutil
+
+    data = tmp_path / "d"
+    data.mkdir()
+    for name in ("README.md", "build_info.json"):
+        shutil.copy(built / name, data / name)
+    parquet = next((built / "sid_dev_en").glob("*.parquet"))
+    shutil.copy(parquet, tmp_path / "out.parquet")
+    card = data / "README.md"
+    card.write_text(card.read_text().replace(f"path: sid_dev_en/{parquet.name}", "path: ../out.parquet"))
+    assert main(["sid", "--detector", "energy", "--data", str(data), "--config", "sid_dev_en", "--limit", "2", "--out",
+                 str(tmp_path / "s"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{card}: config 'sid_dev_en' names ../out.parquet, a path outside the dataset folder" in err, err
+    assert not (tmp_path / "s").exists()

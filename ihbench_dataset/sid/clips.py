@@ -120,8 +120,10 @@ def sid_rows(dataset_or_dir: Any, config: str = "sid_en", *,
         sid = [name for name in built if name.startswith("sid")]
         raise UsageError(f"{config_flag} {config}: not a SID config of {root}; its SID configs: "
                          f"{', '.join(sid) or 'none (run ihbench sid-import or ihbench build --sid-sources)'}")
-    if (root / config).is_dir() and any((root / config).glob("*.parquet")):
-        _refuse_empty_parquet(root / config, config)  # datasets would fail with "corresponds to no data"
+    has_files = (root / config).is_dir() and any((root / config).glob("*.parquet"))
+    if has_files or _listed(root, config):  # a config the card lists is read as the card says (its files checked)
+        if has_files:
+            _refuse_empty_parquet(root / config, config)  # datasets would fail with "corresponds to no data"
         from ..load import load_config
 
         loaded = load_config(str(root.resolve()), str(root), config)  # imported sid_* or an in-house sid_dev_*
@@ -142,6 +144,17 @@ def sid_rows(dataset_or_dir: Any, config: str = "sid_en", *,
     if config not in configs:
         raise SidFormatError(f"{root}: has no {config} (neither an imported {config}/ nor {SID_CONFIGS[config][0]})")
     return _not_empty(_from_sid_folder(configs[config]), f"{root}: {config}")
+
+
+def _listed(root: Path, config: str) -> bool:
+    """A SID config the dataset's card lists, wherever its files are (or are not)."""
+    from ..builddir import BuildDir, BuildDirError
+
+    try:
+        return config.startswith("sid") and root.is_dir() and BuildDir(root).has_card() and \
+            config in BuildDir(root).config_names()
+    except BuildDirError:
+        return False
 
 
 def _refuse_empty_parquet(folder: Path, config: str) -> None:
