@@ -67,6 +67,8 @@ class RunSummary:
     #: the run still lacks: complete at 0, every item failed when it equals `planned`
     errors: int
     seconds: float
+    #: answers of this invocation that used the whole --max-new-tokens (as the server counted them): likely cut
+    at_budget: int = 0
 
 
 def versions() -> dict:
@@ -264,7 +266,7 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
     done = _answered(records, items, run_dir)
     todo = [(item, epoch) for item in items for epoch in range(spec.epochs) if (item.id, epoch) not in done]
     planned = len(items) * spec.epochs
-    written = errors = 0
+    written = errors = at_budget = 0
     from tqdm.auto import tqdm
 
     with AppendLog(run_dir.responses_path) as responses_log, \
@@ -311,6 +313,7 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
                     on_record(record)
                 written += 1
                 errors += response.error is not None
+                at_budget += response.error is None and response.output_tokens == generation.max_new_tokens
                 bar.update(1)
     return RunSummary(out=out, planned=planned, written=written, skipped=planned - len(todo), errors=errors,
-                      seconds=time.perf_counter() - started)
+                      seconds=time.perf_counter() - started, at_budget=at_budget)

@@ -47,6 +47,17 @@ class EmptyReplyError(ItemFailure, ValueError):
     its reasoning ends this way."""
 
 
+class StoppedByProviderError(ItemFailure, ValueError):
+    """The server stopped the answer itself (finish_reason "content_filter"): what it sent is not the
+    model's answer, and scored it would count as the model's; a failed request, retried by the next run."""
+
+
+def check_not_filtered(finish_reason: Optional[str], text: Optional[str]) -> None:
+    if finish_reason == "content_filter":
+        raise StoppedByProviderError(f"the server stopped the answer (finish_reason 'content_filter') after "
+                                     f"{len(text or '')} character(s): not the model's whole answer")
+
+
 def no_text(text: Optional[str]) -> bool:
     """An answer with nothing a listener would hear: None, empty, or only spaces, zero-width, control
     or no-break characters (`ihbench verify`'s rule for an empty field, `checks.words.has_visible`)."""

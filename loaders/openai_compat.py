@@ -33,8 +33,8 @@ from ihbench.dataset.redaction import redact
 from .base import GenerationConfig, Loader, ModelInput, Response
 from .chat import ChatReply, ToolCall, parse_arguments
 from .clients import openai_client, server_text
-from .failures import (EmptyReplyError, UnsupportedInputError, describe_failure, empty_after_thinking,
-                       invisible_only, no_text)
+from .failures import (EmptyReplyError, UnsupportedInputError, check_not_filtered, describe_failure,
+                       empty_after_thinking, invisible_only, no_text)
 from .reasoning import split_reasoning
 from .retry import TransportError, checked_completion, retry_sync, transport_error
 
@@ -135,6 +135,7 @@ def _streamed_reply(chunks, started: float) -> ChatReply:
         raise TransportError("the server's stream ended before the reply did (no finish_reason): a connection cut "
                              "mid-reply, or a server that does not stream", retryable=True)
     content, reasoning = split_reasoning(server_text("".join(text)), "<think>", "</think>")
+    check_not_filtered(finished, content)
     tool_calls = []
     for index in sorted(calls):
         raw = server_text("".join(calls[index]["arguments"]))
@@ -354,6 +355,7 @@ class OpenAICompatLoader(Loader):
         completion = self._complete(self.wire_messages(conversation), config, seed, **spoken)
         usage = completion.usage
         text, reasoning = message_text(completion.choices[0].message)
+        check_not_filtered(completion.choices[0].finish_reason, text)
         audio = _reply_audio(completion.choices[0].message) if self.audio_voice else None
         if audio is not None and no_text(text):  # an audio answer's words are its transcript
             text = server_text(completion.choices[0].message.audio.transcript or "")
@@ -391,6 +393,7 @@ class OpenAICompatLoader(Loader):
         completion = self._complete(wire, config, seed, tools=tools, tool_choice="auto")
         message = completion.choices[0].message
         text, reasoning = message_text(message)
+        check_not_filtered(completion.choices[0].finish_reason, text)
         calls = [ToolCall(id=call.id or f"call_{index}", name=server_text(call.function.name),
                           arguments=parse_arguments(server_text(call.function.arguments)),
                           raw_arguments=server_text(call.function.arguments or ""))

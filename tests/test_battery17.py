@@ -168,3 +168,53 @@ def test_sid_on_a_config_whose_card_path_leaves_the_dataset_names_the_card(built
     err = capsys.readouterr().err
     assert f"{card}: config 'sid_dev_en' names ../out.parquet, a path outside the dataset folder" in err, err
     assert not (tmp_path / "s").exists()
+
+
+class _Filtered(OpenAITestServer):
+    """A TEST DOUBLE of a provider that stops answers by its content filter (HTTP 200, finish_reason
+    "content_filter", a stub of the answer)."""
+
+    @staticmethod
+    def completion(body, *args, **kwargs):
+        reply = OpenAITestServer.completion(body, "I", *args[1:], **kwargs)
+        reply["choices"][0]["finish_reason"] = "content_filter"
+        return reply
+
+
+def test_an_answer_the_provider_stopped_by_its_content_filter_is_a_failed_item(tmp_path, capsys):
+    """Battery 17, M16: a 200 answer with finish_reason content_filter (content "I") was recorded as the model's
+    answer, judged and scored (RQ 0.000), with nothing on record."""
+    data = write_official_layout(tmp_path / "official")
+    run = tmp_path / "r"
+    with _Filtered() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(run),
+                     "--limit", "1", "--epochs", "1", "--option", "max_retries=0", "--quiet", "--base-url",
+                     server.base_url]) == 1
+    record = json.loads((run / "responses.jsonl").read_text().splitlines()[0])
+    assert record["response"] is None
+    assert record["error"].startswith("StoppedByProviderError: the server stopped the answer (finish_reason "
+                                      "'content_filter')"), record
+
+
+class _AtBudget(OpenAITestServer):
+    """A TEST DOUBLE whose every answer stops at the request's token budget (finish_reason "length")."""
+
+    @staticmethod
+    def completion(body, *args, **kwargs):
+        reply = OpenAITestServer.completion(body, *args, **kwargs)
+        reply["choices"][0]["finish_reason"] = "length"
+        reply["usage"] = {"prompt_tokens": 10, "completion_tokens": body["max_tokens"],
+                          "total_tokens": 10 + body["max_tokens"]}
+        return reply
+
+
+def test_answers_that_used_the_whole_token_budget_are_said_to_be_maybe_cut(tmp_path, capsys):
+    """Battery 17, M16 (its `length` half): answers cut at --max-new-tokens were scored with no word anywhere, so a
+    user could not tell the budget was too small."""
+    data = write_official_layout(tmp_path / "official")
+    with _AtBudget() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(tmp_path / "r"),
+                     "--limit", "2", "--epochs", "1", "--max-new-tokens", "32", "--quiet", "--base-url",
+                     server.base_url]) == 0
+    assert "note: 2 answer(s) used the whole --max-new-tokens budget (32) and may be cut short" in \
+        capsys.readouterr().out

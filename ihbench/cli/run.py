@@ -106,6 +106,9 @@ def main(args: argparse.Namespace) -> int:
     print(f"{summary.out}: {summary.written - summary.errors} response(s) written, {summary.errors} failed (kept, "
           f"tried again by the next run), {summary.skipped} already done, {summary.planned} planned "
           f"({summary.seconds:.1f} s)")
+    if summary.at_budget:  # a sentence cut at the budget is scored as the model's whole answer: said, so it can be raised
+        print(f"note: {summary.at_budget} answer(s) used the whole --max-new-tokens budget ({args.max_new_tokens}) and "
+              "may be cut short; they are scored as given: raise --max-new-tokens (in another --out) if they are")
     return incomplete("run", summary.errors, summary.planned, "response(s)", f"{summary.out}/responses.jsonl")
 
 
