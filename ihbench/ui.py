@@ -286,6 +286,21 @@ def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], doma
 
 #: the one server the Space's OPENAI_API_KEY may go to (its owner's judge, say): set by the owner
 OWNER_ENDPOINT = "IHBENCH_SPACE_ENDPOINT"
+
+
+def check_owner_endpoint() -> None:
+    """$IHBENCH_SPACE_ENDPOINT checked as --base-url is, before serving (`ihbench space`, and the app started
+    on its own, as a Space starts it): a typo would leave the owner's server unused, the owner told nothing."""
+    from ihbench.dataset.argtypes import url
+    from ihbench.dataset.errors import UsageError
+
+    value = os.environ.get(OWNER_ENDPOINT)
+    if value is None:
+        return
+    try:
+        url().convert(value)
+    except ValueError as error:
+        raise UsageError(f"{OWNER_ENDPOINT}: {error}") from None
 #: the variable named for the key of any other server: the Space sets it to the client's word for no key
 NO_KEY, NO_KEY_VALUE = "IHBENCH_SPACE_NO_KEY", "EMPTY"
 

@@ -342,6 +342,7 @@ def _metric_tabs(app: gr.Blocks) -> None:
 def main() -> None:
     port = int(os.environ.get("GRADIO_SERVER_PORT") or os.environ.get("PORT") or 7860)
     host = os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
+    ui.check_owner_endpoint()  # started as a Space starts it (not through `ihbench space`): said before serving
     app = build_app()
     print(f"IHBench Space on http://{host}:{port}", flush=True)
     # quiet: the address is said above; gradio's own lines advise launch(share=True), which no user of

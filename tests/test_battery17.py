@@ -218,3 +218,12 @@ def test_answers_that_used_the_whole_token_budget_are_said_to_be_maybe_cut(tmp_p
                      server.base_url]) == 0
     assert "note: 2 answer(s) used the whole --max-new-tokens budget (32) and may be cut short" in \
         capsys.readouterr().out
+
+
+@pytest.mark.parametrize("value", ["notaurl", "", "ftp://x/v1"])
+def test_the_space_owners_endpoint_is_checked_before_serving(value, monkeypatch, capsys):
+    """Battery 17, M18: IHBENCH_SPACE_ENDPOINT=notaurl started the Space; visitors were then asked for a server,
+    the owner's endpoint and key never used, and the owner told nothing."""
+    monkeypatch.setenv("IHBENCH_SPACE_ENDPOINT", value)
+    assert main(["space", "--port", "18799", "--quiet"]) == 2
+    assert "IHBENCH_SPACE_ENDPOINT: " in capsys.readouterr().err

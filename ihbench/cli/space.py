@@ -27,9 +27,10 @@ def main(args: argparse.Namespace) -> int:
     data = args.data if args.data else _data_from_environment()
     if data:
         _checked(data, "--data" if args.data else "$IHBENCH_DATA")
-    from ihbench.ui import check_runs_dir
+    from ihbench.ui import check_owner_endpoint, check_runs_dir
 
     check_runs_dir()  # where the Evaluate tab writes its runs
+    check_owner_endpoint()
     _check_address(args.host, args.port)
     if args.data:
         os.environ["IHBENCH_DATA"] = args.data
@@ -90,3 +91,4 @@ def _check_address(host: str, port: int) -> None:
             if error.errno == errno.EADDRINUSE:
                 raise UsageError(f"--port: {port} is in use on {host}; give another --port") from None
             raise UsageError(f"--host: {host} is not an address of this machine ({error.strerror})") from None
+
