@@ -119,11 +119,11 @@ class TostResult:
     margin: float
     p_lower: float  # H0: difference <= -margin
     p_upper: float  # H0: difference >= +margin
-    p_value: float  # max of the two: equivalence is shown when it is below alpha
+    p_value: Optional[float]  # max of the two: equivalence is shown when it is below alpha; None: not testable
     n: int
 
     def equivalent(self, alpha: float = 0.05) -> bool:
-        return self.p_value < alpha
+        return self.p_value is not None and self.p_value < alpha
 
 
 def tost_paired(a: Sequence[float], b: Sequence[float], margin: float) -> TostResult:
@@ -139,10 +139,8 @@ def tost_paired(a: Sequence[float], b: Sequence[float], margin: float) -> TostRe
         raise UsageError("a, b: need at least 2 pairs")
     mean = float(diff.mean())
     se = float(diff.std(ddof=1) / np.sqrt(n))
-    if se == 0.0:
-        inside = -margin < mean < margin
-        p = 0.0 if inside else 1.0
-        return TostResult(mean, margin, p, p, p, n)
+    if se == 0.0:  # every paired difference equal: no variance to test with, and p = 0 would read as proof
+        return TostResult(mean, margin, None, None, None, n)
     p_lower = float(stats.t.sf((mean + margin) / se, n - 1))
     p_upper = float(stats.t.cdf((mean - margin) / se, n - 1))
     return TostResult(mean, margin, p_lower, p_upper, max(p_lower, p_upper), n)

@@ -51,6 +51,13 @@ def test_tost_by_hand():
     assert not stats.tost_paired(a, b, margin=0.004).equivalent(0.05)
 
 
+def test_tost_with_no_variance_is_not_testable():
+    """Battery 17, M15: five items whose every paired difference is 0 gave "TOST p = 0 → equivalent": with no
+    variance the test is degenerate, not a proof of equivalence."""
+    result = stats.tost_paired([1, 0, 1, 1, 0], [1, 0, 1, 1, 0], margin=0.05)
+    assert result.p_value is None and not result.equivalent(0.05) and result.mean_difference == 0.0
+
+
 def test_cohen_kappa_by_hand():
     # table [[20, 5], [10, 15]]: po = 0.7, pe = (30*25 + 20*25)/2500 = 0.5, kappa = 0.4
     a = ["yes"] * 25 + ["no"] * 25

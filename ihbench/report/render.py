@@ -294,6 +294,11 @@ def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
         for axis in ("tf", "rq"):
             r = tost.get(axis)
             if r:
+                if r["p_value"] is None:  # every paired difference equal: no variance to test with
+                    lines.append(f"- {axis.upper()}: audio − text = {r['mean_difference_audio_minus_text']:+.3f} over "
+                                 f"{r['n_items']} items; TOST not testable: every paired difference is the same (no "
+                                 "variance)")
+                    continue
                 verdict = "equivalent" if r["equivalent_at_0.05"] else "not shown equivalent"
                 lines.append(f"- {axis.upper()}: audio − text = {r['mean_difference_audio_minus_text']:+.3f} over "
                              f"{r['n_items']} items; TOST p = {r['p_value']:.3g} → {verdict} at α = 0.05")
