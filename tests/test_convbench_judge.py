@@ -390,6 +390,9 @@ def test_agreement_with_the_reference_judge_is_reported_with_cohen_s_kappa(refer
                          + "\n")
         assert main(["report", str(folder), "--compare-judge", str(other), "--quiet"]) == 2
         assert said in capsys.readouterr().err
+    # battery 17, M8: the run's own judgments file given as the reference agreed with itself on every dimension
+    assert main(["report", str(folder), "--compare-judge", str(folder / "judgments.jsonl"), "--quiet"]) == 2
+    assert "is this run's own judgments file" in capsys.readouterr().err
     # battery 17, M1: a turn judged twice (opposite scores) was compared on its last line without a word; and the
     # file is read as every hand-made JSON lines file is (battery 16: nested too deep was a traceback)
     first = {"turn": 0, "assistant_text": lines[0]["assistant_text"], "scores": {"kb_grounding": True}}

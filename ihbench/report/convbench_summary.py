@@ -17,6 +17,7 @@ from typing import Optional
 from ..convbench.judge.realign import DIMENSIONS, NEVER_ANSWERED, UNSCORED_CALL
 from ..convbench.judge.run import read_conv_judgments
 from ..convbench.judge.source import open_source
+from ..dataset.errors import UsageError
 from ..resources import load_metric
 from .convbench_compare import compare_judges
 
@@ -72,6 +73,9 @@ def summarize_convbench(run_dir: Path, *, judgments: Optional[Path] = None, data
     source = open_source(run_dir, data=data, config=config, judgments=judgments)
     run = source.run
     path = Path(judgments) if judgments else (run.judgment_files() or [run.judgments_path()])[0]
+    if compare_judge and path.exists() and Path(compare_judge).resolve() == path.resolve():  # agrees with itself
+        raise UsageError(f"--compare-judge: {compare_judge} is this run's own judgments file, the one the report "
+                         "scores; give the reference judge's *_judged.jsonl of the same transcript")
     latest = read_conv_judgments(path, said=True) if path.exists() else {}
     judged, errors, stale, not_judged = [], set(), set(), set()
     for conversation in source.conversations:
