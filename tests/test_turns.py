@@ -511,3 +511,18 @@ def test_a_damaged_second_recording_is_refused_before_the_first_is_analysed(file
     assert main(["turns", str(files / "conv.wav"), str(damaged), "--out", str(out), "--quiet"]) == 2
     assert "samples are not finite numbers" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_one_call_given_twice_under_two_names_is_refused(files, tmp_path, capsys):
+    """Battery 17, M5: `turns u7.wav u7b.wav` (a copy) counted the call twice: n doubled and the interval
+    narrowed, without a word."""
+    import shutil
+
+    from ihbench.cli import main
+
+    shutil.copy(files / "conv.wav", tmp_path / "copy.wav")
+    assert main(["turns", str(files / "conv.wav"), str(tmp_path / "copy.wav"), "--out", str(tmp_path / "o"),
+                 "--quiet"]) == 2
+    assert "AUDIO: copy.wav holds the same audio as recording 'conv' (the same call twice?)" in \
+        capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

@@ -248,6 +248,7 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
             raise UsageError(f"--judge: unknown judge {judge!r}; expected {SmartTurnJudge.name}")
         judge = SmartTurnJudge()
     plan = plan_recordings(audio, pair=pair)
+    _refuse_repeated_audio(plan)
     words = _words_by_recording(Path(transcripts) if transcripts else None)
     raw_likelihoods = read_likelihood_file(judge_likelihoods) if judge_likelihoods is not None else None
     if raw_likelihoods is not None:  # its shape, before any audio is analysed or the output folder made
@@ -346,6 +347,21 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
         write_json_atomic(run.summary_path, summary)
         _remove_stale_recordings(run.path, {row["recording"] for row in rows})
     return summary
+
+
+def _refuse_repeated_audio(plan) -> None:
+    """One call given twice (a copy under another name) would count its turns twice, and narrow every
+    interval as if it were more evidence: refused, naming both, before any audio is decoded."""
+    import hashlib
+
+    seen: dict[str, str] = {}
+    for name, files in plan:
+        digest = hashlib.sha256(b"".join(hashlib.sha256(Path(f).read_bytes()).digest() for f in files)).hexdigest()
+        if digest in seen:
+            shown = " + ".join(Path(f).name for f in files)
+            raise UsageError(f"AUDIO: {shown} holds the same audio as recording {seen[digest]!r} (the same call "
+                             "twice?); give each recording once")
+        seen[digest] = name
 
 
 def _remove_stale_recordings(out: Path, current: set) -> None:
