@@ -227,3 +227,22 @@ def test_the_space_owners_endpoint_is_checked_before_serving(value, monkeypatch,
     monkeypatch.setenv("IHBENCH_SPACE_ENDPOINT", value)
     assert main(["space", "--port", "18799", "--quiet"]) == 2
     assert "IHBENCH_SPACE_ENDPOINT: " in capsys.readouterr().err
+
+
+def test_a_sid_clip_record_edited_by_hand_is_detected_again_never_scored(built, tmp_path, capsys):
+    """Battery 17, M11: a prediction written into sid's resume file (clips.jsonl) by hand, one no model call
+    produced, was scored as the detector's."""
+    out = tmp_path / "s"
+    argv = ["sid", "--detector", "energy", "--data", str(built), "--config", "sid_dev_en", "--limit", "3", "--out",
+            str(out), "--quiet"]
+    assert main(argv) == 0
+    honest = (out / "predictions.jsonl").read_text()
+    records = [json.loads(line) for line in (out / "clips.jsonl").read_text().splitlines()]
+    records[0]["prediction"] = {"total_nonbreak": False, "break_time": 0.5}
+    (out / "clips.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    for name in ("summary.json", "predictions.jsonl"):
+        (out / name).unlink()
+    capsys.readouterr()
+    assert main(argv) == 0
+    assert "clips.jsonl line 1: its prediction does not match the check" in capsys.readouterr().err
+    assert (out / "predictions.jsonl").read_text() == honest

@@ -4,7 +4,8 @@ hundreds of calls are not made again. A clip whose answer is unknown (a failed c
 next run asks it again, and it is never scored.
 
     OUT/clips.jsonl   one record per clip: {"identity", "audio", "prediction", "calls", "seconds", "failed",
-                      "errors"}; the identity is the detector's description, the data and the config
+                      "errors", "check"}; the identity is the detector's description, the data and the config;
+                      the check, a digest of the rest (an edited prediction is detected again, never scored)
 """
 from __future__ import annotations
 
@@ -86,10 +87,18 @@ class ClipLog:
         calls, failed, errors = detector.calls, getattr(detector, "failed_clips", 0), len(getattr(detector, "errors", []))
         started = time.perf_counter()
         prediction = detector.detect(samples, sampling_rate)
-        return {"identity": self.identity, "audio": name, "prediction": prediction,
-                "calls": detector.calls - calls, "seconds": round(time.perf_counter() - started, 6),
-                "failed": getattr(detector, "failed_clips", 0) > failed,
-                "errors": list(getattr(detector, "errors", [])[errors:])}
+        record = {"identity": self.identity, "audio": name, "prediction": prediction,
+                  "calls": detector.calls - calls, "seconds": round(time.perf_counter() - started, 6),
+                  "failed": getattr(detector, "failed_clips", 0) > failed,
+                  "errors": list(getattr(detector, "errors", [])[errors:])}
+        return {**record, "check": _check(record)}
+
+
+def _check(record: dict) -> str:
+    """What the record held when the detector made it: a prediction edited by hand (one no model call
+    produced) no longer matches, and the clip is detected again, never scored."""
+    text = json.dumps({k: v for k, v in record.items() if k != "check"}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def _problem(record: dict) -> Optional[str]:
@@ -98,4 +107,7 @@ def _problem(record: dict) -> Optional[str]:
     for name, kind in fields.items():
         if not isinstance(record.get(name), kind):
             return f"field {name!r} missing or of the wrong type"
+    if record.get("check") != _check(record):  # written before checks were, or edited since
+        return ("its prediction does not match the check the detector wrote with it (edited by hand, or written by "
+                "an older ihbench); left out, and detected again")
     return None
