@@ -515,7 +515,8 @@ def metrics_table(metric: str, upload: Optional[str]) -> list[list]:
     Lines: rq_pass_rate {"verdicts": [bool,...], "item_id"?, "interruption_type"?}; tf_win_rate
     {"verdict": "model"|"baseline"|"tie", ...}; fir/irl/apt {"prediction": {...}, "reference": {...}};
     convbench_pass_rate {"verdict": bool|null, "dimension", "turn", "epoch"?, "call_expected"?,
-    "categories"?}, or the lines of a ConversationBench run's judgments.jsonl as `ihbench judge` wrote them.
+    "categories"?}, or the lines of a run's judgments.jsonl as `ihbench judge` wrote them (IHBench: the TF or
+    RQ lines, as the metric scores; ConversationBench: every dimension).
     """
     from ihbench.resources import load_metric
 
@@ -527,6 +528,8 @@ def metrics_table(metric: str, upload: Optional[str]) -> list[list]:
         rows = [json.loads(line) for line in Path(upload).read_text(encoding="utf-8").splitlines() if line.strip()]
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise UserError(f"not a JSON-lines file ({type(error).__name__})") from None
+    if metric in ("rq_pass_rate", "tf_win_rate") and rows and all(isinstance(r, dict) and "axis" in r for r in rows):
+        rows = _judgment_rows(rows, metric)
     try:
         if metric in ("rq_pass_rate", "tf_win_rate"):
             field = "verdicts" if metric == "rq_pass_rate" else "verdict"
@@ -548,6 +551,18 @@ def metrics_table(metric: str, upload: Optional[str]) -> list[list]:
     except ValueError as error:
         raise UserError(str(error)) from None
     return [[key, json.dumps(value) if isinstance(value, (dict, list)) else value] for key, value in result.items()]
+
+
+def _judgment_rows(rows: list[dict], metric: str) -> list[dict]:
+    """The metric's lines from an IHBench judgments.jsonl as `ihbench judge` wrote it (TF and RQ lines together):
+    the axis the metric scores, judged lines only (a judge_error is no verdict)."""
+    axis = "rq" if metric == "rq_pass_rate" else "tf"
+    kept = [r for r in rows if r.get("axis") == axis and r.get("outcome") == "judged"]
+    if not kept:
+        raise UserError(f"this judgments file holds no judged {axis.upper()} line, which {metric} scores")
+    if axis == "rq":
+        return [{"verdicts": r.get("criteria"), "item_id": r.get("id")} for r in kept]
+    return [{"verdict": r.get("verdict"), "item_id": r.get("id")} for r in kept]
 
 
 def _convbench_columns(rows: list[dict]) -> dict:

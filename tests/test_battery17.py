@@ -246,3 +246,24 @@ def test_a_sid_clip_record_edited_by_hand_is_detected_again_never_scored(built, 
     assert main(argv) == 0
     assert "clips.jsonl line 1: its prediction does not match the check" in capsys.readouterr().err
     assert (out / "predictions.jsonl").read_text() == honest
+
+
+def test_the_spaces_metrics_tab_scores_an_ihbench_judgments_file_as_judge_wrote_it(tmp_path):
+    """Battery 17, M2: the toolkit's own judgments.jsonl (TF and RQ lines together) was refused by the Metrics tab
+    with "predictions[1]: expected 'model', 'baseline' or 'tie', got 'fail'" (a 0-based index), though a
+    ConversationBench run's judgments.jsonl was taken."""
+    from judging import ScriptedJudge
+
+    from ihbench import ui
+
+    data = write_official_layout(tmp_path / "official")
+    run = tmp_path / "r"
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(run),
+                     "--limit", "2", "--epochs", "1", "--quiet", "--base-url", server.base_url]) == 0
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
+                     str(tmp_path / "c.sqlite"), "--quiet"]) == 0
+    for metric, key in (("tf_win_rate", "tf_win_rate"), ("rq_pass_rate", "rq_pass_rate")):
+        table = dict((row[0], row[1]) for row in ui.metrics_table(metric, str(run / "judgments.jsonl")))
+        assert 0.0 <= table[key] <= 1.0 and table["n_items"] == 2, table
