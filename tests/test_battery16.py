@@ -363,20 +363,9 @@ def test_a_card_path_leading_out_of_the_dataset_is_refused_by_every_reader(tmp_p
 def test_a_report_names_the_two_judges_it_compares_and_the_judgments_file_it_leaves_out(tmp_path, capsys):
     """Battery 16 (try 37): with three judgments files one was left out without a word, and report.md named
     neither the two files compared nor the second judge."""
-    from judging import ScriptedJudge
-    from openai_test_server import OpenAITestServer
+    from judged_runs import judged_run
 
-    from official_layout import write_official_layout
-
-    data = write_official_layout(tmp_path / "official")
-    run = tmp_path / "r"
-    with OpenAITestServer() as server:
-        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(run),
-                     "--limit", "2", "--quiet", "--base-url", server.base_url]) == 0
-    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
-        for name, out in (("j", None), ("j2", "judgments-j2.jsonl"), ("j3", "judgments-j3.jsonl")):
-            assert main(["judge", str(run), "--judge-model", name, "--judge-base-url", judge.base_url, "--cache",
-                         str(tmp_path / "c.sqlite"), "--quiet", *(["--out", str(run / out)] if out else [])]) == 0
+    run = judged_run(tmp_path, (("j", None), ("j2", "judgments-j2.jsonl"), ("j3", "judgments-j3.jsonl")))
     capsys.readouterr()
     assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--quiet"]) == 0
     err = capsys.readouterr().err

@@ -30,17 +30,9 @@ def test_runs_of_one_dataset_with_other_limits_are_said_to_answer_other_items(tm
 def test_two_judgments_files_by_one_judge_are_no_inter_judge_comparison(tmp_path, capsys):
     """Battery 17, M8: a second judgments file by the same judge and prompt (its answers from the cache) was
     reported as "inter-judge agreement 1.000", which reads as two judges agreeing."""
-    from judging import ScriptedJudge
+    from judged_runs import judged_run
 
-    data = write_official_layout(tmp_path / "official")
-    run = tmp_path / "r"
-    with OpenAITestServer() as server:
-        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(run),
-                     "--limit", "2", "--quiet", "--base-url", server.base_url]) == 0
-    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
-        for out in (None, "judgments-again.jsonl"):
-            assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
-                         str(tmp_path / "c.sqlite"), "--quiet", *(["--out", str(run / out)] if out else [])]) == 0
+    run = judged_run(tmp_path, (("j", None), ("j", "judgments-again.jsonl")))
     capsys.readouterr()
     assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--quiet", "--n-bootstrap", "10"]) == 0
     said = "judgments-again.jsonl is by the same judge as judgments.jsonl (j, prompt "
@@ -252,18 +244,11 @@ def test_the_spaces_metrics_tab_scores_an_ihbench_judgments_file_as_judge_wrote_
     """Battery 17, M2: the toolkit's own judgments.jsonl (TF and RQ lines together) was refused by the Metrics tab
     with "predictions[1]: expected 'model', 'baseline' or 'tie', got 'fail'" (a 0-based index), though a
     ConversationBench run's judgments.jsonl was taken."""
-    from judging import ScriptedJudge
+    from judged_runs import judged_run
 
     from ihbench import ui
 
-    data = write_official_layout(tmp_path / "official")
-    run = tmp_path / "r"
-    with OpenAITestServer() as server:
-        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(run),
-                     "--limit", "2", "--epochs", "1", "--quiet", "--base-url", server.base_url]) == 0
-    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
-        assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
-                     str(tmp_path / "c.sqlite"), "--quiet"]) == 0
+    run = judged_run(tmp_path)
     for metric, key in (("tf_win_rate", "tf_win_rate"), ("rq_pass_rate", "rq_pass_rate")):
         table = dict((row[0], row[1]) for row in ui.metrics_table(metric, str(run / "judgments.jsonl")))
         assert 0.0 <= table[key] <= 1.0 and table["n_items"] == 2, table
