@@ -10,6 +10,7 @@ are made: a model's description, loader and detector options, the command line.
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -83,6 +84,9 @@ def _redact_word(word: str) -> str:
 #: key values the toolkit has read to call a server (`remember_secret`), whatever variable held them
 _IN_USE: set = set()
 _BEARER = re.compile(r"(?i)\b(bearer)(\s+)[^\s'\"),;]+")
+#: `Basic <base64 of user:password>`, as an Authorization header carries it (`_basic` checks the decoding,
+#: so "the basic idea" stays as it is)
+_BASIC = re.compile(r"(?i)\b(basic)(\s+)([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])")
 
 
 def remember_secret(value: str) -> None:
@@ -91,14 +95,39 @@ def remember_secret(value: str) -> None:
         _IN_USE.add(value)
 
 
+def remember_url_credentials(url) -> None:
+    """The password of a URL a client is made with (`http://user:pw@host`): sent as `Basic
+    base64(user:pw)`, which a proxy may echo, so both it and that encoding are hidden by `redact_text`."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        parts = urlsplit(str(url or ""))
+    except ValueError:
+        return
+    if parts.password:
+        user, password = unquote(parts.username or ""), unquote(parts.password)
+        if len(password) >= 4:  # shorter, it would hide letters of every message
+            _IN_USE.add(password)
+        _IN_USE.add(base64.b64encode(f"{user}:{password}".encode()).decode())
+
+
 def redact_text(text: str) -> str:
     """A message a server or library wrote, as it may be recorded or printed: the keys in use and the
-    values of environment variables named like secrets replaced, a `Bearer ...` credential and a
-    URL's password hidden (a proxy's 401 that echoes the request's key went into every record)."""
+    values of environment variables named like secrets replaced, an HTTP credential (`Bearer ...`,
+    `Basic ...`) and a URL's password hidden (a proxy's 401 that echoes the request's key went into every record)."""
     if not isinstance(text, str) or not text:
         return text
     secrets = set(_IN_USE) | {value for name, value in os.environ.items()
                               if is_secret(name) and value and len(value) >= 8}
     for secret in sorted(secrets, key=len, reverse=True):
         text = text.replace(secret, REDACTED)
-    return _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", _redact_url(text))
+    text = _BASIC.sub(_basic, _redact_url(text))
+    return _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+
+
+def _basic(match: "re.Match") -> str:
+    try:
+        decoded = base64.b64decode(match.group(3), validate=True).decode("utf-8")
+    except ValueError:  # not base64, or not text: a word after "basic"
+        return match.group(0)
+    return f"{match.group(1)}{match.group(2)}{REDACTED}" if ":" in decoded else match.group(0)

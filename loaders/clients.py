@@ -9,7 +9,7 @@ import os
 from typing import Optional
 
 from ihbench.dataset.errors import UsageError
-from ihbench.dataset.redaction import remember_secret
+from ihbench.dataset.redaction import remember_secret, remember_url_credentials
 
 PROXY_VARIABLES = ("ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
 
@@ -26,6 +26,7 @@ def openai_client(kind, *, base_url, api_key_env: str, timeout: float):
                              "point it at the certificates, or unset it")
     key = os.environ.get(api_key_env) or "EMPTY"
     remember_secret(key)  # hidden wherever a server's error message echoes it
+    remember_url_credentials(base_url or os.environ.get("OPENAI_BASE_URL"))
     if not key.isascii() or not key.isprintable() or any(character.isspace() for character in key):
         raise UsageError(f"${api_key_env}: the key holds a character an HTTP header cannot carry (a space, a line "
                          "break, or one beyond ASCII such as a curly quote pasted from a web page); set it to the key "

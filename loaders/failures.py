@@ -93,7 +93,10 @@ def empty_after_thinking(output_tokens: Optional[int], max_new_tokens: int,
     spent = f"{output_tokens} tokens" if output_tokens is not None else "its tokens"
     if finished is None:
         finished = output_tokens is not None and output_tokens < max_new_tokens
-    why = "the model ended its turn after thinking" if finished else \
-        f"the budget of --max-new-tokens {max_new_tokens} ended inside the thought"
-    return EmptyAfterThinkingError(f"the answer is empty after {spent} of reasoning ({why}); raise --max-new-tokens "
-                                   "(`ihbench run` warns at start when it is small for a thinking model)")
+    if finished:  # the budget was not the cause: raising it is no advice
+        return EmptyAfterThinkingError(f"the answer is empty after {spent} of reasoning (the model ended its turn "
+                                       f"after thinking, within the budget of --max-new-tokens {max_new_tokens}: it "
+                                       "chose to say nothing)")
+    return EmptyAfterThinkingError(f"the answer is empty after {spent} of reasoning (the budget of --max-new-tokens "
+                                   f"{max_new_tokens} ended inside the thought); raise --max-new-tokens (`ihbench "
+                                   "run` warns at start when it is small for a thinking model)")

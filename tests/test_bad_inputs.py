@@ -323,10 +323,11 @@ def test_library_guards_name_the_option_before_any_work(tmp_path):
 
 # --- turns: the likelihoods file is checked before any audio is analysed --------------------------
 
-def _stereo(path: Path, seconds: float = 2.0) -> Path:
+def _stereo(path: Path, seconds: float = 2.0, level: float = 0.0) -> Path:
+    """`level`: each recording its own (the same audio twice is refused first)."""
     import soundfile
 
-    soundfile.write(str(path), np.zeros((int(16000 * seconds), 2), np.float32), 16000)
+    soundfile.write(str(path), np.full((int(16000 * seconds), 2), level, np.float32), 16000)
     return path
 
 
@@ -350,7 +351,7 @@ def test_turns_refuses_a_likelihoods_file_of_the_wrong_shape_before_any_audio_is
 
     monkeypatch.setattr(turns, "analyze", never)
     monkeypatch.setattr(turns, "_warm_up", never)
-    audio = [_stereo(tmp_path / "a.wav"), _stereo(tmp_path / "b.wav")]
+    audio = [_stereo(tmp_path / "a.wav"), _stereo(tmp_path / "b.wav", level=0.01)]
     if name.endswith(".npy"):
         audio = audio[:1]
     write(tmp_path / name)

@@ -106,14 +106,17 @@ def test_a_thought_cut_off_by_the_length_limit_is_an_item_error_that_keeps_the_r
 
     assert response.text is None and response.reasoning == "The caller wants"
     assert response.error.startswith("EmptyAfterThinkingError: the answer is empty after ")
-    assert "tokens of reasoning (the model ended its turn after thinking)" not in response.error
+    assert "tokens of reasoning (the model ended its turn after thinking" not in response.error
+    assert "ended inside the thought); raise --max-new-tokens" in response.error
 
 
 def test_nothing_said_after_a_finished_thought_is_an_item_error_too(thinking_loader, monkeypatch):
     response = answer_with(thinking_loader, monkeypatch, "<|channel>thought\nThe caller wants<channel|>")
 
     assert response.text is None and response.reasoning == "The caller wants"
-    assert "(the model ended its turn after thinking)" in response.error
+    assert "(the model ended its turn after thinking, within the budget" in response.error
+    # Battery 19, P3: the budget was not the cause, so raising it is not advised
+    assert "raise --max-new-tokens" not in response.error
 
 
 def test_what_the_template_made_of_thinking_is_recorded_beside_the_option(loader, thinking_loader):

@@ -163,6 +163,7 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0, data
             f"{files[1].name} is by the same judge as {files[0].name} ({', '.join(f'{m}, prompt {v}' for m, v in sorted(judges[0]))}): "
             "no inter-judge comparison (a judge agrees with itself by construction)"] if same else \
             nothing_to_compare(summary["inter_judge"], (files[0], judgments), (files[1], second))
+        summary["inter_judge"]["notes"] += _second_unfinished(run, run_dir, responses, second, files[1])
         if len(files) > 2:  # one comparison a run: the others were left out without a word
             summary["inter_judge"]["notes"].append(
                 f"{run_dir} holds {len(files)} judgments files; the agreement is of the first two ({files[0].name}, "
@@ -171,6 +172,23 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0, data
         for note in summary["inter_judge"]["notes"]:
             log.warning("%s", note)
     return summary
+
+
+def _second_unfinished(run, run_dir: Path, responses: list[ResponseRecord], second: list[JudgmentRecord],
+                       path: Path) -> list[str]:
+    """Answers the compared judgments file has no verdict of, and why (as for the main file): an
+    agreement over the few answers a killed second judge reached reads as a finished comparison."""
+    damaged = sorted((getattr(run, "damaged_judgments", {}) or {}).get(path, [])
+                     + (getattr(run, "torn_judgments", {}) or {}).get(path, []))
+    causes: dict = {}
+    for axis, reasons in not_judged_why(run_dir, responses, second, damaged, path).items():
+        for reason in reasons:
+            count, axes = causes.get(reason["why"], (0, []))
+            causes[reason["why"]] = (max(count, reason["n"]), axes + [axis])
+    answered = sum(r.answered for r in responses)
+    return [f"{path.name}: {n} of {answered} answer(s) have no {'/'.join(a.upper() for a in axes)} judgment in it "
+            f"({why}); the agreement covers only the answers both files judged (the `ihbench judge` command that "
+            f"wrote {path.name}, run again, judges the rest)" for why, (n, axes) in causes.items()]
 
 
 def nothing_to_compare(agreement: dict, *files: tuple[Path, list[JudgmentRecord]]) -> list[str]:

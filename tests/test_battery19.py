@@ -1,0 +1,68 @@
+"""Battery 19 (issue 23): findings P… of the nineteenth battery of bad inputs, tried on an installed wheel as a
+new user would (/work/battery19/LOG.md). Each test's docstring names its finding. The model under test and
+the judges are STAND-INS (scripted OpenAI-compatible servers on loopback)."""
+import base64
+import json
+
+import pytest
+from openai_test_server import OpenAITestServer, Reply
+
+from ihbench.cli import main
+from official_layout import write_official_layout
+
+
+def test_a_urls_password_echoed_as_a_basic_credential_is_never_recorded(tmp_path, capsys):
+    """Battery 19, P2 (try 30): a server that echoed the request's `Authorization: Basic base64(user:pw)` put the
+    password of --base-url, base64-encoded, into responses.jsonl and the output."""
+    data = write_official_layout(tmp_path / "official")
+    password = "sk-test-b19-pw2"
+    echo = []
+
+    def respond(body):
+        return Reply(status=401, content=f"bad credentials: {echo[-1]} (password {password})")
+
+    with OpenAITestServer(respond=respond) as server:
+        server_record = server.authorizations
+        original = server.respond
+
+        def noted(body):
+            echo.append(server_record[-1])
+            return original(body)
+        server.respond = noted
+        url = server.base_url.replace("http://", f"http://u:{password}@")
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out",
+                     str(tmp_path / "r"), "--epochs", "1", "--limit", "1", "--base-url", url, "--quiet"]) == 1
+    encoded = base64.b64encode(f"u:{password}".encode()).decode()
+    assert echo and echo[0] == f"Basic {encoded}"  # the client did send it so
+    written = "".join(p.read_text() for p in (tmp_path / "r").rglob("*") if p.is_file())
+    out = "".join(capsys.readouterr())
+    for secret in (password, encoded):
+        assert secret not in written and secret not in out
+    assert "bad credentials: Basic <redacted>" in written
+
+
+def test_any_basic_credential_in_a_servers_words_is_hidden():
+    from ihbench.dataset.redaction import redact_text
+
+    assert redact_text("proxy said: Authorization: Basic dXNlcjpwYXNz, go away") == \
+        "proxy said: Authorization: Basic <redacted>, go away"
+    for prose in ("the basic idea", "Basic authentication failed", "basic ABCD1234"):  # not base64 of user:password
+        assert redact_text(prose) == prose
+
+
+def test_a_compared_judgments_file_that_stopped_early_is_said_beside_the_agreement(tmp_path, capsys):
+    """Battery 19, P3 (try 22): a second judge killed after 4 of 40 verdicts was reported as "agreement 1.000"
+    with no word that it covered a tenth of the answers."""
+    from judged_runs import judged_run
+
+    run = judged_run(tmp_path, (("j", None), ("k", "judgments-k.jsonl")), limit=3)
+    second = run / "judgments-k.jsonl"
+    lines = second.read_text().splitlines(keepends=True)
+    kept = [line for line in lines if json.loads(line)["id"] == json.loads(lines[0])["id"]]
+    second.write_text("".join(kept))  # the verdicts of one item of three (3 epochs each)
+    capsys.readouterr()
+    assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--quiet", "--n-bootstrap", "10"]) == 0
+    err = capsys.readouterr().err
+    said = "judgments-k.jsonl: 6 of 9 answer(s) have no TF/RQ judgment in it (the last judge's record says it judged"
+    assert said in err, err
+    assert "the agreement covers only the answers both files judged" in (tmp_path / "rep" / "report.md").read_text()
