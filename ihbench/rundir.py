@@ -156,8 +156,31 @@ class RunDir:
         missing = sorted({r.id for r in responses} - set(items))
         if missing:
             raise RunDirError(f"{self.path}: responses for items not in {source}: {', '.join(missing[:5])}")
+        responses = self._of_the_selection(info, responses, list(items.values()))
         self.items = items  # what `judgments` checks verdicts against (an RQ verdict per criterion of the rubric)
         return info, self.current(responses, items, source), items
+
+    def _of_the_selection(self, info: RunInfo, responses: list[ResponseRecord], items: list) -> list[ResponseRecord]:
+        """The answers of the items the run selects (--limit, --types at its last start). Others are no answer of
+        this run as it stands (it was narrowed since, or they were copied in): left out, said once, as the
+        epochs beyond --epochs are."""
+        if info.limit is None and not info.types:
+            return responses
+        from .selection import RunConfigError, select_items
+
+        try:
+            selected = {item.id for item in select_items(items, info.types, info.limit)}
+        except RunConfigError:  # nothing selected: the data changed, said by the reader of the items
+            return responses
+        outside = sorted({r.id for r in responses} - selected)
+        if not outside:
+            return responses
+        chosen = ", ".join(f"--{name} {','.join(value) if isinstance(value, list) else value}"
+                           for name, value in (("limit", info.limit), ("types", info.types)) if value)
+        log.warning("%s: %d item(s) answered in %s are not among the run's selection (%s), e.g. %s: left out "
+                    "(answered before the run was narrowed, or copied from another run)", self.path, len(outside),
+                    RESPONSES, chosen, outside[0])
+        return [r for r in responses if r.id in selected]
 
     def _data_source(self, info: RunInfo) -> str:
         """The dataset to read: `data` when given, else run.json's, said as run.json's when it is gone
@@ -216,8 +239,8 @@ class RunDir:
 
     def _response_redone(self, record: dict, number: int, good: list) -> bool:
         """A later good record of the damaged line's (id, epoch) stands in for it; when the epoch is
-        itself what is damaged, every epoch of its item having a good record does (the runner
-        wrote the one that was missing)."""
+        itself what is damaged, every epoch of its item having a good record does, one of them
+        written after the damaged line (the runner wrote the one that was missing)."""
         item, epoch = record.get("id"), record.get("epoch")
         if not isinstance(item, str):
             return False
@@ -228,7 +251,9 @@ class RunDir:
         except RunDirError:
             return False
         have = {r.get("epoch") for _, r in good if r.get("id") == item}
-        return bool(epochs) and all(e in have for e in range(epochs))
+        # and one of them after it: the earlier ones (an error the damaged line had answered again) stand in for nothing
+        later = any(line > number and r.get("id") == item for line, r in good)
+        return bool(epochs) and all(e in have for e in range(epochs)) and later
 
     def _of_damaged_answers(self, foreign: list) -> list:
         """Lines of responses.jsonl, damaged and not written again, that `foreign` judgments (of

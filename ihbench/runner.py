@@ -156,7 +156,11 @@ def _answered(records: list[ResponseRecord], items: Sequence[EvalItem], run_dir:
     old record stays, superseded); the user is told how many of each: a resume never mixes answers
     to two versions of the data, and an error is never taken for an answer."""
     current = {item.id: item.content_hash for item in items}
-    records = [r for r in records if r.id in current]  # a run widened or narrowed by --limit/--types
+    outside = sorted({r.id for r in records} - set(current))
+    if outside:  # a run narrowed by --limit/--types (or lines copied in): kept in the file, never this run's
+        log.warning("%s: %d item(s) answered in it are not among this selection (--limit, --types), e.g. %s: kept in "
+                    "the file, and left out by judge and report", run_dir.path, len(outside), outside[0])
+    records = [r for r in records if r.id in current]
     latest = latest_responses(records, current)
     done = {key for key, record in latest.items() if record.answered}
     failed = len(latest) - len(done)

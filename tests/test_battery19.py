@@ -66,3 +66,53 @@ def test_a_compared_judgments_file_that_stopped_early_is_said_beside_the_agreeme
     said = "judgments-k.jsonl: 6 of 9 answer(s) have no TF/RQ judgment in it (the last judge's record says it judged"
     assert said in err, err
     assert "the agreement covers only the answers both files judged" in (tmp_path / "rep" / "report.md").read_text()
+
+
+def test_answers_of_items_outside_the_runs_selection_are_left_out_and_said(tmp_path, capsys):
+    """Battery 19, P2 (try 25): lines of an item the run never selected (copied from a run with a larger
+    --limit) were judged and scored as this run's, the report counting 14 responses of 12 planned."""
+    data = write_official_layout(tmp_path / "official")
+    with OpenAITestServer() as server:
+        for name, limit in (("small", "1"), ("large", "2")):
+            assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out",
+                         str(tmp_path / name), "--limit", limit, "--epochs", "1", "--quiet", "--base-url",
+                         server.base_url]) == 0
+        small = tmp_path / "small" / "responses.jsonl"
+        extra = (tmp_path / "large" / "responses.jsonl").read_text().splitlines(keepends=True)[1]
+        small.write_text(small.read_text() + extra)
+        capsys.readouterr()
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out",
+                     str(tmp_path / "small"), "--limit", "1", "--epochs", "1", "--quiet", "--base-url",
+                     server.base_url]) == 0
+        assert "1 item(s) answered in it are not among this selection" in capsys.readouterr().err
+    assert main(["report", str(tmp_path / "small"), "--out", str(tmp_path / "rep"), "--quiet",
+                 "--n-bootstrap", "10"]) == 0
+    err = capsys.readouterr().err
+    assert "1 item(s) answered in responses.jsonl are not among the run's selection (--limit 1)" in err, err
+    summary = json.loads((tmp_path / "rep" / "summary.json").read_text())["runs"][0]
+    assert summary["n_responses"] == 1 and summary["n_items"] == 1
+
+
+def test_a_damaged_epoch_after_an_earlier_failed_try_is_said_not_taken_for_a_failure(tmp_path, capsys):
+    """Battery 19, P3 (try 26): an answer line whose epoch was edited to a string was left out silently when an
+    earlier line (the failed try it answered again) had the same item, and the run called it a failure."""
+    data = write_official_layout(tmp_path / "official")
+    down = OpenAITestServer(fail_when=lambda body: 500)
+    with down:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out",
+                     str(tmp_path / "r"), "--limit", "1", "--epochs", "1", "--quiet", "--base-url", down.base_url,
+                     "--option", "max_retries=0"]) == 1
+        url = down.base_url
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out",
+                     str(tmp_path / "r"), "--limit", "1", "--epochs", "1", "--quiet", "--base-url", server.base_url,
+                     "--allow-endpoint-change"]) == 0
+    path = tmp_path / "r" / "responses.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    assert len(lines) == 2 and json.loads(lines[0])["error"] and url
+    answer = json.loads(lines[1])
+    answer["epoch"] = "0"
+    path.write_text(lines[0] + json.dumps(answer) + "\n")
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "r"), "--out", str(tmp_path / "rep"), "--quiet", "--n-bootstrap", "10"]) == 0
+    assert "responses.jsonl line 2: field 'epoch' has the wrong type (str)" in capsys.readouterr().err
