@@ -116,3 +116,46 @@ def test_a_damaged_epoch_after_an_earlier_failed_try_is_said_not_taken_for_a_fai
     capsys.readouterr()
     assert main(["report", str(tmp_path / "r"), "--out", str(tmp_path / "rep"), "--quiet", "--n-bootstrap", "10"]) == 0
     assert "responses.jsonl line 2: field 'epoch' has the wrong type (str)" in capsys.readouterr().err
+
+
+def test_a_batch_answers_file_refused_for_another_model_puts_nothing_in_the_cache(tmp_path, capsys):
+    """Battery 19, P2 (try 37): a judge refused for one answer by another model had already cached the answers
+    before it; the next round then called this run's own answered questions "another command's" and kept them
+    in requests.jsonl, to be paid for again."""
+    from judging import ScriptedJudge
+    from test_battery_round3 import _answered
+    from test_verify_judge_batch import _batch_answers
+
+    run = _answered(write_official_layout(tmp_path / "official"), tmp_path / "run", "--limit", "3")
+    folder, cache = tmp_path / "questions", tmp_path / "c.sqlite"
+    judge = ["judge", str(run), "--judge-model", "j", "--judge-batch", str(folder), "--cache", str(cache), "--quiet"]
+    assert main(judge) == 1
+    asked = (folder / "requests.jsonl").read_text()
+    _batch_answers(folder / "requests.jsonl", folder / "out.jsonl", ScriptedJudge(faults=False))
+    answers = [json.loads(line) for line in (folder / "out.jsonl").read_text().splitlines()]
+    answers[-1]["response"]["body"]["model"] = "other-judge"  # the last line: every answer before it is usable
+    (folder / "out.jsonl").write_text("".join(json.dumps(a) + "\n" for a in answers))
+    before = sorted(p.name for p in tmp_path.iterdir())
+    capsys.readouterr()
+    assert main(judge) == 2
+    assert "answered by 'other-judge', not the judge asked for, 'j'" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before and not cache.exists()
+    assert (folder / "requests.jsonl").read_text() == asked and not (run / "judgments.jsonl").exists()
+
+    answers[-1]["response"]["body"]["model"] = "j"
+    (folder / "out.jsonl").write_text("".join(json.dumps(a) + "\n" for a in answers))
+    assert main(judge) in (0, 1)  # every question answered (a dependent one may wait a round)
+    while (folder / "requests.jsonl").exists():
+        _batch_answers(folder / "requests.jsonl", folder / "zz-next.jsonl", ScriptedJudge(faults=False))
+        assert main(judge) in (0, 1)
+    # the questions file of the first round put back, the answers moved away: the cache answers them all,
+    # and they are this command's own questions, not kept for "another command"
+    (folder / "requests.jsonl").write_text(asked)
+    for answered in folder.glob("*.jsonl"):
+        if answered.name != "requests.jsonl":
+            answered.unlink()
+    (run / "judgments.jsonl").unlink()
+    capsys.readouterr()
+    assert main(judge) == 0
+    out = capsys.readouterr().out
+    assert "another command asked" not in out and not (folder / "requests.jsonl").exists(), out

@@ -82,6 +82,9 @@ async def ask_structured(llm: TextLLM, messages: list[dict], *, schema_name: str
         if cache.unusable:
             await cache.report_unusable_at_loop_end()
         if hit is not None:
+            settled = getattr(llm, "settled", None)  # a batch backend: the question is this command's, answered
+            if settled is not None:
+                settled(messages, schema_name, schema)
             return Answer(hit["answer"], True, 0, hit["usage"]) if cache_usage else Answer(hit, True, 0, {})
     spent = {"calls": 0}
     try:

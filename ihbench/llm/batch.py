@@ -62,8 +62,9 @@ class BatchLLM:
         self._lock = contextlib.ExitStack()  # one command at a time: each rewrites requests.jsonl at its end
         self._lock.enter_context(exclusive(lock_file_for(self.folder), f"batch folder {self.folder}"))
         try:
-            check_requests(self.folder)
+            requests = _request_lines(self.folder / REQUESTS)
             self.answers = read_answers(self.folder)
+            _check_answered_by_the_model_asked(requests, self.answers, self.folder)
         except BaseException:
             self._lock.close()
             raise
@@ -73,6 +74,12 @@ class BatchLLM:
         self.failed = 0
         self.unusable: dict[str, int] = {}  # why an answer could not be used: how many were asked again for it
         self.matched = 0  # questions of this command that an answer in the folder answers (or failed)
+        self.from_cache: set[str] = set()  # questions of this command the cache answered (`settled`)
+
+    def settled(self, messages: list[dict], schema_name: str, schema: dict) -> None:
+        """A question of this command the cache answered: never kept in the requests file as another
+        command's (it is this one's, answered already)."""
+        self.from_cache.add(custom_id(self.body(messages, schema_name, schema)))
 
     def body(self, messages: list[dict], schema_name: str, schema: dict) -> dict:
         body = {"model": self.model, "messages": messages, "temperature": self.temperature}
@@ -100,10 +107,7 @@ class BatchLLM:
         answered_by = completion.get("model")
         if isinstance(answered_by, str) and not _same_model(answered_by, self.model):
             self.refused = True  # the command stops here: the questions waiting are kept as they are
-            raise BatchFileError(f"{where} line {line}: answered by {answered_by!r}, not the judge asked for, "
-                                 f"{self.model!r} (the batch ran under another model name, or the request was "
-                                 f"changed before it was submitted); remove this answers file and submit "
-                                 f"{self.folder / REQUESTS} as written")
+            raise _another_model(where, line, answered_by, self.model, self.folder)
         usage = completion.get("usage") or {}
         return server_text(completion["choices"][0]["message"].get("content") or ""), {
             k: usage[k] for k in ("prompt_tokens", "completion_tokens") if isinstance(usage.get(k), int)}
@@ -125,7 +129,8 @@ class BatchLLM:
             target = self.folder / REQUESTS
             answered = {key for key, (_, _, answer) in self.answers.items() if not _failure(answer)}  # read at start
             earlier = [(line["custom_id"], line["body"]) for _, line in _request_lines(target)]
-            kept = {key: body for key, body in earlier if key not in self.pending and key not in answered}
+            kept = {key: body for key, body in earlier
+                    if key not in self.pending and key not in answered and key not in self.from_cache}
             self.others = len(kept)
             waiting = {**kept, **self.pending}
             if not waiting:
@@ -197,14 +202,30 @@ def read_answers(folder: Path) -> dict[str, tuple[Path, int, dict]]:
     return answers
 
 
-def check_requests(folder: Path) -> None:
-    """The waiting requests file as this toolkit wrote it: a line whose body no longer hashes to its
-    custom_id was edited, and its answer would be scored as the answer to another question."""
-    _request_lines(folder / REQUESTS)
+def _another_model(where: Path, line: int, answered_by: str, asked: str, folder: Path) -> BatchFileError:
+    return BatchFileError(f"{where} line {line}: answered by {answered_by!r}, not the judge asked for, {asked!r} (the "
+                          "batch ran under another model name, or the request was changed before it was submitted); "
+                          f"remove this answers file and submit {folder / REQUESTS} as written")
+
+
+def _check_answered_by_the_model_asked(requests: list, answers: dict, folder: Path) -> None:
+    """Every answer to a question the requests file holds, checked before any is used: a file refused
+    half-way would have put the answers before the refused one in the cache (a refused command leaves
+    nothing behind). An answer to a question no longer in the file is checked when it is asked."""
+    for _, request in requests:
+        found = answers.get(request["custom_id"])
+        asked = request["body"].get("model")
+        if found is None or _failure(found[2]) or not isinstance(asked, str):
+            continue
+        answered_by = found[2]["response"]["body"].get("model")
+        if isinstance(answered_by, str) and not _same_model(answered_by, asked):
+            raise _another_model(found[0], found[1], answered_by, asked, folder)
 
 
 def _request_lines(path: Path) -> list:
-    """(line number, request) of a requests file, each checked (`check_requests`); [] when there is none."""
+    """(line number, request) of the waiting requests file as this toolkit wrote it, [] when there is none: a
+    line whose body no longer hashes to its custom_id was edited, and its answer would be scored as the
+    answer to another question."""
     from ihbench.dataset.io import json_lines
 
     if not path.is_file():
