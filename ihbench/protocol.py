@@ -12,7 +12,8 @@ import numpy as np
 
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.schema import SAMPLING_RATE, EvalItem
-from ihbench.loaders.base import EmptyAudioError, InputTurn, Modality, ModelInput
+from ihbench.dataset.audio import AudioError, check_samples
+from ihbench.loaders.base import DamagedAudioError, EmptyAudioError, InputTurn, Modality, ModelInput
 
 
 #: `--history-audio auto`: per item, the most recent user turns that fit the model as audio
@@ -79,7 +80,10 @@ def build_model_input(item: EvalItem, modality: Modality = "audio", *,
             return InputTurn("user", text)
         if clip is None:
             raise EmptyAudioError(f"{item.id}: {where} has no audio (use --modality text for transcripts)")
-        samples = clip.decode(SAMPLING_RATE)
+        try:  # NaN saved as 16-bit PCM reads back as one value throughout: no sound either
+            samples = check_samples(clip.decode(SAMPLING_RATE), clip.where or "the clip")
+        except AudioError as error:
+            raise DamagedAudioError(f"{item.id}: {where}: {error}") from None
         if samples.size == 0 or not np.any(samples):
             raise EmptyAudioError(f"{item.id}: {where} audio is empty or silent")
         return InputTurn("user", audio=samples)

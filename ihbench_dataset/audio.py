@@ -10,7 +10,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Union
+from typing import Optional, Union
 
 import numpy as np
 
@@ -95,19 +95,26 @@ def decode_file(path: Path, sampling_rate: int = SAMPLING_RATE, *, label: str = 
     return check_samples(data, label).astype(np.float32, copy=False)
 
 
-def decode_audio(source: AudioSource, sampling_rate: int = SAMPLING_RATE) -> np.ndarray:
+def _label(source: AudioSource, where: Optional[str]) -> str:
+    if where:
+        return where
+    return "the audio bytes" if isinstance(source, (bytes, bytearray)) else os.fspath(source)
+
+
+def decode_audio(source: AudioSource, sampling_rate: int = SAMPLING_RATE, *, where: Optional[str] = None) -> np.ndarray:
     """Mono float32 samples at `sampling_rate`; torchcodec (FFmpeg) resamples and downmixes. Bytes
-    that are no audio (a server's garbled answer, a damaged cell) are an AudioError, not the
-    library's RuntimeError: a caller that fails one item on a bad recording catches one type."""
+    that are no audio (a server's garbled answer, a damaged cell) or samples that are no numbers
+    (NaN) are an AudioError naming `where` (a dataset's cell: its file, row and column), not the
+    library's RuntimeError or a NaN fed to a model: a caller that fails one item on a bad recording
+    catches one type."""
     try:
         samples = _decoder(source, sample_rate=sampling_rate, num_channels=1).get_all_samples()
     except RuntimeError as error:
-        where = "the audio bytes" if isinstance(source, (bytes, bytearray)) else os.fspath(source)
-        raise AudioError(f"{where}: not decodable audio ({decoder_message(error)})") from None
-    return samples.data[0].numpy().astype(np.float32, copy=False)
+        raise AudioError(f"{_label(source, where)}: not decodable audio ({decoder_message(error)})") from None
+    return check_finite(samples.data[0].numpy().astype(np.float32, copy=False), _label(source, where))
 
 
-def audio_duration(source: AudioSource) -> float:
+def audio_duration(source: AudioSource, *, where: Optional[str] = None) -> float:
     """From the file header: libsndfile reads WAV/FLAC headers without decoding; FFmpeg otherwise."""
     import soundfile
 
@@ -115,10 +122,13 @@ def audio_duration(source: AudioSource) -> float:
         return float(soundfile.info(io.BytesIO(source) if isinstance(source, bytes) else os.fspath(source)).duration)
     except Exception:  # a format libsndfile does not know (mp3 on old builds, m4a, ...)
         pass
-    metadata = _decoder(source).metadata
+    try:
+        metadata = _decoder(source).metadata
+    except RuntimeError as error:  # no audio at all
+        raise AudioError(f"{_label(source, where)}: not decodable audio ({decoder_message(error)})") from None
     if metadata.duration_seconds is not None:
         return float(metadata.duration_seconds)
-    return len(decode_audio(source)) / SAMPLING_RATE
+    return len(decode_audio(source, where=where)) / SAMPLING_RATE
 
 
 def audio_channels(source: AudioSource) -> int:

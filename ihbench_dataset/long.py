@@ -50,7 +50,8 @@ def items_from_interruption_rows(rows: Iterable[Mapping[str, Any]], *, source: s
         for position, message in enumerate(row.get("history", kind=list)):
             if message.get("role") not in ("user", "assistant") or not isinstance(message.get("text"), str):
                 raise row.error(f"history[{position}]", "needs role 'user' or 'assistant' and a text")
-            history.append(Message(message["role"], message["text"], _clip(message.get("audio"))))
+            history.append(Message(message["role"], message["text"],
+                                   _clip(message.get("audio"), f"{row.label}: column 'history[{position}].audio'")))
         items.append(
             EvalItem(
                 id=row.get("id"),
@@ -65,11 +66,11 @@ def items_from_interruption_rows(rows: Iterable[Mapping[str, Any]], *, source: s
                 interrupted=Interrupted(
                     original=row.get("interrupted_original"),
                     delivered=row.get("interrupted_delivered"),
-                    audio=_clip(row.get("interrupted_audio", required=False, kind=None)),
+                    audio=row.clip("interrupted_audio"),
                 ),
                 interruption=Utterance(
                     transcript=row.get("interruption_transcript"),
-                    audio=_clip(row.get("interruption_audio", required=False, kind=None)),
+                    audio=row.clip("interruption_audio"),
                 ),
                 rubric=Rubric(tf=row.get("tf_rubric"), rq=list(row.get("rq_rubrics", kind=list))),
                 baseline=row.get("baseline_response", required=False),

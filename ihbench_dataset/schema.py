@@ -79,6 +79,8 @@ class AudioClip:
 
     bytes: Optional[bytes] = None
     path: Optional[str] = None
+    #: where the clip was read (a dataset file's row and column): named by every error about its audio
+    where: Optional[str] = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.bytes is None and self.path is None:
@@ -88,12 +90,12 @@ class AudioClip:
         """Mono float32 samples in [-1, 1] at `sampling_rate`."""
         from .audio import decode_audio
 
-        return decode_audio(self.bytes if self.bytes is not None else self.path, sampling_rate)
+        return decode_audio(self.bytes if self.bytes is not None else self.path, sampling_rate, where=self.where)
 
     def duration(self) -> float:
         from .audio import audio_duration
 
-        return audio_duration(self.bytes if self.bytes is not None else self.path)
+        return audio_duration(self.bytes if self.bytes is not None else self.path, where=self.where)
 
     def to_hf(self) -> dict:
         """The `{"bytes", "path"}` form a `datasets.Audio` feature encodes."""

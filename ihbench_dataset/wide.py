@@ -41,7 +41,8 @@ def domain_name(domain: Any) -> str:
     raise SchemaError(f"domain must be a struct or a string, got {type(domain).__name__}")
 
 
-def _clip(value: Any) -> Optional[AudioClip]:
+def _clip(value: Any, where: Optional[str] = None) -> Optional[AudioClip]:
+    """`where`: the cell it was read from, named by any error about its audio."""
     if value is None:
         return None
     if isinstance(value, AudioClip):
@@ -49,7 +50,7 @@ def _clip(value: Any) -> Optional[AudioClip]:
     if isinstance(value, Mapping):
         if value.get("bytes") is None and value.get("path") is None:
             return None
-        return AudioClip(bytes=value.get("bytes"), path=value.get("path"))
+        return AudioClip(bytes=value.get("bytes"), path=value.get("path"), where=where)
     raise SchemaError(f"audio value must be a {{bytes, path}} struct, got {type(value).__name__}")
 
 
@@ -65,6 +66,10 @@ class _Row:
 
     def error(self, column: str, problem: str) -> SchemaError:
         return SchemaError(f"{self.label}: column {column!r} {problem}")
+
+    def clip(self, column: str) -> Optional[AudioClip]:
+        """The audio of an optional audio column, labelled with this row and column."""
+        return _clip(self.get(column, required=False, kind=None), f"{self.label}: column {column!r}")
 
     def get(self, column: str, *, required: bool = True, kind: type | tuple = str) -> Any:
         if column not in self.row:
@@ -194,8 +199,8 @@ def _parse_row(row: _Row) -> WideConversation:
                 heard=row.get(f"assistant_turn_{n}_transcript"),
                 original=row.get(f"assistant_turn_{n}_original"),
                 user_text=row.get(f"user_turn_{n}_transcript"),
-                user_audio=_clip(row.get(f"user_turn_{n}_audio", required=False, kind=None)),
-                assistant_audio=_clip(row.get(f"assistant_turn_{n}_audio", required=False, kind=None)),
+                user_audio=row.clip(f"user_turn_{n}_audio"),
+                assistant_audio=row.clip(f"assistant_turn_{n}_audio"),
                 interruption_type=kind,
                 rubric=rubric,
             )

@@ -49,6 +49,11 @@ class EmptyAudioError(ItemFailure, ValueError):
     pass
 
 
+class DamagedAudioError(ItemFailure, ValueError):
+    """A clip of the data that is no audio (bytes no decoder reads, NaN samples): the points that hear
+    it cannot be asked; recorded on each, naming the cell, as an empty clip is, and the run goes on."""
+
+
 def audio_part_messages(turns) -> list[dict]:
     """Chat-template messages in the form most audio processors take: each user turn a list with
     one audio part (or a text part in text mode), every other turn plain text."""

@@ -159,3 +159,50 @@ def test_a_batch_answers_file_refused_for_another_model_puts_nothing_in_the_cach
     assert main(judge) == 0
     out = capsys.readouterr().out
     assert "another command asked" not in out and not (folder / "requests.jsonl").exists(), out
+
+
+def _damaged_clips(root):
+    """The official layout with conv-a's user_turn_2_audio not audio at all and conv-b's user_turn_4_audio NaN
+    samples saved as 16-bit PCM (one value throughout)."""
+    import io
+
+    import datasets
+    import numpy as np
+    import soundfile
+
+    from official_layout import official_features, official_rows
+
+    data = write_official_layout(root)
+    rows = official_rows()
+    rows[0]["user_turn_2_audio"] = {"bytes": b"this is not audio at all", "path": "x.wav"}
+    buffer = io.BytesIO()
+    soundfile.write(buffer, np.full(16000, np.nan, np.float32), 16000, format="WAV")
+    rows[1]["user_turn_4_audio"] = {"bytes": buffer.getvalue(), "path": "nan.wav"}
+    datasets.Dataset.from_list(rows, features=official_features()).to_parquet(
+        str(data / "conversations" / "test-00000-of-00001.parquet"))
+    return data
+
+
+def test_a_damaged_clip_of_the_data_is_an_item_error_naming_its_cell(tmp_path, capsys):
+    """Battery 19, P2 (tries 39, 40): a cell that is not audio stopped `run` with "the audio bytes: not decodable
+    audio" (no file, row or column; the run folder left behind), and NaN samples were fed to the model."""
+    data = _damaged_clips(tmp_path / "official")
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out",
+                     str(tmp_path / "r"), "--epochs", "1", "--quiet", "--base-url", server.base_url]) == 1
+        asked = len(server.requests)
+    records = {r["id"]: r for r in map(json.loads, (tmp_path / "r" / "responses.jsonl").read_text().splitlines())}
+    assert asked == 1 and records["conv-b/1"]["response"]  # the one point whose clips are sound was asked
+    garbage, constant = records["conv-a/2"]["error"], records["conv-b/4"]["error"]
+    assert garbage.startswith("DamagedAudioError: conv-a/2: the interruption: ") and \
+        "row 0 (conversation conv-a): column 'user_turn_2_audio': not decodable audio" in garbage, garbage
+    assert "row 1 (conversation conv-b): column 'user_turn_4_audio': holds one value, -1, in every sample" in constant
+
+
+def test_info_names_the_cell_of_a_clip_that_is_not_audio(tmp_path, capsys):
+    """Battery 19, P1 (try 39): `info` on a dataset with a cell that is not audio ended in torchcodec's traceback."""
+    data = _damaged_clips(tmp_path / "official")
+    assert main(["info", str(data)]) == 2
+    err = capsys.readouterr().err
+    assert "row 0 (conversation conv-a): column 'user_turn_2_audio': not decodable audio" in err and \
+        "Traceback" not in err, err
