@@ -338,8 +338,9 @@ class RunDir:
         if foreign:
             raise RunDirError(
                 f"{target}: {len(foreign)} of {len(judgments)} judgment(s) are of answers {self.path} does not have "
-                f"(e.g. {foreign[0].id}, epoch {foreign[0].epoch}): it is another run's judgments file; move it "
-                f"out of the way, then judge this run (`ihbench judge {self.path}`)")
+                f"(e.g. {foreign[0].id}, epoch {foreign[0].epoch}): either {self.responses_path.name} lost lines since "
+                f"they were judged (restored from an older copy?), then restore it, or it is another run's judgments "
+                f"file, then move it out of the way and judge this run (`ihbench judge {self.path}`)")
         replaced: Optional[set] = None  # read again only for judgments written before response_hash
 
         def judges_current(judgment: JudgmentRecord) -> bool:

@@ -415,8 +415,9 @@ def test_report_on_a_judgments_file_copied_from_another_run_names_it(official_ru
     path.write_text("".join(json.dumps({**line, "id": line["id"].replace("conv-", "other-")}) + "\n" for line in lines))
     code, stderr = _run(["report", str(official_run), "--n-bootstrap", "10", "--quiet"], capsys)
     assert code == 2
-    assert (f"{path}: 6 of 6 judgment(s) are of answers {official_run} does not have (e.g. other-a/2, epoch 0): it is "
-            "another run's judgments file") in one_error_line(stderr, "report")
+    line = one_error_line(stderr, "report")
+    assert (f"{path}: 6 of 6 judgment(s) are of answers {official_run} does not have (e.g. other-a/2, epoch 0): either "
+            "responses.jsonl lost lines since they were judged") in line and "or it is another run's judgments file" in line
     assert not (official_run / "summary.json").exists()
 
 

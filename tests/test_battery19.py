@@ -206,3 +206,18 @@ def test_info_names_the_cell_of_a_clip_that_is_not_audio(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "row 0 (conversation conv-a): column 'user_turn_2_audio': not decodable audio" in err and \
         "Traceback" not in err, err
+
+
+def test_a_run_whose_answers_file_lost_lines_is_not_told_to_move_its_own_judgments_away(tmp_path, capsys):
+    """Battery 19, P3 (try 44): responses.jsonl cut to its first lines (an older copy restored) was reported as
+    "it is another run's judgments file; move it out of the way", advice that throws away good verdicts."""
+    from judged_runs import judged_run
+
+    run = judged_run(tmp_path, limit=3)
+    answers = run / "responses.jsonl"
+    answers.write_text("".join(answers.read_text().splitlines(keepends=True)[:3]))
+    capsys.readouterr()
+    assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--quiet", "--n-bootstrap", "10"]) == 2
+    err = capsys.readouterr().err
+    assert "either responses.jsonl lost lines since they were judged (restored from an older copy?), then restore it" \
+        in err, err
