@@ -122,7 +122,14 @@ def redact_text(text: str) -> str:
     for secret in sorted(secrets, key=len, reverse=True):
         text = text.replace(secret, REDACTED)
     text = _BASIC.sub(_basic, _redact_url(text))
-    return _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+    return _BEARER.sub(_bearer, text)
+
+
+def _bearer(match: "re.Match") -> str:
+    """`Bearer EMPTY`, the placeholder sent to a server that needs no key, is no secret: shown as it is, so
+    a message does not suggest a key was sent."""
+    credential = match.group(0)[len(match.group(1)) + len(match.group(2)):]
+    return match.group(0) if credential == "EMPTY" else f"{match.group(1)}{match.group(2)}{REDACTED}"
 
 
 def _basic(match: "re.Match") -> str:

@@ -48,6 +48,9 @@ def test_any_basic_credential_in_a_servers_words_is_hidden():
         "proxy said: Authorization: Basic <redacted>, go away"
     for prose in ("the basic idea", "Basic authentication failed", "basic ABCD1234"):  # not base64 of user:password
         assert redact_text(prose) == prose
+    # Battery 19, try 31: the placeholder sent where no key is needed is no secret (a message said a key was sent)
+    assert redact_text("401: got Bearer EMPTY") == "401: got Bearer EMPTY"
+    assert redact_text("401: got Bearer sk-abc") == "401: got Bearer <redacted>"
 
 
 def test_a_compared_judgments_file_that_stopped_early_is_said_beside_the_agreement(tmp_path, capsys):

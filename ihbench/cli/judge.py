@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 #: seconds a judge request may take on a server (--timeout)
@@ -71,7 +72,6 @@ def main(args: argparse.Namespace) -> int:
     if args.timeout is None:  # a request's time limit: a server's only (given with a local model, refused above)
         args.timeout = DEFAULT_TIMEOUT
     if args.out is not None:  # a judgments file goes into its run's folder itself
-        from pathlib import Path
 
         run_folder = Path(args.run).resolve()
         if run_folder in Path(args.out).resolve().parent.parents:  # in a folder of its own inside the run
@@ -121,7 +121,8 @@ def main(args: argparse.Namespace) -> int:
 
     s = asyncio.run(judge_all())
     retried = f", {s.retried} earlier judge_error(s) retried" if s.retried else ""
-    print(f"{s.path}: {s.written} judgment(s) written ({s.judged} judged, {s.judge_errors} judge_error), "
+    where = s.path if Path(s.path).exists() else f"{s.path} (not made: nothing to write)"
+    print(f"{where}: {s.written} judgment(s) written ({s.judged} judged, {s.judge_errors} judge_error), "
           f"{s.skipped} already done{retried}, {s.calls} judge call(s), {s.cached} from cache ({s.seconds:.1f} s)")
     if s.unanswered:
         print(f"note: {s.unanswered} item(s) failed in the run and have no answer to judge; `{s.rerun}` with the "
@@ -176,7 +177,6 @@ def _check_judgments_path(out, run) -> None:
     run's own files (its records would be mixed with judgments); not inside another run's folder (that
     run's judge and report would read them as its own), nor anywhere else (nothing would read them)."""
     import fnmatch
-    from pathlib import Path
 
     from ihbench.dataset.outputs import OutputPathError
     from ihbench.rundir import RESPONSES, RUN_JSON, SUMMARY

@@ -92,8 +92,11 @@ def main(args: argparse.Namespace) -> int:
     points = sum(len(c.interrupted_turns) for c in conversations)
     turns = sum(len(benchmark.turns) for benchmark, _ in checked if benchmark)
     status = "OK" if not problems else f"{len(problems)} problem(s)"
+    # with --judge-model the content checks come next: "OK" alone read as a pass of the review not yet made
+    scope = " (form and wording; the content checks by the judge follow)" if args.judge_model and conversations \
+        and not problems else ""
     print(f"{status}: {len(conversations)} conversation(s), {points} interruption point(s), "
-          f"{len(folders)} ConversationBench-style benchmark(s) ({turns} turns) checked")
+          f"{len(folders)} ConversationBench-style benchmark(s) ({turns} turns) checked{scope}")
     if problems:
         return 1
     return _verify_with_judge(args, conversations, cache) if args.judge_model and conversations else 0

@@ -220,8 +220,9 @@ def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
                      f"| {_fmt(run['tf_win_rate'], 'tf_win_rate')} | {_fmt(run['rq_pass_rate'], 'rq_pass_rate')} "
                      f"| {_fmt(run.get('baseline_rq_pass_rate'), 'rq_pass_rate')} | {_heard(run)} "
                      f"| {errors['tf']}/{errors['rq']} | {_not_judged(run)} | {run['generation_errors']} |")
-    lines += ["", "Judge errors, answers not judged yet and failed items (the model produced an error, not an answer) "
-              "are left out of the scores, never counted as a loss for the model; `ihbench judge` and `ihbench run` "
+    lines += ["", "Judge errors, answers not judged yet and failed items (no answer: the model, its input, or in a "
+              "barge-in run the caller's simulator failed; the record names which) are left out of the scores, "
+              "never counted as a loss for the model; `ihbench judge` and `ihbench run` (or `ihbench barge-in`) "
               "try them again. The "
               "baseline's "
               "RQ pass rate (its verdicts ship with the data) is the anchor TF is relative to: TF 0.5 is parity with "
