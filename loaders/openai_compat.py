@@ -367,7 +367,11 @@ class OpenAICompatLoader(Loader):
                 return Response(text=None, latency_s=time.perf_counter() - started, error=describe_failure(error),
                                 input_tokens=usage.prompt_tokens if usage else None,
                                 output_tokens=usage.completion_tokens if usage else None, reasoning=reasoning)
-            raise EmptyReplyError(f"the server's reply has no text (finish_reason {finish!r}){invisible_only(text)}")
+            refusal = getattr(completion.choices[0].message, "refusal", None)  # why, when the model refused
+            said = f", only a refusal: {server_text(refusal)[:300]!r}" if isinstance(refusal, str) and refusal.strip() \
+                else ""
+            raise EmptyReplyError(f"the server's reply has no text (finish_reason {finish!r}){invisible_only(text)}"
+                                  f"{said}")
         return Response(
             text=text,
             latency_s=time.perf_counter() - started,

@@ -26,6 +26,8 @@ class Reply:
     tool_calls: Optional[list] = None
     #: an audio answer (WAV bytes), sent as chat completions' audio output: `content` is its transcript
     audio: Optional[bytes] = None
+    #: a refusal instead of content (OpenAI's `message.refusal`, content null)
+    refusal: Optional[str] = None
 
 
 class OpenAITestServer:
@@ -62,8 +64,11 @@ class OpenAITestServer:
                     elif body.get("stream"):
                         self._stream(server.completion(body, reply.content, reply.reasoning, reply.tool_calls))
                     else:
-                        self._send(200, server.completion(body, reply.content, reply.reasoning, reply.tool_calls,
-                                                          reply.audio))
+                        completion = server.completion(body, reply.content, reply.reasoning, reply.tool_calls,
+                                                       reply.audio)
+                        if reply.refusal is not None:
+                            completion["choices"][0]["message"].update(content=None, refusal=reply.refusal)
+                        self._send(200, completion)
                     return
                 if server.delay:
                     time.sleep(server.delay)

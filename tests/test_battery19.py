@@ -224,3 +224,17 @@ def test_a_run_whose_answers_file_lost_lines_is_not_told_to_move_its_own_judgmen
     err = capsys.readouterr().err
     assert "either responses.jsonl lost lines since they were judged (restored from an older copy?), then restore it" \
         in err, err
+
+
+def test_a_refusal_is_recorded_with_its_words(tmp_path):
+    """Battery 19, try 59: a reply with content null and a `refusal` was said as "no text" alone, the
+    model's reason dropped, so a refusal read as an empty answer."""
+    data = write_official_layout(tmp_path / "official")
+    with OpenAITestServer(respond=lambda body: Reply(refusal="I cannot help with that.")) as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out",
+                     str(tmp_path / "r"), "--epochs", "1", "--limit", "1", "--quiet", "--base-url",
+                     server.base_url]) == 1
+    record = json.loads((tmp_path / "r" / "responses.jsonl").read_text())
+    assert record["response"] is None and record["error"] == ("EmptyReplyError: the server's reply has no text "
+                                                              "(finish_reason 'stop'), only a refusal: "
+                                                              "'I cannot help with that.'")
