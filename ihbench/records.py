@@ -364,6 +364,9 @@ class RunInfo:
     loader_options: Optional[dict] = None
     epochs: Optional[int] = None
     limit: Optional[int] = None
+    #: the points a caller handed the runner (the Space's picks, `run(items=...)`), in its order; None: the
+    #: run selected them from the data by --types and --limit (`selection.run_selection`)
+    item_ids: Optional[list[str]] = None
     #: the loader's own description of the model: path, revision, dtype, device, options
     model: dict = field(default_factory=dict)
     #: the generation settings the model ran with at the last start: the checkpoint's generation
@@ -413,6 +416,9 @@ class RunInfo:
             raise RecordError(f"field 'record_format' is {records}: written by a newer ihbench (this one writes "
                               f"records of format {RECORD_FORMAT}); upgrade ihbench to resume or read it")
         _check(data, "data_fingerprint", str, optional=True)
+        picked = _check(data, "item_ids", list, optional=True)
+        if picked is not None and not all(isinstance(i, str) for i in picked):
+            raise RecordError("field 'item_ids' must be a list of item ids (strings)")
         if data.get("format_version") == RUN_INFO_FORMAT:  # written whole by this format: a field gone was removed
             missing = [name for name in (*RUN_IDENTITY, "epochs") if name != "convbench" and name not in data]
             if missing:
@@ -436,10 +442,21 @@ class RunInfo:
             data.pop("record_format", None)
         if self.effective_generation is None:
             data.pop("effective_generation", None)
+        if self.item_ids is None:  # selected by --types and --limit: run.json as before the field existed
+            data.pop("item_ids", None)
         return data
 
     def identity(self) -> dict:
         return {key: getattr(self, key) for key in RUN_IDENTITY}
+
+    @property
+    def retried_by(self) -> str:
+        """What tries the run's failed items again, as said beside them."""
+        if isinstance(self.extra.get("barge_in"), dict):
+            return "`ihbench barge-in` with the same options"
+        if self.item_ids is not None:  # no option selects the points the Space picked
+            return "a new run of the same points (the Space picked them; `ihbench run` selects by --types and --limit)"
+        return "`ihbench run` with the same options"
 
     @property
     def model_label(self) -> Optional[str]:

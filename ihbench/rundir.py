@@ -164,19 +164,20 @@ class RunDir:
         """The answers of the items the run selects (--limit, --types at its last start). Others are no answer of
         this run as it stands (it was narrowed since, or they were copied in): left out, said once, as the
         epochs beyond --epochs are."""
-        if info.limit is None and not info.types:
+        if info.limit is None and not info.types and info.item_ids is None:
             return responses
-        from .selection import RunConfigError, select_items
+        from .selection import RunConfigError, run_selection
 
         try:
-            selected = {item.id for item in select_items(items, info.types, info.limit)}
+            selected = {item.id for item in run_selection(items, info)}
         except RunConfigError:  # nothing selected: the data changed, said by the reader of the items
             return responses
         outside = sorted({r.id for r in responses} - selected)
         if not outside:
             return responses
         chosen = ", ".join(f"--{name} {','.join(value) if isinstance(value, list) else value}"
-                           for name, value in (("limit", info.limit), ("types", info.types)) if value)
+                           for name, value in (("limit", info.limit), ("types", info.types)) if value) \
+            or f"the {len(info.item_ids or [])} point(s) it was handed"
         log.warning("%s: %d item(s) answered in %s are not among the run's selection (%s), e.g. %s: left out "
                     "(answered before the run was narrowed, or copied from another run)", self.path, len(outside),
                     RESPONSES, chosen, outside[0])
@@ -195,9 +196,9 @@ class RunDir:
         return info.data
 
     def _check_moved_data(self, info: RunInfo, items: dict) -> None:
-        from .selection import items_fingerprint, select_items
+        from .selection import items_fingerprint, run_selection
 
-        now = items_fingerprint(select_items(list(items.values()), info.types, info.limit))
+        now = items_fingerprint(run_selection(list(items.values()), info))
         if info.data_fingerprint is not None and now != info.data_fingerprint:
             raise RunDirError(f"--data {self.data}: not the items {self.path} answered (their fingerprint is {now}, "
                               f"run.json's {info.data_fingerprint}); give the dataset the run used")

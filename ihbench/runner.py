@@ -25,7 +25,7 @@ from ihbench.dataset.schema import EvalItem
 from .records import (RECORD_FORMAT, RUN_IDENTITY, RUN_INFO_FORMAT, ResponseRecord, RunInfo, described,
                       settings_digest)
 from .rundir import RunDir, latest_responses
-from .selection import RunConfigError, items_fingerprint, select_items  # noqa: F401 (imported from here too)
+from .selection import RunConfigError, items_fingerprint, run_selection, select_items  # noqa: F401 (imported from here too)
 from .seeds import record_seed
 
 log = logging.getLogger("ihbench")
@@ -100,7 +100,7 @@ def data_moved(existing: RunInfo, given: str) -> bool:
 def check_moved_data(existing: RunInfo, items, given: str, path: Path) -> None:
     """A moved dataset is taken when its items, as the run selected them, are the ones the run answered (the
     fingerprint run.json holds), as judge and report take `--data`; said in one warning."""
-    now = items_fingerprint(select_items(list(items), existing.types, existing.limit))
+    now = items_fingerprint(run_selection(list(items), existing))
     if existing.data_fingerprint is not None and now != existing.data_fingerprint:
         raise RunConfigError(f"{path} names the dataset {existing.data}, which is not there now, and {given} is not the "
                              "dataset the run answered (its items differ); give that dataset's new place, or another "
@@ -220,6 +220,7 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
     if existing:
         check_same_run(existing, identity, run_dir.info_path, spec.allow_endpoint_change, moved)
     records = run_dir.responses(repair=True)
+    handed = items is not None  # points picked by the caller (the Space): recorded by id, as no option selects them
     if items is None:  # the data first (folder, config, split): a typo is not said after minutes of loading weights
         from ihbench.dataset import load_items
 
@@ -260,7 +261,8 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
 
     run_dir.write_info(RunInfo(
         **{**identity, "endpoint": existing.endpoint if existing else identity["endpoint"]},
-        epochs=spec.epochs, limit=spec.limit, model=described(loader, passed_in),
+        epochs=spec.epochs, limit=spec.limit, item_ids=[item.id for item in items] if handed else None,
+        model=described(loader, passed_in),
         effective_generation=loader.effective_generation(generation), data_fingerprint=items_fingerprint(items),
         n_items=len(items), versions=versions(), command=redact(list(spec.command or sys.argv)),
         created=existing.created if existing else time.strftime("%Y-%m-%dT%H:%M:%S%z"),

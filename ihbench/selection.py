@@ -33,3 +33,13 @@ def select_items(items: list[EvalItem], types: Optional[Sequence[str]], limit: O
     if not items:
         raise RunConfigError("no interruption points selected (check --types and --limit)")
     return items
+
+
+def run_selection(items: Sequence[EvalItem], info) -> list[EvalItem]:
+    """The points a run answers among the data's `items`, by what its run.json records: the ids a caller
+    handed it (the Space's picks), else --types and --limit. The one rule every check of a run's items
+    (its fingerprint, a moved dataset, answers outside it) reads."""
+    if info.item_ids is not None:
+        by_id = {item.id: item for item in items}
+        return [by_id[i] for i in info.item_ids if i in by_id]
+    return select_items(list(items), info.types, info.limit)

@@ -43,6 +43,12 @@ def _page_error(error: Exception) -> gr.Error:
             return gr.Error(f"this server has no {error.name.split('.')[0]} (the optional extra '{extra}' of ihbench, "
                             f"installed with pip install 'ihbench[{extra}]'); pick another model family or option",
                             print_exception=False)
+    from ihbench.dataset.audio import AudioError
+
+    if isinstance(error, AudioError):  # a damaged clip of the served data: the owner's to mend, named in the log
+        ui.log.warning("a page's call met damaged audio: %s", error)
+        return gr.Error("this audio of the dataset is damaged and cannot be played or heard by a model; the server "
+                        "log names its file, row and column", print_exception=False)
     # a bug: its own traceback in the server's log (the page's error is raised from None, and would hide it)
     ui.log.error("a page's call failed", exc_info=error)
     return gr.Error(f"something went wrong ({type(error).__name__}); the server log has the traceback",

@@ -710,7 +710,8 @@ def test_a_conversation_that_failed_is_counted_as_failed_by_judge_and_report_nev
     assert main(["report", str(out), "--quiet", "--n-bootstrap", "10", "--out", str(tmp_path / "rep")]) == 0
     summary = json.loads((tmp_path / "rep" / "summary.json").read_text())["runs"][0]
     assert summary["generation_errors"] == 1 and summary["n_responses"] == 0
-    assert "1 failed response(s) not scored (`ihbench barge-in` tries them again)" in capsys.readouterr().out
+    assert "1 failed response(s) not scored (`ihbench barge-in` with the same options tries them again)" in \
+        capsys.readouterr().out
 
 
 def test_set_baseline_refuses_a_barge_in_run_as_such(played, built, tmp_path, capsys):

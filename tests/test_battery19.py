@@ -238,3 +238,42 @@ def test_a_refusal_is_recorded_with_its_words(tmp_path):
     assert record["response"] is None and record["error"] == ("EmptyReplyError: the server's reply has no text "
                                                               "(finish_reason 'stop'), only a refusal: "
                                                               "'I cannot help with that.'")
+
+
+def test_a_run_of_points_the_space_picked_is_read_by_those_points(tmp_path, capsys):
+    """Battery 19, P2 (try 62): every run the Space made (points picked by kind and count, handed to the runner)
+    was reported with "run.json's data_fingerprint ... the data changed since the run's last start, or run.json was
+    edited", and its failed answers were said to be tried again by `ihbench run`, which cannot resume it."""
+    from ihbench.dataset import load_items
+    from ihbench.runner import RunSpec, run
+
+    data = write_official_layout(tmp_path / "official")
+    picked = [item for item in load_items(str(data)) if item.id in ("conv-b/4", "conv-a/2")][::-1]
+    with OpenAITestServer(fail_when=lambda body: 500 if "Mm-hm" in json.dumps(body) else None) as server:
+        run(RunSpec(loader="openai", model_path="m", data=str(data), out=tmp_path / "space-run", epochs=1, modality="text",
+                    loader_options={"base_url": server.base_url, "max_retries": 0}), items=picked, progress=False)
+    info = json.loads((tmp_path / "space-run" / "run.json").read_text())
+    assert info["item_ids"] == ["conv-b/4", "conv-a/2"] and info["limit"] is None
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "space-run"), "--out", str(tmp_path / "rep"), "--n-bootstrap", "10"]) == 0
+    said = capsys.readouterr()
+    assert "data_fingerprint" not in said.err and "not among the run's selection" not in said.err, said.err
+    assert "1 failed response(s) not scored (a new run of the same points (the Space picked them" in said.out, said.out
+
+
+def test_a_page_meeting_damaged_audio_of_the_served_data_says_so(caplog):
+    """Battery 19, try 61: Browse on a turn whose clip is no audio said "something went wrong (AudioError)"."""
+    import sys
+    from pathlib import Path
+
+    from ihbench.dataset.audio import AudioError
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "spaces"))
+    import app as space_app
+
+    def damaged():
+        raise AudioError("/data [conversations]: row 0 (conversation c): column 'user_turn_4_audio': not decodable audio")
+    with caplog.at_level("WARNING", logger="ihbench"), pytest.raises(Exception) as shown:
+        space_app.shown(damaged)()
+    assert "this audio of the dataset is damaged" in str(shown.value) and "/data" not in str(shown.value)
+    assert any("column 'user_turn_4_audio'" in record.getMessage() for record in caplog.records)

@@ -374,4 +374,4 @@ def test_a_report_with_model_names_keeps_failed_and_unjudged_counts_beside_the_s
     assert main(["report", str(damaged), str(runs["sid"]["alpha"]), "--model-name", f"{damaged}=A",
                  "--model-name", f"{runs['sid']['alpha']}=A", "--out", str(out), *ARGS]) == 0
     said = capsys.readouterr()
-    assert f"{damaged}: 1 failed response(s) not scored (`ihbench run` tries them again)" in said.out
+    assert f"{damaged}: 1 failed response(s) not scored (`ihbench run` with the same options tries them again)" in said.out

@@ -132,8 +132,7 @@ def _not_scored(run: dict) -> list[str]:
     parts = []
     failed = run["generation_errors"]
     if failed:
-        rerun = "ihbench barge-in" if run.get("barge_in") is not None else "ihbench run"
-        parts.append(f"{failed} failed response(s) not scored (`{rerun}` tries them again)")
+        parts.append(f"{failed} failed response(s) not scored ({run['retried_by']} tries them again)")
     judge_failed = sum((run.get("judge_errors") or {}).values())  # as failed responses: said, not scored
     if judge_failed:
         parts.append(f"{judge_failed} judgment(s) failed (judge_error), not scored (`ihbench judge {run['run']}` "

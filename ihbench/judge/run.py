@@ -53,7 +53,7 @@ class JudgeSummary:
     retried: int = 0  # judge errors of an earlier pass that this pass tried again
     unanswered: int = 0  # (item, epoch) whose run record is an error: nothing to judge until rerun
     waiting: int = 0  # questions written to a batch file (`--judge-batch`): no record until answered
-    rerun: str = "ihbench run"  # the command that tries failed items again (`ihbench barge-in` for its runs)
+    rerun: str = "`ihbench run` with the same options"  # what tries failed items again (`RunInfo.retried_by`)
     #: (responses in the run, responses it planned) when it has fewer than planned: killed, or still running
     unfinished: Optional[tuple] = None
 
@@ -220,5 +220,5 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
                         unanswered=len(responses) - answered + failed_rounds(info),
                         calls=counter["calls"], cached=cached, seconds=time.perf_counter() - started,
                         retried=retried, waiting=waiting,
-                        rerun="ihbench barge-in" if isinstance(info.extra.get("barge_in"), dict) else "ihbench run",
+                        rerun=info.retried_by,
                         unfinished=_unfinished(info, responses))

@@ -52,12 +52,12 @@ def _fingerprint(run_dir: Path, info, items: dict) -> Optional[str]:
     recorded at the run's last start, or, when they differ (the data changed since, or run.json was
     edited), the current one, said."""
     from ihbench.barge_in.points import is_barge_in
-    from ihbench.runner import RunConfigError, items_fingerprint, select_items
+    from ihbench.runner import RunConfigError, items_fingerprint, run_selection
 
     if is_barge_in(info) or not items:  # its points are its own conversations' (run.json's is of those)
         return info.data_fingerprint
     try:
-        now = items_fingerprint(select_items(list(items.values()), info.types, info.limit))
+        now = items_fingerprint(run_selection(list(items.values()), info))
     except RunConfigError:
         return info.data_fingerprint
     if info.data_fingerprint is not None and now != info.data_fingerprint:
@@ -93,7 +93,8 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0, data
         "data": data or info.data,
         "data_fingerprint": _fingerprint(run_dir, info, items),
         # which of the data's items it answers: runs of one dataset with other selections answer other items
-        "selection": {"limit": info.limit, "types": info.types},
+        "selection": {"limit": info.limit, "types": info.types,
+                      **({"item_ids": info.item_ids} if info.item_ids is not None else {})},
         "n_items": len({r.id for r in responses}),
         "n_responses": len(responses),
         # what the run set out to answer (items x epochs at its last start): more than n_responses
@@ -101,6 +102,7 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0, data
         "n_planned": (info.n_items or 0) * (info.epochs or 0) or None,
         # (item, epoch) whose run record is an error: never judged nor scored, tried again by a rerun
         "generation_errors": sum(not r.answered for r in responses) + failed_rounds(info),
+        "retried_by": info.retried_by,
         "judgments_file": str(files[0]) if files else None,
         "judges": sorted({(j.judge_model, j.prompt_version, j.prompt_hash) for j in judgments}),
         "judge_errors": {axis: sum(j.axis == axis and j.outcome == "judge_error" for j in judgments)
@@ -288,6 +290,8 @@ def _different_items(runs: list[dict], datasets: list) -> str:
     selections = sorted({json.dumps(run.get("selection") or {}, sort_keys=True) for run in runs})
     if len({d for d, _ in datasets}) == 1 and len(selections) > 1:
         def said(selection: dict) -> str:
+            if selection.get("item_ids") is not None:
+                return f"{len(selection['item_ids'])} point(s) picked in the Space"
             return ", ".join(f"--{k} {','.join(v) if isinstance(v, list) else v}" for k, v in selection.items()
                              if v is not None) or "all items"
         shown = " / ".join(said(json.loads(selection)) for selection in selections)
