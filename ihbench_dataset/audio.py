@@ -44,11 +44,15 @@ def decoder_message(error: BaseException) -> str:
     return f"{type(error).__name__}: {text}"
 
 
+class NotFiniteError(AudioError):
+    """Decoded samples that are no numbers (NaN, infinite): a damaged float file."""
+
+
 def check_finite(data: np.ndarray, where: str) -> np.ndarray:
     """The part of `check_samples` every clip must pass, a synthetic one too (a SID clip of one
     steady level is a test signal, not damage): numbers, not NaN or infinite."""
     if not np.all(np.isfinite(data)):
-        raise AudioError(f"{where}: samples are not finite numbers (NaN or infinite; a damaged file)")
+        raise NotFiniteError(f"{where}: samples are not finite numbers (NaN or infinite; a damaged file)")
     return data
 
 

@@ -144,7 +144,7 @@ class _Fields:
             raise SourceError(f"{self.path}: {self.prefix.rstrip('.') or 'top level'}: expected an object")
         if name not in self.data or self.data[name] is None:
             if required:
-                raise self.error(name, "missing")
+                raise self.error(name, "missing" if name not in self.data else f"is null; expected {kind.__name__}")
             return None
         value = self.data[name]
         if kind is float and isinstance(value, int) and not isinstance(value, bool):

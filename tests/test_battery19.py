@@ -277,3 +277,31 @@ def test_a_page_meeting_damaged_audio_of_the_served_data_says_so(caplog):
         space_app.shown(damaged)()
     assert "this audio of the dataset is damaged" in str(shown.value) and "/data" not in str(shown.value)
     assert any("column 'user_turn_4_audio'" in record.getMessage() for record in caplog.records)
+
+
+@pytest.mark.parametrize("argv", [
+    ["sid", "--data", "D", "--detector", "energy", "--out", "O", "--option", "margin_db=3", "--option", "margin_db=9"],
+    ["run", "--model", "openai", "--model-path", "m", "--data", "D", "--out", "O", "--option", "timeout=5",
+     "--option", "timeout=10"],
+])
+def test_one_option_key_given_twice_with_different_values_is_refused(argv, tmp_path, capsys, monkeypatch):
+    """Battery 19, P3 (try 57): `--option margin_db=3 --option margin_db=9` was taken silently, the last winning,
+    which changed a detector's scores."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 2 and list(tmp_path.iterdir()) == []
+    key = argv[-1].split("=")[0]
+    assert f"--option {key}=" in capsys.readouterr().err
+
+
+def test_a_source_field_that_is_null_is_said_as_null_not_missing(tmp_path):
+    """Battery 19, try 10: `"turns": null` was reported as `turns: missing`."""
+    from ihbench.dataset.sources import SourceError, load_conversation, source_files
+
+    path = tmp_path / "c.json"
+    data = json.loads(source_files()[0].read_text())
+    data["turns"] = None
+    path.write_text(json.dumps(data))
+    with pytest.raises(SourceError, match=r"c\.json: turns: is null; expected list"):
+        load_conversation(path)

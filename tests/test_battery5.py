@@ -73,7 +73,7 @@ def test_a_local_model_s_answer_of_special_tokens_only_is_a_failed_item_not_an_a
                                      "removed") for r in records), records
     code, script, server = _judge(out, tmp_path)
     assert code == 0 and server.requests == []
-    assert "note: 2 item(s) failed in the run" in capsys.readouterr().out
+    assert "note: 2 response(s) failed in the run" in capsys.readouterr().out
     assert not (out / "judgments.jsonl").exists()  # no loss made up for them
 
 

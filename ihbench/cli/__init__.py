@@ -42,6 +42,7 @@ from . import (
     verify,
 )
 from .quiet import libraries_quiet, library_warnings
+from ihbench.dataset.argtypes import KeyValue
 
 # The order of `ihbench --help`.
 COMMANDS = (verify, build, info, export, publish_metrics, publish_dataset, publish_space, space, run, judge,
@@ -67,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
         for action in subparser._actions:
             if type(action) is argparse._StoreAction:  # noqa: E721 (exactly: appending options are meant to repeat)
                 action.__class__ = _GivenOnce
+            elif type(action) is argparse._AppendAction and isinstance(action.type, KeyValue):  # noqa: E721
+                action.__class__ = _KeyGivenOnce
     return parser
 
 
@@ -82,6 +85,19 @@ class _GivenOnce(argparse._StoreAction):
             parser.error(f"{first} {_shown(value)} and {option_string} {_shown(values)}: the option is given twice "
                          "with different values; give it once")
         given[self.dest] = (option_string, values)
+        super().__call__(parser, namespace, values, option_string)
+
+
+class _KeyGivenOnce(argparse._AppendAction):
+    """`--option KEY=VALUE` repeats for other keys; one KEY given twice with different values is refused,
+    as a single-valued option is (the last one won without a word, changing a detector's scores)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        key, value = values
+        earlier = dict(getattr(namespace, self.dest, None) or ())
+        if key in earlier and earlier[key] != value:
+            parser.error(f"{option_string} {key}={_shown(earlier[key])} and {option_string} {key}={_shown(value)}: the "
+                         "same key is given twice with different values; give it once")
         super().__call__(parser, namespace, values, option_string)
 
 

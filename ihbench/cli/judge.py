@@ -125,8 +125,8 @@ def main(args: argparse.Namespace) -> int:
     print(f"{where}: {s.written} judgment(s) written ({s.judged} judged, {s.judge_errors} judge_error), "
           f"{s.skipped} already done{retried}, {s.calls} judge call(s), {s.cached} from cache ({s.seconds:.1f} s)")
     if s.unanswered:
-        print(f"note: {s.unanswered} item(s) failed in the run and have no answer to judge; {s.rerun} tries them "
-              "again")
+        print(f"note: {s.unanswered} response(s) failed in the run and have no answer to judge; {s.rerun} tries "
+              "them again")
     if s.unfinished:
         print(f"note: {args.run} is unfinished: {s.unfinished[0]} of {s.unfinished[1]} planned response(s) are in "
               f"it, and those were judged; {s.rerun} goes on, and `ihbench judge` then "

@@ -27,8 +27,10 @@ def add_parser(add) -> argparse.ArgumentParser:
                      help="audio-llm with --model openai: server URL, e.g. http://gpu-node:8000/v1 (vLLM), as `ihbench "
                           "run --base-url`")
     sid.add_argument("--option", action="append", type=key_value(), metavar="KEY=VALUE",
-                     help="detector options (threshold, ...); with audio-llm also the loader's options, as `ihbench "
-                          "run --option` (api_key_env, timeout, ...)")
+                     help="detector options, each detector its own (silero-vad and smart-turn: threshold, ...; energy: "
+                          "margin_db, floor_dbfs, frame_ms, ...); with audio-llm also the loader's options, as "
+                          "`ihbench run --option` (api_key_env, timeout, ...); a key another detector has is refused, "
+                          "naming this one's")
     sid.add_argument("--limit", type=count(), help="first N clips")
     sid.add_argument("--clips", type=model_name(), metavar="GLOB",
                      help="only the clips whose file name matches GLOB (e.g. '*flite-slt*')")

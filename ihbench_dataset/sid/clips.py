@@ -8,7 +8,7 @@ from typing import Any, Iterator, Sequence, Union
 
 import numpy as np
 
-from ..audio import AudioError, check_finite, decode_audio, decoder_message
+from ..audio import NotFiniteError, decode_audio, decoder_message
 from ..audio_format import SAMPLING_RATE
 from ..errors import UsageError
 from .read import REFERENCE_FIELDS, SID_CONFIGS, SPLIT, SidFormatError, read_sid_folder
@@ -40,17 +40,16 @@ def _decoded(source: Union[str, bytes], name: str) -> np.ndarray:
     before sid-import refused them, a file changed since), never the decoder's traceback from the
     middle of a run ("getFramesPlayedInRangeAudio ... No audio frames were decoded")."""
     try:
-        samples = decode_audio(source, SAMPLING_RATE)
+        samples = decode_audio(source, SAMPLING_RATE, where=f"clip {name}")
+    except NotFiniteError as error:  # NaN or infinite samples: the clip named, not "samples: ..." for the run
+        raise SidFormatError(str(error)) from None
     except Exception as error:  # noqa: BLE001 (torchcodec raises RuntimeError, ValueError, ...)
         if _no_frames(source):
             raise SidFormatError(f"clip {name}: no audio (0 samples)") from None
         raise SidFormatError(f"clip {name}: not readable audio ({decoder_message(error)})") from None
     if samples.size == 0:
         raise SidFormatError(f"clip {name}: no audio (0 samples)")
-    try:
-        return check_finite(samples, f"clip {name}")
-    except AudioError as error:  # NaN or infinite samples: the clip named, not "samples: ..." for the run
-        raise SidFormatError(str(error)) from None
+    return samples
 
 
 def _no_frames(source: Union[str, bytes]) -> bool:

@@ -5,7 +5,7 @@ import logging
 from pathlib import Path, PurePath
 from typing import Optional, Sequence
 
-from ..audio import AudioError, audio_channels, audio_duration, check_finite, decode_audio, decoder_message
+from ..audio import AudioError, audio_channels, audio_duration, decode_audio, decoder_message
 from ..audio_format import SAMPLING_RATE
 from ..builddir import BuildDir
 from ..io import new_folders
@@ -49,7 +49,7 @@ def _wav_bytes(row: dict, annotations: str) -> tuple[bytes, float, int]:
     if duration <= 0:  # imported, it was a traceback from the decoder when `ihbench sid` reached it
         raise SidFormatError(f"{annotations} line {row['line']}: {path}: no audio (0 samples)")
     try:  # a damaged sample (NaN, infinite) stopped the whole `ihbench sid` run later, naming no clip
-        check_finite(decode_audio(data, SAMPLING_RATE), f"{annotations} line {row['line']}: {path}")
+        decode_audio(data, SAMPLING_RATE, where=f"{annotations} line {row['line']}: {path}")  # checks finite samples
     except AudioError as error:
         raise SidFormatError(str(error)) from None
     return data, duration, audio_channels(data)
