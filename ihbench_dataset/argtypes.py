@@ -656,6 +656,25 @@ class SuffixedPath(ArgType):
         return target
 
 
+@dataclass(frozen=True, repr=False)
+class HistoryAudio(ArgType):
+    """--history-audio, checked when parsed (it was named only after the server's key was, a typo found
+    last); kept as typed, `ihbench.protocol.parse_history_audio` reads it."""
+
+    expected = "all, auto or last:K with K >= 1"
+
+    def convert(self, value: Any) -> str:
+        text = str(value).strip()
+        kind, _, count = text.partition(":")
+        if text in ("all", "auto") or (kind == "last" and count.isdigit() and int(count) >= 1):
+            return text
+        raise self.refuse(value)
+
+
+def history_audio() -> HistoryAudio:
+    return HistoryAudio()
+
+
 def json_path() -> SuffixedPath:
     return SuffixedPath(".json")
 

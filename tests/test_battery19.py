@@ -305,3 +305,16 @@ def test_a_source_field_that_is_null_is_said_as_null_not_missing(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(SourceError, match=r"c\.json: turns: is null; expected list"):
         load_conversation(path)
+
+
+@pytest.mark.parametrize("command", ["run", "doctor"])
+def test_a_bad_history_audio_is_refused_when_parsed(command, tmp_path, capsys, monkeypatch):
+    """Battery 19, try 2: `--history-audio last:0` was named only after OPENAI_API_KEY was found missing."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    argv = [command, "--model", "openai", "--model-path", "m", "--history-audio", "last:0"]
+    with pytest.raises(SystemExit) as stopped:
+        main(argv + (["--data", "D", "--out", "O"] if command == "run" else []))
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and "--history-audio: expected all, auto or last:K with K >= 1, got 'last:0'" in err
+    assert "OPENAI_API_KEY" not in err and list(tmp_path.iterdir()) == []

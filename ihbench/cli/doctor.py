@@ -5,7 +5,7 @@ import argparse
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import data_source, key_value, model_name
+    from ihbench.dataset.argtypes import data_source, history_audio, key_value, model_name
     from ihbench.loaders.base import GENERATION_TYPES as GENERATION
 
     doctor = add("doctor", help="check a local checkpoint in seconds (config, tokenizer, processor and chat template; "
@@ -20,7 +20,7 @@ def add_parser(add) -> argparse.ArgumentParser:
                                        "(without it, the context check is skipped)")
     doctor.add_argument("--config", type=model_name(), help="dataset config (default conversations)")
     doctor.add_argument("--split", help="dataset split")
-    doctor.add_argument("--history-audio", metavar="all|auto|last:K",
+    doctor.add_argument("--history-audio", metavar="all|auto|last:K", type=history_audio(),
                         help="as for `ihbench run`: what the context check hears as audio (default all)")
     doctor.add_argument("--max-new-tokens", type=GENERATION["max_new_tokens"], default=256,
                         help="the answer budget the context check leaves room for (default 256, as `run`)")

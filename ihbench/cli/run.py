@@ -6,8 +6,8 @@ import sys
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import (concurrency, count, data_source, epochs, key_value, model_name, names, path,
-                                          rounds, seed, url, whole_numbers)
+    from ihbench.dataset.argtypes import (concurrency, count, data_source, epochs, history_audio, key_value, model_name,
+                                          names, path, rounds, seed, url, whole_numbers)
     from ihbench.dataset.schema import INTERRUPTION_TYPES, canonical_interruption_type
     from ihbench.loaders.base import GENERATION_TYPES as GENERATION
 
@@ -27,7 +27,7 @@ def add_parser(add) -> argparse.ArgumentParser:
     run.add_argument("--types", type=names(INTERRUPTION_TYPES, canonical_interruption_type),
                      help="comma-separated interruption types, e.g. filler,pushback")
     run.add_argument("--modality", choices=("audio", "text"), default="audio", help="text: transcripts replace audio")
-    run.add_argument("--history-audio", metavar="all|auto|last:K",
+    run.add_argument("--history-audio", metavar="all|auto|last:K", type=history_audio(),
                      help="all: every user turn as audio (default, the benchmark's protocol); auto: per item, the "
                      "most recent user turns that fit the model's context (and a server's --option max_audio_clips) "
                      "as audio, older ones as transcripts; last:K: the last K (the interruption included). Recorded "
