@@ -318,3 +318,13 @@ def test_a_bad_history_audio_is_refused_when_parsed(command, tmp_path, capsys, m
     err = capsys.readouterr().err
     assert stopped.value.code == 2 and "--history-audio: expected all, auto or last:K with K >= 1, got 'last:0'" in err
     assert "OPENAI_API_KEY" not in err and list(tmp_path.iterdir()) == []
+
+
+def test_turns_on_one_file_that_is_no_audio_says_so_before_any_progress_bar(tmp_path, capsys):
+    """Battery 19, try 8: an empty "turns: 0/? s of audio" bar was drawn before the error line."""
+    bad = tmp_path / "t.wav"
+    bad.write_text("not audio")
+    assert main(["turns", str(bad), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "t.wav: cannot decode audio" in err and "s of audio" not in err, err
+    assert not (tmp_path / "out").exists()

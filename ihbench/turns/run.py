@@ -267,8 +267,11 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
         raise UsageError(f"--out: {run.path} is a file, not a folder")
     vad = ChannelVad(**(vad_options or {}))
     _warm_up()
-    if len(plan) > 1:  # every recording read (decoded, its channels and samples checked) before any is analysed:
-        # a damaged second file left the first one's files in --out, and no summary (one file fails before writing)
+    # every recording read (decoded, its channels and samples checked) before any is analysed: a damaged second
+    # file left the first one's files in --out, and no summary; one recording alone is kept (read once), and its
+    # error comes before any progress bar
+    read_first = {plan[0][0]: read_recording(plan[0][1], swap=swap)} if len(plan) == 1 else {}
+    if len(plan) > 1:
         for _, files in tqdm(plan, desc="checking the recordings", unit="recording", disable=not progress):
             read_recording(files, swap=swap)
     analyses, judged, rows, silent = [], {}, [], []
@@ -280,7 +283,7 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
                 tqdm(total=0, unit="pause", desc=judge.name if pauses else "", position=1,
                      disable=not (progress and pauses)) as pause_bar:
             for name, files in plan:
-                recording = read_recording(files, swap=swap)
+                recording = read_first.pop(name, None) or read_recording(files, swap=swap)
                 analysis = analyze(recording, vad, words=(words or {}).get(name))
                 if not any(analysis.speech) and not any(analysis.backchannels):  # a muted pair, a wrong file
                     log.warning("%s: no speech found on either channel (AI, user); left out of the summary (check "
