@@ -218,8 +218,14 @@ def turn_detail(conversation_id: str, turn_label: str):
                   f"**TF criterion:** {item.rubric.tf}", "", "**RQ criteria:**",
                   *[f"- {criterion}" for criterion in item.rubric.rq], "",
                   f"**Baseline response:** {item.baseline or '–'}"]
-    clip = lambda audio: None if audio is None else (SAMPLING_RATE, audio.decode())  # noqa: E731
+    clip = lambda audio: None if audio is None else playable(audio.decode())  # noqa: E731
     return "\n".join(lines), clip(turn.assistant_audio), clip(turn.user_audio)
+
+
+def playable(samples: np.ndarray) -> tuple[int, np.ndarray]:
+    """(rate, 16-bit samples), as a gr.Audio output plays them: given floats, gradio converts them itself and
+    warns on the server's console at every playback."""
+    return SAMPLING_RATE, (np.clip(samples, -1.0, 1.0) * 32767).astype(np.int16)
 
 
 # --- Evaluate ----------------------------------------------------------------------------------
@@ -273,7 +279,7 @@ def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], doma
         ratio = diagnose(item, record.response)["redelivery_ratio"]
         rows.append([item.id, item.interruption_type, item.interruption.transcript, record.response or "",
                      None if ratio is None else round(ratio, 3), record.error or ""])
-        audio = (SAMPLING_RATE, item.interruption.audio.decode()) if item.interruption.audio else None
+        audio = playable(item.interruption.audio.decode()) if item.interruption.audio else None
         yield rows, audio, str(out)
     error = outcome.get("error")
     if isinstance(error, ModelNotFoundError):

@@ -19,8 +19,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterator, NamedTuple, Optional
 
-from ihbench.ui import (UserError, _failure, data_dir, new_run_folder, runs_dir, server_options, visitor_model,
-                        visitor_run_path)
+from ihbench.ui import (UserError, _failure, data_dir, new_run_folder, playable, runs_dir, server_options,
+                        visitor_model, visitor_run_path)
 
 IN_HOUSE = "convbench_dev"
 MAX_TURNS = 10
@@ -220,7 +220,7 @@ def turn_view(path: str, label: str) -> TurnView:
     user = f"#### Epoch {key[0]} · turn {key[1]}\n\n**Categories:** {categories or '–'}\n\n**User:** {turn.input}"
     audio = None
     if turn.audio and turn.audio.get("bytes"):
-        audio = (SAMPLING_RATE, decode_audio(turn.audio["bytes"], SAMPLING_RATE))
+        audio = playable(decode_audio(turn.audio["bytes"], SAMPLING_RATE))
     expected = [[call["name"], _json(call["args"])] for call in turn.required_calls]
     actual = [[call["name"] + (" (duplicate, skipped)" if call.get("is_duplicate") else ""), _json(call["args"]),
                _json(call.get("result"))] for call in record.tool_calls]

@@ -328,3 +328,21 @@ def test_turns_on_one_file_that_is_no_audio_says_so_before_any_progress_bar(tmp_
     err = capsys.readouterr().err
     assert "t.wav: cannot decode audio" in err and "s of audio" not in err, err
     assert not (tmp_path / "out").exists()
+
+
+def test_audio_the_space_plays_is_given_to_gradio_as_it_plays_it(tmp_path, monkeypatch):
+    """Battery 19, try 61: every playback in the Space printed gradio's "Trying to convert audio automatically from
+    float32 to 16-bit int format" on the server's console."""
+    import warnings
+
+    import gradio as gr
+    import numpy as np
+
+    from ihbench import ui
+
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path))
+    rate, samples = ui.playable(np.array([0.5, -2.0, 0.25], np.float32))
+    assert rate == 16000 and samples.dtype == np.int16 and samples.tolist() == [16383, -32767, 8191]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gr.Audio().postprocess((rate, samples))
