@@ -330,8 +330,31 @@ def server_options(field: str, value: Optional[str]) -> dict:
         raise UserError(f"this server sets {NO_KEY}, the variable the Space names for visitors' servers so that they "
                         "get no key; unset it")
     owner = os.environ.get(OWNER_ENDPOINT, "").strip()
-    return {"base_url": base_url,
-            "api_key_env": "OPENAI_API_KEY" if owner and same_servers(owner, base_url) else NO_KEY}
+    owners = bool(owner) and same_servers(owner, base_url)
+    if served_to_others() and not owners:
+        _refuse_inside(field, base_url)
+    return {"base_url": base_url, "api_key_env": "OPENAI_API_KEY" if owners else NO_KEY}
+
+
+def _refuse_inside(field: str, base_url: str) -> None:
+    """A Space others visit calls no server of its own network for them (this machine, a private range, the
+    cloud's metadata address): a visitor's URL would reach what only the server can reach, and the answer or
+    error would tell them what is there. The owner's endpoint is theirs to name."""
+    import ipaddress
+    import socket
+    from urllib.parse import urlsplit
+
+    host = urlsplit(base_url).hostname or ""
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
+    except (OSError, UnicodeError):  # not resolvable from here: the request fails as any unreachable server does
+        return
+    for address in addresses:
+        ip = ipaddress.ip_address(address.split("%")[0])
+        if ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_reserved or ip.is_multicast or \
+                ip.is_unspecified:
+            raise UserError(f"{field}: {host} is an address of this server's own network; give a model server "
+                            "reachable from the internet (the Space's owner names theirs in IHBENCH_SPACE_ENDPOINT)")
 
 
 def owner_endpoint() -> str:

@@ -346,3 +346,24 @@ def test_audio_the_space_plays_is_given_to_gradio_as_it_plays_it(tmp_path, monke
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         gr.Audio().postprocess((rate, samples))
+
+
+@pytest.mark.parametrize("typed, refused", [("http://127.0.0.1:8000/v1", True), ("http://10.1.2.3/v1", True),
+                                           ("http://169.254.169.254/latest", True), ("http://[::1]:8000/v1", True),
+                                           ("http://localhost:8000/v1", True), ("http://8.8.8.8/v1", False)])
+def test_a_space_others_visit_calls_no_server_of_its_own_network_for_them(typed, refused, monkeypatch):
+    """Battery 19, try 31: a visitor's typed URL made the Space call services only the server can reach."""
+    from ihbench import ui
+
+    monkeypatch.setenv("SPACE_ID", "me/space")
+    monkeypatch.delenv(ui.OWNER_ENDPOINT, raising=False)
+    if refused:
+        with pytest.raises(ui.UserError, match="an address of this server's own network"):
+            ui.server_options("model server", typed)
+    else:
+        assert ui.server_options("model server", typed)["base_url"] == typed
+    monkeypatch.setenv(ui.OWNER_ENDPOINT, typed)  # the owner's own endpoint is theirs to name
+    assert ui.server_options("model server", typed)["api_key_env"] == "OPENAI_API_KEY"
+    monkeypatch.delenv("SPACE_ID")
+    monkeypatch.delenv(ui.OWNER_ENDPOINT)
+    assert ui.server_options("model server", typed)["base_url"] == typed  # served on this machine only: its owner
