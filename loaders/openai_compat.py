@@ -18,6 +18,7 @@ import base64
 import itertools
 import logging
 import os
+import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -170,6 +171,10 @@ def _reply_audio(message):
         return decode_audio(base64.b64decode(audio.data))
     except (ValueError, AudioError) as error:
         raise EmptyReplyError(f"the server's audio answer cannot be decoded ({error})") from None
+
+
+#: a reply made only of chat-template control tokens (`<|im_end|>`, `<|eot_id|>`, `</s>`, `<end_of_turn>`, ...)
+_SPECIAL_ONLY = re.compile(r"\s*(?:(?:<\|[A-Za-z0-9_.:-]{1,40}\|>|</s>|<eos>|<end_of_turn>|<turn\|>)\s*)+")
 
 
 class OpenAICompatLoader(Loader):
@@ -372,6 +377,9 @@ class OpenAICompatLoader(Loader):
                 else ""
             raise EmptyReplyError(f"the server's reply has no text (finish_reason {finish!r}){invisible_only(text)}"
                                   f"{said}")
+        if _SPECIAL_ONLY.fullmatch(text):  # a template's end-of-turn token leaked: a local loader strips them
+            raise EmptyReplyError(f"the server's reply is only special tokens ({text.strip()[:80]!r}): no words; the "
+                                  "server did not strip them (vLLM does unless skip_special_tokens is false)")
         return Response(
             text=text,
             latency_s=time.perf_counter() - started,

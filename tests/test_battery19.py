@@ -367,3 +367,21 @@ def test_a_space_others_visit_calls_no_server_of_its_own_network_for_them(typed,
     monkeypatch.delenv("SPACE_ID")
     monkeypatch.delenv(ui.OWNER_ENDPOINT)
     assert ui.server_options("model server", typed)["base_url"] == typed  # served on this machine only: its owner
+
+
+@pytest.mark.parametrize("content", ["<|im_end|>", " <|eot_id|>\n", "</s>", "<end_of_turn><|endoftext|>"])
+def test_a_served_reply_of_special_tokens_only_is_no_answer(content, tmp_path):
+    """Battery 19, try 19: a server that leaked its end-of-turn token ("<|im_end|>") had it stored and scored as
+    the model's answer; a local loader's answer of special tokens only is an EmptyReplyError."""
+    data = write_official_layout(tmp_path / "official")
+    with OpenAITestServer(respond=lambda body: Reply(content=content)) as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out",
+                     str(tmp_path / "r"), "--epochs", "1", "--limit", "1", "--quiet", "--base-url",
+                     server.base_url]) == 1
+    record = json.loads((tmp_path / "r" / "responses.jsonl").read_text())
+    assert record["response"] is None and record["error"].startswith("EmptyReplyError: the server's reply is only "
+                                                                      "special tokens")
+    with OpenAITestServer(respond=lambda body: Reply(content="Sure <|im_end|>")) as server:  # words: an answer
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out",
+                     str(tmp_path / "r2"), "--epochs", "1", "--limit", "1", "--quiet", "--base-url",
+                     server.base_url]) == 0
