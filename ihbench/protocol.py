@@ -85,7 +85,8 @@ def build_model_input(item: EvalItem, modality: Modality = "audio", *,
         except AudioError as error:
             raise DamagedAudioError(f"{item.id}: {where}: {error}") from None
         if samples.size == 0 or not np.any(samples):
-            raise EmptyAudioError(f"{item.id}: {where} audio is empty or silent")
+            cell = f" ({clip.where})" if clip.where else ""
+            raise EmptyAudioError(f"{item.id}: {where} audio is empty or silent{cell}")
         return InputTurn("user", audio=samples)
 
     for index, message in enumerate(item.history):

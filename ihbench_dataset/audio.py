@@ -69,13 +69,14 @@ def check_samples(data: np.ndarray, where: str) -> np.ndarray:
     return data
 
 
-def _no_frames(path: Path) -> bool:
+def _no_frames(source: AudioSource) -> bool:
     """The header says the file holds no sample (a WAV of 0 frames): FFmpeg would report it in
     words about start and stop times the user never gave, so it is said as what it is."""
     import soundfile
 
     try:
-        return soundfile.info(os.fspath(path)).frames == 0
+        return soundfile.info(io.BytesIO(source) if isinstance(source, (bytes, bytearray))
+                              else os.fspath(source)).frames == 0
     except Exception:  # not a format libsndfile reads: left to the decoder
         return False
 
@@ -114,6 +115,8 @@ def decode_audio(source: AudioSource, sampling_rate: int = SAMPLING_RATE, *, whe
     try:
         samples = _decoder(source, sample_rate=sampling_rate, num_channels=1).get_all_samples()
     except RuntimeError as error:
+        if _no_frames(source):
+            raise AudioError(f"{_label(source, where)}: no audio (0 samples)") from None
         raise AudioError(f"{_label(source, where)}: not decodable audio ({decoder_message(error)})") from None
     return check_finite(samples.data[0].numpy().astype(np.float32, copy=False), _label(source, where))
 

@@ -108,7 +108,19 @@ def remember_url_credentials(url) -> None:
         user, password = unquote(parts.username or ""), unquote(parts.password)
         if len(password) >= 4:  # shorter, it would hide letters of every message
             _IN_USE.add(password)
-        _IN_USE.add(base64.b64encode(f"{user}:{password}".encode()).decode())
+        encoded = base64.b64encode(f"{user}:{password}".encode()).decode()
+        _IN_USE.update({encoded, encoded.rstrip("=")})  # with its padding or without
+
+
+def hide_secrets_in_use(text: str) -> str:
+    """`text` (a server's answer) with the keys and URL passwords this toolkit sent replaced: the one
+    part of `redact_text` that cannot change a model's words (only a secret it was never meant to see)."""
+    if not isinstance(text, str) or not text or not _IN_USE:
+        return text
+    for secret in sorted(_IN_USE, key=len, reverse=True):
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
 
 
 def redact_text(text: str) -> str:

@@ -9,7 +9,7 @@ import os
 from typing import Optional
 
 from ihbench.dataset.errors import UsageError
-from ihbench.dataset.redaction import remember_secret, remember_url_credentials
+from ihbench.dataset.redaction import hide_secrets_in_use, remember_secret, remember_url_credentials
 
 PROXY_VARIABLES = ("ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
 
@@ -52,11 +52,13 @@ def _set_proxies() -> str:
 def server_text(text: Optional[str]) -> Optional[str]:
     """Text a server sent, as a str that can be written: JSON may carry a lone surrogate ("\\ud800"),
     which Python decodes but cannot encode as UTF-8, so the first record or hash of the answer failed
-    and every rerun with it. Each such code point becomes U+FFFD; pairs and all else are kept."""
+    and every rerun with it. Each such code point becomes U+FFFD; pairs and all else are kept. A key or
+    URL password this toolkit sent (`redaction.hide_secrets_in_use`) is hidden, in an answer as in an
+    error: a server that echoes the request's credentials wrote them into every record."""
     if not text:
         return text
     try:
         text.encode("utf-8")
-        return text
     except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return hide_secrets_in_use(text)

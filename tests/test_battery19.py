@@ -200,6 +200,11 @@ def test_a_damaged_clip_of_the_data_is_an_item_error_naming_its_cell(tmp_path, c
     assert garbage.startswith("DamagedAudioError: conv-a/2: the interruption: ") and \
         "row 0 (conversation conv-a): column 'user_turn_2_audio': not decodable audio" in garbage, garbage
     assert "row 1 (conversation conv-b): column 'user_turn_4_audio': holds one value, -1, in every sample" in constant
+    # Battery 20, Q3: said apart in the report, where a rerun cannot help
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "r"), "--out", str(tmp_path / "rep"), "--n-bootstrap", "10"]) == 0
+    assert ("2 of them on audio of the dataset that is damaged or silent (their errors name the file, row and "
+            "column): they fail again until the dataset is mended or rebuilt") in capsys.readouterr().out
 
 
 def test_info_names_the_cell_of_a_clip_that_is_not_audio(tmp_path, capsys):
@@ -385,3 +390,45 @@ def test_a_served_reply_of_special_tokens_only_is_no_answer(content, tmp_path):
         assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out",
                      str(tmp_path / "r2"), "--epochs", "1", "--limit", "1", "--quiet", "--base-url",
                      server.base_url]) == 0
+
+
+def test_an_answer_that_echoes_the_credentials_sent_is_recorded_without_them(tmp_path, monkeypatch, capsys):
+    """Battery 20, Q1: redaction covered a server's error texts only; an answer (HTTP 200) echoing the request's
+    Authorization header wrote the key, and a URL's password as unpadded base64, into responses.jsonl."""
+    data = write_official_layout(tmp_path / "official")
+    key, password = "sk-test-b20-key-0123456789", "pw-b20-secret"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    seen = []
+    with OpenAITestServer() as server:
+        server.respond = lambda body: Reply(content=f"you sent {seen[-1]}; unpadded {seen[-1].split()[-1].rstrip('=')}")
+        original = server.respond
+
+        def noting(body):
+            seen.append(server.authorizations[-1])
+            return original(body)
+        server.respond = noting
+        for name, url in (("key", server.base_url), ("pw", server.base_url.replace("http://", f"http://u:{password}@"))):
+            main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(tmp_path / name),
+                  "--epochs", "1", "--limit", "1", "--quiet", "--base-url", url])
+    encoded = base64.b64encode(f"u:{password}".encode()).decode()
+    assert seen == [f"Bearer {key}", f"Basic {encoded}"]
+    written = "".join(p.read_text() for p in tmp_path.rglob("*.jsonl"))
+    for secret in (key, password, encoded, encoded.rstrip("=")):
+        assert secret not in written
+    assert "you sent Bearer <redacted>" in written and "you sent Basic <redacted>" in written
+
+
+def test_a_clip_of_no_samples_is_said_so_not_in_the_decoders_words():
+    """Battery 20, Q3: a 0-sample WAV in the data read "No audio frames were decoded. This is probably because
+    start_seconds is too high(0)", about options the user never gave."""
+    import io
+
+    import numpy as np
+    import soundfile
+
+    from ihbench.dataset.audio import AudioError, decode_audio
+
+    buffer = io.BytesIO()
+    soundfile.write(buffer, np.zeros(0, np.float32), 16000, format="WAV")
+    with pytest.raises(AudioError, match=r"^cell x: no audio \(0 samples\)$"):
+        decode_audio(buffer.getvalue(), where="cell x")

@@ -133,6 +133,10 @@ def _not_scored(run: dict) -> list[str]:
     failed = run["generation_errors"]
     if failed:
         parts.append(f"{failed} failed response(s) not scored ({run['retried_by']} tries them again)")
+        on_data = run.get("data_audio_errors")
+        if on_data:  # retried in vain: the fault is the dataset's
+            parts.append(f"{on_data} of them on audio of the dataset that is damaged or silent (their errors name the "
+                         "file, row and column): they fail again until the dataset is mended or rebuilt")
     judge_failed = sum((run.get("judge_errors") or {}).values())  # as failed responses: said, not scored
     if judge_failed:
         parts.append(f"{judge_failed} judgment(s) failed (judge_error), not scored (`ihbench judge {run['run']}` "
