@@ -173,6 +173,7 @@ class RunDir:
         except RunConfigError:  # nothing selected: the data changed, said by the reader of the items
             return responses
         outside = sorted({r.id for r in responses} - selected)
+        self.outside_selection = set(outside)  # their judgments are left out too (`judgments`)
         if not outside:
             return responses
         chosen = ", ".join(f"--{name} {','.join(value) if isinstance(value, list) else value}"
@@ -318,6 +319,13 @@ class RunDir:
                 log.warning("%s: %d judgment(s) of epochs beyond the run's --epochs %d (from an earlier start) are "
                             "left out", target, len(beyond), info.epochs)
                 judgments = [j for j in judgments if j.epoch < info.epochs]
+        outside = getattr(self, "outside_selection", None)
+        if outside:  # the answers `load` left out as outside the run's selection: their verdicts with them
+            beyond = [j for j in judgments if j.id in outside]
+            if beyond:
+                log.warning("%s: %d judgment(s) of items outside the run's selection (its --limit or --types at its "
+                            "last start) are left out", target, len(beyond))
+                judgments = [j for j in judgments if j.id not in outside]
         current = {r.key: r for r in responses}
         foreign = [j for j in judgments if (j.id, j.epoch) not in current]
         lines = self._of_damaged_answers(foreign) if foreign else []

@@ -249,8 +249,15 @@ class KeyValue(ArgType):
         if text.strip() in self.EMPTY:
             raise ArgumentValueError(f"{key}: an empty value ({str(value)!r}); expected {key}=VALUE with a value "
                                      "(leave the option out for its default)")
+        def once(pairs: list) -> dict:  # {"a": 1, "a": 2}: json keeps the last without a word
+            names = [name for name, _ in pairs]
+            twice = next((name for name in names if names.count(name) > 1), None)
+            if twice is not None:
+                raise ArgumentValueError(f"{key}: its JSON gives the key {twice!r} twice; give it once")
+            return dict(pairs)
+
         try:
-            return key, json.loads(text)
+            return key, json.loads(text, object_pairs_hook=once)
         except (json.JSONDecodeError, RecursionError):  # a text (a deep one is refused by the option's own type)
             return key, text
 

@@ -173,8 +173,13 @@ def _reply_audio(message):
         raise EmptyReplyError(f"the server's audio answer cannot be decoded ({error})") from None
 
 
-#: a reply made only of chat-template control tokens (`<|im_end|>`, `<|eot_id|>`, `</s>`, `<end_of_turn>`, ...)
-_SPECIAL_ONLY = re.compile(r"\s*(?:(?:<\|[A-Za-z0-9_.:-]{1,40}\|>|</s>|<eos>|<end_of_turn>|<turn\|>)\s*)+")
+#: one chat-template control token (`<|im_end|>`, `<|eot_id|>`, `</s>`, `<end_of_turn>`, ...), or a turn's
+#: header (`<|im_start|>assistant`, `<start_of_turn>model`): what a local loader strips from an answer
+_SPECIAL = r"(?:<\|im_start\|>(?:system|user|assistant)|<start_of_turn>(?:user|model)|<\|[A-Za-z0-9_.:-]{1,40}\|>|</s>|<eos>" \
+    r"|<end_of_turn>|<turn\|>)"
+_SPECIAL_ONLY = re.compile(rf"\s*(?:{_SPECIAL}\s*)+")
+#: such tokens leaked before or after the words of an answer
+_SPECIAL_AROUND = re.compile(rf"^\s*(?:{_SPECIAL}\s*)+|(?:\s*{_SPECIAL})+\s*$")
 
 
 class OpenAICompatLoader(Loader):
@@ -380,6 +385,7 @@ class OpenAICompatLoader(Loader):
         if _SPECIAL_ONLY.fullmatch(text):  # a template's end-of-turn token leaked: a local loader strips them
             raise EmptyReplyError(f"the server's reply is only special tokens ({text.strip()[:80]!r}): no words; the "
                                   "server did not strip them (vLLM does unless skip_special_tokens is false)")
+        text = _SPECIAL_AROUND.sub("", text)  # the words only, as a local loader's answer is
         return Response(
             text=text,
             latency_s=time.perf_counter() - started,

@@ -374,7 +374,8 @@ def test_a_space_others_visit_calls_no_server_of_its_own_network_for_them(typed,
     assert ui.server_options("model server", typed)["base_url"] == typed  # served on this machine only: its owner
 
 
-@pytest.mark.parametrize("content", ["<|im_end|>", " <|eot_id|>\n", "</s>", "<end_of_turn><|endoftext|>"])
+@pytest.mark.parametrize("content", ["<|im_end|>", " <|eot_id|>\n", "</s>", "<end_of_turn><|endoftext|>",
+                                     "<|im_start|>assistant\n<|im_end|>"])
 def test_a_served_reply_of_special_tokens_only_is_no_answer(content, tmp_path):
     """Battery 19, try 19: a server that leaked its end-of-turn token ("<|im_end|>") had it stored and scored as
     the model's answer; a local loader's answer of special tokens only is an EmptyReplyError."""
@@ -386,10 +387,12 @@ def test_a_served_reply_of_special_tokens_only_is_no_answer(content, tmp_path):
     record = json.loads((tmp_path / "r" / "responses.jsonl").read_text())
     assert record["response"] is None and record["error"].startswith("EmptyReplyError: the server's reply is only "
                                                                       "special tokens")
-    with OpenAITestServer(respond=lambda body: Reply(content="Sure <|im_end|>")) as server:  # words: an answer
+    with OpenAITestServer(respond=lambda body: Reply(content="Sure, assistant here. <|im_end|>")) as server:
         assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out",
                      str(tmp_path / "r2"), "--epochs", "1", "--limit", "1", "--quiet", "--base-url",
                      server.base_url]) == 0
+    # Battery 20, Q6: words with a leaked end-of-turn token are the words alone, as a local loader's answer is
+    assert json.loads((tmp_path / "r2" / "responses.jsonl").read_text())["response"] == "Sure, assistant here."
 
 
 def test_an_answer_that_echoes_the_credentials_sent_is_recorded_without_them(tmp_path, monkeypatch, capsys):
@@ -432,3 +435,38 @@ def test_a_clip_of_no_samples_is_said_so_not_in_the_decoders_words():
     soundfile.write(buffer, np.zeros(0, np.float32), 16000, format="WAV")
     with pytest.raises(AudioError, match=r"^cell x: no audio \(0 samples\)$"):
         decode_audio(buffer.getvalue(), where="cell x")
+
+
+def test_a_judged_run_narrowed_by_limit_is_judged_and_reported_over_its_selection(tmp_path, capsys):
+    """Battery 20, Q4: narrowing a judged run's --limit made judge and report refuse it ("responses.jsonl lost
+    lines, or another run's judgments file"): the verdicts of the items left out counted as foreign."""
+    from judging import ScriptedJudge
+
+    data = write_official_layout(tmp_path / "official")
+    run = tmp_path / "r"
+    argv = ["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(run), "--epochs", "1",
+            "--quiet"]
+    with OpenAITestServer() as server:
+        assert main([*argv, "--limit", "3", "--base-url", server.base_url]) == 0
+        with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+            assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
+                         str(tmp_path / "c.sqlite"), "--quiet"]) == 0
+            assert main([*argv, "--limit", "2", "--base-url", server.base_url]) == 0
+            capsys.readouterr()
+            assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
+                         str(tmp_path / "c.sqlite"), "--quiet"]) == 0
+    assert "judgment(s) of items outside the run's selection" in capsys.readouterr().err
+    assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--quiet", "--n-bootstrap", "10"]) == 0
+    err = capsys.readouterr().err
+    assert "lost lines" not in err and "1 item(s) answered in responses.jsonl are not among the run's selection" in err
+    assert json.loads((tmp_path / "rep" / "summary.json").read_text())["runs"][0]["n_items"] == 2
+
+
+def test_json_in_an_option_giving_one_key_twice_is_refused(tmp_path, capsys, monkeypatch):
+    """Battery 20, Q5: `--option 'extra_body={"a":1,"a":2}'` was taken, the request carrying a=2 without a word."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stopped:
+        main(["run", "--model", "openai", "--model-path", "m", "--data", "D", "--out", "O", "--option",
+              'extra_body={"a": 1, "b": {"c": 1, "c": 2}}'])
+    assert stopped.value.code == 2 and list(tmp_path.iterdir()) == []
+    assert "extra_body: its JSON gives the key 'c' twice; give it once" in capsys.readouterr().err
