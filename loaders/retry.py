@@ -48,10 +48,21 @@ def transport_error(error: BaseException) -> Optional[TransportError]:
         return TransportError(f"HTTP {error.status_code}: {error.message}", retryable=retryable,
                               retry_after=_retry_after(error.response.headers))
     if isinstance(error, (openai.APITimeoutError, openai.APIConnectionError)):
-        return TransportError(f"{type(error).__name__}: {error}", retryable=True)
+        return TransportError(f"{type(error).__name__}: {error}{_server_tried(error)}", retryable=True)
     if isinstance(error, (json.JSONDecodeError, UnicodeDecodeError)):  # the client parsing a page that is not JSON
         return TransportError(f"the server's reply is not JSON ({error}); a proxy's error page?", retryable=True)
     return None
+
+
+def _server_tried(error) -> str:
+    """" (server http://host:port)": which server did not answer (several may be given, or the endpoint
+    changed since the run began); never the URL's credentials or path."""
+    url = getattr(getattr(error, "request", None), "url", None)
+    host = getattr(url, "host", None)
+    if not host:
+        return ""
+    port = getattr(url, "port", None)
+    return f" (server {url.scheme}://{host}{f':{port}' if port else ''})"
 
 
 def checked_completion(completion):

@@ -470,3 +470,19 @@ def test_json_in_an_option_giving_one_key_twice_is_refused(tmp_path, capsys, mon
               'extra_body={"a": 1, "b": {"c": 1, "c": 2}}'])
     assert stopped.value.code == 2 and list(tmp_path.iterdir()) == []
     assert "extra_body: its JSON gives the key 'c' twice; give it once" in capsys.readouterr().err
+
+
+def test_a_connection_error_names_the_server_it_tried(tmp_path):
+    """Battery 20, Q7: "APIConnectionError: Connection error." named no server, though several may be given
+    or the endpoint changed since the run began."""
+    import socket
+
+    data = write_official_layout(tmp_path / "official")
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(tmp_path / "r"),
+                 "--epochs", "1", "--limit", "1", "--quiet", "--base-url", f"http://u:pw-secret@127.0.0.1:{port}/v1",
+                 "--option", "max_retries=0"]) == 1
+    error = json.loads((tmp_path / "r" / "responses.jsonl").read_text())["error"]
+    assert error.endswith(f"(server http://127.0.0.1:{port})") and "pw-secret" not in error, error
