@@ -212,6 +212,11 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
 
     out = run_dir.path
     existing = run_dir.info() if run_dir.exists() else None
+    handed = items is not None  # points picked by the caller (the Space): recorded by id, as no option selects them
+    if existing and existing.item_ids is not None and not handed:  # it would become a run of the whole selection
+        raise RunConfigError(f"{run_dir.info_path} belongs to a run of {len(existing.item_ids)} point(s) handed to the "
+                             "runner (picked in the Space: run.json's item_ids); `ihbench run` selects points by "
+                             "--types and --limit, so it cannot go on with it: use another --out")
     if existing and items is None:  # a dataset gone from its path is said so, not as "a different run" (whose
         from ihbench.dataset.load import resolve_source  # recorded path is absolute, the given one relative)
 
@@ -220,7 +225,6 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
     if existing:
         check_same_run(existing, identity, run_dir.info_path, spec.allow_endpoint_change, moved)
     records = run_dir.responses(repair=True)
-    handed = items is not None  # points picked by the caller (the Space): recorded by id, as no option selects them
     if items is None:  # the data first (folder, config, split): a typo is not said after minutes of loading weights
         from ihbench.dataset import load_items
 

@@ -264,6 +264,14 @@ def test_a_run_of_points_the_space_picked_is_read_by_those_points(tmp_path, caps
     said = capsys.readouterr()
     assert "data_fingerprint" not in said.err and "not among the run's selection" not in said.err, said.err
     assert "1 failed response(s) not scored (a new run of the same points (the Space picked them" in said.out, said.out
+    # Battery 20, Q8: the command line would have made it a run of every point; refused before anything is written
+    before = (tmp_path / "space-run" / "responses.jsonl").read_text()
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out",
+                     str(tmp_path / "space-run"), "--epochs", "1", "--modality", "text", "--quiet", "--base-url",
+                     server.base_url]) == 2
+    assert "belongs to a run of 2 point(s) handed to the runner" in capsys.readouterr().err
+    assert (tmp_path / "space-run" / "responses.jsonl").read_text() == before
 
 
 def test_a_page_meeting_damaged_audio_of_the_served_data_says_so(caplog):
