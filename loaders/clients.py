@@ -15,7 +15,8 @@ PROXY_VARIABLES = ("ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "HTTP
 
 
 def openai_client(kind, *, base_url, api_key_env: str, timeout: float):
-    """`kind(...)` (openai.OpenAI or AsyncOpenAI), its own retries off: `loaders.retry` is the one policy."""
+    """`kind(...)` (openai.OpenAI or AsyncOpenAI), its own retries off: `loaders.retry` is the one policy; and
+    redirects not followed (a 3xx is the server's answer, said as such)."""
     if base_url is None and not os.environ.get("OPENAI_BASE_URL") and not os.environ.get(api_key_env):
         raise UsageError(f"no base URL was given, so the server is OpenAI's own, and ${api_key_env} is not set: give "
                          "the server's URL (a vLLM server needs no key) or set the variable")
@@ -31,8 +32,12 @@ def openai_client(kind, *, base_url, api_key_env: str, timeout: float):
         raise UsageError(f"${api_key_env}: the key holds a character an HTTP header cannot carry (a space, a line "
                          "break, or one beyond ASCII such as a curly quote pasted from a web page); set it to the key "
                          "alone")
-    try:
-        return kind(base_url=base_url, api_key=key, timeout=timeout, max_retries=0)
+    try:  # no redirect followed: a server URL checked (the Space's rule for visitors' URLs) is the one reached
+        import openai
+
+        http = (openai.DefaultAsyncHttpxClient if kind is openai.AsyncOpenAI else openai.DefaultHttpxClient)(
+            follow_redirects=False)
+        return kind(base_url=base_url, api_key=key, timeout=timeout, max_retries=0, http_client=http)
     except ImportError as error:  # a socks5:// proxy, and httpx without its socks extra
         if "socks" not in str(error).lower():
             raise

@@ -494,3 +494,17 @@ def test_a_connection_error_names_the_server_it_tried(tmp_path):
                  "--option", "max_retries=0"]) == 1
     error = json.loads((tmp_path / "r" / "responses.jsonl").read_text())["error"]
     assert error.endswith(f"(server http://127.0.0.1:{port})") and "pw-secret" not in error, error
+
+
+def test_a_server_that_redirects_is_not_followed(tmp_path):
+    """Battery 20, Q9: the public Space's rule against URLs of its own network was bypassed by a public host
+    answering 307 to http://127.0.0.1:PORT/: the client followed the redirect."""
+    data = write_official_layout(tmp_path / "official")
+    with OpenAITestServer() as inside:
+        redirect = lambda body: Reply(status=307, headers={"Location": inside.base_url + "/chat/completions"})  # noqa
+        with OpenAITestServer(respond=redirect) as outside:
+            assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out",
+                         str(tmp_path / "r"), "--epochs", "1", "--limit", "1", "--quiet", "--base-url",
+                         outside.base_url]) == 1
+        assert inside.requests == []
+    assert json.loads((tmp_path / "r" / "responses.jsonl").read_text())["error"].startswith("TransportError: HTTP 307")
