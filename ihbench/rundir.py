@@ -166,10 +166,12 @@ class RunDir:
         epochs beyond --epochs are."""
         if info.limit is None and not info.types and info.item_ids is None:
             return responses
-        from .selection import RunConfigError, run_selection
+        from .selection import PickedItemsError, RunConfigError, run_selection
 
         try:
             selected = {item.id for item in run_selection(items, info)}
+        except PickedItemsError as error:
+            raise RunDirError(f"{self.info_path}: {error}") from None
         except RunConfigError:  # nothing selected: the data changed, said by the reader of the items
             return responses
         outside = sorted({r.id for r in responses} - selected)

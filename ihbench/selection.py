@@ -13,6 +13,10 @@ class RunConfigError(IHBenchError, ValueError):
     pass
 
 
+class PickedItemsError(RunConfigError):
+    """run.json's item_ids name points the data does not hold."""
+
+
 def items_fingerprint(items: Sequence[EvalItem]) -> str:
     digest = hashlib.sha256()
     for item in items:
@@ -41,5 +45,9 @@ def run_selection(items: Sequence[EvalItem], info) -> list[EvalItem]:
     (its fingerprint, a moved dataset, answers outside it) reads."""
     if info.item_ids is not None:
         by_id = {item.id: item for item in items}
-        return [by_id[i] for i in info.item_ids if i in by_id]
+        missing = [i for i in info.item_ids if i not in by_id]
+        if missing:  # edited by hand, or the data is another now: its answers are not to be read as gone
+            raise PickedItemsError(f"item_ids names {len(missing)} point(s) the data does not have (e.g. "
+                                   f"{missing[0]}): edited by hand, or the data changed since the run")
+        return [by_id[i] for i in info.item_ids]
     return select_items(list(items), info.types, info.limit)

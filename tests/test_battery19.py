@@ -272,6 +272,11 @@ def test_a_run_of_points_the_space_picked_is_read_by_those_points(tmp_path, caps
                      server.base_url]) == 2
     assert "belongs to a run of 2 point(s) handed to the runner" in capsys.readouterr().err
     assert (tmp_path / "space-run" / "responses.jsonl").read_text() == before
+    # Battery 20, Q10: item_ids edited to name a point the data lacks is said so, not "the answers are gone"
+    info["item_ids"] = ["nope/1"]
+    (tmp_path / "space-run" / "run.json").write_text(json.dumps(info))
+    assert main(["report", str(tmp_path / "space-run"), "--out", str(tmp_path / "rep2"), "--quiet"]) == 2
+    assert "run.json: item_ids names 1 point(s) the data does not have (e.g. nope/1)" in capsys.readouterr().err
 
 
 def test_a_page_meeting_damaged_audio_of_the_served_data_says_so(caplog):
