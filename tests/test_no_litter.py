@@ -42,8 +42,15 @@ def _listing(folder):
 
 
 def _refused(argv, capsys):
-    code = main([*argv, "--quiet"])
+    parsed = True
+    try:
+        code = main([*argv, "--quiet"])
+    except SystemExit as stop:  # refused by the parser (an option's value checked when parsed)
+        code, parsed = stop.code, False
     err = [line for line in capsys.readouterr().err.strip().splitlines() if not line.startswith("Generating ")]
+    if not parsed:  # argparse's usage block, then its one line
+        assert err and err[0].startswith("usage: ") and all(line.startswith(" ") for line in err[1:-1]), err
+        err = err[-1:]
     assert code == 2 and len(err) == 1 and err[0].startswith(f"ihbench {argv[0]}: error: "), err
     return err[0]
 
@@ -75,6 +82,7 @@ def test_an_output_may_be_its_own_kind_of_folder_but_never_inside_one(cwd):
 
 
 DATA = "<the official layout>"
+SOURCES = "<the shipped sources>"
 
 #: each command that writes an output, pointed inside one of the toolkit's folders
 INSIDE = {
@@ -82,7 +90,7 @@ INSIDE = {
             "--base-url", "http://127.0.0.1:9/v1"],
     "set-baseline": ["set-baseline", "runs/a", "--data", "data", "--out", "data/rebased"],
     "make-tiny-model": ["make-tiny-model", "qwen2-text", "--out", "data/model"],
-    "build": ["build", "--out", "runs/a/data", "--sources", "none.json"],
+    "build": ["build", "--out", "runs/a/data", "--sources", SOURCES],
     "sid-import": ["sid-import", "sid-out", "--out", "imported/more"],
     "sid": ["sid", "--data", DATA, "--out", "turns-out/sid", "--predictions", "p.jsonl"],
     "turns": ["turns", "a.wav", "--out", "sid-out/turns"],
@@ -98,7 +106,9 @@ INSIDE = {
 
 @pytest.mark.parametrize("case", list(INSIDE))
 def test_no_command_writes_inside_another_of_the_toolkit_s_folders(case, official, cwd, capsys):
-    argv = [str(official) if arg == DATA else arg for arg in INSIDE[case]]
+    from ihbench.dataset.sources import SOURCES_DIR
+
+    argv = [str(official) if arg == DATA else str(SOURCES_DIR) if arg == SOURCES else arg for arg in INSIDE[case]]
     before = _listing(cwd)
     line = _refused(argv, capsys)
     assert "--out: " in line or "--staging-dir: " in line
