@@ -21,6 +21,8 @@ from ihbench.dataset.sid_build import SID_DEV_SPEECH
 log = logging.getLogger("ihbench")
 
 MAX_UPLOAD_BYTES = 20 * 2**20
+#: the longest recording an upload may hold (read from its header, before it is decoded)
+MAX_UPLOAD_SECONDS = 20 * 60
 MAX_ITEMS = 20
 DEFAULT_DATA = Path("data") / "ihbench-dev"  # where `make demo` and `ihbench publish-space` put a built set
 
@@ -474,8 +476,16 @@ def sid_clip_choices() -> list[str]:
 
 
 def refuse_oversize_upload(path: str) -> None:
+    """An uploaded recording within the file cap and, read from its header before any decoding, the length
+    cap: 20 MB of compressed silence is hours of audio, tens of GB once decoded."""
+    from ihbench.dataset.audio import audio_header_seconds
+
     if os.path.getsize(path) > MAX_UPLOAD_BYTES:
         raise UserError(f"the file is larger than {MAX_UPLOAD_BYTES // 2**20} MB")
+    seconds = audio_header_seconds(path)
+    if seconds is not None and seconds > MAX_UPLOAD_SECONDS:
+        raise UserError(f"the recording is {seconds / 60:.0f} minutes long; this Space analyses up to "
+                        f"{MAX_UPLOAD_SECONDS // 60} minutes (`ihbench` on your machine takes any length)")
 
 
 def _read_upload(path: str) -> np.ndarray:

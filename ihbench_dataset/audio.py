@@ -122,20 +122,27 @@ def decode_audio(source: AudioSource, sampling_rate: int = SAMPLING_RATE, *, whe
 
 
 def audio_duration(source: AudioSource, *, where: Optional[str] = None) -> float:
-    """From the file header: libsndfile reads WAV/FLAC headers without decoding; FFmpeg otherwise."""
+    """From the file header (`audio_header_seconds`); decoded only when no header says."""
+    seconds = audio_header_seconds(source)
+    if seconds is not None:
+        return seconds
+    return len(decode_audio(source, where=where)) / SAMPLING_RATE  # no audio at all: an AudioError naming it
+
+
+def audio_header_seconds(source: AudioSource) -> Optional[float]:
+    """The length a file's header states (libsndfile, else FFmpeg's metadata), never decoding it; None when
+    no header says (the decoder's own error, or its samples, tell the rest)."""
     import soundfile
 
     try:
         return float(soundfile.info(io.BytesIO(source) if isinstance(source, bytes) else os.fspath(source)).duration)
-    except Exception:  # a format libsndfile does not know (mp3 on old builds, m4a, ...)
+    except Exception:  # a format libsndfile does not know
         pass
     try:
-        metadata = _decoder(source).metadata
-    except RuntimeError as error:  # no audio at all
-        raise AudioError(f"{_label(source, where)}: not decodable audio ({decoder_message(error)})") from None
-    if metadata.duration_seconds is not None:
-        return float(metadata.duration_seconds)
-    return len(decode_audio(source, where=where)) / SAMPLING_RATE
+        seconds = _decoder(source).metadata.duration_seconds
+    except Exception:  # noqa: BLE001 (no audio at all: said by the decoder when it is read)
+        return None
+    return float(seconds) if seconds is not None else None
 
 
 def audio_channels(source: AudioSource) -> int:

@@ -513,3 +513,21 @@ def test_a_server_that_redirects_is_not_followed(tmp_path):
                          outside.base_url]) == 1
         assert inside.requests == []
     assert json.loads((tmp_path / "r" / "responses.jsonl").read_text())["error"].startswith("TransportError: HTTP 307")
+
+
+def test_an_upload_of_hours_of_audio_is_refused_from_its_header(tmp_path):
+    """Battery 20, Q11: 20 MB of compressed silence (hours of audio) was decoded whole by a public Space, tens
+    of GB; the length is read from the header and refused before any decoding."""
+    import numpy as np
+    import soundfile
+
+    from ihbench import ui
+
+    long_file = tmp_path / "long.flac"
+    with soundfile.SoundFile(str(long_file), "w", 8000, 1, format="FLAC") as out:
+        block = np.zeros(8000 * 60, np.float32)
+        for _ in range(25):  # 25 minutes of silence: a few hundred kB
+            out.write(block)
+    assert long_file.stat().st_size < ui.MAX_UPLOAD_BYTES
+    with pytest.raises(ui.UserError, match="the recording is 25 minutes long; this Space analyses up to 20 minutes"):
+        ui.refuse_oversize_upload(str(long_file))
