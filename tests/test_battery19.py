@@ -531,3 +531,19 @@ def test_an_upload_of_hours_of_audio_is_refused_from_its_header(tmp_path):
     assert long_file.stat().st_size < ui.MAX_UPLOAD_BYTES
     with pytest.raises(ui.UserError, match="the recording is 25 minutes long; this Space analyses up to 20 minutes"):
         ui.refuse_oversize_upload(str(long_file))
+
+
+def test_ctrl_c_says_what_was_kept_as_sigterm_does(tmp_path, capsys, monkeypatch):
+    """Battery 20, Q12: Ctrl-C stopped a run without a word, though SIGTERM says what was kept and how to go on."""
+    import ihbench.runner as runner
+
+    data = write_official_layout(tmp_path / "official")
+    capsys.readouterr()
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(runner, "_run_locked", interrupted)
+    assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(tmp_path / "r"),
+                 "--epochs", "1", "--quiet", "--base-url", "http://127.0.0.1:9/v1"]) == 130
+    assert capsys.readouterr().err.strip() == ("ihbench run: stopped (Ctrl-C); what was written is kept, and the same "
+                                               "command goes on from there")

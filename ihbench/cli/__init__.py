@@ -166,8 +166,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         where = f": {error.filename}" if error.filename else ""
         print(f"ihbench {args.command}: error: {error.strerror or error}{where}", file=sys.stderr)
         return 2
-    except Terminated:  # `kill`, `timeout`, a CI cancel: cleaned up as Ctrl-C is (locks, caches)
-        # only the commands that record their work as they go (`resumes`) can go on; the others write at the end
+    except KeyboardInterrupt as stop:  # Ctrl-C, or `kill`, `timeout`, a CI cancel (`Terminated`): locks and caches
+        # closed on the way out; only the commands that record their work as they go (`resumes`) can go on
         resumes = getattr(args, "resumes", False)
         said = getattr(args, "stopped", None)
         said = said(args) if callable(said) else said  # a command that says what it did with its output
@@ -176,10 +176,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if (resumes(args) if callable(resumes) else resumes)
             else "it writes its results only once all is done, so nothing of them was written, and the same "
                  "command starts again from the beginning")
-        print(f"ihbench {args.command}: stopped (SIGTERM); {said}", file=sys.stderr)
-        return 143
-    except KeyboardInterrupt:
-        return 130
+        terminated = isinstance(stop, Terminated)
+        print(f"ihbench {args.command}: stopped ({'SIGTERM' if terminated else 'Ctrl-C'}); {said}", file=sys.stderr)
+        return 143 if terminated else 130
     except ModuleNotFoundError as error:  # an optional extra not installed: said as such; any other is a bug
         extra = OPTIONAL_MODULES.get((error.name or "").split(".")[0])
         if extra is None:
