@@ -252,8 +252,8 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
         remedies = "--history-audio auto or last:K (older user turns as transcripts), or --modality text"
         if over and len(over) == len(heard):  # not one could be answered
             shallowest = min(heard, key=heard.get)
-            check_clip_count(loader, heard[shallowest], f"even the shortest, {shallowest}, with its user turns heard "
-                             "as audio", remedies)
+            check_clip_count(loader, heard[shallowest], f"{shallowest}, with its user turns heard as audio, the "
+                             "interruption included", remedies, prompt="even this run's shortest prompt")
         elif over:  # those are failed items on every rerun alike: said once, up front
             log.warning("%d of %d point(s) hold more user turns heard as audio than the server's %d clip(s) per prompt "
                         "(--option max_audio_clips), e.g. %s: they are recorded as failed each time; use %s",

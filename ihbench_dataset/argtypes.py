@@ -449,6 +449,9 @@ class PathArg(ArgType):
             raise self.refuse(str(value), "a symlink loop: its links point at each other") from None
         except OSError as error:  # a name past the system's limits (255 bytes a component): no such path can be
             raise self.refuse(_shortened(str(value)), error.strerror or str(error)) from None
+        if not exists and any(ord(character) < 32 or ord(character) == 127 for character in str(value)):
+            # a new path with a line break or tab in its name (pasted by mistake): made, it would be hard to name
+            raise self.refuse(str(value), "a control character (a line break or tab) in a new path's name")
         if is_dir:
             if self.kind == "file":
                 raise self.refuse(str(value), "a folder")

@@ -115,12 +115,12 @@ def measure_clip_handling(loader, seconds=None) -> dict:
             "measured": dict(zip(seconds, lengths))}
 
 
-def check_clip_count(loader, needed: int, why: str, remedies: str) -> None:
-    """Refused before any work when the longest prompt of a run (`needed` clips, `why`) holds more
-    clips than the server takes: otherwise it fails midway, on every retry alike. `remedies`: the
-    ones the command has."""
+def check_clip_count(loader, needed: int, why: str, remedies: str, prompt: str = "this run's longest prompt") -> None:
+    """Refused before any work when a prompt of a run (`prompt`: the longest, or even the shortest, holding
+    `needed` clips, `why`) holds more clips than the server takes: otherwise it fails midway, on every
+    retry alike. `remedies`: the ones the command has."""
     limit = loader.max_audio_clips
     if limit is not None and needed > limit:
         raise UsageError(f"--option max_audio_clips={limit}: the server takes at most {limit} audio clip(s) per "
-                         f"prompt, and this run's longest prompt holds {needed} ({why}); use {remedies}, or a "
+                         f"prompt, and {prompt} holds {needed} ({why}); use {remedies}, or a "
                          "server that takes more (vLLM: --limit-mm-per-prompt)")

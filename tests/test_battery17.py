@@ -133,8 +133,8 @@ def test_a_run_whose_prompts_exceed_the_servers_clip_cap_is_refused_before_any_r
         assert main([*argv, "--limit", "1", "--base-url", server.base_url, "--out", str(tmp_path / "r")]) == 2
         assert not server.requests and not (tmp_path / "r").exists()
         err = capsys.readouterr().err
-        assert "--option max_audio_clips=1: the server takes at most 1 audio clip(s) per prompt, and this run's " \
-               "longest prompt holds 2 (even the shortest, conv-a/2" in err and "--history-audio auto" in err, err
+        assert "--option max_audio_clips=1: the server takes at most 1 audio clip(s) per prompt, and even this " \
+               "run's shortest prompt holds 2 (conv-a/2" in err and "--history-audio auto" in err, err
         assert main([*argv, "--limit", "3", "--base-url", server.base_url, "--out", str(tmp_path / "some")]) == 1
         assert "2 of 3 point(s) hold more user turns heard as audio than the server's 1 clip(s) per prompt" in \
             capsys.readouterr().err

@@ -547,3 +547,29 @@ def test_ctrl_c_says_what_was_kept_as_sigterm_does(tmp_path, capsys, monkeypatch
                  "--epochs", "1", "--quiet", "--base-url", "http://127.0.0.1:9/v1"]) == 130
     assert capsys.readouterr().err.strip() == ("ihbench run: stopped (Ctrl-C); what was written is kept, and the same "
                                                "command goes on from there")
+
+
+def test_a_compared_judgments_file_judged_on_one_axis_is_told_the_axis_to_add(tmp_path, capsys):
+    """Battery 20, Q13: for a second judgments file made with --axes tf the report said running its command
+    again "judges the rest"; it judges nothing (its --axes tf leaves RQ out again)."""
+    from judging import ScriptedJudge
+
+    from judged_runs import judged_run
+
+    run = judged_run(tmp_path, limit=2)
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        assert main(["judge", str(run), "--judge-model", "k", "--judge-base-url", judge.base_url, "--cache",
+                     str(tmp_path / "c.sqlite"), "--quiet", "--axes", "tf", "--out", str(run / "judgments-k.jsonl")]) == 0
+    capsys.readouterr()
+    assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--quiet", "--n-bootstrap", "10"]) == 0
+    assert "the `ihbench judge` command that wrote judgments-k.jsonl, with --axes rq, judges the rest" in \
+        capsys.readouterr().err
+
+
+def test_a_new_output_path_with_a_line_break_is_refused(tmp_path, capsys, monkeypatch):
+    """Battery 20, Q15: `--out` with a newline or tab was taken (--model-name refuses one since battery 17)."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stopped:
+        main(["run", "--model", "openai", "--model-path", "m", "--data", "D", "--out", "runs/a\nb"])
+    assert stopped.value.code == 2 and list(tmp_path.iterdir()) == []
+    assert "a control character (a line break or tab) in a new path's name" in capsys.readouterr().err

@@ -212,7 +212,7 @@ def render_markdown(report: dict, figures: dict[str, Optional[Path]]) -> str:
             warning += [f"> **Warning:** {note}", ""] if note else []
     lines = ["# IHBench report", "", *warning, "## Scores", "",
              "| run | items | responses | TF win rate [95 % CI] | RQ pass rate [95 % CI] | baseline RQ (same items) | "
-             "heard as audio | judge errors (TF/RQ) | not judged yet (TF/RQ) | failed items (not scored) |",
+             "heard as audio | judge errors (TF/RQ) | not judged yet (TF/RQ) | failed responses (not scored) |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for run in runs:
         errors = run["judge_errors"]

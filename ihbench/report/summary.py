@@ -191,9 +191,16 @@ def _second_unfinished(run, run_dir: Path, responses: list[ResponseRecord], seco
             count, axes = causes.get(reason["why"], (0, []))
             causes[reason["why"]] = (max(count, reason["n"]), axes + [axis])
     answered = sum(r.answered for r in responses)
+
+    def then(why: str, axes: list) -> str:
+        if why.startswith("the last judge ran with --axes"):  # run again as it was, it leaves them out again
+            return (f"the `ihbench judge` command that wrote {path.name}, with --axes {','.join(axes)}, judges the "
+                    "rest")
+        return f"the `ihbench judge` command that wrote {path.name}, run again, judges the rest"
+
     return [f"{path.name}: {n} of {answered} answer(s) have no {'/'.join(a.upper() for a in axes)} judgment in it "
-            f"({why}); the agreement covers only the answers both files judged (the `ihbench judge` command that "
-            f"wrote {path.name}, run again, judges the rest)" for why, (n, axes) in causes.items()]
+            f"({why}); the agreement covers only the answers both files judged ({then(why, axes)})"
+            for why, (n, axes) in causes.items()]
 
 
 def nothing_to_compare(agreement: dict, *files: tuple[Path, list[JudgmentRecord]]) -> list[str]:
