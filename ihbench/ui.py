@@ -281,8 +281,7 @@ def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], doma
         ratio = diagnose(item, record.response)["redelivery_ratio"]
         rows.append([item.id, item.interruption_type, item.interruption.transcript, record.response or "",
                      None if ratio is None else round(ratio, 3), record.error or ""])
-        audio = playable(item.interruption.audio.decode()) if item.interruption.audio else None
-        yield rows, audio, str(out)
+        yield rows, _interruption_audio(item), str(out)
     error = outcome.get("error")
     if isinstance(error, ModelNotFoundError):
         raise UserError("that model was not found (check the path or id; the hub is not reachable here)")
@@ -290,6 +289,20 @@ def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], doma
         raise UserError(f"unknown model family {loader_name!r}")
     if error is not None:
         raise _failure("the model could not be run", error, (model_path,))
+
+
+def _interruption_audio(item):
+    """The point's interruption for the player, or none when its clip is damaged (the row's error says so):
+    one damaged clip dropped the whole table of answers."""
+    from ihbench.dataset.audio import AudioError
+
+    if item.interruption.audio is None:
+        return None
+    try:
+        return playable(item.interruption.audio.decode())
+    except AudioError as error:
+        log.warning("the Space's player: %s", error)
+        return None
 
 
 #: the one server the Space's OPENAI_API_KEY may go to (its owner's judge, say): set by the owner

@@ -573,3 +573,20 @@ def test_a_new_output_path_with_a_line_break_is_refused(tmp_path, capsys, monkey
         main(["run", "--model", "openai", "--model-path", "m", "--data", "D", "--out", "runs/a\nb"])
     assert stopped.value.code == 2 and list(tmp_path.iterdir()) == []
     assert "a control character (a line break or tab) in a new path's name" in capsys.readouterr().err
+
+
+def test_the_spaces_evaluate_table_keeps_its_rows_when_a_clip_is_damaged(tmp_path):
+    """Battery 20, Q19: one damaged clip made the Evaluate tab drop the whole table (answers and item failures);
+    the player stays empty for that point instead."""
+    from ihbench import ui
+    from ihbench.dataset import load_items
+
+    data = _damaged_clips(tmp_path / "official")
+    items = {item.id: item for item in load_items(str(data))}
+    from ihbench.dataset.audio import AudioError
+
+    with pytest.raises(AudioError):
+        items["conv-a/2"].interruption.audio.decode()  # the damaged point's own clip
+    assert ui._interruption_audio(items["conv-a/2"]) is None
+    rate, samples = ui._interruption_audio(items["conv-b/1"])
+    assert rate == 16000 and samples.size
