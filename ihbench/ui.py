@@ -608,6 +608,14 @@ def metrics_table(metric: str, upload: Optional[str]) -> list[list]:
 def _judgment_rows(rows: list[dict], metric: str) -> list[dict]:
     """The metric's lines from an IHBench judgments.jsonl as `ihbench judge` wrote it (TF and RQ lines together):
     the axis the metric scores, judged lines only (a judge_error is no verdict)."""
+    from .records import JudgmentRecord, RecordError
+
+    for number, row in enumerate(rows, start=1):  # as the CLI reads them: a line edited by hand is no verdict
+        try:
+            JudgmentRecord.from_json(row)
+        except RecordError as error:
+            raise UserError(f"line {number} of this judgments file is not as `ihbench judge` wrote it ({error}); "
+                            "`ihbench report` leaves such lines out and says so") from None
     axis = "rq" if metric == "rq_pass_rate" else "tf"
     kept = [r for r in rows if r.get("axis") == axis and r.get("outcome") == "judged"]
     if not kept:

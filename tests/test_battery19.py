@@ -590,3 +590,20 @@ def test_the_spaces_evaluate_table_keeps_its_rows_when_a_clip_is_damaged(tmp_pat
     assert ui._interruption_audio(items["conv-a/2"]) is None
     rate, samples = ui._interruption_audio(items["conv-b/1"])
     assert rate == 16000 and samples.size
+
+
+def test_the_spaces_metrics_tab_refuses_a_verdict_edited_by_hand(tmp_path):
+    """Battery 20, Q14: the Metrics tab scored a hand-edited verdict the CLI leaves out (TF 0.0 against the
+    CLI's "no TF judgment" for the same file)."""
+    from judged_runs import judged_run
+
+    from ihbench import ui
+
+    run = judged_run(tmp_path)
+    path = run / "judgments.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    tf = next(i for i, line in enumerate(lines) if line["axis"] == "tf")
+    lines[tf]["verdict"] = "baseline" if lines[tf]["verdict"] != "baseline" else "model"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with pytest.raises(ui.UserError, match=rf"line {tf + 1} of this judgments file is not as `ihbench judge` wrote it"):
+        ui.metrics_table("tf_win_rate", str(path))
