@@ -91,15 +91,20 @@ def _font_fallback(matplotlib) -> None:
 
 def save_figure(figure, path, *, tight_layout: bool = False, **options) -> Path:
     """Lay out (with `tight_layout`), write and close `figure`; a glyph no installed font has is drawn as
-    a box without a warning on the user's terminal."""
+    a box without a warning on the user's terminal. Written beside its place and renamed over it: a
+    command killed while drawing left an empty image under the plot's name."""
     import matplotlib.pyplot as plt
 
+    path = Path(path)
+    partial = path.with_name(f".{path.stem}.{os.getpid()}.partial{path.suffix}")  # same suffix: the same format
     try:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=_GLYPH_MISSING, category=UserWarning)
             if tight_layout:
                 figure.tight_layout()
-            figure.savefig(path, **options)
+            figure.savefig(partial, **options)
+        os.replace(partial, path)
     finally:
         plt.close(figure)
-    return Path(path)
+        partial.unlink(missing_ok=True)
+    return path

@@ -607,3 +607,27 @@ def test_the_spaces_metrics_tab_refuses_a_verdict_edited_by_hand(tmp_path):
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     with pytest.raises(ui.UserError, match=rf"line {tf + 1} of this judgments file is not as `ihbench judge` wrote it"):
         ui.metrics_table("tf_win_rate", str(path))
+
+
+def test_a_plot_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    """Battery 20 (nit): a report killed while drawing left a 0-byte PNG under the plot's name."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ihbench.dataset.plotting import save_figure
+
+    target = tmp_path / "plot.png"
+    target.write_bytes(b"the earlier plot")
+    figure = plt.figure()
+
+    def killed_while_drawing(path, **options):
+        open(path, "wb").close()  # the file begun, nothing in it yet
+        raise KeyboardInterrupt
+    monkeypatch.setattr(figure, "savefig", killed_while_drawing)
+    with pytest.raises(KeyboardInterrupt):
+        save_figure(figure, target)
+    assert target.read_bytes() == b"the earlier plot" and sorted(p.name for p in tmp_path.iterdir()) == ["plot.png"]
+    save_figure(plt.figure(), target)
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
