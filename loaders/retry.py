@@ -48,7 +48,13 @@ def transport_error(error: BaseException) -> Optional[TransportError]:
         return TransportError(f"HTTP {error.status_code}: {error.message}", retryable=retryable,
                               retry_after=_retry_after(error.response.headers))
     if isinstance(error, (openai.APITimeoutError, openai.APIConnectionError)):
-        return TransportError(f"{type(error).__name__}: {error}{_server_tried(error)}", retryable=True)
+        waited = ""
+        if isinstance(error, openai.APITimeoutError):  # how long was waited: the command's --timeout (or option)
+            limits = (getattr(getattr(error, "request", None), "extensions", None) or {}).get("timeout") or {}
+            seconds = limits.get("read") if isinstance(limits, dict) else None
+            waited = f" after {seconds:g} s (the request timeout, a setting of the command)" \
+                if isinstance(seconds, (int, float)) else ""
+        return TransportError(f"{type(error).__name__}: {error}{waited}{_server_tried(error)}", retryable=True)
     if isinstance(error, (json.JSONDecodeError, UnicodeDecodeError)):  # the client parsing a page that is not JSON
         return TransportError(f"the server's reply is not JSON ({error}); a proxy's error page?", retryable=True)
     return None

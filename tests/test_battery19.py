@@ -631,3 +631,15 @@ def test_a_plot_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
     assert target.read_bytes() == b"the earlier plot" and sorted(p.name for p in tmp_path.iterdir()) == ["plot.png"]
     save_figure(plt.figure(), target)
     assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_timeout_says_how_long_was_waited(tmp_path):
+    """Battery 20 (nit): a timeout's error did not say the timeout it hit."""
+    data = write_official_layout(tmp_path / "official")
+    with OpenAITestServer(delay=3) as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(tmp_path / "r"),
+                     "--epochs", "1", "--limit", "1", "--quiet", "--base-url", server.base_url, "--option", "timeout=1",
+                     "--option", "max_retries=0"]) == 1
+    error = json.loads((tmp_path / "r" / "responses.jsonl").read_text())["error"]
+    assert "APITimeoutError" in error and " after 1 s (the request timeout, a setting of the command)" \
+        in error, error
