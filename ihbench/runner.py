@@ -69,6 +69,8 @@ class RunSummary:
     seconds: float
     #: answers of this invocation that used the whole --max-new-tokens (as the server counted them): likely cut
     at_budget: int = 0
+    #: of `errors`, those on the data's own audio (a clip damaged or silent): a rerun fails them again
+    on_data_audio: int = 0
 
 
 def versions() -> dict:
@@ -276,7 +278,7 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
     done = _answered(records, items, run_dir)
     todo = [(item, epoch) for item in items for epoch in range(spec.epochs) if (item.id, epoch) not in done]
     planned = len(items) * spec.epochs
-    written = errors = at_budget = 0
+    written = errors = at_budget = on_data_audio = 0
     from tqdm.auto import tqdm
 
     with AppendLog(run_dir.responses_path) as responses_log, \
@@ -323,7 +325,9 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
                     on_record(record)
                 written += 1
                 errors += response.error is not None
+                on_data_audio += (response.error or "").startswith(("DamagedAudioError", "EmptyAudioError"))
                 at_budget += response.error is None and response.output_tokens == generation.max_new_tokens
                 bar.update(1)
     return RunSummary(out=out, planned=planned, written=written, skipped=planned - len(todo), errors=errors,
-                      seconds=time.perf_counter() - started, at_budget=at_budget)
+                      seconds=time.perf_counter() - started, at_budget=at_budget,
+                      on_data_audio=on_data_audio)

@@ -491,14 +491,18 @@ def sid_clip_choices() -> list[str]:
 def refuse_oversize_upload(path: str) -> None:
     """An uploaded recording within the file cap and, read from its header before any decoding, the length
     cap: 20 MB of compressed silence is hours of audio, tens of GB once decoded."""
-    from ihbench.dataset.audio import audio_header_seconds
+    from ihbench.dataset.audio import audio_header_seconds, longer_than
 
     if os.path.getsize(path) > MAX_UPLOAD_BYTES:
         raise UserError(f"the file is larger than {MAX_UPLOAD_BYTES // 2**20} MB")
     seconds = audio_header_seconds(path)
+    too_long = f"; this Space analyses up to {MAX_UPLOAD_SECONDS // 60} minutes (`ihbench` on your machine takes any " \
+        "length)"
     if seconds is not None and seconds > MAX_UPLOAD_SECONDS:
-        raise UserError(f"the recording is {seconds / 60:.0f} minutes long; this Space analyses up to "
-                        f"{MAX_UPLOAD_SECONDS // 60} minutes (`ihbench` on your machine takes any length)")
+        raise UserError(f"the recording is {seconds / 60:.0f} minutes long{too_long}")
+    if longer_than(path, MAX_UPLOAD_SECONDS):  # its header said less (or nothing): decoded up to the cap only
+        raise UserError(f"the recording is longer than its header says, over {MAX_UPLOAD_SECONDS // 60} minutes"
+                        f"{too_long}")
 
 
 def _read_upload(path: str) -> np.ndarray:

@@ -145,6 +145,17 @@ def audio_header_seconds(source: AudioSource) -> Optional[float]:
     return float(seconds) if seconds is not None else None
 
 
+def longer_than(source: AudioSource, seconds: float) -> bool:
+    """Whether the audio plays longer than `seconds`, decoding no more than that much of it: a header (an
+    Ogg's last page, say) may state a length far shorter than what decoding the file would produce."""
+    try:
+        played = _decoder(source, sample_rate=SAMPLING_RATE, num_channels=1).get_samples_played_in_range(
+            0.0, seconds + 1.0)
+    except Exception:  # noqa: BLE001 (not audio: the decoder says so when the file is read)
+        return False
+    return played.data.shape[-1] > seconds * SAMPLING_RATE
+
+
 def audio_channels(source: AudioSource) -> int:
     """How many channels the file holds, from its header (FFmpeg's when libsndfile cannot read it)."""
     import soundfile

@@ -175,7 +175,8 @@ def _reply_audio(message):
 
 #: one chat-template control token (`<|im_end|>`, `<|eot_id|>`, `</s>`, `<end_of_turn>`, ...), or a turn's
 #: header (`<|im_start|>assistant`, `<start_of_turn>model`): what a local loader strips from an answer
-_SPECIAL = r"(?:<\|im_start\|>(?:system|user|assistant)|<start_of_turn>(?:user|model)|<\|[A-Za-z0-9_.:-]{1,40}\|>|</s>|<eos>" \
+_SPECIAL = r"(?:<\|im_start\|>(?:system|user|assistant)|<start_of_turn>(?:user|model)|" \
+    r"<\|start_header_id\|>(?:system|user|assistant)<\|end_header_id\|>|<\|[A-Za-z0-9_.:-]{1,40}\|>|</s>|<eos>" \
     r"|<end_of_turn>|<turn\|>)"
 _SPECIAL_ONLY = re.compile(rf"\s*(?:{_SPECIAL}\s*)+")
 #: such tokens leaked before or after the words of an answer

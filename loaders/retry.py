@@ -14,6 +14,7 @@ import time
 from typing import Awaitable, Callable, Optional, TypeVar
 
 from ihbench.dataset.errors import ItemFailure
+from ihbench.dataset.redaction import redact
 
 T = TypeVar("T")
 ATTEMPTS, BASE_DELAY, MAX_DELAY = 4, 0.5, 30.0
@@ -45,7 +46,12 @@ def transport_error(error: BaseException) -> Optional[TransportError]:
 
     if isinstance(error, openai.APIStatusError):
         retryable = error.status_code == 429 or error.status_code >= 500
-        return TransportError(f"HTTP {error.status_code}: {error.message}", retryable=retryable,
+        moved = ""
+        if 300 <= error.status_code < 400:  # never followed (a URL checked is the one reached): said, with where to
+            location = error.response.headers.get("location")
+            moved = (f" (a redirect{f' to {redact(location)}' if location else ''}: ihbench follows no redirects; "
+                     "give the server's own URL)")
+        return TransportError(f"HTTP {error.status_code}: {error.message}{moved}", retryable=retryable,
                               retry_after=_retry_after(error.response.headers))
     if isinstance(error, (openai.APITimeoutError, openai.APIConnectionError)):
         waited = ""

@@ -388,7 +388,8 @@ def test_a_space_others_visit_calls_no_server_of_its_own_network_for_them(typed,
 
 
 @pytest.mark.parametrize("content", ["<|im_end|>", " <|eot_id|>\n", "</s>", "<end_of_turn><|endoftext|>",
-                                     "<|im_start|>assistant\n<|im_end|>"])
+                                     "<|im_start|>assistant\n<|im_end|>",
+                                     "<|start_header_id|>assistant<|end_header_id|>\n\n<|eot_id|>"])
 def test_a_served_reply_of_special_tokens_only_is_no_answer(content, tmp_path):
     """Battery 19, try 19: a server that leaked its end-of-turn token ("<|im_end|>") had it stored and scored as
     the model's answer; a local loader's answer of special tokens only is an EmptyReplyError."""
@@ -643,3 +644,47 @@ def test_a_timeout_says_how_long_was_waited(tmp_path):
     error = json.loads((tmp_path / "r" / "responses.jsonl").read_text())["error"]
     assert "APITimeoutError" in error and " after 1 s (the request timeout, a setting of the command)" \
         in error, error
+
+
+def test_an_upload_whose_header_understates_its_length_is_refused_by_a_bounded_decode(tmp_path, monkeypatch):
+    """Battery 21, R4: an Ogg whose header states a short length was decoded whole (102 kB: 25 minutes)."""
+    import numpy as np
+    import soundfile
+
+    import ihbench.dataset.audio as audio
+    from ihbench import ui
+
+    monkeypatch.setattr(ui, "MAX_UPLOAD_SECONDS", 20)
+    long_file, short_file = tmp_path / "long.flac", tmp_path / "short.flac"
+    soundfile.write(str(long_file), np.zeros(16000 * 25, np.float32), 16000)
+    soundfile.write(str(short_file), np.zeros(16000 * 5, np.float32), 16000)
+    monkeypatch.setattr(audio, "audio_header_seconds", lambda source: 1.0)  # a header that lies
+    with pytest.raises(ui.UserError, match="the recording is longer than its header says"):
+        ui.refuse_oversize_upload(str(long_file))
+    ui.refuse_oversize_upload(str(short_file))
+    assert audio.longer_than(str(long_file), 20) and not audio.longer_than(str(short_file), 20)
+
+
+def test_run_says_which_failures_a_rerun_cannot_mend(tmp_path, capsys):
+    """Battery 21, R1: `run`'s own summary called failures on the dataset's damaged audio "tried again by the
+    next run", which fails them again."""
+    data = _damaged_clips(tmp_path / "official")
+    capsys.readouterr()
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out",
+                     str(tmp_path / "r"), "--epochs", "1", "--base-url", server.base_url]) == 1
+    assert "note: 2 of the failed response(s) are on audio of the dataset that is damaged or silent" in \
+        capsys.readouterr().out
+
+
+def test_a_redirect_says_where_to_and_that_none_is_followed(tmp_path):
+    """Battery 21, R3: "HTTP 307" alone, and the same command said to try again, for a server that redirects."""
+    data = write_official_layout(tmp_path / "official")
+    moved = lambda body: Reply(status=307, headers={"Location": "https://u:pw-r3@elsewhere.example/v1/chat"})  # noqa
+    with OpenAITestServer(respond=moved) as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out",
+                     str(tmp_path / "r"), "--epochs", "1", "--limit", "1", "--quiet", "--base-url",
+                     server.base_url]) == 1
+    error = json.loads((tmp_path / "r" / "responses.jsonl").read_text())["error"]
+    assert "(a redirect to https://<redacted>@elsewhere.example/v1/chat: ihbench follows no redirects; give the " \
+           "server's own URL)" in error, error

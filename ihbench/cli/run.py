@@ -106,6 +106,10 @@ def main(args: argparse.Namespace) -> int:
     print(f"{summary.out}: {summary.written - summary.errors} response(s) written, {summary.errors} failed (kept, "
           f"tried again by the next run), {summary.skipped} already done, {summary.planned} planned "
           f"({summary.seconds:.1f} s)")
+    if summary.on_data_audio:  # retried in vain: the fault is the dataset's (as the report says it)
+        print(f"note: {summary.on_data_audio} of the failed response(s) are on audio of the dataset that is damaged or "
+              "silent (their errors name the file, row and column): they fail again until the dataset is mended or "
+              "rebuilt")
     if summary.at_budget:  # a sentence cut at the budget is scored as the model's whole answer: said, so it can be raised
         print(f"note: {summary.at_budget} answer(s) used the whole --max-new-tokens budget ({args.max_new_tokens}) and "
               "may be cut short; they are scored as given: raise --max-new-tokens (in another --out) if they are")
