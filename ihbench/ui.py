@@ -280,7 +280,7 @@ def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], doma
         item = by_id[record.id]
         ratio = diagnose(item, record.response)["redelivery_ratio"]
         rows.append([item.id, item.interruption_type, item.interruption.transcript, record.response or "",
-                     None if ratio is None else round(ratio, 3), record.error or ""])
+                     None if ratio is None else round(ratio, 3), masked(record.error or "", (model_path,))])
         yield rows, _interruption_audio(item), str(out)
     error = outcome.get("error")
     if isinstance(error, ModelNotFoundError):

@@ -688,3 +688,18 @@ def test_a_redirect_says_where_to_and_that_none_is_followed(tmp_path):
     error = json.loads((tmp_path / "r" / "responses.jsonl").read_text())["error"]
     assert "(a redirect to https://<redacted>@elsewhere.example/v1/chat: ihbench follows no redirects; give the " \
            "server's own URL)" in error, error
+
+
+def test_the_spaces_error_cells_mask_the_servers_paths(tmp_path, monkeypatch):
+    """Battery 21, R7: the Evaluate table's error cells showed a public Space's visitors the server's paths (a
+    damaged clip's error names the dataset folder)."""
+    from ihbench import ui
+
+    data = _damaged_clips(tmp_path / "official")
+    monkeypatch.setenv("IHBENCH_DATA", str(data))
+    monkeypatch.setenv("IHBENCH_RUNS", str(tmp_path / "runs"))
+    with OpenAITestServer() as server:
+        *_, (rows, _, _) = ui.evaluate_stream("openai", "m", None, None, 3, 1, 16, server.base_url)
+    errors = [row[5] for row in rows if row[5]]
+    assert errors and all(str(data) not in error for error in errors), errors
+    assert any("<dataset> [conversations]: row 0 (conversation conv-a)" in error for error in errors), errors
