@@ -416,6 +416,15 @@ class RunInfo:
             raise RecordError(f"field 'record_format' is {records}: written by a newer ihbench (this one writes "
                               f"records of format {RECORD_FORMAT}); upgrade ihbench to resume or read it")
         _check(data, "data_fingerprint", str, optional=True)
+        types = _check(data, "types", list, optional=True)
+        for kind in types or ():
+            from ihbench.dataset.schema import canonical_interruption_type
+
+            try:
+                canonical_interruption_type(kind)
+            except (ValueError, TypeError, AttributeError):
+                raise RecordError(f"field 'types' holds {kind!r}, which is not an interruption type (edited by "
+                                  "hand?)") from None
         picked = _check(data, "item_ids", list, optional=True)
         if picked is not None and not all(isinstance(i, str) for i in picked):
             raise RecordError("field 'item_ids' must be a list of item ids (strings)")

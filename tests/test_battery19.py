@@ -703,3 +703,17 @@ def test_the_spaces_error_cells_mask_the_servers_paths(tmp_path, monkeypatch):
     errors = [row[5] for row in rows if row[5]]
     assert errors and all(str(data) not in error for error in errors), errors
     assert any("<dataset> [conversations]: row 0 (conversation conv-a)" in error for error in errors), errors
+
+
+def test_a_run_json_whose_types_are_no_interruption_types_is_named(tmp_path, capsys):
+    """Battery 21, R6: a bad `types` in run.json was reported as if the user had typed it, naming no file."""
+    from judged_runs import judged_run
+
+    run = judged_run(tmp_path, limit=1)
+    info = json.loads((run / "run.json").read_text())
+    info["types"] = ["nonsense"]
+    (run / "run.json").write_text(json.dumps(info))
+    capsys.readouterr()
+    assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--quiet"]) == 2
+    assert f"{run / 'run.json'}: field 'types' holds 'nonsense', which is not an interruption type" in \
+        capsys.readouterr().err
