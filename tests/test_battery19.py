@@ -717,3 +717,23 @@ def test_a_run_json_whose_types_are_no_interruption_types_is_named(tmp_path, cap
     assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--quiet"]) == 2
     assert f"{run / 'run.json'}: field 'types' holds 'nonsense', which is not an interruption type" in \
         capsys.readouterr().err
+
+
+def test_a_folder_where_the_judges_record_belongs_is_said_before_judging(tmp_path, capsys):
+    """Battery 21, R8: with judgments.asked.json a folder, the judge ended in a raw OSError naming a temporary
+    file."""
+    from judging import ScriptedJudge
+
+    from judged_runs import judged_run
+
+    run = judged_run(tmp_path, limit=1)
+    (run / "judgments.asked.json").unlink()
+    (run / "judgments.asked.json").mkdir()
+    before = (run / "judgments.jsonl").read_text()
+    capsys.readouterr()
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
+                     str(tmp_path / "c.sqlite"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{run / 'judgments.asked.json'}: is a folder, not the judge's record of what it asked" in err, err
+    assert (run / "judgments.jsonl").read_text() == before

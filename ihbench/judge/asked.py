@@ -55,6 +55,14 @@ def asked_path(judgments: Path) -> Path:
     return judgments.with_name(judgments.stem + SUFFIX)
 
 
+def check_asked_path(judgments: Path) -> None:
+    """Before any judging: a folder (or a pipe) where the record belongs would fail its write after the work."""
+    from ihbench.dataset.errors import UsageError
+    from ihbench.dataset.io.regular import check_regular
+
+    check_regular(asked_path(judgments), "the judge's record of what it asked (a JSON file)", UsageError)
+
+
 def write_asked(judgments: Path, asked: Asked) -> None:
     write_json_atomic(asked_path(judgments), {k: v for k, v in asdict(asked).items() if not k.startswith("_")})
 

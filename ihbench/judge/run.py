@@ -30,7 +30,7 @@ from ..llm.batch import BatchPending
 from ..records import AXES, RECORD_FORMAT, JudgmentRecord, ResponseRecord
 from ..rundir import RunDir
 from ..seeds import record_seed
-from .asked import Asked, unfinished_pass, write_asked
+from .asked import Asked, check_asked_path, unfinished_pass, write_asked
 from .parse import InvalidJudgment, parse_rq, parse_tf
 from .prompts import PROMPT_VERSION, RQ_SCHEMA, TF_SCHEMA, prompt_hash, rq_messages, tf_messages
 
@@ -159,6 +159,7 @@ async def judge_run(run_dir: Path, backend: TextLLM, *, axes: Sequence[str] = AX
                                    "(`ihbench set-baseline`), or judge RQ alone (--axes rq)")
     seed = (info.seed or 0) if seed is None else seed
     path = run.judgments_path(out)
+    check_asked_path(path)
     with run.judging(path):
         return await _judge_locked(run, path, info, responses, items, backend, axes, concurrency, cache, seed,
                                    progress, started)
