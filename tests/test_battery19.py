@@ -737,3 +737,21 @@ def test_a_folder_where_the_judges_record_belongs_is_said_before_judging(tmp_pat
     err = capsys.readouterr().err
     assert f"{run / 'judgments.asked.json'}: is a folder, not the judge's record of what it asked" in err, err
     assert (run / "judgments.jsonl").read_text() == before
+
+
+def test_a_number_too_long_to_read_is_a_damaged_line_not_a_traceback(tmp_path, capsys):
+    """Battery 21, R10: a 5,000-digit integer in a line (Python reads at most 4,300 digits) crashed run, judge
+    and report with a traceback naming no file."""
+    from judged_runs import judged_run
+
+    run = judged_run(tmp_path, limit=1)
+    with open(run / "responses.jsonl", "a") as handle:
+        handle.write('{"id": "conv-a/2", "epoch": ' + "9" * 5000 + "}\n")
+    capsys.readouterr()
+    main(["report", str(run), "--out", str(tmp_path / "rep"), "--quiet", "--n-bootstrap", "10"])
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "a number too long to read" in err and "responses.jsonl" in err, err
+    info = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps(info)[:-1] + ', "n": ' + "7" * 5000 + "}")
+    assert main(["report", str(run), "--out", str(tmp_path / "rep2"), "--quiet"]) == 2
+    assert "run.json: a number too long to read" in capsys.readouterr().err

@@ -24,6 +24,8 @@ class DuplicateKeyError(JsonContentError):
 #: what a JSON text nested past the parser's recursion limit is called, wherever a file is parsed (json
 #: raises RecursionError for it, which is no parse error and used to end in a traceback)
 TOO_DEEP = "nested too deeply to be read (thousands of levels of [ or {; no file of the toolkit has that)"
+#: Python reads no integer of more than 4,300 digits (a ValueError naming its own limit, from inside json)
+TOO_LONG_NUMBER = "a number too long to read (thousands of digits; no file of the toolkit has one)"
 
 
 def unique_keys(pairs: list) -> dict:
@@ -78,6 +80,8 @@ def read_json_object(path: Union[str, Path], error: type[Exception], *, hint: st
         raise error(f"{path}: {problem}{suffix}") from None
     except RecursionError:
         raise error(f"{path}: {TOO_DEEP}{suffix}") from None
+    except ValueError:  # after JSONDecodeError and the content checks: the interpreter's digit limit
+        raise error(f"{path}: {TOO_LONG_NUMBER}{suffix}") from None
     if not isinstance(value, dict):
         raise error(f"{path}: not a JSON object (a {type(value).__name__}){suffix}")
     return value

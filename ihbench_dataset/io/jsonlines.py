@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional, Union
 
-from .json_object import TOO_DEEP, DuplicateKeyError, JsonContentError, hand_written, unique_keys
+from .json_object import TOO_DEEP, TOO_LONG_NUMBER, DuplicateKeyError, JsonContentError, hand_written, unique_keys
 from .regular import check_regular
 from ..errors import IHBenchError
 
@@ -56,6 +56,8 @@ def _decoded(lines: Iterable[bytes], failure: Callable[[int, str], Exception], *
             raise failure(number, str(error)) from None
         except RecursionError:
             raise failure(number, TOO_DEEP) from None
+        except ValueError:  # after JSONDecodeError and the content checks: the interpreter's digit limit
+            raise failure(number, TOO_LONG_NUMBER) from None
         yield number, value
 
 
