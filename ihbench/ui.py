@@ -580,10 +580,15 @@ def metrics_table(metric: str, upload: Optional[str]) -> list[list]:
         raise UserError("upload a .jsonl file")
     if os.path.getsize(upload) > MAX_UPLOAD_BYTES:
         raise UserError("the file is too large")
-    try:
-        rows = [json.loads(line) for line in Path(upload).read_text(encoding="utf-8").splitlines() if line.strip()]
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise UserError(f"not a JSON-lines file ({type(error).__name__})") from None
+    from ihbench.dataset.io import json_lines
+
+    class Unreadable(Exception):
+        pass
+
+    try:  # the CLI's reader: a line nested thousands deep or with a number too long for Python, named
+        rows = [value for _, value in json_lines(upload, Unreadable, where="line {number}")]
+    except Unreadable as error:
+        raise UserError(f"not a usable JSON-lines file: {masked(str(error))}") from None
     if metric in ("rq_pass_rate", "tf_win_rate") and rows and all(isinstance(r, dict) and "axis" in r for r in rows):
         rows = _judgment_rows(rows, metric)
     try:

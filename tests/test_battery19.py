@@ -755,3 +755,16 @@ def test_a_number_too_long_to_read_is_a_damaged_line_not_a_traceback(tmp_path, c
     (run / "run.json").write_text(json.dumps(info)[:-1] + ', "n": ' + "7" * 5000 + "}")
     assert main(["report", str(run), "--out", str(tmp_path / "rep2"), "--quiet"]) == 2
     assert "run.json: a number too long to read" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("line, said", [("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+                                        ('{"verdict": ' + "9" * 5000 + "}", "a number too long to read"),
+                                        ("{not json", "not valid JSON")])
+def test_the_spaces_metrics_tab_reads_uploads_as_the_cli_does(line, said, tmp_path):
+    """Battery 21, R11: a deeply nested line or a number too long for Python answered "something went wrong"."""
+    from ihbench import ui
+
+    upload = tmp_path / "verdicts.jsonl"
+    upload.write_text(line + "\n")
+    with pytest.raises(ui.UserError, match=f"not a usable JSON-lines file: line 1: {said}"):
+        ui.metrics_table("tf_win_rate", str(upload))

@@ -157,7 +157,7 @@ def test_metrics_tab_scores_an_uploaded_file(space, tmp_path):
     assert float(values["rq_pass_rate"]) == 0.75 and int(values["n_items"]) == 2
     broken = tmp_path / "broken.jsonl"
     broken.write_text("{not json")
-    with pytest.raises(AppError, match="not a JSON-lines file"):
+    with pytest.raises(AppError, match="not a usable JSON-lines file"):
         client.predict("rq_pass_rate", handle_file(str(broken)), api_name="/score_file")
 
 
