@@ -106,6 +106,12 @@ class ResponseRecord:
         return self.error is None and self.response is not None and has_visible(self.response)
 
     @property
+    def on_data_audio(self) -> bool:
+        """Failed on the data's own audio (a clip damaged or silent, `loaders.base`'s DamagedAudioError and
+        EmptyAudioError): a rerun fails it again until the dataset is mended."""
+        return (self.error or "").startswith(("DamagedAudioError", "EmptyAudioError"))
+
+    @property
     def digest(self) -> str:
         """Names this answer in the judgments of it."""
         payload = json.dumps([self.id, self.epoch, self.item_hash, self.response, self.error], ensure_ascii=False)

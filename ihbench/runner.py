@@ -325,7 +325,7 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
                     on_record(record)
                 written += 1
                 errors += response.error is not None
-                on_data_audio += (response.error or "").startswith(("DamagedAudioError", "EmptyAudioError"))
+                on_data_audio += record.on_data_audio
                 at_budget += response.error is None and response.output_tokens == generation.max_new_tokens
                 bar.update(1)
     return RunSummary(out=out, planned=planned, written=written, skipped=planned - len(todo), errors=errors,

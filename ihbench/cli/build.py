@@ -10,7 +10,8 @@ def add_parser(add) -> argparse.ArgumentParser:
     from ihbench.dataset.argtypes import noise_clips, path
 
     build = add("build", help="render audio and write the in-house dataset directory")
-    build.add_argument("--sources", nargs="+", type=path(exists=True), help="JSON files or folders (default: the shipped dev set)")
+    build.add_argument("--sources", nargs="+", type=path(exists=True),
+                       help="JSON files or folders (default: the shipped dev set)")
     build.add_argument("--out", required=True, type=path("folder"), help="dataset directory to (re)create")
     build.add_argument("--cache-dir", type=path("folder"),
                        help="cache of TTS renders, duplex mixes and finished configs "

@@ -104,8 +104,7 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0, data
         "generation_errors": sum(not r.answered for r in responses) + failed_rounds(info),
         "retried_by": info.retried_by,
         # of those, failed on the data's own audio (a clip damaged or silent): a rerun fails them again
-        "data_audio_errors": sum((r.error or "").startswith(("DamagedAudioError", "EmptyAudioError"))
-                                 for r in responses if not r.answered),
+        "data_audio_errors": sum(r.on_data_audio for r in responses),
         "judgments_file": str(files[0]) if files else None,
         "judges": sorted({(j.judge_model, j.prompt_version, j.prompt_hash) for j in judgments}),
         "judge_errors": {axis: sum(j.axis == axis and j.outcome == "judge_error" for j in judgments)
