@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Union
 
 from .errors import IHBenchError
-from .io.json_object import TOO_DEEP, JsonContentError, hand_written
+from .io.json_object import TOO_DEEP, TOO_LONG_NUMBER, JsonContentError, hand_written
 
 SOURCES_DIR = Path(__file__).parent / "sources" / "conversations"
 DOMAINS = (
@@ -189,12 +189,19 @@ def _review(inner: _Fields) -> Optional[dict]:
     return review.data
 
 
+def _no_constant(name: str):
+    """Python's JSON reader takes NaN and Infinity, which JSON has not: a probability of NaN would pass
+    every range check (all comparisons false) and plan nothing."""
+    raise JsonContentError(f"{name} is not a JSON number (Python writes it, JSON has no such value); "
+                           "give a number")
+
+
 def load_conversation(path: Union[str, Path]) -> SourceConversation:
     path = Path(path)
     try:
         content = path.read_bytes()
         # a byte-order mark, as Windows editors write, is no error; a key given twice is
-        data = json.loads(content.decode("utf-8-sig"), object_pairs_hook=hand_written)
+        data = json.loads(content.decode("utf-8-sig"), object_pairs_hook=hand_written, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
         raise SourceError(f"{path}: malformed JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
     except JsonContentError as error:
@@ -203,6 +210,8 @@ def load_conversation(path: Union[str, Path]) -> SourceConversation:
         raise SourceError(f"{path}: not UTF-8 text ({error})") from None
     except RecursionError:
         raise SourceError(f"{path}: {TOO_DEEP}") from None
+    except ValueError:  # after the two above: the interpreter's digit limit
+        raise SourceError(f"{path}: {TOO_LONG_NUMBER}") from None
     top = _Fields(data, path)
     conversation_id = top.get("conversation_id")
 

@@ -22,6 +22,7 @@ from .checks.words import stem as _stem
 from .checks.words import stems as _stems
 from .checks.words import strings as _strings
 from .checks.words import has_visible
+from .source_fields import unknown_fields
 from .sources import SourceConversation, SourceError, SourceTurn, load_conversation, source_files
 
 MIN_TURNS, MAX_TURNS = 8, 20
@@ -161,6 +162,9 @@ def check_conversation(conversation: SourceConversation) -> list[Problem]:
     def add(field: str, message: str, turn: Optional[SourceTurn] = None) -> None:
         problems.append(Problem(c.path, field, message, turn.number if turn else None))
 
+    for field, message in unknown_fields(c.raw):
+        in_turn = re.match(r"turns\[(\d+)\]", field)
+        add(field, message, c.turns[int(in_turn.group(1))] if in_turn else None)
     if c.path.stem != c.conversation_id:
         add("conversation_id", f"{c.conversation_id!r} differs from the file name {c.path.stem!r}")
     if not MIN_TURNS <= len(c.turns) <= MAX_TURNS:

@@ -383,3 +383,28 @@ def test_the_linear_word_positions_equal_the_quadratic_ones(text):
     from ihbench.dataset.verify import _words_with_position
 
     assert list(_words_with_position(text)) == list(_naive_positions(text))
+
+
+@pytest.mark.parametrize("place, misspelled, meant", [
+    (lambda data: data, "provenence", "provenance"),
+    (lambda data: data["turns"][_interrupted_index(data)], "user_adio", "user_audio"),
+    (lambda data: data["turns"][_interrupted_index(data)]["interruption"]["review"], "resolutoin", "resolution"),
+    (lambda data: data["knowledge_base"]["workflow_stages"][0], "skip_condition", "skip_conditions"),
+])
+def test_a_misspelled_optional_field_is_named_with_the_field_it_resembles(tmp_path, place, misspelled, meant):
+    """Battery 21 R9: a field the format lacks was dropped without a word (the build went on
+    without the recording or review the author believed was there)."""
+    def mutate(data):
+        place(data)[misspelled] = "x"
+        return _interrupted_index(data) if misspelled in ("user_adio", "resolutoin") else None
+    problem = _break(tmp_path, mutate)
+    assert problem.field.endswith(misspelled) and f"did you mean {meant!r}" in problem.message
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_a_number_json_has_not_is_refused_naming_the_file(tmp_path, constant):
+    """Battery 21 R9: Python's reader took `NaN` as a probability, which passes every range check."""
+    path = _copy(tmp_path)
+    path.write_text(path.read_text().replace('"normal": ', f'"normal": {constant}, "was": ', 1))
+    with pytest.raises(SourceError, match=rf"^{path}: {constant} is not a JSON number"):
+        load_conversation(path)
