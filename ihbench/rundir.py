@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
-from ihbench.dataset.errors import IHBenchError
+from ihbench.dataset.errors import IHBenchError, command_line
 from ihbench.dataset.io import exclusive, lock_file_for, new_folders, read_json_object, read_records, write_json_atomic
 from ihbench.dataset.io.regular import check_regular
 
@@ -100,7 +100,7 @@ class RunDir:
                 raise RunDirError(f"{self.path}: no such folder; give a run folder (`ihbench run --out` makes one)")
             what = described_folder(self.path)
             if what:  # a SID or turns output needs no judge: its report is the next step
-                after = f"; `ihbench report {self.path}` reports it" if folder_kind(self.path) in ("sid", "turns") \
+                after = f"; `{command_line('ihbench', 'report', self.path)}` reports it" if folder_kind(self.path) in ("sid", "turns") \
                     else ""
                 raise RunDirError(f"{self.path}: is {what}, not a run (no {RUN_JSON}){after}")
             raise RunDirError(f"{self.path}: not a run directory (no {RUN_JSON}); run `ihbench run` first")
@@ -351,7 +351,7 @@ class RunDir:
                 f"{target}: {len(foreign)} of {len(judgments)} judgment(s) are of answers {self.path} does not have "
                 f"(e.g. {foreign[0].id}, epoch {foreign[0].epoch}): either {self.responses_path.name} lost lines since "
                 f"they were judged (restored from an older copy?), then restore it, or it is another run's judgments "
-                f"file, then move it out of the way and judge this run (`ihbench judge {self.path}`)")
+                f"file, then move it out of the way and judge this run (`{command_line('ihbench', 'judge', self.path)}`)")
         replaced: Optional[set] = None  # read again only for judgments written before response_hash
 
         def judges_current(judgment: JudgmentRecord) -> bool:

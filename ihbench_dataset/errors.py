@@ -36,3 +36,11 @@ class ItemFailure(Exception):
     next run, never scored and never a reason to stop the others. Anything that is not an item
     failure (a typo in a loader, a broken invariant) is a bug: it stops the run with its traceback.
     `ihbench.loaders.failures.is_item_failure` is the one test of which is which."""
+
+
+def command_line(*words) -> str:
+    """A command suggested in a message, each word quoted for the shell as needed: a path with a space
+    or a quote, pasted unquoted, is several arguments and the advice fails."""
+    import shlex
+
+    return " ".join(shlex.quote(str(word)) for word in words)

@@ -768,3 +768,27 @@ def test_the_spaces_metrics_tab_reads_uploads_as_the_cli_does(line, said, tmp_pa
     upload.write_text(line + "\n")
     with pytest.raises(ui.UserError, match=f"not a usable JSON-lines file: line 1: {said}"):
         ui.metrics_table("tf_win_rate", str(upload))
+
+
+def test_a_suggested_command_is_quoted_for_the_shell(tmp_path, capsys):
+    """Battery 21 R5: "`ihbench judge /tmp/ünï cödé run --axes rq`" pasted into a shell is four arguments
+    and fails; every path in a suggested command is quoted as the shell needs."""
+    import shlex
+
+    from judging import ScriptedJudge
+    from test_battery_round3 import _answered
+
+    from ihbench.dataset.errors import command_line
+
+    official = write_official_layout(tmp_path / "official")
+    run = _answered(official, tmp_path / "ünï cödé run", "--limit", "1")
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as server:
+        assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", server.base_url, "--cache",
+                     str(tmp_path / "c.sqlite"), "--quiet", "--axes", "tf"]) == 0
+    capsys.readouterr()
+    assert main(["report", str(run), "--quiet", "--n-bootstrap", "10", "--out", str(tmp_path / "rep")]) == 0
+    err = capsys.readouterr().err
+    suggested = f"`ihbench judge '{run}' --axes rq` judges only those"
+    assert suggested in err, err
+    assert shlex.split(suggested.split("`")[1]) == ["ihbench", "judge", str(run), "--axes", "rq"]
+    assert command_line("ihbench", "report", "/plain/path") == "ihbench report /plain/path"

@@ -4,6 +4,9 @@ Never a cause guessed from what the file lacks: where nothing says why, the repo
 from __future__ import annotations
 
 from pathlib import Path
+
+from ihbench.dataset.errors import command_line
+
 from ..judge.asked import asked_path, read_asked, warn_once
 from ..records import AXES, JudgmentRecord, ResponseRecord
 
@@ -46,7 +49,7 @@ def _of_this_run(asked, responses: list[ResponseRecord], path: Path) -> bool:
 
 
 def _cause(run: Path, answer: ResponseRecord, axis: str, path: Path, damaged: list[int], asked) -> tuple[str, str]:
-    judge = f"`ihbench judge {run}` judges only those"
+    judge = f"`{command_line('ihbench', 'judge', run)}` judges only those"
     if asked is None and not path.exists():
         return "the run was not judged", judge
     if damaged:  # theirs may be among the lines left out: said, and no other cause named
@@ -59,12 +62,12 @@ def _cause(run: Path, answer: ResponseRecord, axis: str, path: Path, damaged: li
         return f"{record.name} {state}, so what the last judge asked is not known", judge
     if asked.unfinished and axis in asked.axes and not asked.waits((answer.id, answer.epoch, axis)):
         return "the last `ihbench judge` stopped before it finished (killed, or ended by an error)", \
-            f"`ihbench judge {run}` goes on from where it stopped"
+            f"`{command_line('ihbench', 'judge', run)}` goes on from where it stopped"
     if asked.waits((answer.id, answer.epoch, axis)):
         batch = Path(asked.batch) if asked.batch else None
         unusable = (f"; {asked.unusable} of the judge's questions had a batch answer that could not be used and "
                     "were asked again") if asked.unusable else ""
-        again = f"`ihbench judge {run} --judge-model {asked.judge_model} --judge-batch {batch}`"
+        again = f"`{command_line('ihbench', 'judge', run, '--judge-model', asked.judge_model, '--judge-batch', batch)}`"
         if batch is None or not (batch / "requests.jsonl").is_file():  # moved or removed since
             return (f"the last judge wrote their questions to the batch folder {batch}{unusable}, and its "
                     "requests.jsonl is no longer there", f"{again} writes them again")
@@ -73,7 +76,7 @@ def _cause(run: Path, answer: ResponseRecord, axis: str, path: Path, damaged: li
     if not asked.saw(answer.digest):
         return "answered after the last `ihbench judge`", judge
     if axis not in asked.axes:
-        return f"the last judge ran with --axes {','.join(asked.axes)}", f"`ihbench judge {run} --axes {axis}` judges only those"
+        return f"the last judge ran with --axes {','.join(asked.axes)}", f"`{command_line('ihbench', 'judge', run, '--axes', axis)}` judges only those"
     held = f"{path} holds no judgment of them (cut or edited since)" if path.exists() else \
         f"{path} is not there (removed since)"
     return f"the last judge's record says it judged them, but {held}", judge
