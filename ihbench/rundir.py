@@ -12,6 +12,7 @@ Every record read back is checked against its schema; a bad one is reported and 
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import Counter
 from contextlib import contextmanager
@@ -157,8 +158,23 @@ class RunDir:
         if missing:
             raise RunDirError(f"{self.path}: responses for items not in {source}: {', '.join(missing[:5])}")
         responses = self._of_the_selection(info, responses, list(items.values()))
+        info = self._planned_from_the_selection(info, list(items.values()))
         self.items = items  # what `judgments` checks verdicts against (an RQ verdict per criterion of the rubric)
         return info, self.current(responses, items, source), items
+
+    def _planned_from_the_selection(self, info: RunInfo, items: list) -> RunInfo:
+        """run.json with `n_items` the number of items its selection holds in the data: that count, never the
+        recorded one, is what the run planned (a hand edit of n_items made "12 of 1998 planned")."""
+        from .selection import RunConfigError, run_selection
+
+        try:
+            count = len(run_selection(items, info))
+        except RunConfigError:  # nothing selected: the data changed, said by the reader of the items
+            return info
+        if info.n_items is not None and info.n_items != count:
+            log.warning("%s: n_items says %d, but the run's selection holds %d item(s) of %s: edited by hand? The "
+                        "planned count uses %d", self.info_path, info.n_items, count, info.data, count)
+        return dataclasses.replace(info, n_items=count)
 
     def _of_the_selection(self, info: RunInfo, responses: list[ResponseRecord], items: list) -> list[ResponseRecord]:
         """The answers of the items the run selects (--limit, --types at its last start). Others are no answer of

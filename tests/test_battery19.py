@@ -792,3 +792,21 @@ def test_a_suggested_command_is_quoted_for_the_shell(tmp_path, capsys):
     assert suggested in err, err
     assert shlex.split(suggested.split("`")[1]) == ["ihbench", "judge", str(run), "--axes", "rq"]
     assert command_line("ihbench", "report", "/plain/path") == "ihbench report /plain/path"
+
+
+def test_a_run_json_whose_n_items_contradicts_its_selection_plans_the_selection(tmp_path, capsys):
+    """Battery 21, R6 (c): n_items edited to 999 in run.json was believed ("unfinished: 12 of 1998 planned")."""
+    from judged_runs import judged_run
+
+    run = judged_run(tmp_path, limit=2)
+    info = json.loads((run / "run.json").read_text())
+    planned = info["n_items"] * info["epochs"]
+    info["n_items"] = 999
+    (run / "run.json").write_text(json.dumps(info))
+    capsys.readouterr()
+    assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--quiet", "--n-bootstrap", "10"]) == 0
+    err = capsys.readouterr().err
+    assert f"{run / 'run.json'}: n_items says 999, but the run's selection holds 2 item(s)" in err, err
+    assert "unfinished" not in err
+    summary = json.loads((tmp_path / "rep" / "summary.json").read_text())
+    assert [r["n_planned"] for r in summary["runs"]] == [planned]
