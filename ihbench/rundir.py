@@ -318,7 +318,7 @@ class RunDir:
         info = self._info_or_none()
         records = read_typed(target, JudgmentRecord, repair, redone=_judgment_redone,
                              oldest=info.record_format if info else None, damaged=damaged, torn=torn)
-        judges = sorted({r.judge_model for r in records})
+        judges = sorted({r.judge_model for r in records if r.judged})  # errors are no verdict: another may retry them
         if len(judges) > 1:  # two judges' verdicts in one file (joined by hand): the last line would win, unsaid
             raise RunDirError(f"{target}: holds judgments by {', '.join(judges)}; one judge per file (`ihbench judge "
                               "--out` writes another judge's to a file of its own): separate them")

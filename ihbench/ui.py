@@ -436,6 +436,7 @@ def judge_run_dir(run_dir: Optional[str], judge_base_url: str, judge_model: str)
     import asyncio
 
     from ihbench.judge import judge_run
+    from ihbench.judge.run import OtherJudgeError
     from ihbench.llm import OpenAICompatibleLLM
     from ihbench.report import summarize, write_report
 
@@ -455,6 +456,10 @@ def judge_run_dir(run_dir: Optional[str], judge_base_url: str, judge_model: str)
 
     try:
         summary = asyncio.run(go())
+    except OtherJudgeError as error:  # the CLI's way out (--out) is no field of this page
+        raise UserError(f"this run holds verdicts by {', '.join(error.judges)}, and the Space keeps one judge's "
+                        f"verdicts per run: judge it with that model, or run the model again (a new run) to judge "
+                        f"with {judge_model.strip()}") from None
     except Exception as error:  # an unreachable judge is judge_error inside judge_run, not an exception
         raise _failure("the run could not be judged", error) from None
     if summary.judged == 0 and not summary.judge_errors and not summary.skipped:

@@ -810,3 +810,30 @@ def test_a_run_json_whose_n_items_contradicts_its_selection_plans_the_selection(
     assert "unfinished" not in err
     summary = json.loads((tmp_path / "rep" / "summary.json").read_text())
     assert [r["n_planned"] for r in summary["runs"]] == [planned]
+
+
+def test_another_judges_errors_bind_no_judge_and_are_tried_again(tmp_path, capsys):
+    """Battery 20, Q18: a judge that failed every call (a mistyped URL) left judge_errors that tied the
+    judgments file to its name; the right judge was refused ("use --out"). Errors are no verdicts: the
+    next judge tries them, and only verdicts bind a file to their judge."""
+    import socket
+
+    from judging import ScriptedJudge
+    from test_battery_round3 import _answered
+
+    run = _answered(write_official_layout(tmp_path / "official"), tmp_path / "run", "--limit", "2")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    judge = ["judge", str(run), "--cache", str(tmp_path / "c.sqlite"), "--quiet", "--judge-base-url"]
+    assert main([*judge, dead, "--judge-model", "typo-judge", "--timeout", "5"]) == 1
+    lines = [json.loads(line) for line in (run / "judgments.jsonl").open()]
+    assert lines and {line["outcome"] for line in lines} == {"judge_error"}
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as server:
+        assert main([*judge, server.base_url, "--judge-model", "j"]) == 0
+        assert "4 judged" in capsys.readouterr().out
+        assert main(["report", str(run), "--quiet", "--n-bootstrap", "10", "--out", str(tmp_path / "rep")]) == 0
+        assert main([*judge, server.base_url, "--judge-model", "j2"]) == 2  # verdicts do bind
+    assert "holds judgments by j; write another judge's verdicts to another file (--out)" in capsys.readouterr().err
+    summary = json.loads((tmp_path / "rep" / "summary.json").read_text())["runs"][0]
+    assert summary["judge_errors"] == {"tf": 0, "rq": 0} and summary["tf_win_rate"]["n_items"] == 2

@@ -185,6 +185,18 @@ def test_a_judge_endpoint_that_does_not_answer_is_a_message(built, tmp_path, mon
         ui.judge_run_dir(str(tmp_path / "run"), dead, "judge-x")
     # the reason, as the CLI would say it (the endpoint is the visitor's own), no server path
     assert "judge errors): TransportError" in str(error.value) and str(tmp_path) not in str(error.value)
+    # battery 20, Q18: the failed attempt's errors bind the run to no judge; the right one judges it
+    from judging import ScriptedJudge
+
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        table, _ = ui.judge_run_dir(str(tmp_path / "run"), judge.base_url, "judge-y")
+        assert {row[0]: row[1] for row in table}["judge_errors"] == 0
+        assert {json.loads(line)["judge_model"] for line in (tmp_path / "run" / "judgments.jsonl").open()
+                if json.loads(line)["outcome"] == "judged"} == {"judge-y"}
+        # verdicts do bind: another judge is told the Space's way, not the CLI's --out
+        with pytest.raises(ui.UserError, match="holds verdicts by judge-y, and the Space keeps one judge's") as other:
+            ui.judge_run_dir(str(tmp_path / "run"), judge.base_url, "judge-z")
+        assert "--out" not in str(other.value)
 
 
 @pytest.mark.parametrize("failure", ["user error", "bug"])

@@ -39,6 +39,15 @@ class JudgeConfigError(IHBenchError, ValueError):
     pass
 
 
+class OtherJudgeError(JudgeConfigError):
+    """The judgments file holds another judge's verdicts: one judge per file. `judges` names them, for a page
+    (the Space) whose way out is not the CLI's --out."""
+
+    def __init__(self, message: str, judges: list[str]):
+        super().__init__(message)
+        self.judges = judges
+
+
 @dataclass
 class JudgeSummary:
     path: Path
@@ -170,12 +179,14 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
     from tqdm.auto import tqdm
 
     existing = run.judgments(path, repair=True, responses=responses)
-    other = {r.judge_model for r in existing} - {backend.model}
+    other = {r.judge_model for r in existing if r.judged} - {backend.model}
     if other:
-        raise JudgeConfigError(f"{path} holds judgments by {', '.join(sorted(other))}; "
-                               f"write another judge's verdicts to another file (--out)")
-    done = {r.key for r in existing if r.settled}
-    failed_before = {r.key for r in existing if not r.settled}
+        raise OtherJudgeError(f"{path} holds judgments by {', '.join(sorted(other))}; write another judge's "
+                              "verdicts to another file (--out)", sorted(other))
+    # another judge's errors bind nothing (a mistyped judge URL or name failed every call): this judge
+    # tries them, even those that judge called final
+    done = {r.key for r in existing if r.settled and r.judge_model == backend.model}
+    failed_before = {r.key for r in existing if r.key not in done}
     # an item that failed (an error, or an answer with no text) has no answer to judge: the next
     # `ihbench run` tries it again, and it is counted as failed (`unanswered`)
     todo = [(r, axis) for r in responses if r.answered for axis in axes if (*r.key, axis) not in done]
