@@ -248,6 +248,8 @@ def check_cache_path(path: Union[str, os.PathLike], what: str, *, file: bool,
     for folder, described in _kept_elsewhere():  # the installed package: `publish-space` ships its files
         if described == INSTALLED and (own == folder or folder in own.parents):
             raise OutputPathError(f"{what}: {path} is inside {described} ({folder}); give a folder of your own")
+    if not (file and target.exists()):  # made on the first answer kept: a read-only disk said now, not then
+        _check_creatable(path, what, own)
 
 
 #: the variables naming where the Hugging Face libraries (and anything following XDG) keep their caches

@@ -214,7 +214,7 @@ def test_threshold_override_changes_labels():
     assert result["threshold"] == -0.3
     assert class_view(result, "C") == (1.0, 2) and class_view(result, "I") == (1.0, 1)
     # Another metric's threshold does not touch this one.
-    unrelated = score("interrupt", [probs], references, thresholds={"speak_up": 5.0})
+    unrelated = score("interrupt", [probs], references, thresholds={"speak_up": 0.9})
     assert unrelated == score("interrupt", [probs], references)
     # single_label: lowering C's operating point to 0.05 relabels p(C=0.1, NA=0.9) from NA to C.
     labeler = load("single_label")
@@ -383,6 +383,10 @@ BAD_INPUTS = [
     ("predictions[0][1][3]: likelihood of BC is nan", lambda P, R: set_item(P, [0, 1], p(BC=math.nan))),
     ("predictions[1][0][2]: expected a number, got 'x'", lambda P, R: set_item(P, [1, 0], [0.1, 0.1, "x", 0.1, 0.1])),
     ("predictions[1]: expected a list of chunks", lambda P, R: set_item(P, [1], 0.5)),
+    # battery 22, N8: logits and percentages were scored as likelihoods (the CLI refused them)
+    ("predictions[0][2][0]: likelihood of C is -1, outside [0, 1]; logits?", lambda P, R: set_item(P, [0, 2], [-1] * 5)),
+    ("predictions[1][1][4]: likelihood of T is 80, outside [0, 1]; percentages?",
+     lambda P, R: set_item(P, [1, 1], [0, 0, 0, 0, 80])),
     ("references[1]['events'][3]: unknown event 'X'", lambda P, R: set_item(R, [1, "events", 3], "X")),
     ("references[0]['turns'][1]: unknown turn 'C'", lambda P, R: set_item(R, [0, "turns", 1], "C")),
     ("references[1]['events']: length 3 differs from the 4 chunks", lambda P, R: R[1]["events"].pop()),
@@ -412,6 +416,7 @@ def test_bad_inputs_raise_value_error_naming_argument_and_index(message, change)
     ({"metric": "speak_up", "thresholds": {"speed": 1.0}}, "thresholds['speed']: unknown metric"),
     ({"metric": "speak_up", "thresholds": {"speak_up": math.nan}}, "thresholds['speak_up']: expected a finite number"),
     ({"metric": "speak_up", "thresholds": 0.2}, "thresholds: expected a dict"),
+    ({"metric": "speak_up", "thresholds": {"speak_up": 1.5}}, "thresholds['speak_up']: 1.5 is outside [-1, 1]"),
     ({"metric": "speak_up", "threshold": 0.2}, "threshold: unknown argument"),
 ])
 def test_bad_options_raise_value_error_naming_argument(kwargs, message):
@@ -433,5 +438,7 @@ def test_single_label_rejects_metric_and_unknown_config():
         load("single_label").compute(predictions=predictions, references=references, metric="speak_up")
     with pytest.raises(ValueError, match=re.escape("thresholds['speak_up']: unknown label")):
         load("single_label").compute(predictions=predictions, references=references, thresholds={"speak_up": 0.1})
+    with pytest.raises(ValueError, match=re.escape("thresholds['T']: 5 is outside [0, 1]")):  # battery 22 nit
+        load("single_label").compute(predictions=predictions, references=references, thresholds={"T": 5})
     with pytest.raises(ValueError, match=re.escape("config_name: unknown configuration 'multi'")):
         load("multi")

@@ -77,7 +77,7 @@ def main(args: argparse.Namespace) -> int:
                         price_input=args.price_per_1k_input, price_output=args.price_per_1k_output,
                         command=["ihbench", *sys.argv[1:]])
     check_spec(spec)  # a bad option, workflow file or cache fails before a model is loaded
-    cache = LLMCache(args.cache) if args.cache else None
+    cache = LLMCache(args.cache)  # a wrong --cache (or IHBENCH_CACHE) fails before any call
     backend = _backend(args)
 
     async def run():

@@ -97,7 +97,7 @@ def main(args: argparse.Namespace) -> int:
             raise UsageError("--judge-batch asks through batch files: leave out "
                              + ("--judge-base-url" if args.judge_base_url else "--judge-backend transformers"))
         check_output_path(args.judge_batch, "--judge-batch", shared=True)
-    cache = LLMCache(args.cache) if args.cache else None  # a wrong --cache fails before a model is loaded
+    cache = LLMCache(args.cache)  # a wrong --cache (or IHBENCH_CACHE) fails before a model is loaded
     if args.judge_batch is not None:
         from ihbench.llm.batch import BatchLLM
 

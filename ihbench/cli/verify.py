@@ -77,7 +77,7 @@ def main(args: argparse.Namespace) -> int:
         if getattr(args, name) is None:
             setattr(args, name, default)
     cache = None
-    if args.judge_model and args.cache:  # a wrong --cache is refused before "OK" is printed
+    if args.judge_model:  # a wrong --cache (or IHBENCH_CACHE) is refused before "OK" is printed
         from ihbench.llm import LLMCache
 
         cache = LLMCache(args.cache)

@@ -50,6 +50,14 @@ def _likelihoods(row, index):
         position, column = bad[0]
         raise ValueError(f"{where}[{position}][{column}]: likelihood of {JUDGE_ORDER[column]} is "
                          f"{array[position, column]}, expected a finite number")
+    outside = np.argwhere((array < 0) | (array > 1))  # logits or percentages would change every score, unsaid
+    if outside.size:
+        position, column = outside[0]
+        percent = 1 < array.max() <= 100 and array.min() >= 0
+        raise ValueError(f"{where}[{position}][{column}]: likelihood of {JUDGE_ORDER[column]} is "
+                         f"{array[position, column]:g}, outside [0, 1]"
+                         + ("; percentages? give them divided by 100" if percent else
+                            "; logits? give the probabilities (a sigmoid of them)"))
     return array
 
 

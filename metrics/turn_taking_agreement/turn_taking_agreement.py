@@ -42,7 +42,7 @@ and compares those labels with the system's decisions: a confusion matrix and pe
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (`list` of `list` of `list` of `float`): one row per recording, one entry per
-        40 ms chunk, each the judge's 5 likelihoods in the order C, NA, I, BC, T.
+        40 ms chunk, each the judge's 5 likelihoods (each in [0, 1]) in the order C, NA, I, BC, T.
     references (`list` of `dict`): one dict per recording with
         - `events` (`list` of `str`): the system's actual event in each chunk, one of NA, C, T,
           I, BC (`IN` is read as `I`);
@@ -199,7 +199,9 @@ def single_label(likelihoods, events, operating_points):
             "macro_f1": float(np.mean(present)) if present else None, "n_chunks": int(len(events))}
 
 
-def _threshold_overrides(thresholds, allowed, what):
+def _threshold_overrides(thresholds, allowed, what, low, high):
+    """`low`..`high`: where the judge's score can lie (a likelihood, or a difference of two); a threshold
+    beyond it makes every decision the same, which reads as a measured agreement."""
     if thresholds is None:
         return {}
     if not isinstance(thresholds, Mapping):
@@ -210,6 +212,9 @@ def _threshold_overrides(thresholds, allowed, what):
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
                 or not math.isfinite(value):
             raise ValueError(f"thresholds[{key!r}]: expected a finite number, got {value!r}")
+        if not low <= value <= high:
+            raise ValueError(f"thresholds[{key!r}]: {value!r} is outside [{low:g}, {high:g}], where the judge's "
+                             "score lies; every decision would be the same")
     return {key: float(value) for key, value in thresholds.items()}
 
 
@@ -218,12 +223,12 @@ def check_options(config_name, metric, thresholds):
     if config_name == "single_label":
         if metric is not None:
             raise ValueError("metric: not used by the single_label configuration, which labels every chunk")
-        return {**OPERATING_POINTS, **_threshold_overrides(thresholds, tuple(OPERATING_POINTS), "label")}
+        return {**OPERATING_POINTS, **_threshold_overrides(thresholds, tuple(OPERATING_POINTS), "label", 0, 1)}
     if metric is None:
         raise ValueError(f"metric: required; one of {', '.join(_METRICS)}")
     if metric not in _METRICS:
         raise ValueError(f"metric: unknown metric {metric!r}; expected one of {', '.join(_METRICS)}")
-    return {**DEFAULT_THRESHOLDS, **_threshold_overrides(thresholds, tuple(_METRICS), "metric")}[metric]
+    return {**DEFAULT_THRESHOLDS, **_threshold_overrides(thresholds, tuple(_METRICS), "metric", -1, 1)}[metric]
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
