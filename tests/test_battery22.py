@@ -38,3 +38,20 @@ def test_a_cache_that_cannot_be_made_is_refused_before_any_judge_call(answered_r
     err = capsys.readouterr().err
     assert f"{where}" in err and "cannot create /proc/ihbench-no-such" in err and "Traceback" not in err, err
     assert sorted(p.name for p in answered_run.iterdir()) == before
+
+
+def test_a_cache_under_a_file_is_refused_when_the_cache_is_opened(tmp_path):
+    """Battery 22, N4 (#46): --cache under a plain file was said as "File exists: …" at the first answer kept,
+    after paid calls, by judge and barge-in (both open the cache before any work, so the check at opening is
+    theirs, and generate's and verify's)."""
+    from ihbench.dataset.outputs import OutputPathError
+    from ihbench.llm import LLMCache
+
+    (tmp_path / "afile").write_text("notes")
+    with pytest.raises(OutputPathError, match=r"^--cache: cannot create .*afile/c\.sqlite \(.*afile is a file, not a "
+                                              r"folder\)$"):
+        LLMCache(tmp_path / "afile" / "c.sqlite")
+    with pytest.raises(OutputPathError, match=r"cannot create /proc/ihbench-no-such/c\.sqlite"):
+        LLMCache("/proc/ihbench-no-such/c.sqlite")
+    assert not (tmp_path / "new").exists() and LLMCache(tmp_path / "new" / "c.sqlite") is not None
+    assert not (tmp_path / "new").exists()  # made on the first answer kept, not when checked

@@ -78,13 +78,15 @@ class LLMCache:
         after opening its cache leaves no cache file (nor folder) behind."""
         if self._db is not None:
             return self._db
-        if self.read_only:
-            self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
-        else:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path)
         try:
+            if self.read_only:
+                self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._db = sqlite3.connect(self.path)
             self._open()
+        except OSError as error:  # its folder went away or turned read-only since it was checked
+            raise CacheFileError(f"{self.path}: cannot be made ({error.strerror or error})") from None
         except sqlite3.DatabaseError as error:
             self.close()  # with the side files a read-only look made: refused, the file is left as it was
             if isinstance(error, sqlite3.OperationalError):
