@@ -54,8 +54,8 @@ def items_from_interruption_rows(rows: Iterable[Mapping[str, Any]], *, source: s
                                    _clip(message.get("audio"), f"{row.label}: column 'history[{position}].audio'")))
         items.append(
             EvalItem(
-                id=row.get("id"),
-                conversation_id=row.get("conversation_id"),
+                id=row.words("id", "(a point is found by it)"),
+                conversation_id=row.words("conversation_id", "(every point's id begins with it)"),
                 domain=row.get("domain"),
                 goal=row.get("goal"),
                 interruption_type=kind,
@@ -69,10 +69,10 @@ def items_from_interruption_rows(rows: Iterable[Mapping[str, Any]], *, source: s
                     audio=row.clip("interrupted_audio"),
                 ),
                 interruption=Utterance(
-                    transcript=row.get("interruption_transcript"),
+                    transcript=row.words("interruption_transcript", "(the words the model recovers from)"),
                     audio=row.clip("interruption_audio"),
                 ),
-                rubric=Rubric(tf=row.get("tf_rubric"), rq=list(row.get("rq_rubrics", kind=list))),
+                rubric=Rubric(tf=row.words("tf_rubric", "(what the recovery must do)"), rq=row.criteria("rq_rubrics")),
                 baseline=row.get("baseline_response", required=False),
                 baseline_rq=row.get("baseline_rq_verdicts", required=False, kind=None),
             )

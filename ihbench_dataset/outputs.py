@@ -250,10 +250,9 @@ def check_cache_path(path: Union[str, os.PathLike], what: str, *, file: bool,
             raise OutputPathError(f"{what}: {path} is inside {described} ({folder}); give a folder of your own")
     if not (file and target.exists()):  # made on the first answer kept: a read-only disk said now, not then
         existing = next(folder for folder in (own, *own.parents) if folder.exists())
-        if existing == target:  # a cache folder asked for where a file is
-            raise OutputPathError(f"{what}: {path} is a file, not a folder")
         if not existing.is_dir():
-            raise OutputPathError(f"{what}: cannot create {path} ({existing} is a file, not a folder)")
+            raise OutputPathError(f"{what}: {path} is a file, not a folder" if existing == target else  # a folder's
+                                  f"{what}: cannot create {path} ({existing} is a file, not a folder)")
         _check_creatable(path, what, own)
 
 

@@ -71,6 +71,21 @@ class _Row:
         """The audio of an optional audio column, labelled with this row and column."""
         return _clip(self.get(column, required=False, kind=None), f"{self.label}: column {column!r}")
 
+    def words(self, column: str, why: str) -> str:
+        """A text that must say something (`why`: what it is for): the words of an interruption or its
+        rubric, an id. Empty or blank, the point would be answered, judged and scored as if it had them."""
+        value = self.get(column)
+        if not value.strip():
+            raise self.error(column, f"is empty {why}")
+        return value
+
+    def criteria(self, column: str) -> list[str]:
+        """RQ criteria: a point judged against none, or against a blank one, passes or fails on nothing."""
+        rq = self.get(column, kind=(list, tuple))
+        if not rq or not all(isinstance(c, str) and c.strip() for c in rq):
+            raise self.error(column, "must be a non-empty list of non-empty strings")
+        return list(rq)
+
     def get(self, column: str, *, required: bool = True, kind: type | tuple = str) -> Any:
         if column not in self.row:
             if required:
@@ -173,7 +188,7 @@ def items_from_conversation(conversation: WideConversation, baselines: Mapping[t
 
 
 def _parse_row(row: _Row) -> WideConversation:
-    conversation_id = row.get("conversation_id")
+    conversation_id = row.words("conversation_id", "(every point's id begins with it)")
     num_turns = row.get("num_turns", kind=int)
     if num_turns < 1:
         raise row.error("num_turns", f"must be >= 1, got {num_turns}")
@@ -186,13 +201,9 @@ def _parse_row(row: _Row) -> WideConversation:
             raise row.error(f"user_turn_{n}_interruption_type", str(error)) from None
         rubric = None
         if kind is not None:
-            tf = row.get(f"turn_{n}_tf_rubric")
-            rq = row.get(f"turn_{n}_rq_rubrics", kind=(list, tuple))
-            if not tf.strip():
-                raise row.error(f"turn_{n}_tf_rubric", "is empty on an interruption turn")
-            if not rq or not all(isinstance(c, str) and c.strip() for c in rq):
-                raise row.error(f"turn_{n}_rq_rubrics", "must be a non-empty list of non-empty strings")
-            rubric = Rubric(tf=tf, rq=list(rq))
+            tf = row.words(f"turn_{n}_tf_rubric", "on an interruption turn")
+            row.words(f"user_turn_{n}_transcript", "on an interruption turn (the words the model recovers from)")
+            rubric = Rubric(tf=tf, rq=row.criteria(f"turn_{n}_rq_rubrics"))
         turns.append(
             WideTurn(
                 number=n,

@@ -1,4 +1,6 @@
 """The reader on a dataset in exactly the official bosonai/IHBench column layout."""
+import re
+
 import datasets
 import numpy as np
 import pytest
@@ -83,3 +85,38 @@ def test_unknown_config_and_split_are_named(official_dir):
         load_items(official_dir, config="nonsense")
     with pytest.raises(DataSourceError, match="no split 'dev'.*test"):
         load_items(official_dir, split="dev")
+
+
+def _interrupted_turn(row) -> int:
+    return next(n for n in range(1, row["num_turns"] + 1) if row[f"user_turn_{n}_interruption_type"])
+
+
+@pytest.mark.parametrize("column, said", [
+    ("user_turn_{n}_transcript", "is empty on an interruption turn (the words the model recovers from)"),
+    ("turn_{n}_tf_rubric", "is empty on an interruption turn"),
+    ("conversation_id", "is empty (every point's id begins with it)"),
+])
+def test_a_blank_text_a_point_needs_is_named(column, said):
+    """Battery 22, N10 (P2) and N11: an interruption whose words were empty was answered and would have been
+    scored as a recovery from nothing (its empty rubric was refused); an empty conversation id gave points
+    named "/3"."""
+    rows = official_rows()
+    column = column.format(n=_interrupted_turn(rows[0]))
+    rows[0][column] = " \n"
+    with pytest.raises(SchemaError, match=re.escape(f"column {column!r} {said}")):
+        load_items(datasets.Dataset.from_list(rows, features=official_features()))
+
+
+@pytest.mark.parametrize("column, said", [
+    ("interruption_transcript", "is empty (the words the model recovers from)"),
+    ("id", "is empty (a point is found by it)"),
+    ("rq_rubrics", "must be a non-empty list of non-empty strings"),
+])
+def test_the_long_layout_names_the_same_blank_texts(column, said):
+    from ihbench.dataset.long import interruption_row, items_from_interruption_rows
+
+    items = load_items(datasets.Dataset.from_list(official_rows(), features=official_features()))
+    rows = [interruption_row(item) for item in items]
+    rows[0][column] = [" "] if column == "rq_rubrics" else ""
+    with pytest.raises(SchemaError, match=re.escape(f"column {column!r} {said}")):
+        items_from_interruption_rows(rows)
