@@ -55,3 +55,56 @@ def test_a_cache_under_a_file_is_refused_when_the_cache_is_opened(tmp_path):
         LLMCache("/proc/ihbench-no-such/c.sqlite")
     assert not (tmp_path / "new").exists() and LLMCache(tmp_path / "new" / "c.sqlite") is not None
     assert not (tmp_path / "new").exists()  # made on the first answer kept, not when checked
+
+
+def _silent_wav() -> bytes:
+    import io
+
+    import numpy as np
+    import soundfile
+
+    buffer = io.BytesIO()
+    soundfile.write(buffer, np.zeros(0, np.float32), 16000, format="WAV", subtype="PCM_16")
+    return buffer.getvalue()
+
+
+def test_an_empty_turn_clip_is_refused_by_import_and_verify_naming_its_file(tmp_path, capsys):
+    """Battery 22, N3: a 0-sample turn WAV passed `convbench-import` and `verify` (sid-import refuses one)."""
+    from convbench_layout import write_benchmark_folder
+
+    folder = write_benchmark_folder(tmp_path / "repo")
+    clip = folder / "audio" / "turn_001.wav"
+    clip.write_bytes(_silent_wav())
+    assert main(["convbench-import", str(folder), "--out", str(tmp_path / "data"), "--quiet"]) == 2
+    assert f"{clip}: no audio (0 samples)" in capsys.readouterr().err
+    assert not (tmp_path / "data").exists()
+    assert main(["verify", str(folder)]) == 1
+    assert f"{clip}: no audio (0 samples)" in capsys.readouterr().err
+    assert main(["verify", "--no-audio", str(folder)]) == 0  # its text is sound
+
+
+def test_a_damaged_turn_clip_is_a_failed_turn_naming_it(tmp_path):
+    """Battery 22, N3: the ConversationBench run stopped with "the audio bytes: no audio (0 samples)" (no
+    config, turn or file named; no failed turn recorded). Now the turn fails, named, and a rerun tries it."""
+    import dataclasses
+
+    from convbench_layout import write_benchmark_folder
+
+    from ihbench.convbench.run import ConvRunSpec, run_convbench
+    from ihbench.dataset.convbench import import_convbench, load_benchmark
+
+    data = tmp_path / "data"
+    import_convbench(write_benchmark_folder(tmp_path / "repo"), data, progress=False)
+    benchmark = load_benchmark(str(data), "bike_bench")  # one clip damaged as a copied dataset may hold it
+    turns = list(benchmark.turns)
+    turns[1] = dataclasses.replace(turns[1], audio={"bytes": _silent_wav(), "path": "turn_001.wav"})
+    benchmark = dataclasses.replace(benchmark, turns=turns)
+    with OpenAITestServer() as server:
+        spec = ConvRunSpec(loader="openai", model_path="m", data=str(data), config="bike_bench", out=tmp_path / "run",
+                           only_turns=[0, 1, 2], loader_options={"base_url": server.base_url})
+        run_convbench(spec, benchmark=benchmark, progress=False)
+        assert len(server.requests) == 1  # turn 0 only: the conversation stops at the failed turn
+    records = [json.loads(line) for line in (tmp_path / "run" / "responses.jsonl").open()]
+    assert [(r["turn"], r["status"]) for r in records] == [(0, "answered"), (1, "error")]
+    assert records[1]["error"].startswith(f"DamagedAudioError: {data} [bike_bench]: turn 1 (turn_001.wav): no audio "
+                                          "(0 samples)"), records[1]["error"]

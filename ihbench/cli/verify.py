@@ -83,7 +83,7 @@ def main(args: argparse.Namespace) -> int:
         cache = LLMCache(args.cache)
     folders, paths = _benchmark_folders(args.paths)
     report = verify_paths(paths or None, check_audio=not args.no_audio) if paths or not args.paths else None
-    checked = [verify_benchmark_folder(folder) for folder in folders]
+    checked = [verify_benchmark_folder(folder, check_audio=not args.no_audio) for folder in folders]
     problems = [*(report.problems if report else []), *(p for _, found in checked for p in found)]
     notes(args, report.notes if report else [])
     for problem in problems:

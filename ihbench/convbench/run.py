@@ -224,10 +224,15 @@ class _Player:
         with self._lock:
             samples = self._audio.get(index)
         if samples is None:
-            from ihbench.dataset.audio import decode_audio
+            from ihbench.dataset.audio import AudioError, decode_audio
             from ihbench.dataset.audio_format import SAMPLING_RATE
+            from ihbench.loaders.base import DamagedAudioError
 
-            samples = decode_audio(turn.audio["bytes"], SAMPLING_RATE)
+            where = f"{self.spec.data} [{self.spec.config}]: turn {index} ({turn.audio.get('path') or 'its audio'})"
+            try:  # the data's own clip: a failed turn naming it, tried again by a rerun (after the data is mended)
+                samples = decode_audio(turn.audio["bytes"], SAMPLING_RATE, where=where)
+            except AudioError as error:
+                raise DamagedAudioError(str(error)) from None
             with self._lock:
                 self._audio[index] = samples
         return {"role": "user", "audio": samples, "sampling_rate": 16000}
@@ -260,8 +265,8 @@ class _Player:
                 self._write(epoch, index, "ended_early", mode="on_policy")
                 continue
             replaying = True
-            user = self.user_message(index)
-            outcome = self._turn(epoch, index, history, user, "on_policy")
+            user = self._user_or_failed(epoch, index, "on_policy")
+            outcome = user and self._turn(epoch, index, history, user, "on_policy")
             if outcome is None:
                 return True
             history += [user, *outcome.messages]
@@ -278,7 +283,18 @@ class _Player:
             if earlier.index >= index:
                 break
             history += [self.user_message(earlier.index), {"role": "assistant", "content": earlier.golden_text}]
-        return self._turn(epoch, index, history, self.user_message(index), "rehydrated") is None
+        user = self._user_or_failed(epoch, index, "rehydrated")
+        return user is None or self._turn(epoch, index, history, user, "rehydrated") is None
+
+    def _user_or_failed(self, epoch: int, index: int, mode: str) -> Optional[dict]:
+        """The turn's user message, or None once its failure (a damaged clip of the data) is recorded."""
+        try:
+            return self.user_message(index)
+        except Exception as error:
+            if not is_item_failure(error):
+                raise
+            self._write(epoch, index, "error", mode=mode, error=describe_failure(error))
+            return None
 
     def _turn(self, epoch: int, index: int, history: list, user: dict, mode: str):
         turn = self.turns[index]

@@ -101,14 +101,22 @@ def _argument_problem(value: str, given: str, callers_words: str, earlier: list[
     return f"{missing[0]!r} is in no source the agent has by then (nor an earlier call)" if missing else ""
 
 
-def verify_benchmark_folder(folder) -> tuple[Optional[ConvBenchmark], list[str]]:
+def verify_benchmark_folder(folder, *, check_audio: bool = True) -> tuple[Optional[ConvBenchmark], list[str]]:
     """The importer's reading of `folder` (its refusal is a problem too; no benchmark then), then the
-    checks above."""
+    checks above. `check_audio`: each turn's WAV that is there read as the import reads it (an empty or
+    damaged clip, refused by the import, would otherwise pass here); a benchmark whose audio is not put
+    in place yet (published apart, or rendered by the build) is checked on its text."""
+    import dataclasses
+
+    from .importing import read_audio
     from .pyfiles import ConvBenchFormatError
     from .read import read_benchmark
 
     try:
-        benchmark = read_benchmark(Path(folder)).benchmark
+        read = read_benchmark(Path(folder))
+        present = [name for name in read.audio_files if (read.root / name).is_file()]
+        if check_audio and present:
+            read_audio(dataclasses.replace(read, audio_files=present), progress=False)
     except ConvBenchFormatError as error:
         return None, [str(error)]
-    return benchmark, check_benchmark(benchmark, str(folder))
+    return read.benchmark, check_benchmark(read.benchmark, str(folder))

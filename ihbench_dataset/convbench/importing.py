@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Optional
 
-from ..audio import repair_wav_sizes
+from ..audio import AudioError, decode_audio, repair_wav_sizes
 from ..builddir import BuildDir
 from ..errors import UsageError
 from .benchmark import ConvBenchmark, check_calls_against_tools, dumps
@@ -113,8 +113,13 @@ def read_audio(read: ReadBenchmark, progress: bool = True) -> list[dict]:
         data = repair_wav_sizes((root / relative).read_bytes())
         try:
             soundfile.info(io.BytesIO(data))
-        except Exception as error:  # libsndfile's own error type varies with its version
-            raise ConvBenchFormatError(f"{root / relative}: not a readable audio file ({error})") from None
+        except Exception:  # libsndfile's own error type varies with its version, and names its buffer object
+            raise ConvBenchFormatError(f"{root / relative}: not a readable audio file (not a WAV libsndfile "
+                                       "can open)") from None
+        try:  # an empty or NaN clip stopped the on-policy run at that turn, naming no file
+            decode_audio(data, where=str(root / relative))
+        except AudioError as error:
+            raise ConvBenchFormatError(str(error)) from None
         clips.append({"bytes": data, "path": Path(relative).name})
     return clips
 
