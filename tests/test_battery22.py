@@ -108,3 +108,17 @@ def test_a_damaged_turn_clip_is_a_failed_turn_naming_it(tmp_path):
     assert [(r["turn"], r["status"]) for r in records] == [(0, "answered"), (1, "error")]
     assert records[1]["error"].startswith(f"DamagedAudioError: {data} [bike_bench]: turn 1 (turn_001.wav): no audio "
                                           "(0 samples)"), records[1]["error"]
+
+
+@pytest.mark.parametrize("text, said", [
+    ('{"model": "m", "epochs": 1}', "expected a list of turn rows, as the Hub layout's benchmark/turns.json holds, "
+                                    "got a JSON dict"),
+    ('[{"x": 1}]', "not ConversationBench turn rows (no row has input_text)"),
+    ("[" + "9" * 5000 + "]", "a number too long to read"),
+])
+def test_a_json_file_that_is_no_turn_rows_is_named_as_such(text, said, tmp_path, capsys):
+    """Battery 22, N2: any .json (a run.json) was taken for Hub turn rows, and the user sent after --setup."""
+    path = tmp_path / "some.json"
+    path.write_text(text)
+    assert main(["convbench-import", str(path), "--out", str(tmp_path / "data"), "--quiet"]) == 2
+    assert f"{path}: {said}" in capsys.readouterr().err and not (tmp_path / "data").exists()

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..io import json_lines
+from ..io.json_object import TOO_DEEP, TOO_LONG_NUMBER
 from .benchmark import ConvBenchmark, ConvTurn, normalise_turn
 from .pyfiles import (
     ConvBenchFormatError,
@@ -66,6 +67,10 @@ def read_benchmark(path, *, setup=None, speaker: Optional[str] = None, name: Opt
     if rows_file is None:
         raise ConvBenchFormatError(_not_a_benchmark(path))
     if setup is None:
+        if not any("input_text" in row or "input" in row for _, row in _rows(rows_file)):  # some other JSON
+            raise ConvBenchFormatError(f"{rows_file}: not ConversationBench turn rows (no row has input_text); give a "
+                                       "benchmark folder (with turns.py), or the Hub layout's metadata.jsonl or "
+                                       "benchmark/turns.json")
         raise ConvBenchFormatError(f"{rows_file}: the Hub layout holds the turns only; give the benchmark folder of "
                                    "the published repository with --setup (its system.py, tools.py and turns.py give "
                                    "the instruction, the tools and the category mapping)")
@@ -200,9 +205,14 @@ def _rows(path: Path) -> list[tuple[int, dict]]:
             data = json.loads(text)
         except json.JSONDecodeError as error:
             raise ConvBenchFormatError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from None
+        except RecursionError:
+            raise ConvBenchFormatError(f"{path}: {TOO_DEEP}") from None
+        except ValueError:  # after JSONDecodeError: the interpreter's digit limit
+            raise ConvBenchFormatError(f"{path}: {TOO_LONG_NUMBER}") from None
         data = data.get("turns", data) if isinstance(data, dict) else data
         if not isinstance(data, list):
-            raise ConvBenchFormatError(f"{path}: expected a list of turn rows")
+            raise ConvBenchFormatError(f"{path}: expected a list of turn rows, as the Hub layout's "
+                                       f"benchmark/turns.json holds, got a JSON {type(data).__name__}")
         rows = list(enumerate(data))
     for where, row in rows:
         if not isinstance(row, dict):
