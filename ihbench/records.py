@@ -431,6 +431,9 @@ class RunInfo:
             except (ValueError, TypeError, AttributeError):
                 raise RecordError(f"field 'types' holds {kind!r}, which is not an interruption type (edited by "
                                   "hand?)") from None
+        if "barge_in" in data and not isinstance(data["barge_in"], dict):  # else read as a run of `ihbench run`
+            raise RecordError(f"field 'barge_in' must be an object (the settings `ihbench barge-in` wrote), got "
+                              f"{json.dumps(data['barge_in'])[:40]} (edited by hand?)")
         picked = _check(data, "item_ids", list, optional=True)
         if picked is not None and not all(isinstance(i, str) for i in picked):
             raise RecordError("field 'item_ids' must be a list of item ids (strings)")

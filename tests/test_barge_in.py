@@ -833,3 +833,20 @@ def test_simulator_calls_answered_from_the_cache_are_recorded_as_cached(built, t
     assert all(c["cached"] is False for r in rounds(tmp_path / "first") for c in r["calls"])
     calls = [c for r in rounds(tmp_path / "again") for c in r["calls"]]
     assert calls and all(c["cached"] is True for c in calls)
+
+
+@pytest.mark.parametrize("value", [None, []])
+def test_a_barge_in_section_of_run_json_that_is_no_object_is_named(value, played, tmp_path, capsys):
+    """Battery 22, N7: `"barge_in": null` made the report say the run's answers were gone (it read the folder
+    as an `ihbench run`'s), and barge-in call the folder another command's. Both now name run.json's field."""
+    import shutil
+
+    out = tmp_path / "run"
+    shutil.copytree(played[0], out)
+    info = json.loads((out / "run.json").read_text())
+    info["barge_in"] = value
+    (out / "run.json").write_text(json.dumps(info))
+    capsys.readouterr()
+    assert main(["report", str(out), "--out", str(tmp_path / "rep"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{out / 'run.json'}" in err and "field 'barge_in' must be an object" in err and "gone" not in err, err
