@@ -281,6 +281,7 @@ def test_a_report_stopped_says_what_it_did_with_the_earlier_report(when, tmp_pat
     said = "nothing of the report was written yet" if when == "before its first file" else \
         f"the report it was writing in {tmp_path / 'new'} is removed"
     assert f"{said}; the same command writes it again" in capsys.readouterr().err
+    assert not (tmp_path / "new").exists()  # battery 22, N6: a folder the stopped report made goes with it
 
 
 def test_a_space_runs_folder_that_is_a_file_is_refused_before_serving(tmp_path, monkeypatch, capsys):

@@ -18,11 +18,16 @@ FIGURES = {"per_type": "per_type.png", "depth": "depth.png", "dev_set": "dev_set
 _BEGUN: dict = {}  # report folders whose writing has begun in this process (their old figures are gone): whether
 #: an earlier report was there
 _STOPPED: list = []  # what a report stopped midway did with its folder, said by `ihbench report` (`stop_said`)
+_MADE: set = set()  # report folders this process made: a stopped report removes them whole, its mark too
 
 
 def begin_report(out: Path) -> Path:
+    new = not Path(out).exists()
     out = claim_output(out, "report")
     _BEGUN[Path(out).resolve()] = _holds_report(out)
+    _MADE.discard(Path(out).resolve())
+    if new:
+        _MADE.add(Path(out).resolve())
     for name in FIGURES.values():
         (out / name).unlink(missing_ok=True)
     return out
@@ -42,6 +47,8 @@ def one_writer(write):
             except BaseException:  # stopped midway: no half report (new figures beside the last one's text)
                 if out.resolve() in _BEGUN:  # a refusal before the first file leaves the folder as it was
                     remove_report(out)
+                    if out.resolve() in _MADE:  # made by this report: gone with it (its mark was all it held)
+                        _remove_made_folder(out)
                     _STOPPED.append(f"the report it was writing in {out} is removed" +
                                     (", with the one it was replacing" if _BEGUN[out.resolve()] else ""))
                 else:
@@ -62,6 +69,16 @@ def stop_said(args=None) -> str:
 
 def _holds_report(out: Path) -> bool:
     return any((Path(out) / name).exists() for name in ("summary.json", "report.md"))
+
+
+def _remove_made_folder(out: Path) -> None:
+    from ihbench.dataset.outputs import OUTPUT_MARKERS
+
+    (out / OUTPUT_MARKERS["report"]).unlink(missing_ok=True)
+    try:
+        out.rmdir()  # only when empty: a file someone put there meanwhile keeps it
+    except OSError:
+        pass
 
 
 def remove_report(out: Path) -> None:
