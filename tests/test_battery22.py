@@ -122,3 +122,43 @@ def test_a_json_file_that_is_no_turn_rows_is_named_as_such(text, said, tmp_path,
     path.write_text(text)
     assert main(["convbench-import", str(path), "--out", str(tmp_path / "data"), "--quiet"]) == 2
     assert f"{path}: {said}" in capsys.readouterr().err and not (tmp_path / "data").exists()
+
+
+def _with_a_silent_clip(built, tmp_path):
+    """A copy of the shared build whose first conversation's first user clip holds no sample, renamed by its
+    content and named so in the card, as a dataset edited with the toolkit's own conventions would be."""
+    import hashlib
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    data = tmp_path / "data"
+    shutil.copytree(built, data)
+    parquet = next((data / "conversations").glob("*.parquet"))
+    table = pq.read_table(parquet)
+    index = table.schema.get_field_index("user_turn_1_audio")
+    cells = table.column(index).to_pylist()
+    cells[0] = {"bytes": _silent_wav(), "path": cells[0]["path"]}
+    pq.write_table(table.set_column(index, table.schema.field(index),
+                                    pa.array(cells, type=table.schema.field(index).type)), parquet)
+    old = parquet.stem.split("-", 1)[1]
+    new = hashlib.sha256(parquet.read_bytes()).hexdigest()[:16]
+    parquet.rename(parquet.with_name(f"{parquet.stem.split('-', 1)[0]}-{new}.parquet"))
+    for name in ("README.md", "build_info.json"):
+        (data / name).write_text((data / name).read_text().replace(old, new))
+    return data
+
+
+def test_publishing_a_dataset_with_a_clip_a_run_refuses_is_refused_naming_it(built, tmp_path, capsys):
+    """Battery 20 Q2 / battery 22 #29, #43: a dataset with a 0-sample clip (which `run` and `export` refuse)
+    passed publish-dataset's and publish-space's pre-upload check ("checked readable before upload")."""
+    data = _with_a_silent_clip(built, tmp_path)
+    assert main(["publish-dataset", str(data), "--repo", "me/ds", "--dry-run", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "1 clip(s) a run would refuse: " in err and "column 'user_turn_1_audio': no audio (0 samples)" in err, err
+    assert "nothing was uploaded" in err
+    assert main(["publish-space", "--repo", "me/sp", "--data", str(data), "--dry-run", "--quiet",
+                 "--staging-dir", str(tmp_path / "stage")]) == 2
+    assert "column 'user_turn_1_audio': no audio (0 samples)" in capsys.readouterr().err
+    assert main(["publish-dataset", str(built), "--repo", "me/ds", "--dry-run", "--quiet"]) == 0

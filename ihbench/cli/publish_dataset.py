@@ -11,7 +11,7 @@ def add_parser(add) -> argparse.ArgumentParser:
 
     publish_data = add("publish-dataset", help="push a built dataset folder to the Hub as a dataset repository")
     publish_data.add_argument("data", type=data_source(),
-                              help="folder written by `ihbench build` (checked readable before upload)")
+                              help="folder written by `ihbench build` (checked readable, every clip decoded, before upload)")
     publish_data.add_argument("--repo", required=True, help="Hub dataset id, NAMESPACE/NAME")
     publish_data.add_argument("--private", action="store_true", help="create the repository as private")
     publish_data.add_argument("--dry-run", action="store_true", help="check and list, upload nothing")
@@ -22,7 +22,8 @@ def add_parser(add) -> argparse.ArgumentParser:
 def main(args: argparse.Namespace) -> int:
     from ihbench.publish import publish_dataset
 
-    plan = publish_dataset(args.data, args.repo, private=args.private, dry_run=args.dry_run)
+    plan = publish_dataset(args.data, args.repo, private=args.private, dry_run=args.dry_run,
+                           progress=not args.quiet)
     print_plan(plan, args.dry_run)
     if not args.dry_run:
         from ihbench.dataset.builddir import BuildDir

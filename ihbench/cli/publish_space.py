@@ -26,7 +26,7 @@ def main(args: argparse.Namespace) -> int:
     from ihbench.publish import publish_space
 
     plan = publish_space(args.repo, data=args.data, private=args.private, dry_run=args.dry_run,
-                         staging_dir=args.staging_dir)
+                         staging_dir=args.staging_dir, progress=not args.quiet)
     print_plan(plan, args.dry_run)
     if not args.dry_run:
         print(f"done: https://huggingface.co/spaces/{plan.repo_id}")

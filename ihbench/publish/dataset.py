@@ -32,7 +32,17 @@ def _check_files(build: BuildDir) -> None:
             raise UsageError(f"{problem}; nothing was uploaded")
 
 
-def check_readable(folder: Path) -> int:
+def _check_clips(folder: Path, items, progress: bool) -> None:
+    from ihbench.dataset.clip_check import unusable_clips
+
+    problems = unusable_clips(items, progress=progress)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise UsageError(f"{folder}: {len(problems)} clip(s) a run would refuse: {problems[0]}{more}; mend or rebuild "
+                         "the dataset; nothing was uploaded")
+
+
+def check_readable(folder: Path, *, progress: bool = False) -> int:
     from ihbench.dataset import load_items
 
     build = BuildDir(folder)
@@ -62,6 +72,7 @@ def check_readable(folder: Path) -> int:
             items = load_items(str(folder))
             if not items:
                 raise UsageError(f"{folder}: no interruption points; nothing was uploaded")
+            _check_clips(folder, items, progress)
             return len(items)
         contents = dataset_contents(str(folder))  # a ConversationBench or SID-Bench dataset alone
         for name, kind, _ in contents:
@@ -79,12 +90,12 @@ def check_readable(folder: Path) -> int:
 
 
 def publish_dataset(data_dir, repo_id: str, *, private: bool = False, dry_run: bool = False,
-                    token: Optional[str] = None, api=None) -> PublishPlan:
+                    token: Optional[str] = None, api=None, progress: bool = False) -> PublishPlan:
     folder = Path(data_dir).resolve()
     check_repo_id(repo_id)
     if not folder.is_dir():
         raise MissingFileError(f"{data_dir}: not a directory")
-    check_readable(folder)
+    check_readable(folder, progress=progress)
     files = BuildDir(folder).files()
     plan = PublishPlan(folder.name, repo_id, "dataset", folder, files)
     if not dry_run:

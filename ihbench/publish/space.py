@@ -107,7 +107,7 @@ def _write_card(target: Path, repo_id: str, data: Optional[str]) -> None:
     card.save(target / "README.md")
 
 
-def stage_space(repo_id: str, target: Path, *, data: Optional[str] = None) -> PublishPlan:
+def stage_space(repo_id: str, target: Path, *, data: Optional[str] = None, progress: bool = False) -> PublishPlan:
     """app.py, card, requirements.txt, packages.txt, the toolkit's packages, and the data
     (copied when `data` is a folder; a Hub id is set as the Space variable IHBENCH_DATA)."""
     check_repo_id(repo_id)
@@ -119,7 +119,7 @@ def stage_space(repo_id: str, target: Path, *, data: Optional[str] = None) -> Pu
         except DataSourceError as error:
             raise DataSourceError(f"--data: {error}") from None
     if data and Path(data).is_dir():
-        check_readable(Path(data).resolve())
+        check_readable(Path(data).resolve(), progress=progress)
         variables["IHBENCH_DATA"] = str(DATA_FOLDER)
     elif data:
         variables["IHBENCH_DATA"] = check_repo_id(data, "--data (not a folder, so a Hub dataset id)")
@@ -139,12 +139,13 @@ def stage_space(repo_id: str, target: Path, *, data: Optional[str] = None) -> Pu
 
 
 def publish_space(repo_id: str, *, data: Optional[str] = None, private: bool = False, dry_run: bool = False,
-                  token: Optional[str] = None, api=None, staging_dir: Optional[Path] = None) -> PublishPlan:
+                  token: Optional[str] = None, api=None, staging_dir: Optional[Path] = None,
+                  progress: bool = False) -> PublishPlan:
     check_repo_id(repo_id)
     with staging_lock(staging_dir):
         root = staging_root(staging_dir, "ihbench-space-")
         try:
-            plan = stage_space(repo_id, root, data=data)
+            plan = stage_space(repo_id, root, data=data, progress=progress)
             if staging_dir is not None:
                 mark_staged(root)
         except BaseException:

@@ -1,0 +1,38 @@
+"""Every clip of a dataset's interruption points decoded and checked as a run checks it, before the
+dataset is published: a clip that is no audio, NaN, one value throughout, or (heard by the model) empty
+or silent fails its points on every run, and on the Hub it fails everyone's. Each is named by its cell."""
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+
+from .audio import AudioError, check_samples
+from .audio_format import SAMPLING_RATE
+from .schema import EvalItem
+
+
+def unusable_clips(items: Iterable[EvalItem], *, progress: bool = False) -> list[str]:
+    """One line per clip a run would refuse (its cell, and why), each clip once however many points share it."""
+    from tqdm.auto import tqdm
+
+    clips: dict = {}  # a conversation's history clips are shared by its later points: decoded once
+    for item in items:
+        for message in item.history:
+            if message.role == "user" and message.audio is not None:
+                clips.setdefault(id(message.audio), (message.audio, True))
+        if item.interruption.audio is not None:
+            clips.setdefault(id(item.interruption.audio), (item.interruption.audio, True))
+        if item.interrupted.audio is not None:  # played in the Space, heard by no model: decodable is enough
+            clips.setdefault(id(item.interrupted.audio), (item.interrupted.audio, False))
+    problems = []
+    for clip, heard in tqdm(clips.values(), unit="clip", desc="checking the audio", disable=not progress):
+        where = clip.where or "a clip"
+        try:
+            samples = check_samples(clip.decode(SAMPLING_RATE), where)
+        except AudioError as error:
+            problems.append(str(error))
+            continue
+        if heard and (samples.size == 0 or not np.any(samples)):
+            problems.append(f"{where}: empty or silent (a model would hear nothing)")
+    return problems
