@@ -162,3 +162,30 @@ def test_publishing_a_dataset_with_a_clip_a_run_refuses_is_refused_naming_it(bui
                  "--staging-dir", str(tmp_path / "stage")]) == 2
     assert "column 'user_turn_1_audio': no audio (0 samples)" in capsys.readouterr().err
     assert main(["publish-dataset", str(built), "--repo", "me/ds", "--dry-run", "--quiet"]) == 0
+
+
+def test_a_metric_named_twice_is_refused(tmp_path, capsys):
+    """Battery 22 nit: `publish-metrics … apt apt` staged and listed me/apt twice."""
+    assert main(["publish-metrics", "--namespace", "me", "--dry-run", "apt", "fir", "apt",
+                 "--staging-dir", str(tmp_path / "stage")]) == 2
+    assert "metric(s) named twice: apt; name each once" in capsys.readouterr().err
+    assert not (tmp_path / "stage").exists()
+
+
+def test_what_a_stopped_turns_or_barge_in_says_it_kept_is_what_it_kept(tmp_path):
+    """Battery 22 nits: `turns` stopped before its first recording said "what was written is kept"; barge-in
+    said "goes on from there" where a conversation stopped midway is played again from its start."""
+    import argparse
+
+    from ihbench.cli import build_parser
+    from ihbench.cli.turns import _stopped
+
+    out = tmp_path / "turns"
+    args = argparse.Namespace(out=str(out))
+    assert _stopped(args).startswith("no recording was finished")
+    (out / "call-1").mkdir(parents=True)
+    (out / "call-1" / "events.json").write_text("{}")
+    assert _stopped(args).startswith("the 1 recording(s) analysed are kept")
+    parsed = build_parser().parse_args(["barge-in", "--data", "d", "--model", "openai", "--model-path", "m",
+                                        "--sim-model", "s", "--out", str(tmp_path / "b")])
+    assert "(one stopped midway from its start)" in parsed.stopped

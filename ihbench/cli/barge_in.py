@@ -51,7 +51,9 @@ def add_parser(add) -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, type=path("folder"), help="run directory (resumed when it exists)")
     p.add_argument("--allow-endpoint-change", action="store_true",
                    help="resume a run whose --base-url changed (only when the new server serves the same model)")
-    p.set_defaults(func=main, resumes=True)
+    p.set_defaults(func=main, resumes=True,  # a conversation's rounds count once its closing record is written
+                   stopped="the conversations played to their end are kept, and the same command plays the others "
+                           "(one stopped midway from its start)")
     return p
 
 

@@ -29,8 +29,18 @@ def add_parser(add) -> argparse.ArgumentParser:
     p.add_argument("--model-name", type=model_name(), metavar="NAME", help="name of the AI system recorded, for `ihbench report` (default: none)")
     p.add_argument("--out", required=True, type=path("folder"), metavar="DIR",
                    help="output folder: summary.json and per recording events.json and timeline.png")
-    p.set_defaults(func=main, resumes=True)
+    p.set_defaults(func=main, resumes=True, stopped=_stopped)
     return p
+
+
+def _stopped(args) -> str:
+    """What a stopped `turns` kept: the recordings whose events.json it wrote (none, early on)."""
+    from pathlib import Path
+
+    done = len(list(Path(args.out).glob("*/events.json"))) if Path(args.out).is_dir() else 0
+    if not done:
+        return "no recording was finished, so nothing of them was written; the same command starts again"
+    return f"the {done} recording(s) analysed are kept, and the same command goes on from there"
 
 
 def _mean(figure: dict, unit: str = " s") -> str:

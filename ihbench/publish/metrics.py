@@ -60,6 +60,9 @@ def publish_metrics(namespace: str, names: Optional[Sequence[str]] = None, *, dr
     unknown = sorted(set(names) - set(available))
     if unknown:
         raise UsageError(f"unknown metric(s) {', '.join(unknown)}; available: {', '.join(available)}")
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:  # staged and uploaded twice otherwise
+        raise UsageError(f"metric(s) named twice: {', '.join(twice)}; name each once")
     check_namespace(namespace, names=names)
     with staging_lock(staging_dir):
         root = staging_root(staging_dir, "ihbench-metrics-")
