@@ -40,8 +40,13 @@ def interruption_row(item: EvalItem) -> dict:
 
 def items_from_interruption_rows(rows: Iterable[Mapping[str, Any]], *, source: str = "<dataset>") -> list[EvalItem]:
     items = []
+    rows_of: dict[str, int] = {}  # a point's id names one point: two answered under one id, one was lost
     for index, raw in enumerate(rows):
         row = _Row(raw, source, index)
+        point = row.words("id", "(a point is found by it)")
+        if point in rows_of:
+            raise row.error("id", f"repeats {point!r} (also row {rows_of[point]}); each point's id is its own")
+        rows_of[point] = index
         try:
             kind = canonical_interruption_type(row.get("interruption_type"))
         except ValueError as error:
@@ -54,7 +59,7 @@ def items_from_interruption_rows(rows: Iterable[Mapping[str, Any]], *, source: s
                                    _clip(message.get("audio"), f"{row.label}: column 'history[{position}].audio'")))
         items.append(
             EvalItem(
-                id=row.words("id", "(a point is found by it)"),
+                id=point,
                 conversation_id=row.words("conversation_id", "(every point's id begins with it)"),
                 domain=row.get("domain"),
                 goal=row.get("goal"),

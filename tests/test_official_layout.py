@@ -120,3 +120,15 @@ def test_the_long_layout_names_the_same_blank_texts(column, said):
     rows[0][column] = [" "] if column == "rq_rubrics" else ""
     with pytest.raises(SchemaError, match=re.escape(f"column {column!r} {said}")):
         items_from_interruption_rows(rows)
+
+
+def test_the_long_layout_refuses_a_point_id_given_twice():
+    """Battery 23, S1: two rows of one id were both answered under it (one point lost to the judge)."""
+    from ihbench.dataset.long import interruption_row, items_from_interruption_rows
+
+    items = load_items(datasets.Dataset.from_list(official_rows(), features=official_features()))
+    rows = [interruption_row(item) for item in items]
+    rows[0]["id"] = rows[1]["id"]
+    with pytest.raises(SchemaError, match=re.escape(f"row 1 (conversation {rows[1]['conversation_id']}): column 'id' "
+                                                    f"repeats {rows[1]['id']!r} (also row 0)")):
+        items_from_interruption_rows(rows)
