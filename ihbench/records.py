@@ -36,6 +36,12 @@ class RecordError(ValueError):
     """Why a line cannot be used; the reader reports it with the file and line."""
 
 
+def failed_on_data_audio(error: Optional[str]) -> bool:
+    """A failure on the data's own audio (a clip damaged or silent, `loaders.base`'s DamagedAudioError and
+    EmptyAudioError), as a record's error says it: a rerun fails it again until the dataset is mended."""
+    return (error or "").startswith(("DamagedAudioError", "EmptyAudioError"))
+
+
 def _check(data: dict, name: str, kinds, *, optional: bool = False) -> Any:
     if name not in data:
         if optional:
@@ -107,9 +113,7 @@ class ResponseRecord:
 
     @property
     def on_data_audio(self) -> bool:
-        """Failed on the data's own audio (a clip damaged or silent, `loaders.base`'s DamagedAudioError and
-        EmptyAudioError): a rerun fails it again until the dataset is mended."""
-        return (self.error or "").startswith(("DamagedAudioError", "EmptyAudioError"))
+        return failed_on_data_audio(self.error)
 
     @property
     def digest(self) -> str:

@@ -102,7 +102,8 @@ def test_a_damaged_turn_clip_is_a_failed_turn_naming_it(tmp_path):
     with OpenAITestServer() as server:
         spec = ConvRunSpec(loader="openai", model_path="m", data=str(data), config="bike_bench", out=tmp_path / "run",
                            only_turns=[0, 1, 2], loader_options={"base_url": server.base_url})
-        run_convbench(spec, benchmark=benchmark, progress=False)
+        summary = run_convbench(spec, benchmark=benchmark, progress=False)
+        assert summary.errors == 1 and summary.on_data_audio == 1  # battery 23: said apart, as it fails again
         assert len(server.requests) == 1  # turn 0 only: the conversation stops at the failed turn
     records = [json.loads(line) for line in (tmp_path / "run" / "responses.jsonl").open()]
     assert [(r["turn"], r["status"]) for r in records] == [(0, "answered"), (1, "error")]

@@ -138,5 +138,9 @@ def _run_convbench(args: argparse.Namespace, generation: dict, options: dict) ->
     print(f"{summary.out}: {summary.conversations} conversation(s), {summary.written} turn record(s) written, "
           f"{summary.skipped} turn(s) already done, {summary.errors} stopped on a failed turn, {summary.planned} turns "
           f"planned ({summary.seconds:.1f} s)")
+    if summary.on_data_audio:  # retried in vain: the fault is the dataset's
+        print(f"note: {summary.on_data_audio} of them stopped on a turn whose audio in the dataset is damaged or "
+              "silent (the error names the config, turn and file): they fail again until the dataset is mended or "
+              "imported again")
     return incomplete("run", summary.errors, summary.conversations, "conversation(s)",
                       f"{summary.out}/responses.jsonl")

@@ -73,6 +73,7 @@ class ConvRunSummary:
     skipped: int
     errors: int  # conversations that stopped on a failed turn (tried again by the next run)
     seconds: float
+    on_data_audio: int = 0  # of those, stopped on a clip of the data that is damaged or silent (fail again)
 
 
 def benchmark_hash(benchmark) -> str:
@@ -189,9 +190,13 @@ def _run_locked(spec, run_dir: RunDir, identity: dict, generation, benchmark, ta
     if spec.rehydrate:  # an on-policy conversation wrote its epoch's files as it ended; rehydrated turns share them
         for epoch in range(spec.epochs):
             player.write_epoch(epoch)
+    from ihbench.records import failed_on_data_audio
+
+    stopped = [r for r in player.latest.values() if r.status == "error" and r.turn in targets]
     return ConvRunSummary(out=run_dir.path, conversations=len(conversations), planned=planned,
                           written=player.written, skipped=player.kept, errors=sum(1 for failed in outcomes if failed),
-                          seconds=time.perf_counter() - started)
+                          seconds=time.perf_counter() - started,
+                          on_data_audio=sum(failed_on_data_audio(r.error) for r in stopped))
 
 
 def _records(run_dir: RunDir) -> list[TurnRecord]:
