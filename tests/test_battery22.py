@@ -190,3 +190,20 @@ def test_what_a_stopped_turns_or_barge_in_says_it_kept_is_what_it_kept(tmp_path)
     parsed = build_parser().parse_args(["barge-in", "--data", "d", "--model", "openai", "--model-path", "m",
                                         "--sim-model", "s", "--out", str(tmp_path / "b")])
     assert "(one stopped midway from its start)" in parsed.stopped
+
+
+def test_a_full_disk_says_where_it_was_writing_and_what_is_kept(answered_run, tmp_path, capsys, monkeypatch):
+    """Battery 23, S3: every ENOSPC was the bare "error: No space left on device", naming no folder and not
+    what was kept. (The full disk is a STAND-IN: the judge's writer raises the system's error.)"""
+    import errno
+
+    import ihbench.judge as judge
+
+    async def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(judge, "judge_run", full)
+    assert main(["judge", str(answered_run), "--judge-model", "j", "--judge-base-url", "http://127.0.0.1:9/v1",
+                 "--cache", str(tmp_path / "c.sqlite"), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"ihbench judge: error: No space left on device (writing in {answered_run}); free some space: whole records "
+        "written so far are kept, and the same command goes on from them")

@@ -164,7 +164,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if _debug(args):
             traceback.print_exc()
         where = f": {error.filename}" if error.filename else ""
-        print(f"ihbench {args.command}: error: {error.strerror or error}{where}", file=sys.stderr)
+        print(f"ihbench {args.command}: error: {error.strerror or error}{where}{_full_disk(args, error)}",
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt as stop:  # Ctrl-C, or `kill`, `timeout`, a CI cancel (`Terminated`): locks and caches
         # closed on the way out; only the commands that record their work as they go (`resumes`) can go on
@@ -192,6 +193,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         logger.removeHandler(handler)
         logger.setLevel(saved[0])
         logger.propagate = saved[1]
+
+
+def _full_disk(args, error: OSError) -> str:
+    """A full disk said with where the command was writing and what it kept: the system's words name no file
+    when a write or a close fails."""
+    import errno
+
+    if error.errno != errno.ENOSPC:
+        return ""
+    out = getattr(args, "out", None) or getattr(args, "run", None)
+    where = f" (writing in {out})" if out else ""
+    resumes = getattr(args, "resumes", False)
+    kept = "whole records written so far are kept, and the same command goes on from them" \
+        if (resumes(args) if callable(resumes) else resumes) else "the same command starts again"
+    return f"{where}; free some space: {kept}"
 
 
 def _printable_anywhere() -> None:
