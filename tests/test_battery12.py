@@ -500,6 +500,10 @@ def test_an_answer_holding_a_lone_surrogate_is_recorded_not_a_crash(official, tm
     ("cut line 3", r"metadata.jsonl:3: not valid JSON \("),
     ("drop turn 2", r"metadata.jsonl: no row for turn_id 2; the turns are one conversation"),
     ("drop the last", r"metadata.jsonl: no row for turn_id 4 \(.* has 5 turns\)"),
+    # battery 23, S4 (P2): a gap of a billion turns was listed in memory (24 GB, then the OOM killer)
+    ("turn_id 1000000000", r"metadata.jsonl: turn_id 1000000000 is far past the 5 row\(s\) of the file"),
+    # battery 23, S5: a row's audio_file led the import to any file of the machine
+    ("audio_file ../../../etc/hostname", r"row \d+: `audio_file` '../../../etc/hostname' leaves the benchmark's folder"),
 ])
 def test_hub_rows_with_a_damaged_or_missing_row_are_refused_naming_it(damage, said, tmp_path):
     """H25, H26: a cut line in metadata.jsonl was reported at line 1; a row deleted (or the last one lost)
@@ -515,8 +519,17 @@ def test_hub_rows_with_a_damaged_or_missing_row_are_refused_naming_it(damage, sa
         lines[2] = lines[2][:40]
     elif damage == "drop turn 2":
         del lines[2]
-    else:
+    elif damage == "drop the last":
         del lines[-1]
+    else:
+        import json
+
+        row = json.loads(lines[-1])
+        if damage.startswith("audio_file"):
+            row["audio_file"] = damage.split()[1]
+        else:
+            row["turn_id"] = 10 ** 9
+        lines[-1] = json.dumps(row)
     rows.write_text("\n".join(lines) + "\n")
     with pytest.raises(ConvBenchFormatError, match=said):
         read_benchmark(rows.parent, setup=folder)

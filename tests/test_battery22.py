@@ -125,8 +125,8 @@ def test_a_json_file_that_is_no_turn_rows_is_named_as_such(text, said, tmp_path,
     assert f"{path}: {said}" in capsys.readouterr().err and not (tmp_path / "data").exists()
 
 
-def _with_a_silent_clip(built, tmp_path):
-    """A copy of the shared build whose first conversation's first user clip holds no sample, renamed by its
+def _with_a_silent_clip(built, tmp_path, config="conversations", column="user_turn_1_audio"):
+    """A copy of the shared build whose first row's `column` in `config` holds no sample, renamed by its
     content and named so in the card, as a dataset edited with the toolkit's own conventions would be."""
     import hashlib
     import shutil
@@ -136,9 +136,9 @@ def _with_a_silent_clip(built, tmp_path):
 
     data = tmp_path / "data"
     shutil.copytree(built, data)
-    parquet = next((data / "conversations").glob("*.parquet"))
+    parquet = next((data / config).glob("*.parquet"))
     table = pq.read_table(parquet)
-    index = table.schema.get_field_index("user_turn_1_audio")
+    index = table.schema.get_field_index(column)
     cells = table.column(index).to_pylist()
     cells[0] = {"bytes": _silent_wav(), "path": cells[0]["path"]}
     pq.write_table(table.set_column(index, table.schema.field(index),
@@ -207,3 +207,12 @@ def test_a_full_disk_says_where_it_was_writing_and_what_is_kept(answered_run, tm
     assert capsys.readouterr().err.strip() == (
         f"ihbench judge: error: No space left on device (writing in {answered_run}); free some space: whole records "
         "written so far are kept, and the same command goes on from them")
+
+
+def test_publishing_checks_the_clips_of_the_long_layout_too(built, tmp_path, capsys):
+    """Battery 23, S7: the pre-upload check decoded the conversations config's clips only; a clip that
+    `run --config interruptions` refuses was published."""
+    data = _with_a_silent_clip(built, tmp_path, "interruptions", "interruption_audio")
+    assert main(["publish-dataset", str(data), "--repo", "me/ds", "--dry-run", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "[interruptions]: row 0" in err and "column 'interruption_audio': no audio (0 samples)" in err, err

@@ -72,7 +72,12 @@ def check_readable(folder: Path, *, progress: bool = False) -> int:
             items = load_items(str(folder))
             if not items:
                 raise UsageError(f"{folder}: no interruption points; nothing was uploaded")
-            _check_clips(folder, items, progress)
+            from ihbench.dataset.long import INTERRUPTIONS_CONFIG
+
+            # the long layout holds its own copy of every clip, which `run --config interruptions` reads
+            long = load_items(str(folder), config=INTERRUPTIONS_CONFIG) \
+                if INTERRUPTIONS_CONFIG in build.config_names() else []
+            _check_clips(folder, items + long, progress)
             return len(items)
         contents = dataset_contents(str(folder))  # a ConversationBench or SID-Bench dataset alone
         for name, kind, _ in contents:

@@ -173,8 +173,15 @@ def _read_hub_rows(path: Path, setup: ReadBenchmark, speaker: Optional[str], nam
     ids = [turn.index for turn in turns]
     if len(set(ids)) != len(ids):
         raise ConvBenchFormatError(f"{path}: a turn_id appears twice; one row per turn (and speaker)")
-    # one conversation, played turn by turn: a row lost (a cut download, a deleted line) is a gap in it
-    expected = set(range(max(max(ids) + 1, len(base.turns))))
+    # one conversation, played turn by turn: a row lost (a cut download, a deleted line) is a gap in it.
+    # Counted, not listed, past the rows there are: a turn_id of 10**9 would list a billion missing turns
+    last = max(max(ids) + 1, len(base.turns))
+    if last > len(ids) + len(base.turns):
+        far = max(ids)
+        raise ConvBenchFormatError(f"{path}: turn_id {far} is far past the {len(ids)} row(s) of the file "
+                                   f"({setup.root} has {len(base.turns)} turns): a number edited or damaged; "
+                                   "download the file again")
+    expected = set(range(last))
     missing = sorted(expected - set(ids))
     if missing:
         shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
