@@ -87,10 +87,25 @@ def visitor_run_path(typed: str) -> Path:
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
+#: the longest name typed into a page (a served model's name, a Hub id, a judge): each is written into every
+#: record of the run and sent with every request, so a visitor's 3 MB name wrote megabytes per call
+MAX_TYPED_NAME = 256
+
+
+def typed_name(text: str, what: str) -> str:
+    """A name typed into a page, stripped, of a sane length and one line."""
+    text = text.strip()
+    if len(text) > MAX_TYPED_NAME:
+        raise UserError(f"the {what} is {len(text):,} characters long; at most {MAX_TYPED_NAME}")
+    if not text.isprintable():
+        raise UserError(f"the {what} holds a line break or a control character")
+    return text
+
+
 def visitor_model(model_path: str) -> str:
     """A model typed into a page: served to others, a Hub id only (a folder of the server is not loaded
     for a visitor, and its answer would tell which folders exist); locally, any path or id."""
-    model_path = model_path.strip()
+    model_path = typed_name(model_path, "model path")
     if served_to_others() and (not _HUB_ID.match(model_path) or ".." in model_path):
         raise UserError("this Space loads models by their Hub id (owner/name), not from folders of its server")
     return model_path
@@ -255,7 +270,7 @@ def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], doma
 
     if not model_path or not model_path.strip():
         raise UserError("enter a model path or id")
-    model_path = model_path.strip() if loader_name == "openai" else visitor_model(model_path)  # openai: a name
+    model_path = typed_name(model_path, "model name") if loader_name == "openai" else visitor_model(model_path)
     items = select(kind, domain, count)
     by_id = {item.id: item for item in items}
     options = server_options("server URL", base_url) if loader_name == "openai" else {}
@@ -445,7 +460,8 @@ def judge_run_dir(run_dir: Optional[str], judge_base_url: str, judge_model: str)
     if not judge_base_url or not judge_model:
         raise UserError("set the judge endpoint and model")
     server = server_options("judge endpoint", judge_base_url)
-    backend = OpenAICompatibleLLM(judge_model.strip(), base_url=server["base_url"], api_key_env=server["api_key_env"],
+    judge_model = typed_name(judge_model, "judge model")
+    backend = OpenAICompatibleLLM(judge_model, base_url=server["base_url"], api_key_env=server["api_key_env"],
                                   timeout=60)
 
     async def go():
@@ -459,7 +475,7 @@ def judge_run_dir(run_dir: Optional[str], judge_base_url: str, judge_model: str)
     except OtherJudgeError as error:  # the CLI's way out (--out) is no field of this page
         raise UserError(f"this run holds verdicts by {', '.join(error.judges)}, and the Space keeps one judge's "
                         f"verdicts per run: judge it with that model, or run the model again (a new run) to judge "
-                        f"with {judge_model.strip()}") from None
+                        f"with {judge_model}") from None
     except Exception as error:  # an unreachable judge is judge_error inside judge_run, not an exception
         raise _failure("the run could not be judged", error) from None
     if summary.judged == 0 and not summary.judge_errors and not summary.skipped:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Iterator, NamedTuple, Optional
 
 from ihbench.ui import (UserError, _failure, data_dir, new_run_folder, playable, runs_dir, server_options,
-                        visitor_model, visitor_run_path)
+                        typed_name, visitor_model, visitor_run_path)
 
 IN_HOUSE = "convbench_dev"
 MAX_TURNS = 10
@@ -316,7 +316,8 @@ def run_stream(loader_name: str, model_path: Optional[str], tiny: bool, base_url
 
     if not tiny and not (model_path and model_path.strip()):
         raise UserError("enter a model path or id, or tick the tiny model")
-    typed = None if tiny else model_path.strip() if loader_name == "openai" else visitor_model(model_path)
+    typed = None if tiny else typed_name(model_path, "model name") if loader_name == "openai" else \
+        visitor_model(model_path)
     if in_house_problem():
         raise UserError(f"the Space's dataset has no in-house ConversationBench ({IN_HOUSE})")
     yield "Preparing the model and the benchmark…", None

@@ -216,3 +216,21 @@ def test_publishing_checks_the_clips_of_the_long_layout_too(built, tmp_path, cap
     assert main(["publish-dataset", str(data), "--repo", "me/ds", "--dry-run", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "[interruptions]: row 0" in err and "column 'interruption_audio': no audio (0 samples)" in err, err
+
+
+def test_a_name_typed_into_the_space_is_bounded(built, monkeypatch, tmp_path):
+    """Battery 23, S6 (P2): a 3 MB judge or model name from a Space visitor was written into every record of
+    the run (15-21 MB per call) and sent with every request to the owner's endpoint."""
+    from ihbench import ui
+
+    monkeypatch.setenv("IHBENCH_DATA", str(built))
+    monkeypatch.setenv("IHBENCH_RUNS", str(tmp_path / "runs"))
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "run.json").write_text("{}")
+    with pytest.raises(ui.UserError, match="the judge model is 3,000,000 characters long; at most 256"):
+        ui.judge_run_dir(str(tmp_path / "run"), "http://127.0.0.1:9/v1", "y" * 3_000_000)
+    with pytest.raises(ui.UserError, match="the model name is 300 characters long; at most 256"):
+        list(ui.evaluate_stream("openai", "p" * 300, None, None, 2, 1, 16, "http://127.0.0.1:9/v1"))
+    with pytest.raises(ui.UserError, match="holds a line break"):
+        ui.visitor_model("owner/name\nx")
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
