@@ -220,7 +220,7 @@ def _refuse_inside(path, what: str, own: Path) -> None:
 
 
 def check_cache_path(path: Union[str, os.PathLike], what: str, *, file: bool,
-                     dataset: Optional[Union[str, os.PathLike]] = None) -> None:
+                     dataset: Optional[Union[str, os.PathLike]] = None, writes: bool = False) -> None:
     """A cache (an LLM answer file, a folder of rendered clips) may live anywhere a user likes but
     inside one of the toolkit's own folders, as an output may not: in a dataset folder
     `ihbench publish-dataset` would upload it; in a run, a turns output or a model folder it is
@@ -248,7 +248,10 @@ def check_cache_path(path: Union[str, os.PathLike], what: str, *, file: bool,
     for folder, described in _kept_elsewhere():  # the installed package: `publish-space` ships its files
         if described == INSTALLED and (own == folder or folder in own.parents):
             raise OutputPathError(f"{what}: {path} is inside {described} ({folder}); give a folder of your own")
-    if not (file and target.exists()):  # made on the first answer kept: a read-only disk said now, not then
+    # `writes`: the command will write there (an LLM answer cache, made on the first answer kept): a read-only
+    # disk or a file in the way said now, not after paid calls. A library's cache is only read by many
+    # commands (models from a read-only shared HF cache): never required to take a new entry
+    if writes and not (file and target.exists()):
         existing = next(folder for folder in (own, *own.parents) if folder.exists())
         if not existing.is_dir():
             raise OutputPathError(f"{what}: {path} is a file, not a folder" if existing == target else  # a folder's

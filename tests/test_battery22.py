@@ -234,3 +234,12 @@ def test_a_name_typed_into_the_space_is_bounded(built, monkeypatch, tmp_path):
     with pytest.raises(ui.UserError, match="holds a line break"):
         ui.visitor_model("owner/name\nx")
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_a_read_only_library_cache_is_no_reason_to_refuse_a_command(built, monkeypatch, capsys):
+    """The check of battery 22's N4 first asked every cache folder to take a new entry, the libraries' too: a
+    shared read-only HF_HUB_CACHE (models downloaded once for a cluster) refused every command. Only a
+    cache the command writes is asked. (/proc stands in for a folder that takes no new entry.)"""
+    monkeypatch.setenv("HF_HUB_CACHE", "/proc")
+    assert main(["info", str(built)]) == 0
+    assert "HF_HUB_CACHE" not in capsys.readouterr().err

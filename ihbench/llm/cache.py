@@ -64,7 +64,8 @@ class LLMCache:
             raise CacheFileError(f"{self.path}: is a folder; the cache is one SQLite file "
                                  f"(e.g. {self.path / default_cache_path().name})")
         if not read_only:  # never written inside a dataset folder: it would be uploaded (looking is harmless)
-            check_cache_path(self.path, "--cache" if path else "IHBENCH_CACHE (its judge_cache.sqlite)", file=True)
+            check_cache_path(self.path, "--cache" if path else "IHBENCH_CACHE (its judge_cache.sqlite)", file=True,
+                             writes=True)
         self._clock = clock
         self._db: Optional[sqlite3.Connection] = None
         self.empty = False  # read-only: the file holds no table yet (a new or 0-byte file)
