@@ -101,8 +101,8 @@ class RunDir:
                 raise RunDirError(f"{self.path}: no such folder; give a run folder (`ihbench run --out` makes one)")
             what = described_folder(self.path)
             if what:  # a SID or turns output needs no judge: its report is the next step
-                after = f"; `{command_line('ihbench', 'report', self.path)}` reports it" if folder_kind(self.path) in ("sid", "turns") \
-                    else ""
+                after = f"; `{command_line('ihbench', 'report', self.path)}` reports it" \
+                    if folder_kind(self.path) in ("sid", "turns") else ""
                 raise RunDirError(f"{self.path}: is {what}, not a run (no {RUN_JSON}){after}")
             raise RunDirError(f"{self.path}: not a run directory (no {RUN_JSON}); run `ihbench run` first")
         check_regular(self.info_path, "the JSON file `ihbench run` writes", RunDirError)

@@ -141,7 +141,8 @@ def _not_scored(run: dict) -> list[str]:
                          "file, row and column): they fail again until the dataset is mended or rebuilt")
     judge_failed = sum((run.get("judge_errors") or {}).values())  # as failed responses: said, not scored
     if judge_failed:
-        parts.append(f"{judge_failed} judgment(s) failed (judge_error), not scored (`{command_line('ihbench', 'judge', run['run'])}` "
+        again = command_line("ihbench", "judge", run["run"])
+        parts.append(f"{judge_failed} judgment(s) failed (judge_error), not scored (`{again}` "
                      "tries them again)")
     return parts
 
@@ -216,7 +217,8 @@ def _convbench_next(summary: dict) -> str:
         steps.append(f"{counts['unfinished']} stopped on a failed turn in the run: `ihbench run` with the same "
                      "options plays them again, then `ihbench judge`")
     if counts["judge_error"]:
-        steps.append(f"{counts['judge_error']} ended in judge_error: `{command_line('ihbench', 'judge', run)}` tries them again")
+        steps.append(f"{counts['judge_error']} ended in judge_error: `{command_line('ihbench', 'judge', run)}` "
+                     "tries them again")
     if counts["not_judged"] + counts["judged_before_replay"] or not steps:
         steps.append(f"run `{command_line('ihbench', 'judge', run)}` first")
     return "; ".join(steps)
