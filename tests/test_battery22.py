@@ -147,7 +147,8 @@ def _with_a_silent_clip(built, tmp_path, config="conversations", column="user_tu
     new = hashlib.sha256(parquet.read_bytes()).hexdigest()[:16]
     parquet.rename(parquet.with_name(f"{parquet.stem.split('-', 1)[0]}-{new}.parquet"))
     for name in ("README.md", "build_info.json"):
-        (data / name).write_text((data / name).read_text().replace(old, new))
+        if (data / name).exists():  # an imported dataset has the card only
+            (data / name).write_text((data / name).read_text().replace(old, new))
     return data
 
 
@@ -243,3 +244,30 @@ def test_a_read_only_library_cache_is_no_reason_to_refuse_a_command(built, monke
     monkeypatch.setenv("HF_HUB_CACHE", "/proc")
     assert main(["info", str(built)]) == 0
     assert "HF_HUB_CACHE" not in capsys.readouterr().err
+
+
+def test_judge_and_report_say_a_conversation_stopped_on_the_datas_clip_fails_again(tmp_path, capsys):
+    """Battery 24, T1: after a ConversationBench run stopped on a damaged clip of the dataset, judge and report
+    still advised running it again, which fails the same way."""
+    from convbench_layout import write_benchmark_folder
+
+    from ihbench.dataset.convbench import import_convbench
+
+    source = tmp_path / "imported"
+    import_convbench(write_benchmark_folder(tmp_path / "repo"), source, progress=False)
+    data = _with_a_silent_clip(source, tmp_path, "bike_bench", "audio")
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--base-url", server.base_url, "--data",
+                     str(data), "--config", "bike_bench", "--only-turns", "0,1", "--epochs", "1", "--out",
+                     str(tmp_path / "run"), "--quiet"]) == 1
+    said = capsys.readouterr().out
+    assert "note: 1 of them: they stopped on a turn whose audio in the dataset is damaged or silent" in said, said
+    with OpenAITestServer() as judge:
+        main(["judge", str(tmp_path / "run"), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
+              str(tmp_path / "c.sqlite"), "--quiet"])
+    said = capsys.readouterr().out
+    assert "1 conversation(s) stopped on a failed turn and are not judged; they stopped on a turn whose audio" in said
+    assert "plays them again" not in said
+    main(["report", str(tmp_path / "run"), "--out", str(tmp_path / "rep"), "--quiet"])
+    said = "".join(capsys.readouterr())
+    assert "1 stopped on a failed turn in the run; they stopped on a turn whose audio" in said, said

@@ -10,6 +10,11 @@ from pathlib import Path
 from typing import Optional
 
 
+#: why a ConversationBench conversation stopped on the data's own clip is not played again by a rerun
+DATA_AUDIO = ("they stopped on a turn whose audio in the dataset is damaged or silent (the run's error names its "
+              "config, turn and file): they fail again until the dataset is mended or imported again")
+
+
 def notes(args: argparse.Namespace, lines) -> None:
     """What a command noticed but did not stop for, one `note:` line each; --quiet hides them."""
     if not args.quiet:

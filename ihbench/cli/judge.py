@@ -5,6 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from .common import DATA_AUDIO
 
 #: seconds a judge request may take on a server (--timeout)
 DEFAULT_TIMEOUT = 60.0
@@ -166,9 +167,12 @@ def _judge_convbench(args, backend, cache) -> int:
     if writer:  # the run is still playing them: nothing failed
         print(f"note: {s.unfinished} conversation(s) are not finished yet and are not judged: the run is being "
               f"played now ({writer}); judge again when it ends")
+    elif s.unfinished == s.on_data_audio:  # a rerun cannot help: the data's clip is the fault
+        print(f"note: {s.unfinished} conversation(s) stopped on a failed turn and are not judged; {DATA_AUDIO}")
     elif s.unfinished:
         print(f"note: {s.unfinished} conversation(s) stopped on a failed turn and are not judged; `ihbench run` with "
-              "the same options plays them again")
+              "the same options plays them again"
+              + (f" ({s.on_data_audio} of them: {DATA_AUDIO})" if s.on_data_audio else ""))
     return incomplete("judge", s.judge_errors, s.judged + s.judge_errors, "conversation(s)", s.path)
 
 

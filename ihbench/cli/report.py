@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ihbench.dataset.errors import command_line
 
-from .common import notes
+from .common import DATA_AUDIO, notes
 
 
 def add_parser(add) -> argparse.ArgumentParser:
@@ -213,9 +213,13 @@ def _convbench_next(summary: dict) -> str:
     if counts["unfinished"] and summary.get("being_played_by"):
         steps.append(f"{counts['unfinished']} not finished yet: the run is being played now "
                      f"({summary['being_played_by']}); judge and report it when it ends")
+    elif counts["unfinished"] == summary.get("on_data_audio"):  # a rerun cannot help: the data's clip is the fault
+        steps.append(f"{counts['unfinished']} stopped on a failed turn in the run; {DATA_AUDIO}")
     elif counts["unfinished"]:
+        on_data = summary.get("on_data_audio")
         steps.append(f"{counts['unfinished']} stopped on a failed turn in the run: `ihbench run` with the same "
-                     "options plays them again, then `ihbench judge`")
+                     "options plays them again, then `ihbench judge`"
+                     + (f" ({on_data} of them: {DATA_AUDIO})" if on_data else ""))
     if counts["judge_error"]:
         steps.append(f"{counts['judge_error']} ended in judge_error: `{command_line('ihbench', 'judge', run)}` "
                      "tries them again")

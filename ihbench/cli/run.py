@@ -119,7 +119,7 @@ def main(args: argparse.Namespace) -> int:
 
 def _run_convbench(args: argparse.Namespace, generation: dict, options: dict) -> int:
     """A ConversationBench config: one on-policy conversation per epoch, with tools."""
-    from ihbench.cli.common import incomplete
+    from ihbench.cli.common import DATA_AUDIO, incomplete
     from ihbench.convbench import ConvRunSpec, run_convbench
     from ihbench.dataset.errors import UsageError
 
@@ -139,8 +139,6 @@ def _run_convbench(args: argparse.Namespace, generation: dict, options: dict) ->
           f"{summary.skipped} turn(s) already done, {summary.errors} stopped on a failed turn, {summary.planned} turns "
           f"planned ({summary.seconds:.1f} s)")
     if summary.on_data_audio:  # retried in vain: the fault is the dataset's
-        print(f"note: {summary.on_data_audio} of them stopped on a turn whose audio in the dataset is damaged or "
-              "silent (the error names the config, turn and file): they fail again until the dataset is mended or "
-              "imported again")
+        print(f"note: {summary.on_data_audio} of them: {DATA_AUDIO}")
     return incomplete("run", summary.errors, summary.conversations, "conversation(s)",
                       f"{summary.out}/responses.jsonl")

@@ -110,6 +110,7 @@ def summarize_convbench(run_dir: Path, *, judgments: Optional[Path] = None, data
         "benchmark": source.benchmark.name, "mapping_version": source.benchmark.mapping_version, "mode": source.mode,
         "tool_results": source.tool_results, "n_turns": len(source.targets), "epochs": source.epochs,
         "note": source.note,
+        "on_data_audio": source.on_data_audio,  # unfinished on the data's own damaged clip: a rerun fails again
         "conversations": {"finished": len(source.conversations), "unfinished": source.unfinished,
                           "judged": len({r.epoch for r in judged}), "judge_error": len(errors),
                           "not_judged": len(not_judged), "judged_before_replay": len(stale)},

@@ -51,6 +51,7 @@ class ConvJudgeSummary:
     plans: list  # per judged conversation: the plan's description
     seconds: float
     note: Optional[str] = None  # what a reader should know about the folder (a reference run stopped early)
+    on_data_audio: int = 0  # of the unfinished, stopped on the data's own damaged or silent clip (fail again)
 
 
 def check_parts(parts: Sequence[str]) -> list[str]:
@@ -207,7 +208,8 @@ async def _judge_locked(source: ConvSource, path, backend, parts, context_tokens
         path=path, conversations=len(conversations), judged=len(todo) - totals["errors"],
         skipped=len(conversations) - len(todo), judge_errors=totals["errors"], unfinished=source.unfinished,
         written=totals["records"], calls=totals["calls"], cached=totals["cached"],
-        plans=[plans[c.epoch].describe() for c in todo], seconds=time.perf_counter() - started, note=source.note)
+        plans=[plans[c.epoch].describe() for c in todo], seconds=time.perf_counter() - started, note=source.note,
+        on_data_audio=source.on_data_audio)
 
 
 def unanswered(conversation: Conversation) -> dict[int, int]:

@@ -55,6 +55,7 @@ class ConvSource:
     conversations: list[Conversation]
     unfinished: int
     tool_results: Optional[str] = None
+    on_data_audio: int = 0  # of the unfinished, stopped on a clip of the data damaged or silent (fail again)
     note: Optional[str] = None  # what a reader should know about the folder
 
     @property
@@ -131,18 +132,22 @@ def _ours(path: Path) -> ConvSource:
         log.warning("%s line %d: incomplete (cut mid-line: the run stopped while writing it, or the file was cut); "
                     "the turn is left out, and `ihbench run` with the same options plays that conversation again",
                     RunDir(path).responses_path, line)
-    conversations, unfinished = [], 0
+    from ihbench.records import failed_on_data_audio
+
+    conversations, unfinished, on_data_audio = [], 0, 0
     for epoch in range(info.epochs or 1):
         records = [latest.get((epoch, turn)) for turn in targets]
         if not all(r is not None and r.done for r in records):
             unfinished += 1
+            on_data_audio += any(r is not None and failed_on_data_audio(r.error) for r in records)
             continue
         lines = {r.turn: transcript_line(r, info.model_path) for r in records}
         conversations.append(Conversation(epoch, lines, digest_of(lines), path / f"epoch_{epoch}"))
     return ConvSource(path=path, kind="ihbench", benchmark=benchmark, data=info.data, config=info.config,
                       model=info.model_path, mode="rehydrated" if info.convbench.get("rehydrate") else "on_policy",
                       modality=info.modality, epochs=info.epochs or 1, targets=targets, conversations=conversations,
-                      unfinished=unfinished, tool_results=info.convbench.get("tool_results"))
+                      unfinished=unfinished, tool_results=info.convbench.get("tool_results"),
+                      on_data_audio=on_data_audio)
 
 
 def _reference(path: Path, data: str, config: str) -> ConvSource:
