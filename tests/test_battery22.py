@@ -271,3 +271,19 @@ def test_judge_and_report_say_a_conversation_stopped_on_the_datas_clip_fails_aga
     main(["report", str(tmp_path / "run"), "--out", str(tmp_path / "rep"), "--quiet"])
     said = "".join(capsys.readouterr())
     assert "1 stopped on a failed turn in the run; they stopped on a turn whose audio" in said, said
+
+
+@pytest.mark.parametrize("linked", ["data/knowledge_base.txt", "audio/turn_001.wav"])
+def test_a_link_out_of_a_benchmark_folder_is_refused(linked, tmp_path, capsys):
+    """Battery 24, T6 (P2): a file of a ConversationBench folder linked to one outside it was followed: a token
+    linked as the knowledge base landed in the dataset, and publish-dataset would have uploaded it."""
+    from convbench_layout import write_benchmark_folder
+
+    folder = write_benchmark_folder(tmp_path / "repo")
+    outside = tmp_path / "secret.txt"
+    outside.write_bytes((folder / linked).read_bytes())
+    (folder / linked).unlink()
+    (folder / linked).symlink_to(outside)
+    assert main(["convbench-import", str(folder), "--out", str(tmp_path / "data"), "--quiet"]) == 2
+    assert f"{folder / linked}: a link to {outside}, outside {folder}" in capsys.readouterr().err
+    assert not (tmp_path / "data").exists()

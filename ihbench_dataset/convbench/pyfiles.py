@@ -55,6 +55,14 @@ def absent(path: Path) -> str:
     return "not found"
 
 
+def check_inside(path: Path, root: Path) -> None:
+    """A file of the benchmark that is a link leading out of its folder: followed, it would import any file of
+    the machine (a token linked as the knowledge base lands in the dataset, and `publish-dataset` uploads it)."""
+    if os.path.lexists(path) and not path.resolve().is_relative_to(root.resolve()):
+        raise ConvBenchFormatError(f"{path}: a link to {path.resolve()}, outside {root}; put the file itself in the "
+                                   "benchmark's folder")
+
+
 def parse(path: Path) -> ast.Module:
     if not path.is_file():
         raise ConvBenchFormatError(f"{path}: {absent(path)}; a benchmark folder holds turns.py, tools.py, system.py, "

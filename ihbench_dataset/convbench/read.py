@@ -22,6 +22,7 @@ from .benchmark import ConvBenchmark, ConvTurn, normalise_turn
 from .pyfiles import (
     ConvBenchFormatError,
     absent,
+    check_inside,
     check_package_init,
     read_config,
     read_system,
@@ -101,6 +102,8 @@ def _hub_rows_file(path: Path) -> Optional[Path]:
 def _read_folder(folder: Path, speaker: Optional[str], name: Optional[str], audio: bool = True) -> ReadBenchmark:
     if not is_benchmark_folder(folder):
         raise ConvBenchFormatError(_not_a_benchmark(folder))
+    for part in ("__init__.py", "turns.py", "tools.py", "system.py", "config.py", KB_FILE):
+        check_inside(folder / part, folder)
     check_package_init(folder / "__init__.py")
     raw_turns, core, mapping = read_turns(folder / "turns.py")
     tools = read_tools(folder / "tools.py")
