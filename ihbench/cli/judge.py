@@ -167,7 +167,7 @@ def _judge_convbench(args, backend, cache) -> int:
     if writer:  # the run is still playing them: nothing failed
         print(f"note: {s.unfinished} conversation(s) are not finished yet and are not judged: the run is being "
               f"played now ({writer}); judge again when it ends")
-    elif s.unfinished == s.on_data_audio:  # a rerun cannot help: the data's clip is the fault
+    elif s.unfinished and s.unfinished == s.on_data_audio:  # a rerun cannot help: the data's clip is the fault
         print(f"note: {s.unfinished} conversation(s) stopped on a failed turn and are not judged; {DATA_AUDIO}")
     elif s.unfinished:
         print(f"note: {s.unfinished} conversation(s) stopped on a failed turn and are not judged; `ihbench run` with "

@@ -213,7 +213,7 @@ def _convbench_next(summary: dict) -> str:
     if counts["unfinished"] and summary.get("being_played_by"):
         steps.append(f"{counts['unfinished']} not finished yet: the run is being played now "
                      f"({summary['being_played_by']}); judge and report it when it ends")
-    elif counts["unfinished"] == summary.get("on_data_audio"):  # a rerun cannot help: the data's clip is the fault
+    elif counts["unfinished"] and counts["unfinished"] == summary.get("on_data_audio"):  # a rerun cannot help
         steps.append(f"{counts['unfinished']} stopped on a failed turn in the run; {DATA_AUDIO}")
     elif counts["unfinished"]:
         on_data = summary.get("on_data_audio")
