@@ -284,9 +284,36 @@ def test_backchannels_by_words_from_a_transcripts_file(tmp_path, files, detected
     assert events["intervals"]["A"]["backchannel_method"].startswith("heuristic")
     assert len(events["intervals"]["B"]["backchannels"]) == 1
     assert summary["transcripts"] == str(path)
+    assert not [n for n in summary["notes"] if "transcript" in n]  # its words lie in the user's speech
     path.write_text('{"recording": "conv", "channel": "C", "words": []}\n')
     with pytest.raises(IHBenchError, match=r"words.jsonl:1: field 'channel'"):
         run_turns([files / "conv.wav"], tmp_path / "out", transcripts=path, progress=False)
+
+
+def test_a_transcript_line_with_no_word_in_its_channels_speech_is_said(tmp_path, files, capsys):
+    """Battery 24 T3: a channel's line whose words fall in none of its speech (times shifted, the
+    wrong recording's line) switched its backchannel detection off without a word."""
+    from ihbench.cli import main
+
+    path = tmp_path / "words.jsonl"
+    path.write_text(json.dumps({"recording": "conv", "channel": "B",
+                                "words": [{"word": "Uh-huh.", "start": 26.5, "end": 26.9}]}) + "\n")
+    assert main(["turns", str(files / "conv.wav"), "--transcripts", str(path), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "note: conv: channel B's transcript has no word inside any of its" in out
+    assert "1 word(s) in all" in out and "seconds from the recording's start" in out
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert [n for n in summary["notes"] if "channel B's transcript" in n]
+    assert not [n for n in summary["notes"] if "channel A" in n]  # channel A had no line: the heuristic
+
+
+def test_an_empty_words_list_on_a_speaking_channel_is_said_and_a_silent_one_is_not():
+    ipus = [(1.0, 2.0), (3.0, 4.0)]
+    said = analyze_intervals("rec", 10.0, (ipus, []), words={"A": [], "B": []})
+    assert len(said.notes) == 1 and said.notes[0].startswith("rec: channel A's transcript has no word inside any of "
+                                                             "its 2 speech stretch(es) (0 word(s) in all)")
+    heard = analyze_intervals("rec", 10.0, (ipus, []), words={"A": [{"word": "yes", "start": 3.1, "end": 3.4}]})
+    assert heard.notes == ()
 
 
 def test_stereo_pair_and_swap_read_the_same_channels(files, recording):

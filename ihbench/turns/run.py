@@ -96,11 +96,12 @@ def analyze_intervals(name: str, duration: float, vad: Sequence[Sequence[Interva
     """From each channel's voice-activity segments (and optional words per channel A/B) on:
     the part of the analysis that needs no audio, so ground-truth intervals go through it too."""
     ipus = (merge_ipus(vad[0]), merge_ipus(vad[1]))
-    backchannels, methods = [], []
+    backchannels, methods, notes = [], [], list(notes)
     for index, role in enumerate(CHANNELS):
         if words is not None and role in words:
             backchannels.append(backchannels_from_words(ipus[index], words[role]))
             methods.append("words")
+            notes.extend(_unworded_channel(name, role, ipus[index], words[role]))
         else:
             backchannels.append(backchannels_by_heuristic(ipus[index], ipus[1 - index]))
             methods.append(f"heuristic (<= {MAX_BACKCHANNEL_S:g} s inside the other's speech)")
@@ -108,6 +109,18 @@ def analyze_intervals(name: str, duration: float, vad: Sequence[Sequence[Interva
     labels = floor_labels(speech[0], speech[1], duration, a_backchannels=backchannels[0], b_backchannels=backchannels[1])
     return Analysis(name, duration, (list(vad[0]), list(vad[1])), ipus, (backchannels[0], backchannels[1]), speech,
                     (methods[0], methods[1]), labels, tuple(sources), tuple(notes))
+
+
+def _unworded_channel(name: str, role: str, ipus: Sequence[Interval], words: Sequence[dict]) -> list[str]:
+    """A transcript line makes its words the only judge of that channel's backchannels; one
+    whose words fall in none of the channel's speech (the wrong recording's line, times shifted
+    by an offset) silently found none, and the scores changed without a word. Said, not refused:
+    the line may be right and the speech detector wrong."""
+    if not ipus or any(start <= (w["start"] + w["end"]) / 2 <= end for start, end in ipus for w in words):
+        return []
+    return [f"{name}: channel {role}'s transcript has no word inside any of its {len(ipus)} speech stretch(es) "
+            f"({len(words)} word(s) in all), so no backchannel is found on it; check that the line belongs to "
+            "this recording and that its times are seconds from the recording's start"]
 
 
 def analyze(recording: TwoChannel, vad, *, words: Optional[Mapping[str, list]] = None) -> Analysis:
@@ -312,7 +325,7 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
                               channels=(recording.a, recording.b), barge_ins=events["timing"]["barge_ins"],
                               turn_end=turn_end)
                 analyses.append(analysis)
-                notes.extend(recording.notes)
+                notes.extend(analysis.notes)
                 rows.append({"recording": name, "sources": list(recording.sources),
                              "duration_s": round(analysis.duration, 6), "n_chunks": len(analysis.labels.events),
                              "events": f"{name}/events.json", "timeline": f"{name}/timeline.png",
