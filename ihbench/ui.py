@@ -672,12 +672,22 @@ def _convbench_columns(rows: list[dict]) -> dict:
     return columns
 
 
+#: the official test set the paper's rows were measured on (45 conversations; the paper, section 3)
+PAPER_POINTS = 428
+LEADERBOARD_HEADERS = ["model", "TF win rate", "RQ pass rate", "items", "data", "source"]
+
+
 def leaderboard() -> list[list]:
-    from .report.render import paper_table
+    """The paper's rows first, ranked among themselves, then this Space's runs, ranked among
+    themselves: a run over a few dev-set items, TF against hand-written baselines, is another
+    measurement, and ranked in one list with the paper's a visitor's echo server came first."""
+    from .report.paper import PAPER_BASELINE_MODEL, paper_model, paper_table
     from .summaries import ReportSummary, SummaryFileError, read_summary
 
-    rows = [[r["model"] + (" · thinking" if r["thinking"] == "True" else ""), float(r["tf_win_rate"]),
-             float(r["rq_pass_rate"]), "paper (official test set)"] for r in paper_table("table1")]
+    paper = [[paper_model(r), float(r["tf_win_rate"]), float(r["rq_pass_rate"]), PAPER_POINTS,
+              f"official test set; the paper's baseline ({PAPER_BASELINE_MODEL}) and judge", "paper"]
+             for r in paper_table("table1")]
+    local = []
     for summary_path in sorted(runs_dir().glob("*/summary.json")):
         try:
             summary = read_summary(summary_path)
@@ -687,6 +697,15 @@ def leaderboard() -> list[list]:
             continue
         for run in summary.runs:
             tf, rq = run["tf_win_rate"], run["rq_pass_rate"]
-            rows.append([f"{Path(str(run['model'])).name} ({run['modality']})", tf and round(tf["tf_win_rate"], 3),
-                         rq and round(rq["rq_pass_rate"], 3), f"runs/{summary_path.parent.name}"])
-    return sorted(rows, key=lambda row: -(row[1] or 0))
+            local.append([f"{Path(str(run['model'])).name} ({run['modality']})", tf and round(tf["tf_win_rate"], 3),
+                          rq and round(rq["rq_pass_rate"], 3), run.get("n_items"), _run_data(run),
+                          f"runs/{summary_path.parent.name}"])
+    return sorted(paper, key=lambda row: -row[1]) + sorted(local, key=lambda row: -(row[1] or 0))
+
+
+def _run_data(run: dict) -> str:
+    """What a Space run's scores are over, so its row is not read as the paper's measurement."""
+    if run.get("dev_set"):
+        return ("in-house dev set; TF against hand-written baselines, not comparable with the paper's"
+                if not run["dev_set"].get("baselines") else "in-house dev set; baselines set by `ihbench set-baseline`")
+    return f"{Path(str(run.get('data') or '?')).name}; not the paper's test set, baseline or judge"

@@ -339,7 +339,10 @@ def _metric_tabs(app: gr.Blocks) -> None:
         gr.Markdown(ui.metrics_table.__doc__.split("\n\n", 1)[1])
         metric_button.click(score_file, [metric, verdicts], metric_result)
     with gr.Tab("Leaderboard"):
-        board = gr.Dataframe(headers=["model", "TF win rate", "RQ pass rate", "source"], elem_id="leaderboard")
+        gr.Markdown("The paper's models on its official test set first; then this Space's runs, ranked among "
+                    "themselves: their items, baselines and judge are not the paper's, so they are not ranked "
+                    "with it.")
+        board = gr.Dataframe(headers=ui.LEADERBOARD_HEADERS, elem_id="leaderboard")
         refresh = gr.Button("Refresh")
         refresh.click(leaderboard, None, board)
         app.load(leaderboard, None, board)

@@ -318,6 +318,29 @@ def test_the_cross_benchmark_report_puts_convbench_runs_beside_the_others(run, t
     assert "ConvBench pass rows" in (out / "report.md").read_text()
 
 
+def test_a_cross_benchmark_report_says_why_a_convbench_run_has_nothing_scored(run, tmp_path, capsys):
+    """Battery 24 T2: beside another run, a ConversationBench run with nothing judged was a row of
+    dashes; its own report's "not scored" warning was dropped from the console and report.md."""
+    import shutil
+
+    judge(run, ConvJudge())
+    other = shutil.copytree(run, tmp_path / "other")
+    (other / "judgments.jsonl").unlink()
+    capsys.readouterr()
+    out = tmp_path / "cross"
+    assert main(["report", str(run), str(other), "--model-name", f"{run}=alpha", "--model-name", f"{other}=beta",
+                 "--out", str(out), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert (f"ihbench report: warning: {other}: 2 conversation(s) not scored (0 unfinished, 0 judge_error, "
+            f"2 not judged yet, 0 judged before they were played again); run `ihbench judge {other}` first") in err
+    assert f"{run}:" not in err  # the judged run has nothing left out
+    markdown = (out / "report.md").read_text()
+    assert "**2 conversation(s) not scored (0 unfinished, 0 judge_error, 2 not judged yet" in markdown
+    assert markdown.count("not scored (") == 1
+    beta = next(r for r in json.loads((out / "summary.json").read_text())["runs"] if r["model"] == "beta")
+    assert beta["conversations"]["not_judged"] == 2 and beta["on_data_audio"] == 0
+
+
 # --- a run folder of the reference harness, and its judge's output ------------------------------
 
 @pytest.fixture

@@ -80,7 +80,7 @@ def test_a_missing_model_path_is_a_message_not_a_crash(space):
         client.predict("qwen2-audio", "/secret/place/nope", "", "", 1, 1, 4, "", api_name="/run_model")
     assert "not found" in str(error.value) and "/secret/place" not in str(error.value)
     table = client.predict(api_name="/leaderboard")  # still serving
-    assert "paper (official test set)" in [row[3] for row in table["data"]]
+    assert "paper" in [row[5] for row in table["data"]]
 
 
 def test_a_visitors_bad_input_is_said_as_the_cli_says_it_with_no_traceback_on_the_terminal(space, capfd, tmp_path):
@@ -164,8 +164,9 @@ def test_metrics_tab_scores_an_uploaded_file(space, tmp_path):
 def test_leaderboard_shows_the_paper_and_local_runs(space):
     client, _ = space
     table = client.predict(api_name="/leaderboard")
-    sources = [row[3] for row in table["data"]]
-    assert "paper (official test set)" in sources and "runs/tiny" in sources
+    sources = [row[5] for row in table["data"]]
+    assert "paper" in sources and "runs/tiny" in sources
+    assert table["headers"] == ["model", "TF win rate", "RQ pass rate", "items", "data", "source"]
 
 
 def test_a_judge_endpoint_that_does_not_answer_is_a_message(built, tmp_path, monkeypatch):

@@ -180,7 +180,31 @@ def test_the_leaderboard_lists_reports_and_leaves_other_summaries_out(tmp_path, 
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "summary.json").write_text('{"runs": [{"model": "x"}]}')
     monkeypatch.setenv("IHBENCH_RUNS", str(tmp_path))
-    local = [row for row in leaderboard() if row[3].startswith("runs/")]
+    local = [row for row in leaderboard() if row[5].startswith("runs/")]
     report = json.loads((tmp_path / "report" / "summary.json").read_text())["runs"][0]
     assert local == [["alpha (audio)", round(report["tf_win_rate"]["tf_win_rate"], 3),
-                      round(report["rq_pass_rate"]["rq_pass_rate"], 3), "runs/report"]]
+                      round(report["rq_pass_rate"]["rq_pass_rate"], 3), report["n_items"],
+                      "official; not the paper's test set, baseline or judge", "runs/report"]]
+
+
+def test_a_space_run_is_ranked_after_the_papers_rows_with_its_items_and_data(tmp_path, monkeypatch):
+    """Battery 24 T4: a visitor's judged run over a few dev items (an echo server, TF 1.0) was
+    ranked first among the paper's official-test-set rows, with no item count."""
+    from ihbench.ui import PAPER_POINTS, leaderboard
+
+    shutil.copytree(SUMMARIES / "report", tmp_path / "visitor")
+    path = tmp_path / "visitor" / "summary.json"
+    summary = json.loads(path.read_text())
+    run = summary["runs"][0]
+    run["model"], run["n_items"] = "visitor-spam", 2
+    run["tf_win_rate"]["tf_win_rate"] = 1.0
+    run["dev_set"] = {"conversations": 2, "of_shipped": 10, "baselines": None, "paper_baseline": "x"}
+    path.write_text(json.dumps(summary))
+    monkeypatch.setenv("IHBENCH_RUNS", str(tmp_path))
+    rows = leaderboard()
+    sources = [row[5] for row in rows]
+    assert sources[-1] == "runs/visitor" and set(sources[:-1]) == {"paper"}
+    assert [row[1] for row in rows[:-1]] == sorted((row[1] for row in rows[:-1]), reverse=True)
+    assert {row[3] for row in rows[:-1]} == {PAPER_POINTS} and rows[0][4].startswith("official test set")
+    assert rows[-1][:5] == ["visitor-spam (audio)", 1.0, round(run["rq_pass_rate"]["rq_pass_rate"], 3), 2,
+                            "in-house dev set; TF against hand-written baselines, not comparable with the paper's"]

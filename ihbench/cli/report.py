@@ -160,7 +160,7 @@ def _by_cause(run: dict) -> dict:
 def _convbench_report(args: argparse.Namespace) -> int:
     from ihbench.dataset.outputs import check_output_path
     from ihbench.report.convbench_render import write_convbench_report
-    from ihbench.report.convbench_summary import summarize_convbench
+    from ihbench.report.convbench_summary import not_scored_line, summarize_convbench
 
     out = args.out or args.runs[0]
     check_output_path(out, "--out", may_be=("run", "report", "reference_run"))
@@ -195,12 +195,9 @@ def _convbench_report(args: argparse.Namespace) -> int:
                 kappa = "–" if cell["cohen_kappa"] is None else f"{cell['cohen_kappa']:.3f}"
                 print(f"  vs the reference judge, {name}: agreement {cell['agreement']:.3f}, kappa {kappa} "
                       f"(n={cell['n']})")
-    left = counts["judge_error"] + counts["not_judged"] + counts["judged_before_replay"] + counts["unfinished"]
+    left = not_scored_line(summary)
     if left:
-        playing = f" ({summary['being_played_by']} is playing the run now)" if summary.get("being_played_by") else ""
-        print(f"ihbench report: warning: {left} conversation(s) not scored{playing} ({counts['unfinished']} unfinished, "
-              f"{counts['judge_error']} judge_error, {counts['not_judged']} not judged yet, "
-              f"{counts['judged_before_replay']} judged before they were played again)", file=sys.stderr)
+        print(f"ihbench report: warning: {left}", file=sys.stderr)
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
 
@@ -260,6 +257,7 @@ def _settings(args: argparse.Namespace, applies, what: str) -> None:
 
 def _cross_report(args: argparse.Namespace) -> int:
     from ihbench.dataset.outputs import check_output_path
+    from ihbench.report.convbench_summary import not_scored_line
     from ihbench.report.cross import cross_report
     from ihbench.report.cross_render import check_out, cross_stdout, write_cross_report
 
@@ -277,6 +275,10 @@ def _cross_report(args: argparse.Namespace) -> int:
         parts = _not_scored(run)
         if parts:
             print(f"{run['run']}: " + "; ".join(parts))
+    for run in report.runs:  # a ConversationBench run's row is dashes where nothing is scored: said why
+        left = not_scored_line(run) if run["kind"] == "convbench" else None
+        if left:
+            print(f"ihbench report: warning: {run['run']}: {left}; {_convbench_next(run)}", file=sys.stderr)
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
 

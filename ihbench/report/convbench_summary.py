@@ -167,3 +167,17 @@ def _plan(record) -> str:
                 f"{record.context_tokens:,})")
     return (f"{record.windows} windows per conversation: the whole conversation did not fit the judge's context of "
             f"{record.context_tokens:,} tokens")
+
+
+def not_scored_line(summary: dict) -> Optional[str]:
+    """How many conversations of a ConversationBench run are left out of its scores, and why (one
+    wording for its own report and the cross-benchmark one, where its row is otherwise dashes)."""
+    counts = summary["conversations"]
+    left = counts["judge_error"] + counts["not_judged"] + counts["judged_before_replay"] + counts["unfinished"]
+    if not left:
+        return None
+    playing = f" ({summary['being_played_by']} is playing the run now)" if summary.get("being_played_by") else ""
+    return (f"{left} conversation(s) not scored{playing} ({counts['unfinished']} unfinished, "
+            f"{counts['judge_error']} judge_error, {counts['not_judged']} not judged yet, "
+            f"{counts['judged_before_replay']} judged before they were played again)")
+

@@ -130,6 +130,7 @@ def cross_report(run_dirs: Sequence[Path], *, model_names: Optional[Sequence[str
     ihbench = summarize([r.path for r in ihbench_runs], tost_margin=tost_margin, n_bootstrap=n_bootstrap,
                         seed=seed) if ihbench_runs else None
     by_path = {r.path: s for r, s in zip(ihbench_runs, ihbench.runs)} if ihbench else {}
+    convbench = {r.path: summarize_convbench(r.path) for r in runs if r.kind == "convbench"}
     models = []
     for name, kinds in grouped.items():
         cells = {m.key: {"value": None, "ci_low": None, "ci_high": None, "n": None} for m in METRICS}
@@ -140,7 +141,7 @@ def cross_report(run_dirs: Sequence[Path], *, model_names: Optional[Sequence[str
         if "turns" in kinds:
             cells.update(turns_cells(kinds["turns"].record))
         if "convbench" in kinds:
-            cells.update(convbench_cells(summarize_convbench(kinds["convbench"].path)))
+            cells.update(convbench_cells(convbench[kinds["convbench"].path]))
         for metric in METRICS:
             if metric.kind in kinds:
                 cells[metric.key]["run"] = str(kinds[metric.kind].path)
@@ -153,7 +154,7 @@ def cross_report(run_dirs: Sequence[Path], *, model_names: Optional[Sequence[str
         correlations=rank_correlations(models, present),
         runs=[{"run": str(r.path), "kind": r.kind, "model": names.get(r.path.resolve(), r.recorded_name),
                "named_by": "--model-name" if r.path.resolve() in names else "the run",
-               "details": _details(r), **_agreement(r)} for r in runs],
+               "details": _details(r), **_agreement(r), **_conversations(convbench.get(r.path))} for r in runs],
         ihbench=ihbench,
     )
 
@@ -164,6 +165,15 @@ def _agreement(run: BenchmarkRun) -> dict:
     if run.kind != "turns" or not run.record.agreement:
         return {}
     return {"agreement": run.record.agreement}
+
+
+def _conversations(summary: Optional[dict]) -> dict:
+    """A ConversationBench run's conversation counts, and why some are unfinished: its row of the
+    table shows dashes where nothing is scored, and the report says why, as its own report does."""
+    if summary is None:
+        return {}
+    return {"conversations": summary["conversations"], "being_played_by": summary.get("being_played_by"),
+            "on_data_audio": summary.get("on_data_audio", 0)}
 
 
 def _details(run: BenchmarkRun) -> dict:

@@ -12,6 +12,7 @@ from ihbench.dataset.errors import UsageError
 
 from ..summaries import CrossSummary
 from .benchmark_runs import BENCHMARKS
+from .convbench_summary import not_scored_line
 from .folder import one_writer
 from .markdown import cell as md_cell
 
@@ -126,8 +127,10 @@ def render_cross_markdown(report: dict, figures: dict[str, Optional[Path]]) -> s
     lines += ["", "## Runs", ""]
     for run in report["runs"]:
         details = "; ".join(f"{k} {v}" for k, v in run["details"].items() if v is not None)
+        left = not_scored_line(run) if run["kind"] == "convbench" else None
         lines.append(f"- {run['model']} ({BENCHMARKS[run['kind']]}, named by {run['named_by']}): {run['run']}"
-                     + (f" — {details}" if details else ""))
+                     + (f" — {details}" if details else "")
+                     + (f". **{left}**: only judged conversations are scored" if left else ""))
     return "\n".join(lines) + "\n"
 
 
