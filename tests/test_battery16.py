@@ -272,16 +272,62 @@ def test_a_report_stopped_says_what_it_did_with_the_earlier_report(when, tmp_pat
     assert main(["report", str(tmp_path / "r"), "--out", str(out), "--quiet"]) == 143
     err = capsys.readouterr().err
     if when == "midway":
-        assert f"the report it was writing in {out} is removed, with the one it was replacing" in err, err
-        assert not (out / "report.md").exists()
+        assert f"the report it was writing in {out} is removed; the earlier report there is kept" in err, err
     else:
         assert f"nothing of the report was written yet (the earlier report in {out} is kept)" in err, err
-        assert (out / "report.md").read_text() == earlier
+    assert (out / "report.md").read_text() == earlier
     assert main(["report", str(tmp_path / "r"), "--out", str(tmp_path / "new"), "--quiet"]) == 143  # no report there
     said = "nothing of the report was written yet" if when == "before its first file" else \
         f"the report it was writing in {tmp_path / 'new'} is removed"
     assert f"{said}; the same command writes it again" in capsys.readouterr().err
     assert not (tmp_path / "new").exists()  # battery 22, N6: a folder the stopped report made goes with it
+
+
+def test_a_report_killed_midway_leaves_the_earlier_report_for_the_next_one(tmp_path, capsys, monkeypatch):
+    """Battery 23 S2 / 24 T5: a report replacing an earlier one, stopped midway, removed both. Killed
+    outright (SIGKILL, no handler runs) the earlier report's files wait aside; a report stopped next
+    puts them back, and one that completes replaces them."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from openai_test_server import OpenAITestServer
+
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "official")
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out",
+                     str(tmp_path / "r"), "--epochs", "1", "--limit", "1", "--base-url", server.base_url,
+                     "--quiet"]) == 0
+    out = tmp_path / "rep"
+    assert main(["report", str(tmp_path / "r"), "--out", str(out), "--quiet"]) == 0
+    earlier = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file() and not p.name.startswith(".")}
+    killed = subprocess.run([sys.executable, "-c", (
+        "import os, signal, sys\n"
+        "import ihbench.report.render as render\n"
+        "render.render_markdown = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)\n"
+        "from ihbench.cli import main\n"
+        f"sys.exit(main(['report', {str(tmp_path / 'r')!r}, '--out', {str(out)!r}, '--quiet']))\n")],
+        capture_output=True, text=True, env={**os.environ}, timeout=300)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert (out / ".previous-report" / "report.md").read_bytes() == earlier["report.md"]
+    assert not (out / "report.md").exists()  # killed between the figures and the text
+
+    import ihbench.report.render as render
+    from ihbench.cli import Terminated
+
+    def stopped(*args, **kwargs):
+        raise Terminated()
+    with monkeypatch.context() as patched:
+        patched.setattr(render, "render_markdown", stopped)
+        assert main(["report", str(tmp_path / "r"), "--out", str(out), "--quiet"]) == 143
+    assert "the earlier report there is kept" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file() and not p.name.startswith(".")} == earlier
+    assert not (out / ".previous-report").exists()
+    assert main(["report", str(tmp_path / "r"), "--out", str(out), "--quiet"]) == 0
+    assert (out / "report.md").is_file() and not (out / ".previous-report").exists()
 
 
 def test_a_space_runs_folder_that_is_a_file_is_refused_before_serving(tmp_path, monkeypatch, capsys):

@@ -1,10 +1,16 @@
 """The folder a report is written into: made and marked as a report's (`claim_output`), and cleared of
-the figures an earlier report left there, so a report holds only its own: a report of another run
+the files an earlier report left there, so a report holds only its own: a report of another run
 written into the same --out kept the first one's plots beside it, and a figure this report has no
-data for (no dev set, no barge-in run) kept the last one's."""
+data for (no dev set, no barge-in run) kept the last one's.
+
+A report is all or nothing: the earlier report's files are set aside (`PREVIOUS`) while the new one
+is written, removed when it is complete and put back when it is stopped; a report killed outright
+leaves them aside, and the next report into the folder takes them as the earlier report."""
 from __future__ import annotations
 
 import functools
+import os
+import shutil
 from pathlib import Path
 
 from ihbench.dataset.outputs import claim_output
@@ -19,18 +25,53 @@ _BEGUN: dict = {}  # report folders whose writing has begun in this process (the
 #: an earlier report was there
 _STOPPED: list = []  # what a report stopped midway did with its folder, said by `ihbench report` (`stop_said`)
 _MADE: set = set()  # report folders this process made: a stopped report removes them whole, its mark too
+#: where the earlier report's files wait while a new one is written (in the report folder, so a move
+#: is a rename); PREVIOUS + ".partial" while they are being moved there
+PREVIOUS = ".previous-report"
 
 
 def begin_report(out: Path) -> Path:
     new = not Path(out).exists()
     out = claim_output(out, "report")
-    _BEGUN[Path(out).resolve()] = _holds_report(out)
+    _BEGUN[Path(out).resolve()] = _set_aside(out)
     _MADE.discard(Path(out).resolve())
     if new:
         _MADE.add(Path(out).resolve())
-    for name in FIGURES.values():
-        (out / name).unlink(missing_ok=True)
     return out
+
+
+def _report_files(folder: Path) -> list[str]:
+    return [name for name in ("summary.json", "report.md", *FIGURES.values()) if (folder / name).exists()]
+
+
+def _set_aside(out: Path) -> bool:
+    """Move the earlier report's files to PREVIOUS; whether there was one."""
+    aside, moving = out / PREVIOUS, out / (PREVIOUS + ".partial")
+    if moving.is_dir():  # killed while setting them aside: those moved are the earlier report's, put back
+        for name in _report_files(moving):
+            os.replace(moving / name, out / name)
+        shutil.rmtree(moving)
+    if aside.is_dir():  # a report killed while writing: what is in `out` is its half, the earlier one is aside
+        remove_report(out)
+        return bool(_report_files(aside))
+    names = _report_files(out)
+    if not names:
+        return False
+    moving.mkdir()
+    for name in names:
+        os.replace(out / name, moving / name)
+    os.replace(moving, aside)
+    return True
+
+
+def _put_back(out: Path) -> None:
+    """A stopped report's files gone, the earlier report's files where they were."""
+    remove_report(out)
+    aside = out / PREVIOUS
+    if aside.is_dir():
+        for name in _report_files(aside):
+            os.replace(aside / name, out / name)
+        shutil.rmtree(aside)
 
 
 def one_writer(write):
@@ -43,14 +84,16 @@ def one_writer(write):
         out = Path(out)
         with new_folders(out.parent), exclusive(lock_file_for(out), f"report folder {out}"):
             try:
-                return write(summary, out, *args, **kwargs)
+                written = write(summary, out, *args, **kwargs)
+                shutil.rmtree(out / PREVIOUS, ignore_errors=True)  # complete: the earlier report is replaced
+                return written
             except BaseException:  # stopped midway: no half report (new figures beside the last one's text)
                 if out.resolve() in _BEGUN:  # a refusal before the first file leaves the folder as it was
-                    remove_report(out)
+                    _put_back(out)
                     if out.resolve() in _MADE:  # made by this report: gone with it (its mark was all it held)
                         _remove_made_folder(out)
                     _STOPPED.append(f"the report it was writing in {out} is removed" +
-                                    (", with the one it was replacing" if _BEGUN[out.resolve()] else ""))
+                                    ("; the earlier report there is kept" if _BEGUN[out.resolve()] else ""))
                 else:
                     _STOPPED.append("nothing of the report was written yet" +
                                     (f" (the earlier report in {out} is kept)" if _holds_report(out) else ""))
