@@ -17,6 +17,7 @@ folder, not a build. Build, set-baseline, sid-import, the loader and publish go 
 from __future__ import annotations
 
 import copy
+import re
 import functools
 import shutil
 from contextlib import contextmanager
@@ -110,6 +111,7 @@ class BuildDir:
         that is still empty."""
         path = self.path.resolve()
         with new_folders(path.parent), exclusive(lock_file_for(path), f"dataset directory {path}"):
+            _sweep_temporaries(path)
             yield
 
     # --- the card -------------------------------------------------------------------------------
@@ -294,3 +296,20 @@ def _patterns(data_files) -> list[str]:
         paths = entry.get("path") if isinstance(entry, dict) else entry
         patterns += [paths] if isinstance(paths, str) else [p for p in paths or [] if isinstance(p, str)]
     return patterns
+
+
+#: a file being written whole (`io.atomic.temporary_sibling`: `.NAME.PID.tmp`)
+_TEMPORARY = re.compile(r"^\..+\.\d+\.tmp$")
+
+
+def _sweep_temporaries(path: Path) -> None:
+    """What writers killed outright (kill -9, a power cut) left half-written in the folder and its
+    config folders: never published or read, but litter inside a dataset. Only the folder's lock
+    holder writes there, so none of them is being written now."""
+    if not path.is_dir():
+        return
+    for folder in (path, *(p for p in path.iterdir() if p.is_dir() and not p.is_symlink())):
+        for file in folder.iterdir():
+            if _TEMPORARY.match(file.name) and file.is_file() and not file.is_symlink():
+                file.unlink(missing_ok=True)
+

@@ -287,3 +287,22 @@ def test_a_link_out_of_a_benchmark_folder_is_refused(linked, tmp_path, capsys):
     assert main(["convbench-import", str(folder), "--out", str(tmp_path / "data"), "--quiet"]) == 2
     assert f"{folder / linked}: a link to {outside}, outside {folder}" in capsys.readouterr().err
     assert not (tmp_path / "data").exists()
+
+
+def test_an_import_sweeps_what_a_killed_writer_left_half_written_in_the_dataset(tmp_path, capsys):
+    """Battery 24 nit (try 12): after kill -9 of convbench-import, its hidden `.README.md.PID.tmp` and
+    `CONFIG/.test.parquet.PID.tmp` stayed inside the dataset for good; the next writer of the folder (it holds
+    the folder's lock, so nobody else is writing them) removes them. A user's own hidden file stays."""
+    from convbench_layout import write_benchmark_folder
+
+    folder = write_benchmark_folder(tmp_path / "repo")
+    data = tmp_path / "data"
+    assert main(["convbench-import", str(folder), "--out", str(data), "--quiet"]) == 0
+    left = [data / ".README.md.22776.tmp", data / "bike_bench_setup" / ".test.parquet.22749.tmp"]
+    for path in left:
+        path.write_bytes(b"half a file")
+    (data / ".notes").write_text("mine")
+    assert main(["convbench-import", str(folder), "--out", str(data), "--quiet"]) == 0
+    assert not any(path.exists() for path in left)
+    assert (data / ".notes").read_text() == "mine"
+    assert sorted(p.name for p in data.rglob(".*")) == [".notes"]

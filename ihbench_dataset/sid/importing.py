@@ -141,8 +141,6 @@ def _import_locked(root, out: BuildDir, configs, progress: bool) -> dict:
         with tqdm(total=sum(map(len, configs.values())), unit="clip", desc="importing SID-Bench",
                   disable=not progress) as bar:
             for config, rows in configs.items():
-                for stale in out.folder(config).glob(".*.tmp"):  # a killed import's temporary: we hold the lock
-                    stale.unlink()
                 written[config] = out.new_file(config, SPLIT)
                 odd_clips[config] = _write_parquet(rows, written[config], annotations[config], bar)
         for config, (mismatched, multichannel) in odd_clips.items():  # said once the bar is gone: lines of their own
