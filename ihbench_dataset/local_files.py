@@ -29,6 +29,10 @@ def check_config_files(folder: Path, config: str) -> Optional[str]:
     import pyarrow.parquet as pq
 
     build = BuildDir(folder)
+    if build.has_card() and config not in build.config_names() and any((folder / config).glob("*.parquet")):
+        return (f"{folder / config}: holds Parquet files of config {config!r}, which {build.card_path.name} does not "
+                "list: an import into this dataset that did not finish (killed); run the same `ihbench sid-import` "
+                "or `ihbench convbench-import` again")
     outside = build.paths_out(config)
     if outside:
         return (f"{build.card_path}: config {config!r} names {outside[0]}, a path outside the dataset folder (the card "

@@ -306,3 +306,19 @@ def test_an_import_sweeps_what_a_killed_writer_left_half_written_in_the_dataset(
     assert not any(path.exists() for path in left)
     assert (data / ".notes").read_text() == "mine"
     assert sorted(p.name for p in data.rglob(".*")) == [".notes"]
+
+
+def test_a_config_folder_the_card_does_not_list_is_said_to_be_an_unfinished_import(tmp_path, capsys):
+    """Battery 24 nit (try 13): `sid --config sid_en` on a dataset holding sid_en/ from a killed sid-import
+    (its card not yet written) printed datasets' raw "BuilderConfig 'sid_en' not found"."""
+    import shutil
+
+    data = write_official_layout(tmp_path / "official")
+    (data / "sid_en").mkdir()
+    shutil.copy(next(data.glob("*/*.parquet")), data / "sid_en" / "test-9a2db5bd8fd69be7.parquet")
+    assert main(["sid", "--data", str(data), "--config", "sid_en", "--detector", "energy", "--out",
+                 str(tmp_path / "sid"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert (f"{data / 'sid_en'}: holds Parquet files of config 'sid_en', which README.md does not list: an import "
+            "into this dataset that did not finish (killed); run the same `ihbench sid-import`") in err, err
+    assert "BuilderConfig" not in err and not (tmp_path / "sid").exists()
