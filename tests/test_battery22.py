@@ -210,6 +210,26 @@ def test_a_full_disk_says_where_it_was_writing_and_what_is_kept(answered_run, tm
         "written so far are kept, and the same command goes on from them")
 
 
+def test_a_full_disk_before_a_new_runs_first_record_does_not_say_records_are_kept(tmp_path, capsys, monkeypatch):
+    """Battery 24 nit (try 2): `run --out NEW` on a full disk said "whole records written so far are kept" while
+    the new run's folder had been removed. (The full disk is a STAND-IN: the runner raises the system's error.)"""
+    import errno
+
+    import ihbench.runner as runner
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(runner, "run", full)
+    out, data = tmp_path / "new-run", write_official_layout(tmp_path / "official")
+    capsys.readouterr()
+    assert main(["run", "--model", "openai", "--model-path", "m", "--base-url", "http://127.0.0.1:9/v1", "--data",
+                 str(data), "--out", str(out), "--quiet"]) == 2
+    assert not out.exists()
+    assert capsys.readouterr().err.strip() == (
+        f"ihbench run: error: No space left on device (writing in {out}); free some space: the same command starts "
+        "again")
+
+
 def test_publishing_checks_the_clips_of_the_long_layout_too(built, tmp_path, capsys):
     """Battery 23, S7: the pre-upload check decoded the conversations config's clips only; a clip that
     `run --config interruptions` refuses was published."""

@@ -205,8 +205,11 @@ def _full_disk(args, error: OSError) -> str:
     out = getattr(args, "out", None) or getattr(args, "run", None)
     where = f" (writing in {out})" if out else ""
     resumes = getattr(args, "resumes", False)
+    resumes = resumes(args) if callable(resumes) else resumes
+    if resumes and out and not os.path.lexists(out):  # a run refused before its first record removes its new folder
+        resumes = False
     kept = "whole records written so far are kept, and the same command goes on from them" \
-        if (resumes(args) if callable(resumes) else resumes) else "the same command starts again"
+        if resumes else "the same command starts again"
     return f"{where}; free some space: {kept}"
 
 
