@@ -82,6 +82,10 @@ def test_bootstrap_matches_a_plain_loop():
      r"interruption_types\[1\]: item 'a' is 'normal' here but 'filler' at index 0"),
     ("rq", dict(predictions=[[True]], item_ids=[float("nan")]), r"item_ids\[0\]: missing item id"),
     ("rq", dict(predictions=[[True]], n_bootstrap=0), r"n_bootstrap: expected a positive integer"),
+    # battery 24 nits: a list id was "unhashable type: 'list'", and 1 and "1" counted as two items
+    ("rq", dict(predictions=[[True]], item_ids=[[1]]), r"item_ids\[0\]: expected a string or an integer, got list"),
+    ("tf", dict(predictions=["model"], item_ids=[True]), r"item_ids\[0\]: expected a string or an integer, got bool"),
+    ("rq", dict(predictions=[[True], [False]], item_ids=[1, "1"]), r"item_ids: mixes strings and integers"),
     ("tf", dict(predictions=["model", "judge_error"]), r"predictions\[1\]: expected 'model', 'baseline' or 'tie'"),
     ("tf", dict(predictions=["model", None]), r"predictions\[1\]"),
 ])

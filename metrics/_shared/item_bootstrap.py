@@ -41,6 +41,14 @@ def check_grouping(n_rows, item_ids, interruption_types, n_bootstrap, seed, pref
             if value is None or (isinstance(value, float) and math.isnan(value)) or \
                     (isinstance(value, str) and not value.strip()):
                 raise ValueError(f"{prefix}item_ids[{index}]: missing item id")
+            if isinstance(value, bool) or not isinstance(value, (str, int, np.integer)):
+                # a list or a dict is no id (it cannot be grouped on), a float one only by accident
+                raise ValueError(f"{prefix}item_ids[{index}]: expected a string or an integer, got "
+                                 f"{type(value).__name__} {value!r:.60}")
+        kinds = {type(value) for value in item_ids if isinstance(value, str)} | \
+            {int for value in item_ids if not isinstance(value, str)}
+        if len(kinds) > 1:  # 1 and "1" would count as two items
+            raise ValueError(f"{prefix}item_ids: mixes strings and integers; give every id as one kind")
     types = None
     if interruption_types is not None:
         types = []
