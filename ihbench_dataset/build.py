@@ -28,7 +28,7 @@ from typing import Iterable, Optional, Union
 from .argtypes import noise_clips
 from .audio import encode_flac, load_recording
 from .build_info import BuildInfo
-from .builddir import INFO, BuildDir
+from .builddir import INFO, BuildDir, BuildDirError
 from .config_cache import ConfigCache
 from .convbench.rendered import shipped_folders
 from .errors import IHBenchError
@@ -135,6 +135,7 @@ def _build_locked(out: Path, sources, *, cache_dir, progress: bool, sid: bool, s
         more = f"\n  ... and {len(report.problems) - 30} more" if len(report.problems) > 30 else ""
         raise BuildError(f"sources do not pass `ihbench verify` ({len(report.problems)} problem(s)):\n{listed}{more}")
     conversations = report.conversations
+    replacing = _replacing(previous, conversations)
     cache = RenderCache(Path(cache_dir) if cache_dir else None)
     # read before anything is rendered: a benchmark folder the importer refuses stops the build now
     convbench_parts = convbench_builders(shipped_folders() if convbench is None else [Path(f) for f in convbench],
@@ -161,8 +162,30 @@ def _build_locked(out: Path, sources, *, cache_dir, progress: bool, sid: bool, s
         if kept:
             notes.append(f"kept what this build does not make: {', '.join(kept)}")
         _write_info(new, conversations, statistics, notes, kept)
+    notes = notes + replacing  # said, not recorded: the new build's record is of the new build
     return BuildResult(out=out, statistics=statistics, notes=notes, renders=cache.misses, cache_hits=cache.hits,
                        reused=reused, timings=timings)
+
+
+def _replacing(previous: BuildDir, conversations) -> list[str]:
+    """What a rebuild into an existing dataset replaces that the user may not mean to: conversations of
+    other sources (a `--out` mistyped onto another dataset) and baselines `ihbench set-baseline` wrote."""
+    if not previous.is_build():
+        return []
+    try:
+        earlier = previous.info()
+    except BuildDirError:  # a damaged record: the build replaces it; nothing to compare
+        return []
+    said = []
+    gone = sorted(set(earlier.conversations) - {c.conversation_id for c in conversations})
+    if gone:
+        shown = ", ".join(gone[:3]) + (f" and {len(gone) - 3} more" if len(gone) > 3 else "")
+        said.append(f"{previous.path} held {len(earlier.conversations)} conversation(s) built from other sources; "
+                    f"{len(gone)} of them are not in these sources and are gone from it ({shown})")
+    if earlier.baselines:
+        said.append(f"{previous.path}'s baselines were set by `ihbench set-baseline` ({earlier.baselines.rstrip('.')});"
+                    " the rebuild puts back the sources' own")
+    return said
 
 
 @contextmanager

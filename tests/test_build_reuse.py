@@ -162,3 +162,24 @@ def test_an_entry_whose_bytes_changed_at_the_same_size_is_not_reused(tmp_path):
     cache.put("ihbench", key, {"interruptions": fresh}, {})
     os.utime(fresh, ns=(1, 1))
     assert cache.fetch("ihbench", key, tmp_path / "third") is not None
+
+
+def test_a_rebuild_from_other_sources_says_which_conversations_it_replaces(built, tts_cache, tmp_path, subset):
+    """Battery 25 U7: `build --out` an existing dataset with other --sources replaced its conversations (and
+    the baselines set-baseline had written) without a word; the build's record knew what was there."""
+    from ihbench.dataset.builddir import BuildDir
+
+    out = shutil.copytree(built, tmp_path / "copy")
+    info = json.loads((out / "build_info.json").read_text())
+    info["baselines"] = "the answers of run r (model m)."
+    (out / "build_info.json").write_text(json.dumps(info))
+    result = build(out, subset[:1], **_small(tts_cache, sid=False, duplex=False))
+    gone = sorted(set(BuildDir(built).info().conversations) - set(BuildDir(out).info().conversations))
+    assert len(gone) == 1
+    assert f"{out.resolve()} held 2 conversation(s) built from other sources; 1 of them are not in these sources and " \
+           f"are gone from it ({gone[0]})" in result.notes
+    assert f"{out.resolve()}'s baselines were set by `ihbench set-baseline` (the answers of run r (model m)); the " \
+           "rebuild puts back the sources' own" in result.notes
+    assert not any("other sources" in note for note in BuildDir(out).info().notes)  # said, not recorded
+    again = build(out, subset[:1], **_small(tts_cache, sid=False, duplex=False))
+    assert not [note for note in again.notes if "other sources" in note or "set-baseline" in note]
