@@ -158,10 +158,13 @@ class _Fields:
     def child(self, name: str, kind: type = dict) -> "_Fields":
         return _Fields(self.get(name, kind), self.path, f"{self.prefix}{name}.")
 
-    def strings(self, name: str) -> list[str]:
+    def strings(self, name: str, *, blank: bool = False) -> list[str]:
+        """A list of strings; `blank`: a blank one is left for the content checks to name (a criterion)."""
         values = self.get(name, list, nonempty=False)
         for i, value in enumerate(values):
-            if not isinstance(value, str) or not value.strip():
+            if not isinstance(value, str):
+                raise self.error(f"{name}[{i}]", f"must be a string, got {type(value).__name__}")
+            if not blank and not value.strip():
                 raise self.error(f"{name}[{i}]", "must be a non-empty string")
         return values
 
@@ -254,7 +257,7 @@ def load_conversation(path: Union[str, Path]) -> SourceConversation:
             interruption = SourceInterruption(
                 type=inner.get("type"),
                 tf_rubric=inner.get("tf_rubric", nonempty=False),
-                rq_rubrics=inner.get("rq_rubrics", list, nonempty=False),
+                rq_rubrics=inner.strings("rq_rubrics", blank=True),
                 baseline=inner.get("baseline", nonempty=False),
                 baseline_rq_verdicts=_verdicts(inner),
                 review=_review(inner),

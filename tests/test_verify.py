@@ -195,6 +195,19 @@ def test_rq_criteria_outside_two_to_four(tmp_path, count):
     assert problem.field.endswith("rq_rubrics") and f"has {count} criteria" in problem.message
 
 
+@pytest.mark.parametrize("criterion,kind", [(1, "int"), (None, "NoneType"), (["a"], "list"), ({"c": 1}, "dict"),
+                                            (True, "bool")])
+def test_a_criterion_that_is_not_text_is_named_not_a_traceback(tmp_path, criterion, kind):
+    """Battery 25, U3 (P2): a number, null, a list, an object or a bool among rq_rubrics (a hand edit, a careless
+    script) ended verify, build and a resumed generate in a TypeError traceback from the quote check."""
+    def mutate(data):
+        i = _interrupted_index(data)
+        data["turns"][i]["interruption"]["rq_rubrics"][0] = criterion
+        mutate.index = i
+    problem = _break(tmp_path, mutate)  # a structure problem: the file's shape, before any content check
+    assert problem.message == f"turns[{mutate.index}].interruption.rq_rubrics[0]: must be a string, got {kind}"
+
+
 def test_empty_tf_criterion(tmp_path):
     def mutate(data):
         i = _interrupted_index(data)
