@@ -442,9 +442,12 @@ class PathArg(ArgType):
         if not str(value).strip():
             raise self.refuse(str(value))
         try:
-            path = _reachable(Path(value).expanduser())
+            path = _reachable(expand_home(value))
             is_dir, exists = path.is_dir(), path.exists()
             path.resolve()  # links that point at each other: no file or folder is at the end of them
+        except NoSuchHomeError:
+            raise self.refuse(str(value), f"{Path(str(value)).parts[0]} is the home folder of a user this system does "
+                                          "not have; give the path in full") from None
         except RuntimeError:  # pathlib's "Symlink loop from ..." (Python < 3.13)
             raise self.refuse(str(value), "a symlink loop: its links point at each other") from None
         except OSError as error:  # a name past the system's limits (255 bytes a component): no such path can be
@@ -471,6 +474,21 @@ def _shortened(text: str, keep: int = 60) -> str:
     """A path too long to be one, cut in the middle for the message (thousands of characters would
     fill the screen and hide the reason at its end)."""
     return text if len(text) <= 2 * keep else f"{text[:keep]}...{text[-keep:]}"
+
+
+class NoSuchHomeError(UsageError):
+    """`~NAME/...` for a NAME this system has no user of (a mistyped `~/`, a path from another machine)."""
+
+
+def expand_home(value: Any) -> Path:
+    """A typed path with `~` and `~NAME` expanded: for an unknown NAME pathlib raises a bare RuntimeError
+    ("Could not determine home directory"), a traceback where a user mistyped a path."""
+    try:
+        return Path(os.fspath(value)).expanduser()
+    except RuntimeError:
+        first = Path(os.fspath(value)).parts[0]
+        raise NoSuchHomeError(f"{value}: {first} is the home folder of a user this system does not have; give the "
+                              "path in full") from None
 
 
 def _reachable(path: Path) -> Path:

@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from .argtypes import NoSuchHomeError, expand_home
 from .builddir import BuildDir, BuildDirError
 from .errors import IHBenchError
 from .local_files import cache_is_current, check_config_files, damaged_parquet, record_cache
@@ -152,7 +153,10 @@ def resolve_source(source: Union[str, os.PathLike]) -> tuple[str, str]:
     text = os.fspath(source)
     if not text.strip():  # Path("") is the current folder: an empty --data must not read whatever is here
         raise DataSourceError("expected a dataset folder or a Hub id, got an empty string")
-    path = Path(text).expanduser()
+    try:
+        path = expand_home(text)
+    except NoSuchHomeError as error:
+        raise DataSourceError(str(error)) from None
     if path.is_symlink() and not path.exists():  # not a Hub id either: a folder that was moved or deleted
         try:
             path.resolve()
@@ -187,7 +191,7 @@ def resolve_source(source: Union[str, os.PathLike]) -> tuple[str, str]:
 def recorded_source(source: Union[str, os.PathLike]) -> str:
     """How a run records its data: a local folder by its absolute path (a report or judge started
     from another folder, or a resume, finds it), a Hub id as given."""
-    path = Path(os.fspath(source)).expanduser()
+    path = expand_home(source)
     return str(path.resolve()) if path.is_dir() else os.fspath(source)
 
 

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal, Optional, Sequence
 
 import numpy as np
-from ihbench.dataset.argtypes import check_all, number, temperature, tokens
+from ihbench.dataset.argtypes import check_all, expand_home, number, temperature, tokens
 from ihbench.dataset.errors import IHBenchError, ItemFailure, UsageError
 from ihbench.dataset.redaction import redact
 from ihbench.dataset.schema import SAMPLING_RATE
@@ -320,7 +320,7 @@ def resolve_model_path(model_path: str, *, revision: Optional[str] = None) -> st
     import re
     from pathlib import Path
 
-    path = Path(model_path).expanduser()
+    path = expand_home(model_path)
     if path.exists():
         if revision is not None:  # it would be recorded in run.json as if it had chosen the weights
             raise UsageError(f"--option revision={revision}: a revision picks a Hub model's branch, tag or commit, "

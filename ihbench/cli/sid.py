@@ -104,6 +104,7 @@ def main(args: argparse.Namespace) -> int:
 def _refuse_replacing_another(args: argparse.Namespace, model_path) -> None:
     """An --out holding another detector's (or model's, config's, data's) results is not replaced
     without a word; scoring the same again into it is (a rerun)."""
+    from ihbench.dataset.argtypes import NoSuchHomeError, expand_home
     from ihbench.dataset.errors import UsageError
     from ihbench.dataset.outputs import folder_kind
     from ihbench.summaries import SummaryError, read_summary
@@ -116,7 +117,10 @@ def _refuse_replacing_another(args: argparse.Namespace, model_path) -> None:
         return  # a damaged summary is replaced: it holds no results anyone could read
 
     def place(value) -> str:
-        path = Path(str(value)).expanduser()
+        try:
+            path = expand_home(value)
+        except NoSuchHomeError:
+            return str(value)
         return str(path.resolve()) if path.exists() else str(value)
 
     def identity(detector, predictions, model, config, data) -> tuple:
