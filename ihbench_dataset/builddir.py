@@ -218,6 +218,37 @@ class BuildDir:
     def name_file(written: Path, split: str) -> Path:
         return name_by_content(written, split)
 
+    def discard_files(self, written: dict[str, Path]) -> None:
+        """Files `new_file` gave out that will not be installed, and config folders made for them alone."""
+        for config, temporary in written.items():
+            temporary.unlink(missing_ok=True)
+            folder = self.folder(config)
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+
+    def install_files(self, written: dict[str, Path], split: str, list_in_card: Callable[[dict], None]) -> dict:
+        """Each config's file written by `new_file` named by its content and listed in the card
+        (`list_in_card({config: path as the card names it})`); only then the config's earlier files
+        are removed. Failed or stopped on the way (a full disk, Ctrl-C), the folder is as it was: the
+        new files go, the earlier ones stay where the card names them, and config folders made for
+        nothing are removed. An importer's one way to put files in a dataset."""
+        before = {config: set(self.folder(config).glob("*.parquet")) for config in written}
+        named: dict[str, Path] = {}
+        try:
+            for config, temporary in written.items():
+                named[config] = self.name_file(temporary, split)
+            list_in_card({config: self.relative(path) for config, path in named.items()})
+        except BaseException:
+            for config, file in named.items():
+                if file not in before[config]:  # the same bytes already there stay
+                    file.unlink(missing_ok=True)
+            self.discard_files(written)
+            raise
+        for config, earlier in before.items():
+            for file in earlier - {named[config]}:
+                file.unlink(missing_ok=True)
+        return {config: self.relative(path) for config, path in named.items()}
+
     def rewrite_file(self, file: Path, write: Callable[[Path], None]) -> Path:
         """Replace `file` with what `write(path)` writes. The new bytes get a new name, in the folder
         and in the card: under the old name a folder made again at the same path would be read back

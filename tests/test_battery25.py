@@ -28,3 +28,41 @@ def test_a_home_folder_of_no_user_is_named_not_a_traceback_or_a_symlink_loop(arg
     assert "~nouser-ihbench is the home folder of a user this system does not have; give the path in full" in err, err
     assert "Traceback" not in err and "symlink loop" not in err
     assert not (tmp_path / "r").exists()
+
+
+def _digest(root):
+    import hashlib
+
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file() and not p.name.startswith(".")}
+
+
+@pytest.mark.parametrize("earlier", [False, True])
+def test_an_import_that_fails_writing_the_card_leaves_the_dataset_as_it_was(earlier, tmp_path, capsys, monkeypatch):
+    """Battery 25, U9 (P2): convbench-import failing on a full disk after its Parquet files were named left them
+    inside the dataset, and a re-import had already deleted the earlier import's files the card still named. (The
+    full disk is a STAND-IN: the card's writer raises the system's error.)"""
+    import errno
+
+    from convbench_layout import write_benchmark_folder
+
+    from ihbench.dataset.builddir import BuildDir
+
+    from official_layout import write_official_layout
+
+    folder = write_benchmark_folder(tmp_path / "repo")
+    data = write_official_layout(tmp_path / "data")
+    if earlier:
+        assert main(["convbench-import", str(folder), "--out", str(data), "--quiet"]) == 0
+        (folder / "data" / "knowledge_base.txt").write_text("Another knowledge base.\n")  # new bytes, new file names
+    before = _digest(data)
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(BuildDir, "list_configs", full)
+    capsys.readouterr()
+    assert main(["convbench-import", str(folder), "--out", str(data), "--quiet"]) == 2
+    assert f"No space left on device (writing in {data})" in capsys.readouterr().err
+    assert _digest(data) == before
+    assert sorted(p.name for p in data.iterdir() if not p.name.startswith(".")) == \
+        sorted({p.split("/")[0] for p in before})  # no config folder made for nothing

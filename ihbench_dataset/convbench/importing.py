@@ -205,20 +205,15 @@ def write_configs(out: BuildDir, benchmark: ConvBenchmark, audio: Optional[list]
         for config, (rows, features) in tables.items():
             written[config] = out.new_file(config, SPLIT)
             pq.write_table(pa.Table.from_pylist(rows, schema=features.arrow_schema), str(written[config]))
-        files = {}
-        for config, temporary in written.items():
-            for previous in out.folder(config).glob("*.parquet"):  # an earlier import of this benchmark
-                previous.unlink()
-            files[config] = out.relative(out.name_file(temporary, SPLIT))
-        written = {}
-    finally:
-        for temporary in written.values():
-            temporary.unlink(missing_ok=True)
-            if temporary.parent.is_dir() and not any(temporary.parent.iterdir()):
-                temporary.parent.rmdir()
-    out.list_configs([{"config_name": config, "data_files": [{"split": SPLIT, "path": files[config]}]}
-                      for config in (name, setup_name)], new_card=_new_card(name))
-    out.set_card_metadata(CARD_KEY, name, card_entry(benchmark, benchmark.source, audio_source, SPLIT))
+    except BaseException:
+        out.discard_files(written)  # nothing of this import stays
+        raise
+
+    def list_in_card(files: dict) -> None:
+        out.list_configs([{"config_name": config, "data_files": [{"split": SPLIT, "path": files[config]}]}
+                          for config in (name, setup_name)], new_card=_new_card(name))
+        out.set_card_metadata(CARD_KEY, name, card_entry(benchmark, benchmark.source, audio_source, SPLIT))
+    out.install_files(written, SPLIT, list_in_card)
     return {"out": str(out.path), "name": name, "setup": setup_name, "turns": len(benchmark.turns),
             "tools": len(benchmark.tools), "mapping_version": benchmark.mapping_version, "audio": audio_source}
 

@@ -143,26 +143,14 @@ def _import_locked(root, out: BuildDir, configs, progress: bool) -> dict:
             for config, rows in configs.items():
                 written[config] = out.new_file(config, SPLIT)
                 odd_clips[config] = _write_parquet(rows, written[config], annotations[config], bar)
-        for config, (mismatched, multichannel) in odd_clips.items():  # said once the bar is gone: lines of their own
-            _clip_warnings(config, annotations[config], mismatched, multichannel)
-        files = {}
-        for config, temporary in written.items():
-            for previous in out.folder(config).glob("*.parquet"):  # an earlier import of this config
-                previous.unlink()
-            files[config] = out.relative(out.name_file(temporary, SPLIT))
-    finally:
-        _clean_up(written.values())
-    update_readme_configs(out.card_path, list(configs), files)
+    except BaseException:
+        out.discard_files(written)  # nothing of this import stays
+        raise
+    for config, (mismatched, multichannel) in odd_clips.items():  # said once the bar is gone: lines of their own
+        _clip_warnings(config, annotations[config], mismatched, multichannel)
+    out.install_files(written, SPLIT, lambda files: update_readme_configs(out.card_path, list(configs), files))
     return {"out": str(out.path), "configs": {config: len(rows) for config, rows in configs.items()},
             "split": SPLIT, "notes": notes}
-
-
-def _clean_up(temporaries) -> None:
-    """Remove leftovers of a failed import, and the config folders it created for nothing."""
-    for temporary in temporaries:
-        temporary.unlink(missing_ok=True)
-        if not any(temporary.parent.iterdir()):
-            temporary.parent.rmdir()
 
 
 def _new_readme_body(configs: Sequence[str]) -> str:
