@@ -150,8 +150,7 @@ class BuildDir:
 
     def unmatched_files(self, config: str) -> list[Path]:
         """The paths (or patterns) the card names for `config` that match no file here."""
-        return [self.path / pattern for entry in self.card_configs() if entry.get("config_name", "default") == config
-                for pattern in _patterns(entry.get("data_files"))
+        return [self.path / pattern for pattern in self._inside_patterns(config)
                 if not any(file.is_file() for file in self.path.glob(pattern))]
 
     def paths_out(self, config: str) -> list[str]:
@@ -163,9 +162,15 @@ class BuildDir:
 
     def config_files(self, config: str) -> list[Path]:
         """The files the card names for `config` (patterns resolved as `datasets` resolves them)."""
-        patterns = [pattern for entry in self.card_configs() if entry.get("config_name", "default") == config
-                    for pattern in _patterns(entry.get("data_files"))]
-        return sorted({file for pattern in patterns for file in self.path.glob(pattern) if file.is_file()})
+        return sorted({file for pattern in self._inside_patterns(config) for file in self.path.glob(pattern)
+                       if file.is_file()})
+
+    def _inside_patterns(self, config: str) -> list[str]:
+        """The card's paths for `config` that stay in the folder; those that leave it are `paths_out`'s
+        to name (an absolute one is no pattern pathlib can glob here)."""
+        out = set(self.paths_out(config))
+        return [pattern for entry in self.card_configs() if entry.get("config_name", "default") == config
+                for pattern in _patterns(entry.get("data_files")) if pattern not in out]
 
     def list_configs(self, entries: Sequence[dict], *, new_card: str = "") -> None:
         """Add these configs' entries to the card's `configs:`, or replace the entries of the same

@@ -66,3 +66,24 @@ def test_an_import_that_fails_writing_the_card_leaves_the_dataset_as_it_was(earl
     assert _digest(data) == before
     assert sorted(p.name for p in data.iterdir() if not p.name.startswith(".")) == \
         sorted({p.split("/")[0] for p in before})  # no config folder made for nothing
+
+
+@pytest.mark.parametrize("command", ["publish-dataset", "publish-space"])
+@pytest.mark.parametrize("named", ["/etc/hostname", "../outside/b.parquet"])
+def test_publishing_a_card_that_names_a_file_outside_the_dataset_is_one_line(command, named, tmp_path, capsys):
+    """Battery 25, U10 (P2): a card whose config names an absolute path ended publish-dataset and publish-space
+    in pathlib's NotImplementedError ("Non-relative patterns are unsupported"); info and run named it."""
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "data")
+    card = data / "README.md"
+    text = card.read_text()
+    first = next(line.split("path:", 1)[1].strip() for line in text.splitlines() if "path:" in line)
+    card.write_text(text.replace(first, named, 1))
+    argv = ["publish-dataset", str(data), "--repo", "me/ds", "--dry-run"] if command == "publish-dataset" else \
+        ["publish-space", "--data", str(data), "--repo", "me/sp", "--dry-run", "--staging-dir", str(tmp_path / "stg")]
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"names {named}, a path outside the dataset folder" in err and "nothing was uploaded" in err, err
+    assert "Traceback" not in err and not (tmp_path / "stg").exists()

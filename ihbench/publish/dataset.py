@@ -25,11 +25,11 @@ def _check_files(build: BuildDir) -> None:
     from ihbench.dataset.local_files import check_config_files
 
     for config in build.config_names():
-        if not build.config_files(config):
-            raise UsageError(f"{build.path}: config {config!r} names no file that exists; nothing was uploaded")
-        problem = check_config_files(build.path, config)
+        problem = check_config_files(build.path, config)  # first: a path out of the folder is named as such
         if problem:
             raise UsageError(f"{problem}; nothing was uploaded")
+        if not build.config_files(config):
+            raise UsageError(f"{build.path}: config {config!r} names no file that exists; nothing was uploaded")
 
 
 def _check_clips(folder: Path, items, progress: bool) -> None:
