@@ -87,3 +87,38 @@ def test_publishing_a_card_that_names_a_file_outside_the_dataset_is_one_line(com
     err = capsys.readouterr().err
     assert f"names {named}, a path outside the dataset folder" in err and "nothing was uploaded" in err, err
     assert "Traceback" not in err and not (tmp_path / "stg").exists()
+
+
+def test_a_cache_another_program_holds_locked_is_one_line(tmp_path, capsys, monkeypatch):
+    """Battery 25, U5 (P2): a cache held in an open write by another program (an sqlite3 shell) ended judge and
+    `cache prune` in sqlite3's "database is locked" traceback after 5 s."""
+    import sqlite3
+
+    from judging import ScriptedJudge
+    from official_layout import write_official_layout
+    from openai_test_server import OpenAITestServer
+    from test_battery_round3 import _answered
+
+    import ihbench.llm.cache as cache
+
+    run = _answered(write_official_layout(tmp_path / "official"), tmp_path / "run", "--limit", "1")
+    path = tmp_path / "c.sqlite"
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as server:
+        judge = ["judge", str(run), "--judge-model", "j", "--judge-base-url", server.base_url, "--cache", str(path),
+                 "--quiet"]
+        assert main(judge) == 0  # the cache made, with answers in it
+        (run / "judgments.jsonl").unlink()
+        monkeypatch.setattr(cache, "BUSY_SECONDS", 0.3)
+        holder = sqlite3.connect(path)
+        holder.execute("BEGIN EXCLUSIVE")
+        try:
+            capsys.readouterr()
+            for argv in (judge, ["cache", "prune", "--cache", str(path), "--max-entries", "1"]):
+                assert main(argv) == 2
+                err = capsys.readouterr().err
+                assert f"{path}: the cache is locked by another program (waited 0.3 s" in err, err
+                assert "Traceback" not in err
+        finally:
+            holder.rollback()
+            holder.close()
+        assert main(judge) == 0  # released: the same command goes on

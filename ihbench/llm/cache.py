@@ -81,15 +81,18 @@ class LLMCache:
             return self._db
         try:
             if self.read_only:
-                self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
+                self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
+                                           timeout=BUSY_SECONDS)
             else:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._db = sqlite3.connect(self.path)
+                self._db = sqlite3.connect(self.path, timeout=BUSY_SECONDS)
             self._open()
         except OSError as error:  # its folder went away or turned read-only since it was checked
             raise CacheFileError(f"{self.path}: cannot be made ({error.strerror or error})") from None
         except sqlite3.DatabaseError as error:
             self.close()  # with the side files a read-only look made: refused, the file is left as it was
+            if _locked(error):
+                raise CacheFileError(_locked_message(self.path)) from None
             if isinstance(error, sqlite3.OperationalError):
                 raise CacheFileError(f"{self.path}: cannot be opened as the LLM answer cache ({error})") from None
             raise CacheFileError(f"{self.path}: not an SQLite database ({error}); give the cache's own file or a "
@@ -208,15 +211,33 @@ class LLMCache:
 
 @contextmanager
 def damaged_as_error(path: Path) -> Iterator[None]:
-    """A cache file that SQLite opens but finds damaged inside ("database disk image is malformed")
-    is one line naming the file, not a traceback; a busy database is not damage and stays as it is."""
+    """A cache file that SQLite opens but finds damaged inside ("database disk image is malformed"),
+    or that another program holds locked past BUSY_SECONDS, is one line naming the file, not a
+    traceback; other operational errors (a disk that failed) stay as they are."""
     try:
         yield
     except sqlite3.DatabaseError as error:
+        if _locked(error):
+            raise CacheFileError(_locked_message(path)) from None
         if isinstance(error, sqlite3.OperationalError):
             raise
         raise CacheFileError(f"{path}: a damaged SQLite database ({error}); delete it (its answers are asked "
                              "again) or give another --cache") from None
+
+
+#: how long a command waits for another writer of its cache (other ihbench commands sharing the
+#: cache write for milliseconds; a program holding it longer has it open in a write of its own)
+BUSY_SECONDS = 30.0
+
+
+def _locked(error: sqlite3.DatabaseError) -> bool:
+    return isinstance(error, sqlite3.OperationalError) and "locked" in str(error)
+
+
+def _locked_message(path: Path) -> str:
+    return (f"{path}: the cache is locked by another program (waited {BUSY_SECONDS:g} s: an SQLite shell or browser "
+            "with a write open?); close it there, or give another --cache; the same command goes on from what is "
+            "written")
 
 
 def _side_files(path: Path) -> tuple[Path, Path]:
