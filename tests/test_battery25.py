@@ -122,3 +122,25 @@ def test_a_cache_another_program_holds_locked_is_one_line(tmp_path, capsys, monk
             holder.rollback()
             holder.close()
         assert main(judge) == 0  # released: the same command goes on
+
+
+@pytest.mark.parametrize("linked", ["test_wavs/en/a.wav", "test_wavs/en_test_lines.jsonl", "test_wavs/en"])
+def test_sid_import_refuses_a_link_out_of_the_benchmark_folder(linked, tmp_path, capsys):
+    """Battery 25, U1 (P2, battery 24 T6's class): sid-import followed a WAV, the lines file or a whole language
+    folder linked to a place outside the SID-Bench folder and wrote it into the dataset; convbench-import refused
+    the same thing. One rule now (`io.regular.leaves`)."""
+    import shutil
+
+    from test_battery_round3 import _sid_folder
+
+    root = _sid_folder(tmp_path / "SID")
+    target, outside = root / linked, tmp_path / "elsewhere" / linked.rsplit("/", 1)[-1]
+    outside.parent.mkdir()
+    shutil.move(target, outside)
+    target.symlink_to(outside)
+    assert main(["sid-import", str(root), "--out", str(tmp_path / "d"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    named = target if linked.endswith((".wav", ".jsonl")) else target / "a.wav"  # a folder: its first clip
+    assert f"{named}: a link to {named.resolve()}, outside {root}; put the file itself in the benchmark's folder" \
+        in err, err
+    assert not (tmp_path / "d").exists()

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from ..errors import IHBenchError
+from ..io.regular import leaves
 
 #: imports that only name what the described shapes use; nothing else may be imported
 _HARMLESS_MODULES = ("__future__", "typing", "pathlib")
@@ -58,9 +59,9 @@ def absent(path: Path) -> str:
 def check_inside(path: Path, root: Path) -> None:
     """A file of the benchmark that is a link leading out of its folder: followed, it would import any file of
     the machine (a token linked as the knowledge base lands in the dataset, and `publish-dataset` uploads it)."""
-    if os.path.lexists(path) and not path.resolve().is_relative_to(root.resolve()):
-        raise ConvBenchFormatError(f"{path}: a link to {path.resolve()}, outside {root}; put the file itself in the "
-                                   "benchmark's folder")
+    problem = leaves(path, root)
+    if problem:
+        raise ConvBenchFormatError(problem)
 
 
 def parse(path: Path) -> ast.Module:

@@ -8,7 +8,8 @@
     folders.py    folders made for an output, removed again when nothing was written (new_folders)
     cache.py      the one cache folder (cache_root)
     json_object.py  a JSON file read whole as an object, its problems in one line (read_json_object)
-    regular.py    files read whole are regular files, never a device, a pipe or a folder (check_regular)
+    regular.py    files read whole are regular files, never a device, a pipe or a folder (check_regular),
+                  nor a link leading out of a downloaded benchmark's folder (leaves)
 """
 from .atomic import (
     atomic_path,

@@ -37,3 +37,14 @@ def check_regular(path: Union[str, os.PathLike], what: str = "a file", error: ty
     if kind is not None:
         raise error(f"{path}: is {kind}, not {what} (nothing can be read from it as one); replace it with the file, "
                     "or remove it")
+
+
+def leaves(path: Path, root: Path) -> Optional[str]:
+    """What is wrong with `path`, a file of a folder a user downloaded (a benchmark), when it is a link
+    leading out of that folder: followed, an import would take in any file of the machine (a token
+    linked as a knowledge base or a clip lands in the dataset, and `publish-dataset` uploads it).
+    One rule for every importer; None when the path stays inside (or is not there)."""
+    if os.path.lexists(path) and not Path(path).resolve().is_relative_to(Path(root).resolve()):
+        return f"{path}: a link to {Path(path).resolve()}, outside {root}; put the file itself in the benchmark's folder"
+    return None
+

@@ -13,6 +13,7 @@ from typing import Any, Iterator, Optional, Union
 
 from ..errors import IHBenchError
 from ..io import json_lines
+from ..io.regular import leaves
 
 SPLIT = "test"
 #: config name -> (ground-truth file, WAV directory), in SID-Bench's own layout
@@ -157,6 +158,12 @@ def _attach_wavs(rows: list[dict], annotations: Path, wav_dir: Optional[Path], s
     return [{**row, "audio": str(wav_dir / row["audio"])} for row in rows]
 
 
+def _inside(path: Path, root: Path) -> None:
+    problem = leaves(path, root)
+    if problem:
+        raise SidFormatError(problem)
+
+
 def read_sid_folder(root: PathLike) -> SidConfigs:
     """`{"sid_en": rows, "sid_zh": rows, "sid_noise": rows}` with `audio` as the WAV's path.
 
@@ -172,8 +179,12 @@ def read_sid_folder(root: PathLike) -> SidConfigs:
         if annotations is None:
             configs.notes.append(f"{root}: no {file_name}; config {config} skipped")
             continue
+        _inside(annotations, root)
         rows = read_sid_annotations(annotations)
-        configs[config] = _attach_wavs(rows, annotations, _wav_directory(root, annotations, subdir), subdir)
+        wav_dir = _wav_directory(root, annotations, subdir)
+        configs[config] = _attach_wavs(rows, annotations, wav_dir, subdir)
+        for row in configs[config]:  # the WAV folder too: a language folder linked elsewhere leads out
+            _inside(Path(row["audio"]), root)
     if not configs:
         expected = ", ".join(name for name, _ in SID_CONFIGS.values())
         raise SidFormatError(f"{root}: no SID-Bench annotation file found (expected one of {expected} "
