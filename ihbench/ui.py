@@ -607,9 +607,14 @@ def metrics_table(metric: str, upload: Optional[str]) -> list[list]:
         pass
 
     try:  # the CLI's reader: a line nested thousands deep or with a number too long for Python, named
-        rows = [value for _, value in json_lines(upload, Unreadable, where="line {number}")]
+        numbered = list(json_lines(upload, Unreadable, where="line {number}"))
     except Unreadable as error:
         raise UserError(f"not a usable JSON-lines file: {masked(str(error))}") from None
+    rows = [value for _, value in numbered]
+    for number, row in numbered:
+        if not isinstance(row, dict):
+            raise UserError(f"line {number}: expected an object with the fields described above, got "
+                            f"{type(row).__name__ if row is not None else 'null'}")
     if metric in ("rq_pass_rate", "tf_win_rate") and rows and all(isinstance(r, dict) and "axis" in r for r in rows):
         rows = _judgment_rows(rows, metric)
     try:

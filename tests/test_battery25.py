@@ -144,3 +144,17 @@ def test_sid_import_refuses_a_link_out_of_the_benchmark_folder(linked, tmp_path,
     assert f"{named}: a link to {named.resolve()}, outside {root}; put the file itself in the benchmark's folder" \
         in err, err
     assert not (tmp_path / "d").exists()
+
+
+@pytest.mark.parametrize("line,kind", [("[1, 2]", "list"), ('"text"', "str"), ("null", "null"), ("3", "int")])
+def test_a_metrics_upload_line_that_is_no_object_is_named(line, kind, tmp_path):
+    """Battery 25, U11 (P3): a line that is not an object gave Python's words after "missing": "missing list
+    indices must be integers or slices, not str"."""
+    from ihbench import ui
+
+    upload = tmp_path / "v.jsonl"
+    upload.write_text('{"verdicts": [true]}\n\n' + line + "\n")
+    for metric in ("rq_pass_rate", "fir", "convbench_pass_rate"):
+        with pytest.raises(ui.UserError) as refused:
+            ui.metrics_table(metric, str(upload))
+        assert str(refused.value) == f"line 3: expected an object with the fields described above, got {kind}"
