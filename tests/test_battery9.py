@@ -166,6 +166,13 @@ def test_a_judge_that_stopped_midway_is_said_to_have_stopped_and_the_next_one_go
     err = _report_err(run, tmp_path, capsys)
     assert "(the last `ihbench judge` stopped before it finished (killed, or ended by an error))" in err, err
     assert f"`ihbench judge {run}` goes on from where it stopped" in err and "removed" not in err, err
+    # battery 25 U8: while a judge holds the judgments file, it has not stopped; it is at work
+    from ihbench.dataset.io import exclusive, lock_file_for
+
+    with exclusive(lock_file_for(run / "judgments.jsonl"), "judgments file"):
+        err = _report_err(run, tmp_path, capsys)
+    assert "(a judge is writing this run's judgments now (pid " in err and "report again when it ends" in err, err
+    assert "stopped before it finished" not in err
     monkeypatch.setattr(judge_run, "_judge_one", original)
     with OpenAITestServer(respond=ScriptedJudge(faults=False)) as server:
         assert main([*judge, "--judge-base-url", server.base_url]) == 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ihbench.dataset.errors import command_line
+from ihbench.dataset.io import holder, lock_file_for
 
 from ..judge.asked import asked_path, read_asked, warn_once
 from ..records import AXES, JudgmentRecord, ResponseRecord
@@ -61,6 +62,9 @@ def _cause(run: Path, answer: ResponseRecord, axis: str, path: Path, damaged: li
             "is missing beside it (it was removed, or an older version judged)"
         return f"{record.name} {state}, so what the last judge asked is not known", judge
     if asked.unfinished and axis in asked.axes and not asked.waits((answer.id, answer.epoch, axis)):
+        writer = holder(lock_file_for(path))
+        if writer:  # a judge at work, not one that stopped: its verdicts are still coming
+            return f"a judge is writing this run's judgments now ({writer})", "report again when it ends"
         return "the last `ihbench judge` stopped before it finished (killed, or ended by an error)", \
             f"`{command_line('ihbench', 'judge', run)}` goes on from where it stopped"
     if asked.waits((answer.id, answer.epoch, axis)):
