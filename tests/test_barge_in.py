@@ -773,6 +773,11 @@ def test_judge_and_report_of_a_damaged_barge_in_run_name_its_records_and_the_com
     assert said in text and cause in text and "`ihbench barge-in` with the same --out plays it again" in text
     # the line once a process (judge and report run in this one), the judgments left out once by each
     assert text.count(said) == 1 and text.count(cause) == 2, text
+    # battery 25 U2: judge and report say so on the terminal too, not only report.md
+    again = f"`ihbench barge-in --out {out}` with the same options plays them again"
+    assert f"note: 1 conversation(s) of this barge-in run are left out and not judged: their last playing" in text
+    assert f"ihbench report: warning: {out}: 1 conversation(s) left out, not scored: their last playing" in text
+    assert text.count(again) == 2, text
     assert "responses.jsonl" not in text and "ihbench run" not in text
     # battery 14, J10: the conversation left out is counted in the report itself, with its cause
     report = (tmp_path / "rep" / "report.md").read_text()

@@ -158,3 +158,18 @@ def test_a_metrics_upload_line_that_is_no_object_is_named(line, kind, tmp_path):
         with pytest.raises(ui.UserError) as refused:
             ui.metrics_table(metric, str(upload))
         assert str(refused.value) == f"line 3: expected an object with the fields described above, got {kind}"
+
+
+def test_a_barge_in_run_being_played_is_said_to_be_played_not_to_have_stopped(tmp_path):
+    """Battery 25, U2: judge and report of a barge-in run with conversations left out said nothing on the terminal;
+    they now say why (the replay command), or that the run is being played, while its writer holds it."""
+    from ihbench.cli.common import held_back_why
+    from ihbench.dataset.io import exclusive
+    from ihbench.rundir import LOCK
+
+    run = tmp_path / "run"
+    run.mkdir()
+    assert held_back_why(run).startswith("their last playing did not close")
+    with exclusive(run / LOCK, f"run directory {run}"):
+        said = held_back_why(run)
+    assert said.startswith("it is being played now (pid ") and said.endswith("judge and report it when that ends")

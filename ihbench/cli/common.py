@@ -79,3 +79,17 @@ def set_by_flag(options: dict, key: str, flag: str, value) -> None:
     if options.get(key) is not None and options[key] != value:
         raise UsageError(f"--option {key}={options[key]} and {flag} name the same setting twice; give it once")
     options[key] = value
+
+
+def held_back_why(run) -> str:
+    """Why a barge-in run's conversations left out wait, and what ends the wait (judge and report say it)."""
+    from ihbench.dataset.errors import command_line
+    from ihbench.rundir import RunDir
+
+    writer = RunDir(run).writer()
+    if writer:
+        return f"it is being played now ({writer}); judge and report it when that ends"
+    again = command_line("ihbench", "barge-in", "--out", str(run))
+    return (f"their last playing did not close, or was on an older suite (report.md names each and why); `{again}` "
+            "with the same options plays them again, then `ihbench judge` judges their points")
+

@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .common import DATA_AUDIO
+from .common import DATA_AUDIO, held_back_why
 
 #: seconds a judge request may take on a server (--timeout)
 DEFAULT_TIMEOUT = 60.0
@@ -132,6 +132,9 @@ def main(args: argparse.Namespace) -> int:
         print(f"note: {args.run} is unfinished: {s.unfinished[0]} of {s.unfinished[1]} planned response(s) are in "
               f"it, and those were judged; {s.rerun} goes on, and `ihbench judge` then "
               "judges only the new ones")
+    if s.held_back:
+        print(f"note: {s.held_back} conversation(s) of this barge-in run are left out and not judged: "
+              f"{held_back_why(args.run)}")
     line = backend.waiting_line() if args.judge_batch is not None else None
     if line:
         print(line)

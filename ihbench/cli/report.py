@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ihbench.dataset.errors import command_line
 
-from .common import DATA_AUDIO, notes
+from .common import DATA_AUDIO, held_back_why, notes
 
 
 def add_parser(add) -> argparse.ArgumentParser:
@@ -123,6 +123,10 @@ def _warn_about(run: dict) -> None:
     note = unfinished_note(run, run["run"])
     if note:
         print(f"ihbench report: warning: {note}", file=sys.stderr)
+    held = len((run.get("barge_in") or {}).get("held_back") or {})
+    if held:  # report.md names each, with its cause
+        print(f"ihbench report: warning: {run['run']}: {held} conversation(s) left out, not scored: "
+              f"{held_back_why(run['run'])}", file=sys.stderr)
     for (why, then), (waiting, axes) in _by_cause(run).items():  # one line per true cause, each said once
         which = "" if len(axes) == 2 else f" {axes[0].upper()}"
         print(f"ihbench report: warning: {run['run']}: {waiting} answer(s) have no{which} judgment yet ({why}) "

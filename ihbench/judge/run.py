@@ -65,6 +65,8 @@ class JudgeSummary:
     rerun: str = "`ihbench run` with the same options"  # what tries failed items again (`RunInfo.retried_by`)
     #: (responses in the run, responses it planned) when it has fewer than planned: killed, or still running
     unfinished: Optional[tuple] = None
+    #: a barge-in run's conversations whose last playing did not close (killed, or being played): not judged
+    held_back: int = 0
 
 
 def _unfinished(info, responses) -> Optional[tuple]:
@@ -218,7 +220,7 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
                     judged += result.outcome == "judged"
                     errors += result.outcome == "judge_error"
                     cached += bool(result.cached)
-    from ihbench.barge_in.points import failed_rounds
+    from ihbench.barge_in.points import HELD_BACK, failed_rounds
 
     batch = getattr(backend, "folder", None)  # a `--judge-batch` BatchLLM: its folder holds what waits
     if todo or path.exists():  # nothing to judge and nothing judged before: no file, and no record of it
@@ -233,4 +235,5 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
                         calls=counter["calls"], cached=cached, seconds=time.perf_counter() - started,
                         retried=retried, waiting=waiting,
                         rerun=info.retried_by,
-                        unfinished=_unfinished(info, responses))
+                        unfinished=_unfinished(info, responses),
+                        held_back=len(info.extra.get(HELD_BACK) or {}))
