@@ -173,3 +173,33 @@ def test_a_barge_in_run_being_played_is_said_to_be_played_not_to_have_stopped(tm
     with exclusive(run / LOCK, f"run directory {run}"):
         said = held_back_why(run)
     assert said.startswith("it is being played now (pid ") and said.endswith("judge and report it when that ends")
+
+
+def test_generate_keeps_a_hand_edited_file_that_fails_verify_before_making_it_again(tmp_path, capsys):
+    """Battery 25, U4: a generated conversation edited by hand with one slip (a placeholder criterion) was
+    overwritten by the resumed generate, the user's edits gone without a copy."""
+    import json
+
+    from generate_script import GenerationScript
+    from openai_test_server import OpenAITestServer
+    from test_generate import ID, generate
+
+    out = tmp_path / "out"
+    with OpenAITestServer(respond=GenerationScript(["cooperative"])) as server:
+        assert generate(server, out) == 0
+        path = out / "conversations" / f"{ID.format(1)}.json"
+        edited = json.loads(path.read_text())
+        point = next(turn for turn in edited["turns"] if "interruption" in turn)
+        point["interruption"]["rq_rubrics"][0] = "<criterion 1>"
+        point["interruption"]["tf_rubric"] = "My own careful edit of the TF rubric."
+        path.write_text(json.dumps(edited, indent=1))
+        hand_made = path.read_bytes()
+        for round_ in (1, 2):
+            path.write_bytes(hand_made)
+            assert generate(server, out) == 0
+            kept = path.with_name(path.name + (".rejected" if round_ == 1 else ".rejected-2"))
+            assert kept.read_bytes() == hand_made  # the edits, kept
+            err = capsys.readouterr().err
+            assert "does not pass `ihbench verify` (" in err and f"kept as {kept.name}, and generated again" in err
+    assert json.loads(path.read_text())["turns"] != edited["turns"]  # made again
+    assert sorted(p.name for p in (out / "conversations").glob("*.json")) == [path.name]  # no reader takes the copies

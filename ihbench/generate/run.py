@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -112,7 +113,8 @@ def check_spec(spec: GenerateSpec) -> tuple[str, str, Optional[str], Optional[di
 
 
 def finished(path: Path) -> bool:
-    """A call is done when its file is there and passes the lexical verifier."""
+    """A call is done when its file is there and passes the lexical verifier. One that does not is
+    made again, and the file is kept aside first: it may hold a user's hand edits with one slip."""
     if not path.exists():
         return False
     try:
@@ -120,8 +122,20 @@ def finished(path: Path) -> bool:
     except SourceError as error:
         problems = [error]
     if problems:
-        log.warning("%s does not pass `ihbench verify` (%s); generating it again", path, problems[0])
+        aside = _aside(path)
+        os.replace(path, aside)
+        log.warning("%s does not pass `ihbench verify` (%s); kept as %s, and generated again", path, problems[0],
+                    aside.name)
     return not problems
+
+
+def _aside(path: Path) -> Path:
+    """A free name beside `path` that no reader of conversations takes for one (they read *.json)."""
+    number, aside = 1, path.with_name(path.name + ".rejected")
+    while aside.exists():
+        number += 1
+        aside = path.with_name(f"{path.name}.rejected-{number}")
+    return aside
 
 
 def _llm_line(describe: dict) -> str:
