@@ -433,6 +433,32 @@ def test_a_round_the_model_fails_stops_its_conversation_and_is_played_again(buil
     assert all(r["status"] == "played" for r in records[4:])
 
 
+def test_a_reply_far_past_max_new_tokens_fails_its_round_and_is_never_timed(built, tmp_path, capsys, monkeypatch):
+    """Battery 25, U13 (P2, a hang): a server that ignores max_tokens sent a 1,000,000-character reply; timing it
+    word by word on the TTS clock ran for hours. It is a failed round now (played again, never scored)."""
+    from openai_test_server import Reply
+
+    import ihbench.barge_in.run as barge_in_run
+
+    model_script, sim_script = scripts()
+    timed = []
+    real = barge_in_run.speak
+    monkeypatch.setattr(barge_in_run, "speak", lambda text, *a: timed.append(len(text)) or real(text, *a))
+
+    def respond(body):
+        if len([m for m in body["messages"] if m["role"] == "assistant"]) == 1:
+            return Reply(content="word " * 1000)  # 5,000 characters; --max-new-tokens 64 allows 1,024
+        return model_script(body)
+
+    with OpenAITestServer(respond=respond) as model, OpenAITestServer(respond=sim_script) as sim:
+        assert barge_in(model, sim, built, tmp_path / "run", "--max-new-tokens", "64") == 1
+    record = rounds(tmp_path / "run")[-1]
+    assert record["status"] == "error" and record.get("reply") is None  # not kept: 5,000 characters of it
+    assert record["error"] == ("the model: its reply is 5,000 characters long, past what --max-new-tokens 64 allows "
+                               "(at most 1,024; does the server honour max_tokens?)")
+    assert 5000 not in timed
+
+
 def test_another_config_is_refused_before_anything_is_made(built, tmp_path, capsys):
     assert main(["barge-in", "--data", str(built), "--config", "interruptions", "--model", "openai", "--model-path",
                  "m", "--base-url", "http://127.0.0.1:9/v1", "--sim-model", "s", "--out", str(tmp_path / "run"),

@@ -355,6 +355,11 @@ class _Player:
             if response.error is not None:
                 raise RoundFailure(f"the model: {response.error}")
             reply = response.text
+            longest = MAX_CHARACTERS_PER_TOKEN * self.generation.max_new_tokens
+            if len(reply) > longest:  # a server that ignores max_tokens: timing it word by word took hours
+                raise RoundFailure(f"the model: its reply is {len(reply):,} characters long, past what "
+                                   f"--max-new-tokens {self.generation.max_new_tokens} allows (at most {longest:,}; "
+                                   "does the server honour max_tokens?)")
             fields["reply"] = reply
             turn = {"stage": plan["stage"], "assistant": reply}
             if target:
@@ -384,6 +389,11 @@ class _Player:
         except (AgentFailure, RoundFailure) as error:
             return _record(base, "error", fields, self.sim.take_calls(), error=str(error))
         return _record(base, "played", fields, self.sim.take_calls())
+
+
+#: no token is this long: a reply longer than this many characters per --max-new-tokens was not
+#: bounded by it (its time on the TTS clock grows with its length: 8,000 words took minutes)
+MAX_CHARACTERS_PER_TOKEN = 16
 
 
 def _record(base: dict, status: str, fields: dict, calls: list, error: Optional[str] = None) -> RoundRecord:
