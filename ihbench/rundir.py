@@ -139,7 +139,7 @@ class RunDir:
         if isinstance(info.extra.get("barge_in"), dict):  # `ihbench barge-in`: its live points and the answers
             from ihbench.barge_in.points import HELD_BACK, load_points
 
-            loaded = load_points(self.path, info)
+            loaded = load_points(self.path, info, moved_to=self.data)
             self.held_back = loaded[0].extra[HELD_BACK]
             self.items = loaded[2]
             return loaded

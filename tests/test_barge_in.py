@@ -459,6 +459,28 @@ def test_a_reply_far_past_max_new_tokens_fails_its_round_and_is_never_timed(buil
     assert 5000 not in timed
 
 
+def test_judge_data_for_a_barge_in_run_must_be_the_suite_it_played(played, built, tmp_path, capsys):
+    """Battery 25, U14: `judge --data` naming another dataset was silently ignored for a barge-in run; it is
+    where the run's suite is now (a moved dataset), checked to hold the conversations the run played."""
+    import shutil
+
+    from judging import ScriptedJudge
+    from official_layout import write_official_layout
+
+    out = shutil.copytree(played[0], tmp_path / "run")
+    other = write_official_layout(tmp_path / "official")
+    judge = ["judge", str(out), "--judge-model", "judge-x", "--cache", str(tmp_path / "judge.sqlite"), "--quiet"]
+    capsys.readouterr()
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as server:
+        assert main([*judge, "--judge-base-url", server.base_url, "--data", str(other)]) == 2
+        err = capsys.readouterr().err
+        assert f"--data {other}: not the suite {out} played (its conversation " in err and "is not in it" in err, err
+        assert not (out / "judgments.jsonl").exists()
+        moved = shutil.copytree(built, tmp_path / "moved")
+        assert main([*judge, "--judge-base-url", server.base_url, "--data", str(moved)]) == 0
+    assert (out / "judgments.jsonl").exists()
+
+
 def test_another_config_is_refused_before_anything_is_made(built, tmp_path, capsys):
     assert main(["barge-in", "--data", str(built), "--config", "interruptions", "--model", "openai", "--model-path",
                  "m", "--base-url", "http://127.0.0.1:9/v1", "--sim-model", "s", "--out", str(tmp_path / "run"),

@@ -95,6 +95,20 @@ def current_rounds(run_path: Path, conversations: list) -> tuple[dict[tuple[str,
     return {key: r for key, r in latest.items() if key[0] in hashes and key[0] not in stale}, why
 
 
+def _check_moved_suite(run_path: Path, data: str, conversations: list) -> None:
+    """A barge-in run's suite given anew is the one it played: every conversation it played is in it, as
+    it was (another dataset left every round out as "played on an older version", and said nothing of --data)."""
+    from ihbench.dataset.errors import UsageError
+
+    hashes = {c.conversation_id: conversation_hash(c) for c in conversations}
+    latest, _, _ = read_rounds(run_path)
+    for (cid, _), record in sorted(latest.items()):
+        if hashes.get(cid) != record.data_hash:
+            what = "is not in it" if cid not in hashes else "differs there from the one it played"
+            raise UsageError(f"--data {data}: not the suite {run_path} played (its conversation {cid} {what}); "
+                             "give the dataset the run used")
+
+
 def _say(run_path: Path, torn: list[int], stale: list[str]) -> None:
     for line in torn:  # said by a reader: `ihbench barge-in` (the writer) cuts it and plays its conversation again
         log.warning("%s line %d: incomplete (cut mid-line: the run stopped while writing it, or the file was cut); "
@@ -106,13 +120,17 @@ def _say(run_path: Path, torn: list[int], stale: list[str]) -> None:
                     ", ".join(stale[:5]) + (", ..." if len(stale) > 5 else ""))
 
 
-def load_points(run_path: Path, info: RunInfo) -> tuple[RunInfo, list[ResponseRecord], dict]:
-    """(run.json with n_items the points found, the model's answers to them, {item id: EvalItem})."""
+def load_points(run_path: Path, info: RunInfo, moved_to: Optional[str] = None) -> tuple[RunInfo, list[ResponseRecord],
+                                                                                      dict]:
+    """(run.json with n_items the points found, the model's answers to them, {item id: EvalItem}).
+    `moved_to`: where the run's suite is now (`--data`), checked to hold what the run played."""
     from ihbench.dataset.load import load_conversations
 
     from .conversation import Call
 
-    conversations = load_conversations(info.data, split=info.split)
+    conversations = load_conversations(moved_to or info.data, split=info.split)
+    if moved_to is not None:
+        _check_moved_suite(run_path, moved_to, conversations)
     latest, held_back = current_rounds(run_path, conversations)
     played = {key[0] for key in latest}
     responses, items, failed = [], {}, 0
