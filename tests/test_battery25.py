@@ -203,3 +203,14 @@ def test_generate_keeps_a_hand_edited_file_that_fails_verify_before_making_it_ag
             assert "does not pass `ihbench verify` (" in err and f"kept as {kept.name}, and generated again" in err
     assert json.loads(path.read_text())["turns"] != edited["turns"]  # made again
     assert sorted(p.name for p in (out / "conversations").glob("*.json")) == [path.name]  # no reader takes the copies
+
+
+def test_an_agents_list_entry_is_named_by_its_index_alone():
+    """Battery 25 nit: a simulator's bad criterion was named "rq_rubrics[0].v" (a stray ".v")."""
+    from ihbench.generate.validate import InvalidAnswer, texts
+
+    with pytest.raises(InvalidAnswer) as refused:
+        texts({"rq_rubrics": ["Names the fee.", "{criterion}"]}, "rq_rubrics", "rubric: ")
+    assert str(refused.value) == "rubric: rq_rubrics[1] contains the placeholder '{criterion}'; use a concrete value"
+    with pytest.raises(InvalidAnswer, match=r"^rq_rubrics\[0\] must be a non-empty string"):
+        texts({"rq_rubrics": [3]}, "rq_rubrics")

@@ -50,7 +50,8 @@ def texts(data: dict, name: str, where: str = "", *, minimum: int = 1) -> list[s
     values = data.get(name) if isinstance(data, dict) else None
     if not isinstance(values, list) or len(values) < minimum:
         raise InvalidAnswer(f"{where}{name} must be a list of at least {minimum} string(s)")
-    return [text({"v": v}, "v", f"{where}{name}[{i}].", limit=max_chars(name)).strip() for i, v in enumerate(values)]
+    return [text({f"{name}[{i}]": v}, f"{name}[{i}]", where, limit=max_chars(name)).strip()
+            for i, v in enumerate(values)]
 
 
 def no_placeholders(value: str, where: str) -> None:
