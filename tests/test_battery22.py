@@ -280,8 +280,11 @@ def test_judge_and_report_say_a_conversation_stopped_on_the_datas_clip_fails_aga
         assert main(["run", "--model", "openai", "--model-path", "m", "--base-url", server.base_url, "--data",
                      str(data), "--config", "bike_bench", "--only-turns", "0,1", "--epochs", "1", "--out",
                      str(tmp_path / "run"), "--quiet"]) == 1
-    said = capsys.readouterr().out
-    assert "note: 1 of them: they stopped on a turn whose audio in the dataset is damaged or silent" in said, said
+    said = capsys.readouterr()
+    assert "note: 1 of them: they stopped on a turn whose audio in the dataset is damaged or silent" in said.out, said
+    # battery 25 nit: the run's last line, too, no longer says a plain rerun tries them again
+    assert said.err.strip().endswith("nothing failed is counted, and the same command tries them again once the "
+                                     "dataset is mended"), said.err
     with OpenAITestServer() as judge:
         main(["judge", str(tmp_path / "run"), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
               str(tmp_path / "c.sqlite"), "--quiet"])

@@ -28,15 +28,19 @@ def notes(args: argparse.Namespace, lines) -> None:
 INCOMPLETE = 1
 
 
-def incomplete(command: str, failed: int, total: int, what: str, where) -> int:
+def incomplete(command: str, failed: int, total: int, what: str, where, *, on_data: int = 0) -> int:
     """The one rule for items that failed: say how many, where their errors are, that a rerun
     retries only them, and exit INCOMPLETE, whether one failed or all, so a script that chains
-    `run && judge && report` never scores a run with holes in it."""
+    `run && judge && report` never scores a run with holes in it. `on_data`: how many failed on the
+    dataset's own damaged audio, which a rerun alone does not mend."""
     if not failed:
         return 0
     share = f"every one of the {total}" if failed == total else f"{failed} of {total}"
+    again = "the same command tries them again once the dataset is mended" if on_data >= failed else \
+        "the same command tries only those again" + (f" ({on_data} of them once the dataset is mended)" if on_data
+                                                     else "")
     print(f"ihbench {command}: error: {share} {what} failed (their errors are in {where}); nothing failed is "
-          "counted, and the same command tries only those again", file=sys.stderr)
+          f"counted, and {again}", file=sys.stderr)
     return INCOMPLETE
 
 

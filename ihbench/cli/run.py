@@ -113,7 +113,8 @@ def main(args: argparse.Namespace) -> int:
     if summary.at_budget:  # a sentence cut at the budget is scored as the model's whole answer: said, so it can be raised
         print(f"note: {summary.at_budget} answer(s) used the whole --max-new-tokens budget ({args.max_new_tokens}) and "
               "may be cut short; they are scored as given: raise --max-new-tokens (in another --out) if they are")
-    return incomplete("run", summary.errors, summary.planned, "response(s)", f"{summary.out}/responses.jsonl")
+    return incomplete("run", summary.errors, summary.planned, "response(s)", f"{summary.out}/responses.jsonl",
+                      on_data=summary.on_data_audio)
 
 
 
@@ -141,4 +142,4 @@ def _run_convbench(args: argparse.Namespace, generation: dict, options: dict) ->
     if summary.on_data_audio:  # retried in vain: the fault is the dataset's
         print(f"note: {summary.on_data_audio} of them: {DATA_AUDIO}")
     return incomplete("run", summary.errors, summary.conversations, "conversation(s)",
-                      f"{summary.out}/responses.jsonl")
+                      f"{summary.out}/responses.jsonl", on_data=summary.on_data_audio)
