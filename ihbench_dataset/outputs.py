@@ -209,7 +209,8 @@ def _check_creatable(path, what: str, own: Path) -> None:
     try:
         os.rmdir(tempfile.mkdtemp(dir=existing, prefix=".ihbench-can-write-"))
     except OSError as error:
-        raise OutputPathError(f"{what}: cannot create {path} ({error.strerror or error} in {existing})") from None
+        verb = "cannot write in" if existing == own else "cannot create"  # a read-only run folder is not made
+        raise OutputPathError(f"{what}: {verb} {path} ({error.strerror or error} in {existing})") from None
 
 
 def _refuse_inside(path, what: str, own: Path) -> None:

@@ -214,3 +214,24 @@ def test_an_agents_list_entry_is_named_by_its_index_alone():
     assert str(refused.value) == "rubric: rq_rubrics[1] contains the placeholder '{criterion}'; use a concrete value"
     with pytest.raises(InvalidAnswer, match=r"^rq_rubrics\[0\] must be a non-empty string"):
         texts({"rq_rubrics": [3]}, "rq_rubrics")
+
+
+def test_a_report_into_a_read_only_run_names_the_run_not_an_option_never_given(tmp_path, capsys, monkeypatch):
+    """Battery 25 nit (try 24): report on a read-only run said "--out: cannot create RUN" with no --out given
+    and the folder there. (The read-only disk is a STAND-IN: making a folder in it raises the system's error.)"""
+    import errno
+    import tempfile
+
+    from official_layout import write_official_layout
+    from test_battery_round3 import _answered
+
+    run = _answered(write_official_layout(tmp_path / "official"), tmp_path / "run", "--limit", "1")
+
+    def read_only(*args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system")
+    monkeypatch.setattr(tempfile, "mkdtemp", read_only)
+    capsys.readouterr()
+    assert main(["report", str(run), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"ihbench report: error: the run's folder (where its report goes without --out): cannot write in {run} "
+        f"(Read-only file system in {run})")
