@@ -35,7 +35,8 @@ def _summary(info: dict) -> str:
     if info["empty"]:
         what = "an empty file" if not info["bytes"] else "an SQLite database with no tables"
         return f"{info['path']}: {what}, no cache yet (nothing was written to it)"
-    used = f"; last used {info['oldest_use']} .. {info['newest_use']}" if info["entries"] else ""
+    used = f"; last used {info['oldest_use']} .. {info['newest_use']}" if info["oldest_use"] else \
+        "; last use not recorded" if info["entries"] else ""  # an older cache, or times damaged by hand
     unreadable = (f", {info['unreadable']} of them unreadable (damaged or edited by hand: asked again when met)"
                   if info.get("unreadable") else "")
     return f"{info['path']}: {info['entries']} answer(s){unreadable}, {_size(info['bytes'])} on disk{used}"
