@@ -231,10 +231,15 @@ class RunDir:
         latest = latest_responses(responses, {item_id: item.content_hash for item_id, item in items.items()})
         outdated = [r for r in responses if r.key not in latest]
         if outdated:
+            from ihbench.dataset.load import same_source
+
             changed = sorted({r.id for r in outdated})
+            recorded = self.info().data
+            how = "the data changed at the same path since they were written" if same_source(recorded, data) else \
+                f"it is not the data the run answered ({recorded}), or that data changed since"
             raise RunDirError(
                 f"{self.path}: {len(outdated)} response(s) answer an earlier version of {len(changed)} item(s) of "
-                f"{data} (e.g. {changed[0]}): the data changed at the same path since they were written. Run "
+                f"{data} (e.g. {changed[0]}): {how}. Run "
                 f"`ihbench run` again with the same options to answer the changed items, then judge and report")
         return list(latest.values())
 

@@ -324,9 +324,17 @@ def test_readers_refuse_answers_to_an_earlier_version_of_the_data(official, serv
     out = tmp_path / "run"
     run(_spec(official, out, server, epochs=2), progress=False)
     _edit_rubric_of_conv_a(official, monkeypatch)
-    with pytest.raises(RunDirError, match=r"2 response\(s\) answer an earlier version of 1 item\(s\) .*conv-a/2.*"
+    with pytest.raises(RunDirError, match=r"2 response\(s\) answer an earlier version of 1 item\(s\) .*conv-a/2\): "
+                                          r"the data changed at the same path since they were written\. "
                                           r"Run `ihbench run` again"):
         RunDir(out).load()
+    # given as another folder (set-baseline --data a copy): not "at the same path" (battery 23 nit)
+    from ihbench.dataset import load_items
+
+    items = {item.id: item for item in load_items(str(official))}
+    with pytest.raises(RunDirError, match=r"conv-a/2\): it is not the data the run answered \(.*\), or that data "
+                                          r"changed since\."):
+        RunDir(out).current(RunDir(out).responses(), items, str(tmp_path / "a-copy"))
 
 
 def _as_begun_before_record_formats(out):
