@@ -236,17 +236,12 @@ def test_a_home_inside_a_dataset_is_said_as_home_before_any_work(official, tmp_p
 def test_a_report_stopped_midway_leaves_no_half_report(official, tmp_path, capsys, monkeypatch):
     """Battery 15, K2: a report stopped between its figures and its text left new figures beside the earlier
     report.md, and SIGTERM said nothing was written."""
-    from openai_test_server import OpenAITestServer
+    from test_battery16 import reported_run
 
     import ihbench.report.render as render
     from ihbench.cli import Terminated
 
-    with OpenAITestServer() as server:
-        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out",
-                     str(tmp_path / "r"), "--epochs", "1", "--limit", "1", "--base-url", server.base_url,
-                     "--quiet"]) == 0
-    out = tmp_path / "rep"
-    assert main(["report", str(tmp_path / "r"), "--out", str(out), "--quiet"]) == 0
+    out = reported_run(tmp_path, official)
     earlier = {p.name: p.read_bytes() for p in out.iterdir() if p.suffix in (".md", ".png", ".json")}
 
     def stopped(*args, **kwargs):

@@ -243,25 +243,32 @@ def test_a_run_file_that_is_no_regular_file_is_refused_before_it_is_read(name, k
     assert not (tmp_path / "rep").exists()
 
 
-@pytest.mark.parametrize("when", ["before its first file", "midway"])
-def test_a_report_stopped_says_what_it_did_with_the_earlier_report(when, tmp_path, capsys, monkeypatch):
-    """Battery 16 (tries 45 and 48): stopped before it had touched the folder, report said the earlier report
-    "is removed, with the one it was replacing" while it stood there intact (and said so with no report
-    there at all)."""
+def reported_run(tmp_path, data=None):
+    """A one-item run (answered by the loopback STAND-IN server) and its report in tmp_path/rep."""
     from openai_test_server import OpenAITestServer
 
-    import ihbench.report.folder as folder
-    import ihbench.report.render as render
-    from ihbench.cli import Terminated
     from official_layout import write_official_layout
 
-    data = write_official_layout(tmp_path / "official")
+    data = data or write_official_layout(tmp_path / "official")
     with OpenAITestServer() as server:
         assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out",
                      str(tmp_path / "r"), "--epochs", "1", "--limit", "1", "--base-url", server.base_url,
                      "--quiet"]) == 0
     out = tmp_path / "rep"
     assert main(["report", str(tmp_path / "r"), "--out", str(out), "--quiet"]) == 0
+    return out
+
+
+@pytest.mark.parametrize("when", ["before its first file", "midway"])
+def test_a_report_stopped_says_what_it_did_with_the_earlier_report(when, tmp_path, capsys, monkeypatch):
+    """Battery 16 (tries 45 and 48): stopped before it had touched the folder, report said the earlier report
+    "is removed, with the one it was replacing" while it stood there intact (and said so with no report
+    there at all)."""
+    import ihbench.report.folder as folder
+    import ihbench.report.render as render
+    from ihbench.cli import Terminated
+
+    out = reported_run(tmp_path)
     earlier = (out / "report.md").read_text()
 
     def stopped(*args, **kwargs):
@@ -292,17 +299,7 @@ def test_a_report_killed_midway_leaves_the_earlier_report_for_the_next_one(tmp_p
     import subprocess
     import sys
 
-    from openai_test_server import OpenAITestServer
-
-    from official_layout import write_official_layout
-
-    data = write_official_layout(tmp_path / "official")
-    with OpenAITestServer() as server:
-        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out",
-                     str(tmp_path / "r"), "--epochs", "1", "--limit", "1", "--base-url", server.base_url,
-                     "--quiet"]) == 0
-    out = tmp_path / "rep"
-    assert main(["report", str(tmp_path / "r"), "--out", str(out), "--quiet"]) == 0
+    out = reported_run(tmp_path)
     earlier = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file() and not p.name.startswith(".")}
     killed = subprocess.run([sys.executable, "-c", (
         "import os, signal, sys\n"
