@@ -559,6 +559,31 @@ def test_the_model_is_asked_off_the_event_loop_only_while_other_conversations_pl
         assert overlapping() > 0  # the two conversations' model calls were in flight together
 
 
+def test_only_the_first_words_of_a_very_long_reply_go_on_the_clock(tmp_path, monkeypatch):
+    """Battery 26, V2 (P2, a hang): a 40,000-character reply within a large --max-new-tokens took flite minutes
+    to time, in uninterruptible calls (a sentence of 8,000 words is one), and Ctrl-C waited for them. Only the
+    first MAX_TIMED_WORDS words are timed (about three minutes of speech: every cut falls in them), real flite."""
+    import ihbench.barge_in.clock as clock
+    from ihbench.barge_in.cuts import Cut, place_cut
+
+    from ihbench.dataset.tts import RenderCache, get_engine
+
+    monkeypatch.setattr(clock, "MAX_TIMED_WORDS", 30)  # the rules, at sizes a test renders quickly
+    monkeypatch.setattr(clock, "MAX_RENDERED_WORDS", 12)
+    engine, cache = get_engine("flite:rms"), RenderCache(tmp_path / "tts")
+    text = "Your plan covers the water service start and the deposit " * 500  # 5,000 words, no sentence end
+    spoken = clock.speak(text, engine, cache)
+    assert len(spoken.words) == 30 and spoken.words[-1].text == text.split()[29]
+    assert spoken.duration_s < 30 and spoken.words[-1].end_s <= spoken.duration_s
+    # a run-on sentence is rendered in parts (one flite call each, a few seconds at most), back to back
+    assert [w.sentence for w in spoken.words] == [n // 12 for n in range(30)]
+    assert all(later.start_s >= earlier.end_s for earlier, later in zip(spoken.words, spoken.words[1:]))
+    cut = place_cut(spoken, seed=7)
+    assert isinstance(cut, Cut) and text.startswith(cut.heard) and len(cut.heard.split()) < 30
+    short = "Shall we set up the plan now? It takes a minute."
+    assert [w.text for w in clock.speak(short, engine, cache).words] == short.split()  # under the budget: all
+
+
 def _segment_ends(sentence: str, voice: str) -> list[tuple[str, float]]:
     """The flite command's own account of a render: each phone segment and its end time (`-psdur`)."""
     printed = subprocess.run(["flite", "-voice", voice, "-psdur", "-t", sentence, "-o", "none"], capture_output=True,

@@ -78,12 +78,18 @@ def syllables(token: str) -> float:
     return count + sum(ch.isdigit() for ch in lower)
 
 
+#: the most words rendered as one sentence: a render is one call into flite that nothing interrupts
+#: (Ctrl-C waited for a run-on sentence of thousands of words); a longer one is rendered in parts
+#: of this many words, a few seconds each (the cut's rules read the reply's text, not these parts)
+MAX_RENDERED_WORDS = 60
+
+
 def sentences(text: str) -> list[list[re.Match]]:
     """The reply's tokens, grouped into the sentences they are rendered in."""
     groups: list[list[re.Match]] = [[]]
     for match in _TOKEN.finditer(text):
         groups[-1].append(match)
-        if _RENDER_BREAK.search(match.group(0)):
+        if _RENDER_BREAK.search(match.group(0)) or len(groups[-1]) >= MAX_RENDERED_WORDS:
             groups.append([])
     return [group for group in groups if group]
 
@@ -102,12 +108,22 @@ def method(engine) -> str:
     return MEASURED
 
 
+#: how many of a reply's words go on the clock: about two minutes of speech, past where any caller
+#: would have cut in. A reply longer than that (a reasoning model's --max-new-tokens 4096) took
+#: flite minutes to time (about 45 ms a word); its cut falls in these.
+MAX_TIMED_WORDS = 300
+
+
 def speak(text: str, engine, cache) -> Spoken:
-    """`text` on the clock, in `engine`'s voice (renders through `cache`)."""
+    """`text` on the clock, in `engine`'s voice (renders through `cache`); its first MAX_TIMED_WORDS
+    words, the rest never spoken before a cut."""
     words: list[Word] = []
     offset = 0.0
     reasons: list[str] = []
     for number, group in enumerate(sentences(text)):
+        if len(words) >= MAX_TIMED_WORDS:
+            break
+        group = group[:MAX_TIMED_WORDS - len(words)]
         sentence = text[group[0].start():group[-1].end()]
         if not any(ch.isalnum() for ch in sentence):  # nothing to say ("..."): no time on the clock
             words += [Word(m.group(0), m.start(), m.end(), offset, offset, number) for m in group]
