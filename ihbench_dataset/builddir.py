@@ -146,6 +146,11 @@ class BuildDir:
             what = ("no configs metadata (empty or damaged card)" if self.has_card()
                     else "missing (the card lists the configs)")
             raise BuildDirError(f"{self.card_path}: {what}; {AGAIN}")
+        for entry in self.card_configs():  # `datasets` reads every config's entry to open any one of them
+            patterns = _patterns(entry.get("data_files"))
+            if not patterns or not all(pattern.strip() for pattern in patterns):
+                raise BuildDirError(f"{self.card_path}: config {entry.get('config_name', 'default')!r} names no file "
+                                    f"(its data_files path is empty); {AGAIN}")
         return names
 
     def unmatched_files(self, config: str) -> list[Path]:

@@ -235,3 +235,23 @@ def test_a_report_into_a_read_only_run_names_the_run_not_an_option_never_given(t
     assert capsys.readouterr().err.strip() == (
         f"ihbench report: error: the run's folder (where its report goes without --out): cannot write in {run} "
         f"(Read-only file system in {run})")
+
+
+@pytest.mark.parametrize("emptied", ["path:", "path: ''", "path: []"])
+def test_a_card_config_with_an_empty_path_is_named_by_every_reader(emptied, tmp_path, capsys):
+    """Battery 26, V1: a card whose config path was left empty made info and run print `datasets`' 25-line
+    ValueError, naming another config ('conversations', where 'baseline' was the empty one)."""
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "data")
+    card = data / "README.md"
+    lines = card.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if "config_name: baseline" in line)
+    index = next(i for i in range(start, len(lines)) if "path:" in lines[i])
+    lines[index] = lines[index].split("path:")[0] + emptied
+    card.write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    assert main(["info", str(data)]) == 2
+    err = capsys.readouterr().err
+    assert f"{card}: config 'baseline' names no file (its data_files path is empty); copy the dataset again" in err, err
+    assert len(err.strip().splitlines()) == 1
