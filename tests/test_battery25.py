@@ -255,3 +255,24 @@ def test_a_card_config_with_an_empty_path_is_named_by_every_reader(emptied, tmp_
     err = capsys.readouterr().err
     assert f"{card}: config 'baseline' names no file (its data_files path is empty); copy the dataset again" in err, err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_pair_whose_sides_differ_greatly_in_length_is_a_warning_even_with_quiet(tmp_path, capsys):
+    """Battery 26, V3: --pair with the AI's file 6.6 min and the user's 60 s (a wrong pairing) gave figures over a
+    user silent after a minute, with only a note --quiet hides. Now a warning; a small difference stays a note."""
+    import numpy as np
+    import soundfile
+
+    from ihbench.turns.audio import read_pair
+
+    ai, user, near = tmp_path / "call_ai.wav", tmp_path / "call_user.wav", tmp_path / "near_user.wav"
+    soundfile.write(ai, np.zeros(16000 * 10, np.float32), 16000)
+    soundfile.write(user, np.zeros(16000 * 3, np.float32), 16000)
+    soundfile.write(near, np.zeros(16000 * 9, np.float32), 16000)
+    main(["turns", "--pair", str(ai), str(user), "--out", str(tmp_path / "out"), "--quiet"])  # silent: no figures
+    err = capsys.readouterr().err
+    assert f"warning: {ai} + {user}: one side is 10 s long and the other 3 s; are these two sides of one call?" \
+        in err, err
+    assert "channel lengths differ (10.00 s vs 3.00 s)" in read_pair(ai, user).notes[0]
+    main(["turns", "--pair", str(ai), str(near), "--out", str(tmp_path / "out2"), "--quiet"])
+    assert "two sides of one call" not in capsys.readouterr().err

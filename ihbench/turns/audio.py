@@ -7,6 +7,7 @@ file, because a batch of fifty recordings with one bad file should say which one
 """
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,8 @@ from ihbench.dataset.audio import AudioError, check_samples, decode_file, resamp
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.floor import CHUNK_SECONDS, FIRST_END
 from ihbench.dataset.schema import SAMPLING_RATE
+
+log = logging.getLogger(__name__)
 
 #: Channels of a pair whose lengths differ by more than this get a note (they are zero-padded).
 LENGTH_NOTE_S = 0.1
@@ -71,6 +74,10 @@ def _same_length(a: np.ndarray, b: np.ndarray, where: str) -> tuple[np.ndarray, 
     if abs(a.size - b.size) / SAMPLING_RATE > LENGTH_NOTE_S:
         notes.append(f"{where}: channel lengths differ ({a.size / SAMPLING_RATE:.2f} s vs "
                      f"{b.size / SAMPLING_RATE:.2f} s); the shorter one is padded with silence")
+    if min(a.size, b.size) < max(a.size, b.size) / 2:  # not one call's two sides: said even with --quiet
+        log.warning("%s: one side is %.0f s long and the other %.0f s; are these two sides of one call? the "
+                    "shorter is taken as silent after its end, which changes every figure", where,
+                    a.size / SAMPLING_RATE, b.size / SAMPLING_RATE)
     size = max(a.size, b.size)
     return np.pad(a, (0, size - a.size)), np.pad(b, (0, size - b.size)), notes
 
