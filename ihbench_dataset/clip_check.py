@@ -7,7 +7,7 @@ from typing import Iterable
 
 import numpy as np
 
-from .audio import AudioError, check_samples
+from .audio import AudioError, check_samples, decode_audio
 from .audio_format import SAMPLING_RATE
 from .schema import EvalItem
 
@@ -36,3 +36,24 @@ def unusable_clips(items: Iterable[EvalItem], *, progress: bool = False) -> list
         if heard and (samples.size == 0 or not np.any(samples)):
             problems.append(f"{where}: empty or silent (a model would hear nothing)")
     return problems
+
+
+def unusable_turn_clips(turns, where: str, *, progress: bool = False) -> list[str]:
+    """The same for a ConversationBench config's turns (a run plays each turn's clip to the model and
+    stops its conversation on one it cannot decode): one line per clip, named by config and turn."""
+    from tqdm.auto import tqdm
+
+    problems = []
+    for index, turn in enumerate(tqdm(turns, unit="clip", desc="checking the turns' audio", disable=not progress)):
+        if not turn.audio:  # a text-only import: nothing to hear
+            continue
+        at = f"{where}: turn {index} ({turn.audio.get('path') or 'its audio'})"
+        try:
+            samples = decode_audio(turn.audio["bytes"], SAMPLING_RATE, where=at)
+        except AudioError as error:
+            problems.append(str(error))
+            continue
+        if samples.size == 0 or not np.any(samples):
+            problems.append(f"{at}: empty or silent (a model would hear nothing)")
+    return problems
+

@@ -276,3 +276,26 @@ def test_a_pair_whose_sides_differ_greatly_in_length_is_a_warning_even_with_quie
     assert "channel lengths differ (10.00 s vs 3.00 s)" in read_pair(ai, user).notes[0]
     main(["turns", "--pair", str(ai), str(near), "--out", str(tmp_path / "out2"), "--quiet"])
     assert "two sides of one call" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("beside", [False, True])
+def test_publishing_checks_the_clips_of_conversationbench_turns(beside, tmp_path, capsys):
+    """Battery 26, V4 (S7's class): publish-dataset checked the IHBench points' clips only; a ConversationBench
+    turn clip that `run --config bike_bench` refuses (no samples) was uploaded, alone or beside IHBench configs."""
+    from convbench_layout import write_benchmark_folder
+    from test_battery22 import _with_a_silent_clip
+
+    from ihbench.dataset.convbench import import_convbench
+
+    source = tmp_path / "imported"
+    if beside:
+        from official_layout import write_official_layout
+
+        write_official_layout(source)
+    import_convbench(write_benchmark_folder(tmp_path / "repo"), source, progress=False)
+    data = _with_a_silent_clip(source, tmp_path, "bike_bench", "audio")
+    capsys.readouterr()
+    assert main(["publish-dataset", str(data), "--repo", "me/ds", "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert f"{data}: 1 clip(s) a run would refuse: {data} [bike_bench]: turn 0 (" in err, err
+    assert "nothing was uploaded" in err

@@ -32,10 +32,10 @@ def _check_files(build: BuildDir) -> None:
             raise UsageError(f"{build.path}: config {config!r} names no file that exists; nothing was uploaded")
 
 
-def _check_clips(folder: Path, items, progress: bool) -> None:
+def _check_clips(folder: Path, items, progress: bool, turn_clips: Optional[list] = None) -> None:
     from ihbench.dataset.clip_check import unusable_clips
 
-    problems = unusable_clips(items, progress=progress)
+    problems = unusable_clips(items, progress=progress) + (turn_clips or [])
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise UsageError(f"{folder}: {len(problems)} clip(s) a run would refuse: {problems[0]}{more}; mend or rebuild "
@@ -67,7 +67,15 @@ def check_readable(folder: Path, *, progress: bool = False) -> int:
     from ihbench.dataset.contents import IHBENCH_CONFIG, dataset_contents
     from ihbench.dataset.convbench import load_benchmark
 
+    from ihbench.dataset.clip_check import unusable_turn_clips
+
     try:
+        contents = dataset_contents(str(folder))
+        turn_clips = []  # a ConversationBench config's turns, beside IHBench's or alone, as a run reads them
+        for name, kind, _ in contents:
+            if kind == "ConversationBench turns":
+                benchmark = load_benchmark(str(folder), name)  # its turns, tools and setup
+                turn_clips += unusable_turn_clips(benchmark.turns, f"{folder} [{name}]", progress=progress)
         if IHBENCH_CONFIG in build.config_names():
             items = load_items(str(folder))
             if not items:
@@ -77,12 +85,9 @@ def check_readable(folder: Path, *, progress: bool = False) -> int:
             # the long layout holds its own copy of every clip, which `run --config interruptions` reads
             long = load_items(str(folder), config=INTERRUPTIONS_CONFIG) \
                 if INTERRUPTIONS_CONFIG in build.config_names() else []
-            _check_clips(folder, items + long, progress)
+            _check_clips(folder, items + long, progress, turn_clips)
             return len(items)
-        contents = dataset_contents(str(folder))  # a ConversationBench or SID-Bench dataset alone
-        for name, kind, _ in contents:
-            if kind == "ConversationBench turns":
-                load_benchmark(str(folder), name)  # its turns, tools and setup, as a run reads them
+        _check_clips(folder, [], progress, turn_clips)
     except UsageError:
         raise
     except Exception as error:
