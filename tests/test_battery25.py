@@ -299,3 +299,17 @@ def test_publishing_checks_the_clips_of_conversationbench_turns(beside, tmp_path
     err = capsys.readouterr().err
     assert f"{data}: 1 clip(s) a run would refuse: {data} [bike_bench]: turn 0 (" in err, err
     assert "nothing was uploaded" in err
+
+
+def test_a_goal_longer_than_verify_allows_is_refused_before_any_call(tmp_path, capsys):
+    """Battery 26, V8: a 100,000-character --goal was accepted, 29 planning calls were paid for, then verify
+    discarded the conversation and generate ended rc 0 with nothing written."""
+    from openai_test_server import OpenAITestServer
+
+    with OpenAITestServer() as server:
+        assert main(["generate", "--domain", "government", "--goal", "x" * 5000, "--intents", "1",
+                     "--conversations", "1", "--llm-model", "m", "--llm-base-url", server.base_url, "--out",
+                     str(tmp_path / "g"), "--quiet"]) == 2
+        assert server.requests == []
+    assert ("--goal: 5,000 characters long; a conversation's goal may be at most 2,000"
+            in capsys.readouterr().err) and not (tmp_path / "g").exists()

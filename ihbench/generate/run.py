@@ -31,7 +31,7 @@ from ihbench.dataset.io import AppendLog, exclusive, new_folders, read_records, 
 from ihbench.dataset.outputs import GENERATE_JSON
 from ihbench.dataset.redaction import redact
 from ihbench.dataset.sources import DOMAINS, SourceError, load_conversation
-from ihbench.dataset.verify import check_conversation
+from ihbench.dataset.verify import check_conversation, max_chars
 
 from ..llm import LLMCache, TextLLM
 from ..seeds import record_seed
@@ -99,6 +99,10 @@ def check_spec(spec: GenerateSpec) -> tuple[str, str, Optional[str], Optional[di
         domain, goal, description = spec.domain, spec.goal.strip(), spec.description
         if domain not in DOMAINS:
             raise UsageError(f"--domain: unknown domain {domain!r}; expected one of {', '.join(DOMAINS)}")
+    if len(goal) > max_chars("goal"):  # the conversation's own goal field, as verify holds it
+        where = f"--workflow {spec.workflow}: goal" if workflow else "--goal"
+        raise UsageError(f"{where}: {len(goal):,} characters long; a conversation's goal may be at most "
+                         f"{max_chars('goal'):,} (`ihbench verify` would discard every one made, its calls paid for)")
     for name, value, low in (("--intents", spec.intents, 1), ("--conversations", spec.conversations, 1),
                              ("--concurrency", spec.concurrency, 1), ("--max-reasks", spec.max_reasks, 0),
                              ("--max-fix-rounds", spec.max_fix_rounds, 0)):
