@@ -10,7 +10,7 @@ from typing import Any, Optional, Union
 from .argtypes import NoSuchHomeError, expand_home
 from .builddir import BuildDir, BuildDirError
 from .errors import IHBenchError
-from .local_files import cache_is_current, check_config_files, damaged_parquet, record_cache
+from .local_files import cache_is_current, check_config_files, damaged_parquet, record_cache, unfinished_import
 from .long import INTERRUPTIONS_CONFIG, items_from_interruption_rows
 from .outputs import DESCRIPTIONS, folder_kind
 from .schema import EvalItem
@@ -262,7 +262,8 @@ def open_config(path: str, label: str, config: str, split: Optional[str], revisi
 
     names = config_names(path, revision)
     if names and config not in names:
-        raise DataSourceError(f"{label}: no config {config!r}; available: {', '.join(names)}")
+        unfinished = unfinished_import(Path(path), config) if Path(path).is_dir() else None
+        raise DataSourceError(unfinished or f"{label}: no config {config!r}; available: {', '.join(names)}")
     loaded = load_config(path, label, config, revision)
     return loaded[_pick_split(list(loaded), split, f"{label} [{config}]")]
 

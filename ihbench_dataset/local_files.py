@@ -21,6 +21,16 @@ from .content_names import changed_since_named, hash_in_name
 SOURCES_RECORD = "ihbench-sources.json"
 
 
+def unfinished_import(folder: Path, config: str) -> Optional[str]:
+    """A config folder with Parquet files the card does not list: an import killed before its card."""
+    build = BuildDir(folder)
+    if build.has_card() and config not in build.config_names() and any((Path(folder) / config).glob("*.parquet")):
+        return (f"{Path(folder) / config}: holds Parquet files of config {config!r}, which {build.card_path.name} "
+                "does not list: an import into this dataset that did not finish (killed); run the same "
+                "`ihbench sid-import` or `ihbench convbench-import` again")
+    return None
+
+
 def check_config_files(folder: Path, config: str) -> Optional[str]:
     """What is wrong with a local config's files, in one line naming the file, or None: a file the card
     lists that is gone, one that is not readable Parquet, one changed since it was built, or a
@@ -29,10 +39,9 @@ def check_config_files(folder: Path, config: str) -> Optional[str]:
     import pyarrow.parquet as pq
 
     build = BuildDir(folder)
-    if build.has_card() and config not in build.config_names() and any((folder / config).glob("*.parquet")):
-        return (f"{folder / config}: holds Parquet files of config {config!r}, which {build.card_path.name} does not "
-                "list: an import into this dataset that did not finish (killed); run the same `ihbench sid-import` "
-                "or `ihbench convbench-import` again")
+    unfinished = unfinished_import(folder, config)
+    if unfinished:
+        return unfinished
     outside = build.paths_out(config)
     if outside:
         return (f"{build.card_path}: config {config!r} names {outside[0]}, a path outside the dataset folder (the card "

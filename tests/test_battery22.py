@@ -345,3 +345,7 @@ def test_a_config_folder_the_card_does_not_list_is_said_to_be_an_unfinished_impo
     assert (f"{data / 'sid_en'}: holds Parquet files of config 'sid_en', which README.md does not list: an import "
             "into this dataset that did not finish (killed); run the same `ihbench sid-import`") in err, err
     assert "BuilderConfig" not in err and not (tmp_path / "sid").exists()
+    # battery 26 V5: `run --config` on it says the same, not "no config 'sid_en'; available: ..."
+    assert main(["run", "--model", "openai", "--model-path", "m", "--base-url", "http://127.0.0.1:9/v1", "--data",
+                 str(data), "--config", "sid_en", "--out", str(tmp_path / "r"), "--quiet"]) == 2
+    assert "an import into this dataset that did not finish (killed)" in capsys.readouterr().err
