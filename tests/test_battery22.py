@@ -190,7 +190,7 @@ def test_what_a_stopped_turns_or_barge_in_says_it_kept_is_what_it_kept(tmp_path)
     assert _stopped(args).startswith("the 1 recording(s) analysed are kept")
     parsed = build_parser().parse_args(["barge-in", "--data", "d", "--model", "openai", "--model-path", "m",
                                         "--sim-model", "s", "--out", str(tmp_path / "b")])
-    assert "(one stopped midway from its start)" in parsed.stopped
+    assert "(those stopped midway from their start)" in parsed.stopped
 
 
 def test_a_full_disk_says_where_it_was_writing_and_what_is_kept(answered_run, tmp_path, capsys, monkeypatch):

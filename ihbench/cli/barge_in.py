@@ -53,7 +53,7 @@ def add_parser(add) -> argparse.ArgumentParser:
                    help="resume a run whose --base-url changed (only when the new server serves the same model)")
     p.set_defaults(func=main, resumes=True,  # a conversation's rounds count once its closing record is written
                    stopped="the conversations played to their end are kept, and the same command plays the others "
-                           "(one stopped midway from its start)")
+                           "(those stopped midway from their start)")
     return p
 
 
