@@ -153,8 +153,9 @@ def test_convbench_report_says_a_failed_conversation_is_played_again_by_run_not_
     assert main(["report", str(failed_convbench_run), "--out", str(failed_convbench_run.parent / "rep"),
                  "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert (f"{failed_convbench_run}: no judged conversation (0 finished); 1 stopped on a failed turn in the run: "
-            "`ihbench run` with the same options plays them again, then `ihbench judge`") in out
+    assert (f"{failed_convbench_run}: no judged conversation (0 finished); 1 stopped before their end in the run (a "
+            "failed turn, or the run was stopped): `ihbench run` with the same options plays them again, then "
+            "`ihbench judge`") in out
     assert "run `ihbench judge` first" not in out
 
 

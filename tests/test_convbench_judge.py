@@ -162,7 +162,8 @@ def test_an_unfinished_conversation_is_not_judged(data_and_failed_run, capsys):
     run = data_and_failed_run
     scripted = ConvJudge()
     assert judge(run, scripted) == 0
-    assert scripted.requests == [] and "1 conversation(s) stopped on a failed turn" in capsys.readouterr().out
+    assert scripted.requests == [] and "1 conversation(s) stopped before their end (a failed turn, or the run was stopped)" \
+        in capsys.readouterr().out  # battery 26 V7: a killed run has no failed turn
 
 
 @pytest.fixture

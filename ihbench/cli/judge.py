@@ -173,7 +173,8 @@ def _judge_convbench(args, backend, cache) -> int:
     elif s.unfinished and s.unfinished == s.on_data_audio:  # a rerun cannot help: the data's clip is the fault
         print(f"note: {s.unfinished} conversation(s) stopped on a failed turn and are not judged; {DATA_AUDIO}")
     elif s.unfinished:
-        print(f"note: {s.unfinished} conversation(s) stopped on a failed turn and are not judged; `ihbench run` with "
+        print(f"note: {s.unfinished} conversation(s) stopped before their end (a failed turn, or the run was "
+              "stopped) and are not judged; `ihbench run` with "
               "the same options plays them again"
               + (f" ({s.on_data_audio} of them: {DATA_AUDIO})" if s.on_data_audio else ""))
     return incomplete("judge", s.judge_errors, s.judged + s.judge_errors, "conversation(s)", s.path)

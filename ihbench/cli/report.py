@@ -223,7 +223,8 @@ def _convbench_next(summary: dict) -> str:
         steps.append(f"{counts['unfinished']} stopped on a failed turn in the run; {DATA_AUDIO}")
     elif counts["unfinished"]:
         on_data = summary.get("on_data_audio")
-        steps.append(f"{counts['unfinished']} stopped on a failed turn in the run: `ihbench run` with the same "
+        steps.append(f"{counts['unfinished']} stopped before their end in the run (a failed turn, or the run was "
+                     "stopped): `ihbench run` with the same "
                      "options plays them again, then `ihbench judge`"
                      + (f" ({on_data} of them: {DATA_AUDIO})" if on_data else ""))
     if counts["judge_error"]:
