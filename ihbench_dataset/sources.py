@@ -144,13 +144,13 @@ class _Fields:
             raise SourceError(f"{self.path}: {self.prefix.rstrip('.') or 'top level'}: expected an object")
         if name not in self.data or self.data[name] is None:
             if required:
-                raise self.error(name, "missing" if name not in self.data else f"is null; expected {kind.__name__}")
+                raise self.error(name, "missing" if name not in self.data else f"is null; expected {_json_name(kind)}")
             return None
         value = self.data[name]
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise self.error(name, f"must be {kind.__name__}, got {type(value).__name__}")
+            raise self.error(name, f"must be {_json_name(kind)}, got {_json_name(type(value))}")
         if nonempty and kind in (str, list, dict) and not (value.strip() if kind is str else value):
             raise self.error(name, "is empty")
         return value
@@ -163,10 +163,19 @@ class _Fields:
         values = self.get(name, list, nonempty=False)
         for i, value in enumerate(values):
             if not isinstance(value, str):
-                raise self.error(f"{name}[{i}]", f"must be a string, got {type(value).__name__}")
+                raise self.error(f"{name}[{i}]", f"must be a string, got {_json_name(type(value))}")
             if not blank and not value.strip():
                 raise self.error(f"{name}[{i}]", "must be a non-empty string")
         return values
+
+
+#: a source is JSON: its values named in JSON's words, not Python's ("got NoneType", "must be str")
+_JSON_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false", list: "a list",
+               dict: "an object", type(None): "null"}
+
+
+def _json_name(kind: type) -> str:
+    return _JSON_NAMES.get(kind, kind.__name__)
 
 
 def _verdicts(inner: _Fields) -> Optional[list[BaselineVerdict]]:

@@ -321,7 +321,7 @@ def test_a_source_field_that_is_null_is_said_as_null_not_missing(tmp_path):
     data = json.loads(source_files()[0].read_text())
     data["turns"] = None
     path.write_text(json.dumps(data))
-    with pytest.raises(SourceError, match=r"c\.json: turns: is null; expected list"):
+    with pytest.raises(SourceError, match=r"c\.json: turns: is null; expected a list"):
         load_conversation(path)
 
 

@@ -195,8 +195,8 @@ def test_rq_criteria_outside_two_to_four(tmp_path, count):
     assert problem.field.endswith("rq_rubrics") and f"has {count} criteria" in problem.message
 
 
-@pytest.mark.parametrize("criterion,kind", [(1, "int"), (None, "NoneType"), (["a"], "list"), ({"c": 1}, "dict"),
-                                            (True, "bool")])
+@pytest.mark.parametrize("criterion,kind", [(1, "an integer"), (None, "null"), (["a"], "a list"),
+                                            ({"c": 1}, "an object"), (True, "true or false")])
 def test_a_criterion_that_is_not_text_is_named_not_a_traceback(tmp_path, criterion, kind):
     """Battery 25, U3 (P2): a number, null, a list, an object or a bool among rq_rubrics (a hand edit, a careless
     script) ended verify, build and a resumed generate in a TypeError traceback from the quote check."""
