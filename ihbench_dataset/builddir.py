@@ -159,11 +159,11 @@ class BuildDir:
                 if not any(file.is_file() for file in self.path.glob(pattern))]
 
     def paths_out(self, config: str) -> list[str]:
-        """The paths the card names for `config` that leave the folder (absolute, or through ".."):
+        """The paths the card names for `config` that leave the folder (absolute, through "..", a URL):
         `datasets` reads them from wherever they lead, and the dataset is no longer its folder."""
         return [pattern for entry in self.card_configs() if entry.get("config_name", "default") == config
                 for pattern in _patterns(entry.get("data_files"))
-                if PurePosixPath(pattern).is_absolute() or ".." in PurePosixPath(pattern).parts]
+                if PurePosixPath(pattern).is_absolute() or ".." in PurePosixPath(pattern).parts or "://" in pattern]
 
     def config_files(self, config: str) -> list[Path]:
         """The files the card names for `config` (patterns resolved as `datasets` resolves them)."""

@@ -69,7 +69,7 @@ def test_an_import_that_fails_writing_the_card_leaves_the_dataset_as_it_was(earl
 
 
 @pytest.mark.parametrize("command", ["publish-dataset", "publish-space"])
-@pytest.mark.parametrize("named", ["/etc/hostname", "../outside/b.parquet"])
+@pytest.mark.parametrize("named", ["/etc/hostname", "../outside/b.parquet", "https://example.com/b.parquet"])
 def test_publishing_a_card_that_names_a_file_outside_the_dataset_is_one_line(command, named, tmp_path, capsys):
     """Battery 25, U10 (P2): a card whose config names an absolute path ended publish-dataset and publish-space
     in pathlib's NotImplementedError ("Non-relative patterns are unsupported"); info and run named it."""
