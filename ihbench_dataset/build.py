@@ -62,6 +62,9 @@ class BuildResult:
     cache_hits: int = 0
     #: builders whose configs came from the config cache (inputs and code unchanged)
     reused: list[str] = field(default_factory=list)
+    #: what of the earlier dataset in the folder the build replaced that a user may not have meant to
+    #: (conversations of other sources, set-baseline's baselines): warnings, said even with --quiet
+    replaced: list[str] = field(default_factory=list)
     #: wall and CPU seconds per phase (`benchmarks/build.py` reports them); never written to the
     #: build, which must stay byte-identical across rebuilds
     timings: dict = field(default_factory=dict)
@@ -162,8 +165,8 @@ def _build_locked(out: Path, sources, *, cache_dir, progress: bool, sid: bool, s
         if kept:
             notes.append(f"kept what this build does not make: {', '.join(kept)}")
         _write_info(new, conversations, statistics, notes, kept)
-    notes = notes + replacing  # said, not recorded: the new build's record is of the new build
-    return BuildResult(out=out, statistics=statistics, notes=notes, renders=cache.misses, cache_hits=cache.hits,
+    return BuildResult(out=out, statistics=statistics, notes=notes, replaced=replacing, renders=cache.misses,
+                       cache_hits=cache.hits,
                        reused=reused, timings=timings)
 
 

@@ -177,9 +177,9 @@ def test_a_rebuild_from_other_sources_says_which_conversations_it_replaces(built
     gone = sorted(set(BuildDir(built).info().conversations) - set(BuildDir(out).info().conversations))
     assert len(gone) == 1
     assert f"{out.resolve()} held 2 conversation(s) built from other sources; 1 of them are not in these sources and " \
-           f"are gone from it ({gone[0]})" in result.notes
+           f"are gone from it ({gone[0]})" in result.replaced
     assert f"{out.resolve()}'s baselines were set by `ihbench set-baseline` (the answers of run r (model m)); the " \
-           "rebuild puts back the sources' own" in result.notes
+           "rebuild puts back the sources' own" in result.replaced
     assert not any("other sources" in note for note in BuildDir(out).info().notes)  # said, not recorded
     again = build(out, subset[:1], **_small(tts_cache, sid=False, duplex=False))
-    assert not [note for note in again.notes if "other sources" in note or "set-baseline" in note]
+    assert again.replaced == []

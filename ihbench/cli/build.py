@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from .common import notes
 
@@ -48,6 +49,8 @@ def main(args: argparse.Namespace) -> int:
                    sid=not args.no_sid, sid_sources=args.sid_sources, sid_noise_clips=args.sid_noise_clips,
                    duplex=not args.no_duplex, reuse=not args.no_reuse, convbench=[] if args.no_convbench else None)
     notes(args, result.notes)
+    for replaced in result.replaced:  # not recorded in the build: said, even with --quiet
+        print(f"ihbench build: warning: {replaced}", file=sys.stderr)
     s = result.statistics
     reused = f"; configs of {', '.join(result.reused)} unchanged, reused" if result.reused else ""
     print(f"built {result.out}: {s['conversations']} conversations, {s['interruption_points']} interruption points "
