@@ -313,3 +313,22 @@ def test_a_goal_longer_than_verify_allows_is_refused_before_any_call(tmp_path, c
         assert server.requests == []
     assert ("--goal: 5,000 characters long; a conversation's goal may be at most 2,000"
             in capsys.readouterr().err) and not (tmp_path / "g").exists()
+
+
+def test_a_full_disk_reported_by_pyarrow_is_said_in_the_systems_words(tmp_path, capsys, monkeypatch):
+    """Battery 25/26 nit: pyarrow's own words led the disk-full line ("Error writing bytes to file. Detail:
+    [errno 28] ..."). (The full disk is a STAND-IN: the importer raises the error as pyarrow raises it.)"""
+    from convbench_layout import write_benchmark_folder
+
+    import ihbench.dataset.convbench.importing as importing
+
+    def full(*args, **kwargs):
+        error = OSError("Error writing bytes to file. Detail: [errno 28] No space left on device")
+        error.errno = 28  # as pyarrow sets it: no strerror
+        raise error
+    monkeypatch.setattr(importing, "write_benchmark", full)
+    folder = write_benchmark_folder(tmp_path / "repo")
+    assert main(["convbench-import", str(folder), "--out", str(tmp_path / "data"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ihbench convbench-import: error: No space left on device (writing in {tmp_path / 'data'})")
+    assert "Detail" not in err

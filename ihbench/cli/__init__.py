@@ -164,8 +164,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if _debug(args):
             traceback.print_exc()
         where = f": {error.filename}" if error.filename else ""
-        print(f"ihbench {args.command}: error: {error.strerror or error}{where}{_full_disk(args, error)}",
-              file=sys.stderr)
+        # pyarrow's own prefix ("Error writing bytes to file. Detail: [errno 28] ...") gives way to the system's words
+        said = os.strerror(error.errno) if error.errno and not error.strerror else (error.strerror or error)
+        print(f"ihbench {args.command}: error: {said}{where}{_full_disk(args, error)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as stop:  # Ctrl-C, or `kill`, `timeout`, a CI cancel (`Terminated`): locks and caches
         # closed on the way out; only the commands that record their work as they go (`resumes`) can go on
