@@ -332,3 +332,19 @@ def test_a_full_disk_reported_by_pyarrow_is_said_in_the_systems_words(tmp_path, 
     err = capsys.readouterr().err
     assert err.startswith(f"ihbench convbench-import: error: No space left on device (writing in {tmp_path / 'data'})")
     assert "Detail" not in err
+
+
+def test_a_conversationbench_judges_runaway_notes_or_reasoning_are_asked_again():
+    """Battery 26 nit: a judge's 3 MB "notes" were copied into every turn record of its window (a 15 MB
+    judgments.jsonl); such an answer is invalid (asked again, then a judge_error), as an over-long field is."""
+    import json
+
+    from ihbench.convbench.judge.parse import MAX_NOTES, MAX_REASONING, parse_window
+    from ihbench.llm import InvalidAnswer
+
+    row = {"turn": 0, "turn_taking": True, "instruction_following": True, "kb_grounding": True, "reasoning": "fine"}
+    assert parse_window(json.dumps({"turns": [row], "notes": "n" * MAX_NOTES}), [0])["turns"][0]["reasoning"] == "fine"
+    with pytest.raises(InvalidAnswer, match=r'"notes" is 3,000,000 characters long; write at most 20,000'):
+        parse_window(json.dumps({"turns": [row], "notes": "n" * 3_000_000}), [0])
+    with pytest.raises(InvalidAnswer, match=r'turn 0: "reasoning" is 8,001 characters long'):
+        parse_window(json.dumps({"turns": [{**row, "reasoning": "r" * (MAX_REASONING + 1)}]}), [0])

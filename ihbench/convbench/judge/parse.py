@@ -45,7 +45,20 @@ def parse_window(text: str, judged: Sequence[int]) -> dict:
         raise InvalidAnswer('"function_calls" must be a list')
     tracking = [_call(call, position) for position, call in enumerate(calls)]
     notes = data.get("notes", "")
-    return {"turns": verdicts, "function_calls": tracking, "notes": notes if isinstance(notes, str) else str(notes)}
+    notes = _bounded(notes if isinstance(notes, str) else str(notes), '"notes"', MAX_NOTES)
+    return {"turns": verdicts, "function_calls": tracking, "notes": notes}
+
+
+#: the most characters of a judge's free text kept: its window's notes are copied into every turn
+#: record of the window (a 3 MB answer made a 15 MB judgments.jsonl); a judge past these runs away
+MAX_NOTES = 20_000
+MAX_REASONING = 8_000
+
+
+def _bounded(text: str, what: str, limit: int) -> str:
+    if len(text) > limit:
+        raise InvalidAnswer(f"{what} is {len(text):,} characters long; write at most {limit:,}")
+    return text
 
 
 def _verdict(row: dict, turn: int) -> dict:
@@ -72,7 +85,8 @@ def _verdict(row: dict, turn: int) -> dict:
         raise InvalidAnswer(f"turn {turn}: cascade_from must be an earlier turn number or null, got {cascade!r}")
     verdict["cascade_from"] = cascade
     reasoning = row.get("reasoning", "")
-    verdict["reasoning"] = reasoning if isinstance(reasoning, str) else str(reasoning)
+    verdict["reasoning"] = _bounded(reasoning if isinstance(reasoning, str) else str(reasoning),
+                                    f'turn {turn}: "reasoning"', MAX_REASONING)
     if defaulted:
         verdict["defaulted"] = defaulted
     return verdict
