@@ -22,7 +22,7 @@ import functools
 import shutil
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 from .build_info import BuildInfo, BuildInfoError
 from .content_names import name_by_content, split_of
@@ -147,10 +147,12 @@ class BuildDir:
                     else "missing (the card lists the configs)")
             raise BuildDirError(f"{self.card_path}: {what}; {AGAIN}")
         for entry in self.card_configs():  # `datasets` reads every config's entry to open any one of them
-            patterns = _patterns(entry.get("data_files"))
-            if not patterns or not all(pattern.strip() for pattern in patterns):
-                raise BuildDirError(f"{self.card_path}: config {entry.get('config_name', 'default')!r} names no file "
-                                    f"(its data_files path is empty); {AGAIN}")
+            data_files = entry.get("data_files")
+            problem = _shape_problem(data_files) or (None if _patterns(data_files) else
+                                                     "names no file (its data_files path is empty)")
+            if problem:
+                raise BuildDirError(f"{self.card_path}: config {entry.get('config_name', 'default')!r} {problem}; "
+                                    f"{AGAIN}")
         return names
 
     def unmatched_files(self, config: str) -> list[Path]:
@@ -329,14 +331,36 @@ def _card_configs(text: str) -> list[dict]:
 
 
 def _patterns(data_files) -> list[str]:
-    """The paths of a config's `data_files`: a string, a list of strings, or a list of {split, path}."""
+    """The paths of a config's `data_files`: a string, a list of strings, or a list of {split, path}
+    (anything else holds none: `_shape_problem` names it)."""
     if isinstance(data_files, (str, dict)):
         data_files = [data_files]
+    if not isinstance(data_files, list):
+        return []
     patterns = []
-    for entry in data_files or []:
+    for entry in data_files:
         paths = entry.get("path") if isinstance(entry, dict) else entry
-        patterns += [paths] if isinstance(paths, str) else [p for p in paths or [] if isinstance(p, str)]
+        paths = [paths] if isinstance(paths, str) else paths if isinstance(paths, list) else []
+        patterns += [p for p in paths if isinstance(p, str)]
     return patterns
+
+
+def _shape_problem(data_files) -> Optional[str]:
+    """What is wrong with a config's hand-edited `data_files`, in the card's terms, or None."""
+    entries = [data_files] if isinstance(data_files, (str, dict)) else data_files
+    if not isinstance(entries, list):
+        return f"has data_files {data_files!r}, not a file name or a list of them"
+    for entry in entries:
+        if isinstance(entry, dict) and set(entry) - {"split", "path"}:
+            return f"has a data_files entry with {', '.join(map(repr, sorted(set(entry) - {'split', 'path'})))}; " \
+                   "each has a split and a path"
+        paths = entry.get("path") if isinstance(entry, dict) else entry
+        for path in paths if isinstance(paths, list) else [paths]:
+            if path is None or isinstance(path, str) and not path.strip():
+                return "names no file (its data_files path is empty)"
+            if not isinstance(path, str):
+                return f"has a data_files path {path!r}, not a file name"
+    return None
 
 
 #: a file being written whole (`io.atomic.temporary_sibling`: `.NAME.PID.tmp`)

@@ -237,8 +237,14 @@ def test_a_report_into_a_read_only_run_names_the_run_not_an_option_never_given(t
         f"(Read-only file system in {run})")
 
 
-@pytest.mark.parametrize("emptied", ["path:", "path: ''", "path: []"])
-def test_a_card_config_with_an_empty_path_is_named_by_every_reader(emptied, tmp_path, capsys):
+@pytest.mark.parametrize("emptied,said", [
+    ("path:", "names no file (its data_files path is empty)"), ("path: ''", "names no file (its data_files path is empty)"),
+    ("path: []", "names no file (its data_files path is empty)"),
+    # battery 27, W1: a number or a boolean where a path belongs was a TypeError traceback
+    ("path: 42", "has a data_files path 42, not a file name"), ("path: true", "has a data_files path True, not a file name"),
+    ("path: {a: b}", "has a data_files path {'a': 'b'}, not a file name"),
+])
+def test_a_card_config_with_an_empty_path_is_named_by_every_reader(emptied, said, tmp_path, capsys):
     """Battery 26, V1: a card whose config path was left empty made info and run print `datasets`' 25-line
     ValueError, naming another config ('conversations', where 'baseline' was the empty one)."""
     from official_layout import write_official_layout
@@ -253,8 +259,11 @@ def test_a_card_config_with_an_empty_path_is_named_by_every_reader(emptied, tmp_
     capsys.readouterr()
     assert main(["info", str(data)]) == 2
     err = capsys.readouterr().err
-    assert f"{card}: config 'baseline' names no file (its data_files path is empty); copy the dataset again" in err, err
+    assert f"{card}: config 'baseline' {said}; copy the dataset again" in err, err
     assert len(err.strip().splitlines()) == 1
+    assert main(["publish-dataset", str(data), "--repo", "me/ds", "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert f"{card}: config 'baseline' {said}; copy the dataset again or rebuild it; nothing was uploaded" in err, err
 
 
 def test_a_pair_whose_sides_differ_greatly_in_length_is_a_warning_even_with_quiet(tmp_path, capsys):

@@ -22,8 +22,13 @@ IGNORED = [".*", "**/.*", "*.lock", "**/__pycache__/**"]
 def _check_files(build: BuildDir) -> None:
     """Every file the card names, read from disk: `load_items` may answer from the `datasets` cache
     of an earlier load, which hides a file damaged or edited since (the upload would carry it)."""
+    from ihbench.dataset.builddir import BuildDirError
     from ihbench.dataset.local_files import check_config_files
 
+    try:
+        build.check_card()  # the card's own shape first, as every reader checks it
+    except BuildDirError as error:
+        raise UsageError(f"{error}; nothing was uploaded") from None
     for config in build.config_names():
         problem = check_config_files(build.path, config)  # first: a path out of the folder is named as such
         if problem:
