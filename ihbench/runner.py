@@ -235,6 +235,11 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
             check_moved_data(existing, items, spec.data, run_dir.info_path)
         check_same_data(records, {item.id for item in items}, spec.data, run_dir)
     items = select_items(items, spec.types, spec.limit)
+    if existing and not handed and existing.n_items and len(items) > existing.n_items and \
+            existing.limit == spec.limit and sorted(existing.types or []) == sorted(spec.types or []):
+        log.warning("%s: the same selection of %s now holds %d point(s), %d more than when the run started (the "
+                    "dataset rebuilt with more conversations?); the new ones are answered now", run_dir.path,
+                    spec.data, len(items), len(items) - existing.n_items)
     passed_in = loader is not None  # a loader object from Python: --model-path is then only its label
     if loader is None:
         loader = create(spec.loader, spec.model_path, **spec.loader_options)  # fails fast: missing model, bad option

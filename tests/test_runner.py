@@ -291,6 +291,32 @@ def _edit_rubric_of_conv_a(root, monkeypatch):
                                              "path: conversations/test-00000-of-00001-edited.parquet"))
 
 
+def test_a_resume_on_data_grown_at_the_same_path_says_how_many_points_it_adds(official, server, tmp_path,
+                                                                                monkeypatch, caplog):
+    """Battery 27, W2: a run resumed on its dataset rebuilt at the same path with more conversations grew from
+    10 to 260 points with no word; it is said once (run.json then records the new count)."""
+    import copy
+
+    import official_layout
+
+    out = tmp_path / "run"
+    run(_spec(official, out, server, epochs=1), progress=False)
+    before = json.loads((out / "run.json").read_text())["n_items"]
+    grown = copy.deepcopy(official_layout.CONVERSATIONS)
+    extra = copy.deepcopy(grown[0])
+    extra["conversation_id"] = "conv-z"
+    monkeypatch.setattr(official_layout, "CONVERSATIONS", [*grown, extra])
+    _edit_rubric_of_conv_a(official, monkeypatch)  # rewrites the layout (now with conv-z) under a new file name
+    with caplog.at_level("WARNING", logger="ihbench"):
+        resumed = run(_spec(official, out, server, epochs=1), progress=False)
+    added = resumed.planned - before
+    assert added > 0 and f"now holds {resumed.planned} point(s), {added} more than when the run started" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="ihbench"):
+        run(_spec(official, out, server, epochs=1), progress=False)
+    assert "more than when the run started" not in caplog.text
+
+
 def test_a_resume_after_the_data_changed_answers_the_changed_items_again(official, server, tmp_path, monkeypatch,
                                                                          caplog):
     """Issue 22.1: run one item, edit the data at the same path, resume without --limit. The
