@@ -357,3 +357,28 @@ def test_a_conversationbench_judges_runaway_notes_or_reasoning_are_asked_again()
         parse_window(json.dumps({"turns": [row], "notes": "n" * 3_000_000}), [0])
     with pytest.raises(InvalidAnswer, match=r'turn 0: "reasoning" is 8,001 characters long'):
         parse_window(json.dumps({"turns": [{**row, "reasoning": "r" * (MAX_REASONING + 1)}]}), [0])
+
+
+def test_judge_and_report_of_a_run_being_written_say_so_not_to_run_it_again(tmp_path, capsys):
+    """Battery 27, W3: judge and report of a run that `ihbench run` was writing right then advised "`ihbench run`
+    with the same options goes on" (refused while it runs: the folder is locked)."""
+    from judging import ScriptedJudge
+    from official_layout import write_official_layout
+    from openai_test_server import OpenAITestServer
+    from test_battery_round3 import _answered
+
+    from ihbench.dataset.io import exclusive
+    from ihbench.rundir import LOCK
+
+    run = _answered(write_official_layout(tmp_path / "official"), tmp_path / "run")
+    lines = (run / "responses.jsonl").read_text().splitlines(keepends=True)
+    (run / "responses.jsonl").write_text(lines[0])  # the rest still to come
+    capsys.readouterr()
+    with exclusive(run / LOCK, f"run directory {run}"), OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
+                     str(tmp_path / "c.sqlite")]) == 0
+        assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--n-bootstrap", "10", "--quiet"]) == 0
+    said = capsys.readouterr()
+    text = said.out + said.err
+    assert f"{run} is unfinished: 1 of " in text and text.count("a run is writing it now (pid ") == 2, text
+    assert "`ihbench run` with the same options goes on" not in text

@@ -129,9 +129,12 @@ def main(args: argparse.Namespace) -> int:
         print(f"note: {s.unanswered} response(s) failed in the run and have no answer to judge; {s.rerun} tries "
               "them again")
     if s.unfinished:
+        from ihbench.rundir import RunDir
+
+        writer = RunDir(args.run).writer()
+        then = f"a run is writing it now ({writer}); judge again when it ends, and" if writer else f"{s.rerun} goes on, and"
         print(f"note: {args.run} is unfinished: {s.unfinished[0]} of {s.unfinished[1]} planned response(s) are in "
-              f"it, and those were judged; {s.rerun} goes on, and `ihbench judge` then "
-              "judges only the new ones")
+              f"it, and those were judged; {then} `ihbench judge` then judges only the new ones")
     if s.held_back:
         print(f"note: {s.held_back} conversation(s) of this barge-in run are left out and not judged: "
               f"{held_back_why(args.run)}")

@@ -71,8 +71,11 @@ def unfinished_note(run: dict, name: str) -> Optional[str]:
     """Said on the terminal and in report.md: the scores of an unfinished run cover part of it."""
     planned = run.get("n_planned")
     if planned and run["n_responses"] < planned:
+        writer = run.get("being_written_by")
+        then = f"a run is writing it now ({writer}); report again when it ends" if writer else \
+            "`ihbench run` with the same options goes on"
         return (f"{name} is unfinished: {run['n_responses']} of {planned} planned response(s) are in it; the scores "
-                "cover those (`ihbench run` with the same options goes on)")
+                f"cover those ({then})")
     return None
 
 
@@ -100,6 +103,8 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0, data
         # what the run set out to answer (items x epochs at its last start): more than n_responses
         # when it is unfinished, and the report says so beside its scores
         "n_planned": (info.n_items or 0) * (info.epochs or 0) or None,
+        # the run's writer at work now (its missing responses are coming, not failed): said, not advised to rerun
+        "being_written_by": run.writer(),
         # (item, epoch) whose run record is an error: never judged nor scored, tried again by a rerun
         "generation_errors": sum(not r.answered for r in responses) + failed_rounds(info),
         "retried_by": info.retried_by,
