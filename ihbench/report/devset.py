@@ -124,8 +124,8 @@ def run_warning(run: dict, label: str) -> Optional[str]:
     dev = run.get("dev_set")
     if not dev:
         return None
-    where = (f"{label} ran on the in-house dev set ({dev['conversations']} of the {dev['of_shipped']} shipped "
-             "conversations)")
+    where = (f"{label} ran on the in-house dev set (a build of {dev['conversations']} of the {dev['of_shipped']} "
+             "shipped conversations; the run's own items are counted in the table)")
     if dev.get("baselines"):
         return (f"{where} with its baselines replaced by `ihbench set-baseline`: its TF win rate is against that "
                 f"model ({dev['baselines'].rstrip('.')}), comparable with the paper's only if it is the paper's "
