@@ -147,6 +147,9 @@ class BuildDir:
                     else "missing (the card lists the configs)")
             raise BuildDirError(f"{self.card_path}: {what}; {AGAIN}")
         for entry in self.card_configs():  # `datasets` reads every config's entry to open any one of them
+            name = entry.get("config_name", "default")
+            if not isinstance(name, str) or not name.strip():
+                raise BuildDirError(f"{self.card_path}: a config's config_name is {name!r}, not a name; {AGAIN}")
             data_files = entry.get("data_files")
             problem = _shape_problem(data_files) or (None if _patterns(data_files) else
                                                      "names no file (its data_files path is empty)")
@@ -351,6 +354,9 @@ def _shape_problem(data_files) -> Optional[str]:
     if not isinstance(entries, list):
         return f"has data_files {data_files!r}, not a file name or a list of them"
     for entry in entries:
+        if isinstance(entry, dict) and "split" in entry and (not isinstance(entry["split"], str)
+                                                             or not entry["split"].strip()):
+            return f"has a data_files split {entry['split']!r}, not a split name (test, train, ...)"
         if isinstance(entry, dict) and set(entry) - {"split", "path"}:
             return f"has a data_files entry with {', '.join(map(repr, sorted(set(entry) - {'split', 'path'})))}; " \
                    "each has a split and a path"

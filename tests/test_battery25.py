@@ -243,6 +243,8 @@ def test_a_report_into_a_read_only_run_names_the_run_not_an_option_never_given(t
     # battery 27, W1: a number or a boolean where a path belongs was a TypeError traceback
     ("path: 42", "has a data_files path 42, not a file name"), ("path: true", "has a data_files path True, not a file name"),
     ("path: {a: b}", "has a data_files path {'a': 'b'}, not a file name"),
+    # battery 27, W5: a number or nothing where a split belongs was Python's TypeError words
+    ("split: 5", "has a data_files split 5, not a split name (test, train, ...)"),
 ])
 def test_a_card_config_with_an_empty_path_is_named_by_every_reader(emptied, said, tmp_path, capsys):
     """Battery 26, V1: a card whose config path was left empty made info and run print `datasets`' 25-line
@@ -253,8 +255,9 @@ def test_a_card_config_with_an_empty_path_is_named_by_every_reader(emptied, said
     card = data / "README.md"
     lines = card.read_text().splitlines()
     start = next(i for i, line in enumerate(lines) if "config_name: baseline" in line)
-    index = next(i for i in range(start, len(lines)) if "path:" in lines[i])
-    lines[index] = lines[index].split("path:")[0] + emptied
+    key = emptied.split(":")[0] + ":"
+    index = next(i for i in range(start, len(lines)) if key in lines[i])
+    lines[index] = lines[index].split(key)[0] + emptied
     card.write_text("\n".join(lines) + "\n")
     capsys.readouterr()
     assert main(["info", str(data)]) == 2
@@ -382,3 +385,19 @@ def test_judge_and_report_of_a_run_being_written_say_so_not_to_run_it_again(tmp_
     text = said.out + said.err
     assert f"{run} is unfinished: 1 of " in text and text.count("a run is writing it now (pid ") == 2, text
     assert "`ihbench run` with the same options goes on" not in text
+
+
+@pytest.mark.parametrize("name", ["5", "''"])
+def test_a_card_config_name_that_is_no_name_is_one_line_naming_it(name, tmp_path, capsys):
+    """Battery 27, W5: config_name 5 (or empty) gave "cannot load config 'conversations': TypeError: argument of
+    type 'int' is not iterable", naming another config."""
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "data")
+    card = data / "README.md"
+    card.write_text(card.read_text().replace("config_name: baseline", f"config_name: {name}", 1))
+    capsys.readouterr()
+    assert main(["info", str(data)]) == 2
+    err = capsys.readouterr().err
+    assert f"{card}: a config's config_name is {5 if name == '5' else repr('')}, not a name; copy the dataset" in err, err
+
