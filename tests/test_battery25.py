@@ -401,3 +401,28 @@ def test_a_card_config_name_that_is_no_name_is_one_line_naming_it(name, tmp_path
     err = capsys.readouterr().err
     assert f"{card}: a config's config_name is {5 if name == '5' else repr('')}, not a name; copy the dataset" in err, err
 
+
+
+def test_generate_into_a_folder_of_another_goal_is_refused_before_any_call(tmp_path, capsys):
+    """Battery 27, W4: another --domain/--goal into a generate folder went on without a word, and generate.json's
+    goal, prerequisites and conversation seeds were overwritten by the last goal's."""
+    import json
+
+    from generate_script import GenerationScript
+    from openai_test_server import OpenAITestServer
+    from test_generate import generate
+
+    out = tmp_path / "out"
+    with OpenAITestServer(respond=GenerationScript(["cooperative"])) as server:
+        assert generate(server, out) == 0
+        before = (out / "generate.json").read_bytes()
+        served = len(server.requests)
+        assert main(["generate", "--domain", "travel", "--goal", "Rebook a cancelled flight", "--intents", "1",
+                     "--conversations", "1", "--llm-model", "scripted", "--llm-base-url", server.base_url, "--out",
+                     str(out), "--quiet"]) == 2
+        assert len(server.requests) == served
+    err = capsys.readouterr().err
+    recorded = json.loads(before)
+    assert f"--out: {out} holds the suite of goal {recorded['goal']!r} (government); give another --out for " \
+           "'Rebook a cancelled flight' (travel)" in err, err
+    assert (out / "generate.json").read_bytes() == before

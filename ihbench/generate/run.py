@@ -174,11 +174,16 @@ async def _generate_locked(spec, out, backend, cache, progress, domain, goal, de
     if (out / INFO).exists():  # the suite's history of runs: a damaged file is said, never started afresh over
         from ihbench.dataset.io import read_json_object
 
-        runs = read_json_object(out / INFO, UsageError, hint="it records every run that made this suite (command, "
-                                "seeds, tokens, cost): repair it, or move it away to start a new history").get("runs")
+        recorded = read_json_object(out / INFO, UsageError, hint="it records every run that made this suite "
+                                    "(command, seeds, tokens, cost): repair it, or move it away to start a new history")
+        runs = recorded.get("runs")
         if not isinstance(runs, list):
             raise UsageError(f"{out / INFO}: its runs are not a list; repair it, or move it away to start a new "
                              "history")
+        if (recorded.get("domain"), recorded.get("goal")) != (domain, goal):  # its seeds and record are of one goal
+            raise UsageError(f"--out: {out} holds the suite of goal {recorded.get('goal')!r} ({recorded.get('domain')}); "
+                             f"give another --out for {goal!r} ({domain}), or that --domain and --goal to go on "
+                             "with it")
     else:  # first: a run killed before its first conversation still resumes here
         write_json_atomic(out / INFO, {"pipeline_version": PIPELINE_VERSION, "domain": domain, "goal": goal,
                                        "runs": []})
