@@ -150,12 +150,27 @@ class BuildDir:
             name = entry.get("config_name", "default")
             if not isinstance(name, str) or not name.strip():
                 raise BuildDirError(f"{self.card_path}: a config's config_name is {name!r}, not a name; {AGAIN}")
+            odd = sorted(set(name) & set(_NOT_IN_NAMES))
+            if odd or name in (".", ".."):
+                raise BuildDirError(f"{self.card_path}: config {name!r} is not a name (it holds "
+                                    f"{' '.join(odd) or name}: a config name is no path); {AGAIN}")
             data_files = entry.get("data_files")
             problem = _shape_problem(data_files) or (None if _patterns(data_files) else
                                                      "names no file (its data_files path is empty)")
             if problem:
                 raise BuildDirError(f"{self.card_path}: config {entry.get('config_name', 'default')!r} {problem}; "
                                     f"{AGAIN}")
+        defaults = [entry.get("config_name", "default") for entry in self.card_configs() if entry.get("default")]
+        if len(defaults) > 1:
+            raise BuildDirError(f"{self.card_path}: configs {defaults[0]!r} and {defaults[1]!r} are both marked "
+                                f"default: true; mark one; {AGAIN}")
+        owner: dict = {}  # a file named by two configs (an anchor, a copy-paste, a glob over other configs' folders)
+        for name in names:
+            for file in self.config_files(name):
+                other = owner.setdefault(file, name)
+                if other != name:
+                    raise BuildDirError(f"{self.card_path}: configs {other!r} and {name!r} both name "
+                                        f"{self.relative(file)}; each config names its own files; {AGAIN}")
         return names
 
     def unmatched_files(self, config: str) -> list[Path]:
@@ -331,6 +346,10 @@ def _card_configs(text: str) -> list[dict]:
     if twice is not None:  # `datasets` would read one entry's files under the other's columns
         raise _CardError(f"`configs:` lists config {twice!r} {names.count(twice)} times; each config once")
     return configs
+
+
+#: what a config name may not hold (`datasets` makes a folder of it; its own list)
+_NOT_IN_NAMES = '<>:/\\|?*'
 
 
 def _patterns(data_files) -> list[str]:

@@ -426,3 +426,28 @@ def test_generate_into_a_folder_of_another_goal_is_refused_before_any_call(tmp_p
     assert f"--out: {out} holds the suite of goal {recorded['goal']!r} (government); give another --out for " \
            "'Rebook a cancelled flight' (travel)" in err, err
     assert (out / "generate.json").read_bytes() == before
+
+
+@pytest.mark.parametrize("edit,said", [
+    # battery 28, X1: the datasets library's words, naming the config asked for, not the broken entry
+    (lambda t: t.replace("config_name: baseline", "config_name: ../baseline", 1),
+     "config '../baseline' is not a name (it holds /: a config name is no path)"),
+    (lambda t: t.replace("- config_name: baseline\n", "- config_name: baseline\n  default: true\n", 1),
+     "configs 'conversations' and 'baseline' are both marked default: true; mark one"),
+    # X2 and X3: a glob over other configs' folders, or one config naming another's file
+    (lambda t: t.replace("path: baseline/test-*", "path: '*/test-*'", 1),
+     "configs 'conversations' and 'baseline' both name conversations/"),
+    (lambda t: t.replace("path: baseline/test-*", "path: conversations/test-*", 1),
+     "configs 'conversations' and 'baseline' both name conversations/"),
+])
+def test_a_card_whose_configs_overlap_or_misname_is_one_line(edit, said, tmp_path, capsys):
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "data")
+    card = data / "README.md"
+    card.write_text(edit(card.read_text()))
+    capsys.readouterr()
+    for argv in (["info", str(data)], ["publish-dataset", str(data), "--repo", "me/ds", "--dry-run"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"{card}: {said}" in err and len(err.strip().splitlines()) == 1, err
