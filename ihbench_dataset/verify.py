@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional, Union
@@ -87,20 +88,35 @@ class Report:
         return not self.problems
 
 
+#: characters that show as nothing: an id holding one reads the same as one without it
+_INVISIBLE = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u00ad]")
+
+
+def _id_key(conversation_id: str) -> str:
+    """What a reader sees of an id: two ids that differ only in Unicode form (NFC and NFD 'café'), in
+    compatibility forms (a full-width letter) or by an invisible character are one id to a person, to a
+    report's table and to a case-insensitive file system's export folder."""
+    return _INVISIBLE.sub("", unicodedata.normalize("NFKC", conversation_id)).casefold()
+
+
 def verify_paths(paths: Optional[Iterable[Union[str, Path]]] = None, *, check_audio: bool = True) -> Report:
     """Check every source file; collect all problems rather than stopping at the first."""
     report = Report(problems=[], notes=[], conversations=[])
-    seen: dict[str, Path] = {}
+    seen: dict[str, tuple[Path, str]] = {}
     for path in source_files(paths):  # a path that does not exist is a usage error: raises
         try:
             conversation = load_conversation(path)
         except SourceError as error:
             report.problems.append(Problem(path, "structure", str(error).removeprefix(f"{path}: ")))
             continue
-        if conversation.conversation_id in seen:
-            report.problems.append(Problem(path, "conversation_id",
-                                           f"duplicate id {conversation.conversation_id!r} (also in {seen[conversation.conversation_id]})"))
-        seen.setdefault(conversation.conversation_id, path)
+        key = _id_key(conversation.conversation_id)
+        if key in seen:
+            same = "" if seen[key][1] == conversation.conversation_id else \
+                f", written {seen[key][1]!r} there: one id to a reader and to a case-insensitive file system, " \
+                "written in another Unicode form, case or with an invisible character"
+            report.problems.append(Problem(path, "conversation_id", f"duplicate id {conversation.conversation_id!r} "
+                                                                    f"(also in {seen[key][0]}{same})"))
+        seen.setdefault(key, (path, conversation.conversation_id))
         report.problems.extend(check_conversation(conversation))  # the content checks included
         if check_audio:
             report.notes.extend(_check_audio(conversation, report.problems))

@@ -451,3 +451,28 @@ def test_a_card_whose_configs_overlap_or_misname_is_one_line(edit, said, tmp_pat
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert f"{card}: {said}" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_two_conversation_ids_that_read_the_same_are_a_duplicate(tmp_path):
+    """Battery 28, X5: ids one text in NFC and NFD ('café-tax-01'), or differing by a zero-width space, both
+    passed verify and build: a dataset of two conversations no report, export or --conversation tells apart."""
+    import json
+    import shutil
+    import unicodedata
+
+    from ihbench.dataset.sources import source_files
+    from ihbench.dataset.verify import verify_paths
+
+    shipped = source_files()[0]
+    data = json.loads(shipped.read_text())
+    for form, name in (("NFC", "a"), ("NFD", "b")):
+        cid = unicodedata.normalize(form, "café-tax-01")
+        (tmp_path / f"{cid}.json").write_text(json.dumps({**data, "conversation_id": cid}))
+    report = verify_paths([tmp_path], check_audio=False)
+    duplicate = [p for p in report.problems if p.field == "conversation_id"]
+    assert len(duplicate) == 1 and "one id to a reader and to a case-insensitive file system" in duplicate[0].message, report.problems
+    shutil.rmtree(tmp_path)
+    tmp_path.mkdir()
+    for cid in ("tax-01", "tax\u200b-01"):
+        (tmp_path / f"{cid}.json").write_text(json.dumps({**data, "conversation_id": cid}))
+    assert [p.field for p in verify_paths([tmp_path], check_audio=False).problems].count("conversation_id") == 1
