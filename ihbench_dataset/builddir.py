@@ -385,6 +385,8 @@ def _shape_problem(data_files) -> Optional[str]:
                 return "names no file (its data_files path is empty)"
             if not isinstance(path, str):
                 return f"has a data_files path {path!r}, not a file name"
+            if PurePosixPath(path).parts in ((), (".",)) or path.strip().rstrip("/") in ("", "."):
+                return f"names the dataset folder itself (path {path!r}), not its files"
     return None
 
 

@@ -245,6 +245,9 @@ def test_a_report_into_a_read_only_run_names_the_run_not_an_option_never_given(t
     ("path: {a: b}", "has a data_files path {'a': 'b'}, not a file name"),
     # battery 27, W5: a number or nothing where a split belongs was Python's TypeError words
     ("split: 5", "has a data_files split 5, not a split name (test, train, ...)"),
+    # battery 29, Y2: pathlib's IndexError / AttributeError tracebacks
+    ("path: .", "names the dataset folder itself (path '.'), not its files"),
+    ("path: ./", "names the dataset folder itself (path './'), not its files"),
 ])
 def test_a_card_config_with_an_empty_path_is_named_by_every_reader(emptied, said, tmp_path, capsys):
     """Battery 26, V1: a card whose config path was left empty made info and run print `datasets`' 25-line
