@@ -94,9 +94,9 @@ _INVISIBLE = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u00ad]")
 
 def _id_key(conversation_id: str) -> str:
     """What a reader sees of an id: two ids that differ only in Unicode form (NFC and NFD 'café'), in
-    compatibility forms (a full-width letter) or by an invisible character are one id to a person, to a
-    report's table and to a case-insensitive file system's export folder."""
-    return _INVISIBLE.sub("", unicodedata.normalize("NFKC", conversation_id)).casefold()
+    compatibility forms (a full-width letter), by an invisible character or a blank at an end are one id
+    to a person, to a report's table and to a case-insensitive file system's export folder."""
+    return _INVISIBLE.sub("", unicodedata.normalize("NFKC", conversation_id)).strip().casefold()
 
 
 def verify_paths(paths: Optional[Iterable[Union[str, Path]]] = None, *, check_audio: bool = True) -> Report:
