@@ -17,8 +17,8 @@ folder, not a build. Build, set-baseline, sid-import, the loader and publish go 
 from __future__ import annotations
 
 import copy
-import re
 import functools
+import re
 import shutil
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
@@ -158,8 +158,7 @@ class BuildDir:
             problem = _shape_problem(data_files) or (None if _patterns(data_files) else
                                                      "names no file (its data_files path is empty)")
             if problem:
-                raise BuildDirError(f"{self.card_path}: config {entry.get('config_name', 'default')!r} {problem}; "
-                                    f"{AGAIN}")
+                raise BuildDirError(f"{self.card_path}: config {name!r} {problem}; {AGAIN}")
         defaults = [entry.get("config_name", "default") for entry in self.card_configs() if entry.get("default")]
         if len(defaults) > 1:
             raise BuildDirError(f"{self.card_path}: configs {defaults[0]!r} and {defaults[1]!r} are both marked "

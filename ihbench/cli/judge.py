@@ -132,7 +132,8 @@ def main(args: argparse.Namespace) -> int:
         from ihbench.rundir import RunDir
 
         writer = RunDir(args.run).writer()
-        then = f"a run is writing it now ({writer}); judge again when it ends, and" if writer else f"{s.rerun} goes on, and"
+        then = (f"a run is writing it now ({writer}); judge again when it ends, and" if writer
+                else f"{s.rerun} goes on, and")
         print(f"note: {args.run} is unfinished: {s.unfinished[0]} of {s.unfinished[1]} planned response(s) are in "
               f"it, and those were judged; {then} `ihbench judge` then judges only the new ones")
     if s.held_back:

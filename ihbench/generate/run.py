@@ -182,7 +182,8 @@ async def _generate_locked(spec, out, backend, cache, progress, domain, goal, de
                              "history")
         if recorded.get("goal") is not None and (recorded.get("domain"), recorded.get("goal")) != (domain, goal):
             # its seeds and record are of one goal (a record repaired without them is taken as it is)
-            raise UsageError(f"--out: {out} holds the suite of goal {recorded.get('goal')!r} ({recorded.get('domain')}); "
+            raise UsageError(f"--out: {out} holds the suite of goal {recorded.get('goal')!r} "
+                             f"({recorded.get('domain')}); "
                              f"give another --out for {goal!r} ({domain}), or that --domain and --goal to go on "
                              "with it")
     else:  # first: a run killed before its first conversation still resumes here

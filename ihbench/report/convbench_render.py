@@ -206,4 +206,5 @@ def write_convbench_report(summary: dict, out: Path) -> dict[str, Path]:
 
 def _why_unfinished(summary: dict) -> str:
     writer = summary.get("being_played_by")
-    return f"still being played: {writer}" if writer else "stopped before their end: a failed turn, or the run was stopped"
+    return (f"still being played: {writer}" if writer else
+            "stopped before their end: a failed turn, or the run was stopped")

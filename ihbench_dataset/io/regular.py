@@ -45,6 +45,7 @@ def leaves(path: Path, root: Path) -> Optional[str]:
     linked as a knowledge base or a clip lands in the dataset, and `publish-dataset` uploads it).
     One rule for every importer; None when the path stays inside (or is not there)."""
     if os.path.lexists(path) and not Path(path).resolve().is_relative_to(Path(root).resolve()):
-        return f"{path}: a link to {Path(path).resolve()}, outside {root}; put the file itself in the benchmark's folder"
+        return (f"{path}: a link to {Path(path).resolve()}, outside {root}; put the file itself in the benchmark's "
+                "folder")
     return None
 
