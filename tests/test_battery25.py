@@ -479,3 +479,66 @@ def test_two_conversation_ids_that_read_the_same_are_a_duplicate(tmp_path):
     for cid in ("tax-01", "tax\u200b-01", "tax-01 ", "tax-01\u00a0"):  # battery 29 Y1: a blank at the end
         (tmp_path / f"{cid}.json").write_text(json.dumps({**data, "conversation_id": cid}))
     assert [p.field for p in verify_paths([tmp_path], check_audio=False).problems].count("conversation_id") == 3
+
+
+@pytest.mark.parametrize("copied", [5, -1])  # a middle round's line, the closing record's line
+def test_a_round_line_copied_after_its_conversation_ended_is_named_and_changes_nothing(copied, built, tmp_path,
+                                                                                          capsys, monkeypatch):
+    """Battery 29, Y4 (P2): a barge_in.jsonl line copied to the end of the file, after its conversation
+    had ended, left barge-in saying "already done" without a word, while judge and report called the
+    conversation "left out, not scored" and then judged and scored it, and the advised `ihbench
+    barge-in` played nothing. No playing writes a round there: the line is named, left out by every
+    reader alike, and the conversation, whose rounds are all kept, is neither held back nor played again."""
+    import json
+
+    from barge_in_script import scripts
+    from judging import ScriptedJudge
+    from openai_test_server import OpenAITestServer
+    from test_barge_in import barge_in, cuts
+
+    model_script, sim_script = scripts()
+    out = tmp_path / "run"
+    with OpenAITestServer(respond=model_script) as model, OpenAITestServer(respond=sim_script) as sim:
+        assert barge_in(model, sim, built, out) == 0
+        lines = (out / "barge_in.jsonl").read_text().splitlines()
+        copy = json.loads(lines[copied])
+        with open(out / "barge_in.jsonl", "a") as records:
+            records.write(lines[copied] + "\n")
+        capsys.readouterr()
+        assert barge_in(model, sim, built, out) == 0
+        said = capsys.readouterr()
+    named = (f"barge_in.jsonl line {len(lines) + 1}: round {copy['round']} of {copy['conversation_id']} again, after "
+             f"the conversation ended at round {json.loads(lines[-1])['round']} with every round played: not written "
+             "by `ihbench barge-in`")
+    assert named in said.err, said.err
+    assert f"0 round(s) played, {len(lines)} already done" in said.out, said.out
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        assert main(["judge", str(out), "--judge-model", "judge-x", "--judge-base-url", judge.base_url,
+                     "--cache", str(tmp_path / "judge.sqlite")]) == 0
+    said = capsys.readouterr()
+    assert "left out" not in said.out and f"{2 * len(cuts(out))} judgment(s) written" in said.out, said.out
+    from ihbench.dataset.io import jsonlines
+
+    monkeypatch.setattr(jsonlines, "_WARNED", set())  # a line is said once a process: the report is a new one
+    assert main(["report", str(out), "--n-bootstrap", "10", "--out", str(tmp_path / "rep")]) == 0
+    said = capsys.readouterr()
+    assert "left out, not scored" not in said.err and named in said.err, said.err
+    summary = json.loads((tmp_path / "rep" / "summary.json").read_text())["runs"][0]
+    assert not summary["barge_in"]["held_back"], summary["barge_in"]
+
+
+def test_a_playing_killed_on_another_version_of_the_suite_lends_no_round_to_the_next():
+    """The rounds of a playing killed before it closed are superseded by the next playing as a whole:
+    one on another version of the suite (rounds 1-3) left its rounds in place of the durable ones
+    when the next playing (the suite as it was, from round 4) closed."""
+    from ihbench.barge_in.records import RoundRecord, durable, unclosed
+
+    def record(number, digest, status="played", closes=False):
+        return RoundRecord(conversation_id="c", round=number, status=status, seed=0, data_hash=digest,
+                           reply=f"{digest}{number}", closes=closes)
+
+    records = [record(1, "A"), record(2, "A"), record(3, "A"), record(4, "A", "error", closes=True),
+               record(1, "B"), record(2, "B"), record(3, "B"),  # killed: no closing record
+               record(4, "A"), record(5, "A"), record(6, "A", closes=True)]
+    assert unclosed(records[:7]) == ["c"] and unclosed(records) == []
+    assert [r.reply for r in durable(records).values()] == ["A1", "A2", "A3", "A4", "A5", "A6"]

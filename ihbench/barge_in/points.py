@@ -47,21 +47,25 @@ def read_rounds(path: Path) -> tuple[dict[tuple[str, int], RoundRecord], dict[st
     """(the durable rounds, {conversation: why records of it are not among them}, the line numbers
     of a last line cut off mid-way). A damaged line is said by the reader (`read_records`); a
     conversation whose last playing has records but no closing one (killed, or its closing line cut
-    off) keeps only what it had when an earlier playing closed, if one did."""
+    off) keeps only what it had when an earlier playing closed, if one did. A damaged line of a round
+    kept played (a line copied again by hand) leaves nothing missing: its conversation is not held back."""
     damaged: list = []
     torn: list[int] = []
     info = _run_info(path)
     records = read_typed(Path(path) / RECORDS, RoundRecord, redone=round_redone, damaged=damaged, torn=torn,
                          oldest=_round_format(info), fits=of_the_run(info))
+    latest = durable(records)
     why: dict[str, str] = {}
     for line, record, problem in damaged:
         cid = record.get("conversation_id") if isinstance(record, dict) else None
-        if isinstance(cid, str):
+        number = record.get("round") if isinstance(record, dict) else None
+        kept = latest.get((cid, number)) if isinstance(cid, str) and isinstance(number, int) else None
+        if isinstance(cid, str) and not (kept is not None and kept.played):  # else a line too many: nothing missing
             why.setdefault(cid, f"line {line} of {RECORDS} is damaged ({problem})")
     cut = f" (line {torn[0]} is cut off mid-line)" if torn else ""
     for cid in unclosed(records):
         why.setdefault(cid, f"its last playing has no closing record in {RECORDS}{cut}")
-    return durable(records), why, torn
+    return latest, why, torn
 
 
 def _run_info(path: Path) -> Optional[RunInfo]:

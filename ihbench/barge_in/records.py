@@ -16,7 +16,10 @@ last closing record (a playing killed or cut off by a crash) do not count: the n
 conversation again from its last closing record (from its start, when it has none), and its new
 records supersede them. A failed round is played again by the next run, from there. A resumed
 conversation rebuilds its state from its durable played rounds only, so it continues with exactly
-the call it had. Records of format 1 were synced one by one: each counts on its own.
+the call it had. Records of format 1 were synced one by one: each counts on its own. Every playing
+starts where the durable rounds stop: a record that starts one anywhere else (a line copied to the
+end after its conversation ended) was written by no run, and is named and left out by every reader
+alike (`Playings.out_of_place`).
 """
 from __future__ import annotations
 
@@ -125,18 +128,24 @@ def round_redone(record: dict, number: int, good: list) -> bool:
 
 
 def of_the_run(info):
-    """The check of each round against the run that holds it (`info`: its run.json, or None): a round
-    played by another model, or drawn with another --seed, was copied from another barge-in run and is
-    not this model's answer; left out, and played again."""
+    """The check of each round, in file order, against the run that holds it (`info`: its run.json,
+    or None): a round played by another model, or drawn with another --seed, was copied from another
+    barge-in run and is not this model's answer (left out, and played again); a round no playing of
+    the run would have written where it stands (`Playings.out_of_place`) is left out too."""
     from ihbench.dataset.schema import item_id
     from ihbench.records import copied_from_another_run
     from ihbench.seeds import record_seed
 
+    playings = Playings()
+
     def fits(record: "RoundRecord") -> Optional[str]:
-        return copied_from_another_run(
+        problem = copied_from_another_run(
             info, model=record.model, modality=None, seed=record.seed, verb="played", noun="a round",
             drawn=lambda seed: record_seed(seed, item_id(record.conversation_id, record.round), 0),
-            then=", and played again")
+            then=", and played again") or playings.out_of_place(record)
+        if problem is None:
+            playings.add(record)
+        return problem
 
     return fits
 
@@ -146,33 +155,89 @@ def _round_check(data: dict) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
-def durable(records: Iterable[RoundRecord]) -> dict[tuple[str, int], RoundRecord]:
-    """The rounds that count, in file order: {(conversation, round): record}, each conversation's
-    rounds up to its latest closing record (see the module's docstring)."""
-    done: dict[tuple[str, int], RoundRecord] = {}
-    pending: dict[str, dict[int, RoundRecord]] = {}
-    for record in records:
+class Playings:
+    """A run's rounds read in file order, the way its writer wrote them (see the module's docstring):
+    each playing of a conversation starts where the durable rounds so far stop (its first round not
+    played; round 1 on another version of the suite) and goes on round after round until its closing
+    record. A record that starts a playing anywhere else (a line copied by hand after its conversation
+    ended) was not written by a run: resume, judge and report would each make something else of it."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, dict[int, RoundRecord]] = {}  # the durable rounds, by conversation
+        self._pending: dict[str, dict[int, RoundRecord]] = {}  # a playing not closed yet
+        self._ended: dict[str, bool] = {}  # the latest closing record was played: the conversation ended
+
+    def add(self, record: RoundRecord) -> None:
+        cid = record.conversation_id
+        kept = self._kept.setdefault(cid, {})
         if record.format_version < 2:  # synced on its own
-            done[record.key] = record
-            continue
-        rounds = pending.setdefault(record.conversation_id, {})
+            kept[record.round] = record
+            return
+        rounds = self._pending.setdefault(cid, {})
+        if rounds and not _continues(rounds, record):
+            rounds.clear()  # a playing killed before it closed, played again: the new one supersedes it
         rounds[record.round] = record
         if record.closes:
-            cid = record.conversation_id
-            for key in [key for key in done if key[0] == cid and key[1] > record.round]:
-                del done[key]  # an earlier playing that went further: this one ends the conversation here
-            done.update(((cid, number), r) for number, r in rounds.items() if number <= record.round)
-            pending[cid] = {}
-    return done
+            for number in [number for number in kept if number > record.round]:
+                del kept[number]  # an earlier playing that went further: this one ends the conversation here
+            kept.update((number, r) for number, r in rounds.items() if number <= record.round)
+            self._pending[cid] = {}
+            self._ended[cid] = record.played
+
+    def out_of_place(self, record: RoundRecord) -> Optional[str]:
+        """Why no playing of the run wrote this record where it stands, or None."""
+        cid = record.conversation_id
+        rounds = self._pending.get(cid)
+        if record.format_version < 2 or (rounds and _continues(rounds, record)):
+            return None
+        kept = self._kept.get(cid) or {}
+        copied = "not written by `ihbench barge-in` (a line copied or edited by hand?); left out, and the line can be " \
+                 "removed"
+        if not kept or record.data_hash not in {r.data_hash for r in kept.values()}:
+            if record.round == 1:  # its first playing, or one on another version of the suite
+                return None
+            return (f"round {record.round} of {cid} starts a playing of it, and a first playing (or one on another "
+                    f"version of the suite) starts at round 1: {copied}")
+        first = next(number for number in range(1, len(kept) + 2)
+                     if number not in kept or not kept[number].played)
+        if first > max(kept) and self._ended.get(cid):
+            return (f"round {record.round} of {cid} again, after the conversation ended at round {max(kept)} with every "
+                    f"round played: {copied}")
+        if record.round != first:
+            return (f"round {record.round} of {cid} starts a playing of it, and the run plays it again from round "
+                    f"{first} (its first round not played): {copied}")
+        return None
+
+    def durable(self) -> dict[tuple[str, int], RoundRecord]:
+        return {(cid, number): r for cid, kept in self._kept.items() for number, r in sorted(kept.items())}
+
+    def unclosed(self) -> list[str]:
+        return sorted(cid for cid, rounds in self._pending.items() if rounds)
+
+
+def _continues(rounds: dict[int, RoundRecord], record: RoundRecord) -> bool:
+    """The record is a later round of the playing that wrote `rounds` (a damaged line between them
+    leaves a gap, not a new playing)."""
+    last = rounds[max(rounds)]
+    return record.round > last.round and record.data_hash == last.data_hash
+
+
+def _read(records: Iterable[RoundRecord]) -> Playings:
+    playings = Playings()
+    for record in records:
+        playings.add(record)
+    return playings
+
+
+def durable(records: Iterable[RoundRecord]) -> dict[tuple[str, int], RoundRecord]:
+    """The rounds that count: {(conversation, round): record}, each conversation's rounds up to its
+    latest closing record (see the module's docstring)."""
+    return _read(records).durable()
 
 
 def unclosed(records: Iterable[RoundRecord]) -> list[str]:
     """Conversations whose last playing wrote rounds and no closing record (`durable` keeps none of them)."""
-    open_: dict[str, bool] = {}
-    for record in records:
-        if record.format_version >= 2:
-            open_[record.conversation_id] = not record.closes
-    return sorted(cid for cid, is_open in open_.items() if is_open)
+    return _read(records).unclosed()
 
 
 def conversation_hash(c) -> str:
