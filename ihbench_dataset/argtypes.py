@@ -24,6 +24,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from .errors import UsageError
 from .io.json_object import TOO_DEEP
+from .io.regular import absent
 
 __all__ = ["ArgType", "ArgumentValueError", "boolean", "check_all", "choice", "concurrency", "count", "data_source",
            "device", "each", "env_var_name", "epoch", "epochs", "folder_name", "json_value", "key_value", "milliseconds",
@@ -464,7 +465,7 @@ class PathArg(ArgType):
             if self.kind == "folder":
                 raise self.refuse(str(value), "a file")
             if not path.is_file():  # /dev/zero is read for ever, a named pipe waits for ever
-                raise self.refuse(str(value), "not a regular file: a device, a named pipe or a socket")
+                raise self.refuse(str(value), absent(path))
         elif self.exists:
             raise self.refuse(str(value), "not found")
         return path

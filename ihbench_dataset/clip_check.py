@@ -3,7 +3,7 @@ dataset is published: a clip that is no audio, NaN, one value throughout, or (he
 or silent fails its points on every run, and on the Hub it fails everyone's. Each is named by its cell."""
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional
 
 import numpy as np
 
@@ -28,14 +28,8 @@ def unusable_clips(items: Iterable[EvalItem], *, progress: bool = False) -> list
     problems = []
     for clip, heard in tqdm(clips.values(), unit="clip", desc="checking the audio", disable=not progress):
         where = clip.where or "a clip"
-        try:
-            samples = check_samples(clip.decode(SAMPLING_RATE), where)
-        except AudioError as error:
-            problems.append(str(error))
-            continue
-        if heard and (samples.size == 0 or not np.any(samples)):
-            problems.append(f"{where}: empty or silent (a model would hear nothing)")
-    return problems
+        problems.append(_unusable(lambda: check_samples(clip.decode(SAMPLING_RATE), where), where, heard))
+    return [problem for problem in problems if problem]
 
 
 def unusable_turn_clips(turns, where: str, *, progress: bool = False) -> list[str]:
@@ -48,12 +42,18 @@ def unusable_turn_clips(turns, where: str, *, progress: bool = False) -> list[st
         if not turn.audio:  # a text-only import: nothing to hear
             continue
         at = f"{where}: turn {index} ({turn.audio.get('path') or 'its audio'})"
-        try:
-            samples = decode_audio(turn.audio["bytes"], SAMPLING_RATE, where=at)
-        except AudioError as error:
-            problems.append(str(error))
-            continue
-        if samples.size == 0 or not np.any(samples):
-            problems.append(f"{at}: empty or silent (a model would hear nothing)")
-    return problems
+        problems.append(_unusable(lambda: decode_audio(turn.audio["bytes"], SAMPLING_RATE, where=at), at))
+    return [problem for problem in problems if problem]
+
+
+def _unusable(decode, where: str, heard: bool = True) -> Optional[str]:
+    """Why a clip cannot be played (it does not decode), or, when a model hears it, why it would hear
+    nothing (empty or silent); None when it is usable."""
+    try:
+        samples = decode()
+    except AudioError as error:
+        return str(error)
+    if heard and (samples.size == 0 or not np.any(samples)):
+        return f"{where}: empty or silent (a model would hear nothing)"
+    return None
 

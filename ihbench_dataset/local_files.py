@@ -16,6 +16,7 @@ from typing import Optional
 
 from .builddir import BuildDir
 from .content_names import changed_since_named, hash_in_name
+from .io.regular import absent
 
 #: written beside `datasets`' Arrow files: the files (path, size, mtime) that cache was made from
 SOURCES_RECORD = "ihbench-sources.json"
@@ -53,7 +54,7 @@ def check_config_files(folder: Path, config: str) -> Optional[str]:
         odd = list(missing[0].parent.glob(missing[0].name)) if pattern else \
             [missing[0]] if os.path.lexists(missing[0]) else []
         if odd:
-            return (f"{odd[0]}: not a regular file (a named pipe, a device, or a link to nothing), where the card "
+            return (f"{odd[0]}: {absent(odd[0])}, where the card "
                     f"lists data of config {config!r}; copy the dataset again or rebuild it")
         what = "no file matches it" if pattern else "missing"
         return f"{missing[0]}: {what} (the card lists it for config {config!r}); copy the dataset again or rebuild it"

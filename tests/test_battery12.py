@@ -457,7 +457,8 @@ def test_a_device_or_a_pipe_given_for_a_file_is_refused_before_it_is_read(offici
             main(["sid", "--data", str(official), "--config", "sid_en", "--predictions", given, "--out",
                   str(tmp_path / "s")])
         assert stopped.value.code == 2
-        assert "not a regular file: a device, a named pipe or a socket" in capsys.readouterr().err
+        kind = "a device" if given == "/dev/zero" else "a named pipe"
+        assert f"{kind}, not a regular file" in capsys.readouterr().err
     run = tmp_path / "run"
     with OpenAITestServer() as server:
         assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out", str(run),
@@ -467,7 +468,7 @@ def test_a_device_or_a_pipe_given_for_a_file_is_refused_before_it_is_read(offici
     (batch / "out.jsonl").symlink_to("/dev/zero")
     capsys.readouterr()
     assert main(["judge", str(run), "--judge-model", "j", "--judge-batch", str(batch), "--quiet"]) == 2
-    assert f"{batch / 'out.jsonl'}: not a regular file" in capsys.readouterr().err
+    assert f"{batch / 'out.jsonl'}: a device (a link to /dev/zero), not a regular file" in capsys.readouterr().err
 
 
 def test_an_answer_holding_a_lone_surrogate_is_recorded_not_a_crash(official, tmp_path):
@@ -1060,7 +1061,7 @@ def test_a_data_file_replaced_by_a_pipe_is_named_as_such_not_missing(official, t
     os.mkfifo(parquet)
     capsys.readouterr()
     assert main(["info", str(data)]) == 2
-    assert f"{parquet}: not a regular file (a named pipe, a device, or a link to nothing)" in capsys.readouterr().err
+    assert f"{parquet}: a named pipe, not a regular file, where the card lists" in capsys.readouterr().err
 
 
 def test_a_local_judge_refuses_a_request_timeout_it_would_ignore(capsys):

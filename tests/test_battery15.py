@@ -16,7 +16,7 @@ def test_sid_import_says_a_wav_that_is_a_folder_is_no_regular_file(tmp_path, cap
     wav.unlink()
     wav.mkdir()
     assert main(["sid-import", str(root), "--out", str(tmp_path / "d"), "--quiet"]) == 2
-    assert f"line 2: {wav} is not a regular file (a folder" in capsys.readouterr().err
+    assert f"line 2: {wav} is a folder, not a regular file" in capsys.readouterr().err
     assert not (tmp_path / "d").exists()
 
 

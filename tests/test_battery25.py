@@ -390,18 +390,24 @@ def test_judge_and_report_of_a_run_being_written_say_so_not_to_run_it_again(tmp_
     assert "`ihbench run` with the same options goes on" not in text
 
 
-@pytest.mark.parametrize("name", ["5", "''"])
-def test_a_card_config_name_that_is_no_name_is_one_line_naming_it(name, tmp_path, capsys):
-    """Battery 27, W5: config_name 5 (or empty) gave "cannot load config 'conversations': TypeError: argument of
-    type 'int' is not iterable", naming another config."""
+def _info_of_a_card_edited(tmp_path, capsys, old: str, new: str):
+    """(the card, what `ihbench info` says) of an official-layout dataset whose card had `old` made `new`
+    (refused: exit 2)."""
     from official_layout import write_official_layout
 
     data = write_official_layout(tmp_path / "data")
     card = data / "README.md"
-    card.write_text(card.read_text().replace("config_name: baseline", f"config_name: {name}", 1))
+    card.write_text(card.read_text().replace(old, new, 1))
     capsys.readouterr()
     assert main(["info", str(data)]) == 2
-    err = capsys.readouterr().err
+    return card, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["5", "''"])
+def test_a_card_config_name_that_is_no_name_is_one_line_naming_it(name, tmp_path, capsys):
+    """Battery 27, W5: config_name 5 (or empty) gave "cannot load config 'conversations': TypeError: argument of
+    type 'int' is not iterable", naming another config."""
+    card, err = _info_of_a_card_edited(tmp_path, capsys, "config_name: baseline", f"config_name: {name}")
     assert f"{card}: a config's config_name is {5 if name == '5' else repr('')}, not a name; copy the dataset" in err, err
 
 
@@ -542,3 +548,12 @@ def test_a_playing_killed_on_another_version_of_the_suite_lends_no_round_to_the_
                record(4, "A"), record(5, "A"), record(6, "A", closes=True)]
     assert unclosed(records[:7]) == ["c"] and unclosed(records) == []
     assert [r.reply for r in durable(records).values()] == ["A1", "A2", "A3", "A4", "A5", "A6"]
+
+
+@pytest.mark.parametrize("path", ["baseline", "baseline/."])
+def test_a_card_path_naming_a_folder_is_called_a_folder(path, tmp_path, capsys):
+    """Battery 29, Y3: a card data_files path naming a folder was called "not a regular file (a named pipe,
+    a device, or a link to nothing)"; every reader says what the path is, in one wording (`io.regular.absent`)."""
+    _, err = _info_of_a_card_edited(tmp_path, capsys, "path: baseline/test-*", f"path: {path}")
+    assert ": a folder, not a regular file, where the card lists data of config 'baseline'" in err, err
+    assert "named pipe" not in err and len(err.strip().splitlines()) == 1, err

@@ -26,6 +26,7 @@ from typing import Optional
 
 from ihbench.dataset.errors import ItemFailure, UsageError
 from ihbench.dataset.io import exclusive, lock_file_for
+from ihbench.dataset.io.regular import absent
 from ihbench.loaders.clients import server_text
 
 from .ask import reask_reason
@@ -189,7 +190,7 @@ def read_answers(folder: Path) -> dict[str, tuple[Path, int, dict]]:
         if path.name == REQUESTS:
             continue
         if not path.is_file():  # /dev/zero is read for ever, a named pipe waits for ever
-            raise BatchFileError(f"{path}: not a regular file (a device, a named pipe, a socket or a folder); a "
+            raise BatchFileError(f"{path}: {absent(path)}; a "
                                  "batch's answers are files: remove it or put the file itself there")
         for number, line in json_lines(path, BatchFileError, where="{path} line {number}", hand_made=False):
             key = _checked(line, path, number)

@@ -22,7 +22,8 @@ from ..audio import AudioError, decode_audio, repair_wav_sizes
 from ..builddir import BuildDir
 from ..errors import UsageError
 from .benchmark import ConvBenchmark, check_calls_against_tools, dumps
-from .pyfiles import ConvBenchFormatError, absent, check_inside
+from ..io.regular import absent, check_inside
+from .pyfiles import ConvBenchFormatError
 from .read import ReadBenchmark, read_benchmark
 
 SPLIT = "test"
@@ -110,7 +111,7 @@ def read_audio(read: ReadBenchmark, progress: bool = True) -> list[dict]:
         raise ConvBenchFormatError(_missing_audio(read, missing))
     clips = []
     for relative in tqdm(files, unit="turn", desc=f"reading {read.benchmark.name} audio", disable=not progress):
-        check_inside(root / relative, root)
+        check_inside(root / relative, root, ConvBenchFormatError)
         data = repair_wav_sizes((root / relative).read_bytes())
         try:
             soundfile.info(io.BytesIO(data))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from ..errors import IHBenchError
-from ..io.regular import leaves
+from ..io.regular import absent
 
 #: imports that only name what the described shapes use; nothing else may be imported
 _HARMLESS_MODULES = ("__future__", "typing", "pathlib")
@@ -46,22 +46,6 @@ class BenchmarkFiles:
 def refuse(path: Path, node: Optional[ast.AST], reason: str) -> ConvBenchFormatError:
     line = f":{node.lineno}" if node is not None and hasattr(node, "lineno") else ""
     return ConvBenchFormatError(f"{path}{line}: {reason}")
-
-
-def absent(path: Path) -> str:
-    """How a file that cannot be read as one is said: missing, or there but not a regular file (a
-    folder, a named pipe, a device: reading one would fail or wait for ever)."""
-    if os.path.lexists(path):
-        return "not a regular file (a folder, a named pipe, a device, or a link to nothing)"
-    return "not found"
-
-
-def check_inside(path: Path, root: Path) -> None:
-    """A file of the benchmark that is a link leading out of its folder: followed, it would import any file of
-    the machine (a token linked as the knowledge base lands in the dataset, and `publish-dataset` uploads it)."""
-    problem = leaves(path, root)
-    if problem:
-        raise ConvBenchFormatError(problem)
 
 
 def parse(path: Path) -> ast.Module:

@@ -18,11 +18,10 @@ from typing import Optional
 
 from ..io import json_lines
 from ..io.json_object import TOO_DEEP, TOO_LONG_NUMBER
+from ..io.regular import absent, check_inside
 from .benchmark import ConvBenchmark, ConvTurn, normalise_turn
 from .pyfiles import (
     ConvBenchFormatError,
-    absent,
-    check_inside,
     check_package_init,
     read_config,
     read_system,
@@ -103,7 +102,7 @@ def _read_folder(folder: Path, speaker: Optional[str], name: Optional[str], audi
     if not is_benchmark_folder(folder):
         raise ConvBenchFormatError(_not_a_benchmark(folder))
     for part in ("__init__.py", "turns.py", "tools.py", "system.py", "config.py", KB_FILE):
-        check_inside(folder / part, folder)
+        check_inside(folder / part, folder, ConvBenchFormatError)
     check_package_init(folder / "__init__.py")
     raw_turns, core, mapping = read_turns(folder / "turns.py")
     tools = read_tools(folder / "tools.py")

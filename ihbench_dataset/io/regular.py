@@ -39,13 +39,24 @@ def check_regular(path: Union[str, os.PathLike], what: str = "a file", error: ty
                     "or remove it")
 
 
-def leaves(path: Path, root: Path) -> Optional[str]:
-    """What is wrong with `path`, a file of a folder a user downloaded (a benchmark), when it is a link
-    leading out of that folder: followed, an import would take in any file of the machine (a token
-    linked as a knowledge base or a clip lands in the dataset, and `publish-dataset` uploads it).
-    One rule for every importer; None when the path stays inside (or is not there)."""
-    if os.path.lexists(path) and not Path(path).resolve().is_relative_to(Path(root).resolve()):
-        return (f"{path}: a link to {Path(path).resolve()}, outside {root}; put the file itself in the benchmark's "
-                "folder")
-    return None
+def absent(path: Union[str, os.PathLike]) -> str:
+    """How a path that cannot be read as a file is said: missing, a link to nothing, or what it is
+    instead (a folder, a named pipe, a device, a socket), never a list of what it might be."""
+    if not os.path.lexists(path):
+        return "not found"
+    kind = irregular(path)
+    if kind is not None:
+        return f"{kind}, not a regular file"
+    if Path(path).is_symlink() and not os.path.exists(path):
+        return f"a link to nothing (to {os.readlink(path)})"
+    return "not readable as a file"
 
+
+def check_inside(path: Path, root: Path, error: type[Exception]) -> None:
+    """Refuses `path`, a file of a folder a user downloaded (a benchmark), when it is a link leading out
+    of that folder: followed, an import would take in any file of the machine (a token linked as a
+    knowledge base or a clip lands in the dataset, and `publish-dataset` uploads it). One rule for
+    every importer; a path that stays inside (or is not there) passes."""
+    if os.path.lexists(path) and not Path(path).resolve().is_relative_to(Path(root).resolve()):
+        raise error(f"{path}: a link to {Path(path).resolve()}, outside {root}; put the file itself in the benchmark's "
+                    "folder")

@@ -13,7 +13,7 @@ from typing import Any, Iterator, Optional, Union
 
 from ..errors import IHBenchError
 from ..io import json_lines
-from ..io.regular import leaves
+from ..io.regular import absent, check_inside
 
 SPLIT = "test"
 #: config name -> (ground-truth file, WAV directory), in SID-Bench's own layout
@@ -145,8 +145,8 @@ def _attach_wavs(rows: list[dict], annotations: Path, wav_dir: Optional[Path], s
     missing = [row for row in rows if wav_dir is None or not (wav_dir / row["audio"]).is_file()]
     odd = [row for row in missing if wav_dir is not None and os.path.lexists(wav_dir / row["audio"])]
     if odd:  # there, but nothing to read as audio
-        raise SidFormatError(f"{annotations} line {odd[0]['line']}: {wav_dir / odd[0]['audio']} is not a regular file "
-                             "(a folder, a named pipe, a device, or a link to nothing)")
+        raise SidFormatError(f"{annotations} line {odd[0]['line']}: {wav_dir / odd[0]['audio']} is "
+                             f"{absent(wav_dir / odd[0]['audio'])}")
     if missing:
         # no folder at all: name the one SID-Bench's layout keeps them in (test_wavs/en/ beside the jsonl)
         where = (f"in {wav_dir}" if wav_dir else
@@ -156,12 +156,6 @@ def _attach_wavs(rows: list[dict], annotations: Path, wav_dir: Optional[Path], s
         raise SidFormatError(f"{annotations}: {len(missing)} of {len(rows)} WAV file(s) not found {where}: "
                              f"{listed}{more}")
     return [{**row, "audio": str(wav_dir / row["audio"])} for row in rows]
-
-
-def _inside(path: Path, root: Path) -> None:
-    problem = leaves(path, root)
-    if problem:
-        raise SidFormatError(problem)
 
 
 def read_sid_folder(root: PathLike) -> SidConfigs:
@@ -179,12 +173,12 @@ def read_sid_folder(root: PathLike) -> SidConfigs:
         if annotations is None:
             configs.notes.append(f"{root}: no {file_name}; config {config} skipped")
             continue
-        _inside(annotations, root)
+        check_inside(annotations, root, SidFormatError)
         rows = read_sid_annotations(annotations)
         wav_dir = _wav_directory(root, annotations, subdir)
         configs[config] = _attach_wavs(rows, annotations, wav_dir, subdir)
         for row in configs[config]:  # the WAV folder too: a language folder linked elsewhere leads out
-            _inside(Path(row["audio"]), root)
+            check_inside(Path(row["audio"]), root, SidFormatError)
     if not configs:
         expected = ", ".join(name for name, _ in SID_CONFIGS.values())
         raise SidFormatError(f"{root}: no SID-Bench annotation file found (expected one of {expected} "
