@@ -5,6 +5,8 @@ wrong one is one line naming the variable, before any request, not a traceback f
 or a "connection error" for every item."""
 from __future__ import annotations
 
+import functools
+import importlib
 import os
 from typing import Optional
 
@@ -12,6 +14,24 @@ from ihbench.dataset.errors import UsageError
 from ihbench.dataset.redaction import hide_secrets_in_use, remember_secret, remember_url_credentials
 
 PROXY_VARIABLES = ("ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
+
+
+def _shared_tls() -> dict:
+    """The HTTP client's `verify`: one certificate-checking TLS context for every client of the process
+    (per SSL_CERT_FILE and SSL_CERT_DIR, which the context is built from). The client builds one from
+    the whole CA bundle each time it is made, about 50 ms of CPU, and a command makes several (a
+    barge-in run: the model's and the simulator's; one per server of a vLLM list): issue 29's benchmark
+    spent it twice per run. {} (the client's own) where the HTTP library has no public builder."""
+    import openai
+
+    library = importlib.import_module(openai.DefaultHttpxClient.__mro__[1].__module__.split(".")[0])
+    build = getattr(library, "create_ssl_context", None)
+    return {"verify": _tls(build, os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))} if build else {}
+
+
+@functools.lru_cache(maxsize=8)
+def _tls(build, cafile: Optional[str], capath: Optional[str]):
+    return build()  # reads SSL_CERT_FILE / SSL_CERT_DIR itself: they are the cache's key
 
 
 def openai_client(kind, *, base_url, api_key_env: str, timeout: float):
@@ -36,7 +56,7 @@ def openai_client(kind, *, base_url, api_key_env: str, timeout: float):
         import openai
 
         http = (openai.DefaultAsyncHttpxClient if kind is openai.AsyncOpenAI else openai.DefaultHttpxClient)(
-            follow_redirects=False)
+            follow_redirects=False, **_shared_tls())
         return kind(base_url=base_url, api_key=key, timeout=timeout, max_retries=0, http_client=http)
     except ImportError as error:  # a socks5:// proxy, and httpx without its socks extra
         if "socks" not in str(error).lower():
