@@ -242,7 +242,7 @@ def test_a_resume_with_another_simulator_is_refused(played, built, capsys):
                      "--modality", "text", "--limit", "1", "--out", str(out), "--allow-endpoint-change",
                      "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "barge_in.simulator" in err[0] and "another" in err[0]
+    assert len(err) == 1 and "barge_in.simulator.model is 'scripted-sim' there but 'another' now" in err[0], err
     assert (out / "barge_in.jsonl").read_text() == before and not model_script.events
 
 

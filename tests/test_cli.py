@@ -160,3 +160,17 @@ def test_quiet_leaves_the_libraries_as_it_found_them(tmp_path, capsys):
     assert main(["models", "--quiet"]) == 0
     assert not datasets.are_progress_bars_disabled() and not hub.are_progress_bars_disabled()
     assert transformers_logging.is_progress_bar_enabled()
+
+
+def test_the_space_command_help_names_every_tab_of_the_space(capsys):
+    """`ihbench --help` listed the Space's tabs by hand and had lost Turns and ConversationBench (battery 27)."""
+    import re
+
+    from ihbench.cli import main
+
+    tabs = re.findall(r'gr\.Tab\("([^"]+)"\)', (Path(__file__).parents[1] / "spaces" / "app.py").read_text())
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    listed = re.search(r"space\s+serve the Gradio Space locally \(([^)]+)\)", capsys.readouterr().out)
+    assert listed, "the space command's help line"
+    assert [t.strip() for t in re.sub(r"\s+", " ", listed.group(1)).split(",")] == [t for t in tabs if t != "Setup"]

@@ -88,7 +88,7 @@ def main(args: argparse.Namespace) -> int:
     for definition, score in summary["scores"].items():
         irl = "–" if score["irl"] is None else f"{_figure(score['irl'])} s"
         fir = "–" if score["fir"] is None else _figure(score["fir"])
-        print(f"{definition:9s} FIR {fir}  IRL {irl}  APT {_figure(score['apt'])} s  ({score['n_clips']} clips)")
+        print(f"{definition:9s} FIR {fir}  IRL {irl}  APT {_figure(score['apt'])} s  ({score['n_clips']} clip(s))")
     if summary["real_time_factor"] is not None:
         print(f"real-time factor {summary['real_time_factor']:.4f}; model calls per clip "
               f"{summary['model_calls_per_clip']:.2f}")

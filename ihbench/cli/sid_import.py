@@ -24,7 +24,7 @@ def main(args: argparse.Namespace) -> int:
     check_output_path(args.out, "--out", may_be=("dataset",))
     result = import_sid(args.folder, args.out, progress=not args.quiet)
     notes(args, result.get("notes", []))
-    counts = ", ".join(f"{name} ({n} clips)" for name, n in result["configs"].items())
+    counts = ", ".join(f"{name} ({n} clip(s))" for name, n in result["configs"].items())
     print(f"imported {counts} into {result['out']}")
     return 0
 

@@ -7,7 +7,7 @@ import argparse
 def add_parser(add) -> argparse.ArgumentParser:
     from ihbench.dataset.argtypes import data_source, whole
 
-    space = add("space", help="serve the Gradio Space locally (Browse, Evaluate, Detect, Metrics, Leaderboard)")
+    space = add("space", help="serve the Gradio Space locally (Browse, Evaluate, Detect, Turns, ConversationBench, Metrics, Leaderboard)")
     space.add_argument("--data", type=data_source(),
                        help="dataset folder or Hub id (default: $IHBENCH_DATA, else ./data/ihbench-dev)")
     space.add_argument("--port", type=whole(min=1, max=65535), default=7860, help="port (default 7860)")
