@@ -487,14 +487,15 @@ def test_two_conversation_ids_that_read_the_same_are_a_duplicate(tmp_path):
     assert [p.field for p in verify_paths([tmp_path], check_audio=False).problems].count("conversation_id") == 3
 
 
-@pytest.mark.parametrize("copied", [5, -1])  # a middle round's line, the closing record's line
+@pytest.mark.parametrize("copied", ["a middle round", "the closing record", "another run's round"])
 def test_a_round_line_copied_after_its_conversation_ended_is_named_and_changes_nothing(copied, built, tmp_path,
                                                                                           capsys, monkeypatch):
     """Battery 29, Y4 (P2): a barge_in.jsonl line copied to the end of the file, after its conversation
     had ended, left barge-in saying "already done" without a word, while judge and report called the
     conversation "left out, not scored" and then judged and scored it, and the advised `ihbench
     barge-in` played nothing. No playing writes a round there: the line is named, left out by every
-    reader alike, and the conversation, whose rounds are all kept, is neither held back nor played again."""
+    reader alike, and the conversation, whose rounds are all kept, is neither held back nor played again.
+    Battery 30, Z1: the same round from another run (another --seed) was said to be "played again"."""
     import json
 
     from barge_in_script import scripts
@@ -502,20 +503,30 @@ def test_a_round_line_copied_after_its_conversation_ended_is_named_and_changes_n
     from openai_test_server import OpenAITestServer
     from test_barge_in import barge_in, cuts
 
+    from ihbench.barge_in.records import RoundRecord
+
     model_script, sim_script = scripts()
     out = tmp_path / "run"
     with OpenAITestServer(respond=model_script) as model, OpenAITestServer(respond=sim_script) as sim:
         assert barge_in(model, sim, built, out) == 0
         lines = (out / "barge_in.jsonl").read_text().splitlines()
-        copy = json.loads(lines[copied])
+        copy = json.loads(lines[-1 if copied == "the closing record" else 5])
+        if copied == "another run's round":  # as another run writes it: its own seed, its own check
+            record = RoundRecord.from_json(copy)
+            copy = json.loads(json.dumps(dataclasses.replace(record, seed=record.seed + 1).to_json()))
         with open(out / "barge_in.jsonl", "a") as records:
-            records.write(lines[copied] + "\n")
+            records.write(json.dumps(copy) + "\n")
         capsys.readouterr()
         assert barge_in(model, sim, built, out) == 0
         said = capsys.readouterr()
-    named = (f"barge_in.jsonl line {len(lines) + 1}: round {copy['round']} of {copy['conversation_id']} again, after "
-             f"the conversation ended at round {json.loads(lines[-1])['round']} with every round played: not written "
-             "by `ihbench barge-in`")
+    if copied == "another run's round":
+        named = (f"barge_in.jsonl line {len(lines) + 1}: its seed is not the one this run (--seed 0) draws for it: not "
+                 "a round of this run (copied from another run?); left out, and the line can be removed (the run "
+                 "played that round itself)")
+    else:
+        named = (f"barge_in.jsonl line {len(lines) + 1}: round {copy['round']} of {copy['conversation_id']} again, "
+                 f"after the conversation ended at round {json.loads(lines[-1])['round']} with every round played: "
+                 "not written by `ihbench barge-in`")
     assert named in said.err, said.err
     assert f"0 round(s) played, {len(lines)} already done" in said.out, said.out
     with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:

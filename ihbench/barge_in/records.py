@@ -139,10 +139,13 @@ def of_the_run(info):
     playings = Playings()
 
     def fits(record: "RoundRecord") -> Optional[str]:
+        # a round the run has already played itself stays as it is: nothing is played again for the line
+        then = ", and the line can be removed (the run played that round itself)" if playings.played(record) \
+            else ", and played again"
         problem = copied_from_another_run(
             info, model=record.model, modality=None, seed=record.seed, verb="played", noun="a round",
             drawn=lambda seed: record_seed(seed, item_id(record.conversation_id, record.round), 0),
-            then=", and played again") or playings.out_of_place(record)
+            then=then) or playings.out_of_place(record)
         if problem is None:
             playings.add(record)
         return problem
@@ -207,6 +210,11 @@ class Playings:
             return (f"round {record.round} of {cid} starts a playing of it, and the run plays it again from round "
                     f"{first} (its first round not played): {copied}")
         return None
+
+    def played(self, record: RoundRecord) -> bool:
+        """The record's round is among the durable rounds, played."""
+        kept = (self._kept.get(record.conversation_id) or {}).get(record.round)
+        return kept is not None and kept.played
 
     def durable(self) -> dict[tuple[str, int], RoundRecord]:
         return {(cid, number): r for cid, kept in self._kept.items() for number, r in sorted(kept.items())}
