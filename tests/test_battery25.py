@@ -496,6 +496,7 @@ def test_a_round_line_copied_after_its_conversation_ended_is_named_and_changes_n
     barge-in` played nothing. No playing writes a round there: the line is named, left out by every
     reader alike, and the conversation, whose rounds are all kept, is neither held back nor played again.
     Battery 30, Z1: the same round from another run (another --seed) was said to be "played again"."""
+    import dataclasses
     import json
 
     from barge_in_script import scripts
