@@ -2,6 +2,7 @@
 baselines beside the paper's baseline per type, computed from the data (card) and shown with every
 report of a run on the dev set, and nowhere else."""
 import json
+import shutil
 import subprocess
 import sys
 
@@ -90,22 +91,30 @@ def test_a_build_keeps_the_table_only_when_its_numbers_are_the_builds(tmp_path):
         assert OTHER_BASELINES in kept and "| filler |" not in kept and kept.endswith("\n## next\n")
 
 
-def _build_info(folder, conversations, baselines=None):
-    folder.mkdir()
-    info = BuildInfo(builder="test", sources_fingerprint="x", conversations=conversations, split="dev",
-                     configs=["conversations"], baselines=baselines)
-    (folder / "build_info.json").write_text(json.dumps(info.to_json()))
+def _with_build_info(data, folder, **changes):
+    """A copy of the dataset `data` whose build_info.json says what `changes` make it say (an edit by hand)."""
+    shutil.copytree(data, folder)
+    path = folder / "build_info.json"
+    record = json.loads(path.read_text()) if path.exists() else \
+        BuildInfo(builder="test", sources_fingerprint="x", conversations=[], split="dev",
+                  configs=["conversations"]).to_json()
+    path.write_text(json.dumps({**record, **changes}))
     return str(folder)
 
 
-def test_the_dev_set_is_known_by_the_builds_record(tmp_path):
+def test_the_dev_set_is_known_by_the_conversations_its_data_holds(built, tmp_path):
+    """Battery 30, Z2: the report's dev-set label (its warning, table and plot) followed build_info.json's list
+    of conversations, which an edit by hand turned on for a user's own data or off for the dev set."""
+    from official_layout import write_official_layout
+
     shipped = sorted(p.stem for p in source_files())
-    assert dev_set_of(_build_info(tmp_path / "dev", shipped[:2]))["baselines"] is None
-    assert dev_set_of(_build_info(tmp_path / "generated", ["telecom-number-port-01"])) is None
-    assert dev_set_of(_build_info(tmp_path / "mixed", [shipped[0], "telecom-number-port-01"])) is None
-    assert dev_set_of(str(tmp_path / "dev"), barge_in=True) is None
+    assert dev_set_of(str(built))["baselines"] is None and dev_set_of(str(built))["conversations"] == 2
+    assert dev_set_of(_with_build_info(built, tmp_path / "ghost", conversations=["ghost-01"]))["conversations"] == 2
+    own = write_official_layout(tmp_path / "official")  # conv-a, conv-b, conv-c: a user's own conversations
+    assert dev_set_of(_with_build_info(own, tmp_path / "claimed", conversations=shipped[:3])) is None
+    assert dev_set_of(str(built), barge_in=True) is None
     assert dev_set_of("bosonai/IHBench") is None and dev_set_of(str(tmp_path)) is None
-    replaced = dev_set_of(_build_info(tmp_path / "rebased", shipped, baselines="Replaced by set-baseline, model X"))
+    replaced = dev_set_of(_with_build_info(built, tmp_path / "rebased", baselines="Replaced by set-baseline, model X"))
     note = run_warning({"dev_set": replaced}, "m (audio)")
     assert "model X" in note and "hand-written" not in note
 

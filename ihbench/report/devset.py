@@ -70,12 +70,15 @@ def sources_baseline_rq(paths: Optional[Sequence] = None, *, n_bootstrap: int = 
 def dev_set_of(data: str, *, barge_in: bool = False) -> Optional[dict]:
     """Whether a run's data is a build of the shipped dev set, and whose baselines it holds.
 
-    The marker is the build's own record (`build_info.json`): every conversation it built is one of
-    the shipped sources (a subset or an earlier edition counts; a generated suite, the official data
-    or a user's own sources do not). `baselines` is None while they are the hand-written ones, or
-    what `ihbench set-baseline` recorded when a model's responses replaced them. A barge-in run
-    writes its own points and baselines, so it is not a run on the dev set's baselines."""
+    The marker is the build's conversations, as its data holds them (not the list `build_info.json`
+    keeps, which an edit by hand would make claim anything): every one is one of the shipped sources
+    (a subset or an earlier edition counts; a generated suite, the official data or a user's own
+    sources do not). `baselines` is None while they are the hand-written ones, or what `ihbench
+    set-baseline` recorded when a model's responses replaced them. A barge-in run writes its own
+    points and baselines, so it is not a run on the dev set's baselines."""
     from ihbench.dataset.builddir import BuildDir
+    from ihbench.dataset.errors import IHBenchError
+    from ihbench.dataset.load import load_conversations
     from ihbench.dataset.sources import source_files
 
     folder = Path(data)
@@ -83,12 +86,13 @@ def dev_set_of(data: str, *, barge_in: bool = False) -> Optional[dict]:
         return None
     try:
         info = BuildDir(folder).info()
-    except ValueError:  # a damaged build_info.json: the loader refused it already; no claim about its origin
+        built = {c.conversation_id for c in load_conversations(str(folder))}
+    except (IHBenchError, ValueError, OSError):  # a damaged build: refused by the loader already; no claim
         return None
     shipped = {path.stem for path in source_files()}
-    if not info.conversations or not set(info.conversations) <= shipped:
+    if not built or not built <= shipped:
         return None
-    return {"conversations": len(info.conversations), "of_shipped": len(shipped), "baselines": info.baselines,
+    return {"conversations": len(built), "of_shipped": len(shipped), "baselines": info.baselines,
             "paper_baseline": PAPER_BASELINE}
 
 
