@@ -129,9 +129,18 @@ def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint
         if recorded[key] != identity.get(key):
             hint = (" (--allow-endpoint-change if the new server serves the same model)" if key == "endpoint"
                     else "")
-            raise RunConfigError(
-                f"{path} belongs to a different run: {key} is {recorded[key]!r} there but {identity.get(key)!r} "
-                f"now; use another --out (or the same options to resume){hint}")
+            name, there, here = first_difference(key, recorded[key], identity.get(key))
+            raise RunConfigError(f"{path} belongs to a different run: {name} is {there!r} there but {here!r} now; use "
+                                 f"another --out (or the same options to resume){hint}")
+
+
+def first_difference(name: str, there, here) -> tuple[str, object, object]:
+    """(the dotted name of the first setting that differs, its value there, here): down to the setting
+    itself (`convbench.benchmark_hash`), not the whole dict that holds it."""
+    if isinstance(there, dict) and isinstance(here, dict) and there != here:
+        key = next(k for k in sorted(set(there) | set(here), key=str) if there.get(k) != here.get(k))
+        return first_difference(f"{name}.{key}", there.get(key), here.get(key))
+    return name, there, here
 
 
 def _turns_in_order(settings):

@@ -101,6 +101,9 @@ def test_resuming_with_different_settings_is_refused(official, server, tmp_path)
     run(_spec(official, out, server, epochs=1, limit=1), progress=False)
     with pytest.raises(RunConfigError, match="modality is 'audio' there but 'text' now"):
         run(_spec(official, out, server, epochs=1, limit=1, modality="text"), progress=False)
+    # a setting inside a group is named itself (battery 30: the whole dict was printed twice)
+    with pytest.raises(RunConfigError, match=r"generation\.temperature is 0\.0 there but 0\.7 now"):
+        run(_spec(official, out, server, epochs=1, limit=1, generation={"temperature": 0.7}), progress=False)
 
 
 def test_a_failing_item_is_recorded_and_the_run_goes_on(official, tmp_path):

@@ -172,16 +172,6 @@ def _identity(settings: dict) -> dict:
             "simulator": simulator}
 
 
-def _first_difference(before: dict, now: dict, name: str) -> tuple[str, object, object]:
-    """(the dotted name of the first setting that differs, its value there, here): down to the
-    setting itself (`barge_in.simulator.model`), not the whole dict that holds it."""
-    key = next(k for k in sorted(set(before) | set(now)) if before.get(k) != now.get(k))
-    there, here = before.get(key), now.get(key)
-    if isinstance(there, dict) and isinstance(here, dict):
-        return _first_difference(there, here, f"{name}.{key}")
-    return f"{name}.{key}", there, here
-
-
 async def _run_locked(spec, run_dir, generation, conversations, callers, loader, backend, progress, started):
     from tqdm.auto import tqdm
 
@@ -189,7 +179,7 @@ async def _run_locked(spec, run_dir, generation, conversations, callers, loader,
     from ihbench.generate.agents import Agents
     from ihbench.llm import LLMCache, concurrently
     from ihbench.loaders import create
-    from ihbench.runner import TRANSPORT_OPTIONS, RunConfigError, check_same_run, versions
+    from ihbench.runner import TRANSPORT_OPTIONS, RunConfigError, check_same_run, first_difference, versions
 
     identity = {"loader": spec.loader, "model_path": spec.model_path, "data": recorded_source(spec.data),
                 "config": spec.config,
@@ -205,7 +195,7 @@ async def _run_locked(spec, run_dir, generation, conversations, callers, loader,
         check_same_run(existing, {**identity, "barge_in": settings}, run_dir.info_path, spec.allow_endpoint_change)
         before, now = _identity(existing.extra.get("barge_in") or {}), _identity(settings)
         if before != now:
-            changed, there, here = _first_difference(before, now, "barge_in")
+            changed, there, here = first_difference("barge_in", before, now)
             raise RunConfigError(f"{run_dir.info_path} belongs to a different run: {changed} is {there!r} there but "
                                  f"{here!r} now; use another --out (or the same options to resume)")
     if existing:  # the round format the run began with (None: before it was kept): an older line was edited
