@@ -13,6 +13,7 @@ from typing import Any, Iterable, Optional, Union
 
 from .errors import IHBenchError
 from .io.json_object import TOO_DEEP, TOO_LONG_NUMBER, JsonContentError, hand_written
+from .io.regular import check_regular
 
 SOURCES_DIR = Path(__file__).parent / "sources" / "conversations"
 DOMAINS = (
@@ -208,25 +209,11 @@ def _no_constant(name: str):
                            "give a number")
 
 
-def load_conversation(path: Union[str, Path]) -> SourceConversation:
-    path = Path(path)
-    try:
-        content = path.read_bytes()
-        # a byte-order mark, as Windows editors write, is no error; a key given twice is
-        data = json.loads(content.decode("utf-8-sig"), object_pairs_hook=hand_written, parse_constant=_no_constant)
-    except json.JSONDecodeError as error:
-        raise SourceError(f"{path}: malformed JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
-    except JsonContentError as error:
-        raise SourceError(f"{path}: {error}") from None
-    except UnicodeDecodeError as error:
-        raise SourceError(f"{path}: not UTF-8 text ({error})") from None
-    except RecursionError:
-        raise SourceError(f"{path}: {TOO_DEEP}") from None
-    except ValueError:  # after the two above: the interpreter's digit limit
-        raise SourceError(f"{path}: {TOO_LONG_NUMBER}") from None
+def check_setting(data: dict, path: Path, intent: str = "user_intent") -> None:
+    """The fields of a conversation that are not its turns (domain, knowledge base, intent, voice, goal,
+    system message), checked as a source's are and named as `path`'s: `ihbench generate` checks a
+    goal's prerequisites with it (`intent`: where the intent is there) before it spends a call on them."""
     top = _Fields(data, path)
-    conversation_id = top.get("conversation_id")
-
     domain = top.child("domain")
     name = domain.get("name")
     if name not in DOMAINS:
@@ -245,16 +232,41 @@ def load_conversation(path: Union[str, Path]) -> SourceConversation:
         entry = _Fields(user_data[i], path, f"knowledge_base.user_data[{i}].")
         entry.get("field"), entry.get("value")
 
-    intent = top.child("user_intent")
-    intent.get("profile")
-    intent.strings("hidden_info")
-    probabilities = intent.child("interruption_probabilities")
+    user_intent = _Fields(top.get("user_intent", dict), path, f"{intent}.")
+    user_intent.get("profile")
+    user_intent.strings("hidden_info")
+    probabilities = user_intent.child("interruption_probabilities")
     for key, value in probabilities.data.items():
         probabilities.get(key, float, nonempty=False)
 
     voice = top.get("user_voice")
     if voice not in USER_VOICES:
         raise top.error("user_voice", f"unknown voice {voice!r}; expected one of {', '.join(USER_VOICES)}")
+    top.get("goal"), top.get("system_message")
+
+
+def load_conversation(path: Union[str, Path]) -> SourceConversation:
+    path = Path(path)
+    check_regular(path, "a conversation's JSON file", SourceError)  # a named pipe among them waited for ever
+    try:
+        content = path.read_bytes()
+        # a byte-order mark, as Windows editors write, is no error; a key given twice is
+        data = json.loads(content.decode("utf-8-sig"), object_pairs_hook=hand_written, parse_constant=_no_constant)
+    except json.JSONDecodeError as error:
+        raise SourceError(f"{path}: malformed JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
+    except JsonContentError as error:
+        raise SourceError(f"{path}: {error}") from None
+    except UnicodeDecodeError as error:
+        raise SourceError(f"{path}: not UTF-8 text ({error})") from None
+    except RecursionError:
+        raise SourceError(f"{path}: {TOO_DEEP}") from None
+    except ValueError:  # after the two above: the interpreter's digit limit
+        raise SourceError(f"{path}: {TOO_LONG_NUMBER}") from None
+    except OSError as error:  # gone since it was listed, or unreadable
+        raise SourceError(f"{path}: cannot be read ({error.strerror or error})") from None
+    top = _Fields(data, path)
+    conversation_id = top.get("conversation_id")
+    check_setting(data, path)
 
     turns = []
     raw_turns = top.get("turns", list)
@@ -294,12 +306,12 @@ def load_conversation(path: Union[str, Path]) -> SourceConversation:
         provenance=provenance,
         path=path,
         conversation_id=conversation_id,
-        domain=domain.data,
-        goal=top.get("goal"),
-        knowledge_base=kb.data,
-        system_message=top.get("system_message"),
-        user_intent=intent.data,
-        user_voice=voice,
+        domain=data["domain"],
+        goal=data["goal"],
+        knowledge_base=data["knowledge_base"],
+        system_message=data["system_message"],
+        user_intent=data["user_intent"],
+        user_voice=data["user_voice"],
         turns=turns,
         raw=data,
         digest=hashlib.sha256(content).hexdigest(),

@@ -569,3 +569,56 @@ def test_a_card_path_naming_a_folder_is_called_a_folder(path, tmp_path, capsys):
     _, err = _info_of_a_card_edited(tmp_path, capsys, "path: baseline/test-*", f"path: {path}")
     assert ": a folder, not a regular file, where the card lists data of config 'baseline'" in err, err
     assert "named pipe" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_named_pipe_among_the_sources_is_named_not_waited_on(tmp_path):
+    """Battery 30, Z4 (P2): a FIFO named *.json in a sources folder made `ihbench verify` and `ihbench build
+    --sources` wait for ever, with no output. It is one line naming the file, as every other reader says it."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from ihbench.dataset.sources import source_files
+
+    folder = tmp_path / "sources"
+    folder.mkdir()
+    shutil.copy(source_files()[0], folder)
+    os.mkfifo(folder / "pipe-01.json")
+    for argv in (["verify", str(folder)],
+                 ["build", "--sources", str(folder), "--out", str(tmp_path / "b"), "--no-sid", "--no-convbench",
+                  "--no-duplex", "--quiet"]):
+        said = subprocess.run([sys.executable, "-m", "ihbench.cli", *argv], capture_output=True, text=True,
+                              timeout=120)
+        assert said.returncode in (1, 2), (argv, said)
+        output = said.stdout + said.stderr
+        assert f"{folder / 'pipe-01.json'}: structure: is a named pipe, not a conversation's JSON file" in output, output
+        assert "Traceback" not in output
+    assert not (tmp_path / "b").exists()
+
+
+def test_generate_checks_a_goals_prerequisites_edited_by_hand_before_any_call(tmp_path, capsys):
+    """Battery 30, Z5: prerequisites/GOAL.json with `domain` edited to a string were used as they were: the
+    next conversation's calls were spent, then refused naming a temporary file that no longer exists."""
+    import json
+
+    from generate_script import GenerationScript
+    from openai_test_server import OpenAITestServer
+    from test_generate import generate
+
+    script = GenerationScript(["cooperative"])
+    out = tmp_path / "out"
+    with OpenAITestServer(respond=script) as server:
+        assert generate(server, out) == 0
+        (path,) = (out / "prerequisites").glob("*.json")
+        prereq = json.loads(path.read_text())
+        for edit, said in (({"domain": "EDITED"}, "domain: must be an object, got a string"),
+                           ({"intents": [{**prereq["intents"][0], "hidden_info": "one"}]},
+                            "intents[0].hidden_info: must be a list, got a string")):
+            path.write_text(json.dumps({**prereq, **edit}))
+            sent = sum(script.requests.values())
+            capsys.readouterr()
+            assert generate(server, out, conversations=2) == 2
+            err = capsys.readouterr().err
+            assert f"{path}: {said}; correct it, or delete the file to write new ones" in err, err
+            assert sum(script.requests.values()) == sent and "ihbench-generate-" not in err

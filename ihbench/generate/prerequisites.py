@@ -10,6 +10,7 @@ from typing import Optional
 
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.io import read_json_object, write_json_atomic
+from ihbench.dataset.sources import SourceError, check_setting
 
 from . import agents as a
 from .usage import Usage
@@ -31,9 +32,18 @@ def _read(path: Path, intents: int) -> dict:
     missing = [k for k in keys if k not in prereq]
     if missing:
         raise UsageError(f"{path}: missing {', '.join(missing)}; delete it to write new ones")
+    if not isinstance(prereq["intents"], list) or not prereq["intents"]:
+        raise UsageError(f"{path}: intents: must be a non-empty list; delete it to write new ones")
     if len(prereq["intents"]) != intents:
         raise UsageError(f"{path} holds {len(prereq['intents'])} intent(s) but --intents asks for {intents}; "
                          f"give --intents {len(prereq['intents'])} to continue this suite, or another --out")
+    # what every conversation of the goal is made of, checked as `ihbench verify` checks it, before a
+    # call is spent on it (an edit by hand was found only after a conversation's calls, in a temporary file)
+    for number, intent in enumerate(prereq["intents"]):
+        try:
+            check_setting({**prereq, "user_intent": intent}, path, intent=f"intents[{number}]")
+        except SourceError as error:
+            raise UsageError(f"{error}; correct it, or delete the file to write new ones") from None
     return prereq
 
 
