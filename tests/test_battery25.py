@@ -622,3 +622,34 @@ def test_generate_checks_a_goals_prerequisites_edited_by_hand_before_any_call(tm
             err = capsys.readouterr().err
             assert f"{path}: {said}; correct it, or delete the file to write new ones" in err, err
             assert sum(script.requests.values()) == sent and "ihbench-generate-" not in err
+
+
+def test_a_benchmark_of_no_turns_is_refused_by_verify_and_import(tmp_path, capsys):
+    """Battery 30, Z3 (P2): `turns = []` passed verify ("0 turns") and convbench-import, which wrote a config
+    of no rows that every reader of the dataset then refused: imported into a built dataset, `info` and
+    `publish-dataset` failed for the whole of it."""
+    import hashlib
+    import shutil
+
+    from convbench_layout import TURNS, write_benchmark_folder
+
+    folder = write_benchmark_folder(tmp_path / "repo", audio=False)
+    turns_py = folder / "turns.py"
+    turns_py.write_text(turns_py.read_text().replace(f"turns = {TURNS!r}", "turns = []"))
+    data = shutil.copytree(_official(tmp_path), tmp_path / "data")
+    before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in data.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    assert main(["verify", str(folder)]) == 1
+    assert f"{turns_py}: `turns` is empty; a benchmark is one conversation of at least one turn" in \
+        capsys.readouterr().err
+    assert main(["convbench-import", str(folder), "--out", str(data), "--name", "empty_bench", "--text-only",
+                 "--quiet"]) == 2
+    assert f"{turns_py}: `turns` is empty" in capsys.readouterr().err
+    assert {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in data.rglob("*") if p.is_file()} == before
+    assert main(["info", str(data)]) == 0
+
+
+def _official(tmp_path):
+    from official_layout import write_official_layout
+
+    return write_official_layout(tmp_path / "official")

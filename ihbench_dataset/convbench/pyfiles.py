@@ -134,6 +134,8 @@ def read_turns(path: Path) -> tuple[list, list, dict]:
     turns, core, mapping = (values[name] for name in wanted)
     if not isinstance(turns, list) or not all(isinstance(turn, dict) for turn in turns):
         raise ConvBenchFormatError(f"{path}: `turns` must be a list of dicts")
+    if not turns:  # imported, it made a config of no rows, which every reader of the dataset then refused
+        raise ConvBenchFormatError(f"{path}: `turns` is empty; a benchmark is one conversation of at least one turn")
     if not isinstance(core, list) or not all(isinstance(d, str) for d in core):
         raise ConvBenchFormatError(f"{path}: `CORE_DIMENSIONS` must be a list of names")
     if not isinstance(mapping, dict) or not all(
