@@ -87,7 +87,7 @@ def shipped_folders() -> list[Path]:
 def check_name(name: str, what: str = "--name") -> str:
     if not isinstance(name, str) or not _NAME.match(name):
         raise UsageError(f"{what}: expected a config name (1 to 64 lower-case letters, digits and _, starting with a "
-                         f"letter), got {name!r}" + (f" ({len(name)} characters)" if isinstance(name, str) else ""))
+                         f"letter), got {name!r}" + (f" ({len(name)} character(s))" if isinstance(name, str) else ""))
     if name.endswith(SETUP_SUFFIX):
         raise UsageError(f"{what}: {name!r} ends in {SETUP_SUFFIX!r}, which names a benchmark's setup config; "
                          "choose another name")
