@@ -377,7 +377,7 @@ def test_a_config_name_too_long_is_refused_saying_the_limit():
     from ihbench.dataset.errors import UsageError
 
     assert check_name("a" * 64) == "a" * 64
-    with pytest.raises(UsageError, match=r"1 to 64 lower-case letters.*\(65 characters\)$"):
+    with pytest.raises(UsageError, match=r"1 to 64 lower-case letters.*\(65 character\(s\)\)$"):
         check_name("a" * 65)
 
 
