@@ -614,13 +614,18 @@ def test_generate_checks_a_goals_prerequisites_edited_by_hand_before_any_call(tm
         prereq = json.loads(path.read_text())
         for edit, said in (({"domain": "EDITED"}, "domain: must be an object, got a string"),
                            ({"intents": [{**prereq["intents"][0], "hidden_info": "one"}]},
-                            "intents[0].hidden_info: must be a list, got a string")):
+                            "intents[0].hidden_info: must be a list, got a string"),
+                           # battery 31, A1 (P2): another goal's prerequisites made this goal's conversations
+                           ({"goal": "Pay a parking fine"}, "goal is 'Pay a parking fine', and --goal is "
+                            f"{prereq['goal']!r}: the prerequisites are of another goal (edited by hand?)"),
+                           ({"domain": {**prereq["domain"], "name": "healthcare"}},
+                            "domain.name is 'healthcare', and --domain is 'government'")):
             path.write_text(json.dumps({**prereq, **edit}))
             sent = sum(script.requests.values())
             capsys.readouterr()
             assert generate(server, out, conversations=2) == 2
             err = capsys.readouterr().err
-            assert f"{path}: {said}; correct it, or delete the file to write new ones" in err, err
+            assert f"{path}: {said}" in err and "correct it, or delete the file to write new ones" in err, err
             assert sum(script.requests.values()) == sent and "ihbench-generate-" not in err
 
 

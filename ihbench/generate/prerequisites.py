@@ -26,7 +26,7 @@ def slugify(goal: str, limit: int = 48) -> str:
     return slug or "goal"
 
 
-def _read(path: Path, intents: int) -> dict:
+def _read(path: Path, intents: int, domain: str, goal: str) -> dict:
     prereq = read_json_object(path, UsageError, hint="delete it to write new ones")
     keys = ("domain", "goal", "knowledge_base", "system_message", "user_voice", "intents")
     missing = [k for k in keys if k not in prereq]
@@ -44,6 +44,15 @@ def _read(path: Path, intents: int) -> dict:
             check_setting({**prereq, "user_intent": intent}, path, intent=f"intents[{number}]")
         except SourceError as error:
             raise UsageError(f"{error}; correct it, or delete the file to write new ones") from None
+    # the file is found by --goal's name: a goal or domain edited in it would make this goal's
+    # conversations of another (and verify then finds the same caller in two goals)
+    said = (("goal", prereq["goal"], goal),
+            ("domain.name", prereq["domain"]["name"], domain))
+    for field, there, asked in said:
+        if there != asked:
+            option = "--goal" if field == "goal" else "--domain"
+            raise UsageError(f"{path}: {field} is {there!r}, and {option} is {asked!r}: the prerequisites are of "
+                             f"another goal (edited by hand?); correct it, or delete the file to write new ones")
     return prereq
 
 
@@ -52,7 +61,7 @@ async def prepare(agents: a.Agents, out: Path, *, domain: str, goal: str, descri
     """The goal's prerequisites: read back when an earlier run wrote them, else written now."""
     path = out / "prerequisites" / f"{slugify(goal)}.json"
     if path.exists():
-        return _read(path, intents)
+        return _read(path, intents, domain, goal)
     usage = Usage()  # what they cost, kept with them (the run's own count is in the agents' ledger)
     written = await a.write_prerequisites(agents, usage, domain=domain, goal=goal, description=description,
                                           workflow=workflow, intents=intents)
