@@ -658,3 +658,21 @@ def _official(tmp_path):
     from official_layout import write_official_layout
 
     return write_official_layout(tmp_path / "official")
+
+
+@pytest.mark.parametrize("kind", ["a named pipe", "a folder"])
+def test_a_sid_lines_file_that_is_no_file_is_named_not_skipped(kind, tmp_path, capsys):
+    """Battery 31, A2: en_test_lines.jsonl that is a named pipe or a folder was taken for absent: its config
+    was skipped (without a word under --quiet) and the others imported."""
+    import os
+
+    import numpy as np
+    from test_battery5_files import _sid_noise
+
+    root = _sid_noise(tmp_path / "sb", {"n0.wav": np.full(32_000, 0.01)})
+    lines = root / "test_wavs" / "en_test_lines.jsonl"
+    os.mkfifo(lines) if kind == "a named pipe" else lines.mkdir()
+    assert main(["sid-import", str(root), "--out", str(tmp_path / "d"), "--quiet"]) == 2
+    assert f"{lines}: {kind}, not a regular file; SID-Bench's annotations are a JSON lines file" in \
+        capsys.readouterr().err
+    assert not (tmp_path / "d").exists()

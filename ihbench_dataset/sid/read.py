@@ -119,9 +119,14 @@ def read_sid_annotations(path: PathLike) -> list[dict]:
 
 
 def _annotation_file(root: Path, name: str) -> Optional[Path]:
+    """The lines file, or None when the folder has none; one that is there but is no file (a named
+    pipe, a folder) is said as such, not taken for absent and its config skipped."""
     for folder in (root / "test_wavs", root):
         if (folder / name).is_file():
             return folder / name
+        if os.path.lexists(folder / name):
+            raise SidFormatError(f"{folder / name}: {absent(folder / name)}; SID-Bench's annotations are a JSON lines "
+                                 "file: put the file itself there, or remove it to skip its config")
     return None
 
 
