@@ -58,8 +58,10 @@ def latest_responses(records: Sequence[ResponseRecord], hashes: dict[str, str]) 
 
 
 def latest_judgments(records: Sequence[JudgmentRecord]) -> list[JudgmentRecord]:
-    """The last record per (id, epoch, axis): a judge_error that a later pass retried is superseded."""
-    return list({record.key: record for record in records}.values())
+    """The last record per (id, epoch, axis): a judge_error that a later pass retried is superseded.
+    In the order of their keys, whatever order the judge wrote them in (its concurrency, a stop and a
+    resume): the report's bootstrap draws by position, and the same verdicts gave other intervals."""
+    return sorted({record.key: record for record in records}.values(), key=lambda record: record.key)
 
 
 class RunDir:

@@ -676,3 +676,25 @@ def test_a_sid_lines_file_that_is_no_file_is_named_not_skipped(kind, tmp_path, c
     assert f"{lines}: {kind}, not a regular file; SID-Bench's annotations are a JSON lines file" in \
         capsys.readouterr().err
     assert not (tmp_path / "d").exists()
+
+
+def test_a_report_does_not_depend_on_the_order_of_the_run_files_lines(judged_run, tmp_path):
+    """Battery 31, A4: the report's bootstrap intervals followed the order of judgments.jsonl, which is
+    the order the judge finished in (its concurrency, a stop and a resume): the same verdicts were
+    published as TF [0.350, 0.750], [0.375, 0.750] or [0.350, 0.725]."""
+    import json
+    import random
+    import shutil
+
+    shuffled = shutil.copytree(judged_run["root"] / "run", tmp_path / "shuffled")
+    for name in ("responses.jsonl", "judgments.jsonl"):
+        lines = (shuffled / name).read_text().splitlines(keepends=True)
+        random.Random(1).shuffle(lines)
+        (shuffled / name).write_text("".join(lines))
+    summaries = []
+    for run, out in ((judged_run["root"] / "run", tmp_path / "a"), (shuffled, tmp_path / "b")):
+        assert main(["report", str(run), "--n-bootstrap", "200", "--quiet", "--out", str(out)]) == 0
+        scores = json.loads((out / "summary.json").read_text())["runs"][0]
+        summaries.append({k: scores[k] for k in ("tf_win_rate", "tf_win_rate_by_depth", "rq_pass_rate",
+                                                 "rq_pass_rate_by_depth", "tf_depth_slope", "diagnostics")})
+    assert summaries[0] == summaries[1]
