@@ -311,3 +311,44 @@ def test_a_turn_edited_by_hand_is_played_again_not_judged(data, tmp_path, caplog
     assert kept[0]["turn"] == lines[1]["turn"] and kept[0]["text"] != "an answer the model never gave"
     # the turns after it heard another history: played again from there on, not kept
     assert [r["turn"] for r in kept] == [r["turn"] for r in lines[1:]]
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_once_the_turns_being_played_end(data, tmp_path):
+    """Battery 31, A3: the first Ctrl-C waited, without a word, for every conversation queued to play to
+    its end (the thread pool's exit waits for its whole queue). It stops the run once the turns being
+    played end: they are kept, no other turn starts, and the same command goes on from there."""
+    out = tmp_path / "run"
+    script = tmp_path / "serve.py"
+    script.write_text(f"""
+import sys, time, os
+sys.path.insert(0, {str(os.path.dirname(__file__))!r})
+from openai_test_server import OpenAITestServer
+from test_convbench_run import golden_replay
+replay = golden_replay()
+def slow(body):
+    reply = replay(body)
+    reply.delay = 1.0
+    return reply
+with OpenAITestServer(respond=slow) as server:
+    print(server.base_url, flush=True)
+    time.sleep(120)
+""")
+    server = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        url = server.stdout.readline().strip()
+        command = [sys.executable, "-m", "ihbench.cli", "run", "--model", "openai", "--model-path", "test-model",
+                   "--data", str(data), "--config", "bike_bench", "--out", str(out), "--base-url", url, "--epochs", "3",
+                   "--concurrency", "1", "--modality", "text"]
+        runner = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 60
+        while time.time() < deadline and not (out / "responses.jsonl").exists():
+            time.sleep(0.05)
+        runner.send_signal(signal.SIGINT)
+        _, err = runner.communicate(timeout=30)
+    finally:
+        server.kill()
+    assert runner.returncode == 130, err
+    assert "stopping once the turns being played end (they are kept); no other turn starts" in err, err
+    kept = [json.loads(line) for line in (out / "responses.jsonl").read_text().splitlines()]
+    assert 1 <= len(kept) <= 2 and {r["epoch"] for r in kept} == {0}, kept  # 15 turns were planned

@@ -185,8 +185,16 @@ def _run_locked(spec, run_dir: RunDir, identity: dict, generation, benchmark, ta
             tqdm(total=planned, unit="turn", desc=f"{benchmark.name} {Path(spec.model_path).name}",
                  disable=not progress) as bar:
         player.attach(log_file, bar)
-        with ThreadPoolExecutor(max_workers=min(workers, len(conversations)) or 1) as pool:
+        pool = ThreadPoolExecutor(max_workers=min(workers, len(conversations)) or 1)
+        try:
             outcomes = list(pool.map(lambda conversation: player.play(*conversation), conversations))
+        except KeyboardInterrupt:  # Ctrl-C: waiting for the queue (every conversation) took the whole run
+            player.stopping.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            log.warning("stopping once the turns being played end (they are kept); no other turn starts")
+            pool.shutdown(wait=True)
+            raise
+        pool.shutdown()
     if spec.rehydrate:  # an on-policy conversation wrote its epoch's files as it ended; rehydrated turns share them
         for epoch in range(spec.epochs):
             player.write_epoch(epoch)
@@ -217,6 +225,7 @@ class _Player:
         self._lock = threading.Lock()
         self._audio: dict[int, object] = {}
         self.model_name = loader.describe().get("model_path") or spec.model_path
+        self.stopping = threading.Event()  # the run was stopped: no turn starts after the ones being played
 
     def attach(self, log_file, bar) -> None:
         self.log_file, self.bar = log_file, bar
@@ -257,6 +266,8 @@ class _Player:
         history = [{"role": "system", "content": self.benchmark.system_instruction}]
         ended = replaying = False
         for index in self.targets:
+            if self.stopping.is_set():  # the next run goes on from this turn, with the history kept
+                return False
             # once a turn is played anew (a damaged or copied line in the middle), the turns kept after it
             # answered another history: played again too
             record = None if replaying else self.latest.get((epoch, index))
@@ -279,6 +290,8 @@ class _Player:
         return False
 
     def _play_rehydrated(self, epoch: int, index: int) -> bool:
+        if self.stopping.is_set():
+            return False
         record = self.latest.get((epoch, index))
         if record is not None and record.done:
             self._keep()
