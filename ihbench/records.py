@@ -487,12 +487,13 @@ class RunInfo:
 
 
 def read_typed(path: Path, record_type, repair: bool = False, *, redone=None, damaged: Optional[list] = None,
-               torn: Optional[list] = None, oldest: Optional[int] = None, fits=None) -> list:
+               torn: Optional[list] = None, oldest: Optional[int] = None, fits=None, then=None) -> list:
     """Typed records of a JSON-lines file, each line parsed once; a line that is not one is reported
     (file and line, by the reader, until `redone` says a later record stands in for it) and left out,
     and listed in `damaged` (see `read_records`). `oldest`: the run's `record_format`; a line of an
     older format was not written by the run (its check switched off by hand). `fits(record)`, called
-    in file order, names why a well-formed record is still not the run's (None: it is)."""
+    in file order, names why a well-formed record is still not the run's (None: it is); `then`: see
+    `read_records`."""
     records = []
 
     def parse(data: dict) -> Optional[str]:
@@ -511,5 +512,5 @@ def read_typed(path: Path, record_type, repair: bool = False, *, redone=None, da
 
     from ihbench.dataset.io import read_records
 
-    read_records(path, repair=repair, check=parse, redone=redone, damaged=damaged, torn=torn)
+    read_records(path, repair=repair, check=parse, redone=redone, damaged=damaged, torn=torn, then=then)
     return records

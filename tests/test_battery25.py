@@ -698,3 +698,78 @@ def test_a_report_does_not_depend_on_the_order_of_the_run_files_lines(judged_run
         summaries.append({k: scores[k] for k in ("tf_win_rate", "tf_win_rate_by_depth", "rq_pass_rate",
                                                  "rq_pass_rate_by_depth", "tf_depth_slope", "diagnostics")})
     assert summaries[0] == summaries[1]
+
+
+@pytest.mark.parametrize("line", ["a responses line", "a round as text", "another conversation"])
+def test_a_damaged_line_after_a_whole_conversation_holds_nothing_back(line, built, tmp_path, capsys, monkeypatch):
+    """Battery 31, A8 (P2): a barge_in.jsonl line whose `round` is missing or not a number (a responses line
+    appended, "round": "6"), or that names a conversation the run does not have, made judge and report call
+    the conversation "left out, not scored" while scoring it, and barge-in say "will be redone" and play
+    nothing. A conversation is held back only while the next run would play something of it, and a held
+    back conversation is left out whole."""
+    import json
+
+    from barge_in_script import scripts
+    from judging import ScriptedJudge
+    from openai_test_server import OpenAITestServer
+    from test_barge_in import barge_in, cuts
+
+    from ihbench.dataset.io import jsonlines
+
+    model_script, sim_script = scripts()
+    out = tmp_path / "run"
+    with OpenAITestServer(respond=model_script) as model, OpenAITestServer(respond=sim_script) as sim:
+        assert barge_in(model, sim, built, out) == 0
+        lines = (out / "barge_in.jsonl").read_text().splitlines()
+        placed = len(cuts(out))
+        record = json.loads(lines[5])
+        added = {"a responses line": {"id": f"{record['conversation_id']}/6", "conversation_id":
+                                      record["conversation_id"], "epoch": 0, "response": "hello"},
+                 "a round as text": {**record, "round": "6"},
+                 "another conversation": {**record, "conversation_id": "ghost-01", "round": "x"}}[line]
+        with open(out / "barge_in.jsonl", "a") as records:
+            records.write(json.dumps(added) + "\n")
+        capsys.readouterr()
+        assert barge_in(model, sim, built, out) == 0
+        said = capsys.readouterr()
+    assert f"barge_in.jsonl line {len(lines) + 1}: " in said.err and "will be redone" not in said.err, said.err
+    if line != "another conversation":
+        assert "left out: its conversation is whole without it, and nothing is played again" in said.err, said.err
+    assert f"0 round(s) played, {len(lines)} already done" in said.out, said.out
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        assert main(["judge", str(out), "--judge-model", "judge-x", "--judge-base-url", judge.base_url,
+                     "--cache", str(tmp_path / "judge.sqlite")]) == 0
+    said = capsys.readouterr()
+    assert "left out" not in said.out and f"{2 * placed} judgment(s) written" in said.out, said.out
+    monkeypatch.setattr(jsonlines, "_WARNED", set())  # a line is said once a process: the report is a new one
+    assert main(["report", str(out), "--n-bootstrap", "10", "--out", str(tmp_path / "rep")]) == 0
+    assert "left out, not scored" not in capsys.readouterr().err
+    summary = json.loads((tmp_path / "rep" / "summary.json").read_text())["runs"][0]
+    assert not summary["barge_in"]["held_back"] and summary["tf_win_rate"]["n_items"] == placed
+
+
+def test_a_held_back_barge_in_conversation_is_left_out_whole(built, tmp_path, capsys):
+    """What judge and report say of a held back conversation ("left out, not scored") is what they do: a
+    damaged line in the middle (which the next `ihbench barge-in` plays again, from there) leaves none of
+    its points scored until then, not the points of the rounds before the line."""
+    import json
+
+    from barge_in_script import scripts
+    from judging import ScriptedJudge
+    from openai_test_server import OpenAITestServer
+    from test_barge_in import barge_in
+
+    model_script, sim_script = scripts()
+    out = tmp_path / "run"
+    with OpenAITestServer(respond=model_script) as model, OpenAITestServer(respond=sim_script) as sim:
+        assert barge_in(model, sim, built, out) == 0
+    lines = (out / "barge_in.jsonl").read_text().splitlines()
+    lines[7] = "{}"  # round 8: damaged
+    (out / "barge_in.jsonl").write_text("\n".join(lines) + "\n")
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        assert main(["judge", str(out), "--judge-model", "judge-x", "--judge-base-url", judge.base_url,
+                     "--cache", str(tmp_path / "judge.sqlite")]) == 0
+    said = capsys.readouterr()
+    assert "0 judgment(s) written" in said.out and "1 conversation(s) of this barge-in run are left out" in said.out, \
+        said.out
+    assert not (out / "judgments.jsonl").exists() or not (out / "judgments.jsonl").read_text().strip()

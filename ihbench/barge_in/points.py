@@ -21,7 +21,7 @@ from typing import Optional
 from ihbench.dataset.io import read_json_object
 from ihbench.records import RECORD_FORMAT, RecordError, ResponseRecord, RunInfo, read_typed
 
-from .records import RoundRecord, conversation_hash, durable, of_the_run, round_redone, unclosed
+from .records import RoundChecks, RoundRecord, conversation_hash, round_redone
 
 log = logging.getLogger("ihbench")
 
@@ -44,28 +44,34 @@ def rounds(path: Path) -> dict[tuple[str, int], RoundRecord]:
 
 
 def read_rounds(path: Path) -> tuple[dict[tuple[str, int], RoundRecord], dict[str, str], list[int]]:
-    """(the durable rounds, {conversation: why records of it are not among them}, the line numbers
-    of a last line cut off mid-way). A damaged line is said by the reader (`read_records`); a
-    conversation whose last playing has records but no closing one (killed, or its closing line cut
-    off) keeps only what it had when an earlier playing closed, if one did. A damaged line of a round
-    kept played (a line copied again by hand) leaves nothing missing: its conversation is not held back."""
+    """(the durable rounds, {conversation: why it is held back}, the line numbers of a last line cut
+    off mid-way). A damaged line is said by the reader (`read_records`). A conversation is held back
+    (left out of judge and report, whole) while the next `ihbench barge-in` would play it again from
+    a round before its last: its last playing has records but no closing one (killed, or its closing
+    line cut off), or a round is missing among those it kept (its line damaged). A damaged line that
+    leaves nothing missing (a line copied again by hand) holds nothing back; a conversation that
+    stopped on a failed round keeps its points before it, and the failure is counted."""
     damaged: list = []
     torn: list[int] = []
     info = _run_info(path)
-    records = read_typed(Path(path) / RECORDS, RoundRecord, redone=round_redone, damaged=damaged, torn=torn,
-                         oldest=_round_format(info), fits=of_the_run(info))
-    latest = durable(records)
-    why: dict[str, str] = {}
+    checks = RoundChecks(info)
+    read_typed(Path(path) / RECORDS, RoundRecord, redone=round_redone, damaged=damaged, torn=torn,
+               oldest=_round_format(info), fits=checks.fits, then=checks.then)
+    playings = checks.playings
+    lines: dict[str, str] = {}  # the first damaged line naming each conversation
     for line, record, problem in damaged:
         cid = record.get("conversation_id") if isinstance(record, dict) else None
-        number = record.get("round") if isinstance(record, dict) else None
-        kept = latest.get((cid, number)) if isinstance(cid, str) and isinstance(number, int) else None
-        if isinstance(cid, str) and not (kept is not None and kept.played):  # else a line too many: nothing missing
-            why.setdefault(cid, f"line {line} of {RECORDS} is damaged ({problem})")
+        if isinstance(cid, str):
+            lines.setdefault(cid, f"line {line} of {RECORDS} is damaged ({problem})")
+    why: dict[str, str] = {}
     cut = f" (line {torn[0]} is cut off mid-line)" if torn else ""
-    for cid in unclosed(records):
-        why.setdefault(cid, f"its last playing has no closing record in {RECORDS}{cut}")
-    return latest, why, torn
+    for cid in playings.unclosed():
+        why[cid] = f"its last playing has no closing record in {RECORDS}{cut}"
+    for cid in playings.conversations():
+        number = playings.missing(cid)
+        if number is not None and cid not in why:
+            why[cid] = lines.get(cid) or f"its round {number} is missing (a damaged line of {RECORDS})"
+    return playings.durable(), why, torn
 
 
 def _run_info(path: Path) -> Optional[RunInfo]:
@@ -96,7 +102,10 @@ def current_rounds(run_path: Path, conversations: list) -> tuple[dict[tuple[str,
         _SAID.add((*state, tuple(torn), tuple(stale)))
         _say(run_path, torn, stale)
     why.update((cid, "it was played on an older version of the suite") for cid in stale)
-    return {key: r for key, r in latest.items() if key[0] in hashes and key[0] not in stale}, why
+    why = {cid: reason for cid, reason in why.items() if cid in hashes}  # a line naming no conversation of the suite
+    # held back means left out whole until it is played again: scoring the rounds it kept would
+    # contradict what judge and report say of it
+    return {key: r for key, r in latest.items() if key[0] in hashes and key[0] not in why}, why
 
 
 def _check_moved_suite(run_path: Path, data: str, conversations: list) -> None:

@@ -19,7 +19,8 @@ conversation rebuilds its state from its durable played rounds only, so it conti
 the call it had. Records of format 1 were synced one by one: each counts on its own. Every playing
 starts where the durable rounds stop: a record that starts one anywhere else (a line copied to the
 end after its conversation ended) was written by no run, and is named and left out by every reader
-alike (`Playings.out_of_place`).
+alike (`Playings.out_of_place`). A conversation is held back (left out of judge and report, played
+again by the next run) only while the next run would play something of it (`Playings.complete`).
 """
 from __future__ import annotations
 
@@ -127,30 +128,40 @@ def round_redone(record: dict, number: int, good: list) -> bool:
                                            for line, r in good)
 
 
-def of_the_run(info):
-    """The check of each round, in file order, against the run that holds it (`info`: its run.json,
-    or None): a round played by another model, or drawn with another --seed, was copied from another
-    barge-in run and is not this model's answer (left out, and played again); a round no playing of
-    the run would have written where it stands (`Playings.out_of_place`) is left out too."""
-    from ihbench.dataset.schema import item_id
-    from ihbench.records import copied_from_another_run
-    from ihbench.seeds import record_seed
+class RoundChecks:
+    """The checks of a run's rounds, in file order (`fits`, for `read_typed`), against the run that
+    holds them (`info`: its run.json, or None), and what becomes of a line refused (`then`). A round
+    played by another model, or drawn with another --seed, was copied from another barge-in run and
+    is not this model's answer; a round no playing of the run would have written where it stands
+    (`Playings.out_of_place`) was not written by a run. `playings` holds the rounds accepted."""
 
-    playings = Playings()
+    def __init__(self, info) -> None:
+        self.info = info
+        self.playings = Playings()
 
-    def fits(record: "RoundRecord") -> Optional[str]:
+    def fits(self, record: "RoundRecord") -> Optional[str]:
+        from ihbench.dataset.schema import item_id
+        from ihbench.records import copied_from_another_run
+        from ihbench.seeds import record_seed
+
         # a round the run has already played itself stays as it is: nothing is played again for the line
-        then = ", and the line can be removed (the run played that round itself)" if playings.played(record) \
+        then = ", and the line can be removed (the run played that round itself)" if self.playings.played(record) \
             else ", and played again"
         problem = copied_from_another_run(
-            info, model=record.model, modality=None, seed=record.seed, verb="played", noun="a round",
+            self.info, model=record.model, modality=None, seed=record.seed, verb="played", noun="a round",
             drawn=lambda seed: record_seed(seed, item_id(record.conversation_id, record.round), 0),
-            then=then) or playings.out_of_place(record)
+            then=then) or self.playings.out_of_place(record)
         if problem is None:
-            playings.add(record)
+            self.playings.add(record)
         return problem
 
-    return fits
+    def then(self, record: dict) -> str:
+        """A damaged line changes nothing in a conversation whose rounds are whole without it: said so,
+        not "played again" (nothing would be); else its conversation is played again from there."""
+        if self.playings.complete(record.get("conversation_id")):
+            return "; left out: its conversation is whole without it, and nothing is played again (the line can " \
+                   "be removed)"
+        return "; left out, and `ihbench barge-in` plays its conversation again from there"
 
 
 def _round_check(data: dict) -> str:
@@ -210,6 +221,23 @@ class Playings:
             return (f"round {record.round} of {cid} starts a playing of it, and the run plays it again from round "
                     f"{first} (its first round not played): {copied}")
         return None
+
+    def complete(self, cid) -> bool:
+        """The conversation ended and every one of its rounds is kept, played: the next run plays
+        nothing of it."""
+        kept = self._kept.get(cid) if isinstance(cid, str) else None
+        if not kept or self._pending.get(cid) or not self._ended.get(cid):
+            return False
+        return all(number in kept and kept[number].played for number in range(1, max(kept) + 1))
+
+    def missing(self, cid: str) -> Optional[int]:
+        """The first round missing among the kept ones (its line damaged): the next run plays the
+        conversation again from there."""
+        kept = self._kept.get(cid) or {}
+        return next((number for number in range(1, max(kept, default=0) + 1) if number not in kept), None)
+
+    def conversations(self) -> list[str]:
+        return list(self._kept)
 
     def played(self, record: RoundRecord) -> bool:
         """The record's round is among the durable rounds, played."""

@@ -49,7 +49,7 @@ from .audio_clock import ALIGNED, NoSpeechInAudio, aligner, spoken_from_audio
 from .clock import method, speak
 from .cuts import Cut, place_cut, targets
 from .points import RECORDS, as_turn
-from .records import BARGE_IN_RECORD_FORMAT, RoundRecord, conversation_hash, durable, of_the_run, round_redone
+from .records import BARGE_IN_RECORD_FORMAT, RoundChecks, RoundRecord, conversation_hash, round_redone
 
 logger = logging.getLogger("ihbench")
 
@@ -218,8 +218,10 @@ async def _run_locked(spec, run_dir, generation, conversations, callers, loader,
         format_version=RUN_INFO_FORMAT, extra={"barge_in": settings}))
 
     path = run_dir.path / RECORDS
-    latest = durable(read_typed(path, RoundRecord, repair=True, redone=round_redone,
-                                oldest=settings["round_format"], fits=of_the_run(run_dir.info())))
+    checks = RoundChecks(run_dir.info())
+    read_typed(path, RoundRecord, repair=True, redone=round_redone, oldest=settings["round_format"],
+               fits=checks.fits, then=checks.then)
+    latest = checks.playings.durable()
     changed = sorted({cid for (cid, _), r in latest.items() if cid in hashes and r.data_hash != hashes[cid]})
     if changed:
         logger.warning("%s: %d conversation(s) changed in the suite since they were played (%s): played again from "

@@ -95,7 +95,8 @@ def refuse_link(path: Path) -> None:
 def read_records(path: Path, *, repair: bool = False,
                  check: Optional[Callable[[dict], Optional[str]]] = None,
                  redone: Optional[Callable[[dict, int, list], bool]] = None,
-                 damaged: Optional[list] = None, torn: Optional[list] = None) -> list[dict]:
+                 damaged: Optional[list] = None, torn: Optional[list] = None,
+                 then: Optional[Callable[[dict], str]] = None) -> list[dict]:
     """All complete records of a log. A torn final line (no newline) is cut off when `repair` is set
     (only the file's writer, holding its lock, may do that) and otherwise ignored: a reader may be
     looking at a line still being written; its number is added to `torn`, for a reader that says so
@@ -104,7 +105,8 @@ def read_records(path: Path, *, repair: bool = False,
     the file is unchanged) and left out, so nothing built on it counts as done. A damaged record that
     `redone(record, line, [(line, good record), ...])` says a good record stands in for (its writer
     wrote it again) is left out without a word: it is no longer missing. The others are added to
-    `damaged` as (line, record, problem), for callers that explain what they lead to."""
+    `damaged` as (line, record, problem), for callers that explain what they lead to. `then(record)`
+    says what becomes of a damaged record (default: it is done again), when its problem does not."""
     path = Path(path)
     if repair:
         refuse_link(path)
@@ -149,8 +151,9 @@ def read_records(path: Path, *, repair: bool = False,
         if said not in _WARNED:
             _WARNED.add(said)
             # a problem that says what becomes of the record ("left out, and judged again") is said as it is
-            then = "" if "left out" in problem else "; the record is left out and will be redone"
-            log.warning("%s line %d: %s%s", path, number, problem, then)
+            after = "" if "left out" in problem else then(record) if then is not None and isinstance(record, dict) \
+                else "; the record is left out and will be redone"
+            log.warning("%s line %d: %s%s", path, number, problem, after)
     return [record for _, record in kept]
 
 
