@@ -499,27 +499,16 @@ def test_a_round_line_copied_after_its_conversation_ended_is_named_and_changes_n
     import dataclasses
     import json
 
-    from barge_in_script import scripts
-    from judging import ScriptedJudge
-    from openai_test_server import OpenAITestServer
-    from test_barge_in import barge_in, cuts
-
     from ihbench.barge_in.records import RoundRecord
 
-    model_script, sim_script = scripts()
-    out = tmp_path / "run"
-    with OpenAITestServer(respond=model_script) as model, OpenAITestServer(respond=sim_script) as sim:
-        assert barge_in(model, sim, built, out) == 0
-        lines = (out / "barge_in.jsonl").read_text().splitlines()
+    def line_of(lines: list[str]) -> dict:
         copy = json.loads(lines[-1 if copied == "the closing record" else 5])
         if copied == "another run's round":  # as another run writes it: its own seed, its own check
             record = RoundRecord.from_json(copy)
             copy = json.loads(json.dumps(dataclasses.replace(record, seed=record.seed + 1).to_json()))
-        with open(out / "barge_in.jsonl", "a") as records:
-            records.write(json.dumps(copy) + "\n")
-        capsys.readouterr()
-        assert barge_in(model, sim, built, out) == 0
-        said = capsys.readouterr()
+        return copy
+
+    out, lines, placed, copy, said = _played_then_resumed_with(line_of, built, tmp_path, capsys)
     if copied == "another run's round":
         named = (f"barge_in.jsonl line {len(lines) + 1}: its seed is not the one this run (--seed 0) draws for it: not "
                  "a round of this run (copied from another run?); left out, and the line can be removed (the run "
@@ -530,19 +519,7 @@ def test_a_round_line_copied_after_its_conversation_ended_is_named_and_changes_n
                  "not written by `ihbench barge-in`")
     assert named in said.err, said.err
     assert f"0 round(s) played, {len(lines)} already done" in said.out, said.out
-    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
-        assert main(["judge", str(out), "--judge-model", "judge-x", "--judge-base-url", judge.base_url,
-                     "--cache", str(tmp_path / "judge.sqlite")]) == 0
-    said = capsys.readouterr()
-    assert "left out" not in said.out and f"{2 * len(cuts(out))} judgment(s) written" in said.out, said.out
-    from ihbench.dataset.io import jsonlines
-
-    monkeypatch.setattr(jsonlines, "_WARNED", set())  # a line is said once a process: the report is a new one
-    assert main(["report", str(out), "--n-bootstrap", "10", "--out", str(tmp_path / "rep")]) == 0
-    said = capsys.readouterr()
-    assert "left out, not scored" not in said.err and named in said.err, said.err
-    summary = json.loads((tmp_path / "rep" / "summary.json").read_text())["runs"][0]
-    assert not summary["barge_in"]["held_back"], summary["barge_in"]
+    assert named in _judged_and_reported_whole(out, placed, tmp_path, capsys, monkeypatch)
 
 
 def test_a_playing_killed_on_another_version_of_the_suite_lends_no_round_to_the_next():
@@ -709,12 +686,29 @@ def test_a_damaged_line_after_a_whole_conversation_holds_nothing_back(line, buil
     back conversation is left out whole."""
     import json
 
+    def line_of(lines: list[str]) -> dict:
+        record = json.loads(lines[5])
+        return {"a responses line": {"id": f"{record['conversation_id']}/6", "conversation_id":
+                                     record["conversation_id"], "epoch": 0, "response": "hello"},
+                "a round as text": {**record, "round": "6"},
+                "another conversation": {**record, "conversation_id": "ghost-01", "round": "x"}}[line]
+
+    out, lines, placed, _, said = _played_then_resumed_with(line_of, built, tmp_path, capsys)
+    assert f"barge_in.jsonl line {len(lines) + 1}: " in said.err and "will be redone" not in said.err, said.err
+    if line != "another conversation":
+        assert "left out: its conversation is whole without it, and nothing is played again" in said.err, said.err
+    assert f"0 round(s) played, {len(lines)} already done" in said.out, said.out
+    _judged_and_reported_whole(out, placed, tmp_path, capsys, monkeypatch)
+
+
+def _played_then_resumed_with(line_of, built, tmp_path, capsys):
+    """(run folder, its lines, cuts placed, the line added, what the resume said): one conversation played
+    on-policy, `line_of(lines)` appended to its barge_in.jsonl, then `ihbench barge-in` run again."""
+    import json
+
     from barge_in_script import scripts
-    from judging import ScriptedJudge
     from openai_test_server import OpenAITestServer
     from test_barge_in import barge_in, cuts
-
-    from ihbench.dataset.io import jsonlines
 
     model_script, sim_script = scripts()
     out = tmp_path / "run"
@@ -722,20 +716,24 @@ def test_a_damaged_line_after_a_whole_conversation_holds_nothing_back(line, buil
         assert barge_in(model, sim, built, out) == 0
         lines = (out / "barge_in.jsonl").read_text().splitlines()
         placed = len(cuts(out))
-        record = json.loads(lines[5])
-        added = {"a responses line": {"id": f"{record['conversation_id']}/6", "conversation_id":
-                                      record["conversation_id"], "epoch": 0, "response": "hello"},
-                 "a round as text": {**record, "round": "6"},
-                 "another conversation": {**record, "conversation_id": "ghost-01", "round": "x"}}[line]
+        added = line_of(lines)
         with open(out / "barge_in.jsonl", "a") as records:
             records.write(json.dumps(added) + "\n")
         capsys.readouterr()
         assert barge_in(model, sim, built, out) == 0
-        said = capsys.readouterr()
-    assert f"barge_in.jsonl line {len(lines) + 1}: " in said.err and "will be redone" not in said.err, said.err
-    if line != "another conversation":
-        assert "left out: its conversation is whole without it, and nothing is played again" in said.err, said.err
-    assert f"0 round(s) played, {len(lines)} already done" in said.out, said.out
+        return out, lines, placed, added, capsys.readouterr()
+
+
+def _judged_and_reported_whole(out, placed: int, tmp_path, capsys, monkeypatch) -> str:
+    """Judge and report a barge-in run whose one conversation is whole: each of its `placed` cuts judged
+    and scored, nothing said to be left out; what the report said (stderr)."""
+    import json
+
+    from judging import ScriptedJudge
+    from openai_test_server import OpenAITestServer
+
+    from ihbench.dataset.io import jsonlines
+
     with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
         assert main(["judge", str(out), "--judge-model", "judge-x", "--judge-base-url", judge.base_url,
                      "--cache", str(tmp_path / "judge.sqlite")]) == 0
@@ -743,9 +741,11 @@ def test_a_damaged_line_after_a_whole_conversation_holds_nothing_back(line, buil
     assert "left out" not in said.out and f"{2 * placed} judgment(s) written" in said.out, said.out
     monkeypatch.setattr(jsonlines, "_WARNED", set())  # a line is said once a process: the report is a new one
     assert main(["report", str(out), "--n-bootstrap", "10", "--out", str(tmp_path / "rep")]) == 0
-    assert "left out, not scored" not in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "left out, not scored" not in err, err
     summary = json.loads((tmp_path / "rep" / "summary.json").read_text())["runs"][0]
-    assert not summary["barge_in"]["held_back"] and summary["tf_win_rate"]["n_items"] == placed
+    assert not summary["barge_in"]["held_back"] and summary["tf_win_rate"]["n_items"] == placed, summary["barge_in"]
+    return err
 
 
 def test_a_held_back_barge_in_conversation_is_left_out_whole(built, tmp_path, capsys):

@@ -204,28 +204,34 @@ def test_a_family_without_tool_support_is_refused_at_start(data, tmp_path, capsy
     assert not (tmp_path / "n").exists()
 
 
-@pytest.mark.slow
-def test_killed_mid_conversation_then_resumed_with_the_same_history(data, tmp_path):
-    """kill -9 while turn 3 is being answered: the rerun starts at turn 3 with exactly the history of
-    turns 0-2, and no turn is recorded twice as done."""
-    out = tmp_path / "run"
+def _golden_server_elsewhere(tmp_path, delay: str) -> subprocess.Popen:
+    """The golden replay served from a process of its own (a run killed or stopped beside it must not
+    take it along), each answer `delay` seconds late (a Python expression of `body`); its URL is the
+    first line of its stdout."""
     script = tmp_path / "serve.py"
     script.write_text(f"""
-import sys, time, json
+import sys, time
 sys.path.insert(0, {str(os.path.dirname(__file__))!r})
-from openai_test_server import OpenAITestServer, Reply
+from openai_test_server import OpenAITestServer
 from test_convbench_run import golden_replay, user_turns
 replay = golden_replay()
 def slow(body):
     reply = replay(body)
-    if user_turns(body) - 1 == 3:
-        reply.delay = 30
+    reply.delay = {delay}
     return reply
 with OpenAITestServer(respond=slow) as server:
     print(server.base_url, flush=True)
     time.sleep(120)
 """)
-    server = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    return subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+
+
+@pytest.mark.slow
+def test_killed_mid_conversation_then_resumed_with_the_same_history(data, tmp_path):
+    """kill -9 while turn 3 is being answered: the rerun starts at turn 3 with exactly the history of
+    turns 0-2, and no turn is recorded twice as done."""
+    out = tmp_path / "run"
+    server = _golden_server_elsewhere(tmp_path, "30 if user_turns(body) - 1 == 3 else 0")
     try:
         url = server.stdout.readline().strip()
         command = [sys.executable, "-m", "ihbench.cli", "run", "--model", "openai", "--model-path", "test-model",
@@ -319,22 +325,7 @@ def test_ctrl_c_stops_once_the_turns_being_played_end(data, tmp_path):
     its end (the thread pool's exit waits for its whole queue). It stops the run once the turns being
     played end: they are kept, no other turn starts, and the same command goes on from there."""
     out = tmp_path / "run"
-    script = tmp_path / "serve.py"
-    script.write_text(f"""
-import sys, time, os
-sys.path.insert(0, {str(os.path.dirname(__file__))!r})
-from openai_test_server import OpenAITestServer
-from test_convbench_run import golden_replay
-replay = golden_replay()
-def slow(body):
-    reply = replay(body)
-    reply.delay = 1.0
-    return reply
-with OpenAITestServer(respond=slow) as server:
-    print(server.base_url, flush=True)
-    time.sleep(120)
-""")
-    server = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    server = _golden_server_elsewhere(tmp_path, "1.0")
     try:
         url = server.stdout.readline().strip()
         command = [sys.executable, "-m", "ihbench.cli", "run", "--model", "openai", "--model-path", "test-model",
