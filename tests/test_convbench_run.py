@@ -331,7 +331,10 @@ def test_ctrl_c_stops_once_the_turns_being_played_end(data, tmp_path):
         command = [sys.executable, "-m", "ihbench.cli", "run", "--model", "openai", "--model-path", "test-model",
                    "--data", str(data), "--config", "bike_bench", "--out", str(out), "--base-url", url, "--epochs", "3",
                    "--concurrency", "1", "--modality", "text"]
-        runner = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # a command started in the background by a shell without job control (CI's) ignores SIGINT, and so
+        # would this child: Ctrl-C's default action is given back to it
+        runner = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.time() + 60
         while time.time() < deadline and not (out / "responses.jsonl").exists():
             time.sleep(0.05)
