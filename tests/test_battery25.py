@@ -773,3 +773,33 @@ def test_a_held_back_barge_in_conversation_is_left_out_whole(built, tmp_path, ca
     assert "0 judgment(s) written" in said.out and "1 conversation(s) of this barge-in run are left out" in said.out, \
         said.out
     assert not (out / "judgments.jsonl").exists() or not (out / "judgments.jsonl").read_text().strip()
+
+
+@pytest.mark.parametrize("value", ["3", 4])
+def test_a_barge_in_round_format_edited_in_run_json_is_one_line_and_nothing_is_played(value, built, tmp_path,
+                                                                                      capsys):
+    """Battery 32, B5 (P2) and B2 (P2): run.json's barge_in.round_format "3" ended barge-in in a TypeError
+    traceback; 4 (a later format) left every round out as older than the run's, so each resume played
+    all of them again and appended them once more (20, 40, 60 lines), and judge called the file empty."""
+    import json
+
+    from barge_in_script import scripts
+    from openai_test_server import OpenAITestServer
+    from test_barge_in import barge_in
+
+    model_script, sim_script = scripts()
+    out = tmp_path / "run"
+    with OpenAITestServer(respond=model_script) as model, OpenAITestServer(respond=sim_script) as sim:
+        assert barge_in(model, sim, built, out) == 0
+        info = json.loads((out / "run.json").read_text())
+        info["barge_in"]["round_format"] = value
+        (out / "run.json").write_text(json.dumps(info))
+        before = (out / "barge_in.jsonl").read_text()
+        capsys.readouterr()
+        assert barge_in(model, sim, built, out) == 2
+        err = capsys.readouterr().err
+        assert (f"{out / 'run.json'}: field 'barge_in.round_format' must be a whole number from 1 to 3, got "
+                f"{value!r}") in err and "Traceback" not in err, err
+    assert main(["judge", str(out), "--judge-model", "j", "--judge-base-url", "http://127.0.0.1:9/v1"]) == 2
+    assert "field 'barge_in.round_format'" in capsys.readouterr().err
+    assert (out / "barge_in.jsonl").read_text() == before

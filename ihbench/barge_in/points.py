@@ -21,7 +21,7 @@ from typing import Optional
 from ihbench.dataset.io import read_json_object
 from ihbench.records import RECORD_FORMAT, RecordError, ResponseRecord, RunInfo, read_typed
 
-from .records import RoundChecks, RoundRecord, conversation_hash, round_redone
+from .records import RoundChecks, RoundRecord, conversation_hash, round_format, round_redone
 
 log = logging.getLogger("ihbench")
 
@@ -56,7 +56,7 @@ def read_rounds(path: Path) -> tuple[dict[tuple[str, int], RoundRecord], dict[st
     info = _run_info(path)
     checks = RoundChecks(info)
     read_typed(Path(path) / RECORDS, RoundRecord, redone=round_redone, damaged=damaged, torn=torn,
-               oldest=_round_format(info), fits=checks.fits, then=checks.then)
+               oldest=round_format(info, Path(path) / "run.json"), fits=checks.fits, then=checks.then)
     playings = checks.playings
     lines: dict[str, str] = {}  # the first damaged line naming each conversation
     for line, record, problem in damaged:
@@ -80,13 +80,6 @@ def _run_info(path: Path) -> Optional[RunInfo]:
         return RunInfo.from_json(read_json_object(Path(path) / "run.json", RecordError))
     except (RecordError, OSError):
         return None
-
-
-def _round_format(info: Optional[RunInfo]) -> Optional[int]:
-    """The round format the run began with (run.json's barge_in settings; None before it was kept)."""
-    settings = info.extra.get("barge_in") if info else None
-    format_ = settings.get("round_format") if isinstance(settings, dict) else None
-    return format_ if isinstance(format_, int) and not isinstance(format_, bool) else None
 
 
 def current_rounds(run_path: Path, conversations: list) -> tuple[dict[tuple[str, int], RoundRecord], dict[str, str]]:

@@ -128,6 +128,25 @@ def round_redone(record: dict, number: int, good: list) -> bool:
                                            for line, r in good)
 
 
+def round_format(info, run_json) -> Optional[int]:
+    """The round format the run began with (run.json's `barge_in.round_format`; None before it was
+    kept): every record older than it was edited by hand. Any other value than a format this ihbench
+    writes is refused, naming the file: a later format (or a text) left every round out, and each
+    resume played them all again and appended them once more."""
+    from ihbench.dataset.errors import UsageError
+
+    settings = info.extra.get("barge_in") if info else None
+    value = settings.get("round_format") if isinstance(settings, dict) else None
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= BARGE_IN_RECORD_FORMAT:
+        newer = " (written by a newer ihbench? upgrade it)" if isinstance(value, int) and \
+            not isinstance(value, bool) and value > BARGE_IN_RECORD_FORMAT else " (edited by hand?)"
+        raise UsageError(f"{run_json}: field 'barge_in.round_format' must be a whole number from 1 to "
+                         f"{BARGE_IN_RECORD_FORMAT}, got {value!r}{newer}; restore it")
+    return value
+
+
 class RoundChecks:
     """The checks of a run's rounds, in file order (`fits`, for `read_typed`), against the run that
     holds them (`info`: its run.json, or None), and what becomes of a line refused (`then`). A round

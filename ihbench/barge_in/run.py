@@ -49,7 +49,7 @@ from .audio_clock import ALIGNED, NoSpeechInAudio, aligner, spoken_from_audio
 from .clock import method, speak
 from .cuts import Cut, place_cut, targets
 from .points import RECORDS, as_turn
-from .records import BARGE_IN_RECORD_FORMAT, RoundChecks, RoundRecord, conversation_hash, round_redone
+from .records import BARGE_IN_RECORD_FORMAT, RoundChecks, RoundRecord, conversation_hash, round_format, round_redone
 
 logger = logging.getLogger("ihbench")
 
@@ -199,7 +199,7 @@ async def _run_locked(spec, run_dir, generation, conversations, callers, loader,
             raise RunConfigError(f"{run_dir.info_path} belongs to a different run: {changed} is {there!r} there but "
                                  f"{here!r} now; use another --out (or the same options to resume)")
     if existing:  # the round format the run began with (None: before it was kept): an older line was edited
-        settings["round_format"] = (existing.extra.get("barge_in") or {}).get("round_format")
+        settings["round_format"] = round_format(existing, run_dir.info_path)
     cache = LLMCache(spec.cache) if spec.cache else LLMCache()  # a wrong --cache is refused before run.json
     passed_in = loader is not None  # a loader object from Python: --model-path is then only its label
     if loader is None:
