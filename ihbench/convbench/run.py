@@ -192,9 +192,9 @@ def _run_locked(spec, run_dir: RunDir, identity: dict, generation, benchmark, ta
             player.stopping.set()
             pool.shutdown(wait=False, cancel_futures=True)
             log.warning("stopping once the turns being played end (they are kept); no other turn starts")
-            pool.shutdown(wait=True)
             raise
-        pool.shutdown()
+        finally:  # whatever ends the wait, the worker threads are waited for here, not at the interpreter's exit
+            pool.shutdown(wait=True)
     if spec.rehydrate:  # an on-policy conversation wrote its epoch's files as it ended; rehydrated turns share them
         for epoch in range(spec.epochs):
             player.write_epoch(epoch)
