@@ -493,3 +493,19 @@ def test_a_verdict_edited_by_hand_is_judged_again_not_scored(run, capsys):
     err = capsys.readouterr().err
     assert f"judgments.jsonl line {edited + 1}: changed since it was written" in err, err
     assert len(scripted.requests) >= 1  # its conversation judged again
+
+
+def test_turns_recorded_outside_run_json_s_selection_are_left_out_with_a_word(run, capsys):
+    """Battery 32, B6 (P2): run.json's convbench.only_turns narrowed by hand to [0] made judge and report
+    score 2 of the 10 turns played without a word; they are left out as before, and both commands say so."""
+    info = json.loads((run / "run.json").read_text())
+    info["convbench"]["only_turns"] = [0]
+    (run / "run.json").write_text(json.dumps(info))
+    capsys.readouterr()
+    assert judge(run, ConvJudge()) == 0
+    assert sorted(records(run)) == [(0, 0), (1, 0)]
+    assert main(["report", str(run), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    said = ("8 turn record(s) in responses.jsonl are of turns not among run.json's convbench.only_turns [0] "
+            "(turns 1, 2, 3, 4): left out (run.json edited by hand")
+    assert err.count(said) == 2, err

@@ -132,6 +132,7 @@ def _ours(path: Path) -> ConvSource:
         log.warning("%s line %d: incomplete (cut mid-line: the run stopped while writing it, or the file was cut); "
                     "the turn is left out, and `ihbench run` with the same options plays that conversation again",
                     RunDir(path).responses_path, line)
+    _name_outside(path, info, latest, targets)
     from ihbench.records import failed_on_data_audio
 
     conversations, unfinished, on_data_audio = [], 0, 0
@@ -148,6 +149,21 @@ def _ours(path: Path) -> ConvSource:
                       modality=info.modality, epochs=info.epochs or 1, targets=targets, conversations=conversations,
                       unfinished=unfinished, tool_results=info.convbench.get("tool_results"),
                       on_data_audio=on_data_audio)
+
+
+def _name_outside(path: Path, info, latest: dict, targets: list[int]) -> None:
+    """Turns recorded that run.json's selection does not hold: the run plays only its selection, so
+    these were played before run.json was narrowed by hand, or copied in. They are left out, and said,
+    as an IHBench run's answers outside its selection are: a score from part of what was played is
+    never given without a word."""
+    outside = sorted({turn for _, turn in latest} - set(targets))
+    if outside:
+        log.warning("%s: %d turn record(s) in %s are of turns not among run.json's convbench.only_turns %s (turn%s "
+                    "%s): left out (run.json edited by hand, or the records copied from another run)", path,
+                    sum(1 for _, turn in latest if turn in outside), RunDir(path).responses_path.name,
+                    info.convbench.get("only_turns") or f"(every turn of {info.config})",
+                    "s" if len(outside) > 1 else "", ", ".join(map(str, outside[:5])) + (", ..." if len(outside) > 5
+                                                                                        else ""))
 
 
 def _reference(path: Path, data: str, config: str) -> ConvSource:
