@@ -16,8 +16,11 @@ The servers answer from processes of their own (forked), as a real server does: 
 threads of the measuring process (`--servers-in-process`, the setting of earlier figures) they take
 its interpreter lock from the very client work being measured, and the more Python work an arm
 does between requests, the more it waits for them.
-Target (issue 29): overhead_ratio <= 1.1. Last line: key=value pairs (fastest_ratio: the fastest run
-over the fastest bare loop, the figure least moved by other work on a shared machine).
+Target (issue 29): overhead_ratio <= 1.1. Last line: key=value pairs. paired_ratio is the median of
+each round's run over the bare loop just before it, with a bootstrap 95% interval: a pair shares
+the machine's state of its moment, so a busy spell moves both of its arms, where the ratio of two
+medians lets one slow spell in one arm decide (fastest_ratio: the fastest run over the fastest bare
+loop, the figure least moved by other work on a shared machine).
 """
 from __future__ import annotations
 
@@ -82,6 +85,17 @@ def bare_loop(data: Path, bodies: list[tuple[str, dict]], urls: dict, *, same_cl
             await sim.close()
 
     asyncio.run(send())
+
+
+def paired_ratio(runs: list[float], bare: list[float], *, resamples: int = 2000) -> tuple[float, float, float]:
+    """(median, low, high): the median of the per-round ratios run/bare and its 95% percentile
+    bootstrap interval over rounds (seeded: the same timings give the same interval)."""
+    import random
+
+    ratios = [run / base for run, base in zip(runs, bare)]
+    rng = random.Random(0)
+    medians = sorted(statistics.median(rng.choices(ratios, k=len(ratios))) for _ in range(resamples))
+    return statistics.median(ratios), medians[int(0.025 * resamples)], medians[int(0.975 * resamples) - 1]
 
 
 def noted(server: str, respond, arrivals: list):
@@ -169,6 +183,7 @@ def main() -> None:
             runs.append(run_once(data, root, f"run-{round_}", model, sim, args.conversations))
             cpu["run"].append(time.process_time() - used)
     bare_s, run_s = statistics.median(bare), statistics.median(runs)
+    paired, low, high = paired_ratio(runs, bare)
     print("bare: " + " ".join(f"{x:.3f}" for x in bare) + "; run: " + " ".join(f"{x:.3f}" for x in runs))
     print(f"{args.conversations} conversation(s), {calls['model']} model and {calls['sim']} simulator requests: bare "
           f"loop {bare_s:.3f} s, ihbench barge-in {run_s:.3f} s (medians of {args.rounds}); fastest of each: "
@@ -178,8 +193,11 @@ def main() -> None:
               f"{statistics.median(cpu['bare']):.3f} s, ihbench barge-in {statistics.median(cpu['run']):.3f} s (medians)")
     print(f"a sequential script with one blocking client: {statistics.median(sync):.3f} s (median); ihbench barge-in "
           f"over it: {run_s / statistics.median(sync):.3f}")
+    print(f"each round's run over its bare loop: {' '.join(f'{r / b:.3f}' for r, b in zip(runs, bare))}; median "
+          f"{paired:.3f}, 95% interval [{low:.3f}, {high:.3f}] (bootstrap over rounds)")
     print(f"model_calls={calls['model']} sim_calls={calls['sim']} bare_s={bare_s:.3f} run_s={run_s:.3f} "
-          f"overhead_ratio={run_s / bare_s:.3f} fastest_ratio={min(runs) / min(bare):.3f} target=1.1 "
+          f"overhead_ratio={run_s / bare_s:.3f} paired_ratio={paired:.3f} paired_low={low:.3f} "
+          f"paired_high={high:.3f} fastest_ratio={min(runs) / min(bare):.3f} target=1.1 "
           f"sync_script_ratio={run_s / statistics.median(sync):.3f} "
           f"bare_cpu_s={statistics.median(cpu['bare']):.3f} run_cpu_s={statistics.median(cpu['run']):.3f} "
           f"servers={'in-process' if args.servers_in_process else 'own-processes'} "
