@@ -509,3 +509,21 @@ def test_turns_recorded_outside_run_json_s_selection_are_left_out_with_a_word(ru
     said = ("8 turn record(s) in responses.jsonl are of turns not among run.json's convbench.only_turns [0] "
             "(turns 1, 2, 3, 4): left out (run.json edited by hand")
     assert err.count(said) == 2, err
+
+
+@pytest.mark.parametrize("config, said", [
+    ("bike_bench_setup", "config 'bike_bench_setup' is the setup (knowledge base, tools) of the ConversationBench "
+                         "config bike_bench; the benchmarks there: bike_bench"),
+    ("conversations", "no config 'conversations'"),
+])
+def test_a_run_json_naming_a_config_that_is_no_benchmark_is_one_line_naming_it(config, said, run, capsys):
+    """Battery 32, B7: run.json's config edited to a benchmark's setup config was reported as
+    'bike_bench_setup_setup', a name in neither the file nor the dataset."""
+    info = json.loads((run / "run.json").read_text())
+    info["config"] = config
+    (run / "run.json").write_text(json.dumps(info))
+    capsys.readouterr()
+    assert judge(run, ConvJudge()) == 2
+    assert main(["report", str(run), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count(said) == 2 and err.count("run.json names config") == 2 and "_setup_setup" not in err and "Traceback" not in err, err

@@ -16,6 +16,7 @@ def load_benchmark(source, name: str, *, revision: Optional[str] = None) -> Conv
     """The benchmark `name` of the dataset at `source`: its turns (config `name`) and its setup
     (config `name_setup`: instruction, knowledge base, tools, mapping)."""
     path, label = resolve_source(source)
+    _check_is_benchmark(path, label, name, revision)
     rows = plain_rows(open_config(path, label, name, None, revision))
     setups = plain_rows(open_config(path, label, name + SETUP_SUFFIX, None, revision))
     where = f"{label} [{name}{SETUP_SUFFIX}]"
@@ -34,6 +35,19 @@ def load_benchmark(source, name: str, *, revision: Optional[str] = None) -> Conv
         system_instruction=setup["system_instruction"], knowledge_base=setup["knowledge_base"],
         core_dimensions=list(setup["core_dimensions"]), category_dimensions=mapping,
         description=setup.get("description") or "", hf_repo=setup.get("hf_repo"), source=setup.get("source") or "")
+
+
+def _check_is_benchmark(path: str, label: str, name: str, revision: Optional[str]) -> None:
+    """A config that is there but is no benchmark, said as what it is: looking for its setup would
+    name a config no one wrote (`bike_bench_setup_setup`)."""
+    names = config_names(path, revision)
+    if name not in names or name + SETUP_SUFFIX in names:
+        return  # not there (open_config lists the configs there are), or a benchmark
+    base = name[:-len(SETUP_SUFFIX)] if name.endswith(SETUP_SUFFIX) else None
+    played = ", ".join(n for n in names if n + SETUP_SUFFIX in names) or "none"
+    kind = (f"the setup (knowledge base, tools) of the ConversationBench config {base}" if base in names
+            else f"not a ConversationBench benchmark (it has no {name + SETUP_SUFFIX} config)")
+    raise DataSourceError(f"{label}: config {name!r} is {kind}; the benchmarks there: {played}")
 
 
 def _turn(row: dict) -> ConvTurn:

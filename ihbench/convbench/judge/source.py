@@ -107,6 +107,7 @@ def open_source(path, *, data: Optional[str] = None, config: Optional[str] = Non
 
 def _ours(path: Path) -> ConvSource:
     from ihbench.dataset.convbench import load_benchmark
+    from ihbench.dataset.load import DataSourceError
 
     from ..records import TurnRecord, of_the_run
     from ..run import benchmark_hash
@@ -115,7 +116,10 @@ def _ours(path: Path) -> ConvSource:
     info = RunDir(path).info()
     if info.convbench is None:
         raise RunDirError(f"{path}: an IHBench run, not a ConversationBench one")
-    benchmark = load_benchmark(info.data, info.config)
+    try:
+        benchmark = load_benchmark(info.data, info.config)
+    except DataSourceError as error:  # the config run.json names (by hand, or the dataset changed since)
+        raise RunDirError(f"{RunDir(path).info_path} names config {info.config!r}: {error}") from None
     if benchmark_hash(benchmark) != info.convbench.get("benchmark_hash"):
         raise RunDirError(f"{path}: {info.data} [{info.config}] changed since this run played it; judge and report a "
                           "run of the benchmark as it is now (`ihbench run` into a new folder)")
