@@ -366,6 +366,11 @@ class RunDir:
         if foreign and not responses:
             records, command = ((self.path / "barge_in.jsonl", "ihbench barge-in") if held_back is not None
                                 else (self.responses_path, "ihbench run"))
+            if records.is_file() and _has_a_line(records):  # lines there, none of them fits run.json
+                raise RunDirError(f"{records}: every line is left out (said above), while {target} holds "
+                                  f"{len(judgments)} judgment(s) of them: the lines are not of the run "
+                                  f"{self.info_path} describes (run.json edited by hand, or the lines copied from "
+                                  f"another run); restore the one that changed")
             raise RunDirError(f"{records}: {'empty' if records.exists() else 'missing'}, "
                               f"while {target} holds {len(judgments)} judgment(s): the run's answers are gone; restore "
                               f"the file, or run `{command}` again into a new folder")
@@ -478,3 +483,9 @@ def _judgment_redone(record: dict, number: int, good: list) -> bool:
     key = (record.get("id"), record.get("epoch"), record.get("axis"))
     return isinstance(key[0], str) and _is_epoch(key[1]) and \
         any(line > number and (r.get("id"), r.get("epoch"), r.get("axis")) == key for line, r in good)
+
+
+def _has_a_line(path: Path) -> bool:
+    """A line that is not blank (read up to the first one: a run's file can be large)."""
+    with open(path, "rb") as lines:
+        return any(line.strip() for line in lines)

@@ -803,3 +803,38 @@ def test_a_barge_in_round_format_edited_in_run_json_is_one_line_and_nothing_is_p
     assert main(["judge", str(out), "--judge-model", "j", "--judge-base-url", "http://127.0.0.1:9/v1"]) == 2
     assert "field 'barge_in.round_format'" in capsys.readouterr().err
     assert (out / "barge_in.jsonl").read_text() == before
+
+
+@pytest.mark.parametrize("edit, said", [
+    (("modality", "audio"), "played in text modality, and this run's is audio"),
+    (("seed", 7), "its seed is not the one this run (--seed 7) draws for it"),
+])
+def test_a_barge_in_run_json_edit_that_fits_no_round_is_said_per_line_and_not_called_empty(edit, said, built,
+                                                                                           tmp_path, capsys):
+    """Battery 32, B3 and B4 (P3): run.json's modality edited to audio on a run played in text was accepted by judge
+    and report (published as an audio run); and a run.json edit that left every round out (a seed) made judge and
+    report call barge_in.jsonl "empty". Each round now says why it is left out, and the file is not called empty."""
+    import json
+
+    from barge_in_script import scripts
+    from judging import ScriptedJudge
+    from openai_test_server import OpenAITestServer
+    from test_barge_in import barge_in
+
+    model_script, sim_script = scripts()
+    out = tmp_path / "run"
+    with OpenAITestServer(respond=model_script) as model, OpenAITestServer(respond=sim_script) as sim:
+        assert barge_in(model, sim, built, out) == 0
+    assert all(json.loads(line)["modality"] == "text" for line in (out / "barge_in.jsonl").read_text().splitlines())
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        assert main(["judge", str(out), "--judge-model", "judge-x", "--judge-base-url", judge.base_url,
+                     "--cache", str(tmp_path / "judge.sqlite"), "--quiet"]) == 0
+    info = json.loads((out / "run.json").read_text())
+    info[edit[0]] = edit[1]
+    (out / "run.json").write_text(json.dumps(info))
+    capsys.readouterr()
+    assert main(["report", str(out), "--n-bootstrap", "10", "--out", str(tmp_path / "rep"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "barge_in.jsonl: every line is left out (said above), while" in err, err
+    assert "empty" not in err and "Traceback" not in err, err
+    assert not (tmp_path / "rep" / "summary.json").exists()

@@ -56,6 +56,7 @@ class RoundRecord:
     #: the model that played it, `loader:model_path` as run.json has them (None: before it was kept)
     model: Optional[str] = None
     audio_turns: Optional[int] = None  # user turns the model heard as audio for this reply
+    modality: Optional[str] = None  # the run's --modality (None: before it was kept)
     #: the reply on the clock: [word, first char, last char, start s, end s, sentence] per word
     words: Optional[list] = None
     duration_s: Optional[float] = None
@@ -167,7 +168,7 @@ class RoundChecks:
         then = ", and the line can be removed (the run played that round itself)" if self.playings.played(record) \
             else ", and played again"
         problem = copied_from_another_run(
-            self.info, model=record.model, modality=None, seed=record.seed, verb="played", noun="a round",
+            self.info, model=record.model, modality=record.modality, seed=record.seed, verb="played", noun="a round",
             drawn=lambda seed: record_seed(seed, item_id(record.conversation_id, record.round), 0),
             then=then) or self.playings.out_of_place(record)
         if problem is None:

@@ -342,7 +342,8 @@ class _Player:
         seed = record_seed(self.spec.seed, item_id(self.c.conversation_id, number), 0)
         target = self.targets.get(number)
         base = {"conversation_id": self.c.conversation_id, "round": number, "seed": seed, "data_hash": self.digest,
-                "target": target, "model": f"{self.spec.loader}:{self.spec.model_path}"}
+                "target": target, "model": f"{self.spec.loader}:{self.spec.model_path}",
+                "modality": self.spec.modality}
         fields: dict = {}
         try:
             plan = await self.sim.plan(self.call.turns, suggestion=suggestion(target), rounds=self.rounds,
