@@ -596,7 +596,8 @@ def test_generate_checks_a_goals_prerequisites_edited_by_hand_before_any_call(tm
                            ({"goal": "Pay a parking fine"}, "goal is 'Pay a parking fine', and --goal is "
                             f"{prereq['goal']!r}: the prerequisites are of another goal (edited by hand?)"),
                            ({"domain": {**prereq["domain"], "name": "healthcare"}},
-                            "domain.name is 'healthcare', and --domain is 'government'")):
+                            "domain.name is 'healthcare', and --domain is 'government': the prerequisites are of "
+                            "another domain")):
             path.write_text(json.dumps({**prereq, **edit}))
             sent = sum(script.requests.values())
             capsys.readouterr()

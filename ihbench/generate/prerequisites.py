@@ -50,9 +50,9 @@ def _read(path: Path, intents: int, domain: str, goal: str) -> dict:
             ("domain.name", prereq["domain"]["name"], domain))
     for field, there, asked in said:
         if there != asked:
-            option = "--goal" if field == "goal" else "--domain"
+            option, kind = ("--goal", "goal") if field == "goal" else ("--domain", "domain")
             raise UsageError(f"{path}: {field} is {there!r}, and {option} is {asked!r}: the prerequisites are of "
-                             f"another goal (edited by hand?); correct it, or delete the file to write new ones")
+                             f"another {kind} (edited by hand?); correct it, or delete the file to write new ones")
     return prereq
 
 
