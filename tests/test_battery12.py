@@ -193,12 +193,12 @@ def test_no_output_goes_into_the_installed_toolkit_or_a_library_cache(tmp_path, 
     ("report", ["r"],  # battery 15, K2, and battery 16: it says what it did with the report folder
      "stopped (SIGTERM); nothing of the report was written yet; the same command writes it again"),
     ("sid", ["--data", "d", "--config", "sid_en", "--detector", "energy", "--out", "o"],
-     "stopped (SIGTERM); what was written is kept, and the same command goes on from there"),
+     "stopped (SIGTERM); anything it wrote is kept, and the same command goes on from there"),
     ("sid", ["--data", "d", "--config", "sid_en", "--detector", "smart-turn", "--thresholds", "0.5", "--out", "o"],
      "stopped (SIGTERM); it writes its results only once all is done, so nothing of them was written, and the same "
      "command starts again from the beginning"),
     ("run", ["--model", "openai", "--model-path", "m", "--data", "d", "--out", "o"],
-     "stopped (SIGTERM); what was written is kept, and the same command goes on from there"),
+     "stopped (SIGTERM); anything it wrote is kept, and the same command goes on from there"),
 ])
 def test_what_a_stopped_command_says_it_kept_is_what_it_kept(command, argv, said, capsys, monkeypatch):
     """H11: a sid stopped by SIGTERM said "what was written is kept, and the same command goes on from

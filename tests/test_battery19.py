@@ -546,7 +546,7 @@ def test_ctrl_c_says_what_was_kept_as_sigterm_does(tmp_path, capsys, monkeypatch
     monkeypatch.setattr(runner, "_run_locked", interrupted)
     assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(tmp_path / "r"),
                  "--epochs", "1", "--quiet", "--base-url", "http://127.0.0.1:9/v1"]) == 130
-    assert capsys.readouterr().err.strip() == ("ihbench run: stopped (Ctrl-C); what was written is kept, and the same "
+    assert capsys.readouterr().err.strip() == ("ihbench run: stopped (Ctrl-C); anything it wrote is kept, and the same "
                                                "command goes on from there")
 
 

@@ -309,7 +309,7 @@ def test_sigterm_stops_a_run_as_ctrl_c_does_leaving_no_lock_and_no_cache_side_fi
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=60)
     assert process.returncode == 143, stderr
-    assert stderr.strip().endswith("ihbench run: stopped (SIGTERM); what was written is kept, and the same command "
+    assert stderr.strip().endswith("ihbench run: stopped (SIGTERM); anything it wrote is kept, and the same command "
                                    "goes on from there") and "Traceback" not in stderr
     assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []
     assert (out / "responses.jsonl").read_text().count("\n") >= 1

@@ -174,7 +174,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         said = getattr(args, "stopped", None)
         said = said(args) if callable(said) else said  # a command that says what it did with its output
         said = said or (
-            "what was written is kept, and the same command goes on from there"
+            "anything it wrote is kept, and the same command goes on from there"
             if (resumes(args) if callable(resumes) else resumes)
             else "it writes its results only once all is done, so nothing of them was written, and the same "
                  "command starts again from the beginning")
