@@ -678,7 +678,7 @@ def test_a_report_does_not_depend_on_the_order_of_the_run_files_lines(judged_run
     assert summaries[0] == summaries[1]
 
 
-@pytest.mark.parametrize("line", ["a responses line", "a round as text", "another conversation"])
+@pytest.mark.parametrize("line", ["a responses line", "a round as text", "another conversation", "no conversation"])
 def test_a_damaged_line_after_a_whole_conversation_holds_nothing_back(line, built, tmp_path, capsys, monkeypatch):
     """Battery 31, A8 (P2): a barge_in.jsonl line whose `round` is missing or not a number (a responses line
     appended, "round": "6"), or that names a conversation the run does not have, made judge and report call
@@ -692,11 +692,15 @@ def test_a_damaged_line_after_a_whole_conversation_holds_nothing_back(line, buil
         return {"a responses line": {"id": f"{record['conversation_id']}/6", "conversation_id":
                                      record["conversation_id"], "epoch": 0, "response": "hello"},
                 "a round as text": {**record, "round": "6"},
-                "another conversation": {**record, "conversation_id": "ghost-01", "round": "x"}}[line]
+                "another conversation": {**record, "conversation_id": "ghost-01", "round": "x"},
+                "no conversation": {}}[line]  # battery 32, B1: it said its conversation is played again
 
     out, lines, placed, _, said = _played_then_resumed_with(line_of, built, tmp_path, capsys)
     assert f"barge_in.jsonl line {len(lines) + 1}: " in said.err and "will be redone" not in said.err, said.err
-    if line != "another conversation":
+    if line == "no conversation":
+        assert "left out: it names no conversation (a round of one missing because of it is played again" in \
+            said.err and "plays its conversation again from there" not in said.err, said.err
+    elif line != "another conversation":
         assert "left out: its conversation is whole without it, and nothing is played again" in said.err, said.err
     assert f"0 round(s) played, {len(lines)} already done" in said.out, said.out
     _judged_and_reported_whole(out, placed, tmp_path, capsys, monkeypatch)

@@ -181,6 +181,9 @@ class RoundChecks:
         if self.playings.complete(record.get("conversation_id")):
             return "; left out: its conversation is whole without it, and nothing is played again (the line can " \
                    "be removed)"
+        if not isinstance(record.get("conversation_id"), str):
+            return "; left out: it names no conversation (a round of one missing because of it is played again " \
+                   "by `ihbench barge-in`; the line can be removed)"
         return "; left out, and `ihbench barge-in` plays its conversation again from there"
 
 
