@@ -138,9 +138,21 @@ def first_difference(name: str, there, here) -> tuple[str, object, object]:
     """(the dotted name of the first setting that differs, its value there, here): down to the setting
     itself (`convbench.benchmark_hash`), not the whole dict that holds it."""
     if isinstance(there, dict) and isinstance(here, dict) and there != here:
-        key = next(k for k in sorted(set(there) | set(here), key=str) if there.get(k) != here.get(k))
-        return first_difference(f"{name}.{key}", there.get(key), here.get(key))
+        key = next(k for k in sorted(set(there) | set(here), key=str)
+                   if there.get(k, _MISSING) != here.get(k, _MISSING))
+        return first_difference(f"{name}.{key}", there.get(key, _MISSING), here.get(key, _MISSING))
     return name, there, here
+
+
+class _Missing:
+    """A setting one side does not have at all (deleted from run.json by hand, or from an older
+    ihbench), said as such rather than as None: it differs from a None that is there."""
+
+    def __repr__(self) -> str:
+        return "missing"
+
+
+_MISSING = _Missing()
 
 
 def _turns_in_order(settings):

@@ -527,3 +527,38 @@ def test_a_run_json_naming_a_config_that_is_no_benchmark_is_one_line_naming_it(c
     assert main(["report", str(run), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.count(said) == 2 and err.count("run.json names config") == 2 and "_setup_setup" not in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("only, said", [
+    ([99], "must be null (every turn) or a list of turns of bike_bench (0-4), got [99] (edited by hand?)"),
+    ("0", "must be null (every turn) or a list of turns of bike_bench (0-4), got '0' (edited by hand?)"),
+    ([], "must be null (every turn) or a list of turns of bike_bench (0-4), got [] (edited by hand?)"),
+])
+def test_a_run_json_selection_of_no_turn_of_the_benchmark_is_one_line(only, said, run, capsys):
+    """Battery 33, C2: run.json's convbench.only_turns edited to [99] or "0" made judge and report advise
+    "`ihbench run` with the same options plays them again" (run refuses the folder); [] was every turn."""
+    info = json.loads((run / "run.json").read_text())
+    info["convbench"]["only_turns"] = only
+    (run / "run.json").write_text(json.dumps(info))
+    capsys.readouterr()
+    assert judge(run, ConvJudge()) == 2
+    assert main(["report", str(run), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count(f"run.json: field 'convbench.only_turns' {said}") == 2 and "plays them again" not in err, err
+
+
+def test_a_selection_deleted_from_run_json_is_one_line_for_run_and_every_turn_for_judge(run, capsys):
+    """Battery 33, C1 (P2): run.json without convbench.only_turns (None in a run made without --only-turns)
+    ended `ihbench run` in a StopIteration traceback."""
+    info = json.loads((run / "run.json").read_text())
+    del info["convbench"]["only_turns"]
+    (run / "run.json").write_text(json.dumps(info))
+    data = info["data"]
+    capsys.readouterr()
+    with OpenAITestServer(respond=golden_replay()) as server:
+        assert main(["run", "--model", "openai", "--model-path", info["model_path"], "--base-url", server.base_url,
+                     "--data", data, "--config", "bike_bench", "--modality", "text", "--epochs", "2", "--out",
+                     str(run), "--quiet", "--allow-endpoint-change"]) == 2
+    err = capsys.readouterr().err
+    assert "convbench.only_turns is missing there but None now" in err and "Traceback" not in err, err
+    assert judge(run, ConvJudge()) == 0 and len(records(run)) == 10

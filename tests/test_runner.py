@@ -106,6 +106,16 @@ def test_resuming_with_different_settings_is_refused(official, server, tmp_path)
         run(_spec(official, out, server, epochs=1, limit=1, generation={"temperature": 0.7}), progress=False)
 
 
+def test_a_setting_deleted_from_a_group_is_named_as_missing():
+    """Battery 33, C1 (P2): `convbench.only_turns` deleted from run.json (None in the run's identity) ended
+    `ihbench run` in a StopIteration traceback: no key's .get() differed, though the groups did."""
+    from ihbench.runner import first_difference
+
+    name, there, here = first_difference("convbench", {"rehydrate": False}, {"rehydrate": False, "only_turns": None})
+    assert (name, repr(there), here) == ("convbench.only_turns", "missing", None)
+    assert first_difference("generation", {"top_p": 1.0}, {"top_p": 0.9}) == ("generation.top_p", 1.0, 0.9)
+
+
 def test_a_failing_item_is_recorded_and_the_run_goes_on(official, tmp_path):
     def fail_on_correction(body):
         last = body["messages"][-2]["content"]

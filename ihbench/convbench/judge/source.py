@@ -123,7 +123,7 @@ def _ours(path: Path) -> ConvSource:
     if benchmark_hash(benchmark) != info.convbench.get("benchmark_hash"):
         raise RunDirError(f"{path}: {info.data} [{info.config}] changed since this run played it; judge and report a "
                           "run of the benchmark as it is now (`ihbench run` into a new folder)")
-    targets = sorted(info.convbench.get("only_turns") or [turn.index for turn in benchmark.turns])
+    targets = sorted(_selection(RunDir(path).info_path, info, benchmark) or [turn.index for turn in benchmark.turns])
     responses = RunDir(path).responses_path
     judged = [f for f in sorted(path.glob("judgments*.jsonl")) if f.stat().st_size]
     if judged and (not responses.is_file() or not responses.stat().st_size):  # as an IHBench run's: refused
@@ -153,6 +153,19 @@ def _ours(path: Path) -> ConvSource:
                       modality=info.modality, epochs=info.epochs or 1, targets=targets, conversations=conversations,
                       unfinished=unfinished, tool_results=info.convbench.get("tool_results"),
                       on_data_audio=on_data_audio)
+
+
+def _selection(run_json: Path, info, benchmark) -> Optional[list[int]]:
+    """run.json's convbench.only_turns as `ihbench run` writes it (None: every turn; else turns of the
+    benchmark), or one line naming the field: read otherwise, a list of no turn or of turns the benchmark
+    lacks would leave every conversation "stopped before its end", to be played by a run that refuses it."""
+    only = info.convbench.get("only_turns")
+    indices = [turn.index for turn in benchmark.turns]
+    if only is None or (isinstance(only, list) and only and all(
+            isinstance(turn, int) and not isinstance(turn, bool) and turn in indices for turn in only)):
+        return only
+    raise RunDirError(f"{run_json}: field 'convbench.only_turns' must be null (every turn) or a list of turns of "
+                      f"{info.config} ({indices[0]}-{indices[-1]}), got {only!r} (edited by hand?); restore it")
 
 
 def _name_outside(path: Path, info, latest: dict, targets: list[int]) -> None:
