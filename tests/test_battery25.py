@@ -678,7 +678,8 @@ def test_a_report_does_not_depend_on_the_order_of_the_run_files_lines(judged_run
     assert summaries[0] == summaries[1]
 
 
-@pytest.mark.parametrize("line", ["a responses line", "a round as text", "another conversation", "no conversation"])
+@pytest.mark.parametrize("line", ["a responses line", "a round as text", "another conversation", "no conversation",
+                                  "not an object"])
 def test_a_damaged_line_after_a_whole_conversation_holds_nothing_back(line, built, tmp_path, capsys, monkeypatch):
     """Battery 31, A8 (P2): a barge_in.jsonl line whose `round` is missing or not a number (a responses line
     appended, "round": "6"), or that names a conversation the run does not have, made judge and report call
@@ -693,11 +694,12 @@ def test_a_damaged_line_after_a_whole_conversation_holds_nothing_back(line, buil
                                      record["conversation_id"], "epoch": 0, "response": "hello"},
                 "a round as text": {**record, "round": "6"},
                 "another conversation": {**record, "conversation_id": "ghost-01", "round": "x"},
-                "no conversation": {}}[line]  # battery 32, B1: it said its conversation is played again
+                "no conversation": {},  # battery 32, B1: it said its conversation is played again
+                "not an object": [1, 2]}[line]  # battery 33 nit: it said "will be redone"
 
     out, lines, placed, _, said = _played_then_resumed_with(line_of, built, tmp_path, capsys)
     assert f"barge_in.jsonl line {len(lines) + 1}: " in said.err and "will be redone" not in said.err, said.err
-    if line == "no conversation":
+    if line in ("no conversation", "not an object"):
         assert "left out: it names no conversation (a round of one missing because of it is played again" in \
             said.err and "plays its conversation again from there" not in said.err, said.err
     elif line != "another conversation":

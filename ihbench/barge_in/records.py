@@ -178,10 +178,11 @@ class RoundChecks:
     def then(self, record: dict) -> str:
         """A damaged line changes nothing in a conversation whose rounds are whole without it: said so,
         not "played again" (nothing would be); else its conversation is played again from there."""
-        if self.playings.complete(record.get("conversation_id")):
+        cid = record.get("conversation_id") if isinstance(record, dict) else None  # a line not an object: none
+        if self.playings.complete(cid):
             return "; left out: its conversation is whole without it, and nothing is played again (the line can " \
                    "be removed)"
-        if not isinstance(record.get("conversation_id"), str):
+        if not isinstance(cid, str):
             return "; left out: it names no conversation (a round of one missing because of it is played again " \
                    "by `ihbench barge-in`; the line can be removed)"
         return "; left out, and `ihbench barge-in` plays its conversation again from there"

@@ -96,7 +96,7 @@ def read_records(path: Path, *, repair: bool = False,
                  check: Optional[Callable[[dict], Optional[str]]] = None,
                  redone: Optional[Callable[[dict, int, list], bool]] = None,
                  damaged: Optional[list] = None, torn: Optional[list] = None,
-                 then: Optional[Callable[[dict], str]] = None) -> list[dict]:
+                 then: Optional[Callable[[Any], str]] = None) -> list[dict]:
     """All complete records of a log. A torn final line (no newline) is cut off when `repair` is set
     (only the file's writer, holding its lock, may do that) and otherwise ignored: a reader may be
     looking at a line still being written; its number is added to `torn`, for a reader that says so
@@ -151,7 +151,7 @@ def read_records(path: Path, *, repair: bool = False,
         if said not in _WARNED:
             _WARNED.add(said)
             # a problem that says what becomes of the record ("left out, and judged again") is said as it is
-            after = "" if "left out" in problem else then(record) if then is not None and isinstance(record, dict) \
+            after = "" if "left out" in problem else then(record) if then is not None \
                 else "; the record is left out and will be redone"
             log.warning("%s line %d: %s%s", path, number, problem, after)
     return [record for _, record in kept]
