@@ -188,9 +188,13 @@ def main() -> None:
     print(f"{args.conversations} conversation(s), {calls['model']} model and {calls['sim']} simulator requests: bare "
           f"loop {bare_s:.3f} s, ihbench barge-in {run_s:.3f} s (medians of {args.rounds}); fastest of each: "
           f"{min(bare):.3f} s and {min(runs):.3f} s (on a shared machine, the least disturbed)")
+    cpu_paired = paired_ratio(cpu["run"], cpu["bare"])
     if not args.servers_in_process:  # this process's CPU is then the client's work alone
         print(f"this process's CPU seconds (the client's own work, the servers being elsewhere): bare loop "
-              f"{statistics.median(cpu['bare']):.3f} s, ihbench barge-in {statistics.median(cpu['run']):.3f} s (medians)")
+              f"{statistics.median(cpu['bare']):.3f} s, ihbench barge-in {statistics.median(cpu['run']):.3f} s (medians); "
+              f"each round's run over its bare loop, median {cpu_paired[0]:.3f} [{cpu_paired[1]:.3f}, "
+              f"{cpu_paired[2]:.3f}] (the servers answering at once, the client's CPU is most of the wall time, and "
+              "is moved less by the other work of a shared machine)")
     print(f"a sequential script with one blocking client: {statistics.median(sync):.3f} s (median); ihbench barge-in "
           f"over it: {run_s / statistics.median(sync):.3f}")
     print(f"each round's run over its bare loop: {' '.join(f'{r / b:.3f}' for r, b in zip(runs, bare))}; median "
@@ -200,6 +204,7 @@ def main() -> None:
           f"paired_high={high:.3f} fastest_ratio={min(runs) / min(bare):.3f} target=1.1 "
           f"sync_script_ratio={run_s / statistics.median(sync):.3f} "
           f"bare_cpu_s={statistics.median(cpu['bare']):.3f} run_cpu_s={statistics.median(cpu['run']):.3f} "
+          f"paired_cpu_ratio={cpu_paired[0]:.3f} "
           f"servers={'in-process' if args.servers_in_process else 'own-processes'} "
           f"load_average={os.getloadavg()[0]:.1f}")
 

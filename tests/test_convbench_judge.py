@@ -333,7 +333,7 @@ def test_a_cross_benchmark_report_says_why_a_convbench_run_has_nothing_scored(ru
                  "--out", str(out), "--quiet"]) == 0
     err = capsys.readouterr().err
     assert (f"ihbench report: warning: {other}: 2 conversation(s) not scored (0 unfinished, 0 judge_error, "
-            f"2 not judged yet, 0 judged before they were played again); run `ihbench judge {other}` first") in err
+            f"2 not judged yet, 0 judged on other answers: played again since, or another run's); run `ihbench judge {other}` first") in err
     assert f"{run}:" not in err  # the judged run has nothing left out
     markdown = (out / "report.md").read_text()
     assert "**2 conversation(s) not scored (0 unfinished, 0 judge_error, 2 not judged yet" in markdown

@@ -83,8 +83,9 @@ def render_convbench_markdown(summary: dict, figures: dict) -> str:
              f"{summary['tool_results']}); {summary['n_turns']} turns x {summary['epochs']} epoch(s); category mapping "
              f"{summary['mapping_version']}.", ""]
     lines += [f"Conversations: {counts['finished']} finished, {counts['judged']} judged, {counts['judge_error']} with a "
-              f"judge_error, {counts['not_judged']} not judged yet, {counts['judged_before_replay']} played again "
-              f"since judged, {counts['unfinished']} unfinished ({_why_unfinished(summary)}). Only judged conversations "
+              f"judge_error, {counts['not_judged']} not judged yet, {counts['judged_before_replay']} judged on "
+              f"other answers (played again since, or another run's), {counts['unfinished']} unfinished "
+              f"({_why_unfinished(summary)}). Only judged conversations "
               "are scored; the others are never counted as failures: `ihbench run` and `ihbench judge` with the same "
               "options complete them.", ""]
     if judge:

@@ -179,5 +179,5 @@ def not_scored_line(summary: dict) -> Optional[str]:
     playing = f" ({summary['being_played_by']} is playing the run now)" if summary.get("being_played_by") else ""
     return (f"{left} conversation(s) not scored{playing} ({counts['unfinished']} unfinished, "
             f"{counts['judge_error']} judge_error, {counts['not_judged']} not judged yet, "
-            f"{counts['judged_before_replay']} judged before they were played again)")
+            f"{counts['judged_before_replay']} judged on other answers: played again since, or another run's)")
 
