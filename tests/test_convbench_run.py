@@ -346,3 +346,25 @@ def test_ctrl_c_stops_once_the_turns_being_played_end(data, tmp_path):
     assert "stopping once the turns being played end (they are kept); no other turn starts" in err, err
     kept = [json.loads(line) for line in (out / "responses.jsonl").read_text().splitlines()]
     assert 1 <= len(kept) <= 2 and {r["epoch"] for r in kept} == {0}, kept  # 15 turns were planned
+
+
+@pytest.mark.parametrize("changed", [True, False])
+def test_a_benchmark_reimported_while_the_run_plays_it_is_said_at_the_end(changed, data, tmp_path, caplog):
+    """Battery 31 A7 / battery 33 C5: `ihbench convbench-import` replaced the config while a run played it, and
+    the run ended without a word (judge and report then refused it as changed). The same turns written again
+    are not a change."""
+    folder = tmp_path / "repo" / "benchmarks" / "bike_bench"
+    if changed:
+        (folder / "data" / "knowledge_base.txt").write_text("Another shop now.", encoding="utf-8")
+    replay, imported = golden_replay(), []
+
+    def respond(body):
+        if not imported:  # the first request: the re-import lands while the run plays
+            imported.append(import_convbench(folder, data, progress=False))
+        return replay(body)
+
+    with OpenAITestServer(respond=respond) as server, caplog.at_level("WARNING", logger="ihbench"):
+        summary = run_convbench(spec(data, tmp_path / "run", server), progress=False)
+    assert summary.errors == 0 and imported
+    said = [r.getMessage() for r in caplog.records if "was replaced while this run played it" in r.getMessage()]
+    assert len(said) == (1 if changed else 0), said

@@ -144,8 +144,44 @@ def run_convbench(spec: ConvRunSpec, *, loader=None, benchmark=None, progress: b
                               "only_turns": targets if spec.only_turns else None,  # as played: in order, once each
                               "rehydrate": spec.rehydrate, "benchmark_hash": digest}}
     run_dir = RunDir(spec.out)
+    files = _benchmark_files(spec.data, spec.config)
     with run_dir.writing():
-        return _run_locked(spec, run_dir, identity, generation, benchmark, targets, digest, loader, progress, started)
+        try:
+            return _run_locked(spec, run_dir, identity, generation, benchmark, targets, digest, loader, progress,
+                               started)
+        finally:
+            if files != _benchmark_files(spec.data, spec.config) and _changed(spec, digest):
+                log.warning("%s [%s] was replaced while this run played it (`ihbench convbench-import` into it?): the "
+                            "run played the benchmark as it was when it started, and judge and report will refuse it "
+                            "as changed; play the benchmark as it is now into a new folder", spec.data, spec.config)
+
+
+def _changed(spec: ConvRunSpec, digest: str) -> bool:
+    """The benchmark rewritten during the run is another one now (not the same turns written again)."""
+    from ihbench.dataset.convbench import load_benchmark
+    from ihbench.dataset.errors import IHBenchError
+
+    try:
+        return benchmark_hash(load_benchmark(spec.data, spec.config)) != digest
+    except (IHBenchError, OSError):  # gone or unreadable now: not the benchmark the run played
+        return True
+
+
+def _benchmark_files(data: str, config: str) -> Optional[list]:
+    """(file, size, modification time) of a local dataset's card and the benchmark's two configs: a
+    run reads them once, at its start, so a re-import while it plays is seen only by comparing these
+    at its end (None: a Hub id or a folder without a card, which no import on this machine replaces)."""
+    from ihbench.dataset.builddir import BuildDir, BuildDirError
+    from ihbench_dataset.convbench import SETUP_SUFFIX
+
+    folder = BuildDir(Path(data).expanduser())
+    try:
+        if not folder.path.is_dir() or not folder.has_card():
+            return None
+        files = [folder.card_path, *folder.config_files(config), *folder.config_files(config + SETUP_SUFFIX)]
+        return [(str(file), file.stat().st_size, file.stat().st_mtime_ns) for file in files]
+    except (BuildDirError, OSError):  # the reader that loaded the benchmark said what was wrong, if anything
+        return None
 
 
 def _run_locked(spec, run_dir: RunDir, identity: dict, generation, benchmark, targets, digest, loader, progress,
