@@ -175,7 +175,7 @@ class RoundChecks:
             self.playings.add(record)
         return problem
 
-    def then(self, record: dict) -> str:
+    def then(self, record) -> str:
         """A damaged line changes nothing in a conversation whose rounds are whole without it: said so,
         not "played again" (nothing would be); else its conversation is played again from there."""
         cid = record.get("conversation_id") if isinstance(record, dict) else None  # a line not an object: none
