@@ -472,6 +472,11 @@ class RunInfo:
         return {key: getattr(self, key) for key in RUN_IDENTITY}
 
     @property
+    def failed_unit(self) -> str:
+        """What a failed item of the run is, as counted beside its scores: a barge-in run fails by round."""
+        return "round(s)" if isinstance(self.extra.get("barge_in"), dict) else "response(s)"
+
+    @property
     def retried_by(self) -> str:
         """What tries the run's failed items again, as said beside them."""
         if isinstance(self.extra.get("barge_in"), dict):

@@ -778,12 +778,12 @@ def test_a_conversation_that_failed_is_counted_as_failed_by_judge_and_report_nev
         assert main(["judge", str(out), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
                      str(tmp_path / "j.sqlite"), "--quiet"]) == 0
     said = capsys.readouterr().out
-    assert ("note: 1 response(s) failed in the run and have no answer to judge; `ihbench barge-in` with the same options "
+    assert ("note: 1 round(s) failed in the run and have no answer to judge; `ihbench barge-in` with the same options "
             "tries them again") in said
     assert main(["report", str(out), "--quiet", "--n-bootstrap", "10", "--out", str(tmp_path / "rep")]) == 0
     summary = json.loads((tmp_path / "rep" / "summary.json").read_text())["runs"][0]
     assert summary["generation_errors"] == 1 and summary["n_responses"] == 0
-    assert "1 failed response(s) not scored (`ihbench barge-in` with the same options tries them again)" in \
+    assert "1 failed round(s) not scored (`ihbench barge-in` with the same options tries them again)" in \
         capsys.readouterr().out
 
 

@@ -126,7 +126,7 @@ def main(args: argparse.Namespace) -> int:
     print(f"{where}: {s.written} judgment(s) written ({s.judged} judged, {s.judge_errors} judge_error), "
           f"{s.skipped} already done{retried}, {s.calls} judge call(s), {s.cached} from cache ({s.seconds:.1f} s)")
     if s.unanswered:
-        print(f"note: {s.unanswered} response(s) failed in the run and have no answer to judge; {s.rerun} tries "
+        print(f"note: {s.unanswered} {s.failed_unit} failed in the run and have no answer to judge; {s.rerun} tries "
               "them again")
     if s.unfinished:
         from ihbench.rundir import RunDir

@@ -143,7 +143,8 @@ def _not_scored(run: dict) -> list[str]:
     parts = []
     failed = run["generation_errors"]
     if failed:
-        parts.append(f"{failed} failed response(s) not scored ({run['retried_by']} tries them again)")
+        parts.append(f"{failed} failed {run.get('failed_unit', 'response(s)')} not scored ({run['retried_by']} tries "
+                     "them again)")
         on_data = run.get("data_audio_errors")
         if on_data:  # retried in vain: the fault is the dataset's
             parts.append(f"{on_data} of them on audio of the dataset that is damaged or silent (their errors name the "

@@ -63,6 +63,7 @@ class JudgeSummary:
     unanswered: int = 0  # (item, epoch) whose run record is an error: nothing to judge until rerun
     waiting: int = 0  # questions written to a batch file (`--judge-batch`): no record until answered
     rerun: str = "`ihbench run` with the same options"  # what tries failed items again (`RunInfo.retried_by`)
+    failed_unit: str = "response(s)"  # what those items are (`RunInfo.failed_unit`)
     #: (responses in the run, responses it planned) when it has fewer than planned: killed, or still running
     unfinished: Optional[tuple] = None
     #: a barge-in run's conversations whose last playing did not close (killed, or being played): not judged
@@ -234,6 +235,6 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
                         unanswered=len(responses) - answered + failed_rounds(info),
                         calls=counter["calls"], cached=cached, seconds=time.perf_counter() - started,
                         retried=retried, waiting=waiting,
-                        rerun=info.retried_by,
+                        rerun=info.retried_by, failed_unit=info.failed_unit,
                         unfinished=_unfinished(info, responses),
                         held_back=len(info.extra.get(HELD_BACK) or {}))

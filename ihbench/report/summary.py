@@ -108,6 +108,7 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0, data
         # (item, epoch) whose run record is an error: never judged nor scored, tried again by a rerun
         "generation_errors": sum(not r.answered for r in responses) + failed_rounds(info),
         "retried_by": info.retried_by,
+        "failed_unit": info.failed_unit,
         # of those, failed on the data's own audio (a clip damaged or silent): a rerun fails them again
         "data_audio_errors": sum(r.on_data_audio for r in responses),
         "judgments_file": str(files[0]) if files else None,
