@@ -227,3 +227,14 @@ def test_an_rq_verdict_with_another_number_of_criteria_than_its_rubric_is_judged
     err, summary = _report(run, tmp_path, capsys)
     assert "RQ verdict(s) hold another number of criteria than their rubric (e.g. " in err, err
     assert summary["rq_pass_rate"] is None and summary["not_judged"]["rq"] == len(rq)
+
+
+def test_a_setting_given_twice_is_refused_without_echoing_a_url_s_password(tmp_path, monkeypatch, capsys):
+    """Battery 33 nit: `--option base_url=http://user:KEY@host` beside --base-url was refused with the key
+    printed on the terminal."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--model", "openai", "--model-path", "m", "--data", "d", "--out", "o", "--base-url",
+                 "http://127.0.0.1:9/v1", "--option", "base_url=http://user:sk-NOT-SHOWN@127.0.0.1:8/v1"]) == 2
+    error = _one_error(capsys, "run")
+    assert "sk-NOT-SHOWN" not in error and error.endswith(
+        "--option base_url=http://<redacted>@127.0.0.1:8/v1 and --base-url name the same setting twice; give it once")

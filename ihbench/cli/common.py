@@ -77,11 +77,13 @@ def set_by_flag(options: dict, key: str, flag: str, value) -> None:
     """`options[key] = value` for a flag the user gave (None: not given). The same setting given as
     `--option KEY=...` with another value is refused naming both: neither is dropped without a word."""
     from ihbench.dataset.errors import UsageError
+    from ihbench.dataset.redaction import REDACTED, is_secret, redact_text
 
     if value is None:
         return
-    if options.get(key) is not None and options[key] != value:
-        raise UsageError(f"--option {key}={options[key]} and {flag} name the same setting twice; give it once")
+    if options.get(key) is not None and options[key] != value:  # a URL's password is not echoed to the terminal
+        shown = REDACTED if is_secret(key) else redact_text(str(options[key]))
+        raise UsageError(f"--option {key}={shown} and {flag} name the same setting twice; give it once")
     options[key] = value
 
 
