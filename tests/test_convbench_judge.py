@@ -530,9 +530,11 @@ def test_a_run_json_naming_a_config_that_is_no_benchmark_is_one_line_naming_it(c
 
 
 @pytest.mark.parametrize("only, said", [
-    ([99], "must be null (every turn) or a list of turns of bike_bench (0-4), got [99] (edited by hand?)"),
-    ("0", "must be null (every turn) or a list of turns of bike_bench (0-4), got '0' (edited by hand?)"),
-    ([], "must be null (every turn) or a list of turns of bike_bench (0-4), got [] (edited by hand?)"),
+    ([99], "must be null (every turn) or a list of turns of bike_bench (0-4), each once, got [99] (edited by hand?)"),
+    ("0", "must be null (every turn) or a list of turns of bike_bench (0-4), each once, got '0' (edited by hand?)"),
+    ([], "must be null (every turn) or a list of turns of bike_bench (0-4), each once, got [] (edited by hand?)"),
+    # battery 34: a turn twice was judged twice, and the report ended in a traceback
+    ([0, 0], "must be null (every turn) or a list of turns of bike_bench (0-4), each once, got [0, 0]"),
 ])
 def test_a_run_json_selection_of_no_turn_of_the_benchmark_is_one_line(only, said, run, capsys):
     """Battery 33, C2: run.json's convbench.only_turns edited to [99] or "0" made judge and report advise

@@ -162,10 +162,12 @@ def _selection(run_json: Path, info, benchmark) -> Optional[list[int]]:
     only = info.convbench.get("only_turns")
     indices = [turn.index for turn in benchmark.turns]
     if only is None or (isinstance(only, list) and only and all(
-            isinstance(turn, int) and not isinstance(turn, bool) and turn in indices for turn in only)):
+            isinstance(turn, int) and not isinstance(turn, bool) and turn in indices for turn in only)
+            and len(set(only)) == len(only)):
         return only
     raise RunDirError(f"{run_json}: field 'convbench.only_turns' must be null (every turn) or a list of turns of "
-                      f"{info.config} ({indices[0]}-{indices[-1]}), got {only!r} (edited by hand?); restore it")
+                      f"{info.config} ({indices[0]}-{indices[-1]}), each once, got {only!r} (edited by hand?); "
+                      "restore it")
 
 
 def _name_outside(path: Path, info, latest: dict, targets: list[int]) -> None:
