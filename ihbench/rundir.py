@@ -396,8 +396,9 @@ class RunDir:
 
         kept = [j for j in judgments if judges_current(j)]
         if len(kept) < len(judgments):
-            log.warning("%s: %d judgment(s) of answers since replaced, or of items that failed, are left out; "
-                        "`ihbench judge` judges the current answers", target, len(judgments) - len(kept))
+            log.warning("%s: %d judgment(s) of other answers than this run's (answers since replaced, items that "
+                        "failed, or judgments copied from another run) are left out; `ihbench judge` judges the current "
+                        "answers", target, len(judgments) - len(kept))
         return self._of_the_rubric(target, kept)
 
     def _of_the_rubric(self, target: Path, judgments: list) -> list:

@@ -399,7 +399,8 @@ def test_a_judgment_of_a_replaced_answer_is_left_out(official, server, tmp_path,
     with caplog.at_level("WARNING", logger="ihbench"):
         kept = RunDir(out).judgments(responses=responses)
     assert sorted(j.id for j in kept) == ["conv-b/1", "conv-b/4"]
-    assert "1 judgment(s) of answers since replaced, or of items that failed, are left out" in caplog.text
+    assert ("1 judgment(s) of other answers than this run's (answers since replaced, items that failed, or judgments "
+            "copied from another run) are left out") in caplog.text
 
 
 def test_a_run_folder_written_before_records_were_stamped_still_reads(official, server, tmp_path):
