@@ -73,3 +73,19 @@ def test_no_module_imports_itself_through_others():
         if node not in state:
             visit(node, [node])
     assert circles == []
+
+
+def test_no_module_imports_a_folder_name_the_wheel_does_not_install():
+    """Installed, `ihbench_dataset` and `loaders` exist only as `ihbench.dataset` and `ihbench.loaders`:
+    an import by the repository's folder name works in a checkout and fails for every user of the
+    wheel (battery 34: `ihbench run` on a ConversationBench config ended in ModuleNotFoundError)."""
+    repository_only = {folder for folder in MOUNTED if MOUNTED[folder] != folder}
+    found = []
+    for folder in MOUNTED:
+        for path in (REPO / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
+                    [node.module] if isinstance(node, ast.ImportFrom) and not node.level and node.module else []
+                found += [f"{path.relative_to(REPO)}:{node.lineno} imports {name}" for name in names
+                          if name.split(".")[0] in repository_only]
+    assert found == []

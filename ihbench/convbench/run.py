@@ -172,7 +172,7 @@ def _benchmark_files(data: str, config: str) -> Optional[list]:
     run reads them once, at its start, so a re-import while it plays is seen only by comparing these
     at its end (None: a Hub id or a folder without a card, which no import on this machine replaces)."""
     from ihbench.dataset.builddir import BuildDir, BuildDirError
-    from ihbench_dataset.convbench import SETUP_SUFFIX
+    from ihbench.dataset.convbench import SETUP_SUFFIX
 
     folder = BuildDir(Path(data).expanduser())
     try:
