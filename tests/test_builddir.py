@@ -48,6 +48,9 @@ def test_an_old_build_info_reads_as_version_1(tmp_path):
     assert "format_version" not in json.loads((folder / "build_info.json").read_text())
     info = BuildDir(folder).info()
     assert info.format_version == 1 and info.split == "dev" and info.kept == []
+    data = json.loads((folder / "build_info.json").read_text())
+    (folder / "build_info.json").write_text(json.dumps({**data, "format_version": None}))
+    assert BuildDir(folder).info().format_version == 1  # battery 34: null was a TypeError traceback
     assert info.configs == sorted(CONFIGS) and info.statistics["interruption_points"] == 13
     assert BuildDir(folder).config_names() == CONFIGS  # in the card's order: the first is the default
     assert BuildDir(folder).written_by_build() == set(CONFIGS) | {"README.md", "stats.png", "build_info.json"}
