@@ -405,7 +405,8 @@ class RunInfo:
             raise RecordError("not a run description (no 'data' field)")
         _check(data, "data", str)
         for name, kinds in (("model", dict), ("versions", dict), ("generation", dict), ("seed", int),
-                            ("format_version", int), ("model_path", str), ("model_name", str)):
+                            ("format_version", int), ("model_path", str), ("model_name", str), ("config", str),
+                            ("split", str), ("loader", str)):
             _check(data, name, kinds, optional=True)
         for name, flag in (("model_path", "--model-path"), ("loader", "--model")):  # the loader's description repeats them
             described = _check(data.get("model") or {}, name, str, optional=True)
@@ -452,6 +453,9 @@ class RunInfo:
             from ihbench.convbench.tool_results import MODES
 
             _check_choice(convbench, "tool_results", MODES, "convbench.")
+            if data.get("config") is None:  # the benchmark the run played: every reader opens it by this name
+                raise RecordError("field 'config' is missing or null; a ConversationBench run always names the config "
+                                  "it played (edited by hand?)")
         known, extra = _known(cls, data)
         known = {k: v for k, v in known.items() if not (k in ("model", "versions") and v is None)}
         return cls(**{"format_version": 1, **known}, extra=extra)

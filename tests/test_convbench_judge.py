@@ -564,3 +564,17 @@ def test_a_selection_deleted_from_run_json_is_one_line_for_run_and_every_turn_fo
     err = capsys.readouterr().err
     assert "convbench.only_turns is missing there but None now" in err and "Traceback" not in err, err
     assert judge(run, ConvJudge()) == 0 and len(records(run)) == 10
+
+
+@pytest.mark.parametrize("config, said", [(7, "field 'config' has the wrong type (int)"),
+                                          (None, "field 'config' is missing or null")])
+def test_a_run_json_config_of_the_wrong_type_is_one_line(config, said, run, capsys):
+    """Battery 34: run.json's config edited to 7 or null made judge and report end in a TypeError traceback."""
+    info = json.loads((run / "run.json").read_text())
+    info["config"] = config
+    (run / "run.json").write_text(json.dumps(info))
+    capsys.readouterr()
+    assert judge(run, ConvJudge()) == 2
+    assert main(["report", str(run), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count(said) == 2 and "Traceback" not in err, err
