@@ -447,7 +447,14 @@ class ReportSummary(_Summary):
                 _check(run[name], _dotted(entry, name), annotation)
             for rate in ("tf_win_rate", "rq_pass_rate"):
                 if run[rate] is not None:
-                    _number(_present(run[rate], f"{entry}.{rate}", (rate,))[rate], f"{entry}.{rate}.{rate}")
+                    name, value = f"{entry}.{rate}.{rate}", _present(run[rate], f"{entry}.{rate}", (rate,))[rate]
+                    _in_range(_number(value, name), name, _SHARE["range"])
+            if not isinstance(run["model"], str):  # every run is some model's: its row is named by it
+                raise SummaryError(f"field {_dotted(entry, 'model')} must be a string, got {run['model']!r}")
+            # what the Space's leaderboard shows beside the scores
+            _number(run.get("n_items"), _dotted(entry, "n_items"), count=True)
+            for name, annotation in (("dev_set", "dict"), ("data", "str")):
+                _check(run.get(name), _dotted(entry, name), annotation)
         return cls(**_fields(cls, data, where))
 
 

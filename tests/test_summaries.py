@@ -116,6 +116,14 @@ def _damaged(tmp_path, folder, change):
     ("report", lambda d: d["runs"][0].pop("modality"), "runs[0].modality is missing"),
     ("report", lambda d: d["runs"][0]["tf_win_rate"].update(tf_win_rate="0.5"),
      "runs[0].tf_win_rate.tf_win_rate must be a number or null"),
+    # battery 34, D7 and D8: what the Space's leaderboard shows (one such file took the whole board down)
+    ("report", lambda d: d["runs"][0].update(dev_set="yes"), "runs[0].dev_set must be an object, got str"),
+    ("report", lambda d: d["runs"][0]["tf_win_rate"].update(tf_win_rate=5.0),
+     "runs[0].tf_win_rate.tf_win_rate must be a number from 0 to 1 or null, got 5.0"),
+    ("report", lambda d: d["runs"][0]["rq_pass_rate"].update(rq_pass_rate=float("nan")),
+     "runs[0].rq_pass_rate.rq_pass_rate must be a number from 0 to 1 or null, got nan"),
+    ("report", lambda d: d["runs"][0].update(n_items="many"), "runs[0].n_items must be a count or null, got 'many'"),
+    ("report", lambda d: d["runs"][0].update(model=None), "runs[0].model must be a string, got None"),
     ("cross", lambda d: d["ihbench"].update(runs={}), "ihbench.runs is missing or not a list"),
     ("cross", lambda d: d.update(sid_definition="paper"), "sid_definition must be one of notebook, readme"),
 ])
@@ -179,6 +187,10 @@ def test_the_leaderboard_lists_reports_and_leaves_other_summaries_out(tmp_path, 
         shutil.copytree(SUMMARIES / name, tmp_path / name)
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "summary.json").write_text('{"runs": [{"model": "x"}]}')
+    edited = json.loads((SUMMARIES / "report" / "summary.json").read_text())
+    edited["runs"][0]["dev_set"] = "yes"  # battery 34, D7: the whole board failed on it
+    (tmp_path / "edited").mkdir()
+    (tmp_path / "edited" / "summary.json").write_text(json.dumps(edited))
     monkeypatch.setenv("IHBENCH_RUNS", str(tmp_path))
     local = [row for row in leaderboard() if row[5].startswith("runs/")]
     report = json.loads((tmp_path / "report" / "summary.json").read_text())["runs"][0]
