@@ -702,7 +702,10 @@ def test_a_damaged_line_after_a_whole_conversation_holds_nothing_back(line, buil
     if line in ("no conversation", "not an object"):
         assert "left out: it names no conversation (a round of one missing because of it is played again" in \
             said.err and "plays its conversation again from there" not in said.err, said.err
-    elif line != "another conversation":
+    elif line == "another conversation":  # battery 32 B1, battery 34 D4: it said its conversation is played again
+        assert "left out: 'ghost-01' is no conversation of this run, so nothing is played for it" in said.err \
+            and "plays its conversation again from there" not in said.err, said.err
+    else:
         assert "left out: its conversation is whole without it, and nothing is played again" in said.err, said.err
     assert f"0 round(s) played, {len(lines)} already done" in said.out, said.out
     _judged_and_reported_whole(out, placed, tmp_path, capsys, monkeypatch)

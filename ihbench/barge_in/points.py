@@ -43,18 +43,21 @@ def rounds(path: Path) -> dict[tuple[str, int], RoundRecord]:
     return read_rounds(path)[0]
 
 
-def read_rounds(path: Path) -> tuple[dict[tuple[str, int], RoundRecord], dict[str, str], list[int]]:
+def read_rounds(path: Path, conversations: Optional[set] = None) -> tuple[dict[tuple[str, int], RoundRecord],
+                                                                         dict[str, str], list[int]]:
     """(the durable rounds, {conversation: why it is held back}, the line numbers of a last line cut
     off mid-way). A damaged line is said by the reader (`read_records`). A conversation is held back
     (left out of judge and report, whole) while the next `ihbench barge-in` would play it again from
     a round before its last: its last playing has records but no closing one (killed, or its closing
     line cut off), or a round is missing among those it kept (its line damaged). A damaged line that
     leaves nothing missing (a line copied again by hand) holds nothing back; a conversation that
-    stopped on a failed round keeps its points before it, and the failure is counted."""
+    stopped on a failed round keeps its points before it, and the failure is counted. `conversations`:
+    the ids of the run's conversations, where the caller has them (a damaged line naming another is
+    then said to lead to nothing)."""
     damaged: list = []
     torn: list[int] = []
     info = _run_info(path)
-    checks = RoundChecks(info)
+    checks = RoundChecks(info, conversations)
     read_typed(Path(path) / RECORDS, RoundRecord, redone=round_redone, damaged=damaged, torn=torn,
                oldest=round_format(info, Path(path) / "run.json"), fits=checks.fits, then=checks.then)
     playings = checks.playings
@@ -87,7 +90,7 @@ def current_rounds(run_path: Path, conversations: list) -> tuple[dict[tuple[str,
     its records are not scored}): a conversation whose rounds were played on another version of it
     is left out, with one warning for them all, as is a last line cut off mid-way."""
     hashes = {c.conversation_id: conversation_hash(c) for c in conversations}
-    latest, why, torn = read_rounds(run_path)
+    latest, why, torn = read_rounds(run_path, set(hashes))
     stale = sorted({cid for (cid, _), r in latest.items() if cid in hashes and r.data_hash != hashes[cid]})
     records = Path(run_path) / RECORDS
     state = (str(records.resolve()), *((records.stat().st_size, records.stat().st_mtime_ns) if records.exists() else ()))
@@ -107,7 +110,7 @@ def _check_moved_suite(run_path: Path, data: str, conversations: list) -> None:
     from ihbench.dataset.errors import UsageError
 
     hashes = {c.conversation_id: conversation_hash(c) for c in conversations}
-    latest, _, _ = read_rounds(run_path)
+    latest, _, _ = read_rounds(run_path, set(hashes))
     for (cid, _), record in sorted(latest.items()):
         if hashes.get(cid) != record.data_hash:
             what = "is not in it" if cid not in hashes else "differs there from the one it played"

@@ -155,8 +155,9 @@ class RoundChecks:
     is not this model's answer; a round no playing of the run would have written where it stands
     (`Playings.out_of_place`) was not written by a run. `playings` holds the rounds accepted."""
 
-    def __init__(self, info) -> None:
+    def __init__(self, info, conversations: Optional[set] = None) -> None:
         self.info = info
+        self.conversations = conversations  # the ids of the run's conversations, where the reader has them
         self.playings = Playings()
 
     def fits(self, record: "RoundRecord") -> Optional[str]:
@@ -185,6 +186,9 @@ class RoundChecks:
         if not isinstance(cid, str):
             return "; left out: it names no conversation (a round of one missing because of it is played again " \
                    "by `ihbench barge-in`; the line can be removed)"
+        if self.conversations is not None and cid not in self.conversations:
+            return f"; left out: {cid!r} is no conversation of this run, so nothing is played for it (the line can " \
+                   "be removed)"
         return "; left out, and `ihbench barge-in` plays its conversation again from there"
 
 

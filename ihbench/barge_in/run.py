@@ -218,7 +218,7 @@ async def _run_locked(spec, run_dir, generation, conversations, callers, loader,
         format_version=RUN_INFO_FORMAT, extra={"barge_in": settings}))
 
     path = run_dir.path / RECORDS
-    checks = RoundChecks(run_dir.info())
+    checks = RoundChecks(run_dir.info(), set(hashes))
     read_typed(path, RoundRecord, repair=True, redone=round_redone, oldest=settings["round_format"],
                fits=checks.fits, then=checks.then)
     latest = checks.playings.durable()
