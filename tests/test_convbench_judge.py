@@ -578,3 +578,15 @@ def test_a_run_json_config_of_the_wrong_type_is_one_line(config, said, run, caps
     assert main(["report", str(run), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.count(said) == 2 and "Traceback" not in err, err
+
+
+def test_a_run_json_without_its_benchmark_hash_is_named_not_called_changed(run, capsys):
+    """Battery 34 nit: convbench.benchmark_hash deleted from run.json was reported as the benchmark having
+    changed since the run played it."""
+    info = json.loads((run / "run.json").read_text())
+    del info["convbench"]["benchmark_hash"]
+    (run / "run.json").write_text(json.dumps(info))
+    capsys.readouterr()
+    assert judge(run, ConvJudge()) == 2
+    err = capsys.readouterr().err
+    assert "field 'convbench.benchmark_hash' is missing or not a string" in err and "changed since" not in err, err

@@ -348,23 +348,25 @@ def test_ctrl_c_stops_once_the_turns_being_played_end(data, tmp_path):
     assert 1 <= len(kept) <= 2 and {r["epoch"] for r in kept} == {0}, kept  # 15 turns were planned
 
 
-@pytest.mark.parametrize("changed", [True, False])
+@pytest.mark.parametrize("changed", ["changed", "the same", "moved"])
 def test_a_benchmark_reimported_while_the_run_plays_it_is_said_at_the_end(changed, data, tmp_path, caplog):
     """Battery 31 A7 / battery 33 C5: `ihbench convbench-import` replaced the config while a run played it, and
     the run ended without a word (judge and report then refused it as changed). The same turns written again
-    are not a change."""
+    are not a change; a dataset moved away is said as such (battery 34 nit)."""
     folder = tmp_path / "repo" / "benchmarks" / "bike_bench"
-    if changed:
+    if changed == "changed":
         (folder / "data" / "knowledge_base.txt").write_text("Another shop now.", encoding="utf-8")
     replay, imported = golden_replay(), []
 
     def respond(body):
-        if not imported:  # the first request: the re-import lands while the run plays
-            imported.append(import_convbench(folder, data, progress=False))
+        if not imported:  # the first request: the re-import (or the move) lands while the run plays
+            imported.append(data.rename(tmp_path / "elsewhere") if changed == "moved"
+                            else import_convbench(folder, data, progress=False))
         return replay(body)
 
     with OpenAITestServer(respond=respond) as server, caplog.at_level("WARNING", logger="ihbench"):
         summary = run_convbench(spec(data, tmp_path / "run", server), progress=False)
     assert summary.errors == 0 and imported
-    said = [r.getMessage() for r in caplog.records if "was replaced while this run played it" in r.getMessage()]
-    assert len(said) == (1 if changed else 0), said
+    said = [r.getMessage() for r in caplog.records if "run played it" in r.getMessage()]
+    expected = {"changed": "was replaced while this run played it", "moved": "is no longer where this run found it"}
+    assert len(said) == (changed in expected) and all(expected[changed] in line for line in said), said

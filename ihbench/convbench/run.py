@@ -150,7 +150,11 @@ def run_convbench(spec: ConvRunSpec, *, loader=None, benchmark=None, progress: b
             return _run_locked(spec, run_dir, identity, generation, benchmark, targets, digest, loader, progress,
                                started)
         finally:
-            if files != _benchmark_files(spec.data, spec.config) and _changed(spec, digest):
+            now = _benchmark_files(spec.data, spec.config)
+            if files is not None and now is None:
+                log.warning("%s [%s] is no longer where this run found it (moved or removed while the run played it); "
+                            "judge and report read the benchmark from there", spec.data, spec.config)
+            elif files != now and _changed(spec, digest):
                 log.warning("%s [%s] was replaced while this run played it (`ihbench convbench-import` into it?): the "
                             "run played the benchmark as it was when it started, and judge and report will refuse it "
                             "as changed; play the benchmark as it is now into a new folder", spec.data, spec.config)

@@ -120,6 +120,9 @@ def _ours(path: Path) -> ConvSource:
         benchmark = load_benchmark(info.data, info.config)
     except DataSourceError as error:  # the config run.json names (by hand, or the dataset changed since)
         raise RunDirError(f"{RunDir(path).info_path} names config {info.config!r}: {error}") from None
+    if not isinstance(info.convbench.get("benchmark_hash"), str):  # what ties the run to the benchmark it played
+        raise RunDirError(f"{RunDir(path).info_path}: field 'convbench.benchmark_hash' is missing or not a string; "
+                          "the run always writes it (edited by hand?): restore it")
     if benchmark_hash(benchmark) != info.convbench.get("benchmark_hash"):
         raise RunDirError(f"{path}: {info.data} [{info.config}] changed since this run played it; judge and report a "
                           "run of the benchmark as it is now (`ihbench run` into a new folder)")
