@@ -59,8 +59,8 @@ class BuildInfo:
         version = 1 if data.get("format_version") is None else data["format_version"]  # null: as if not written
         if not 1 <= version <= BUILD_INFO_FORMAT:  # a later one may mean its fields otherwise; none is below 1
             newer = ": written by a newer ihbench? upgrade it" if version > BUILD_INFO_FORMAT else " (edited by hand?)"
-            raise BuildInfoError(f"field 'format_version' must be a whole number from 1 to {BUILD_INFO_FORMAT}, got "
-                                 f"{version!r}{newer}")
+            allowed = f"a whole number from 1 to {BUILD_INFO_FORMAT}" if BUILD_INFO_FORMAT > 1 else "1"
+            raise BuildInfoError(f"field 'format_version' must be {allowed}, got {version!r}{newer}")
         names = {f.name for f in fields(cls)} - {"extra"}
         known = {k: v for k, v in data.items() if k in names and v is not None}
         return cls(**{"format_version": 1, **known}, extra={k: v for k, v in data.items() if k not in names})
