@@ -31,7 +31,10 @@ def _size(n: int) -> str:
 
 def _summary(info: dict) -> str:
     if not info["exists"]:
-        return f"{info['path']}: no cache yet"
+        from ihbench.dataset.io.regular import absent
+
+        linked = absent(info["path"])  # a link to nothing is said, as judge says it, not taken for no cache
+        return f"{info['path']}: {linked}" if linked.startswith("a link") else f"{info['path']}: no cache yet"
     if info["empty"]:
         what = "an empty file" if not info["bytes"] else "an SQLite database with no tables"
         return f"{info['path']}: {what}, no cache yet (nothing was written to it)"
