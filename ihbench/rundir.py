@@ -133,8 +133,6 @@ class RunDir:
 
     def load(self) -> tuple[RunInfo, list[ResponseRecord], dict]:
         """(run.json, checked responses, {item id: EvalItem}) for judging and reporting."""
-        from ihbench.dataset import load_items
-
         info = self.info()
         if info.convbench is not None:
             raise RunDirError(CONVBENCH_NOT_YET.format(path=self.path, config=info.config))
@@ -145,6 +143,8 @@ class RunDir:
             self.held_back = loaded[0].extra[HELD_BACK]
             self.items = loaded[2]
             return loaded
+        source = self._data_source(info)  # the items first: a run.json naming what holds none is one line
+        items = {item.id: item for item in self._items(source, info)}
         responses = self.responses()
         if info.epochs:  # a rerun with fewer --epochs: the answers of the epochs it dropped are not this run's
             beyond = [r for r in responses if r.epoch >= info.epochs]
@@ -152,8 +152,6 @@ class RunDir:
                 log.warning("%s: %d response(s) of epochs beyond the run's --epochs %d (from an earlier start) are "
                             "left out", self.path, len(beyond), info.epochs)
                 responses = [r for r in responses if r.epoch < info.epochs]
-        source = self._data_source(info)
-        items = {item.id: item for item in load_items(source, config=info.config, split=info.split)}
         if self.data is not None:
             self._check_moved_data(info, items)
         missing = sorted({r.id for r in responses} - set(items))
@@ -163,6 +161,21 @@ class RunDir:
         info = self._planned_from_the_selection(info, list(items.values()))
         self.items = items  # what `judgments` checks verdicts against (an RQ verdict per criterion of the rubric)
         return info, self.current(responses, items, source), items
+
+    def _items(self, source: str, info: RunInfo) -> list:
+        """The run's items; a ConversationBench config named by a run.json without its `convbench` group
+        is said as that (edited by hand?), not as a dataset of the wrong kind."""
+        from ihbench.dataset import load_items
+        from ihbench.dataset.convbench.load import is_convbench_config
+        from ihbench.dataset.load import DataSourceError
+
+        try:
+            return load_items(source, config=info.config, split=info.split)
+        except DataSourceError:
+            if info.config and is_convbench_config(source, info.config):
+                raise RunDirError(f"{self.info_path}: config {info.config!r} is a ConversationBench benchmark, but "
+                                  "field 'convbench' is missing (edited by hand?); restore it") from None
+            raise
 
     def _planned_from_the_selection(self, info: RunInfo, items: list) -> RunInfo:
         """run.json with `n_items` the number of items its selection holds in the data: that count, never the

@@ -590,3 +590,17 @@ def test_a_run_json_without_its_benchmark_hash_is_named_not_called_changed(run, 
     assert judge(run, ConvJudge()) == 2
     err = capsys.readouterr().err
     assert "field 'convbench.benchmark_hash' is missing or not a string" in err and "changed since" not in err, err
+
+
+def test_a_run_json_without_its_convbench_group_is_one_line_naming_it(run, capsys):
+    """Battery 34, D3: run.json with its `convbench` group deleted was read as an IHBench run: ten "missing
+    field 'id'" lines, then a line about the dataset's kind that never named run.json."""
+    info = json.loads((run / "run.json").read_text())
+    del info["convbench"]
+    (run / "run.json").write_text(json.dumps(info))
+    capsys.readouterr()
+    assert main(["report", str(run), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [f"ihbench report: error: {run / 'run.json'}: config 'bike_bench' is a "
+                                        "ConversationBench benchmark, but field 'convbench' is missing (edited by "
+                                        "hand?); restore it"], err
