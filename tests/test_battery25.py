@@ -848,3 +848,34 @@ def test_a_barge_in_run_json_edit_that_fits_no_round_is_said_per_line_and_not_ca
     assert said in err and "barge_in.jsonl: every line is left out (said above), while" in err, err
     assert "empty" not in err and "Traceback" not in err, err
     assert not (tmp_path / "rep" / "summary.json").exists()
+
+
+@pytest.mark.parametrize("tokens, said", [
+    ({"calls": "x"}, "field 'tokens.calls' must be a count (0 or more), got \"x\""),
+    ({"prompt_tokens": None}, "field 'tokens.prompt_tokens' must be a count (0 or more), got null"),
+    ({"calls": -5}, "field 'tokens.calls' must be a count (0 or more), got -5"),
+    ({"price": 3}, "field 'tokens.price' is not one of calls, cached"),
+    ([1], "field 'tokens' must be an object of counts, got [1]"),
+])
+def test_a_suite_s_token_counts_edited_by_hand_are_refused_before_any_call(tokens, said, tmp_path, capsys):
+    """Battery 35, E4 (P2): generate.json's `tokens` of the wrong type made generate write its conversations, then
+    end in a TypeError traceback without recording the run, and every later generate into the folder the same."""
+    import json
+
+    from generate_script import GenerationScript
+    from openai_test_server import OpenAITestServer
+    from test_generate import generate
+
+    script = GenerationScript(["cooperative"])
+    out = tmp_path / "out"
+    with OpenAITestServer(respond=script) as server:
+        assert generate(server, out) == 0
+        info = json.loads((out / "generate.json").read_text())
+        (out / "generate.json").write_text(json.dumps({**info, "tokens": tokens}))
+        before = sorted(p.name for p in (out / "conversations").iterdir())
+        sent = sum(script.requests.values())
+        capsys.readouterr()
+        assert generate(server, out, conversations=2) == 2
+    err = capsys.readouterr().err
+    assert f"{out / 'generate.json'}: {said}" in err and "Traceback" not in err, err
+    assert sum(script.requests.values()) == sent and sorted(p.name for p in (out / "conversations").iterdir()) == before

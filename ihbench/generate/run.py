@@ -180,6 +180,7 @@ async def _generate_locked(spec, out, backend, cache, progress, domain, goal, de
         if not isinstance(runs, list):
             raise UsageError(f"{out / INFO}: its runs are not a list; repair it, or move it away to start a new "
                              "history")
+        _check_tokens(out / INFO, recorded.get("tokens"))
         if recorded.get("goal") is not None and (recorded.get("domain"), recorded.get("goal")) != (domain, goal):
             # its seeds and record are of one goal (a record repaired without them is taken as it is)
             raise UsageError(f"--out: {out} holds the suite of goal {recorded.get('goal')!r} "
@@ -306,6 +307,26 @@ def _provenance(spec, describe, seed, intent_index, n_intents, usage, outcome, s
                      "the evaluated model sees (system prompt, history as heard, delivered part, interruption); "
                      "`ihbench set-baseline` replaces them with a real model's responses",
     }
+
+
+def _check_tokens(path: Path, tokens) -> None:
+    """The suite's running token and call counts, which each run adds its own to: checked before any
+    call, since a count that is no count would fail only after the run's conversations were written,
+    and leave their run unrecorded (and every later run the same)."""
+    from dataclasses import fields
+
+    if tokens is None:
+        return
+    names = [f.name for f in fields(Usage)] + ["total_tokens"]
+    if not isinstance(tokens, dict):
+        raise UsageError(f"{path}: field 'tokens' must be an object of counts, got {json.dumps(tokens)[:40]}; repair "
+                         "it, or move the file away to start a new history")
+    for name, value in tokens.items():
+        if name not in names or not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            what = f"is not one of {', '.join(names)}" if name not in names else f"must be a count (0 or more), got " \
+                f"{json.dumps(value)[:40]}"
+            raise UsageError(f"{path}: field 'tokens.{name}' {what} (edited by hand?); repair it, or move the file "
+                             "away to start a new history")
 
 
 def _write_info(spec, out, backend, summary, started_at, domain, goal, slug, ids) -> None:
