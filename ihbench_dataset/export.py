@@ -16,6 +16,14 @@ from .wide import WideConversation
 _EXPORTED = re.compile(r"^(conversation\.md|turn_\d+_(assistant|user)\.wav)$")
 
 
+def folder_name(conversation_id: str) -> str:
+    """A conversation's folder under --out: one name, never a path ("/", "\\", control characters and
+    NUL become "_"), never hidden, never "." or ".." (an id of a hand-edited dataset would otherwise
+    export into --out itself, above it, or end in an OS error)."""
+    name = re.sub(r"[\x00-\x1f\x7f/\\]", "_", conversation_id)
+    return f"_{name}" if not name or name.startswith(".") else name
+
+
 def export_conversation(
     conversation: WideConversation,
     items: list[EvalItem],
@@ -26,7 +34,7 @@ def export_conversation(
     Written to a temporary folder and renamed, so an interrupted export leaves nothing partial (nor an
     empty OUT it made).
     """
-    target = Path(out) / conversation.conversation_id.replace("/", "_")
+    target = Path(out) / folder_name(conversation.conversation_id)
     foreign = sorted(p.name for p in target.iterdir() if not _EXPORTED.match(p.name)) if target.is_dir() else []
     if foreign or (target.exists() and not target.is_dir()):
         shown = ", ".join(foreign[:3]) or "a file"

@@ -1316,3 +1316,24 @@ def test_cache_info_on_a_link_to_nothing_says_so(tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"{tmp_path / 'cache.sqlite'}: a link to nothing (to {tmp_path / 'gone.sqlite'})" in out, out
     assert not (tmp_path / "gone.sqlite").exists()
+
+
+@pytest.mark.parametrize("conversation_id, folder", [("x\x00y", "x_y"), ("..", "_.."), (".", "_."),
+                                                     ("../../esc1", "_.._.._esc1"), ("gov-01", "gov-01")])
+def test_export_gives_each_conversation_one_visible_folder_under_out(conversation_id, folder, official, tmp_path):
+    """Battery 35, E2 (P2) and E3: a conversation_id with a NUL byte (a hand-edited dataset) ended export in a
+    ValueError traceback; ".." in an OS error naming a temporary folder; "." exported into --out itself and
+    "../../esc1" into a hidden folder."""
+    import dataclasses
+
+    from ihbench.dataset import load_items
+    from ihbench.dataset.export import export_conversation
+    from ihbench.dataset.load import load_conversations
+
+    conversation = load_conversations(str(official))[0]
+    items = [dataclasses.replace(item, conversation_id=conversation_id) for item in load_items(str(official))
+             if item.conversation_id == conversation.conversation_id]
+    out = tmp_path / "out"
+    written = export_conversation(dataclasses.replace(conversation, conversation_id=conversation_id), items, out)
+    assert written == out / folder and (written / "conversation.md").is_file()
+    assert [p.name for p in out.iterdir()] == [folder] and not (tmp_path / "esc1").exists()
