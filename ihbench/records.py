@@ -446,6 +446,8 @@ class RunInfo:
             missing = [name for name in (*RUN_IDENTITY, "epochs") if name != "convbench" and name not in data]
             if missing:
                 raise RecordError(f"field {missing[0]!r} is missing; the run always writes it (edited by hand?)")
+            if data.get("modality") is None:  # every run of this format names it: its scores are labelled by it
+                raise RecordError("field 'modality' is null; the run always writes audio or text (edited by hand?)")
         _check_generation(data.get("generation"))
         _check_choice(data, "modality", _modalities())
         convbench = _check(data, "convbench", dict, optional=True)

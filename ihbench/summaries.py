@@ -449,8 +449,12 @@ class ReportSummary(_Summary):
                 if run[rate] is not None:
                     name, value = f"{entry}.{rate}.{rate}", _present(run[rate], f"{entry}.{rate}", (rate,))[rate]
                     _in_range(_number(value, name), name, _SHARE["range"])
-            if not isinstance(run["model"], str):  # every run is some model's: its row is named by it
-                raise SummaryError(f"field {_dotted(entry, 'model')} must be a string, got {run['model']!r}")
+            if not isinstance(run["model"], str) or not run["model"].strip() or not run["model"].isprintable():
+                # every run is some model's: its row is named by it, on one line (as --model-name is checked)
+                raise SummaryError(f"field {_dotted(entry, 'model')} must be a model's name on one line, got "
+                                   f"{run['model']!r}")
+            if run["modality"] not in ("audio", "text"):
+                raise SummaryError(f"field {_dotted(entry, 'modality')} must be audio or text, got {run['modality']!r}")
             # what the Space's leaderboard shows beside the scores
             _number(run.get("n_items"), _dotted(entry, "n_items"), count=True)
             for name, annotation in (("dev_set", "dict"), ("data", "str")):

@@ -96,3 +96,15 @@ def test_run_json_round_trips_and_names_what_is_wrong(tmp_path):
     (folder / "run.json").write_text(json.dumps({"loader": "openai"}))
     with pytest.raises(RunDirError, match=r"run.json: not a run description \(no 'data' field\)"):
         RunDir(folder).info()
+
+
+def test_a_run_json_of_todays_format_with_no_modality_is_refused():
+    """Battery 35, E5: run.json's modality edited to null was accepted by judge and report, which then
+    published the run as modality None (and an IHBench text run's history-audio column as if heard)."""
+    from ihbench.records import RUN_INFO_FORMAT
+
+    data = json.loads((FIXTURES / "run-format-3" / "run.json").read_text())
+    today = {**RunInfo.from_json(data).to_json(), "format_version": RUN_INFO_FORMAT}
+    assert RunInfo.from_json(today).modality in ("audio", "text")
+    with pytest.raises(RecordError, match=r"field 'modality' is null; the run always writes audio or text"):
+        RunInfo.from_json({**today, "modality": None})

@@ -123,7 +123,13 @@ def _damaged(tmp_path, folder, change):
     ("report", lambda d: d["runs"][0]["rq_pass_rate"].update(rq_pass_rate=float("nan")),
      "runs[0].rq_pass_rate.rq_pass_rate must be a number from 0 to 1 or null, got nan"),
     ("report", lambda d: d["runs"][0].update(n_items="many"), "runs[0].n_items must be a count or null, got 'many'"),
-    ("report", lambda d: d["runs"][0].update(model=None), "runs[0].model must be a string, got None"),
+    ("report", lambda d: d["runs"][0].update(model=None), "runs[0].model must be a model's name on one line, got "
+     "None"),
+    # battery 35, E1
+    ("report", lambda d: d["runs"][0].update(model="m\nINJECT"), "runs[0].model must be a model's name on one line"),
+    ("report", lambda d: d["runs"][0].update(model=""), "runs[0].model must be a model's name on one line"),
+    ("report", lambda d: d["runs"][0].update(modality="banana"), "runs[0].modality must be audio or text, got "
+     "'banana'"),
     ("cross", lambda d: d["ihbench"].update(runs={}), "ihbench.runs is missing or not a list"),
     ("cross", lambda d: d.update(sid_definition="paper"), "sid_definition must be one of notebook, readme"),
 ])
