@@ -495,12 +495,28 @@ def test_a_verdict_edited_by_hand_is_judged_again_not_scored(run, capsys):
     assert len(scripted.requests) >= 1  # its conversation judged again
 
 
+def edit_run_json(run, change) -> dict:
+    """run.json edited by hand: `change(info)` on its fields; the edited fields returned."""
+    info = json.loads((run / "run.json").read_text())
+    change(info)
+    (run / "run.json").write_text(json.dumps(info))
+    return info
+
+
+def refused_by_judge_and_report(run, capsys) -> str:
+    """What judge and report said of a run each refuses (exit 2), without a traceback."""
+    capsys.readouterr()
+    assert judge(run, ConvJudge()) == 2
+    assert main(["report", str(run), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    return err
+
+
 def test_turns_recorded_outside_run_json_s_selection_are_left_out_with_a_word(run, capsys):
     """Battery 32, B6 (P2): run.json's convbench.only_turns narrowed by hand to [0] made judge and report
     score 2 of the 10 turns played without a word; they are left out as before, and both commands say so."""
-    info = json.loads((run / "run.json").read_text())
-    info["convbench"]["only_turns"] = [0]
-    (run / "run.json").write_text(json.dumps(info))
+    edit_run_json(run, lambda info: info["convbench"].update(only_turns=[0]))
     capsys.readouterr()
     assert judge(run, ConvJudge()) == 0
     assert sorted(records(run)) == [(0, 0), (1, 0)]
@@ -519,14 +535,9 @@ def test_turns_recorded_outside_run_json_s_selection_are_left_out_with_a_word(ru
 def test_a_run_json_naming_a_config_that_is_no_benchmark_is_one_line_naming_it(config, said, run, capsys):
     """Battery 32, B7: run.json's config edited to a benchmark's setup config was reported as
     'bike_bench_setup_setup', a name in neither the file nor the dataset."""
-    info = json.loads((run / "run.json").read_text())
-    info["config"] = config
-    (run / "run.json").write_text(json.dumps(info))
-    capsys.readouterr()
-    assert judge(run, ConvJudge()) == 2
-    assert main(["report", str(run), "--quiet"]) == 2
-    err = capsys.readouterr().err
-    assert err.count(said) == 2 and err.count("run.json names config") == 2 and "_setup_setup" not in err and "Traceback" not in err, err
+    edit_run_json(run, lambda info: info.update(config=config))
+    err = refused_by_judge_and_report(run, capsys)
+    assert err.count(said) == 2 and err.count("run.json names config") == 2 and "_setup_setup" not in err, err
 
 
 @pytest.mark.parametrize("only, said", [
@@ -539,22 +550,15 @@ def test_a_run_json_naming_a_config_that_is_no_benchmark_is_one_line_naming_it(c
 def test_a_run_json_selection_of_no_turn_of_the_benchmark_is_one_line(only, said, run, capsys):
     """Battery 33, C2: run.json's convbench.only_turns edited to [99] or "0" made judge and report advise
     "`ihbench run` with the same options plays them again" (run refuses the folder); [] was every turn."""
-    info = json.loads((run / "run.json").read_text())
-    info["convbench"]["only_turns"] = only
-    (run / "run.json").write_text(json.dumps(info))
-    capsys.readouterr()
-    assert judge(run, ConvJudge()) == 2
-    assert main(["report", str(run), "--quiet"]) == 2
-    err = capsys.readouterr().err
+    edit_run_json(run, lambda info: info["convbench"].update(only_turns=only))
+    err = refused_by_judge_and_report(run, capsys)
     assert err.count(f"run.json: field 'convbench.only_turns' {said}") == 2 and "plays them again" not in err, err
 
 
 def test_a_selection_deleted_from_run_json_is_one_line_for_run_and_every_turn_for_judge(run, capsys):
     """Battery 33, C1 (P2): run.json without convbench.only_turns (None in a run made without --only-turns)
     ended `ihbench run` in a StopIteration traceback."""
-    info = json.loads((run / "run.json").read_text())
-    del info["convbench"]["only_turns"]
-    (run / "run.json").write_text(json.dumps(info))
+    info = edit_run_json(run, lambda info: info["convbench"].pop("only_turns"))
     data = info["data"]
     capsys.readouterr()
     with OpenAITestServer(respond=golden_replay()) as server:
@@ -570,34 +574,23 @@ def test_a_selection_deleted_from_run_json_is_one_line_for_run_and_every_turn_fo
                                           (None, "field 'config' is missing or null")])
 def test_a_run_json_config_of_the_wrong_type_is_one_line(config, said, run, capsys):
     """Battery 34: run.json's config edited to 7 or null made judge and report end in a TypeError traceback."""
-    info = json.loads((run / "run.json").read_text())
-    info["config"] = config
-    (run / "run.json").write_text(json.dumps(info))
-    capsys.readouterr()
-    assert judge(run, ConvJudge()) == 2
-    assert main(["report", str(run), "--quiet"]) == 2
-    err = capsys.readouterr().err
-    assert err.count(said) == 2 and "Traceback" not in err, err
+    edit_run_json(run, lambda info: info.update(config=config))
+    err = refused_by_judge_and_report(run, capsys)
+    assert err.count(said) == 2, err
 
 
 def test_a_run_json_without_its_benchmark_hash_is_named_not_called_changed(run, capsys):
     """Battery 34 nit: convbench.benchmark_hash deleted from run.json was reported as the benchmark having
     changed since the run played it."""
-    info = json.loads((run / "run.json").read_text())
-    del info["convbench"]["benchmark_hash"]
-    (run / "run.json").write_text(json.dumps(info))
-    capsys.readouterr()
-    assert judge(run, ConvJudge()) == 2
-    err = capsys.readouterr().err
+    edit_run_json(run, lambda info: info["convbench"].pop("benchmark_hash"))
+    err = refused_by_judge_and_report(run, capsys)
     assert "field 'convbench.benchmark_hash' is missing or not a string" in err and "changed since" not in err, err
 
 
 def test_a_run_json_without_its_convbench_group_is_one_line_naming_it(run, capsys):
     """Battery 34, D3: run.json with its `convbench` group deleted was read as an IHBench run: ten "missing
     field 'id'" lines, then a line about the dataset's kind that never named run.json."""
-    info = json.loads((run / "run.json").read_text())
-    del info["convbench"]
-    (run / "run.json").write_text(json.dumps(info))
+    edit_run_json(run, lambda info: info.pop("convbench"))
     capsys.readouterr()
     assert main(["report", str(run), "--quiet"]) == 2
     err = capsys.readouterr().err
