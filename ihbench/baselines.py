@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from ihbench.dataset.errors import UsageError
+from ihbench.dataset.redaction import redact_text
 
 from .records import ResponseRecord
 from .rundir import RunDir
@@ -56,7 +57,8 @@ def set_baseline(run_dir, data_dir, out_dir, *, epoch: int = 0) -> Path:
                   + f", {info.modality} input, generation {info.generation}, run created "
                   f"{info.created}, ihbench {info.versions.get('ihbench')}"
                   + (f", dtype {model.get('dtype')}" if model.get("dtype") else "") + ".")
-    return replace_baselines(data_dir, out_dir, responses, provenance)
+    # run.json is never trusted to be redacted (a copy, a hand edit): nothing secret goes into the card
+    return replace_baselines(data_dir, out_dir, responses, redact_text(provenance))
 
 
 def _why_other_points(info, data_dir) -> str:

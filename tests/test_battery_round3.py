@@ -605,3 +605,17 @@ def test_an_output_in_a_config_folder_of_a_dataset_names_the_dataset(official, t
     assert code == 2
     assert f"--out: {official / 'conversations'} is inside {official}, a dataset folder" in _one_error(capsys, "run")
     assert _files(official) == before
+
+
+def test_set_baseline_never_copies_a_key_from_run_json_into_the_card(built, tmp_path, capsys):
+    """Battery 36, F3 (P2): a run.json whose endpoint held a key in its URL (a hand edit, or a copy from
+    elsewhere) had the key written into the new dataset's README.md and build_info.json, for upload."""
+    import json
+
+    run = _answered(built, tmp_path / "run")
+    info = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps({**info, "endpoint": "http://user:sk-NOT-IN-CARD@127.0.0.1:9/v1"}))
+    assert main(["set-baseline", str(run), "--data", str(built), "--out", str(tmp_path / "b"), "--quiet"]) == 0
+    for name in ("README.md", "build_info.json"):
+        text = (tmp_path / "b" / name).read_text()
+        assert "sk-NOT-IN-CARD" not in text and "http://<redacted>@127.0.0.1:9/v1" in text, name
