@@ -1,6 +1,7 @@
 """Export one conversation as readable text plus WAV files, to listen to what a model hears."""
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import Optional, Union
@@ -16,12 +17,24 @@ from .wide import WideConversation
 _EXPORTED = re.compile(r"^(conversation\.md|turn_\d+_(assistant|user)\.wav)$")
 
 
+#: bytes of a folder name, short of the file system's 255 with room for its staging folder's name
+_NAME_BYTES = 150
+
+
 def folder_name(conversation_id: str) -> str:
-    """A conversation's folder under --out: one name, never a path ("/", "\\", control characters and
-    NUL become "_"), never hidden, never "." or ".." (an id of a hand-edited dataset would otherwise
-    export into --out itself, above it, or end in an OS error)."""
+    """A conversation's folder under --out: the id itself when it can be one folder's name; else one
+    name, never a path ("/", "\\", control characters and NUL become "_"), never hidden, never "." or
+    "..", never too long, with a digest of the id so that two ids never share a folder ("a/b", "a_b").
+    (An id of a hand-edited dataset otherwise exported into --out itself, above it, into another id's
+    folder, or ended in an OS error.)"""
     name = re.sub(r"[\x00-\x1f\x7f/\\]", "_", conversation_id)
-    return f"_{name}" if not name or name.startswith(".") else name
+    name = f"_{name}" if not name or name.startswith(".") else name
+    if name == conversation_id and len(name.encode("utf-8")) <= _NAME_BYTES:
+        return name
+    digest = hashlib.sha256(conversation_id.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    while len(name.encode("utf-8")) > _NAME_BYTES - 11:
+        name = name[:-1]
+    return f"{name}-{digest}"
 
 
 def export_conversation(

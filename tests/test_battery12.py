@@ -1318,12 +1318,14 @@ def test_cache_info_on_a_link_to_nothing_says_so(tmp_path, capsys):
     assert not (tmp_path / "gone.sqlite").exists()
 
 
-@pytest.mark.parametrize("conversation_id, folder", [("x\x00y", "x_y"), ("..", "_.."), (".", "_."),
-                                                     ("../../esc1", "_.._.._esc1"), ("gov-01", "gov-01")])
+@pytest.mark.parametrize("conversation_id, folder", [("x\x00y", "x_y-"), ("..", "_..-"), (".", "_.-"),
+                                                     ("../../esc1", "_.._.._esc1-"), ("a/b", "a_b-"), ("a_b", "a_b"),
+                                                     ("z" * 300, "z" * 139 + "-"), ("gov-01", "gov-01")])
 def test_export_gives_each_conversation_one_visible_folder_under_out(conversation_id, folder, official, tmp_path):
     """Battery 35, E2 (P2) and E3: a conversation_id with a NUL byte (a hand-edited dataset) ended export in a
     ValueError traceback; ".." in an OS error naming a temporary folder; "." exported into --out itself and
-    "../../esc1" into a hidden folder."""
+    "../../esc1" into a hidden folder. Battery 36, F4 and F5: a 300-character id ended in "File name too
+    long"; "a/b" and "a_b" shared one folder. An id that is not a folder's name as it is gets a digest."""
     import dataclasses
 
     from ihbench.dataset import load_items
@@ -1335,5 +1337,7 @@ def test_export_gives_each_conversation_one_visible_folder_under_out(conversatio
              if item.conversation_id == conversation.conversation_id]
     out = tmp_path / "out"
     written = export_conversation(dataclasses.replace(conversation, conversation_id=conversation_id), items, out)
-    assert written == out / folder and (written / "conversation.md").is_file()
-    assert [p.name for p in out.iterdir()] == [folder] and not (tmp_path / "esc1").exists()
+    assert written.parent == out and (written / "conversation.md").is_file()
+    assert written.name == folder if not folder.endswith("-") else \
+        (written.name.startswith(folder) and len(written.name) == len(folder) + 10)
+    assert [p.name for p in out.iterdir()] == [written.name] and not (tmp_path / "esc1").exists()
