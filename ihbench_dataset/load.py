@@ -78,6 +78,17 @@ def load_items(
     return items_from_conversation_rows(plain_rows(conversations), baselines=baselines, source=f"{label} [{config}]")
 
 
+def convbench_benchmarks(names: list[str]) -> list[str]:
+    """The ConversationBench benchmarks among a dataset's configs: each has its `NAME_setup` sibling."""
+    return [name for name in names if name + "_setup" in names]
+
+
+def setup_kind(config: str, names: list[str]) -> Optional[str]:
+    """What `config` is when it is a benchmark's setup config (said the same by every reader), else None."""
+    base = config[:-len("_setup")] if config.endswith("_setup") else None
+    return f"the setup (knowledge base, tools) of the ConversationBench config {base}" if base in names else None
+
+
 def _refuse_other_kind(path: str, label: str, config: str, revision: Optional[str]) -> None:
     """A config of the dataset that holds no interruption points, said as what it is: read as
     conversations, it fails on its first row ("column 'num_turns' is missing"), which reads like
@@ -93,14 +104,14 @@ def _refuse_other_kind(path: str, label: str, config: str, revision: Optional[st
         kind = "a turn-taking config (two-channel recordings for `ihbench turns`)"
     elif config.startswith("sid"):
         kind = "a SID config (clips for `ihbench sid`)"
-    elif config.endswith("_setup") and config[:-len("_setup")] in names:
-        kind = f"the setup (knowledge base, tools) of the ConversationBench config {config[:-len('_setup')]}"
+    elif setup_kind(config, names):
+        kind = setup_kind(config, names)
     elif config + "_setup" in names:
         kind = (f"a ConversationBench benchmark (played on-policy by `ihbench run --config {config}`; read with "
                 "ihbench.dataset.convbench.load_benchmark)")
     else:
         return
-    played = ", ".join(name for name in names if name + "_setup" in names)
+    played = ", ".join(convbench_benchmarks(names))
     also = f" (`ihbench run` also plays a ConversationBench config: {played})" if played else ""
     raise DataSourceError(f"{label}: config {config!r} is {kind}, not interruption points; give conversations "
                           f"or interruptions{also}")

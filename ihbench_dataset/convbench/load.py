@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 from typing import Optional
 
-from ..load import DataSourceError, config_names, open_config, plain_rows, resolve_source
+from ..load import (DataSourceError, config_names, convbench_benchmarks, open_config, plain_rows, resolve_source,
+                    setup_kind)
 from .benchmark import ConvBenchmark, ConvTurn
 from .importing import SETUP_SUFFIX
 
@@ -43,10 +44,8 @@ def _check_is_benchmark(path: str, label: str, name: str, revision: Optional[str
     names = config_names(path, revision)
     if name not in names or name + SETUP_SUFFIX in names:
         return  # not there (open_config lists the configs there are), or a benchmark
-    base = name[:-len(SETUP_SUFFIX)] if name.endswith(SETUP_SUFFIX) else None
-    played = ", ".join(n for n in names if n + SETUP_SUFFIX in names) or "none"
-    kind = (f"the setup (knowledge base, tools) of the ConversationBench config {base}" if base in names
-            else f"not a ConversationBench benchmark (it has no {name + SETUP_SUFFIX} config)")
+    played = ", ".join(convbench_benchmarks(names)) or "none"
+    kind = setup_kind(name, names) or f"not a ConversationBench benchmark (it has no {name + SETUP_SUFFIX} config)"
     raise DataSourceError(f"{label}: config {name!r} is {kind}; the benchmarks there: {played}")
 
 
