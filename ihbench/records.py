@@ -419,6 +419,8 @@ class RunInfo:
             if value is not None and value < low:
                 raise RecordError(f"field {name!r} must be >= {low}, got {value} (edited by hand?)")
         version = data.get("format_version")
+        if isinstance(version, int) and version < 1:  # versions count from 1
+            raise RecordError(f"field 'format_version' must be from 1 to {RUN_INFO_FORMAT}, got {version} (edited by hand?)")
         if isinstance(version, int) and version > RUN_INFO_FORMAT:
             raise RecordError(f"field 'format_version' is {version}: written by a newer ihbench (this one reads up to "
                               f"{RUN_INFO_FORMAT}); upgrade ihbench to read it")
@@ -446,8 +448,11 @@ class RunInfo:
             missing = [name for name in (*RUN_IDENTITY, "epochs") if name != "convbench" and name not in data]
             if missing:
                 raise RecordError(f"field {missing[0]!r} is missing; the run always writes it (edited by hand?)")
-            if data.get("modality") is None:  # every run of this format names it: its scores are labelled by it
-                raise RecordError("field 'modality' is null; the run always writes audio or text (edited by hand?)")
+        # every run of every format has named its modality (the first runner wrote it): its scores are labelled by it
+        if "modality" not in data:
+            raise RecordError("field 'modality' is missing; the run always writes it (edited by hand?)")
+        if data["modality"] is None:
+            raise RecordError("field 'modality' is null; the run always writes audio or text (edited by hand?)")
         _check_generation(data.get("generation"))
         _check_choice(data, "modality", _modalities())
         convbench = _check(data, "convbench", dict, optional=True)

@@ -108,3 +108,24 @@ def test_a_run_json_of_todays_format_with_no_modality_is_refused():
     assert RunInfo.from_json(today).modality in ("audio", "text")
     with pytest.raises(RecordError, match=r"field 'modality' is null; the run always writes audio or text"):
         RunInfo.from_json({**today, "modality": None})
+
+
+@pytest.mark.parametrize("version", [None, 1, 2])
+def test_a_run_json_of_any_format_with_no_modality_is_refused(version):
+    """Battery 36, F1: with format_version edited to 1 (or removed) beside modality null, judge and report
+    scored the run under the label "m (None)". Every runner since the first has written the modality, so
+    no format lacks it; a format_version below 1 is an edit too."""
+    from ihbench.records import RUN_INFO_FORMAT
+
+    data = json.loads((FIXTURES / "run-format-1" / "run.json").read_text())
+    data = {k: v for k, v in data.items() if k != "format_version"}
+    if version is not None:
+        data["format_version"] = version
+    assert RunInfo.from_json(data).modality in ("audio", "text")
+    with pytest.raises(RecordError, match=r"field 'modality' is null; the run always writes audio or text"):
+        RunInfo.from_json({**data, "modality": None})
+    with pytest.raises(RecordError, match=r"field 'modality' is missing; the run always writes it"):
+        RunInfo.from_json({k: v for k, v in data.items() if k != "modality"})
+    for low in (0, -7):
+        with pytest.raises(RecordError, match=rf"field 'format_version' must be from 1 to {RUN_INFO_FORMAT}, got {low} \(edited"):
+            RunInfo.from_json({**data, "format_version": low})
