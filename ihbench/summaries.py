@@ -431,12 +431,16 @@ class ReportSummary(_Summary):
     refused: list[str] = field(default_factory=list)
     #: a barge-in run beside the same model's static run: RQ per type, the difference with its interval
     barge_in_vs_static: Optional[list] = field(default=None, metadata=_OMITTED_WHEN_NONE)
+    #: the digest of its runs (`seal`): the Space's leaderboard lists them as they are, so an edited
+    #: count or dev-set entry would be published as measured; None when written before seals were
+    sealed: Optional[dict] = field(default=None, metadata=_OMITTED_WHEN_NONE)
     format_version: int = SUMMARY_FORMAT
     extra: dict = field(default_factory=dict, compare=False)
 
     @classmethod
     def from_json(cls, data, where: str = "") -> "ReportSummary":
         data = cls._of_kind(data, where)
+        _check_seal(data, where, "report")
         if not isinstance(data.get("runs"), list):
             raise SummaryError(f"field {_dotted(where, 'runs')} is missing or not a list")
         for index, run in enumerate(data["runs"]):  # what a reader of the scores needs, even from a hand-made file

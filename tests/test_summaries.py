@@ -226,3 +226,30 @@ def test_a_space_run_is_ranked_after_the_papers_rows_with_its_items_and_data(tmp
     assert {row[3] for row in rows[:-1]} == {PAPER_POINTS} and rows[0][4].startswith("official test set")
     assert rows[-1][:5] == ["visitor-spam (audio)", 1.0, round(run["rq_pass_rate"]["rq_pass_rate"], 3), 2,
                             "in-house dev set; TF against hand-written baselines, not comparable with the paper's"]
+
+
+@pytest.mark.parametrize("edit", [lambda run: run.update(n_items=10**30),
+                                  lambda run: run.update(dev_set={"conversations": 2, "of_shipped": 10,
+                                                                  "baselines": "x", "paper_baseline": "x"}),
+                                  lambda run: run.update(model="renamed")])
+def test_a_report_summary_edited_after_it_was_written_is_left_off_the_leaderboard(edit, tmp_path, monkeypatch):
+    """Battery 36, F2: the leaderboard listed a summary whose n_items was edited to 10**30, or whose dev set
+    was said to have set-baseline's baselines, as measured. `ihbench report` now seals its runs; a
+    summary written before seals were is read as before."""
+    from ihbench.report.render import write_report
+    from ihbench.summaries import ReportSummary
+    from ihbench.ui import leaderboard
+
+    write_report(ReportSummary.from_json(json.loads((SUMMARIES / "report" / "summary.json").read_text())),
+                 tmp_path / "sealed")
+    path = tmp_path / "sealed" / "summary.json"
+    assert read_summary(path).sealed["figures"] == ["runs"]
+    monkeypatch.setenv("IHBENCH_RUNS", str(tmp_path))
+    assert [row[5] for row in leaderboard() if row[5].startswith("runs/")] == ["runs/sealed"]
+    data = json.loads(path.read_text())
+    edit(data["runs"][0])
+    path.write_text(json.dumps(data))
+    with pytest.raises(SummaryFileError, match=r"field\(s\) runs: not the figures `ihbench report` wrote .*edited by "
+                                               r"hand"):
+        read_summary(path)
+    assert [row for row in leaderboard() if row[5].startswith("runs/")] == []
