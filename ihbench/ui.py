@@ -696,7 +696,8 @@ def leaderboard() -> list[list]:
     for summary_path in sorted(runs_dir().glob("*/summary.json")):
         try:
             summary = read_summary(summary_path)
-        except SummaryFileError:
+        except SummaryFileError as error:  # one edited summary does not take the board down; its owner reads why
+            log.warning("the leaderboard leaves out %s", error)
             continue
         if not isinstance(summary, ReportSummary):  # an SID, turns or cross-benchmark folder
             continue
