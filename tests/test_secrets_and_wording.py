@@ -225,3 +225,15 @@ def test_a_password_in_a_server_url_or_a_header_is_never_written(official, tmp_p
     info = json.loads((tmp_path / "run" / "run.json").read_text())
     assert info["endpoint"] == server.base_url.replace("http://", f"http://{REDACTED}@")
     assert info["loader_options"]["extra_body"] == {"password": REDACTED, "Authorization": REDACTED, "top_k": 5}
+
+
+def test_a_character_a_terminal_hides_is_written_as_its_escape(tmp_path, capsys):
+    """Battery 36 nits: an id holding a NUL byte was printed raw ("en_a.wav^@" read as "en_a.wav" beside
+    it), and a right-to-left override turns the rest of a line around. Errors, warnings and notes, and
+    the lines export and verify print, escape them; letters of any script, newline and tab pass."""
+    from ihbench.cli.common import shown
+
+    assert shown("en_a.wav\x00 x\u202eabc \x07 é 😀 日本\n\t") == "en_a.wav\\x00 x\\u202eabc \\x07 é 😀 日本\n\t"
+    assert main(["info", str(tmp_path / "a\u202eb\x07")]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path}/a\\u202eb\\x07" in err and "\u202e" not in err and "\x07" not in err, err

@@ -41,6 +41,7 @@ from . import (
     turns,
     verify,
 )
+from .common import shown
 from .quiet import libraries_quiet, library_warnings
 from ihbench.dataset.argtypes import KeyValue
 
@@ -82,7 +83,7 @@ class _GivenOnce(argparse._StoreAction):
         given = namespace.__dict__.setdefault(_GIVEN, {})
         if self.dest in given and given[self.dest][1] != values:
             first, value = given[self.dest]
-            parser.error(f"{first} {_shown(value)} and {option_string} {_shown(values)}: the option is given twice "
+            parser.error(f"{first} {_text(value)} and {option_string} {_text(values)}: the option is given twice "
                          "with different values; give it once")
         given[self.dest] = (option_string, values)
         super().__call__(parser, namespace, values, option_string)
@@ -96,7 +97,7 @@ class _KeyGivenOnce(argparse._AppendAction):
         key, value = values
         earlier = dict(getattr(namespace, self.dest, None) or ())
         if key in earlier and earlier[key] != value:
-            parser.error(f"{option_string} {key}={_shown(earlier[key])} and {option_string} {key}={_shown(value)}: the "
+            parser.error(f"{option_string} {key}={_text(earlier[key])} and {option_string} {key}={_text(value)}: the "
                          "same key is given twice with different values; give it once")
         super().__call__(parser, namespace, values, option_string)
 
@@ -104,7 +105,7 @@ class _KeyGivenOnce(argparse._AppendAction):
 _GIVEN = "_options_given"
 
 
-def _shown(value) -> str:
+def _text(value) -> str:
     return " ".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
@@ -158,7 +159,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except IHBenchError as error:  # meant for the user: one line; anything else is a bug and keeps its traceback
         if _debug(args):
             traceback.print_exc()
-        print(f"ihbench {args.command}: error: {error}", file=sys.stderr)
+        print(shown(f"ihbench {args.command}: error: {error}"), file=sys.stderr)
         return 2
     except OSError as error:  # the machine said no: full disk, read-only folder, permission, ...
         if _debug(args):
@@ -166,7 +167,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         where = f": {error.filename}" if error.filename else ""
         # pyarrow's own prefix ("Error writing bytes to file. Detail: [errno 28] ...") gives way to the system's words
         said = os.strerror(error.errno) if error.errno and not error.strerror else (error.strerror or error)
-        print(f"ihbench {args.command}: error: {said}{where}{_full_disk(args, error)}", file=sys.stderr)
+        print(shown(f"ihbench {args.command}: error: {said}{where}{_full_disk(args, error)}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt as stop:  # Ctrl-C, or `kill`, `timeout`, a CI cancel (`Terminated`): locks and caches
         # closed on the way out; only the commands that record their work as they go (`resumes`) can go on
@@ -247,7 +248,7 @@ class BesideProgressBars(logging.StreamHandler):
         try:
             from tqdm import tqdm
 
-            tqdm.write(self.format(record), file=self.stream)
+            tqdm.write(shown(self.format(record)), file=self.stream)
         except Exception:  # noqa: BLE001 (logging's own rule: a handler never raises)
             self.handleError(record)
 

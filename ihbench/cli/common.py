@@ -5,6 +5,7 @@ What an option's value may be is said where the option is added, with a type of
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Optional
@@ -15,11 +16,23 @@ DATA_AUDIO = ("they stopped on a turn whose audio in the dataset is damaged or s
               "config, turn and file): they fail again until the dataset is mended or imported again")
 
 
+#: what a terminal does not show as itself: C0/C1 controls (a NUL vanishes, a carriage return rewrites the
+#: line) and the bidirectional controls (a right-to-left override turns the rest of the line around)
+_UNSHOWN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def shown(text) -> str:
+    """`text` as a terminal shows it faithfully: a character of an id or a path that would be invisible
+    or rearrange the line ("en_a.wav\\0" beside "en_a.wav") is written as its escape. Newline, tab, and
+    the escape sequences of progress bars pass."""
+    return _UNSHOWN.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), str(text))
+
+
 def notes(args: argparse.Namespace, lines) -> None:
     """What a command noticed but did not stop for, one `note:` line each; --quiet hides them."""
     if not args.quiet:
         for note in lines:
-            print(f"note: {note}")
+            print(shown(f"note: {note}"))
 
 
 #: Exit status of a command that works item by item (run, judge, generate, verify with a judge):
@@ -61,9 +74,9 @@ def server_only(backend_flag: str, backend: str, given: dict) -> None:
 def print_plan(plan, dry_run: bool) -> None:
     """One publish plan: where it goes, the files, and the Space variables it sets."""
     verb = "would upload" if dry_run else "uploaded"
-    shown = ", ".join(plan.files[:8]) + (f", ... ({len(plan.files)} files)" if len(plan.files) > 8 else "")
+    listed = ", ".join(plan.files[:8]) + (f", ... ({len(plan.files)} files)" if len(plan.files) > 8 else "")
     where = plan.staged if Path(plan.staged).exists() else "a temporary folder, removed; --staging-dir keeps one"
-    print(f"{plan.repo_id} ({plan.repo_type}): {verb} {shown}  (from {where})")
+    print(f"{plan.repo_id} ({plan.repo_type}): {verb} {listed}  (from {where})")
     for key, value in plan.variables.items():
         print(f"{plan.repo_id}: {'would set' if dry_run else 'set'} Space variable {key}={value}")
 
@@ -82,8 +95,8 @@ def set_by_flag(options: dict, key: str, flag: str, value) -> None:
     if value is None:
         return
     if options.get(key) is not None and options[key] != value:  # a URL's password is not echoed to the terminal
-        shown = REDACTED if is_secret(key) else redact_text(str(options[key]))
-        raise UsageError(f"--option {key}={shown} and {flag} name the same setting twice; give it once")
+        earlier = REDACTED if is_secret(key) else redact_text(str(options[key]))
+        raise UsageError(f"--option {key}={earlier} and {flag} name the same setting twice; give it once")
     options[key] = value
 
 

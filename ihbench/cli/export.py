@@ -5,6 +5,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from .common import shown
+
 
 def add_parser(add) -> argparse.ArgumentParser:
     from ihbench.dataset.argtypes import data_source, path
@@ -29,10 +31,10 @@ def main(args: argparse.Namespace) -> int:
     try:
         conversation = pick_conversation(conversations, args.conversation)
     except KeyError as error:
-        print(f"ihbench export: error: {error.args[0]}", file=sys.stderr)
+        print(shown(f"ihbench export: error: {error.args[0]}"), file=sys.stderr)
         return 2
     target = export_conversation(conversation, load_items(args.data, split=args.split), args.out)
     wavs = len(list(target.glob("*.wav")))
-    print(f"exported {conversation.conversation_id} to {target} (conversation.md + {wavs} WAV files)")
+    print(shown(f"exported {conversation.conversation_id} to {target} (conversation.md + {wavs} WAV files)"))
     return 0
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import notes
+from .common import notes, shown
 
 
 def add_parser(add) -> argparse.ArgumentParser:
@@ -87,7 +87,7 @@ def main(args: argparse.Namespace) -> int:
     problems = [*(report.problems if report else []), *(p for _, found in checked for p in found)]
     notes(args, report.notes if report else [])
     for problem in problems:
-        print(problem, file=sys.stderr)
+        print(shown(problem), file=sys.stderr)
     conversations = report.conversations if report else []
     points = sum(len(c.interrupted_turns) for c in conversations)
     turns = sum(len(benchmark.turns) for benchmark, _ in checked if benchmark)
@@ -155,7 +155,8 @@ def _verify_audio(args: argparse.Namespace) -> int:
     flagged = sorted((cut for cut in cuts if cut.probability > THRESHOLD), key=lambda cut: -cut.probability)
     for cut in flagged:
         context = f" (in context {cut.in_context:.2f})" if cut.in_context is not None else ""
-        print(f"{cut.conversation_id} turn {cut.turn} ({cut.type}): p={cut.probability:.3f}{context}: {cut.text()}")
+        print(shown(f"{cut.conversation_id} turn {cut.turn} ({cut.type}): p={cut.probability:.3f}{context}: "
+                    f"{cut.text()}"))
     if args.audio_report:
         from ihbench.dataset.io import write_json_atomic
 
@@ -239,8 +240,8 @@ def _print_content(args: argparse.Namespace, content) -> int:
     from ihbench.dataset.verify import Problem
 
     for conversation, finding in content.findings:
-        print(Problem(conversation.path, finding.field, f"{finding.check}: {finding.message}", finding.turn.number),
-              file=sys.stderr)
+        print(shown(Problem(conversation.path, finding.field, f"{finding.check}: {finding.message}",
+                            finding.turn.number)), file=sys.stderr)
     waiting = [line for line in content.not_checked if _waiting(line)]
     for line in content.not_checked:
         if line not in waiting:
