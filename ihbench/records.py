@@ -408,6 +408,9 @@ class RunInfo:
                             ("format_version", int), ("model_path", str), ("model_name", str), ("config", str),
                             ("split", str), ("loader", str)):
             _check(data, name, kinds, optional=True)
+        for name in ("loader", "model_path", "config", "split"):  # each names something; the command line gives no ''
+            if isinstance(data.get(name), str) and not data[name].strip():
+                raise RecordError(f"field {name!r} is {data[name]!r}; the run writes a name there (edited by hand?)")
         for name, flag in (("model_path", "--model-path"), ("loader", "--model")):  # the loader's description repeats them
             described = _check(data.get("model") or {}, name, str, optional=True)
             passed_in = (data.get("model") or {}).get(PASSED_IN) is True  # labelled by the caller, not one flag

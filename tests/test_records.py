@@ -129,3 +129,13 @@ def test_a_run_json_of_any_format_with_no_modality_is_refused(version):
     for low in (0, -7):
         with pytest.raises(RecordError, match=rf"field 'format_version' must be from 1 to {RUN_INFO_FORMAT}, got {low} \(edited"):
             RunInfo.from_json({**data, "format_version": low})
+
+
+@pytest.mark.parametrize("name", ["loader", "model_path", "config", "split"])
+@pytest.mark.parametrize("value", ["", "  "])
+def test_a_run_json_name_edited_to_nothing_is_refused(name, value):
+    """Battery 35/36 nit: an IHBench run.json whose config was edited to '' was judged and reported as
+    if it named the default config. The command line writes a name or null in each of these fields."""
+    data = json.loads((FIXTURES / "run-format-3" / "run.json").read_text())
+    with pytest.raises(RecordError, match=rf"field '{name}' is '{value}'; the run writes a name there \(edited by"):
+        RunInfo.from_json({**data, name: value})
