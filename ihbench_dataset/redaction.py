@@ -19,8 +19,11 @@ from typing import Any
 REDACTED = "<redacted>"
 _SECRET = re.compile(r"(key|token|secret|password|passwd|authorization|credentials?)$", re.IGNORECASE)
 _URL_USER = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
-#: a URL's query parameter: `?api_key=...`, `&token=...`
-_QUERY = re.compile(r"([?&;])([^=&#\s]+)=([^&#\s]*)")
+#: a URL's query parameter: `?api_key=...`, `&token=...`; the value ends where a URL cannot go on
+#: unencoded (a space, a quote, a backtick: the URL was quoted in a message or a Markdown card)
+_QUERY = re.compile(r"([?&;])([^=&#\s]+)=([^&#\s`'\"<>]*)")
+#: punctuation that closes the sentence or the brackets a URL was written in, not part of its last value
+_CLOSING = ",.;:)]}"
 
 
 def _redact_url(text: str) -> str:
@@ -28,7 +31,15 @@ def _redact_url(text: str) -> str:
     text = _URL_USER.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
     if "://" not in text:
         return text
-    return _QUERY.sub(lambda m: f"{m.group(1)}{m.group(2)}={REDACTED}" if is_secret(m.group(2)) else m.group(0), text)
+    return _QUERY.sub(_query_value, text)
+
+
+def _query_value(match: "re.Match") -> str:
+    if not is_secret(match.group(2)):
+        return match.group(0)
+    value = match.group(3)
+    closing = value[len(value.rstrip(_CLOSING)):]
+    return f"{match.group(1)}{match.group(2)}={REDACTED}{closing}"
 
 
 def is_secret(name: str) -> bool:

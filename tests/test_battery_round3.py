@@ -607,15 +607,24 @@ def test_an_output_in_a_config_folder_of_a_dataset_names_the_dataset(official, t
     assert _files(official) == before
 
 
-def test_set_baseline_never_copies_a_key_from_run_json_into_the_card(built, tmp_path, capsys):
+@pytest.mark.parametrize("endpoint, written", [
+    ("http://user:sk-NOT-IN-CARD@127.0.0.1:9/v1", "http://<redacted>@127.0.0.1:9/v1"),
+    ("https://sk-NOT-IN-CARD@127.0.0.1:9/v1?api_key=sk-NOT-IN-CARD2",
+     "https://<redacted>@127.0.0.1:9/v1?api_key=<redacted>"),
+    ("http://127.0.0.1:9/v1?key=sk-NOT-IN-CARD&token=abc", "http://127.0.0.1:9/v1?key=<redacted>&token=<redacted>"),
+])
+def test_set_baseline_never_copies_a_key_from_run_json_into_the_card(endpoint, written, built, tmp_path, capsys):
     """Battery 36, F3 (P2): a run.json whose endpoint held a key in its URL (a hand edit, or a copy from
-    elsewhere) had the key written into the new dataset's README.md and build_info.json, for upload."""
+    elsewhere) had the key written into the new dataset's README.md and build_info.json, for upload.
+    Battery 37, G1: a key in the query was redacted up to the next space, and took the card's closing
+    backtick and comma with it (an open code span in the card)."""
     import json
 
     run = _answered(built, tmp_path / "run")
     info = json.loads((run / "run.json").read_text())
-    (run / "run.json").write_text(json.dumps({**info, "endpoint": "http://user:sk-NOT-IN-CARD@127.0.0.1:9/v1"}))
+    (run / "run.json").write_text(json.dumps({**info, "endpoint": endpoint}))
     assert main(["set-baseline", str(run), "--data", str(built), "--out", str(tmp_path / "b"), "--quiet"]) == 0
     for name in ("README.md", "build_info.json"):
         text = (tmp_path / "b" / name).read_text()
-        assert "sk-NOT-IN-CARD" not in text and "http://<redacted>@127.0.0.1:9/v1" in text, name
+        assert "sk-NOT-IN-CARD" not in text and written in text, name
+    assert f"`{written}`," in (tmp_path / "b" / "README.md").read_text()
