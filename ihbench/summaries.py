@@ -245,6 +245,9 @@ class _Summary:
             raise SummaryError(f"{where or 'the summary'} is not a JSON object")
         if data.get("kind") is not None and data["kind"] != cls.kind:
             raise SummaryError(f"field {_dotted(where, 'kind')} is {data['kind']!r}, not {cls.kind!r}")
+        name = data.get("model_name")  # a report names the run by it, on a line and in a table cell of its own
+        if isinstance(name, str) and not name.isprintable():
+            raise SummaryError(f"field {_dotted(where, 'model_name')} must be a name on one line, got {name!r}")
         return data
 
     def to_json(self) -> dict:

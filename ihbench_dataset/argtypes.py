@@ -357,13 +357,16 @@ class WholeNumbers(ArgType):
 @dataclass(frozen=True, repr=False)
 class Name(ArgType):
     """A name that must say something: a model name on a server, a local path. Empty or blank would
-    be sent as is and recorded as the judge's or model's identity."""
+    be sent as is and recorded as the judge's or model's identity; a line break or a tab (pasted by
+    mistake) would be written into a summary and start a line of its own in a report."""
 
     expected = "a non-empty name"
 
     def convert(self, value: Any) -> str:
         if not isinstance(value, str) or not value.strip():
             raise self.refuse(value)
+        if not value.isprintable():
+            raise self.refuse(value, "it holds a line break, a tab or another control character")
         return value
 
 

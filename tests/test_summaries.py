@@ -256,3 +256,21 @@ def test_a_report_summary_edited_after_it_was_written_is_left_off_the_leaderboar
     with caplog.at_level("WARNING", logger="ihbench"):
         assert [row for row in leaderboard() if row[5].startswith("runs/")] == []
     assert f"the leaderboard leaves out {path}: field(s) runs: not the figures" in caplog.text
+
+
+@pytest.mark.parametrize("folder", ["sid", "turns"])
+def test_a_model_name_on_two_lines_is_refused_in_a_summary_and_as_an_option(folder, tmp_path, capsys):
+    """Battery 37, G2: `ihbench turns --model-name "evil\\n# INJECT"` was taken and written into summary.json;
+    `ihbench report` then printed the name over two lines and wrote "# INJECT ..." into report.md as a
+    heading of its own. Every name option now refuses a line break (as report's --model-name did), and a
+    summary holding one (written by hand, or before) is refused naming the field."""
+    from ihbench.cli import main
+
+    path = _damaged(tmp_path, folder, lambda data: data.update(model_name="evil\n# INJECT"))
+    with pytest.raises(SummaryFileError, match=r"field model_name must be a name on one line, got 'evil\\n# INJECT'"):
+        read_summary(path)
+    with pytest.raises(SystemExit) as stop:
+        main(["turns", str(tmp_path / "none.wav"), "--out", str(tmp_path / "t"), "--model-name", "evil\n# INJECT"])
+    assert stop.value.code == 2 and not (tmp_path / "t").exists()
+    assert "argument --model-name: expected a non-empty name, got 'evil\\n# INJECT' (it holds a line break, a tab or " \
+           "another control character)" in capsys.readouterr().err
