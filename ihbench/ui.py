@@ -615,6 +615,7 @@ def metrics_table(metric: str, upload: Optional[str]) -> list[list]:
         if not isinstance(row, dict):
             raise UserError(f"line {number}: expected an object with the fields described above, got "
                             f"{type(row).__name__ if row is not None else 'null'}")
+    failed = _judge_errors(rows, metric)
     if metric in ("rq_pass_rate", "tf_win_rate") and rows and all(isinstance(r, dict) and "axis" in r for r in rows):
         rows = _judgment_rows(rows, metric)
     try:
@@ -637,7 +638,20 @@ def metrics_table(metric: str, upload: Optional[str]) -> list[list]:
         raise UserError(f"each line needs the fields described above (missing {error})") from None
     except ValueError as error:
         raise UserError(str(error)) from None
-    return [[key, json.dumps(value) if isinstance(value, (dict, list)) else value] for key, value in result.items()]
+    table = [[key, json.dumps(value) if isinstance(value, (dict, list)) else value] for key, value in result.items()]
+    return table + ([] if failed is None else [["judge_errors", failed]])
+
+
+def _judge_errors(rows: list[dict], metric: str) -> Optional[int]:
+    """In a run's judgments file, the lines the metric would score had the judge answered (None for a file
+    of bare verdicts): shown beside the result, as `ihbench report` and the Judge tab show them, so a score
+    over half the file is not read as the whole file's."""
+    if metric in ("rq_pass_rate", "tf_win_rate") and rows and all("axis" in r for r in rows):
+        axis = "rq" if metric == "rq_pass_rate" else "tf"
+        return sum(1 for r in rows if r.get("axis") == axis and r.get("outcome") == "judge_error")
+    if metric == "convbench_pass_rate" and rows and all("scores" in r for r in rows):
+        return sum(1 for r in rows if r.get("outcome", "judged") != "judged")
+    return None
 
 
 def _judgment_rows(rows: list[dict], metric: str) -> list[dict]:

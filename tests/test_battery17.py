@@ -252,3 +252,25 @@ def test_the_spaces_metrics_tab_scores_an_ihbench_judgments_file_as_judge_wrote_
     for metric, key in (("tf_win_rate", "tf_win_rate"), ("rq_pass_rate", "rq_pass_rate")):
         table = dict((row[0], row[1]) for row in ui.metrics_table(metric, str(run / "judgments.jsonl")))
         assert 0.0 <= table[key] <= 1.0 and table["n_items"] == 2, table
+
+
+def test_the_metrics_tab_says_how_many_judge_errors_it_left_out_of_a_judgments_file(tmp_path):
+    """Battery 37 nit: a judgments file of judged and judge_error lines was scored on the judged ones with no
+    word of the others, as if the score were the whole file's (`ihbench report` and the Judge tab say it)."""
+    from judged_runs import judged_run
+
+    from ihbench import ui
+    from ihbench.records import RECORD_FORMAT, JudgmentRecord
+
+    run = judged_run(tmp_path)
+    path = run / "judgments.jsonl"
+    for key, metric in (("tf", "tf_win_rate"), ("rq", "rq_pass_rate")):
+        assert dict((row[0], row[1]) for row in ui.metrics_table(metric, str(path)))["judge_errors"] == 0
+    with path.open("a") as judgments:
+        for number, axis in enumerate(("rq", "rq", "tf")):
+            failed = JudgmentRecord(id=f"gone-{number}", epoch=0, axis=axis, outcome="judge_error", judge_model="j",
+                                    error="TransportError", format_version=RECORD_FORMAT)
+            judgments.write(json.dumps(failed.to_json()) + "\n")
+    for metric, failed in (("tf_win_rate", 1), ("rq_pass_rate", 2)):
+        table = dict((row[0], row[1]) for row in ui.metrics_table(metric, str(path)))
+        assert table["judge_errors"] == failed and table["n_items"] == 2, table

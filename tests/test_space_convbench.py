@@ -45,7 +45,7 @@ def runs(tmp_path_factory):
         environment.setenv("IHBENCH_RUNS", str(folder))
         judged, unjudged = make_judged_run(root, folder)
         (folder / "ihbench-run").mkdir()
-        (folder / "ihbench-run" / "run.json").write_text(json.dumps({"data": "somewhere", "epochs": 1}))
+        (folder / "ihbench-run" / "run.json").write_text(json.dumps({"data": "somewhere", "modality": "text", "epochs": 1}))
         yield judged, unjudged
 
 
@@ -190,4 +190,4 @@ def test_the_metrics_tab_scores_a_judgments_file_with_the_convbench_module(runs)
     state = json.loads(table["per_dimension"])["state_tracking"]["applicable"]
     assert (state["passes"], state["n"]) == (1, 2)  # turn 2's forgotten state; turn 3 passes
     assert "turn_taking" not in json.loads(table["per_dimension"])  # not measured in a text run
-    assert json.loads(table["pass_rows"])["n"] == 5
+    assert json.loads(table["pass_rows"])["n"] == 5 and table["judge_errors"] == 0
