@@ -408,7 +408,7 @@ class RunInfo:
                             ("format_version", int), ("model_path", str), ("model_name", str), ("config", str),
                             ("split", str), ("loader", str)):
             _check(data, name, kinds, optional=True)
-        for name in ("loader", "model_path", "config", "split"):  # each names something; the command line gives no ''
+        for name in ("loader", "model_path", "config", "split"):  # each names something; no command writes ''
             if isinstance(data.get(name), str) and not data[name].strip():
                 raise RecordError(f"field {name!r} is {data[name]!r}; the run writes a name there (edited by hand?)")
         for name, flag in (("model_path", "--model-path"), ("loader", "--model")):  # the loader's description repeats them
@@ -423,7 +423,8 @@ class RunInfo:
                 raise RecordError(f"field {name!r} must be >= {low}, got {value} (edited by hand?)")
         version = data.get("format_version")
         if isinstance(version, int) and version < 1:  # versions count from 1
-            raise RecordError(f"field 'format_version' must be from 1 to {RUN_INFO_FORMAT}, got {version} (edited by hand?)")
+            raise RecordError(f"field 'format_version' must be from 1 to {RUN_INFO_FORMAT}, got {version} (edited by "
+                              "hand?)")
         if isinstance(version, int) and version > RUN_INFO_FORMAT:
             raise RecordError(f"field 'format_version' is {version}: written by a newer ihbench (this one reads up to "
                               f"{RUN_INFO_FORMAT}); upgrade ihbench to read it")

@@ -233,7 +233,10 @@ def test_a_character_a_terminal_hides_is_written_as_its_escape(tmp_path, capsys)
     the lines export and verify print, escape them; letters of any script, newline and tab pass."""
     from ihbench.cli.common import shown
 
-    assert shown("en_a.wav\x00 x\u202eabc \x07 é 😀 日本\n\t") == "en_a.wav\\x00 x\\u202eabc \\x07 é 😀 日本\n\t"
-    assert main(["info", str(tmp_path / "a\u202eb\x07")]) == 2
+    assert shown("en_a.wav\x00 x\u202eabc \x07 \r\x1b[2J é 😀 日本\n\t") == \
+        "en_a.wav\\x00 x\\u202eabc \\x07 \\r\\x1b[2J é 😀 日本\n\t"
+    odd = tmp_path / "a\u202eb\x07"
+    odd.mkdir()  # an existing folder, not a run: the name option types refuse such a name before any message
+    assert main(["report", str(odd), "--out", str(tmp_path / "rep"), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert f"{tmp_path}/a\\u202eb\\x07" in err and "\u202e" not in err and "\x07" not in err, err

@@ -17,14 +17,15 @@ DATA_AUDIO = ("they stopped on a turn whose audio in the dataset is damaged or s
 
 
 #: what a terminal does not show as itself: C0/C1 controls (a NUL vanishes, a carriage return rewrites the
-#: line) and the bidirectional controls (a right-to-left override turns the rest of the line around)
-_UNSHOWN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: line, ESC starts a command to the terminal) and the bidirectional controls (a right-to-left override
+#: turns the rest of the line around)
+_UNSHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def shown(text) -> str:
     """`text` as a terminal shows it faithfully: a character of an id or a path that would be invisible
-    or rearrange the line ("en_a.wav\\0" beside "en_a.wav") is written as its escape. Newline, tab, and
-    the escape sequences of progress bars pass."""
+    or rearrange the line ("en_a.wav\\0" beside "en_a.wav") is written as its escape. Newline and tab
+    pass (progress bars draw themselves, not through here)."""
     return _UNSHOWN.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), str(text))
 
 
