@@ -465,8 +465,8 @@ class PathArg(ArgType):
         elif self.kind == "file" and str(value).endswith(("/", os.sep)):  # Path() drops the slash: a file was made
             raise self.refuse(str(value), "a folder's name (it ends in a slash); give a file name")
         elif exists:
-            if self.kind == "folder":
-                raise self.refuse(str(value), "a file")
+            if self.kind == "folder":  # /dev/null is no file either: said as what it is, as for a file option
+                raise self.refuse(str(value), "a file" if path.is_file() else absent(path))
             if not path.is_file():  # /dev/zero is read for ever, a named pipe waits for ever
                 raise self.refuse(str(value), absent(path))
         elif self.exists:

@@ -240,3 +240,15 @@ def test_a_character_a_terminal_hides_is_written_as_its_escape(tmp_path, capsys)
     assert main(["report", str(odd), "--out", str(tmp_path / "rep"), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert f"{tmp_path}/a\\u202eb\\x07" in err and "\u202e" not in err and "\x07" not in err, err
+
+
+def test_a_folder_option_given_a_device_says_it_is_a_device(tmp_path):
+    """Battery 37 nit: sid-import's source /dev/null was called "(a file)", where a file option says "(a device,
+    not a regular file)"."""
+    from ihbench.dataset.argtypes import ArgumentValueError, path
+
+    with pytest.raises(ArgumentValueError, match=r"expected a folder, got '/dev/null' \(a device, not a regular file\)"):
+        path("folder")("/dev/null")
+    (tmp_path / "f.txt").write_text("x")
+    with pytest.raises(ArgumentValueError, match=r"expected a folder, got '.*f\.txt' \(a file\)$"):
+        path("folder")(str(tmp_path / "f.txt"))
