@@ -246,8 +246,9 @@ class _Summary:
         if data.get("kind") is not None and data["kind"] != cls.kind:
             raise SummaryError(f"field {_dotted(where, 'kind')} is {data['kind']!r}, not {cls.kind!r}")
         name = data.get("model_name")  # a report names the run by it, on a line and in a table cell of its own
-        if isinstance(name, str) and not name.isprintable():
-            raise SummaryError(f"field {_dotted(where, 'model_name')} must be a name on one line, got {name!r}")
+        if isinstance(name, str) and (not name.isprintable() or not name.strip()):
+            raise SummaryError(f"field {_dotted(where, 'model_name')} must be a non-empty name on one line, got "
+                               f"{name!r}")
         return data
 
     def to_json(self) -> dict:
@@ -324,6 +325,10 @@ def file_digest(path: Path) -> str:
 
 
 def _check_seal(data: dict, where: str, command: str) -> None:
+    if "sealed" in data and not isinstance(data["sealed"], dict):  # a writer seals, or writes no field at all
+        raise SummaryError(f"field {_dotted(where, 'sealed')} must be the seal `ihbench {command}` writes (an object), "
+                           f"got {json.dumps(data['sealed'])[:40]}; the file was edited by hand (`ihbench {command}` "
+                           "writes it again)")
     sealed = data.get("sealed") if isinstance(data.get("sealed"), dict) else {}
     figures = sealed.get("figures") if isinstance(sealed.get("figures"), list) else []
     if sealed.get("figures_sha256") is not None and sealed["figures_sha256"] != _figures_digest(data, figures):

@@ -306,3 +306,18 @@ def test_the_build_refuses_a_benchmark_that_fails_verify(folder, tmp_path):
         build(tmp_path / "data", sorted(sources.glob("*.json"))[:1], progress=False, sid=False, duplex=False,
               convbench=[folder])
     assert not (tmp_path / "data").exists()
+
+
+def test_verify_refuses_a_judge_for_a_conversationbench_benchmark_it_would_not_review(folder, tmp_path, capsys):
+    """Battery 38, H4 (P2): `verify BENCHMARK --judge-model x` printed "OK" without a single request (with no
+    server listening too), so a user read the benchmark as reviewed. The semantic review reads IHBench
+    sources; given only ConversationBench benchmarks it is refused before any work."""
+    cache = tmp_path / "c.sqlite"
+    code = main(["verify", str(folder), "--no-audio", "--judge-model", "x", "--judge-base-url",
+                 "http://127.0.0.1:9/v1", "--cache", str(cache)])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == "" and not cache.exists()
+    assert captured.err.strip() == (
+        f"ihbench verify: error: --judge-model: the semantic review reads IHBench sources (their points and "
+        f"criteria), and {folder} is a ConversationBench benchmark, which it does not review; leave --judge-model "
+        "out, or give IHBench sources too")

@@ -267,10 +267,31 @@ def test_a_model_name_on_two_lines_is_refused_in_a_summary_and_as_an_option(fold
     from ihbench.cli import main
 
     path = _damaged(tmp_path, folder, lambda data: data.update(model_name="evil\n# INJECT"))
-    with pytest.raises(SummaryFileError, match=r"field model_name must be a name on one line, got 'evil\\n# INJECT'"):
+    with pytest.raises(SummaryFileError,
+                       match=r"field model_name must be a non-empty name on one line, got 'evil\\n# INJECT'"):
         read_summary(path)
     with pytest.raises(SystemExit) as stop:
         main(["turns", str(tmp_path / "none.wav"), "--out", str(tmp_path / "t"), "--model-name", "evil\n# INJECT"])
     assert stop.value.code == 2 and not (tmp_path / "t").exists()
     assert "argument --model-name: expected a non-empty name, got 'evil\\n# INJECT' (it holds a line break, a tab or " \
            "another control character)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("folder", ["sid", "turns", "report"])
+@pytest.mark.parametrize("seal", [None, "x", [1]])
+def test_a_seal_edited_to_something_else_is_refused_not_read_as_no_seal(folder, seal, tmp_path):
+    """Battery 38, H1: `"sealed": null` was read as a summary written before seals were, so an edited count
+    beside it was listed by the leaderboard. A writer writes a seal or no field at all."""
+    path = _damaged(tmp_path, folder, lambda data: data.update(sealed=seal))
+    with pytest.raises(SummaryFileError, match=r"field sealed must be the seal `ihbench (sid|turns|report)` writes "
+                                               r"\(an object\), got .*edited by hand"):
+        read_summary(path)
+
+
+@pytest.mark.parametrize("name", [" ", "   ", "\u00a0"])
+def test_a_blank_model_name_in_a_summary_is_refused(name, tmp_path):
+    """Battery 38, H2: a turns summary whose model_name was edited to spaces was reported as a run named " "
+    (a blank row name in report.md); the option itself refuses a blank name."""
+    path = _damaged(tmp_path, "turns", lambda data: data.update(model_name=name))
+    with pytest.raises(SummaryFileError, match=r"field model_name must be a non-empty name on one line, got"):
+        read_summary(path)

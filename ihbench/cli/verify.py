@@ -76,12 +76,16 @@ def main(args: argparse.Namespace) -> int:
     for name, default in _REVIEW_OPTIONS.items():
         if getattr(args, name) is None:
             setattr(args, name, default)
+    folders, paths = _benchmark_folders(args.paths)
+    if args.judge_model and args.paths and not paths:  # else "OK" reads as a review that was never asked for
+        raise UsageError(f"--judge-model: the semantic review reads IHBench sources (their points and criteria), and "
+                         f"{folders[0]} is a ConversationBench benchmark, which it does not review; leave "
+                         "--judge-model out, or give IHBench sources too")
     cache = None
     if args.judge_model:  # a wrong --cache (or IHBENCH_CACHE) is refused before "OK" is printed
         from ihbench.llm import LLMCache
 
         cache = LLMCache(args.cache)
-    folders, paths = _benchmark_folders(args.paths)
     report = verify_paths(paths or None, check_audio=not args.no_audio) if paths or not args.paths else None
     checked = [verify_benchmark_folder(folder, check_audio=not args.no_audio) for folder in folders]
     problems = [*(report.problems if report else []), *(p for _, found in checked for p in found)]
@@ -93,8 +97,9 @@ def main(args: argparse.Namespace) -> int:
     turns = sum(len(benchmark.turns) for benchmark, _ in checked if benchmark)
     status = "OK" if not problems else f"{len(problems)} problem(s)"
     # with --judge-model the content checks come next: "OK" alone read as a pass of the review not yet made
-    scope = " (form and wording; the content checks by the judge follow)" if args.judge_model and conversations \
-        and not problems else ""
+    scope = " (form and wording; the content checks by the judge follow" + \
+        (", of the IHBench sources only)" if folders else ")") if args.judge_model and conversations and not problems \
+        else ""
     print(f"{status}: {len(conversations)} conversation(s), {points} interruption point(s), "
           f"{len(folders)} ConversationBench-style benchmark(s) ({turns} turns) checked{scope}")
     if problems:
