@@ -14,6 +14,7 @@ with the same types as the command line.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import math
 import os
@@ -360,13 +361,13 @@ class Name(ArgType):
     be sent as is and recorded as the judge's or model's identity; a line break or a tab (pasted by
     mistake) would be written into a summary and start a line of its own in a report."""
 
-    expected = "a non-empty name"
+    expected = "a non-empty name on one line"
 
     def convert(self, value: Any) -> str:
         if not isinstance(value, str) or not value.strip():
             raise self.refuse(value)
         if not value.isprintable():
-            raise self.refuse(value, "it holds a line break, a tab or another control character")
+            raise self.refuse(value, "a line break, a tab or another control character in it")
         return value
 
 
@@ -376,6 +377,17 @@ class DataSource(Name):
     `Path("")` is the current folder, and a command given '' read (or uploaded) whatever was there."""
 
     expected = "a dataset folder or a Hub id"
+
+    def convert(self, value: Any) -> str:
+        value = super().convert(value)
+        try:  # links that point at each other: read, a traceback deep in a command (a Hub id resolves as a path)
+            Path(value).expanduser().resolve()
+        except RuntimeError:  # pathlib's "Symlink loop from ..." (Python < 3.13)
+            raise self.refuse(value, "a symlink loop: its links point at each other") from None
+        except OSError as error:  # ELOOP from Python 3.13; any other is said by the command that reads it
+            if error.errno == errno.ELOOP:
+                raise self.refuse(value, "a symlink loop: its links point at each other") from None
+        return value
 
 
 @dataclass(frozen=True, repr=False)

@@ -628,3 +628,25 @@ def test_set_baseline_never_copies_a_key_from_run_json_into_the_card(endpoint, w
         text = (tmp_path / "b" / name).read_text()
         assert "sk-NOT-IN-CARD" not in text and written in text, name
     assert f"`{written}`," in (tmp_path / "b" / "README.md").read_text()
+
+
+@pytest.mark.parametrize("argv", [["publish-dataset", "{loop}", "--repo", "me/x", "--dry-run"],
+                                  ["sid", "--data", "{loop}", "--detector", "energy", "--out", "{tmp}/s"],
+                                  ["set-baseline", "{tmp}/run", "--data", "{loop}", "--out", "{tmp}/b"],
+                                  ["info", "{loop}/inside"]])
+def test_a_dataset_given_as_a_symlink_loop_is_one_line(argv, tmp_path, capsys):
+    """Battery 38, H5 (P2): publish-dataset, set-baseline --data and sid --data ended in a traceback
+    ("RuntimeError: Symlink loop from ...") for links that point at each other, where every path option
+    said so in one line. A dataset option (a folder or a Hub id) now says it too."""
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    (tmp_path / "run").mkdir()
+    argv = [part.format(loop=tmp_path / "a", tmp=tmp_path) for part in argv]
+    before = sorted(tmp_path.iterdir())
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and sorted(tmp_path.iterdir()) == before
+    given = next(part for part in argv if part.startswith(str(tmp_path / "a")))
+    assert err.strip().splitlines()[-1].endswith(
+        f"expected a dataset folder or a Hub id, got '{given}' (a symlink loop: its links point at each other)"), err

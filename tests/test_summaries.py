@@ -273,8 +273,8 @@ def test_a_model_name_on_two_lines_is_refused_in_a_summary_and_as_an_option(fold
     with pytest.raises(SystemExit) as stop:
         main(["turns", str(tmp_path / "none.wav"), "--out", str(tmp_path / "t"), "--model-name", "evil\n# INJECT"])
     assert stop.value.code == 2 and not (tmp_path / "t").exists()
-    assert "argument --model-name: expected a non-empty name, got 'evil\\n# INJECT' (it holds a line break, a tab or " \
-           "another control character)" in capsys.readouterr().err
+    assert "argument --model-name: expected a non-empty name on one line, got 'evil\\n# INJECT' (a line break, a " \
+           "tab or another control character in it)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("folder", ["sid", "turns", "report"])
