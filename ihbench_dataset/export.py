@@ -23,11 +23,12 @@ _NAME_BYTES = 150
 
 def folder_name(conversation_id: str) -> str:
     """A conversation's folder under --out: the id itself when it can be one folder's name; else one
-    name, never a path ("/", "\\", control characters and NUL become "_"), never hidden, never "." or
-    "..", never too long, with a digest of the id so that two ids never share a folder ("a/b", "a_b").
+    name, never a path ("/", "\\", control characters, NUL and the bidirectional controls that turn a
+    listing's line around become "_"), never hidden, never "." or "..", never too long, with a digest of
+    the id so that two ids never share a folder ("a/b", "a_b").
     (An id of a hand-edited dataset otherwise exported into --out itself, above it, into another id's
     folder, or ended in an OS error.)"""
-    name = re.sub(r"[\x00-\x1f\x7f/\\]", "_", conversation_id)
+    name = re.sub(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069/\\]", "_", conversation_id)
     name = f"_{name}" if not name or name.startswith(".") else name
     if name == conversation_id and len(name.encode("utf-8")) <= _NAME_BYTES:
         return name

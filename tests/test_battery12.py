@@ -1320,12 +1320,14 @@ def test_cache_info_on_a_link_to_nothing_says_so(tmp_path, capsys):
 
 @pytest.mark.parametrize("conversation_id, folder", [("x\x00y", "x_y-"), ("..", "_..-"), (".", "_.-"),
                                                      ("../../esc1", "_.._.._esc1-"), ("a/b", "a_b-"), ("a_b", "a_b"),
-                                                     ("z" * 300, "z" * 139 + "-"), ("gov-01", "gov-01")])
+                                                     ("z" * 300, "z" * 139 + "-"), ("gov-01", "gov-01"),
+                                                     ("x\u202eyfdp.exe", "x_yfdp.exe-")])
 def test_export_gives_each_conversation_one_visible_folder_under_out(conversation_id, folder, official, tmp_path):
     """Battery 35, E2 (P2) and E3: a conversation_id with a NUL byte (a hand-edited dataset) ended export in a
     ValueError traceback; ".." in an OS error naming a temporary folder; "." exported into --out itself and
     "../../esc1" into a hidden folder. Battery 36, F4 and F5: a 300-character id ended in "File name too
-    long"; "a/b" and "a_b" shared one folder. An id that is not a folder's name as it is gets a digest."""
+    long"; "a/b" and "a_b" shared one folder. An id that is not a folder's name as it is gets a digest.
+    Battery 38 nit: a right-to-left override kept in the folder's name turned its listing around."""
     import dataclasses
 
     from ihbench.dataset import load_items
