@@ -324,14 +324,24 @@ def file_digest(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+#: the fields each command seals (`seal`), by the command that writes the summary
+SEALED_FIGURES = {"sid": ["scores"], "turns": ["timing", "statistics", "agreement"], "report": ["runs"]}
+
+
 def _check_seal(data: dict, where: str, command: str) -> None:
-    if "sealed" in data and not isinstance(data["sealed"], dict):  # a writer seals, or writes no field at all
-        raise SummaryError(f"field {_dotted(where, 'sealed')} must be the seal `ihbench {command}` writes (an object), "
-                           f"got {json.dumps(data['sealed'])[:40]}; the file was edited by hand (`ihbench {command}` "
-                           "writes it again)")
-    sealed = data.get("sealed") if isinstance(data.get("sealed"), dict) else {}
-    figures = sealed.get("figures") if isinstance(sealed.get("figures"), list) else []
-    if sealed.get("figures_sha256") is not None and sealed["figures_sha256"] != _figures_digest(data, figures):
+    """A summary written before seals were has no `sealed` field; one with the field has the whole seal
+    its command writes (a seal emptied or nulled would otherwise pass any edit of the figures)."""
+    if "sealed" not in data:
+        return
+    sealed = data["sealed"]
+    if not (isinstance(sealed, dict) and sealed.get("figures") == SEALED_FIGURES[command]
+            and isinstance(sealed.get("figures_sha256"), str) and isinstance(sealed.get("files_sha256"), dict)):
+        raise SummaryError(f"field {_dotted(where, 'sealed')} is not the seal `ihbench {command}` writes (the figures "
+                           f"{', '.join(SEALED_FIGURES[command])} and their digests), got "
+                           f"{json.dumps(sealed)[:60]}; the file was edited by hand (`ihbench {command}` writes it "
+                           "again)")
+    figures = sealed["figures"]
+    if sealed["figures_sha256"] != _figures_digest(data, figures):
         named = ", ".join(_dotted(where, name) for name in figures)
         raise SummaryError(f"field(s) {named}: not the figures `ihbench {command}` wrote (they differ from its seal, "
                            f"{_dotted(where, 'sealed.figures_sha256')}); the file was edited by hand (`ihbench "

@@ -277,15 +277,28 @@ def test_a_model_name_on_two_lines_is_refused_in_a_summary_and_as_an_option(fold
            "tab or another control character in it)" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("folder", ["sid", "turns", "report"])
-@pytest.mark.parametrize("seal", [None, "x", [1]])
-def test_a_seal_edited_to_something_else_is_refused_not_read_as_no_seal(folder, seal, tmp_path):
+@pytest.mark.parametrize("folder, command", [("sid", "sid"), ("turns", "turns"), ("report", "report")])
+@pytest.mark.parametrize("edit", [lambda seal: None, lambda seal: "x", lambda seal: [1], lambda seal: {},
+                                  lambda seal: {"x": 1}, lambda seal: {**seal, "figures_sha256": None},
+                                  lambda seal: {**seal, "figures": []}, lambda seal: {**seal, "files_sha256": None}])
+def test_a_seal_edited_to_something_else_is_refused_not_read_as_no_seal(folder, command, edit, tmp_path):
     """Battery 38, H1: `"sealed": null` was read as a summary written before seals were, so an edited count
-    beside it was listed by the leaderboard. A writer writes a seal or no field at all."""
-    path = _damaged(tmp_path, folder, lambda data: data.update(sealed=seal))
-    with pytest.raises(SummaryFileError, match=r"field sealed must be the seal `ihbench (sid|turns|report)` writes "
-                                               r"\(an object\), got .*edited by hand"):
+    beside it was listed by the leaderboard. Battery 39, J1: so was a seal emptied ({}), or with its digest
+    nulled. A writer writes its whole seal, or (before seals were) no field at all."""
+    from ihbench.summaries import SEALED_FIGURES, seal
+
+    def damage(data):
+        whole = seal(data, tmp_path, SEALED_FIGURES[command], [])["sealed"]
+        data["sealed"] = edit(whole)
+
+    path = _damaged(tmp_path, folder, damage)
+    with pytest.raises(SummaryFileError, match=rf"field sealed is not the seal `ihbench {command}` writes \(the "
+                                               r"figures .* and their digests\), got .*edited by hand"):
         read_summary(path)
+    data = json.loads(path.read_text())
+    data["sealed"] = seal(data, tmp_path, SEALED_FIGURES[command], [])["sealed"]  # whole again: read
+    path.write_text(json.dumps(data))
+    assert read_summary(path).sealed["figures"] == SEALED_FIGURES[command]
 
 
 @pytest.mark.parametrize("name", [" ", "   ", "\u00a0"])

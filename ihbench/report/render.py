@@ -7,7 +7,7 @@ from typing import Optional
 
 from ihbench.dataset.schema import DEPTH_BINS, INTERRUPTION_TYPES
 
-from ..summaries import ReportSummary, seal
+from ..summaries import SEALED_FIGURES, ReportSummary, seal
 from .barge_in_compare import plot as plot_barge_in_vs_static
 from .barge_in_compare import render as render_barge_in_vs_static
 from .devset import NOT_COMPARABLE, by_type_table, differences, run_warning
@@ -346,7 +346,7 @@ def write_report(summary: ReportSummary, out: Path) -> dict[str, Path]:
                "dev_set": plot_dev_set(report, out / FIGURES["dev_set"]),
                "barge_in_vs_static": plot_barge_in_vs_static(report.get("barge_in_vs_static") or [], report["runs"],
                                                            out / FIGURES["barge_in_vs_static"])}
-    write_json(out / "summary.json", seal(json.loads(json.dumps(report, default=str)), out, ["runs"], []))
+    write_json(out / "summary.json", seal(json.loads(json.dumps(report, default=str)), out, SEALED_FIGURES["report"], []))
     (out / "report.md").write_text(render_markdown(report, figures), encoding="utf-8")
     return {"summary": out / "summary.json", "report": out / "report.md",
             **{k: v for k, v in figures.items() if v is not None}}

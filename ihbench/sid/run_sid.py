@@ -32,7 +32,7 @@ from ihbench.dataset.io import write_json_atomic
 from ihbench.dataset.redaction import redact
 
 from ..rundir import RunDir
-from ..summaries import SidScore, SidSummary, seal
+from ..summaries import SEALED_FIGURES, SidScore, SidSummary, seal
 
 
 class SidClipsFailed(IHBenchError):
@@ -316,7 +316,7 @@ def _write_run(run: RunDir, data, config, predictions, references, description, 
     ).to_json()
     if (extra or {}).get("sweep"):
         _write_sweep(out, config, extra, len(references))
-    summary = seal(json.loads(json.dumps(summary, default=str)), out, ["scores"], ["predictions.jsonl"])
+    summary = seal(json.loads(json.dumps(summary, default=str)), out, SEALED_FIGURES["sid"], ["predictions.jsonl"])
     write_json_atomic(run.summary_path, summary)
     return summary
 

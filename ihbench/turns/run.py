@@ -37,7 +37,7 @@ from ihbench.dataset.redaction import redact
 
 from ..resources import load_metric
 from ..rundir import RunDir
-from ..summaries import TURNS_FORMAT, TurnsSummary, seal
+from ..summaries import SEALED_FIGURES, TURNS_FORMAT, TurnsSummary, seal
 from .audio import TwoChannel, plan_recordings, read_recording
 from .boundaries import DESCRIPTION as BOUNDARIES
 from .boundaries import speech_boundaries
@@ -358,7 +358,7 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
             "per_recording": rows, "notes": notes, "ihbench_version": __version__,
             "command": redact(list(command)) if command else None, "format_version": TURNS_FORMAT,
         }).to_json()
-        summary = seal(json.loads(json.dumps(summary)), run.path, ["timing", "statistics", "agreement"],
+        summary = seal(json.loads(json.dumps(summary)), run.path, SEALED_FIGURES["turns"],
                        [row["events"] for row in rows])
         write_json_atomic(run.summary_path, summary)
         _remove_stale_recordings(run.path, {row["recording"] for row in rows})
