@@ -233,8 +233,8 @@ def test_a_character_a_terminal_hides_is_written_as_its_escape(tmp_path, capsys)
     the lines export and verify print, escape them; letters of any script, newline and tab pass."""
     from ihbench.cli.common import shown
 
-    assert shown("en_a.wav\x00 x\u202eabc \x07 \r\x1b[2J é 😀 日本\n\t") == \
-        "en_a.wav\\x00 x\\u202eabc \\x07 \\r\\x1b[2J é 😀 日本\n\t"
+    assert shown("en_a.wav\x00 x\u202eabc \x07 \r\x1b[2J\x85 é 😀 日本\n\t") == \
+        "en_a.wav\\x00 x\\u202eabc \\x07 \\x0d\\x1b[2J\\u0085 é 😀 日本\n\t"
     odd = tmp_path / "a\u202eb\x07"
     odd.mkdir()  # an existing folder, not a run: the name option types refuse such a name before any message
     assert main(["report", str(odd), "--out", str(tmp_path / "rep"), "--quiet"]) == 2
@@ -252,3 +252,16 @@ def test_a_folder_option_given_a_device_says_it_is_a_device(tmp_path):
     (tmp_path / "f.txt").write_text("x")
     with pytest.raises(ArgumentValueError, match=r"expected a folder, got '.*f\.txt' \(a file\)$"):
         path("folder")(str(tmp_path / "f.txt"))
+
+
+def test_a_run_folder_named_with_terminal_commands_is_escaped_in_the_results_too(tmp_path, capsys):
+    """Battery 39, J5: the results on stdout ("rs<ESC>[2Kq: TF win rate ...") printed a run folder's name raw
+    while the warnings beside them escaped it. Every command's stdout goes through the same escape."""
+    import shutil
+
+    from judged_runs import judged_run
+
+    run = shutil.copytree(judged_run(tmp_path), tmp_path / "rs\x1b[2Kq\u202eX")
+    assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "rs\\x1b[2Kq\\u202eX: TF win rate" in out and "\x1b" not in out and "\u202e" not in out, out

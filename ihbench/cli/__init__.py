@@ -41,7 +41,7 @@ from . import (
     turns,
     verify,
 )
-from .common import shown
+from .common import faithful_stdout, shown
 from .quiet import libraries_quiet, library_warnings
 from ihbench.dataset.argtypes import KeyValue
 
@@ -146,7 +146,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     logger.setLevel(logging.WARNING)
     logger.propagate = False
     try:
-        with libraries_quiet(args.quiet), library_warnings(args.quiet, args.command), _terminate_as_interrupt():
+        with libraries_quiet(args.quiet), library_warnings(args.quiet, args.command), _terminate_as_interrupt(), \
+                faithful_stdout():
             from ihbench.dataset.outputs import check_library_caches
 
             check_library_caches()  # before any command reads a dataset or loads a model

@@ -5,6 +5,7 @@ What an option's value may be is said where the option is added, with a type of
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import sys
 from pathlib import Path
@@ -24,16 +25,48 @@ _UNSHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u20
 
 def shown(text) -> str:
     """`text` as a terminal shows it faithfully: a character of an id or a path that would be invisible
-    or rearrange the line ("en_a.wav\\0" beside "en_a.wav") is written as its escape. Newline and tab
-    pass (progress bars draw themselves, not through here)."""
-    return _UNSHOWN.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), str(text))
+    or rearrange the line ("en_a.wav\\0" beside "en_a.wav") is written as its escape (\\u form above
+    ASCII, so a JSON line printed stays JSON). Newline and tab pass (progress bars draw themselves on
+    stderr, not through here)."""
+    return _UNSHOWN.sub(lambda match: _escape(match.group()), str(text))
+
+
+def _escape(character: str) -> str:
+    code = ord(character)
+    return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}"
+
+
+class _Faithful:
+    """A command's stdout, each write through `shown`: every result line of every command, whatever
+    run folder, id or model name it names."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(shown(text))
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def faithful_stdout():
+    """stdout written through `shown` for the command's duration, then as found (main() may be called
+    again in one process: tests, notebooks)."""
+    found = sys.stdout
+    sys.stdout = _Faithful(found)
+    try:
+        yield
+    finally:
+        sys.stdout = found
 
 
 def notes(args: argparse.Namespace, lines) -> None:
     """What a command noticed but did not stop for, one `note:` line each; --quiet hides them."""
     if not args.quiet:
         for note in lines:
-            print(shown(f"note: {note}"))
+            print(f"note: {note}")
 
 
 #: Exit status of a command that works item by item (run, judge, generate, verify with a judge):

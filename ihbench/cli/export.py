@@ -35,6 +35,6 @@ def main(args: argparse.Namespace) -> int:
         return 2
     target = export_conversation(conversation, load_items(args.data, split=args.split), args.out)
     wavs = len(list(target.glob("*.wav")))
-    print(shown(f"exported {conversation.conversation_id} to {target} (conversation.md + {wavs} WAV files)"))
+    print(f"exported {conversation.conversation_id} to {target} (conversation.md + {wavs} WAV files)")
     return 0
 

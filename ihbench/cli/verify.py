@@ -160,8 +160,8 @@ def _verify_audio(args: argparse.Namespace) -> int:
     flagged = sorted((cut for cut in cuts if cut.probability > THRESHOLD), key=lambda cut: -cut.probability)
     for cut in flagged:
         context = f" (in context {cut.in_context:.2f})" if cut.in_context is not None else ""
-        print(shown(f"{cut.conversation_id} turn {cut.turn} ({cut.type}): p={cut.probability:.3f}{context}: "
-                    f"{cut.text()}"))
+        print(f"{cut.conversation_id} turn {cut.turn} ({cut.type}): p={cut.probability:.3f}{context}: "
+              f"{cut.text()}")
     if args.audio_report:
         from ihbench.dataset.io import write_json_atomic
 
