@@ -93,8 +93,11 @@ MAX_TYPED_NAME = 256
 
 
 def typed_name(text: str, what: str) -> str:
-    """A name typed into a page, stripped, of a sane length and one line."""
+    """A name typed into a page, stripped, of a sane length and one line; not blank (spaces alone were
+    stripped to '' and written as the judge's name into every judgment)."""
     text = text.strip()
+    if not text:
+        raise UserError(f"the {what} is blank; type a name")
     if len(text) > MAX_TYPED_NAME:
         raise UserError(f"the {what} is {len(text):,} characters long; at most {MAX_TYPED_NAME}")
     if not text.isprintable():

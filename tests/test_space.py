@@ -368,3 +368,15 @@ def test_turns_tab_shows_smart_turns_probability_track_and_what_it_covers(space)
     for name in ("backchannel", "interrupt", "handle_interruption"):
         assert f"agreement {name}: not covered (" in summary
     assert "single-label evaluation: not covered" in summary and "pipecat-ai 1.14.0" in summary
+
+
+@pytest.mark.parametrize("blank", [" ", "   ", "\u00a0", "\t "])
+def test_a_judge_model_of_spaces_is_refused_by_the_judge_tab(blank, tmp_path):
+    """Battery 39, J2: the Judge tab stripped a judge model of spaces to '' and judged, writing judge_model ''
+    into every judgment and "judges:  (prompt ...)" into the report (the CLI refuses --judge-model ' ')."""
+    from ihbench import ui
+
+    (tmp_path / "run.json").write_text("{}")  # a session's run: refused before it is read
+    with pytest.raises(ui.UserError, match="the judge model is blank; type a name"):
+        ui.judge_run_dir(str(tmp_path), "http://127.0.0.1:9/v1", blank)
+    assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
