@@ -321,3 +321,17 @@ def test_verify_refuses_a_judge_for_a_conversationbench_benchmark_it_would_not_r
         f"ihbench verify: error: --judge-model: the semantic review reads IHBench sources (their points and "
         f"criteria), and {folder} is a ConversationBench benchmark, which it does not review; leave --judge-model "
         "out, or give IHBench sources too")
+
+
+def test_two_turns_naming_one_recording_are_refused_before_the_import(folder, tmp_path, capsys):
+    """Battery 39, J3: turn 1's audio_file edited to turn 0's was imported without a word, so an audio model
+    answered turn 1 from turn 0's recording and was scored against the booking it never heard."""
+    path = folder / "turns.py"
+    text = path.read_text()
+    assert text.count("audio/turn_001.wav") == 1
+    path.write_text(text.replace("audio/turn_001.wav", "audio/turn_000.wav"))
+    assert main(["convbench-import", str(folder), "--out", str(tmp_path / "ds"), "--name", "bench", "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"ihbench convbench-import: error: {folder}: turns 0 and 1 name the same audio 'audio/turn_000.wav'; each "
+        "turn is its own recording")
+    assert not (tmp_path / "ds").exists()

@@ -41,6 +41,17 @@ class ReadBenchmark:
     audio_label: str  # where the audio is expected: "audio/", "real_audio/person1/"
     config: dict  # the config's constants (name, description, hf_repo, ...)
 
+    def __post_init__(self):
+        """Each turn is its own recording: two naming one file (an edit copied from a line above) would play
+        one turn's words as the other's, and a model be scored on a request it never heard."""
+        first: dict[str, int] = {}
+        for position, name in enumerate(self.audio_files):
+            turn = self.benchmark.turns[position].index
+            if name in first:
+                raise ConvBenchFormatError(f"{self.root}: turns {first[name]} and {turn} name the same audio "
+                                           f"{name!r}; each turn is its own recording")
+            first[name] = turn
+
 
 def is_benchmark_folder(path: Path) -> bool:
     return os.path.lexists(path / "turns.py")  # one that is no regular file is said so when it is parsed
