@@ -380,8 +380,12 @@ class DataSource(Name):
 
     def convert(self, value: Any) -> str:
         value = super().convert(value)
+        try:
+            path = Path(value).expanduser()
+        except RuntimeError:  # ~NAME of no user here: said by the reader, naming it
+            return value
         try:  # links that point at each other: read, a traceback deep in a command (a Hub id resolves as a path)
-            Path(value).expanduser().resolve()
+            path.resolve()
         except RuntimeError:  # pathlib's "Symlink loop from ..." (Python < 3.13)
             raise self.refuse(value, "a symlink loop: its links point at each other") from None
         except OSError as error:  # ELOOP from Python 3.13; any other is said by the command that reads it

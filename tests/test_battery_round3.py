@@ -650,3 +650,31 @@ def test_a_dataset_given_as_a_symlink_loop_is_one_line(argv, tmp_path, capsys):
     given = next(part for part in argv if part.startswith(str(tmp_path / "a")))
     assert err.strip().splitlines()[-1].endswith(
         f"expected a dataset folder or a Hub id, got '{given}' (a symlink loop: its links point at each other)"), err
+
+
+def test_sid_import_says_which_clips_hold_the_same_audio(tmp_path, capsys):
+    """Battery 39, J4: a copy of a clip under another name, labelled the opposite way (break / no break),
+    and a clip listed in two languages were imported without a word, though every detector is scored
+    wrong on one of the pair and a copy counts twice. Said, not refused: SID-Bench is kept as published."""
+    import numpy as np
+    from test_battery4_files import _wav
+
+    root = tmp_path / "sid"
+    for language in ("en", "zh"):
+        (root / "test_wavs" / language).mkdir(parents=True)
+    clips = {"a.wav": 0.1, "b.wav": 0.2, "c.wav": 0.1}  # c.wav: a.wav's audio again
+    for name, level in clips.items():
+        _wav(root / "test_wavs" / "en" / name, np.full(32_000, level))
+    _wav(root / "test_wavs" / "zh" / "z.wav", np.full(32_000, 0.2))  # b.wav's audio
+    rows = {"en": [("a.wav", True), ("b.wav", True), ("c.wav", False)], "zh": [("z.wav", True)]}
+    for language, lines in rows.items():
+        (root / "test_wavs" / f"{language}_test_lines.jsonl").write_text("".join(json.dumps(
+            {"audio": name, "total_nonbreak": not brk, "duration": 2.0, "break_time": 0.5 if brk else 2.0,
+             "text_with_break": "x"}) + "\n" for name, brk in lines))
+    assert main(["sid-import", str(root), "--out", str(tmp_path / "ds"), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert (f"ihbench sid-import: warning: {root}: 1 clip(s) hold the same audio as another but say the opposite "
+            "of it (break / no break), so every detector is scored wrong on one of them: sid_en/a.wav and "
+            "sid_en/c.wav") in err, err
+    assert (f"ihbench sid-import: warning: {root}: 1 clip(s) hold the same audio as another, and count twice in "
+            "the scores: sid_en/b.wav and sid_zh/z.wav") in err, err

@@ -1,6 +1,7 @@
 """`ihbench sid-import`: SID-Bench into Parquet configs of a local dataset folder, listed in its card."""
 from __future__ import annotations
 
+import hashlib
 import logging
 from pathlib import Path, PurePath
 from typing import Optional, Sequence
@@ -60,11 +61,46 @@ def _wav_bytes(row: dict, annotations: str) -> tuple[bytes, float, int]:
 _BEYOND_AUDIO_S = 1.0
 
 
-def _arrow_rows(rows: list[dict], annotations: str, mismatched: list[str], multichannel: list[str]) -> list[dict]:
+class _Copies:
+    """Clips that hold the same audio under two names. Said, not refused: SID-Bench's own files are kept as
+    published (its scores were computed on them). But a copy labelled otherwise (break and no break) is
+    scored against both labels, so one of them is wrong for any detector; and a copy counts twice."""
+
+    def __init__(self):
+        self.first: dict[str, tuple[str, str, tuple]] = {}
+        self.relabelled: list[str] = []
+        self.repeated: list[str] = []
+
+    def see(self, config: str, name: str, data: bytes, row: dict) -> None:
+        digest = hashlib.sha256(data).hexdigest()
+        labels = (row["total_nonbreak"], row["break_time"])
+        if digest not in self.first:
+            self.first[digest] = (config, name, labels)
+            return
+        other_config, other, other_labels = self.first[digest]
+        pair = f"{other_config}/{other} and {config}/{name}"
+        (self.relabelled if labels[0] != other_labels[0] else self.repeated).append(pair)
+
+    def warn(self, root) -> None:
+        def listed(pairs):
+            return "; ".join(pairs[:_MAX_LISTED]) + ("; ..." if len(pairs) > _MAX_LISTED else "")
+
+        if self.relabelled:
+            log.warning("%s: %d clip(s) hold the same audio as another but say the opposite of it (break / no "
+                        "break), so every detector is scored wrong on one of them: %s", root, len(self.relabelled),
+                        listed(self.relabelled))
+        if self.repeated:
+            log.warning("%s: %d clip(s) hold the same audio as another, and count twice in the scores: %s", root,
+                        len(self.repeated), listed(self.repeated))
+
+
+def _arrow_rows(rows: list[dict], annotations: str, mismatched: list[str], multichannel: list[str],
+                copies: _Copies, config: str) -> list[dict]:
     arrow = []
     for row in rows:
         data, duration, channels = _wav_bytes(row, annotations)
         name = PurePath(row["audio"]).name
+        copies.see(config, name, data, row)
         if row["break_time"] > duration + _BEYOND_AUDIO_S:  # a break the audio does not reach: APT would time it
             raise SidFormatError(f"{annotations} line {row['line']}: break_time {row['break_time']} s is past the end "
                                  f"of {name} ({duration:.3f} s of audio); the annotation is not of this file")
@@ -81,7 +117,8 @@ def _arrow_rows(rows: list[dict], annotations: str, mismatched: list[str], multi
     return arrow
 
 
-def _write_parquet(rows: list[dict], target: Path, annotations: str, progress) -> tuple[list[str], list[str]]:
+def _write_parquet(rows: list[dict], target: Path, annotations: str, progress, copies: _Copies,
+                   config: str) -> tuple[list[str], list[str]]:
     """Row groups of a few dozen clips, so a split with three-minute noise clips never sits in memory.
     Returns the clips whose length is not the listed duration, and those of more than one channel."""
     import pyarrow as pa
@@ -93,8 +130,8 @@ def _write_parquet(rows: list[dict], target: Path, annotations: str, progress) -
     with pq.ParquetWriter(str(target), schema) as writer:
         for start in range(0, len(rows), _ROWS_PER_GROUP):
             chunk = rows[start:start + _ROWS_PER_GROUP]
-            writer.write_table(pa.Table.from_pylist(_arrow_rows(chunk, annotations, mismatched, multichannel),
-                                                    schema=schema))
+            writer.write_table(pa.Table.from_pylist(_arrow_rows(chunk, annotations, mismatched, multichannel, copies,
+                                                                config), schema=schema))
             progress.update(len(chunk))
     return mismatched, multichannel
 
@@ -136,18 +173,19 @@ def _import_locked(root, out: BuildDir, configs, progress: bool) -> dict:
     from tqdm.auto import tqdm
 
     annotations = {config: str(_annotation_file(Path(root), SID_CONFIGS[config][0])) for config in configs}
-    notes, written, odd_clips = list(configs.notes), {}, {}
+    notes, written, odd_clips, copies = list(configs.notes), {}, {}, _Copies()
     try:
         with tqdm(total=sum(map(len, configs.values())), unit="clip", desc="importing SID-Bench",
                   disable=not progress) as bar:
             for config, rows in configs.items():
                 written[config] = out.new_file(config, SPLIT)
-                odd_clips[config] = _write_parquet(rows, written[config], annotations[config], bar)
+                odd_clips[config] = _write_parquet(rows, written[config], annotations[config], bar, copies, config)
     except BaseException:
         out.discard_files(written)  # nothing of this import stays
         raise
     for config, (mismatched, multichannel) in odd_clips.items():  # said once the bar is gone: lines of their own
         _clip_warnings(config, annotations[config], mismatched, multichannel)
+    copies.warn(root)
     out.install_files(written, SPLIT, lambda files: update_readme_configs(out.card_path, list(configs), files))
     return {"out": str(out.path), "configs": {config: len(rows) for config, rows in configs.items()},
             "split": SPLIT, "notes": notes}
