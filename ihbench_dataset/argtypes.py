@@ -367,7 +367,8 @@ class Name(ArgType):
         if not isinstance(value, str) or not value.strip():
             raise self.refuse(value)
         if not value.isprintable():
-            raise self.refuse(value, "a line break, a tab or another control character in it")
+            raise self.refuse(value, "a line break, a tab, a control character or a space other than the plain one "
+                                     "in it")
         return value
 
 

@@ -274,7 +274,7 @@ def test_a_model_name_on_two_lines_is_refused_in_a_summary_and_as_an_option(fold
         main(["turns", str(tmp_path / "none.wav"), "--out", str(tmp_path / "t"), "--model-name", "evil\n# INJECT"])
     assert stop.value.code == 2 and not (tmp_path / "t").exists()
     assert "argument --model-name: expected a non-empty name on one line, got 'evil\\n# INJECT' (a line break, a " \
-           "tab or another control character in it)" in capsys.readouterr().err
+           "tab, a control character or a space other than the plain one in it)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("folder, command", [("sid", "sid"), ("turns", "turns"), ("report", "report")])
