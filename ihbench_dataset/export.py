@@ -10,6 +10,7 @@ from .audio import encode_wav
 from .errors import UnknownNameError, UsageError
 from .io import new_folders, staging_folder
 from .schema import EvalItem
+from .unshown import UNSHOWN
 from .wide import WideConversation
 
 
@@ -28,7 +29,7 @@ def folder_name(conversation_id: str) -> str:
     the id so that two ids never share a folder ("a/b", "a_b").
     (An id of a hand-edited dataset otherwise exported into --out itself, above it, into another id's
     folder, or ended in an OS error.)"""
-    name = re.sub(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069/\\]", "_", conversation_id)
+    name = re.sub(f"[\t\n{UNSHOWN}/\\\\]", "_", conversation_id)
     name = f"_{name}" if not name or name.startswith(".") else name
     if name == conversation_id and len(name.encode("utf-8")) <= _NAME_BYTES:
         return name

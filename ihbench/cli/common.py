@@ -11,16 +11,15 @@ import sys
 from pathlib import Path
 from typing import Optional
 
+from ihbench.dataset.unshown import UNSHOWN
+
 
 #: why a ConversationBench conversation stopped on the data's own clip is not played again by a rerun
 DATA_AUDIO = ("they stopped on a turn whose audio in the dataset is damaged or silent (the run's error names its "
               "config, turn and file): they fail again until the dataset is mended or imported again")
 
 
-#: what a terminal does not show as itself: C0/C1 controls (a NUL vanishes, a carriage return rewrites the
-#: line, ESC starts a command to the terminal) and the bidirectional controls (a right-to-left override
-#: turns the rest of the line around)
-_UNSHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_UNSHOWN = re.compile(f"[{UNSHOWN}]")
 
 
 def shown(text) -> str:

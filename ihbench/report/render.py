@@ -346,7 +346,8 @@ def write_report(summary: ReportSummary, out: Path) -> dict[str, Path]:
                "dev_set": plot_dev_set(report, out / FIGURES["dev_set"]),
                "barge_in_vs_static": plot_barge_in_vs_static(report.get("barge_in_vs_static") or [], report["runs"],
                                                            out / FIGURES["barge_in_vs_static"])}
-    write_json(out / "summary.json", seal(json.loads(json.dumps(report, default=str)), out, SEALED_FIGURES["report"], []))
+    sealed = seal(json.loads(json.dumps(report, default=str)), out, SEALED_FIGURES["report"], [])
+    write_json(out / "summary.json", sealed)
     (out / "report.md").write_text(render_markdown(report, figures), encoding="utf-8")
     return {"summary": out / "summary.json", "report": out / "report.md",
             **{k: v for k, v in figures.items() if v is not None}}
