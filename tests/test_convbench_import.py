@@ -335,3 +335,22 @@ def test_two_turns_naming_one_recording_are_refused_before_the_import(folder, tm
         f"ihbench convbench-import: error: {folder}: turns 0 and 1 name the same audio 'audio/turn_000.wav'; each "
         "turn is its own recording")
     assert not (tmp_path / "ds").exists()
+
+
+@pytest.mark.parametrize("spelled", ["./audio/turn_000.wav", "audio//turn_000.wav"])
+def test_one_recording_spelled_two_ways_is_still_one(spelled, folder, tmp_path, capsys):
+    """Battery 40, K1: the J3 check compared the spelling of the path, so './audio/turn_000.wav' passed."""
+    path = folder / "turns.py"
+    path.write_text(path.read_text().replace("audio/turn_001.wav", spelled))
+    assert main(["convbench-import", str(folder), "--out", str(tmp_path / "ds"), "--name", "bench", "--quiet"]) == 2
+    assert f"{folder}: turns 0 and 1 name the same audio {spelled!r}" in capsys.readouterr().err
+
+
+def test_a_recording_copied_over_another_turns_file_is_said(folder, tmp_path, capsys):
+    """Battery 40, K1: turn 1's WAV copied over turn 2's (names untouched) was imported without a word; the
+    model hears turn 1's request for both. Said, not refused: one sentence said twice renders the same."""
+    (folder / "audio" / "turn_002.wav").write_bytes((folder / "audio" / "turn_001.wav").read_bytes())
+    assert main(["convbench-import", str(folder), "--out", str(tmp_path / "ds"), "--name", "bench", "--quiet"]) == 0
+    assert (f"ihbench convbench-import: warning: {folder}: turns 1 and 2 hold the same audio (audio/turn_001.wav, "
+            "audio/turn_002.wav) but different words; the model hears turn 1's request for both") \
+        in capsys.readouterr().err

@@ -12,7 +12,9 @@ anything is written; the Parquet files are renamed into place only when both are
 """
 from __future__ import annotations
 
+import hashlib
 import io
+import logging
 import os
 import re
 from pathlib import Path
@@ -25,6 +27,8 @@ from .benchmark import ConvBenchmark, check_calls_against_tools, dumps
 from ..io.regular import absent, check_inside
 from .pyfiles import ConvBenchFormatError
 from .read import ReadBenchmark, read_benchmark
+
+log = logging.getLogger("ihbench")
 
 SPLIT = "test"
 SETUP_SUFFIX = "_setup"
@@ -126,6 +130,21 @@ def read_audio(read: ReadBenchmark, progress: bool = True) -> list[dict]:
     return clips
 
 
+def _same_recordings(read: ReadBenchmark, clips: list[dict]) -> None:
+    """Two turns of different words whose files hold the same bytes (a file copied over another): the
+    model hears one request for both. Said, not refused: a deterministic TTS renders one sentence said
+    twice ("Yes, that's right.") to the same bytes, and then the words are the same too."""
+    first: dict[str, int] = {}
+    for position, clip in enumerate(clips):
+        digest = hashlib.sha256(clip["bytes"]).hexdigest()
+        turn = read.benchmark.turns[position]
+        earlier = first.setdefault(digest, position)
+        if earlier != position and read.benchmark.turns[earlier].input.strip() != turn.input.strip():
+            log.warning("%s: turns %d and %d hold the same audio (%s, %s) but different words; the model hears "
+                        "turn %d's request for both", read.root, read.benchmark.turns[earlier].index, turn.index,
+                        read.audio_files[earlier], read.audio_files[position], read.benchmark.turns[earlier].index)
+
+
 def _missing_audio(read: ReadBenchmark, missing: list[str]) -> str:
     folder = read.root / read.audio_label
     where = (f"{folder}: no such folder" if not folder.is_dir()
@@ -181,6 +200,8 @@ def import_convbench(path, out_dir, *, name: Optional[str] = None, setup=None, s
     if problems:
         raise ConvBenchFormatError(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
     audio = None if text_only else read_audio(read, progress)
+    if audio is not None:
+        _same_recordings(read, audio)
     audio_source = "none (--text-only)" if text_only else f"{read.audio_label} of {read.root}"
     return write_benchmark(benchmark, audio, audio_source, out_dir)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -47,10 +48,11 @@ class ReadBenchmark:
         first: dict[str, int] = {}
         for position, name in enumerate(self.audio_files):
             turn = self.benchmark.turns[position].index
-            if name in first:
-                raise ConvBenchFormatError(f"{self.root}: turns {first[name]} and {turn} name the same audio "
+            key = posixpath.normpath(name.replace("\\", "/"))  # ./audio/x.wav, audio//x.wav: one file
+            if key in first:
+                raise ConvBenchFormatError(f"{self.root}: turns {first[key]} and {turn} name the same audio "
                                            f"{name!r}; each turn is its own recording")
-            first[name] = turn
+            first[key] = turn
 
 
 def is_benchmark_folder(path: Path) -> bool:
