@@ -328,6 +328,10 @@ def file_digest(path: Path) -> str:
 SEALED_FIGURES = {"sid": ["scores"], "turns": ["timing", "statistics", "agreement"], "report": ["runs"]}
 
 
+def _cut(text: str, keep: int = 60) -> str:
+    return text if len(text) <= keep else text[:keep] + "..."
+
+
 def _check_seal(data: dict, where: str, command: str) -> None:
     """A summary written before seals were has no `sealed` field; one with the field has the whole seal
     its command writes (a seal emptied or nulled would otherwise pass any edit of the figures)."""
@@ -338,7 +342,7 @@ def _check_seal(data: dict, where: str, command: str) -> None:
             and isinstance(sealed.get("figures_sha256"), str) and isinstance(sealed.get("files_sha256"), dict)):
         raise SummaryError(f"field {_dotted(where, 'sealed')} is not the seal `ihbench {command}` writes (the figures "
                            f"{', '.join(SEALED_FIGURES[command])} and their digests), got "
-                           f"{json.dumps(sealed)[:60]}; the file was edited by hand (`ihbench {command}` writes it "
+                           f"{_cut(json.dumps(sealed))}; the file was edited by hand (`ihbench {command}` writes it "
                            "again)")
     figures = sealed["figures"]
     if sealed["figures_sha256"] != _figures_digest(data, figures):

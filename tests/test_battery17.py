@@ -118,7 +118,8 @@ def test_report_names_only_the_option_given_and_refuses_a_model_name_on_two_line
     assert "--config" not in err
     assert main(["report", str(run), "--model-name", f"{run}=x\n# Evil heading", "--out", str(tmp_path / "rep"),
                  "--quiet"]) == 2
-    assert "the name holds a line break, a tab or another control character" in capsys.readouterr().err
+    assert "the name holds a line break, a tab, a control character or a space other than the plain one" in \
+        capsys.readouterr().err
     assert not (tmp_path / "rep").exists()
 
 

@@ -666,15 +666,19 @@ def test_sid_import_says_which_clips_hold_the_same_audio(tmp_path, capsys):
     for name, level in clips.items():
         _wav(root / "test_wavs" / "en" / name, np.full(32_000, level))
     _wav(root / "test_wavs" / "zh" / "z.wav", np.full(32_000, 0.2))  # b.wav's audio
-    rows = {"en": [("a.wav", True), ("b.wav", True), ("c.wav", False)], "zh": [("z.wav", True)]}
+    import soundfile
+
+    samples, rate = soundfile.read(root / "test_wavs" / "en" / "a.wav")  # battery 40, K3: another encoding
+    soundfile.write(root / "test_wavs" / "en" / "d.wav", samples, rate, subtype="FLOAT")
+    rows = {"en": [("a.wav", True), ("b.wav", True), ("c.wav", False), ("d.wav", False)], "zh": [("z.wav", True)]}
     for language, lines in rows.items():
         (root / "test_wavs" / f"{language}_test_lines.jsonl").write_text("".join(json.dumps(
             {"audio": name, "total_nonbreak": not brk, "duration": 2.0, "break_time": 0.5 if brk else 2.0,
              "text_with_break": "x"}) + "\n" for name, brk in lines))
     assert main(["sid-import", str(root), "--out", str(tmp_path / "ds"), "--quiet"]) == 0
     err = capsys.readouterr().err
-    assert (f"ihbench sid-import: warning: {root}: 1 clip(s) hold the same audio as another but say the opposite "
+    assert (f"ihbench sid-import: warning: {root}: 2 clip(s) hold the same audio as another but say the opposite "
             "of it (break / no break), so every detector is scored wrong on one of them: sid_en/a.wav and "
-            "sid_en/c.wav") in err, err
+            "sid_en/c.wav; sid_en/a.wav and sid_en/d.wav") in err, err
     assert (f"ihbench sid-import: warning: {root}: 1 clip(s) hold the same audio as another, and count twice in "
             "the scores: sid_en/b.wav and sid_zh/z.wav") in err, err

@@ -58,8 +58,8 @@ def parse_model_names(pairs: Optional[Sequence[str]], run_dirs: Sequence[Path]) 
         if not equals or not run or not name.strip():
             raise UsageError(f"--model-name expects RUN=NAME, got {pair!r}")
         if not name.isprintable():  # a line break in a name starts a heading of its own in report.md
-            raise UsageError(f"--model-name {pair!r}: the name holds a line break, a tab or another control "
-                             "character; give the name on one line")
+            raise UsageError(f"--model-name {pair!r}: the name holds a line break, a tab, a control character or a "
+                             "space other than the plain one; give the name on one line")
         key = Path(run).resolve()
         if key not in given:
             raise UsageError(f"--model-name {pair}: {run} is not one of the run folders given")

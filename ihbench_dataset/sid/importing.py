@@ -6,6 +6,8 @@ import logging
 from pathlib import Path, PurePath
 from typing import Optional, Sequence
 
+import numpy as np
+
 from ..audio import AudioError, audio_channels, audio_duration, decode_audio, decoder_message
 from ..audio_format import SAMPLING_RATE
 from ..builddir import BuildDir
@@ -38,8 +40,9 @@ def sid_features():
     })
 
 
-def _wav_bytes(row: dict, annotations: str) -> tuple[bytes, float, int]:
-    """The file's own bytes (the benchmark is defined on them), its duration and channels from the header."""
+def _wav_bytes(row: dict, annotations: str) -> tuple[bytes, float, int, str]:
+    """The file's own bytes (the benchmark is defined on them), its duration and channels from the header,
+    and a digest of its sound (samples at 16-bit precision: one recording saved as PCM or as float is one)."""
     path = Path(row["audio"])
     data = path.read_bytes()
     try:
@@ -50,10 +53,11 @@ def _wav_bytes(row: dict, annotations: str) -> tuple[bytes, float, int]:
     if duration <= 0:  # imported, it was a traceback from the decoder when `ihbench sid` reached it
         raise SidFormatError(f"{annotations} line {row['line']}: {path}: no audio (0 samples)")
     try:  # a damaged sample (NaN, infinite) stopped the whole `ihbench sid` run later, naming no clip
-        decode_audio(data, SAMPLING_RATE, where=f"{annotations} line {row['line']}: {path}")  # checks finite samples
+        samples = decode_audio(data, SAMPLING_RATE, where=f"{annotations} line {row['line']}: {path}")  # finite
     except AudioError as error:
         raise SidFormatError(str(error)) from None
-    return data, duration, audio_channels(data)
+    sound = hashlib.sha256(np.round(np.clip(samples, -1, 1) * 32767).astype(np.int16).tobytes()).hexdigest()
+    return data, duration, audio_channels(data), sound
 
 
 #: how far a break time may lie past the audio's end, or a listed duration from the audio's (a rounding, a
@@ -62,7 +66,7 @@ _BEYOND_AUDIO_S = 1.0
 
 
 class _Copies:
-    """Clips that hold the same audio under two names. Said, not refused: SID-Bench's own files are kept as
+    """Clips that hold the same sound under two names (or two encodings). Said, not refused: SID-Bench's own files are kept as
     published (its scores were computed on them). But a copy labelled otherwise (break and no break) is
     scored against both labels, so one of them is wrong for any detector; and a copy counts twice."""
 
@@ -71,8 +75,7 @@ class _Copies:
         self.relabelled: list[str] = []
         self.repeated: list[str] = []
 
-    def see(self, config: str, name: str, data: bytes, row: dict) -> None:
-        digest = hashlib.sha256(data).hexdigest()
+    def see(self, config: str, name: str, digest: str, row: dict) -> None:
         labels = (row["total_nonbreak"], row["break_time"])
         if digest not in self.first:
             self.first[digest] = (config, name, labels)
@@ -98,9 +101,9 @@ def _arrow_rows(rows: list[dict], annotations: str, mismatched: list[str], multi
                 copies: _Copies, config: str) -> list[dict]:
     arrow = []
     for row in rows:
-        data, duration, channels = _wav_bytes(row, annotations)
+        data, duration, channels, sound = _wav_bytes(row, annotations)
         name = PurePath(row["audio"]).name
-        copies.see(config, name, data, row)
+        copies.see(config, name, sound, row)
         if row["break_time"] > duration + _BEYOND_AUDIO_S:  # a break the audio does not reach: APT would time it
             raise SidFormatError(f"{annotations} line {row['line']}: break_time {row['break_time']} s is past the end "
                                  f"of {name} ({duration:.3f} s of audio); the annotation is not of this file")
