@@ -276,9 +276,13 @@ def test_sid_and_report_stopped_before_their_summary_are_written_again_by_the_sa
         assert json.loads((out / "summary.json").read_text()).get("scores") == scores
 
 
-def test_a_staging_stopped_midway_is_staged_into_again(tmp_path, capsys, monkeypatch):
+def test_a_staging_stopped_midway_is_named_and_no_file_is_removed(tmp_path, capsys, monkeypatch):
     """H14: publish-space stopped by SIGTERM or kill -9 while staging left files no marker listed, and
-    the same command refused the folder as not empty."""
+    the same command refused the folder as not empty. Battery 41, L1 (P1): the fix took everything in
+    such a folder for the staging's own, and the next publish deleted a file the user put there since.
+    It is now refused, naming what happened, and nothing is removed."""
+    import shutil
+
     import ihbench.publish.space as space
 
     def stopped(*args, **kwargs):
@@ -290,7 +294,13 @@ def test_a_staging_stopped_midway_is_staged_into_again(tmp_path, capsys, monkeyp
         with pytest.raises(KeyboardInterrupt):
             space.publish_space("a/b", dry_run=True, staging_dir=staging)
     assert (staging / "app.py").is_file()
+    (staging / "notes.txt").write_text("a user's own file, put there after the staging was stopped\n")
+    before = sorted(p.name for p in staging.iterdir())
     capsys.readouterr()
+    assert main(["publish-space", "--repo", "a/b", "--dry-run", "--staging-dir", str(staging), "--quiet"]) == 2
+    assert f"{staging} holds what a publish stopped while staging left there" in capsys.readouterr().err
+    assert sorted(p.name for p in staging.iterdir()) == before
+    shutil.rmtree(staging)  # emptied by its owner: staged into again
     assert main(["publish-space", "--repo", "a/b", "--dry-run", "--staging-dir", str(staging), "--quiet"]) == 0
     (staging / "mine.txt").write_text("a user's own file, put there after a finished staging\n")
     assert main(["publish-space", "--repo", "a/b", "--dry-run", "--staging-dir", str(staging), "--quiet"]) == 2

@@ -71,6 +71,10 @@ def check_staging_folder(folder: Path, what: str = "--staging-dir") -> Path:
                              "empty folder (or one an earlier publish staged into)")
         _refuse_links(folder, what)
         check_output_path(folder, what, shared=True)
+        if _stopped_midway(folder) and staged_files(folder):  # its files and any put there since look alike
+            raise UsageError(f"{what}: {folder} holds what a publish stopped while staging left there, and maybe "
+                             f"files of yours put there since, which cannot be told apart; nothing was removed: move "
+                             "out what is yours and empty the folder (or give another folder)")
         staged = _staged_before(folder)
         foreign = [name for name in staged_files(folder) if name not in staged]
         if foreign:  # a user's own files: never uploaded, never removed
@@ -132,8 +136,8 @@ def staging_root(staging_dir: Optional[Path], prefix: str) -> Path:
 
 def begin_staging(root: Path) -> None:
     """Before the first file is staged (everything checked): a staging stopped midway (SIGTERM, kill -9)
-    is still known as ours, and the next publish stages there again. The folder was new, empty or an
-    earlier staging's when it began, so everything it holds until `mark_staged` lists it is ours."""
+    is known as ours, so the next publish names what happened rather than "not empty"; it removes
+    nothing, since a user's file put there since cannot be told from what was staged."""
     root.mkdir(parents=True, exist_ok=True)
     (root / STAGING_MARKER).write_text(json.dumps({"staged by": "ihbench publish", "files": None, "under way": True}))
 
@@ -144,15 +148,23 @@ def mark_staged(root: Path) -> None:
     (root / STAGING_MARKER).write_text(json.dumps({"staged by": "ihbench publish", "files": staged_files(root)}))
 
 
-def _staged_before(folder: Path) -> set[str]:
-    """The files the marker lists (none for a marker of an older version, which listed nothing)."""
+def _marker(folder: Path) -> dict:
     try:
         marker = json.loads((folder / STAGING_MARKER).read_text(encoding="utf-8"))
-        files = marker.get("files")
-    except (OSError, ValueError, AttributeError):
-        return set()
-    if marker.get("under way") is True:  # stopped while staging: all of it is that staging's
-        return set(staged_files(folder))
+    except (OSError, ValueError):
+        return {}
+    return marker if isinstance(marker, dict) else {}
+
+
+def _stopped_midway(folder: Path) -> bool:
+    """A staging stopped before `mark_staged` (SIGTERM, kill -9): its marker lists no files. Taking all the
+    folder holds for its own deleted a file a user put there afterwards."""
+    return _marker(folder).get("under way") is True
+
+
+def _staged_before(folder: Path) -> set[str]:
+    """The files the marker lists (none for a marker of an older version, which listed nothing)."""
+    files = _marker(folder).get("files")
     inside = folder.resolve()
     return {name for name in files if isinstance(name, str) and (folder / name).resolve().is_relative_to(inside)} \
         if isinstance(files, list) else set()
