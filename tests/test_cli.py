@@ -174,3 +174,18 @@ def test_the_space_command_help_names_every_tab_of_the_space(capsys):
     listed = re.search(r"space\s+serve the Gradio Space locally \(([^)]+)\)", capsys.readouterr().out)
     assert listed, "the space command's help line"
     assert [t.strip() for t in re.sub(r"\s+", " ", listed.group(1)).split(",")] == [t for t in tabs if t != "Setup"]
+
+
+def test_quiet_leaves_datasets_bars_on_when_the_command_imported_it(tmp_path):
+    """CI, order-dependent: a --quiet command that was the first to import datasets left its bars off for
+    the rest of the process (datasets keeps the variable it was imported under)."""
+    import subprocess
+    import sys
+
+    from official_layout import write_official_layout
+
+    official = write_official_layout(tmp_path / "official")
+    code = ("import sys; from ihbench.cli import main; assert 'datasets' not in sys.modules; "
+            f"main(['info', {str(official)!r}, '--quiet']); import datasets; "
+            "sys.exit(3 if datasets.are_progress_bars_disabled() else 0)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).returncode == 0

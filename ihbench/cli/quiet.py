@@ -58,7 +58,8 @@ def libraries_quiet(quiet: bool) -> Iterator[None]:
             switched.append(on)
     transformers_was_imported = "transformers.utils.logging" in sys.modules
     variable_was = os.environ.get(DATASETS_VARIABLE)
-    if "datasets" not in sys.modules and variable_was is None:
+    datasets_was_imported = "datasets" in sys.modules
+    if not datasets_was_imported and variable_was is None:
         os.environ[DATASETS_VARIABLE] = "1"
     try:
         yield
@@ -70,6 +71,10 @@ def libraries_quiet(quiet: bool) -> Iterator[None]:
             transformers.enable_progress_bar()  # it copied the Hub's switch, off, when it was imported
         if variable_was is None:
             os.environ.pop(DATASETS_VARIABLE, None)
+            bars = sys.modules.get("datasets.utils.tqdm")
+            if bars is not None and not datasets_was_imported:  # imported during the command, it kept the variable
+                bars.HF_DATASETS_DISABLE_PROGRESS_BARS = None  # as if unset, which it is again
+                bars.enable_progress_bars()
 
 
 #: read by each library when it is imported: its own log handler then prints errors only
