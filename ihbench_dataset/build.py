@@ -243,11 +243,21 @@ def _write(target: BuildDir, conversations: list[SourceConversation], builders: 
     everything again), then the plot and the card. Returns the statistics and the builders reused."""
     import datasets
 
+    bars_were_on = not datasets.are_progress_bars_disabled()
+    if not progress and bars_were_on:
+        datasets.disable_progress_bars()
+    try:
+        return _write_configs(target, conversations, builders, configs, timings)
+    finally:
+        if not progress and bars_were_on:  # the caller's process keeps datasets' bars as it had them
+            datasets.enable_progress_bars()
+
+
+def _write_configs(target: BuildDir, conversations: list[SourceConversation], builders: list[Builder],
+                   configs: Optional[ConfigCache], timings: dict) -> tuple[dict, list[str]]:
     from .card import render_card
     from .stats import plot_statistics
 
-    if not progress:
-        datasets.disable_progress_bars()
     files, statistics, reused = {}, {}, []
     for builder in builders:
         with _timed(timings, builder.name):

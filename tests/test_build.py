@@ -195,7 +195,11 @@ def test_a_rebuild_in_place_is_never_read_back_from_the_datasets_cache(tmp_path,
     shutil.copy(shortest, source)
     out = tmp_path / "data"
     options = dict(cache_dir=tts_cache, progress=False, convbench=[], sid=False, duplex=False)
+    datasets.enable_progress_bars()
     build(out, [source], **options)
+    # progress=False silences the build's own bars, not the caller's: a notebook, or the next test in
+    # this worker (tests/test_cli.py's quiet test failed in the clean-clone CI after a build here)
+    assert not datasets.are_progress_bars_disabled()
     before = datasets.load_dataset(str(out), "interruptions", split="dev")["tf_rubric"][0]
     document = json.loads(source.read_text())
     first = next(t for t in document["turns"] if "interruption" in t)
