@@ -332,8 +332,8 @@ def test_two_turns_naming_one_recording_are_refused_before_the_import(folder, tm
     path.write_text(text.replace("audio/turn_001.wav", "audio/turn_000.wav"))
     assert main(["convbench-import", str(folder), "--out", str(tmp_path / "ds"), "--name", "bench", "--quiet"]) == 2
     assert capsys.readouterr().err.strip() == (
-        f"ihbench convbench-import: error: {folder}: turns 0 and 1 name the same audio 'audio/turn_000.wav'; each "
-        "turn is its own recording")
+        f"ihbench convbench-import: error: {folder}: turns 0 and 1 name the same audio ('audio/turn_000.wav'); "
+        "each turn is its own recording")
     assert not (tmp_path / "ds").exists()
 
 
@@ -343,7 +343,33 @@ def test_one_recording_spelled_two_ways_is_still_one(spelled, folder, tmp_path, 
     path = folder / "turns.py"
     path.write_text(path.read_text().replace("audio/turn_001.wav", spelled))
     assert main(["convbench-import", str(folder), "--out", str(tmp_path / "ds"), "--name", "bench", "--quiet"]) == 2
-    assert f"{folder}: turns 0 and 1 name the same audio {spelled!r}" in capsys.readouterr().err
+    # both spellings, as each turn wrote it: battery 41 searched turns.py for the one quoted and found turn 1 only
+    assert f"{folder}: turns 0 and 1 name the same audio ('audio/turn_000.wav' and {spelled!r})" in \
+        capsys.readouterr().err
+
+
+@pytest.mark.parametrize("spelled, refused", [
+    ("audio/../audio/turn_001.wav", False), ("./audio/./turn_001.wav", False),
+    ("audio/../../turn_001.wav", True), ("../bench/audio/turn_001.wav", True), ("/etc/hostname", True),
+])
+def test_a_path_through_dotdot_is_refused_only_when_it_leaves_the_folder(spelled, refused, folder, tmp_path,
+                                                                        capsys):
+    """Battery 41, L2: any '..' was refused as leaving the folder, its own file 'audio/../audio/turn_002.wav'
+    too, and the example offered was turn 0's path."""
+    path = folder / "turns.py"
+    path.write_text(path.read_text().replace("audio/turn_001.wav", spelled))
+    code = main(["convbench-import", str(folder), "--out", str(tmp_path / "ds"), "--name", "bench", "--quiet"])
+    err = capsys.readouterr().err
+    if refused:
+        assert code == 2 and f"`audio_file` {spelled!r} leaves the benchmark's folder; give a path inside it, " \
+            "such as audio/turn_001.wav" in err
+        assert not (tmp_path / "ds").exists()
+    else:
+        assert code == 0, err
+        import datasets
+
+        rows = datasets.load_dataset(str(tmp_path / "ds"), "bench", split="test")
+        assert rows[1]["audio_file"] == spelled and rows[1]["audio"] is not None
 
 
 def test_a_recording_copied_over_another_turns_file_is_said(folder, tmp_path, capsys):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import posixpath
 import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -151,15 +152,23 @@ def normalise_turn(raw: dict, index: int, where: str, core: list[str], mapping: 
     if not isinstance(flexible, list) or not all(isinstance(a, str) for a in flexible):
         raise ConvBenchFormatError(f"{where}: `flexible_args` must be a list of argument names")
     audio_file = text("audio_file", False)
-    if audio_file and (re.match(r"[/\\]|[A-Za-z]:", audio_file) or ".." in re.split(r"[/\\]", audio_file)):
-        raise ConvBenchFormatError(f"{where}: `audio_file` {audio_file!r} leaves the benchmark's folder; give a "
-                                   "path inside it (audio/turn_000.wav)")  # else any file of the machine is read
+    if audio_file:
+        _refuse_leaving(audio_file, f"{where}: `audio_file`", index)
     return ConvTurn(
         index=index, input=text("input"), golden_text=text("golden_text"), required_function_call=calls,
         function_call_response=response, categories=list(categories), subcategory=text("subcategory", False),
         audio_file=audio_file or f"audio/turn_{index:03d}.wav", scoring_dimensions=list(dimensions),
         flexible_args=list(flexible), tool_use_guidance=text("tool_use_guidance", False),
         extras={k: v for k, v in raw.items() if k not in KNOWN_KEYS})
+
+
+def _refuse_leaving(audio_file: str, what: str, index: int) -> None:
+    """A path that leaves the benchmark's folder, else any file of the machine is read; one that only
+    passes through `..` inside it (`audio/../audio/x.wav`) does not."""
+    spelled = posixpath.normpath(audio_file.replace("\\", "/"))
+    if re.match(r"/|[A-Za-z]:", spelled) or spelled == ".." or spelled.startswith("../"):
+        raise ConvBenchFormatError(f"{what} {audio_file!r} leaves the benchmark's folder; give a path inside it, "
+                                   f"such as audio/turn_{index:03d}.wav")
 
 
 def _is_call(call: Any) -> bool:

@@ -45,14 +45,16 @@ class ReadBenchmark:
     def __post_init__(self):
         """Each turn is its own recording: two naming one file (an edit copied from a line above) would play
         one turn's words as the other's, and a model be scored on a request it never heard."""
-        first: dict[str, int] = {}
+        first: dict[str, tuple[int, str]] = {}
         for position, name in enumerate(self.audio_files):
             turn = self.benchmark.turns[position].index
             key = posixpath.normpath(name.replace("\\", "/"))  # ./audio/x.wav, audio//x.wav: one file
             if key in first:
-                raise ConvBenchFormatError(f"{self.root}: turns {first[key]} and {turn} name the same audio "
-                                           f"{name!r}; each turn is its own recording")
-            first[key] = turn
+                earlier, spelled = first[key]
+                names = repr(name) if spelled == name else f"{spelled!r} and {name!r}"
+                raise ConvBenchFormatError(f"{self.root}: turns {earlier} and {turn} name the same audio "
+                                           f"({names}); each turn is its own recording")
+            first[key] = (turn, name)
 
 
 def is_benchmark_folder(path: Path) -> bool:
