@@ -191,7 +191,7 @@ def _tuning_set(data, config, reported, *, tune_data, tune_config, tune_clips):
         return UsageError(f"{given}: {why}" if given else why)
 
     try:
-        references, clips = sid_rows(tune_data, tune_config,
+        references, clips = sid_rows(tune_data, tune_config, data_flag=None if given else "--data",
                                      config_flag="--tune-on" if tune_config != config else "--config")
         indices = _selected(references, tune_clips, "--tune-clips", tune_config)
     except IHBenchError as error:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Any, Iterator, Sequence, Union
+from typing import Any, Iterator, Optional, Sequence, Union
 
 import numpy as np
 
@@ -98,12 +98,13 @@ def _from_sid_folder(rows: list[dict]) -> tuple[list[dict], SidClips]:
     return references, SidClips([row["audio"] for row in rows], [r["audio"] for r in references])
 
 
-def sid_rows(dataset_or_dir: Any, config: str = "sid_en", *,
-             config_flag: str = "--config") -> tuple[list[dict], SidClips]:
+def sid_rows(dataset_or_dir: Any, config: str = "sid_en", *, config_flag: str = "--config",
+             data_flag: Optional[str] = "--data") -> tuple[list[dict], SidClips]:
     """(references, clips) of one config, from an imported dataset directory, a raw SID-Bench folder
     or a loaded `Dataset`. References are what the fir/irl/apt modules take, plus `audio` (the file
     name) so predictions can be joined to them. `config_flag`: the option that named `config`, for
-    the messages (sid's --tune-on names the tuning config)."""
+    the messages (sid's --tune-on names the tuning config); `data_flag` the one that named the folder
+    (None where the message already names it)."""
     import datasets
 
     if isinstance(dataset_or_dir, datasets.DatasetDict):
@@ -135,7 +136,9 @@ def sid_rows(dataset_or_dir: Any, config: str = "sid_en", *,
                              f"{', '.join(sid) or 'none (run ihbench sid-import or ihbench build)'}; "
                              f"all configs: {', '.join(built)}")
     if not root.is_dir():  # the folder itself first: the config cannot be judged without it
-        raise SidFormatError(f"{root}: not a directory")
+        what = "a file" if root.is_file() else "not found" if not root.exists() else "not a folder"
+        raise SidFormatError(f"{data_flag + ': ' if data_flag else ''}{root}: expected a dataset directory with "
+                             f"sid_* configs or a SID-Bench folder, got {what}")
     if config not in SID_CONFIGS:
         raise UsageError(f"{config_flag}: expected one of {', '.join(SID_CONFIGS)} or a config of the dataset "
                          f"directory, got {config!r}")
