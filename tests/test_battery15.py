@@ -146,8 +146,11 @@ def test_sid_import_removes_a_killed_imports_temporary_file(tmp_path, capsys):
     config = next(p for p in out.iterdir() if p.is_dir())
     stale = config / ".test.parquet.99999.tmp"
     stale.write_bytes(b"PAR1")  # what a killed import leaves
+    assert "replacing" not in capsys.readouterr().out
     assert main(["sid-import", str(root), "--out", str(out), "--quiet"]) == 0
     assert not stale.exists()
+    # the configs it held are replaced: said (battery 41's nit), not silently
+    assert capsys.readouterr().out.strip().endswith(", replacing the sid_noise it held (imported before)")
 
 
 def test_publish_dataset_names_a_run_folder_as_one(official, tmp_path, capsys):

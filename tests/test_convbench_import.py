@@ -202,9 +202,15 @@ def test_the_command_line_and_a_second_benchmark_beside_ihbench_configs(folder, 
 
     data = write_official_layout(tmp_path / "official")  # a dataset folder with IHBench configs
     assert main(["convbench-import", str(folder), "--out", str(data), "--quiet"]) == 0
-    assert "imported bike_bench (5 turns, 3 tools" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "imported bike_bench (5 turns, 3 tools" in out and "replacing" not in out
     assert main(["convbench-import", str(folder), "--out", str(data), "--name", "bike_copy", "--text-only",
                  "--quiet"]) == 0
+    # the same name again replaces that config: said, with where the replaced one came from (battery 41's nit)
+    assert main(["convbench-import", str(folder), "--out", str(data), "--name", "bike_copy", "--text-only",
+                 "--quiet"]) == 0
+    assert capsys.readouterr().out.strip().endswith(
+        ", replacing the bike_copy it held (from benchmark folder; audio: none (--text-only))")
     names = datasets.get_dataset_config_names(str(data))
     assert {"bike_bench", "bike_bench_setup", "bike_copy", "bike_copy_setup"} <= set(names)
     assert datasets.load_dataset(str(data), "bike_copy", split="test")[0]["audio"] is None

@@ -34,5 +34,6 @@ def main(args: argparse.Namespace) -> int:
                               text_only=args.text_only, progress=not args.quiet)
     print(f"imported {result['name']} ({result['turns']} turns, {result['tools']} tools, category mapping "
           f"{result['mapping_version']}, audio: {result['audio']}) into {result['out']} as configs {result['name']} "
-          f"and {result['setup']}")
+          f"and {result['setup']}" + (f", replacing the {result['name']} it held ({result['replaced']})"
+                                       if result["replaced"] else ""))
     return 0

@@ -25,6 +25,8 @@ def main(args: argparse.Namespace) -> int:
     result = import_sid(args.folder, args.out, progress=not args.quiet)
     notes(args, result.get("notes", []))
     counts = ", ".join(f"{name} ({n} clip(s))" for name, n in result["configs"].items())
-    print(f"imported {counts} into {result['out']}")
+    replaced = result.get("replaced") or []
+    print(f"imported {counts} into {result['out']}" +
+          (f", replacing the {', '.join(replaced)} it held (imported before)" if replaced else ""))
     return 0
 

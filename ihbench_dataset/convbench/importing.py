@@ -219,6 +219,12 @@ def write_configs(out: BuildDir, benchmark: ConvBenchmark, audio: Optional[list]
     import pyarrow.parquet as pq
 
     name, setup_name = benchmark.name, benchmark.name + SETUP_SUFFIX
+    # an import under a name the folder has replaces that config: said, with where the one replaced came from
+    replaced = None
+    if out.has_card() and name in out.config_names():
+        earlier = out.card_metadata(CARD_KEY).get(name)
+        earlier = earlier if isinstance(earlier, dict) else {}
+        replaced = f"from {earlier.get('source') or 'an earlier import'}; audio: {earlier.get('audio') or 'unknown'}"
     tables = {name: (turn_rows(benchmark, audio), turn_features()),
               setup_name: ([setup_row(benchmark, audio_source)], setup_features())}
     out.path.mkdir(parents=True, exist_ok=True)
@@ -237,7 +243,8 @@ def write_configs(out: BuildDir, benchmark: ConvBenchmark, audio: Optional[list]
         out.set_card_metadata(CARD_KEY, name, card_entry(benchmark, benchmark.source, audio_source, SPLIT))
     out.install_files(written, SPLIT, list_in_card)
     return {"out": str(out.path), "name": name, "setup": setup_name, "turns": len(benchmark.turns),
-            "tools": len(benchmark.tools), "mapping_version": benchmark.mapping_version, "audio": audio_source}
+            "tools": len(benchmark.tools), "mapping_version": benchmark.mapping_version, "audio": audio_source,
+            "replaced": replaced}
 
 
 def card_entry(benchmark: ConvBenchmark, source: str, audio_source: str, split: str) -> dict:

@@ -189,9 +189,10 @@ def _import_locked(root, out: BuildDir, configs, progress: bool) -> dict:
     for config, (mismatched, multichannel) in odd_clips.items():  # said once the bar is gone: lines of their own
         _clip_warnings(config, annotations[config], mismatched, multichannel)
     copies.warn(root)
+    replaced = [config for config in configs if config in out.config_names()] if out.has_card() else []
     out.install_files(written, SPLIT, lambda files: update_readme_configs(out.card_path, list(configs), files))
     return {"out": str(out.path), "configs": {config: len(rows) for config, rows in configs.items()},
-            "split": SPLIT, "notes": notes}
+            "split": SPLIT, "notes": notes, "replaced": replaced}
 
 
 def _new_readme_body(configs: Sequence[str]) -> str:
