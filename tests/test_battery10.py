@@ -387,6 +387,9 @@ def test_a_model_name_with_a_pipe_or_a_newline_stays_in_its_column(official, tmp
     from ihbench.report.markdown import cell
 
     assert cell("my|model\n(text)") == "my\\|model (text)"
+    # battery nits: a name's Markdown was rendered (bold, a link, HTML), and one starting '#' became a heading
+    assert cell("**big** [x](y) <b>") == "\\*\\*big\\*\\* \\[x\\](y) \\<b\\>"
+    assert cell("# head") == "\\# head" and cell("qwen2_audio") == "qwen2_audio"
     run = tmp_path / "run"
     with OpenAITestServer() as server:
         assert main(["run", "--model", "openai", "--model-path", "my|model", "--data", str(official), "--out",

@@ -316,3 +316,19 @@ def test_a_bug_in_the_llm_stops_generate_while_a_refusal_fails_the_calls(tmp_pat
     assert summary.failed == 2 and summary.written == 0 and summary.usage.calls == 1
     assert [(r["outcome"], r["agent"], r["reason"]) for r in records(tmp_path / "refused")] == [
         ("failed", "prerequisites", "prerequisites: HTTP 401: no key (after 1 attempt(s))")] * 2
+
+
+def test_an_llm_reached_through_a_url_with_a_key_in_it_writes_conversations_without_the_key(tmp_path):
+    """Battery 42, M2: with --llm-base-url http://KEY@host/v1 the provenance named the LLM "at
+    http://<redacted>@host", which verify reads as an unfilled placeholder: every conversation was
+    refused after all its requests, and the retry the message offered failed the same way."""
+    script = GenerationScript(["cooperative"])
+    with OpenAITestServer(respond=script) as server:
+        keyed = server.base_url.replace("http://", "http://sk-GENKEY42secret@")
+        out = tmp_path / "out"
+        assert main(["generate", "--domain", "government", "--goal", GOAL, "--intents", "1", "--conversations", "1",
+                     "--llm-model", "scripted", "--llm-base-url", keyed, "--out", str(out), "--cache",
+                     str(tmp_path / "cache.sqlite"), "--quiet"]) == 0
+    conversation = written(out)[ID.format(1)]
+    assert conversation["provenance"]["llm"].startswith(f"openai backend, model scripted at {server.base_url}")
+    assert not any("GENKEY42" in path.read_text(errors="replace") for path in tmp_path.rglob("*") if path.is_file())

@@ -19,6 +19,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -142,8 +143,16 @@ def _aside(path: Path) -> Path:
     return aside
 
 
+#: `scheme://user:password@`: the part of a URL before its host that holds a credential
+_URL_USER_PART = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]*@")
+
+
 def _llm_line(describe: dict) -> str:
-    where = f" at {describe['base_url']}" if describe.get("base_url") else ""
+    """The LLM as a conversation's provenance names it. A URL's user part is left out, not written
+    `<redacted>@`: verify reads `<...>` in a conversation as an unfilled placeholder, and refused every
+    conversation of an LLM reached through http://KEY@host, after all its requests (battery 42, M2)."""
+    url = describe.get("base_url")
+    where = " at " + _URL_USER_PART.sub(r"\1", url) if url else ""
     temperature = f", temperature {describe['temperature']}" if "temperature" in describe else ""
     return f"{describe.get('backend', '?')} backend, model {describe.get('model')}{where}{temperature}"
 

@@ -128,7 +128,8 @@ def render_cross_markdown(report: dict, figures: dict[str, Optional[Path]]) -> s
     for run in report["runs"]:
         details = "; ".join(f"{k} {v}" for k, v in run["details"].items() if v is not None)
         left = not_scored_line(run) if run["kind"] == "convbench" else None
-        lines.append(f"- {run['model']} ({BENCHMARKS[run['kind']]}, named by {run['named_by']}): {run['run']}"
+        lines.append(f"- {md_cell(run['model'])} ({BENCHMARKS[run['kind']]}, named by {run['named_by']}): "
+                     f"{md_cell(run['run'])}"
                      + (f" — {details}" if details else "")
                      + (f". **{left}**: only judged conversations are scored" if left else ""))
     return "\n".join(lines) + "\n"
