@@ -265,3 +265,19 @@ def test_a_run_folder_named_with_terminal_commands_is_escaped_in_the_results_too
     assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "rs\\x1b[2Kq\\u202eX: TF win rate" in out and "\x1b" not in out and "\u202e" not in out, out
+
+
+@pytest.mark.parametrize("argv", [
+    ["space", "--data", f"http://{KEY}@x"],  # refused by the command: "no such dataset directory"
+    ["run", "--model", "openai", "--model-path", "m", "--base-url", "http://127.0.0.1:1/v1", "--out", "o",
+     "--data", f"http://user:{KEY}@x"],
+    ["judge", ".", "--concurrency", f"http://{KEY}@x"],  # refused by argparse, through the option's type
+])
+def test_a_key_typed_where_a_path_or_number_goes_is_not_echoed_by_the_refusal(argv, tmp_path, monkeypatch):
+    """Battery 42, M3: `space --data http://sk-KEY@x` printed the key in the line that refused it, where
+    --base-url's own refusals hide it."""
+    monkeypatch.chdir(tmp_path)
+    result = subprocess.run([*CLI, *argv], capture_output=True, text=True)
+    assert result.returncode == 2 and KEY not in result.stderr + result.stdout, result.stderr
+    assert f"http://{REDACTED}@x" in result.stderr  # the whole user part, as run.json records --base-url's
+    assert list(tmp_path.iterdir()) == []

@@ -41,7 +41,7 @@ from . import (
     turns,
     verify,
 )
-from .common import faithful_stdout, shown
+from .common import faithful_stdout, said
 from .quiet import libraries_quiet, library_warnings
 from ihbench.dataset.argtypes import KeyValue
 
@@ -54,14 +54,14 @@ COMMANDS = (verify, build, info, export, publish_metrics, publish_dataset, publi
 def build_parser() -> argparse.ArgumentParser:
     from ihbench import __version__
 
-    parser = argparse.ArgumentParser(prog="ihbench", description=__doc__.split("\n\n# ")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(prog="ihbench", description=__doc__.split("\n\n# ")[0],
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--quiet", action="store_true", help="no progress bars and no notes; results and errors only")
     common.add_argument("--traceback", action="store_true",
                         help="on an error, print its full traceback (to send with a bug report); also IHBENCH_DEBUG=1")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     add = lambda name, **kw: commands.add_parser(name, parents=[common], **kw)  # noqa: E731
     for command in COMMANDS:
         command.add_parser(add)
@@ -72,6 +72,16 @@ def build_parser() -> argparse.ArgumentParser:
             elif type(action) is argparse._AppendAction and isinstance(action.type, KeyValue):  # noqa: E721
                 action.__class__ = _KeyGivenOnce
     return parser
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's own error lines (a value refused by an option's type, quoted) as the commands' are:
+    escaped and with credentials hidden."""
+
+    def _print_message(self, message, file=None):
+        if message and (file or sys.stderr) is sys.stderr:
+            message = said(message)
+        super()._print_message(message, file)
 
 
 class _GivenOnce(argparse._StoreAction):
@@ -160,28 +170,28 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except IHBenchError as error:  # meant for the user: one line; anything else is a bug and keeps its traceback
         if _debug(args):
             traceback.print_exc()
-        print(shown(f"ihbench {args.command}: error: {error}"), file=sys.stderr)
+        print(said(f"ihbench {args.command}: error: {error}"), file=sys.stderr)
         return 2
     except OSError as error:  # the machine said no: full disk, read-only folder, permission, ...
         if _debug(args):
             traceback.print_exc()
         where = f": {error.filename}" if error.filename else ""
         # pyarrow's own prefix ("Error writing bytes to file. Detail: [errno 28] ...") gives way to the system's words
-        said = os.strerror(error.errno) if error.errno and not error.strerror else (error.strerror or error)
-        print(shown(f"ihbench {args.command}: error: {said}{where}{_full_disk(args, error)}"), file=sys.stderr)
+        reason = os.strerror(error.errno) if error.errno and not error.strerror else (error.strerror or error)
+        print(said(f"ihbench {args.command}: error: {reason}{where}{_full_disk(args, error)}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt as stop:  # Ctrl-C, or `kill`, `timeout`, a CI cancel (`Terminated`): locks and caches
         # closed on the way out; only the commands that record their work as they go (`resumes`) can go on
         resumes = getattr(args, "resumes", False)
-        said = getattr(args, "stopped", None)
-        said = said(args) if callable(said) else said  # a command that says what it did with its output
-        said = said or (
+        outcome = getattr(args, "stopped", None)
+        outcome = outcome(args) if callable(outcome) else outcome  # a command that says what it did with its output
+        outcome = outcome or (
             "anything it wrote is kept, and the same command goes on from there"
             if (resumes(args) if callable(resumes) else resumes)
             else "it writes its results only once all is done, so nothing of them was written, and the same "
                  "command starts again from the beginning")
         terminated = isinstance(stop, Terminated)
-        print(f"ihbench {args.command}: stopped ({'SIGTERM' if terminated else 'Ctrl-C'}); {said}", file=sys.stderr)
+        print(f"ihbench {args.command}: stopped ({'SIGTERM' if terminated else 'Ctrl-C'}); {outcome}", file=sys.stderr)
         return 143 if terminated else 130
     except ModuleNotFoundError as error:  # an optional extra not installed: said as such; any other is a bug
         extra = OPTIONAL_MODULES.get((error.name or "").split(".")[0])
@@ -249,7 +259,7 @@ class BesideProgressBars(logging.StreamHandler):
         try:
             from tqdm import tqdm
 
-            tqdm.write(shown(self.format(record)), file=self.stream)
+            tqdm.write(said(self.format(record)), file=self.stream)
         except Exception:  # noqa: BLE001 (logging's own rule: a handler never raises)
             self.handleError(record)
 

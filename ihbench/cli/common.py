@@ -30,6 +30,15 @@ def shown(text) -> str:
     return _UNSHOWN.sub(lambda match: _escape(match.group()), str(text))
 
 
+def said(text) -> str:
+    """An error or warning line as printed: `shown`, with any credential it quotes hidden (a key in a
+    URL's user part or query, a key in use, a Bearer token). A value the user typed where a path goes
+    (`--data http://KEY@host`) is echoed in the line that refuses it (battery 42, M3)."""
+    from ihbench.dataset.redaction import redact_text
+
+    return shown(redact_text(str(text)))
+
+
 def _escape(character: str) -> str:
     code = ord(character)
     return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}"

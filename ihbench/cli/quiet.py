@@ -23,6 +23,8 @@ import warnings
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
+from .common import said
+
 DATASETS_VARIABLE = "HF_DATASETS_DISABLE_PROGRESS_BARS"
 
 
@@ -110,7 +112,7 @@ class _LibraryLines(logging.Handler):
         try:
             kind = "error" if record.levelno >= logging.ERROR else "warning"
             library = record.name.split(".")[0]
-            print(f"ihbench {self.command}: {kind}: ({library}) {record.getMessage()}", file=sys.stderr)
+            print(said(f"ihbench {self.command}: {kind}: ({library}) {record.getMessage()}"), file=sys.stderr)
         except Exception:  # never let a library's log line end the command
             self.handleError(record)
 
@@ -127,7 +129,7 @@ def library_warnings(quiet: bool, command: str) -> Iterator[None]:
             return
         shown.add((category, text))
         where = "" if _toolkit_file(filename) else f" ({category.__name__} from {_library(filename)})"
-        print(f"ihbench {command}: warning: {text}{where}", file=file or sys.stderr)
+        print(said(f"ihbench {command}: warning: {text}{where}"), file=file or sys.stderr)
 
     last_resort = logging.lastResort
     raised, variables = [], {}
