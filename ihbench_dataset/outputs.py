@@ -135,6 +135,18 @@ def check_output_path(path: Union[str, os.PathLike], what: str, *, may_be: Seque
     _check_creatable(path, what, own)
 
 
+def refuse_inside_source(path: Union[str, os.PathLike], what: str, source: Union[str, os.PathLike],
+                         source_what: str) -> None:
+    """An import's output inside the folder it reads (`convbench-import BENCH --out BENCH/ds`): the
+    user's checkout or download would hold a dataset among its own files, and the folder be read
+    again with it by the next import (battery 42, M1). A source that is a file is not a folder of its own."""
+    source_folder = Path(os.path.abspath(source)).resolve()
+    target = Path(os.path.abspath(path)).resolve()
+    if source_folder.is_dir() and (target == source_folder or source_folder in target.parents):
+        raise OutputPathError(f"{what}: {path} is inside {source}, the {source_what} being imported; give a path "
+                              "outside it")
+
+
 def _refuse_kept_elsewhere(path, what: str, own: Path) -> None:
     """Nor inside what is not the user's to write: the installed toolkit (a report written into a
     metric module's folder is read by `evaluate.load` and uploaded by `publish-metrics`; a pip

@@ -256,3 +256,15 @@ def test_a_report_stopped_midway_leaves_no_half_report(official, tmp_path, capsy
     # battery 23 S2: the earlier report, not half of each and not nothing
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.suffix in (".md", ".png", ".json")} == earlier
     assert (tmp_path / "r" / "run.json").exists()
+
+
+def test_sid_import_into_the_folder_it_reads_is_refused(tmp_path, capsys):
+    """Battery 42, M1, for sid-import: the dataset was written inside the SID-Bench download it read."""
+    import numpy as np
+    from test_battery5_files import _sid_noise
+
+    root = _sid_noise(tmp_path / "sb", {"n0.wav": np.full(32_000, 0.01)})
+    before = sorted(root.rglob("*"))
+    assert main(["sid-import", str(root), "--out", str(root / "imported"), "--quiet"]) == 2
+    assert f"--out: {root / 'imported'} is inside {root}, the SID-Bench folder being imported" in capsys.readouterr().err
+    assert sorted(root.rglob("*")) == before

@@ -386,3 +386,15 @@ def test_a_recording_copied_over_another_turns_file_is_said(folder, tmp_path, ca
     assert (f"ihbench convbench-import: warning: {folder}: turns 1 and 2 hold the same audio (audio/turn_001.wav, "
             "audio/turn_002.wav) but different words; the model hears turn 1's request for both") \
         in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("inside", ["imp", ".", "audio/imp"])
+def test_an_import_into_the_folder_it_reads_is_refused(inside, folder, tmp_path, capsys):
+    """Battery 42, M1: `convbench-import BENCH --out BENCH/imp` wrote the dataset among the checkout's own
+    files; a dataset folder is protected from every output, the folder being imported was not."""
+    before = sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+    out = folder / inside
+    assert main(["convbench-import", str(folder), "--out", str(out), "--name", "bench", "--quiet"]) == 2
+    assert f"--out: {out} is inside {folder}, the benchmark being imported; give a path outside it" in \
+        capsys.readouterr().err
+    assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*")) == before

@@ -27,8 +27,9 @@ def add_parser(add) -> argparse.ArgumentParser:
 
 def main(args: argparse.Namespace) -> int:
     from ihbench.dataset.convbench import import_convbench
-    from ihbench.dataset.outputs import check_output_path
+    from ihbench.dataset.outputs import check_output_path, refuse_inside_source
 
+    refuse_inside_source(args.out, "--out", args.source, "benchmark")
     check_output_path(args.out, "--out", may_be=("dataset",))
     result = import_convbench(args.source, args.out, name=args.name, setup=args.setup, speaker=args.speaker,
                               text_only=args.text_only, progress=not args.quiet)

@@ -18,9 +18,10 @@ def add_parser(add) -> argparse.ArgumentParser:
 
 
 def main(args: argparse.Namespace) -> int:
-    from ihbench.dataset.outputs import check_output_path
+    from ihbench.dataset.outputs import check_output_path, refuse_inside_source
     from ihbench.dataset.sid import import_sid
 
+    refuse_inside_source(args.out, "--out", args.folder, "SID-Bench folder")
     check_output_path(args.out, "--out", may_be=("dataset",))
     result = import_sid(args.folder, args.out, progress=not args.quiet)
     notes(args, result.get("notes", []))
