@@ -28,7 +28,7 @@ def page(built, tmp_path_factory):
         environment.setenv("IHBENCH_RUNS", str(tmp_path_factory.mktemp("runs")))
         port = free_port()
         demo = space_app.build_app()
-        demo.queue().launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+        space_app.serve(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
         ARTIFACTS.mkdir(exist_ok=True)
         with OpenAITestServer(respond=ScriptedJudge()) as judge_server, playwright_api.sync_playwright() as p:
             browser = launch(p)
