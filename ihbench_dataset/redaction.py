@@ -34,6 +34,13 @@ def _redact_url(text: str) -> str:
     return _QUERY.sub(_query_value, text)
 
 
+def without_url_user(text: str) -> str:
+    """`text` with every URL's user part left out (`http://KEY@host/v1` -> `http://host/v1`): where a
+    URL is shown as an address, not recorded as the option given, and `<redacted>` would read as a
+    placeholder."""
+    return _URL_USER.sub(r"\1", text)
+
+
 def _query_value(match: "re.Match") -> str:
     if not is_secret(match.group(2)):
         return match.group(0)
