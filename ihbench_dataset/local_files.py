@@ -32,6 +32,20 @@ def unfinished_import(folder: Path, config: str) -> Optional[str]:
     return None
 
 
+def _remedy(build: BuildDir, config: str) -> str:
+    """How a config's files are made again: an imported one by its import (a rebuild does not bring
+    it back), any other by `ihbench build`; or the whole dataset copied again."""
+    from .convbench.importing import CARD_KEY, SETUP_SUFFIX
+    from .sid.read import SID_CONFIGS
+
+    imported = build.card_metadata(CARD_KEY) if build.has_card() else {}
+    if config in SID_CONFIGS:
+        return "import it again (`ihbench sid-import`) or copy the dataset again"
+    if config in imported or config.removesuffix(SETUP_SUFFIX) in imported:
+        return "import it again (`ihbench convbench-import`) or copy the dataset again"
+    return "rebuild the dataset (`ihbench build`) or copy it again"
+
+
 def check_config_files(folder: Path, config: str) -> Optional[str]:
     """What is wrong with a local config's files, in one line naming the file, or None: a file the card
     lists that is gone, one that is not readable Parquet, one changed since it was built, or a
@@ -55,23 +69,23 @@ def check_config_files(folder: Path, config: str) -> Optional[str]:
             [missing[0]] if os.path.lexists(missing[0]) else []
         if odd:
             return (f"{odd[0]}: {absent(odd[0])}, where the card "
-                    f"lists data of config {config!r}; copy the dataset again or rebuild it")
+                    f"lists data of config {config!r}; {_remedy(build, config)}")
         what = "no file matches it" if pattern else "missing"
-        return f"{missing[0]}: {what} (the card lists it for config {config!r}); copy the dataset again or rebuild it"
+        return f"{missing[0]}: {what} (the card lists it for config {config!r}); {_remedy(build, config)}"
     files = [file for file in build.config_files(config) if file.suffix == ".parquet"]
     rows = 0
     for file in files:
         try:
             rows += pq.ParquetFile(file).metadata.num_rows
         except Exception as error:  # ArrowInvalid, OSError: whatever pyarrow says of the bytes
-            return unreadable(file, error)
+            return unreadable(file, error, _remedy(build, config))
         actual = changed_since_named(file)
         if actual:
-            return (f"{file}: changed since it was written (its name holds the hash of the bytes `ihbench build` "
-                    f"wrote, {hash_in_name(file)}; they now hash to {actual}); rebuild the dataset or copy it again")
+            return (f"{file}: changed since it was written (its name holds the hash of the bytes written, "
+                    f"{hash_in_name(file)}; they now hash to {actual}); {_remedy(build, config)}")
     if files and rows == 0:
         where = files[0] if len(files) == 1 else folder / config
-        return f"{where}: holds no rows (config {config!r} is empty); rebuild it"
+        return f"{where}: holds no rows (config {config!r} is empty); {_remedy(build, config)}"
     return None
 
 
@@ -87,10 +101,10 @@ def damaged_parquet(folder: Path) -> Optional[str]:
     return None
 
 
-def unreadable(file: Path, error: Exception) -> str:
+def unreadable(file: Path, error: Exception, remedy: str = "copy the dataset again or rebuild it") -> str:
     """A Parquet file whose footer cannot be read, in one line (what pyarrow says of the bytes)."""
     return (f"{file}: not a readable Parquet file ({(str(error).splitlines() or [type(error).__name__])[0][:200]}); "
-            "copy the dataset again or rebuild it")
+            f"{remedy}")
 
 
 def _sources(folder: Path, config: str) -> list[list]:

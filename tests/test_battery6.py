@@ -52,9 +52,29 @@ def test_a_built_file_edited_since_it_was_read_is_named_not_served_from_the_cach
     argv = [part.format(data=content_named, tmp=tmp_path) for part in command]
     assert main(argv) == 2
     error = _one_error(capsys, command[0])
-    assert f"{parquet}: changed since it was written (its name holds the hash of the bytes `ihbench build` wrote" in error
-    assert "; rebuild the dataset or copy it again" in error
+    assert f"{parquet}: changed since it was written (its name holds the hash of the bytes written" in error
+    assert "; rebuild the dataset (`ihbench build`) or copy it again" in error
     assert not (tmp_path / "exported").exists()
+
+
+def test_an_imported_config_edited_since_is_mended_by_its_import_not_a_rebuild(tmp_path, capsys):
+    """Battery 42's nit: a sid-import config changed by hand was to be mended by "rebuild the dataset",
+    which does not bring an imported config back."""
+    import numpy as np
+    from test_battery5_files import _sid_noise
+
+    root = _sid_noise(tmp_path / "sb", {"n0.wav": np.full(32_000, 0.01)})
+    out = tmp_path / "d"
+    assert main(["sid-import", str(root), "--out", str(out), "--quiet"]) == 0
+    parquet = next((out / "sid_noise").glob("test-*.parquet"))
+    import pyarrow.parquet as pq
+
+    pq.write_table(pq.read_table(parquet), parquet, compression="gzip")  # the same rows in other bytes
+    capsys.readouterr()
+    assert main(["sid", "--data", str(out), "--config", "sid_noise", "--detector", "energy", "--out",
+                 str(tmp_path / "s"), "--quiet"]) == 2
+    error = capsys.readouterr().err
+    assert "changed since it was written" in error and "import it again (`ihbench sid-import`)" in error, error
 
 
 def test_a_copy_of_an_edited_build_under_the_same_folder_name_elsewhere_is_refused_too(content_named, tmp_path):

@@ -195,7 +195,8 @@ def test_a_damaged_parquet_file_is_one_line_naming_it_with_no_library_log_before
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.splitlines() == [  # and nothing before it: no "Failed to read schema from ..."
         f"ihbench info: error: {parquet}: not a readable Parquet file (Parquet magic bytes not found in footer. "
-        "Either the file is corrupted or this is not a parquet file.); copy the dataset again or rebuild it"]
+        "Either the file is corrupted or this is not a parquet file.); rebuild the dataset (`ihbench build`) or copy "
+        "it again"]
 
 
 def test_a_resume_on_a_dataset_rebuilt_with_other_points_is_refused_before_any_call(official, tmp_path, capsys,
@@ -441,7 +442,8 @@ def test_a_config_of_no_rows_is_named_by_its_file_and_refused_before_serving(com
     parquet = _emptied(official)
     argv = ["space", "--data", str(official)] if command == "space" else ["info", str(official), "--quiet"]
     assert main(argv) == 2
-    assert f"{parquet}: holds no rows (config 'conversations' is empty); rebuild it" in _one_error(capsys, command)
+    assert f"{parquet}: holds no rows (config 'conversations' is empty); rebuild the dataset (`ihbench build`) or " \
+        "copy it again" in _one_error(capsys, command)
 
 
 def test_a_config_file_the_card_lists_but_that_is_gone_is_named_in_a_short_line(official, tmp_path, capsys):
@@ -450,8 +452,8 @@ def test_a_config_file_the_card_lists_but_that_is_gone_is_named_in_a_short_line(
     parquet.unlink()
     assert main(["info", str(official), "--quiet"]) == 2
     error = _one_error(capsys, "info")
-    assert f"{parquet.parent / 'test-*'}: no file matches it (the card lists it for config 'conversations'); copy " \
-           "the dataset again or rebuild it" in error and len(error) < 400
+    assert f"{parquet.parent / 'test-*'}: no file matches it (the card lists it for config 'conversations'); " \
+           "rebuild the dataset (`ihbench build`) or copy it again" in error and len(error) < 400
     build = tmp_path / "built"  # a card naming its files exactly, as `ihbench build` writes it
     (build / "conversations").mkdir(parents=True)
     (build / "README.md").write_text("---\nconfigs:\n- config_name: conversations\n  data_files:\n  - split: dev\n"
