@@ -268,3 +268,14 @@ def test_sid_import_into_the_folder_it_reads_is_refused(tmp_path, capsys):
     assert main(["sid-import", str(root), "--out", str(root / "imported"), "--quiet"]) == 2
     assert f"--out: {root / 'imported'} is inside {root}, the SID-Bench folder being imported" in capsys.readouterr().err
     assert sorted(root.rglob("*")) == before
+
+
+@pytest.mark.parametrize("given, said", [("afile.txt", "it is a file"), ("me/hubid", "no such folder")])
+def test_publish_dataset_of_no_folder_says_what_it_expects(given, said, tmp_path, capsys, monkeypatch):
+    """Battery 42's nit: "afile.txt: not a directory" said neither what the argument is for nor what it got."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile.txt").write_text("x\n")
+    assert main(["publish-dataset", given, "--repo", "me/x", "--dry-run", "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == (f"ihbench publish-dataset: error: {given}: expected a dataset folder "
+                                               f"written by `ihbench build`; {said}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile.txt"]

@@ -108,8 +108,9 @@ def publish_dataset(data_dir, repo_id: str, *, private: bool = False, dry_run: b
                     token: Optional[str] = None, api=None, progress: bool = False) -> PublishPlan:
     folder = Path(data_dir).resolve()
     check_repo_id(repo_id)
-    if not folder.is_dir():
-        raise MissingFileError(f"{data_dir}: not a directory")
+    if not folder.is_dir():  # a local folder only: a Hub dataset is published already
+        what = "it is a file" if folder.is_file() else "no such folder" if not folder.exists() else "not a folder"
+        raise MissingFileError(f"{data_dir}: expected a dataset folder written by `ihbench build`; {what}")
     check_readable(folder, progress=progress)
     files = BuildDir(folder).files()
     plan = PublishPlan(folder.name, repo_id, "dataset", folder, files)
