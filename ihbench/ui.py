@@ -37,6 +37,18 @@ class UserError(ValueError):
     """A problem to show in the page; the message is safe to display."""
 
 
+def whole(value, label: str) -> int:
+    """A slider's count as the page's API caller sent it: a fraction (2.5 points) is refused, not cut to
+    2 without a word; gradio itself keeps it within the slider's range."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise UserError(f"{label}: expected a whole number, got {value!r}") from None
+    if not number.is_integer():
+        raise UserError(f"{label}: expected a whole number, got {value!r}")
+    return int(number)
+
+
 def data_dir() -> Optional[str]:
     """`$IHBENCH_DATA` (a folder or a Hub id), else ./data/ihbench-dev when it exists, else None.
 
@@ -255,7 +267,7 @@ def select(kind: Optional[str], domain: Optional[str], count: int):
     chosen = [i for i in items if (not kind or i.interruption_type == kind) and (not domain or i.domain == domain)]
     if not chosen:
         raise UserError("no interruption points match these filters")
-    return chosen[: max(1, min(int(count), MAX_ITEMS))]
+    return chosen[: max(1, min(whole(count, "Interruption points"), MAX_ITEMS))]
 
 
 def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], domain: Optional[str], count: int,
@@ -274,12 +286,13 @@ def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], doma
     if not model_path or not model_path.strip():
         raise UserError("enter a model path or id")
     model_path = typed_name(model_path, "model name") if loader_name == "openai" else visitor_model(model_path)
+    epochs, max_new_tokens = whole(epochs, "Epochs"), whole(max_new_tokens, "Max new tokens")  # before any work
     items = select(kind, domain, count)
     by_id = {item.id: item for item in items}
     options = server_options("server URL", base_url) if loader_name == "openai" else {}
     out = new_run_folder("space", loader_name)
-    spec = RunSpec(loader=loader_name, model_path=model_path, data=data_dir(), out=out, epochs=max(1, int(epochs)),
-                   generation={"max_new_tokens": int(max_new_tokens)}, loader_options=options,
+    spec = RunSpec(loader=loader_name, model_path=model_path, data=data_dir(), out=out,
+                   epochs=max(1, epochs), generation={"max_new_tokens": max_new_tokens}, loader_options=options,
                    command=["space", loader_name, model_path])
     arrived: queue.Queue = queue.Queue()
     outcome: dict = {}

@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterator, NamedTuple, Optional
 
-from ihbench.ui import (UserError, _failure, data_dir, new_run_folder, playable, runs_dir, server_options,
+from ihbench.ui import (UserError, _failure, data_dir, new_run_folder, playable, runs_dir, server_options, whole,
                         typed_name, visitor_model, visitor_run_path)
 
 IN_HOUSE = "convbench_dev"
@@ -318,15 +318,16 @@ def run_stream(loader_name: str, model_path: Optional[str], tiny: bool, base_url
         raise UserError("enter a model path or id, or tick the tiny model")
     typed = None if tiny else typed_name(model_path, "model name") if loader_name == "openai" else \
         visitor_model(model_path)
+    first_turns, tokens = whole(turns, "First turns"), whole(max_new_tokens, "Max new tokens")  # before any work
     if in_house_problem():
         raise UserError(f"the Space's dataset has no in-house ConversationBench ({IN_HOUSE})")
     yield "Preparing the model and the benchmark…", None
     model = str(tiny_model(loader_name)) if tiny else typed
     data = data_dir()
-    targets = [turn.index for turn in _benchmark(data, IN_HOUSE).turns][: max(1, min(int(turns), MAX_TURNS))]
+    targets = [turn.index for turn in _benchmark(data, IN_HOUSE).turns][: max(1, min(first_turns, MAX_TURNS))]
     out = new_run_folder("convbench", loader_name)
     spec = ConvRunSpec(loader=loader_name, model_path=model, data=data, config=IN_HOUSE, out=out,
-                       generation={"max_new_tokens": int(max_new_tokens)}, only_turns=targets,
+                       generation={"max_new_tokens": tokens}, only_turns=targets,
                        loader_options=server_options("server URL", base_url) if loader_name == "openai" else {},
                        command=["space", "convbench", loader_name, "tiny" if tiny else model])
     outcome: dict = {}

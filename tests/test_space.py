@@ -1,5 +1,6 @@
 """The Gradio Space through gradio_client: each tab's main function against a launched app."""
 import json
+import os
 import socket
 import sys
 from pathlib import Path
@@ -106,6 +107,23 @@ def test_a_visitors_bad_input_is_said_as_the_cli_says_it_with_no_traceback_on_th
     with pytest.raises(ui.UserError, match=r"^judge endpoint: expected an http:// or https:// URL with a host, .* "
                                            r"got 'not a url'$"):
         ui.judge_run_dir(str(tmp_path), "not a url", "j")
+
+
+@pytest.mark.parametrize("position, label", [(4, "Interruption points"), (5, "Epochs"), (6, "Max new tokens")])
+def test_a_fraction_sent_for_a_count_through_the_api_is_refused_not_cut(position, label, space, tmp_path):
+    """The page's sliders step by one, but its API took 2.5 interruption points (or epochs, or tokens) and ran 2
+    without a word. Refused before a run folder is made."""
+    from gradio_client.exceptions import AppError
+
+    client, _ = space
+    runs = Path(os.environ["IHBENCH_RUNS"])  # set by the fixture while the Space serves
+    before = sorted(runs.rglob("*"))
+    args = ["openai", "m", "", "", 2, 1, 4, "http://127.0.0.1:9/v1"]
+    args[position] = 1.5
+    with pytest.raises(AppError) as error:
+        client.predict(*args, api_name="/run_model")
+    assert f"{label}: expected a whole number, got 1.5" in str(error.value)
+    assert sorted(runs.rglob("*")) == before
 
 
 def test_judging_the_spaces_run_gives_scores_a_chart_and_a_report(built, tmp_path):
@@ -402,3 +420,10 @@ def test_serve_asks_again_when_gradios_first_request_for_the_page_times_out(monk
         assert len(asked) == 2 and httpx.get(f"http://127.0.0.1:{port}/", timeout=30).status_code == 200
     finally:
         demo.close()
+
+
+def test_the_convbench_tab_refuses_a_fraction_of_turns_before_any_work():
+    from ihbench import ui, ui_convbench
+
+    with pytest.raises(ui.UserError, match=r"^First turns: expected a whole number, got 2.5$"):
+        next(ui_convbench.run_stream("openai", "m", False, "http://127.0.0.1:9/v1", 2.5, 32))
