@@ -316,6 +316,7 @@ class Loader(ABC):
 def resolve_model_path(model_path: str, *, revision: Optional[str] = None) -> str:
     """A local directory, or a hub id (only the local cache when HF_HUB_OFFLINE=1); a missing
     path fails at once, naming it."""
+    import errno
     import os
     import re
     from pathlib import Path
@@ -329,6 +330,15 @@ def resolve_model_path(model_path: str, *, revision: Optional[str] = None) -> st
             raise ModelNotFoundError(f"{model_path}: expected a model directory, got a file")
         check_model_folder(path)
         return str(path.resolve())
+    if path.is_symlink():  # a link to nothing, or links that point at each other: said as what they are
+        try:
+            path.resolve(strict=True)
+        except RuntimeError:  # pathlib's "Symlink loop from ..." (Python < 3.13)
+            raise ModelNotFoundError(f"{model_path}: a symlink loop: its links point at each other") from None
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                raise ModelNotFoundError(f"{model_path}: a symlink loop: its links point at each other") from None
+            raise ModelNotFoundError(f"{model_path}: a symlink to {os.readlink(path)}, which does not exist") from None
     if model_path.startswith((".", "/", "~")) or not re.fullmatch(r"[\w.-]+/[\w.-]+", model_path):
         raise ModelNotFoundError(f"{model_path}: no such model directory")
     from huggingface_hub import snapshot_download

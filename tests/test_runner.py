@@ -171,6 +171,14 @@ def test_a_missing_model_path_or_uncached_hub_id_fails_at_once(tmp_path):
         resolve_model_path(str(tmp_path / "nope"))
     with pytest.raises(ModelNotFoundError, match="Qwen/Qwen2-Audio-7B-Instruct: HF_HUB_OFFLINE is set"):
         resolve_model_path("Qwen/Qwen2-Audio-7B-Instruct")
+    # a battery's nit: links looping, or pointing at nothing, were "no such model directory"
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    (tmp_path / "gone").symlink_to(tmp_path / "moved")
+    with pytest.raises(ModelNotFoundError, match=r"a: a symlink loop: its links point at each other$"):
+        resolve_model_path(str(tmp_path / "a"))
+    with pytest.raises(ModelNotFoundError, match=r"gone: a symlink to .*moved, which does not exist$"):
+        resolve_model_path(str(tmp_path / "gone"))
 
 
 def test_models_command_lists_every_loader_how_it_runs_and_whether_it_is_installed():
