@@ -93,7 +93,10 @@ class Whole(ArgType):
         if isinstance(value, str):
             if not re.fullmatch(r"\s*[+-]?\d+\s*", value):
                 raise self.refuse(value)
-            number = int(value)
+            try:  # `\s` takes separators (U+001F) that int() does not strip
+                number = int(value)
+            except ValueError:
+                raise self.refuse(value) from None
         elif isinstance(value, int) and not isinstance(value, bool):
             number = value
         else:
@@ -369,7 +372,19 @@ class Name(ArgType):
         if not value.isprintable():
             raise self.refuse(value, "a line break, a tab, a control character or a space other than the plain one "
                                      "in it")
+        _refuse_credential(self, value)
         return value
+
+
+def _refuse_credential(option: ArgType, value: str) -> None:
+    """A URL with a user part where a name or path goes (`--model-path http://u:KEY@host`): a name or path
+    never holds a credential, and this one would be recorded as the model's or judge's identity in
+    run.json, judgments and reports, in clear (battery 43, N3 and N9). Not echoed."""
+    from .redaction import holds_url_credential
+
+    if holds_url_credential(value):
+        raise ArgumentValueError(f"expected {option.expected}, got a URL with a user part (a credential; not shown): "
+                                 "a name or path holds none, and a server's key goes in an environment variable")
 
 
 @dataclass(frozen=True, repr=False)
@@ -462,6 +477,7 @@ class PathArg(ArgType):
     def convert(self, value: Any) -> Path:
         if not str(value).strip():
             raise self.refuse(str(value))
+        _refuse_credential(self, str(value))  # made a folder, `http:/u:KEY@x/` would keep the key on disk
         try:
             path = _reachable(expand_home(value))
             is_dir, exists = path.is_dir(), path.exists()

@@ -41,6 +41,11 @@ def without_url_user(text: str) -> str:
     return _URL_USER.sub(r"\1", text)
 
 
+def holds_url_credential(text: str) -> bool:
+    """A URL with a user part in `text` (`http://KEY@host`, `http://me:pw@host`)."""
+    return isinstance(text, str) and bool(_URL_USER.search(text))
+
+
 def _query_value(match: "re.Match") -> str:
     if not is_secret(match.group(2)):
         return match.group(0)

@@ -90,7 +90,10 @@ def allowed(kind, text: str) -> bool:
     if isinstance(kind, Whole):
         if not re.fullmatch(r"\s*[+-]?\d+\s*", text):
             return False
-        value = int(text)
+        try:  # digits between separators int() does not strip ('0\x1f'): the clean-clone CI's hypothesis find
+            value = int(text)
+        except ValueError:
+            return False
         return (kind.min is None or value >= kind.min) and (kind.max is None or value <= kind.max)
     value = _as_number(text)
     if value is None or not math.isfinite(value):
@@ -187,7 +190,7 @@ def test_a_url_option_refuses_a_query_string_or_fragment_without_echoing_it(comm
 def test_a_numeric_option_takes_exactly_its_declared_range(data):
     command, action = data.draw(st.sampled_from(NUMERIC))
     value = data.draw(st.one_of(st.integers(-10**6, 10**6).map(str), st.floats().map(repr), st.text(max_size=8),
-                                st.sampled_from(["0", "1", "-0", "65535", "65536", "1.0", " 3 ", "1e3"])))
+                                st.sampled_from(["0", "1", "-0", "65535", "65536", "1.0", " 3 ", "1e3", "5\x1f", "\x1c5"])))
     if allowed(action.type, value):
         assert action.type(value) == pytest.approx(float(value))
     else:

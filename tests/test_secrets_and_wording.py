@@ -279,5 +279,34 @@ def test_a_key_typed_where_a_path_or_number_goes_is_not_echoed_by_the_refusal(ar
     monkeypatch.chdir(tmp_path)
     result = subprocess.run([*CLI, *argv], capture_output=True, text=True)
     assert result.returncode == 2 and KEY not in result.stderr + result.stdout, result.stderr
-    assert f"http://{REDACTED}@x" in result.stderr  # the whole user part, as run.json records --base-url's
+    assert "(a credential; not shown)" in result.stderr or f"http://{REDACTED}@x" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "--model", "openai", "--model-path", "http://u:{key}@h", "--data", "{data}", "--out", "o"],
+    ["barge-in", "--model", "openai", "--model-path", "http://{key}@h", "--data", "{data}", "--out", "o",
+     "--sim-model", "s"],
+    ["judge", "{run}", "--judge-model", "http://u:{key}@h"],
+    ["generate", "--llm-model", "http://{key}@h", "--out", "o"],
+    ["run", "--model", "openai", "--model-path", "m", "--data", "{data}", "--out", "http://u:{key}@x/y"],
+    ["report", "http://u:{key}@x"],
+    ["verify", "http://u:{key}@x"],
+    ["report", "{run}", "--model-name", "{run}=http://u:{key}@h"],
+])
+def test_a_url_with_a_credential_is_no_name_nor_path(argv, official, tmp_path, monkeypatch):
+    """Battery 43: `--model-path http://u:KEY@h` was written in clear into run.json, and the run then refused
+    by judge and report; `--judge-model` the same into judgments and report.md; `--out http://u:KEY@x/y`
+    made the folders ./http:/u:KEY@x/y; `report http://u:KEY@x` echoed the key. Refused, the key not shown,
+    nothing made."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text("{}")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    given = [part.format(key=KEY, data=official, run=run) for part in argv]
+    result = subprocess.run([*CLI, *given, "--quiet"], capture_output=True, text=True)
+    assert result.returncode == 2 and KEY not in result.stderr + result.stdout, result.stderr
+    assert "a URL with a user part (a credential; not shown)" in result.stderr, result.stderr
+    assert list(work.iterdir()) == [] and sorted(p.name for p in run.iterdir()) == ["run.json"]

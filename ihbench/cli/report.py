@@ -61,8 +61,9 @@ def main(args: argparse.Namespace) -> int:
     from ihbench.report import summarize, write_report
     from ihbench.convbench.judge.source import is_convbench_run
     from ihbench.dataset.errors import UsageError
-    from ihbench.report.cross import wants_cross_report
+    from ihbench.report.cross import parse_model_names, wants_cross_report
 
+    parse_model_names(args.model_name, args.runs)  # each RUN=NAME said wrong before any run is read
     seen = {}
     for run in args.runs:
         other = seen.setdefault(Path(run).resolve(), run)
