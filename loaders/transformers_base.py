@@ -96,6 +96,7 @@ class TransformersLoader(Loader):
         super().__init__(model_path, device=device, dtype=dtype, revision=revision, **spread, **options)
         self.path = resolve_model_path(model_path, revision=revision)  # before any slow import
         self.check_model_type()
+        self._checked_config()
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
         self.batch_size = batch_size
@@ -191,6 +192,18 @@ class TransformersLoader(Loader):
                                    f"{' or '.join(cls.model_types)}); {hint}")
         return model_type
 
+    def _checked_config(self) -> None:
+        """config.json as transformers reads it, or one line naming it: a value its config class refuses
+        (num_hidden_layers that disagrees with layer_types) surfaced as two chained tracebacks from the
+        processor, in `run` and in `doctor` (battery 43, N11)."""
+        from huggingface_hub.errors import StrictDataclassError  # a config class's validators: no ValueError
+
+        try:
+            self._read_config()
+        except (StrictDataclassError, ValueError, TypeError, KeyError, AssertionError) as error:
+            raise ModelFolderError(f"{Path(self.path) / 'config.json'}: transformers cannot read it as a "
+                                   f"{self.name} config ({_first_line(error)})") from None
+
     def _checked_processor(self):
         """The family's processor, or one line naming the folder: tokenizer files that are missing,
         garbage or of another model otherwise surface as a traceback at load, or as an audio-token
@@ -224,8 +237,20 @@ class TransformersLoader(Loader):
         """`model_class` from the checkpoint, refused when its weights do not cover the model: a
         tensor missing or of another shape would be filled with random values by transformers
         (a damaged file, or a checkpoint of another architecture) and every answer scored."""
+        import torch
+
         spread = {"device_map": self.device_map} if self.device_map else {}
-        model, info = model_class.from_pretrained(self.path, dtype=self.dtype, output_loading_info=True, **spread)
+        try:
+            model, info = model_class.from_pretrained(self.path, dtype=self.dtype, output_loading_info=True,
+                                                      **spread)
+        except (MemoryError, torch.OutOfMemoryError):  # the machine's limit, not the folder's
+            raise
+        except (RuntimeError, ValueError, AssertionError, TypeError, KeyError, IndexError) as error:
+            # config.json and the weights disagree (a size edited, a vocabulary of another model): transformers
+            # printed a traceback ending "look at the above report!" with no report shown (battery 43, N10)
+            raise ModelFolderError(f"{self.path}: transformers cannot build {model_class.__name__} from this "
+                                   f"folder's config.json and weights ({_first_line(error)}); the checkpoint is "
+                                   "damaged, edited, or of another model") from None
         missing, mismatched = info.get("missing_keys") or [], info.get("mismatched_keys") or []
         if missing or mismatched:
             example = sorted(missing)[0] if missing else str(mismatched[0])
@@ -297,6 +322,9 @@ class TransformersLoader(Loader):
         """The config of the model that generates (loaded, or read from the checkpoint without weights)."""
         if self.model is not None:
             return self.model.config
+        return self._read_config()
+
+    def _read_config(self):
         from transformers import AutoConfig
         from transformers.utils import logging as transformers_logging
 
@@ -508,3 +536,14 @@ def chat_audio(messages: list[dict]) -> ModelInput:
     turns = [InputTurn("user", audio=resample(m["audio"], m.get("sampling_rate", SAMPLING_RATE)))
              for m in messages if m.get("audio") is not None]
     return ModelInput("conversation", "audio" if turns else "text", turns)
+
+
+def _first_line(error: BaseException) -> str:
+    """`Type: the first line of its message` (transformers' messages run to pages): of the error it was
+    raised from when there is one (a config validator's own words, under "Class validation error");
+    transformers' size mismatch, whose words point at a report printed above, said as what it means."""
+    error = error.__cause__ or error
+    if "ignore_mismatched_sizes" in str(error):
+        return "tensors in the weights have other sizes than config.json gives them"
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0][:200]}" if lines else type(error).__name__

@@ -10,6 +10,7 @@ import dataclasses
 import hashlib
 import os
 import re
+import json
 import shutil
 
 import numpy as np
@@ -255,3 +256,32 @@ def test_a_clip_beyond_the_processor_limit_is_an_error_on_that_item(family, load
     assert "AudioTooLongError" in response.error and f"{loader.max_clip_seconds:g} s" in response.error
     assert "--modality text" in response.error and item.id in response.error
     assert "--history-audio" not in response.error  # the long clip is the interruption: history cannot help
+
+
+@pytest.mark.parametrize("edit, said", [
+    (("hidden_size", 7), "transformers cannot build Qwen2AudioForConditionalGeneration from this folder's config.json "
+                         "and weights (tensors in the weights have other sizes than config.json gives them)"),
+    (("vocab_size", -5), "(AssertionError: Padding_idx must be within num_embeddings)"),
+    (("num_hidden_layers", 3), "config.json: transformers cannot read it as a qwen2-audio config (ValueError: "
+                               "`num_hidden_layers` (3) must be equal to the number of `layer_types`"),
+])
+def test_a_config_edited_against_its_weights_is_one_line_naming_the_folder(edit, said, checkpoints, tmp_path, capsys):
+    """Battery 43, N10 and N11: a config.json whose sizes no longer fit the weights gave a 39- to 76-line
+    traceback in `run` (and the layer count one in `doctor` too)."""
+    if "qwen2-audio" not in checkpoints:
+        pytest.skip("qwen2-audio is not among IHBENCH_TINY_FAMILIES")
+    from official_layout import write_official_layout
+
+    from ihbench.cli import main
+
+    folder = shutil.copytree(checkpoints["qwen2-audio"], tmp_path / "edited")
+    config = json.loads((folder / "config.json").read_text())
+    config["text_config"][edit[0]] = edit[1]
+    (folder / "config.json").write_text(json.dumps(config))
+    data = write_official_layout(tmp_path / "data")
+    capsys.readouterr()
+    assert main(["run", "--model", "qwen2-audio", "--model-path", str(folder), "--data", str(data), "--limit", "1",
+                 "--out", str(tmp_path / "run"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and said in err[0] and str(folder) in err[0], err
+    assert not (tmp_path / "run").exists()
