@@ -108,3 +108,11 @@ def save_figure(figure, path, *, tight_layout: bool = False, **options) -> Path:
         plt.close(figure)
         partial.unlink(missing_ok=True)
     return path
+
+
+def plot_text(text: str) -> str:
+    """A user's name (a model, a run folder) as a figure shows it, as written: matplotlib hides a legend
+    entry whose label starts with '_' (and warns "No artists with labels found"), and reads text between
+    two '$' as mathematics."""
+    text = str(text).replace("$", r"\$")
+    return " " + text if text.startswith("_") else text

@@ -390,6 +390,12 @@ def test_a_model_name_with_a_pipe_or_a_newline_stays_in_its_column(official, tmp
     # battery nits: a name's Markdown was rendered (bold, a link, HTML), and one starting '#' became a heading
     assert cell("**big** [x](y) <b>") == "\\*\\*big\\*\\* \\[x\\](y) \\<b\\>"
     assert cell("# head") == "\\# head" and cell("qwen2_audio") == "qwen2_audio"
+    # battery 43, N5 and N6: `_it_` rendered in italics; figures showed the Markdown escapes, hid a legend
+    # entry starting '_' (matplotlib's "No artists with labels found") and read '$...$' as mathematics
+    from ihbench.dataset.plotting import plot_text
+
+    assert cell("_it_") == "\\_it\\_" and cell("a_b c_") == "a_b c\\_"
+    assert plot_text("_it_ (audio)") == " _it_ (audio)" and plot_text("**b** $x$") == "**b** \\$x\\$"
     run = tmp_path / "run"
     with OpenAITestServer() as server:
         assert main(["run", "--model", "openai", "--model-path", "my|model", "--data", str(official), "--out",

@@ -398,3 +398,14 @@ def test_an_import_into_the_folder_it_reads_is_refused(inside, folder, tmp_path,
     assert f"--out: {out} is inside {folder}, the benchmark being imported; give a path outside it" in \
         capsys.readouterr().err
     assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*")) == before
+
+
+def test_an_import_into_the_setup_folder_it_reads_is_refused(folder, tmp_path, capsys):
+    """Battery 43, N1: the --setup benchmark folder of a Hub-rows import was not protected as the source was."""
+    hub = write_hub_rows(tmp_path / "hub")
+    before = sorted(folder.rglob("*"))
+    out = folder / "imported"
+    assert main(["convbench-import", str(hub), "--setup", str(folder), "--out", str(out), "--quiet"]) == 2
+    assert f"--out: {out} is inside {folder}, the --setup benchmark being imported; give a path outside it" in \
+        capsys.readouterr().err
+    assert sorted(folder.rglob("*")) == before

@@ -30,6 +30,8 @@ def main(args: argparse.Namespace) -> int:
     from ihbench.dataset.outputs import check_output_path, refuse_inside_source
 
     refuse_inside_source(args.out, "--out", args.source, "benchmark")
+    if args.setup is not None:  # read too: the user's benchmark checkout (battery 43, N1)
+        refuse_inside_source(args.out, "--out", args.setup, "--setup benchmark")
     check_output_path(args.out, "--out", may_be=("dataset",))
     result = import_convbench(args.source, args.out, name=args.name, setup=args.setup, speaker=args.speaker,
                               text_only=args.text_only, progress=not args.quiet)

@@ -81,7 +81,7 @@ def plot(comparisons: list[dict], runs: list[dict], path: Path) -> Optional[Path
     """Both runs' RQ per type (95 % CIs) for each pair, and the difference with its interval."""
     if not comparisons:
         return None
-    from ihbench.dataset.plotting import pyplot, save_figure
+    from ihbench.dataset.plotting import plot_text, pyplot, save_figure
     from ihbench.dataset.schema import INTERRUPTION_TYPES
 
     plt = pyplot()
@@ -97,7 +97,7 @@ def plot(comparisons: list[dict], runs: list[dict], path: Path) -> Optional[Path
                       [per_type[k]["ci_high"] - v for k, v in zip(kinds, values)]]
             suite = pair["static_suite" if key == "static_run" else "barge_in_suite"]
             rates_axis.bar([INTERRUPTION_TYPES.index(k) + 0.4 * offset for k in kinds], values, 0.4, yerr=errors,
-                           capsize=3, label=f"{name} ({suite})")
+                           capsize=3, label=plot_text(f"{name} ({suite})"))
         rates_axis.set_xticks([p + 0.2 for p in range(len(INTERRUPTION_TYPES))], INTERRUPTION_TYPES, fontsize=8)
         rates_axis.set_ylim(0, 1)
         rates_axis.set_ylabel("RQ pass rate (95 % CI)")

@@ -3,8 +3,8 @@ reads as its own (a `|` starts a new column, a newline ends the row, `**` bolds,
 leading `#` makes a list item a heading)."""
 import re
 
-#: inline syntax a name may hold; `_` is left alone (inside a word it is not emphasis: qwen2_audio)
-_INLINE = re.compile(r"([\\`*\[\]<>|])")
+#: inline syntax a name may hold; `_` only at a word's edge (inside one it is no emphasis: qwen2_audio)
+_INLINE = re.compile(r"([\\`*\[\]<>|]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 
 
 def cell(text) -> str:

@@ -65,17 +65,22 @@ def _thinking(run: dict) -> str:
 
 
 def _label(run: dict) -> str:
+    """`_plain_label`, as report.md's Markdown shows it."""
+    return md_cell(_plain_label(run))
+
+
+def _plain_label(run: dict) -> str:
     """Model and modality; plus the data when the report mixes datasets, so rows can be told apart."""
     data = ""
     if run.get("mixed_data"):
         data = f", data {Path(str(run['data'])).name}@{str(run.get('data_fingerprint'))[:6]}"
     kind = ", barge-in" if run.get("barge_in") else ""  # the model's own sentences cut, beside its static run
     folder = f", {run['run']}" if run.get("named_by_folder") else ""  # two runs that would read the same
-    return md_cell(f"{Path(str(run['model'])).name} ({run['modality']}{kind}{data}{folder})")
+    return f"{Path(str(run['model'])).name} ({run['modality']}{kind}{data}{folder})"
 
 
 def plot_per_type(report: dict, path: Path) -> Optional[Path]:
-    from ihbench.dataset.plotting import pyplot, save_figure
+    from ihbench.dataset.plotting import plot_text, pyplot, save_figure
 
     plt = pyplot()
 
@@ -94,7 +99,7 @@ def plot_per_type(report: dict, path: Path) -> Optional[Path]:
                 ys.append(value["rq_pass_rate"])
                 low.append(value["rq_pass_rate"] - value["ci_low"])
                 high.append(value["ci_high"] - value["rq_pass_rate"])
-        axis.bar(xs, ys, width, yerr=[low, high], capsize=3, label=_label(run))
+        axis.bar(xs, ys, width, yerr=[low, high], capsize=3, label=plot_text(_plain_label(run)))
     axis.set_xticks([p + width * (len(runs) - 1) / 2 for p in range(len(INTERRUPTION_TYPES))], INTERRUPTION_TYPES)
     axis.set_ylim(0, 1)
     axis.set_ylabel("RQ pass rate (95 % CI)")
@@ -109,7 +114,7 @@ def _hand_written(run: dict) -> bool:
 
 def plot_dev_set(report: dict, path: Path) -> Optional[Path]:
     """Per type, each dev-set run's RQ beside its hand-written baselines' and the paper's baseline's."""
-    from ihbench.dataset.plotting import pyplot, save_figure
+    from ihbench.dataset.plotting import plot_text, pyplot, save_figure
 
     from .paper import PAPER_BASELINE_MODEL, paper_baseline
 
@@ -120,7 +125,7 @@ def plot_dev_set(report: dict, path: Path) -> Optional[Path]:
     paper = paper_baseline("table4")
     figure, axes = plt.subplots(1, len(runs), figsize=(10 * len(runs), 4), constrained_layout=True, squeeze=False)
     for axis, run in zip(axes[0], runs):
-        series = [(_label(run), (run.get("rq_pass_rate") or {}).get("per_type", {})),
+        series = [(plot_text(_plain_label(run)), (run.get("rq_pass_rate") or {}).get("per_type", {})),
                   ("dev-set baseline (same items)", (run.get("baseline_rq_pass_rate") or {}).get("per_type", {}))]
         width = 0.8 / 3
         for index, (name, per_type) in enumerate(series):
@@ -137,13 +142,13 @@ def plot_dev_set(report: dict, path: Path) -> Optional[Path]:
         axis.set_xticks([p + width for p in range(len(INTERRUPTION_TYPES))], INTERRUPTION_TYPES)
         axis.set_ylim(0, 1)
         axis.set_ylabel("RQ pass rate (95 % CI)")
-        axis.set_title(f"{_label(run)} on the dev set: recovery quality beside both baselines")
+        axis.set_title(f"{plot_text(_plain_label(run))} on the dev set: recovery quality beside both baselines")
         axis.legend(fontsize=8)
     return save_figure(figure, path, dpi=100)
 
 
 def plot_depth(report: dict, path: Path) -> Optional[Path]:
-    from ihbench.dataset.plotting import pyplot, save_figure
+    from ihbench.dataset.plotting import plot_text, pyplot, save_figure
 
     plt = pyplot()
 
@@ -162,7 +167,7 @@ def plot_depth(report: dict, path: Path) -> Optional[Path]:
             xs = [i for i, _ in points]
             ys = [p[key] for _, p in points]
             errors = [[p[key] - p["ci_low"] for _, p in points], [p["ci_high"] - p[key] for _, p in points]]
-            axis.errorbar(xs, ys, yerr=errors, marker="o", capsize=3, label=_label(run))
+            axis.errorbar(xs, ys, yerr=errors, marker="o", capsize=3, label=plot_text(_plain_label(run)))
         axis.set_xticks(range(len(labels)), labels)
         axis.set_xlabel("depth (user-turn index)")
         axis.set_ylim(0, 1)
