@@ -159,7 +159,20 @@ class JsonValue(ArgType):
                 raise self.refuse(_shortened(value), TOO_DEEP) from None
         if self.kind is not None and not isinstance(value, self.kind):
             raise self.refuse(value)
+        if not _finite(value):  # 1e999 is read as inf, which no request can carry: a traceback after run.json
+            raise self.refuse(_shortened(json.dumps(value)), "a number too large to be finite, or NaN: JSON has "
+                                                             "neither")
         return value
+
+
+def _finite(value: Any, depth: int = 0) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict) and depth < 200:
+        return all(_finite(item, depth + 1) for item in value.values())
+    if isinstance(value, list) and depth < 200:
+        return all(_finite(item, depth + 1) for item in value)
+    return True
 
 
 @dataclass(frozen=True, repr=False)

@@ -200,7 +200,8 @@ class TransformersLoader(Loader):
 
         try:
             self._read_config()
-        except (StrictDataclassError, ValueError, TypeError, KeyError, AssertionError) as error:
+        except (StrictDataclassError, ValueError, TypeError, KeyError, AssertionError, AttributeError) as error:
+            # AttributeError: a dtype torch has not ("float99"), looked up by name (battery 44, Q4)
             raise ModelFolderError(f"{Path(self.path) / 'config.json'}: transformers cannot read it as a "
                                    f"{self.name} config ({_first_line(error)})") from None
 
@@ -245,7 +246,8 @@ class TransformersLoader(Loader):
                                                       **spread)
         except (MemoryError, torch.OutOfMemoryError):  # the machine's limit, not the folder's
             raise
-        except (RuntimeError, ValueError, AssertionError, TypeError, KeyError, IndexError) as error:
+        except (RuntimeError, ValueError, AssertionError, TypeError, KeyError, IndexError, ZeroDivisionError,
+                AttributeError) as error:  # ZeroDivisionError: num_attention_heads 0 (battery 44, Q3)
             # config.json and the weights disagree (a size edited, a vocabulary of another model): transformers
             # printed a traceback ending "look at the above report!" with no report shown (battery 43, N10)
             raise ModelFolderError(f"{self.path}: transformers cannot build {model_class.__name__} from this "

@@ -264,6 +264,9 @@ def test_a_clip_beyond_the_processor_limit_is_an_error_on_that_item(family, load
     (("vocab_size", -5), "(AssertionError: Padding_idx must be within num_embeddings)"),
     (("num_hidden_layers", 3), "config.json: transformers cannot read it as a qwen2-audio config (ValueError: "
                                "`num_hidden_layers` (3) must be equal to the number of `layer_types`"),
+    # battery 44, Q3 and Q4
+    (("num_attention_heads", 0), "(ZeroDivisionError: integer division or modulo by zero)"),
+    (("dtype", "float99"), "(AttributeError: module 'torch' has no attribute 'float99')"),
 ])
 def test_a_config_edited_against_its_weights_is_one_line_naming_the_folder(edit, said, checkpoints, tmp_path, capsys):
     """Battery 43, N10 and N11: a config.json whose sizes no longer fit the weights gave a 39- to 76-line

@@ -310,3 +310,27 @@ def test_a_url_with_a_credential_is_no_name_nor_path(argv, official, tmp_path, m
     assert result.returncode == 2 and KEY not in result.stderr + result.stdout, result.stderr
     assert "a URL with a user part (a credential; not shown)" in result.stderr, result.stderr
     assert list(work.iterdir()) == [] and sorted(p.name for p in run.iterdir()) == ["run.json"]
+
+
+@pytest.mark.parametrize("variable", ["IHBENCH_CACHE", "IHBENCH_RUNS"])
+def test_a_folder_variable_holding_a_url_with_a_credential_is_refused(variable, tmp_path, monkeypatch):
+    """Battery 44, Q2: IHBENCH_CACHE=http://u:KEY@h/x made the folders ./http:/u:KEY@h/x, the key on disk."""
+    from ihbench.dataset.errors import UsageError
+    from ihbench.dataset.io.cache import refuse_blank
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(variable, f"http://u:{KEY}@h/x")
+    with pytest.raises(UsageError, match=f"^{variable}: a URL with a user part") as error:
+        refuse_blank(variable)
+    assert KEY not in str(error.value) and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("value", ['{"x": 1e999}', '{"x": [1, NaN]}', '{"a": {"b": -Infinity}}'])
+def test_a_json_option_with_a_number_json_cannot_carry_is_refused_before_any_work(value, official, tmp_path):
+    """Battery 44, Q7: extra_body={"x":1e999} (read as inf) wrote run.json, then ended in a traceback; the
+    corrected value was refused as another run's options, and the same ones crashed again."""
+    result = subprocess.run(_run(official, tmp_path / "run", "http://127.0.0.1:9/v1", "--option",
+                                 f"extra_body={value}"), capture_output=True, text=True)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert "--option extra_body: expected a JSON object" in result.stderr and "JSON has neither" in result.stderr
+    assert not (tmp_path / "run").exists()

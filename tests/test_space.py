@@ -427,3 +427,14 @@ def test_the_convbench_tab_refuses_a_fraction_of_turns_before_any_work():
 
     with pytest.raises(ui.UserError, match=r"^First turns: expected a whole number, got 2.5$"):
         next(ui_convbench.run_stream("openai", "m", False, "http://127.0.0.1:9/v1", 2.5, 32))
+
+
+def test_a_model_or_judge_typed_as_a_url_with_a_credential_is_refused_by_the_page():
+    """Battery 44, Q1: the Space's run_model took `http://u:KEY@h` as the model, which the command line refuses,
+    and wrote the key in clear into the run's run.json and responses."""
+    from ihbench import ui
+
+    for what in ("model name", "model path", "judge model"):
+        with pytest.raises(ui.UserError, match=r"a URL with a user part \(a credential; not shown\)") as error:
+            ui.typed_name("http://u:sk-SPK44x@h", what)
+        assert "SPK44x" not in str(error.value)
