@@ -205,6 +205,21 @@ class TransformersLoader(Loader):
             raise ModelFolderError(f"{Path(self.path) / 'config.json'}: transformers cannot read it as a "
                                    f"{self.name} config ({_first_line(error)})") from None
 
+    def _check_audio_token_id(self, token: str, token_id: int) -> None:
+        """The model finds a prompt's audio by the id config.json gives its audio token; one that is not
+        the tokenizer's id for it found no audio, and the first item ended in an 89-line traceback inside
+        transformers (battery 44, Q5). Read where each family keeps it: at the top, or in thinker_config."""
+        import json
+
+        config = json.loads((Path(self.path) / "config.json").read_text(encoding="utf-8"))
+        for where, values in (("", config), ("thinker_config.", config.get("thinker_config") or {})):
+            for key in ("audio_token_index", "audio_token_id"):
+                given = values.get(key) if isinstance(values, dict) else None
+                if isinstance(given, int) and not isinstance(given, bool) and given != token_id:
+                    raise ModelFolderError(f"{Path(self.path) / 'config.json'}: {where}{key} is {given}, but the "
+                                           f"tokenizer's {token} is {token_id}; the model would find no audio in a "
+                                           "prompt (config and tokenizer of different checkpoints, or edited)")
+
     def _checked_processor(self):
         """The family's processor, or one line naming the folder: tokenizer files that are missing,
         garbage or of another model otherwise surface as a traceback at load, or as an audio-token
@@ -223,6 +238,8 @@ class TransformersLoader(Loader):
         if tokenizer is not None and isinstance(token, str) and token not in tokenizer.get_vocab():
             raise ModelFolderError(f"{self.path}: the tokenizer has no {token} token, which the processor puts in "
                                    "every audio prompt; its tokenizer files are missing or of another model")
+        if tokenizer is not None and isinstance(token, str):
+            self._check_audio_token_id(token, tokenizer.convert_tokens_to_ids(token))
         return processor
 
     # -- what a family provides ---------------------------------------------------------------
