@@ -5,6 +5,7 @@ how a conversation becomes processor inputs."""
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Optional, Sequence
@@ -73,6 +74,23 @@ def sampling_options(config: GenerationConfig) -> dict:
         return {"do_sample": False, "max_new_tokens": config.max_new_tokens}
     return {"do_sample": True, "temperature": config.temperature, "top_p": config.top_p,
             "max_new_tokens": config.max_new_tokens}
+
+
+@contextmanager
+def _without_load_report():
+    """transformers' table of missing, unused and mis-shaped tensors (a warning of 20 lines and more)
+    is left out: `pretrained` refuses each of those cases in one line of its own."""
+    import logging
+
+    def keep(record: logging.LogRecord) -> bool:
+        return "LOAD REPORT" not in str(record.msg)
+
+    logger = logging.getLogger("transformers.modeling_utils")
+    logger.addFilter(keep)
+    try:
+        yield
+    finally:
+        logger.removeFilter(keep)
 
 
 class TransformersLoader(Loader):
@@ -259,8 +277,9 @@ class TransformersLoader(Loader):
 
         spread = {"device_map": self.device_map} if self.device_map else {}
         try:
-            model, info = model_class.from_pretrained(self.path, dtype=self.dtype, output_loading_info=True,
-                                                      **spread)
+            with _without_load_report():
+                model, info = model_class.from_pretrained(self.path, dtype=self.dtype, output_loading_info=True,
+                                                          **spread)
         except (MemoryError, torch.OutOfMemoryError):  # the machine's limit, not the folder's
             raise
         except (RuntimeError, ValueError, AssertionError, TypeError, KeyError, IndexError, ZeroDivisionError,
@@ -277,6 +296,16 @@ class TransformersLoader(Loader):
                 f"{self.path}: the weights do not fit {model_class.__name__} ({len(missing)} tensor(s) missing, "
                 f"{len(mismatched)} of another shape, e.g. {example}); the checkpoint is damaged or of another "
                 "model, and transformers would fill them with random values")
+        # Tensors a checkpoint carries on purpose for parts this class leaves out (the Omni talker, Gemma 3n's
+        # vision tower) are named by the class's own `_keys_to_ignore_on_load_unexpected`, which transformers has
+        # already taken out of this list: what is left is weights the model was built too small for (a layer
+        # count edited down, battery 44, Q6), and it would answer without them.
+        unused = info.get("unexpected_keys") or []
+        if unused:
+            raise ModelFolderError(
+                f"{self.path}: {len(unused)} tensor(s) in the weights have no place in {model_class.__name__} as "
+                f"config.json describes it (e.g. {sorted(unused)[0]}); config.json asks for a smaller model than "
+                "the weights hold (edited, or of another checkpoint), and the model would answer without them")
         return model
 
     def prompt(self, conversation: ModelInput) -> str:
