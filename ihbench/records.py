@@ -58,6 +58,14 @@ def _check(data: dict, name: str, kinds, *, optional: bool = False) -> Any:
     return value
 
 
+def _check_format_version(data: dict) -> None:
+    """`format_version` may be absent (written before it existed) but never null: every writer that
+    has it writes a number, and a null one read as format 1 would check the record by the wrong rules."""
+    if "format_version" in data and data["format_version"] is None:
+        raise RecordError("field 'format_version' is null; ihbench writes a number there (edited by hand?)")
+    _check(data, "format_version", int, optional=True)
+
+
 def _known(cls, data: dict) -> tuple[dict, dict]:
     """The fields the type has; anything else a newer writer added is kept in `extra`."""
     names = {f.name for f in fields(cls)} - {"extra"}
@@ -135,7 +143,7 @@ class ResponseRecord:
         response = _check(data, "response", str, optional=True)
         error = _check(data, "error", str, optional=True)
         _check(data, "item_hash", str, optional=True)
-        _check(data, "format_version", int, optional=True)
+        _check_format_version(data)
         if epoch < 0:
             raise RecordError(f"field 'epoch' must be >= 0, got {epoch}")
         if response is None and error is None:
@@ -220,7 +228,7 @@ class JudgmentRecord:
             _check(data, name, kinds)
         _check(data, "item_hash", str, optional=True)
         _check(data, "response_hash", str, optional=True)
-        _check(data, "format_version", int, optional=True)
+        _check_format_version(data)
         axis, outcome = data["axis"], data["outcome"]
         if axis not in AXES:
             raise RecordError(f"field 'axis' must be tf or rq, got {axis!r}")
@@ -404,8 +412,9 @@ class RunInfo:
         if not isinstance(data, dict) or "data" not in data:
             raise RecordError("not a run description (no 'data' field)")
         _check(data, "data", str)
+        _check_format_version(data)
         for name, kinds in (("model", dict), ("versions", dict), ("generation", dict), ("seed", int),
-                            ("format_version", int), ("model_path", str), ("model_name", str), ("config", str),
+                            ("model_path", str), ("model_name", str), ("config", str),
                             ("split", str), ("loader", str)):
             _check(data, name, kinds, optional=True)
         for name in ("loader", "model_path", "config", "split"):  # each names something; no command writes ''

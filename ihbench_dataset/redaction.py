@@ -41,9 +41,14 @@ def without_url_user(text: str) -> str:
     return _URL_USER.sub(r"\1", text)
 
 
+#: as typed where a name or path goes: a slash short (`http:/u:KEY@h`) is still a URL meant, and as a path it
+#: would make a folder named with the key; a scheme of one letter is a drive (`C:/me@host`)
+_TYPED_URL_USER = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]+:/+[^/@\s]+@")
+
+
 def holds_url_credential(text: str) -> bool:
-    """A URL with a user part in `text` (`http://KEY@host`, `http://me:pw@host`)."""
-    return isinstance(text, str) and bool(_URL_USER.search(text))
+    """A URL with a user part in `text` (`http://KEY@host`, `http://me:pw@host`, `http:/me:pw@host`)."""
+    return isinstance(text, str) and bool(_URL_USER.search(text) or _TYPED_URL_USER.search(text))
 
 
 def _query_value(match: "re.Match") -> str:

@@ -127,6 +127,9 @@ def _refuse_toolkit_folder(path: Path) -> None:
         raise SourceError(f"{path}: is a dataset folder built by `ihbench build`, not conversation source JSON "
                           "files (what a build is made from: its --sources); `ihbench verify --audio` checks a "
                           "built dataset's cuts")
+    if kind == "generated" and (path / "conversations").is_dir():  # what generate wrote is there
+        raise SourceError(f"{path}: is {DESCRIPTIONS[kind]}, not conversation source JSON files; the conversations "
+                          f"it generated are in {path / 'conversations'}")
     if kind:
         raise SourceError(f"{path}: is {DESCRIPTIONS[kind]}, not conversation source JSON files")
 

@@ -395,6 +395,8 @@ def test_a_model_name_with_a_pipe_or_a_newline_stays_in_its_column(official, tmp
     from ihbench.dataset.plotting import plot_text
 
     assert cell("_it_") == "\\_it\\_" and cell("a_b c_") == "a_b c\\_"
+    # battery 44 nit: `$x$` rendered as mathematics (GitHub, the Hub), `~~x~~` struck through
+    assert cell("$x$ ~~y~~") == "\\$x\\$ \\~\\~y\\~\\~"
     assert plot_text("_it_ (audio)") == " _it_ (audio)" and plot_text("**b** $x$") == "**b** \\$x\\$"
     run = tmp_path / "run"
     with OpenAITestServer() as server:

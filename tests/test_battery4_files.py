@@ -194,6 +194,17 @@ def test_verify_on_a_run_folder_says_it_is_one(tmp_path, capsys):
     assert "run: is a run folder (run.json), not conversation source JSON files" in _one_error(capsys, "verify")
 
 
+
+def test_verify_on_a_generate_output_folder_names_its_conversations_folder(tmp_path, capsys):
+    """Battery 43 nit: `verify GENOUT` said it is a generate folder, not where the sources it made are."""
+    generated = tmp_path / "gen"
+    (generated / "conversations").mkdir(parents=True)
+    (generated / "generate.json").write_text('{"runs": []}')
+    capsys.readouterr()
+    assert main(["verify", str(generated)]) == 2
+    assert (f"gen: is an `ihbench generate` output folder (generate.json), not conversation source JSON files; the "
+            f"conversations it generated are in {generated / 'conversations'}") in _one_error(capsys, "verify")
+
 # --- finding 8: the Space on a damaged dataset ---------------------------------------------------
 
 def test_the_space_refuses_a_damaged_parquet_file_at_start_in_the_words_info_uses(tmp_path, capsys):

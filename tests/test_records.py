@@ -139,3 +139,21 @@ def test_a_run_json_name_edited_to_nothing_is_refused(name, value):
     data = json.loads((FIXTURES / "run-format-3" / "run.json").read_text())
     with pytest.raises(RecordError, match=rf"field '{name}' is '{value}'; the run writes a name there \(edited by"):
         RunInfo.from_json({**data, name: value})
+
+
+def test_a_format_version_edited_to_null_is_refused_in_every_record_kind(tmp_path):
+    """Battery 43 nit: run.json `"format_version": null` was read as a run of format 1, checked by that
+    format's rules (no field is required), and judged; absent (written before the field) is still read."""
+    run = json.loads((FIXTURES / "run-format-3" / "run.json").read_text())
+    response = {"id": "a/1", "epoch": 0, "response": "hi", "error": None, "format_version": 3}
+    judgment = {"id": "a/1", "epoch": 0, "judge_model": "j", "outcome": "judged", "axis": "tf", "verdict": "model",
+                "format_version": 3}
+    for kind, data in ((RunInfo, run), (ResponseRecord, response), (JudgmentRecord, judgment)):
+        assert kind.from_json({k: v for k, v in data.items() if k != "format_version"})
+        with pytest.raises(RecordError, match=r"field 'format_version' is null; ihbench writes a number there"):
+            kind.from_json({**data, "format_version": None})
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "run.json").write_text(json.dumps({**run, "format_version": None}))
+    with pytest.raises(RunDirError, match=r"run.json: field 'format_version' is null"):
+        RunDir(folder).info()

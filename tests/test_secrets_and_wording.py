@@ -293,6 +293,9 @@ def test_a_key_typed_where_a_path_or_number_goes_is_not_echoed_by_the_refusal(ar
     ["report", "http://u:{key}@x"],
     ["verify", "http://u:{key}@x"],
     ["report", "{run}", "--model-name", "{run}=http://u:{key}@h"],
+    # battery 44 nit: a slash short, taken as a path (a folder named with the key)
+    ["run", "--model", "openai", "--model-path", "http:/u:{key}@h", "--data", "{data}", "--out", "o"],
+    ["run", "--model", "openai", "--model-path", "m", "--data", "{data}", "--out", "https:/{key}@x/y"],
 ])
 def test_a_url_with_a_credential_is_no_name_nor_path(argv, official, tmp_path, monkeypatch):
     """Battery 43: `--model-path http://u:KEY@h` was written in clear into run.json, and the run then refused
