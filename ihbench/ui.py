@@ -114,11 +114,12 @@ def typed_name(text: str, what: str) -> str:
         raise UserError(f"the {what} is {len(text):,} characters long; at most {MAX_TYPED_NAME}")
     if not text.isprintable():
         raise UserError(f"the {what} holds a line break or a control character")
-    from ihbench.dataset.redaction import holds_url_credential
+    from ihbench.dataset.redaction import credential_in
 
-    if holds_url_credential(text):  # as the command line refuses it: recorded, the key was in run.json in clear
-        raise UserError(f"the {what} is a URL with a user part (a credential; not shown): a name holds none, and "
-                        "a server's key goes in the Space's secrets")
+    found = credential_in(text)
+    if found:  # as the command line refuses it: recorded, the key was in run.json in clear
+        raise UserError(f"the {what} holds {found} (a credential; not shown): a name holds none, and a server's "
+                        "key goes in the Space's secrets")
     return text
 
 

@@ -393,11 +393,12 @@ def _refuse_credential(option: ArgType, value: str) -> None:
     """A URL with a user part where a name or path goes (`--model-path http://u:KEY@host`): a name or path
     never holds a credential, and this one would be recorded as the model's or judge's identity in
     run.json, judgments and reports, in clear (battery 43, N3 and N9). Not echoed."""
-    from .redaction import holds_url_credential
+    from .redaction import credential_in
 
-    if holds_url_credential(value):
-        raise ArgumentValueError(f"expected {option.expected}, got a URL with a user part (a credential; not shown): "
-                                 "a name or path holds none, and a server's key goes in an environment variable")
+    found = credential_in(value)
+    if found:
+        raise ArgumentValueError(f"expected {option.expected}, got {found} (a credential; not shown): a name or path "
+                                 "holds none, and a server's key goes in an environment variable")
 
 
 @dataclass(frozen=True, repr=False)

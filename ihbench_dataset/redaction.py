@@ -14,7 +14,7 @@ import base64
 import json
 import os
 import re
-from typing import Any
+from typing import Any, Optional
 
 REDACTED = "<redacted>"
 _SECRET = re.compile(r"(key|token|secret|password|passwd|authorization|credentials?)$", re.IGNORECASE)
@@ -46,9 +46,24 @@ def without_url_user(text: str) -> str:
 _TYPED_URL_USER = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]+:/+[^/@\s]+@")
 
 
-def holds_url_credential(text: str) -> bool:
-    """A URL with a user part in `text` (`http://KEY@host`, `http://me:pw@host`, `http:/me:pw@host`)."""
-    return isinstance(text, str) and bool(_URL_USER.search(text) or _TYPED_URL_USER.search(text))
+#: shorter values of a variable named like a secret are too common to tell apart from a word of a path
+_SHORTEST_SECRET = 12
+
+
+def credential_in(text: str) -> Optional[str]:
+    """What credential `text` holds, said without it, or None: a URL with a user part (`http://KEY@host`,
+    `http://me:pw@host`, `http:/me:pw@host`), or the value of an environment variable named like a secret
+    (`--out $OPENAI_API_KEY/r` from a shell: a folder named with the key). Where a name or path goes, each
+    would be written to disk in clear (run.json, a folder's name, report.md)."""
+    if not isinstance(text, str):
+        return None
+    if _URL_USER.search(text) or _TYPED_URL_USER.search(text):
+        return "a URL with a user part"
+    for name, value in sorted(os.environ.items()):
+        if is_secret(name) and len(value) >= _SHORTEST_SECRET and not value.startswith(("/", "~", ".")) \
+                and value in text:  # a value that is a path is not a key
+            return f"the value of ${name}"
+    return None
 
 
 def _query_value(match: "re.Match") -> str:

@@ -2,6 +2,7 @@
 messages say what is true of the user's case; plots leave the terminal alone."""
 import gc
 import json
+import os
 import struct
 import subprocess
 import sys
@@ -312,6 +313,29 @@ def test_a_url_with_a_credential_is_no_name_nor_path(argv, official, tmp_path, m
     result = subprocess.run([*CLI, *given, "--quiet"], capture_output=True, text=True)
     assert result.returncode == 2 and KEY not in result.stderr + result.stdout, result.stderr
     assert "a URL with a user part (a credential; not shown)" in result.stderr, result.stderr
+    assert list(work.iterdir()) == [] and sorted(p.name for p in run.iterdir()) == ["run.json"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "--model", "openai", "--model-path", "m", "--data", "{data}", "--out", "{key}/r"],
+    ["run", "--model", "openai", "--model-path", "m-{key}", "--data", "{data}", "--out", "o"],
+    ["report", "{run}", "--model-name", "{run}=x{key}"],
+])
+def test_a_name_or_path_holding_a_secret_variable_s_value_is_refused(argv, official, tmp_path, monkeypatch):
+    """Battery 43 nit: `--out $OPENAI_API_KEY/r` (a shell expanding the wrong variable) made a folder named
+    with the key, and printed it in the result line. A value of a variable named like a secret (12
+    characters or more, not a path) is no name nor path; the variable is named, the value not shown."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text("{}")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    given = [part.format(key=KEY, data=official, run=run) for part in argv]
+    result = subprocess.run([*CLI, *given, "--quiet"], capture_output=True, text=True,
+                            env={**os.environ, "MY_SERVER_API_KEY": KEY, "SHORT_TOKEN": "m"})
+    assert result.returncode == 2 and KEY not in result.stderr + result.stdout, result.stderr
+    assert "the value of $MY_SERVER_API_KEY (a credential; not shown)" in result.stderr, result.stderr
     assert list(work.iterdir()) == [] and sorted(p.name for p in run.iterdir()) == ["run.json"]
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ihbench.dataset.errors import UsageError
-from ihbench.dataset.redaction import holds_url_credential
+from ihbench.dataset.redaction import credential_in
 
 from .. import stats
 from ..convbench.judge.source import is_convbench_run
@@ -61,9 +61,10 @@ def parse_model_names(pairs: Optional[Sequence[str]], run_dirs: Sequence[Path]) 
         if not name.isprintable():  # a line break in a name starts a heading of its own in report.md
             raise UsageError(f"--model-name {pair!r}: the name holds a line break, a tab, a control character or a "
                              "space other than the plain one; give the name on one line")
-        if holds_url_credential(name):  # it would be written into report.md and summary.json in clear
-            raise UsageError(f"--model-name {run}=...: the name is a URL with a user part (a credential; not shown); "
-                             "a model's name holds none")
+        found = credential_in(name)
+        if found:  # it would be written into report.md and summary.json in clear
+            raise UsageError(f"--model-name {run}=...: the name holds {found} (a credential; not shown); a model's "
+                             "name holds none")
         key = Path(run).resolve()
         if key not in given:
             raise UsageError(f"--model-name {pair}: {run} is not one of the run folders given")

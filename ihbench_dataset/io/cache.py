@@ -39,8 +39,8 @@ def refuse_blank(name: str, unset: str = "") -> None:
     value = os.environ.get(name)
     if value and not value.strip():
         raise UsageError(f"{name}={value!r}: blank; unset it{f' ({unset})' if unset else ''}, or give a folder")
-    from ..redaction import holds_url_credential
+    from ..redaction import credential_in
 
-    if value and holds_url_credential(value):  # made a folder, ./http:/u:KEY@h kept the key on disk (battery 44)
-        raise UsageError(f"{name}: a URL with a user part (a credential; not shown), where a folder goes; "
-                         "give a folder")
+    found = credential_in(value) if value else None
+    if found:  # made a folder, ./http:/u:KEY@h kept the key on disk (battery 44)
+        raise UsageError(f"{name}: {found} (a credential; not shown), where a folder goes; give a folder")
