@@ -284,6 +284,23 @@ def test_a_key_typed_where_a_path_or_number_goes_is_not_echoed_by_the_refusal(ar
     assert list(tmp_path.iterdir()) == []
 
 
+def _refused_unshown(argv, official, tmp_path, monkeypatch, said, variables=None):
+    """`ihbench ARGV` (run folder {run}, dataset {data}, the key {key}) from an empty working folder:
+    refused with `said`, the key nowhere in the output, nothing made, the run folder untouched."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text("{}")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    given = [part.format(key=KEY, data=official, run=run) for part in argv]
+    result = subprocess.run([*CLI, *given, "--quiet"], capture_output=True, text=True,
+                            env={**os.environ, **(variables or {})})
+    assert result.returncode == 2 and KEY not in result.stderr + result.stdout, result.stderr
+    assert said in result.stderr, result.stderr
+    assert list(work.iterdir()) == [] and sorted(p.name for p in run.iterdir()) == ["run.json"]
+
+
 @pytest.mark.parametrize("argv", [
     ["run", "--model", "openai", "--model-path", "http://u:{key}@h", "--data", "{data}", "--out", "o"],
     ["barge-in", "--model", "openai", "--model-path", "http://{key}@h", "--data", "{data}", "--out", "o",
@@ -303,17 +320,7 @@ def test_a_url_with_a_credential_is_no_name_nor_path(argv, official, tmp_path, m
     by judge and report; `--judge-model` the same into judgments and report.md; `--out http://u:KEY@x/y`
     made the folders ./http:/u:KEY@x/y; `report http://u:KEY@x` echoed the key. Refused, the key not shown,
     nothing made."""
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "run.json").write_text("{}")
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    given = [part.format(key=KEY, data=official, run=run) for part in argv]
-    result = subprocess.run([*CLI, *given, "--quiet"], capture_output=True, text=True)
-    assert result.returncode == 2 and KEY not in result.stderr + result.stdout, result.stderr
-    assert "a URL with a user part (a credential; not shown)" in result.stderr, result.stderr
-    assert list(work.iterdir()) == [] and sorted(p.name for p in run.iterdir()) == ["run.json"]
+    _refused_unshown(argv, official, tmp_path, monkeypatch, "a URL with a user part (a credential; not shown)")
 
 
 @pytest.mark.parametrize("argv", [
@@ -325,18 +332,9 @@ def test_a_name_or_path_holding_a_secret_variable_s_value_is_refused(argv, offic
     """Battery 43 nit: `--out $OPENAI_API_KEY/r` (a shell expanding the wrong variable) made a folder named
     with the key, and printed it in the result line. A value of a variable named like a secret (12
     characters or more, not a path) is no name nor path; the variable is named, the value not shown."""
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "run.json").write_text("{}")
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    given = [part.format(key=KEY, data=official, run=run) for part in argv]
-    result = subprocess.run([*CLI, *given, "--quiet"], capture_output=True, text=True,
-                            env={**os.environ, "MY_SERVER_API_KEY": KEY, "SHORT_TOKEN": "m"})
-    assert result.returncode == 2 and KEY not in result.stderr + result.stdout, result.stderr
-    assert "the value of $MY_SERVER_API_KEY (a credential; not shown)" in result.stderr, result.stderr
-    assert list(work.iterdir()) == [] and sorted(p.name for p in run.iterdir()) == ["run.json"]
+    _refused_unshown(argv, official, tmp_path, monkeypatch,
+                     "the value of $MY_SERVER_API_KEY (a credential; not shown)",
+                     {"MY_SERVER_API_KEY": KEY, "SHORT_TOKEN": "m"})
 
 
 @pytest.mark.parametrize("variable", ["IHBENCH_CACHE", "IHBENCH_RUNS"])
