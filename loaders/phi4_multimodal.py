@@ -14,8 +14,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-from .base import ModelInput
-from .transformers_base import TransformersLoader
+from .base import ModelFolderError, ModelInput
+from .transformers_base import TransformersLoader, _first_line
 
 SPEECH_ADAPTER = "speech-lora"
 
@@ -61,6 +61,39 @@ def speech_adapter_dir(path: str) -> Optional[Path]:
     return candidate if (candidate / "adapter_config.json").is_file() else None
 
 
+def with_speech_adapter(model, adapter: Path):
+    """`model` with the LoRA in `adapter` as its "speech" adapter, refused in one line when the adapter
+    does not fit: peft's own loader loads what matches and drops the rest, so an adapter of other
+    target modules, or with a tensor missing, answered as the base model (rc 0), and a damaged one was
+    a traceback. The result of `load_adapter` says what was left (`PeftModel.from_pretrained` keeps it)."""
+    from peft import PeftConfig, get_peft_model
+    from safetensors import SafetensorError
+
+    def refused(what: str) -> ModelFolderError:
+        return ModelFolderError(f"{adapter}: the speech adapter {what}; the adapter is damaged, edited, or of "
+                                "another checkpoint")
+
+    if not any((adapter / name).is_file() for name in ("adapter_model.safetensors", "adapter_model.bin")):
+        raise refused("has no weights (adapter_model.safetensors)")
+    try:
+        config = PeftConfig.from_pretrained(str(adapter))
+        config.inference_mode = True
+        # the adapter names the base it was trained from (Microsoft's path); this checkpoint's folder is it
+        config.base_model_name_or_path = model.name_or_path
+        peft_model = get_peft_model(model, config, adapter_name="speech")
+        loaded = peft_model.load_adapter(str(adapter), adapter_name="speech", is_trainable=False)
+    except (RuntimeError, ValueError, TypeError, KeyError, AttributeError, OSError, SafetensorError) as error:
+        if "size mismatch" in str(error):
+            raise refused("holds tensors of other sizes than adapter_config.json gives them (its r)") from None
+        raise refused(f"cannot be loaded ({_first_line(error)})") from None
+    missing, unused = sorted(loaded.missing_keys), sorted(loaded.unexpected_keys)
+    if missing or unused:
+        example = missing[0] if missing else unused[0]
+        raise refused(f"does not fit the model ({len(missing)} tensor(s) missing, {len(unused)} with no place in it, "
+                      f"e.g. {example})")
+    return peft_model
+
+
 class Phi4MultimodalLoader(TransformersLoader):
     name = "phi4-multimodal"
     model_types = ("phi4_multimodal",)
@@ -84,9 +117,7 @@ class Phi4MultimodalLoader(TransformersLoader):
         self.adapter = str(adapter) if adapter else None
         if adapter is None:
             return model
-        from peft import PeftModel
-
-        return PeftModel.from_pretrained(model, str(adapter), adapter_name="speech", is_trainable=False)
+        return with_speech_adapter(model, adapter)
 
     def model_for(self, audio: bool):
         return _AdapterScope(self.model, enabled=audio)

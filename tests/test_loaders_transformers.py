@@ -335,6 +335,66 @@ def test_a_refused_checkpoint_is_said_once_without_transformers_table(checkpoint
     assert "have no place in Qwen2AudioForConditionalGeneration" in said.stderr.strip().splitlines()[-1]
 
 
+def _adapter_r_8(adapter):
+    config = json.loads((adapter / "adapter_config.json").read_text())
+    (adapter / "adapter_config.json").write_text(json.dumps({**config, "r": 8}))
+
+
+def _adapter_o_proj_only(adapter):
+    config = json.loads((adapter / "adapter_config.json").read_text())
+    only = r".*layers\.\d+\.self_attn\.o_proj"
+    (adapter / "adapter_config.json").write_text(json.dumps({**config, "target_modules": only}))
+
+
+def _adapter_tensors(change):
+    def edit(adapter):
+        from safetensors.torch import load_file, save_file
+
+        weights = load_file(adapter / "adapter_model.safetensors")
+        change(weights)
+        save_file(weights, adapter / "adapter_model.safetensors")
+    return edit
+
+
+def _first_tensor_removed(weights):
+    del weights[sorted(weights)[0]]
+
+
+def _a_layer_added(weights):
+    first = sorted(weights)[0]
+    weights[first.replace("layers.0.", "layers.7.")] = weights[first].clone()
+
+
+@pytest.mark.parametrize("edit, said", [
+    (_adapter_r_8, r"holds tensors of other sizes than adapter_config\.json gives them \(its r\)"),
+    (_adapter_o_proj_only, r"does not fit the model \(0 tensor\(s\) missing, 12 with no place in it, e\.g\. "
+                           r"base_model\.model\.model\.layers\.0\.mlp\.down_proj\.lora_A\.weight\)"),
+    (_adapter_tensors(_first_tensor_removed), r"does not fit the model \(1 tensor\(s\) missing, 0 with no place in it"),
+    (_adapter_tensors(_a_layer_added), r"does not fit the model \(0 tensor\(s\) missing, 1 with no place in it, "
+                                       r"e\.g\. \S*layers\.7\."),
+    (lambda adapter: (adapter / "adapter_model.safetensors").write_bytes(b"\x10" * 100),
+     r"cannot be loaded \(SafetensorError: "),
+    (lambda adapter: (adapter / "adapter_model.safetensors").unlink(),
+     r"has no weights \(adapter_model\.safetensors\)"),
+    (lambda adapter: (adapter / "adapter_config.json").write_text("{not json"),
+     r"cannot be loaded \(JSONDecodeError: "),
+])
+def test_a_speech_adapter_that_does_not_fit_is_refused_in_one_line(edit, said, checkpoints, tmp_path):
+    """Phi-4's speech LoRA through peft's own loader: an adapter of other target modules, or with a
+    tensor missing or added, loaded what matched, dropped the rest and answered as if adapted (rc 0); one
+    of another rank, damaged or without its weights file was a traceback."""
+    if "phi4-multimodal" not in checkpoints:
+        pytest.skip("phi4-multimodal is not among IHBENCH_TINY_FAMILIES")
+    from ihbench.loaders.phi4_multimodal import SPEECH_ADAPTER
+
+    folder = shutil.copytree(checkpoints["phi4-multimodal"], tmp_path / "edited")
+    edit(folder / SPEECH_ADAPTER)
+    with pytest.raises(ModelFolderError, match=rf"^{re.escape(str(folder / SPEECH_ADAPTER))}: the speech adapter "
+                                               f"{said}") as refused:
+        get("phi4-multimodal")(str(folder))
+    assert len(str(refused.value).splitlines()) == 1
+
+
 @pytest.mark.parametrize("family, parts", [("qwen2.5-omni", ("talker", "token2wav")),
                                            ("qwen3-omni", ("talker", "code2wav"))])
 def test_a_whole_omni_checkpoint_loads_its_thinker_with_the_speech_parts_left_unused(family, parts, checkpoints,
