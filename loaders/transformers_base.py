@@ -76,6 +76,45 @@ def sampling_options(config: GenerationConfig) -> dict:
             "max_new_tokens": config.max_new_tokens}
 
 
+def checked_pretrained(model_class, path: str, **options):
+    """`model_class.from_pretrained(path, **options)`, refused in one line naming the folder when the
+    weights do not cover the model: a tensor missing or of another shape would be filled with random
+    values by transformers (a damaged file, or a checkpoint of another architecture) and every answer
+    scored; one left unused means config.json describes a smaller model than the weights hold."""
+    import torch
+
+    try:
+        with _without_load_report():
+            model, info = model_class.from_pretrained(path, output_loading_info=True, **options)
+    except (MemoryError, torch.OutOfMemoryError):  # the machine's limit, not the folder's
+        raise
+    except (RuntimeError, ValueError, AssertionError, TypeError, KeyError, IndexError, ZeroDivisionError,
+            AttributeError) as error:  # ZeroDivisionError: num_attention_heads 0 (battery 44, Q3)
+        # config.json and the weights disagree (a size edited, a vocabulary of another model): transformers
+        # printed a traceback ending "look at the above report!" with no report shown (battery 43, N10)
+        raise ModelFolderError(f"{path}: transformers cannot build {model_class.__name__} from this "
+                               f"folder's config.json and weights ({_first_line(error)}); the checkpoint is "
+                               "damaged, edited, or of another model") from None
+    missing, mismatched = info.get("missing_keys") or [], info.get("mismatched_keys") or []
+    if missing or mismatched:
+        example = sorted(missing)[0] if missing else str(mismatched[0])
+        raise ModelFolderError(
+            f"{path}: the weights do not fit {model_class.__name__} ({len(missing)} tensor(s) missing, "
+            f"{len(mismatched)} of another shape, e.g. {example}); the checkpoint is damaged or of another "
+            "model, and transformers would fill them with random values")
+    # Tensors a checkpoint carries on purpose for parts this class leaves out (the Omni talker, Gemma 3n's
+    # vision tower) are named by the class's own `_keys_to_ignore_on_load_unexpected`, which transformers has
+    # already taken out of this list: what is left is weights the model was built too small for (a layer
+    # count edited down, battery 44, Q6), and it would answer without them.
+    unused = info.get("unexpected_keys") or []
+    if unused:
+        raise ModelFolderError(
+            f"{path}: {len(unused)} tensor(s) in the weights have no place in {model_class.__name__} as "
+            f"config.json describes it (e.g. {sorted(unused)[0]}); config.json asks for a smaller model than "
+            "the weights hold (edited, or of another checkpoint), and the model would answer without them")
+    return model
+
+
 @contextmanager
 def _without_load_report():
     """transformers' table of missing, unused and mis-shaped tensors (a warning of 20 lines and more)
@@ -121,6 +160,8 @@ class TransformersLoader(Loader):
         self.processor = self._checked_processor()
         self.processor.tokenizer.padding_side = "left"  # a batch's prompts must end where generation starts
         self.model = self._loaded_model() if _WITH_WEIGHTS.get() else None
+        if self.model is not None:
+            self._answers_a_probe()
 
     @classmethod
     def without_weights(cls, model_path: str, **options: Any) -> "TransformersLoader":
@@ -142,6 +183,26 @@ class TransformersLoader(Loader):
             self.device = str(next(model.parameters()).device)
         self.adjust_generation(model.generation_config)
         return model.eval()
+
+    def _answers_a_probe(self) -> None:
+        """One token for a one-second clip, before any item: files that each read well can still disagree
+        with one another (a processor's feature size edited against the audio encoder, a chat template that
+        fails), which otherwise ended the first item in a traceback and left a run folder behind. Item
+        failures (an empty one-token answer) are answers here; only an error that every item would meet
+        refuses the checkpoint. --traceback shows where it arose."""
+        clip = (0.1 * np.sin(2 * np.pi * 440 * np.arange(SAMPLING_RATE) / SAMPLING_RATE)).astype(np.float32)
+        user = InputTurn("user", audio=clip) if "audio" in self.modalities else InputTurn("user", text="Hello.")
+        probe = ModelInput("load probe", "audio" if user.audio is not None else "text",
+                           [InputTurn("system", text="You are a helpful assistant."), user])
+        try:
+            self._generate(probe, GenerationConfig(max_new_tokens=1), seed=0)
+        except Exception as error:
+            if is_item_failure(error):
+                return
+            raise ModelFolderError(f"{self.path}: the model fails on a one-second probe before any item "
+                                   f"({_first_line(error)}): its files disagree with one another (edited, or "
+                                   "from different checkpoints), or this is a bug: --traceback shows where") \
+                from error
 
     def adjust_generation(self, generation) -> None:
         """Fix the checkpoint's generation config where the family needs it (the Omni end token)."""
@@ -270,43 +331,9 @@ class TransformersLoader(Loader):
         raise NotImplementedError
 
     def pretrained(self, model_class):
-        """`model_class` from the checkpoint, refused when its weights do not cover the model: a
-        tensor missing or of another shape would be filled with random values by transformers
-        (a damaged file, or a checkpoint of another architecture) and every answer scored."""
-        import torch
-
+        """`model_class` from the checkpoint on this loader's dtype and devices (`checked_pretrained`)."""
         spread = {"device_map": self.device_map} if self.device_map else {}
-        try:
-            with _without_load_report():
-                model, info = model_class.from_pretrained(self.path, dtype=self.dtype, output_loading_info=True,
-                                                          **spread)
-        except (MemoryError, torch.OutOfMemoryError):  # the machine's limit, not the folder's
-            raise
-        except (RuntimeError, ValueError, AssertionError, TypeError, KeyError, IndexError, ZeroDivisionError,
-                AttributeError) as error:  # ZeroDivisionError: num_attention_heads 0 (battery 44, Q3)
-            # config.json and the weights disagree (a size edited, a vocabulary of another model): transformers
-            # printed a traceback ending "look at the above report!" with no report shown (battery 43, N10)
-            raise ModelFolderError(f"{self.path}: transformers cannot build {model_class.__name__} from this "
-                                   f"folder's config.json and weights ({_first_line(error)}); the checkpoint is "
-                                   "damaged, edited, or of another model") from None
-        missing, mismatched = info.get("missing_keys") or [], info.get("mismatched_keys") or []
-        if missing or mismatched:
-            example = sorted(missing)[0] if missing else str(mismatched[0])
-            raise ModelFolderError(
-                f"{self.path}: the weights do not fit {model_class.__name__} ({len(missing)} tensor(s) missing, "
-                f"{len(mismatched)} of another shape, e.g. {example}); the checkpoint is damaged or of another "
-                "model, and transformers would fill them with random values")
-        # Tensors a checkpoint carries on purpose for parts this class leaves out (the Omni talker, Gemma 3n's
-        # vision tower) are named by the class's own `_keys_to_ignore_on_load_unexpected`, which transformers has
-        # already taken out of this list: what is left is weights the model was built too small for (a layer
-        # count edited down, battery 44, Q6), and it would answer without them.
-        unused = info.get("unexpected_keys") or []
-        if unused:
-            raise ModelFolderError(
-                f"{self.path}: {len(unused)} tensor(s) in the weights have no place in {model_class.__name__} as "
-                f"config.json describes it (e.g. {sorted(unused)[0]}); config.json asks for a smaller model than "
-                "the weights hold (edited, or of another checkpoint), and the model would answer without them")
-        return model
+        return checked_pretrained(model_class, self.path, dtype=self.dtype, **spread)
 
     def prompt(self, conversation: ModelInput) -> str:
         raise NotImplementedError

@@ -289,6 +289,39 @@ def test_a_local_judge_that_is_not_a_text_model_is_refused_in_one_line(tmp_path)
         TransformersLLM(str(model))
 
 
+def _text_config_edit(**fields):
+    def edit(model):
+        config = json.loads((model / "config.json").read_text())
+        (model / "config.json").write_text(json.dumps({**config, **fields}))
+    return edit
+
+
+@pytest.mark.parametrize("damage, message", [
+    (_text_config_edit(hidden_size=8), "transformers cannot build AutoModelForCausalLM from this folder's config.json "
+                                       "and weights (tensors in the weights have other sizes"),
+    (_text_config_edit(num_hidden_layers=0, layer_types=[]), "tensor(s) in the weights have no place in "
+                                                             "AutoModelForCausalLM as config.json describes it"),
+    (_text_config_edit(num_attention_heads=0), "(ZeroDivisionError: integer division or modulo by zero)"),
+    (_text_config_edit(num_hidden_layers=3), "config.json: transformers cannot read it as a model's config "
+                                             "(ValueError: `num_hidden_layers` (3) must be equal to the number of"),
+    (lambda model: (model / "chat_template.jinja").write_text("{% if %}"),
+     "the model fails on a one-token probe before any request (TemplateSyntaxError: "),
+])
+def test_a_local_judge_whose_files_disagree_is_refused_in_one_line(damage, message, tmp_path):
+    """The local judge and generator loaded a text model with none of the audio loaders' checks: a
+    config.json edited against its weights was a traceback, or (fewer layers) answered with weights
+    unused; a broken chat template failed on the first request."""
+    from ihbench.llm import TransformersLLM
+    from ihbench.loaders.base import ModelFolderError
+    from ihbench.loaders.tiny import make_tiny_model
+
+    model = make_tiny_model("qwen2-text", tmp_path / "tiny")
+    damage(model)
+    with pytest.raises(ModelFolderError) as refused:
+        TransformersLLM(str(model))
+    assert message in str(refused.value) and len(str(refused.value).splitlines()) == 1, refused.value
+
+
 @pytest.mark.parametrize("damage, message", [
     (lambda model: [(model / name).unlink() for name in ("tokenizer.json", "tokenizer_config.json")],
      "the tokenizer has no <|AUDIO|> token"),

@@ -335,6 +335,39 @@ def test_a_refused_checkpoint_is_said_once_without_transformers_table(checkpoint
     assert "have no place in Qwen2AudioForConditionalGeneration" in said.stderr.strip().splitlines()[-1]
 
 
+def _feature_size_40(folder):
+    processor = json.loads((folder / "processor_config.json").read_text())
+    processor["feature_extractor"]["feature_size"] = 40
+    (folder / "processor_config.json").write_text(json.dumps(processor))
+
+
+@pytest.mark.parametrize("edit, said", [
+    (_feature_size_40, "(RuntimeError: Given groups=1, weight of size [32, 128, 3], expected input[1, 40, 3000] to "
+                       "have 128 channels, but got 40 channels instead)"),
+    (lambda folder: (folder / "chat_template.jinja").write_text("{% if %}"),
+     "(TemplateSyntaxError: Expected an expression, got 'end of statement block')"),
+    (lambda folder: (folder / "chat_template.jinja").write_text("{{ raise_exception('no audio here') }}"),
+     "(TemplateError: no audio here)"),
+])
+def test_files_that_disagree_are_refused_by_a_probe_before_any_item(edit, said, checkpoints, tmp_path, capsys):
+    """Each file reads well, together they cannot answer: a processor's feature size edited against the
+    audio encoder, a chat template that fails. The first item ended in a traceback and left a run folder
+    holding run.json only."""
+    if "qwen2-audio" not in checkpoints:
+        pytest.skip("qwen2-audio is not among IHBENCH_TINY_FAMILIES")
+    from ihbench.cli import main
+
+    folder = shutil.copytree(checkpoints["qwen2-audio"], tmp_path / "edited")
+    edit(folder)
+    data = write_official_layout(tmp_path / "data")
+    capsys.readouterr()
+    assert main(["run", "--model", "qwen2-audio", "--model-path", str(folder), "--data", str(data), "--limit", "1",
+                 "--out", str(tmp_path / "run"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{folder}: the model fails on a one-second probe before any item {said}" in err[0], err
+    assert not (tmp_path / "run").exists()
+
+
 def _adapter_r_8(adapter):
     config = json.loads((adapter / "adapter_config.json").read_text())
     (adapter / "adapter_config.json").write_text(json.dumps({**config, "r": 8}))

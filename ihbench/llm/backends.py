@@ -87,24 +87,39 @@ class TransformersLLM:
 
         from ihbench.loaders.base import resolve_model_path
 
+        from ihbench.loaders.base import ModelFolderError
+        from ihbench.loaders.transformers_base import _first_line, checked_pretrained
+
         path = resolve_model_path(model_path)
         self.model = model_path
         _check_text_model(path)
-        self.tokenizer = AutoTokenizer.from_pretrained(path)
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(path)
+        except (OSError, ValueError, TypeError, KeyError) as error:
+            raise ModelFolderError(f"{path}: the tokenizer cannot be loaded ({_first_line(error)})") from None
         import torch
 
         device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
-        self.lm = AutoModelForCausalLM.from_pretrained(path).to(device).eval()
+        self.lm = checked_pretrained(AutoModelForCausalLM, path).to(device).eval()
         self.max_new_tokens = max_new_tokens
         self._lock = asyncio.Lock()
+        try:  # one token, before any request: a chat template that fails, a model that cannot run
+            self._generate([{"role": "user", "content": "Hello."}], max_new_tokens=1)
+        except (MemoryError, torch.OutOfMemoryError):
+            raise
+        except Exception as error:
+            raise ModelFolderError(f"{path}: the model fails on a one-token probe before any request "
+                                   f"({_first_line(error)}): its files disagree with one another (edited, or from "
+                                   "different checkpoints), or this is a bug: --traceback shows where") from error
 
-    def _generate(self, messages: list[dict]) -> tuple[str, dict]:
+    def _generate(self, messages: list[dict], max_new_tokens: Optional[int] = None) -> tuple[str, dict]:
         import torch
 
         inputs = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
                                                     return_dict=True).to(self.lm.device)
         with torch.no_grad():
-            output = self.lm.generate(**inputs, max_new_tokens=self.max_new_tokens, do_sample=False)
+            output = self.lm.generate(**inputs, max_new_tokens=max_new_tokens or self.max_new_tokens,
+                                      do_sample=False)
         prompt_tokens = inputs["input_ids"].shape[1]
         text = self.tokenizer.decode(output[0, prompt_tokens:], skip_special_tokens=True)
         return text, {"prompt_tokens": int(prompt_tokens), "completion_tokens": int(output.shape[1] - prompt_tokens)}
@@ -131,7 +146,15 @@ def _check_text_model(path: str) -> None:
 
     from ihbench.loaders.base import ModelFolderError
 
-    model_type = AutoConfig.from_pretrained(path).model_type
+    from huggingface_hub.errors import StrictDataclassError  # a config class's validators: no ValueError
+
+    from ihbench.loaders.transformers_base import _first_line
+
+    try:
+        model_type = AutoConfig.from_pretrained(path).model_type
+    except (StrictDataclassError, OSError, ValueError, TypeError, KeyError, AssertionError, AttributeError) as error:
+        raise ModelFolderError(f"{Path(path) / 'config.json'}: transformers cannot read it as a model's config "
+                               f"({_first_line(error)})") from None
     if model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
         config = Path(path) / "config.json"
         known = json.loads(config.read_text(encoding="utf-8")).get("architectures") if config.is_file() else None
