@@ -283,6 +283,24 @@ class TransformersLoader(Loader):
             # AttributeError: a dtype torch has not ("float99"), looked up by name (battery 44, Q4)
             raise ModelFolderError(f"{Path(self.path) / 'config.json'}: transformers cannot read it as a "
                                    f"{self.name} config ({_first_line(error)})") from None
+        generation = Path(self.path) / "generation_config.json"
+        if generation.is_file():  # its values are checked when the model loads, and were blamed on config.json
+            import json
+
+            from transformers import GenerationConfig as HFGenerationConfig
+
+            try:
+                read = HFGenerationConfig.from_pretrained(self.path)
+            except (ValueError, TypeError, KeyError, AttributeError) as error:
+                raise ModelFolderError(f"{generation}: transformers cannot read it as a generation config "
+                                       f"({_first_line(error)})") from None
+            for name in ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id"):
+                value = getattr(read, name, None)  # read as given: a text here failed inside generate
+                ids = value if isinstance(value, list) else [value]
+                if value is not None and not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0
+                                                 for i in ids):
+                    raise ModelFolderError(f"{generation}: {name} must be a token id (a whole number >= 0) or a "
+                                           f"list of them, got {json.dumps(value)[:60]}")
 
     def _check_audio_token_id(self, token: str, token_id: int) -> None:
         """The model finds a prompt's audio by the id config.json gives its audio token; one that is not

@@ -335,6 +335,28 @@ def test_a_refused_checkpoint_is_said_once_without_transformers_table(checkpoint
     assert "have no place in Qwen2AudioForConditionalGeneration" in said.stderr.strip().splitlines()[-1]
 
 
+@pytest.mark.parametrize("generation, said", [
+    ({"max_new_tokens": -3}, "transformers cannot read it as a generation config (ValueError: `max_new_tokens` must "
+                             "be greater than 0, but is -3.)"),
+    ({"eos_token_id": "x"}, 'eos_token_id must be a token id (a whole number >= 0) or a list of them, got "x"'),
+    ({"eos_token_id": [5, -1]}, "eos_token_id must be a token id (a whole number >= 0) or a list of them, got [5, -1]"),
+    ({"pad_token_id": True}, "pad_token_id must be a token id (a whole number >= 0) or a list of them, got true"),
+])
+def test_a_generation_config_edited_is_one_line_naming_it_with_or_without_weights(generation, said, checkpoints,
+                                                                                  tmp_path):
+    """generation_config.json's values were checked as the weights loaded and blamed on config.json; a
+    token id written as text passed `doctor`'s load and ended its stop-token check in a traceback."""
+    if "qwen2-audio" not in checkpoints:
+        pytest.skip("qwen2-audio is not among IHBENCH_TINY_FAMILIES")
+    folder = shutil.copytree(checkpoints["qwen2-audio"], tmp_path / "edited")
+    (folder / "generation_config.json").write_text(json.dumps(generation))
+    loader = get("qwen2-audio")
+    for load in (loader, loader.without_weights):
+        with pytest.raises(ModelFolderError) as refused:
+            load(str(folder))
+        assert str(refused.value) == f"{folder / 'generation_config.json'}: {said}"
+
+
 def _feature_size_40(folder):
     processor = json.loads((folder / "processor_config.json").read_text())
     processor["feature_extractor"]["feature_size"] = 40
