@@ -115,6 +115,14 @@ def checked_pretrained(model_class, path: str, **options):
     return model
 
 
+def _finite_logits(output) -> bool:
+    """A forward pass's logits hold only numbers (True when it returned none to look at)."""
+    import torch
+
+    logits = getattr(output, "logits", None)
+    return not isinstance(logits, torch.Tensor) or bool(torch.isfinite(logits).all())
+
+
 @contextmanager
 def _without_load_report():
     """transformers' table of missing, unused and mis-shaped tensors (a warning of 20 lines and more)
@@ -189,20 +197,28 @@ class TransformersLoader(Loader):
         with one another (a processor's feature size edited against the audio encoder, a chat template that
         fails), which otherwise ended the first item in a traceback and left a run folder behind. Item
         failures (an empty one-token answer) are answers here; only an error that every item would meet
-        refuses the checkpoint. --traceback shows where it arose."""
+        refuses the checkpoint, and so do scores that are not numbers. --traceback shows where it arose."""
         clip = (0.1 * np.sin(2 * np.pi * 440 * np.arange(SAMPLING_RATE) / SAMPLING_RATE)).astype(np.float32)
         user = InputTurn("user", audio=clip) if "audio" in self.modalities else InputTurn("user", text="Hello.")
         probe = ModelInput("load probe", "audio" if user.audio is not None else "text",
                            [InputTurn("system", text="You are a helpful assistant."), user])
+        finite: list[bool] = []
+        model = self.model.get_base_model() if hasattr(self.model, "get_base_model") else self.model  # peft's
+        hook = model.register_forward_hook(lambda module, inputs, output: finite.append(_finite_logits(output)))
         try:
             self._generate(probe, GenerationConfig(max_new_tokens=1), seed=0)
         except Exception as error:
-            if is_item_failure(error):
-                return
-            raise ModelFolderError(f"{self.path}: the model fails on a one-second probe before any item "
-                                   f"({_first_line(error)}): its files disagree with one another (edited, or "
-                                   "from different checkpoints), or this is a bug: --traceback shows where") \
-                from error
+            if not is_item_failure(error):
+                raise ModelFolderError(f"{self.path}: the model fails on a one-second probe before any item "
+                                       f"({_first_line(error)}): its files disagree with one another (edited, or "
+                                       "from different checkpoints), or this is a bug: --traceback shows where") \
+                    from error
+        finally:
+            hook.remove()
+        if not all(finite):  # NaN weights, rope_theta 0: every answer the same token, scored as the model's
+            raise ModelFolderError(f"{self.path}: the model's scores for a one-second probe are not numbers (NaN or "
+                                   "infinite logits): its weights or config.json (rope_theta, rms_norm_eps) are "
+                                   "damaged or edited, and every answer would be one token repeated")
 
     def adjust_generation(self, generation) -> None:
         """Fix the checkpoint's generation config where the family needs it (the Omni end token)."""

@@ -357,6 +357,21 @@ def test_a_generation_config_edited_is_one_line_naming_it_with_or_without_weight
         assert str(refused.value) == f"{folder / 'generation_config.json'}: {said}"
 
 
+def test_weights_that_give_no_numbers_are_refused_by_the_probe(family, checkpoints, tmp_path):
+    """Battery 45: NaN weights (or config.json's rope_theta 0, rms_norm_eps NaN) answered every item with
+    one token repeated ("!!!!"), kept as valid answers and scored. Every family's forward is watched."""
+    from safetensors.torch import load_file, save_file
+
+    folder = shutil.copytree(checkpoints[family], tmp_path / "nan")
+    weights = load_file(folder / "model.safetensors")
+    spoiled = {name: torch.full_like(tensor, float("nan")) if tensor.is_floating_point() else tensor
+               for name, tensor in weights.items()}
+    save_file(spoiled, folder / "model.safetensors", metadata={"format": "pt"})
+    with pytest.raises(ModelFolderError, match=r"the model's scores for a one-second probe are not numbers \(NaN or "
+                                               r"infinite logits\)"):
+        get(loader_name(family))(str(folder))
+
+
 def _feature_size_40(folder):
     processor = json.loads((folder / "processor_config.json").read_text())
     processor["feature_extractor"]["feature_size"] = 40
