@@ -14,8 +14,8 @@ from typing import Optional
 from ihbench.dataset.checks.words import has_visible
 from ihbench.dataset.errors import ItemFailure
 
-__all__ = ["EmptyAfterThinkingError", "EmptyReplyError", "ItemFailure", "UnsupportedInputError", "checked_answer",
-           "describe_failure", "is_item_failure", "no_text"]
+__all__ = ["EmptyAfterThinkingError", "EmptyReplyError", "ItemFailure", "NonFiniteScoresError", "UnsupportedInputError",
+           "checked_answer", "describe_failure", "is_item_failure", "no_text"]
 
 
 def _out_of_memory_types() -> tuple[type[BaseException], ...]:
@@ -45,6 +45,12 @@ class EmptyReplyError(ItemFailure, ValueError):
     tokens only; invisible characters count as none, `no_text`): not an answer to score as a loss,
     but a failed request, retried by the next run. A thinking model that spent its whole token budget on
     its reasoning ends this way."""
+
+
+class NonFiniteScoresError(ItemFailure, ValueError):
+    """The model's scores (logits) were not numbers while it answered (NaN weights, an overflow in half
+    precision): what it generated is one token repeated, not its answer; a failed item, retried by the
+    next run, never scored. At load (`TransformersLoader`'s probe) it refuses the checkpoint instead."""
 
 
 class StoppedByProviderError(ItemFailure, ValueError):

@@ -17,7 +17,8 @@ from ihbench.dataset.errors import IHBenchError, UsageError
 
 from .base import GenerationConfig, InputTurn, Loader, ModelFolderError, ModelInput, Response, resolve_model_path
 from .chat import ChatReply, assistant_turns, template_messages
-from .failures import EmptyReplyError, describe_failure, empty_after_thinking, invisible_only, is_item_failure, no_text
+from .failures import (EmptyReplyError, NonFiniteScoresError, describe_failure, empty_after_thinking, invisible_only,
+                       is_item_failure, no_text)
 from .limits import check_clips, check_context
 
 DTYPES = ("float32", "float16", "bfloat16")
@@ -197,28 +198,24 @@ class TransformersLoader(Loader):
         with one another (a processor's feature size edited against the audio encoder, a chat template that
         fails), which otherwise ended the first item in a traceback and left a run folder behind. Item
         failures (an empty one-token answer) are answers here; only an error that every item would meet
-        refuses the checkpoint, and so do scores that are not numbers. --traceback shows where it arose."""
+        refuses the checkpoint, and so do scores that are not numbers (`_new_tokens` watches them). --traceback
+        shows where it arose."""
         clip = (0.1 * np.sin(2 * np.pi * 440 * np.arange(SAMPLING_RATE) / SAMPLING_RATE)).astype(np.float32)
         user = InputTurn("user", audio=clip) if "audio" in self.modalities else InputTurn("user", text="Hello.")
         probe = ModelInput("load probe", "audio" if user.audio is not None else "text",
                            [InputTurn("system", text="You are a helpful assistant."), user])
-        finite: list[bool] = []
-        model = self.model.get_base_model() if hasattr(self.model, "get_base_model") else self.model  # peft's
-        hook = model.register_forward_hook(lambda module, inputs, output: finite.append(_finite_logits(output)))
         try:
             self._generate(probe, GenerationConfig(max_new_tokens=1), seed=0)
+        except NonFiniteScoresError:  # NaN weights, rope_theta 0: no item could be answered
+            raise ModelFolderError(f"{self.path}: the model's scores for a one-second probe are not numbers (NaN or "
+                                   "infinite logits): its weights or config.json (rope_theta, rms_norm_eps) are "
+                                   "damaged or edited, and every answer would be one token repeated") from None
         except Exception as error:
             if not is_item_failure(error):
                 raise ModelFolderError(f"{self.path}: the model fails on a one-second probe before any item "
                                        f"({_first_line(error)}): its files disagree with one another (edited, or "
                                        "from different checkpoints), or this is a bug: --traceback shows where") \
                     from error
-        finally:
-            hook.remove()
-        if not all(finite):  # NaN weights, rope_theta 0: every answer the same token, scored as the model's
-            raise ModelFolderError(f"{self.path}: the model's scores for a one-second probe are not numbers (NaN or "
-                                   "infinite logits): its weights or config.json (rope_theta, rms_norm_eps) are "
-                                   "damaged or edited, and every answer would be one token repeated")
 
     def adjust_generation(self, generation) -> None:
         """Fix the checkpoint's generation config where the family needs it (the Omni end token)."""
@@ -507,8 +504,17 @@ class TransformersLoader(Loader):
 
         features = {k: (v.to(self.dtype) if torch.is_floating_point(v) else v) for k, v in inputs.items()}
         torch.manual_seed(seed)
-        with torch.inference_mode():
-            output = model.generate(**features, **sampling_options(config))
+        finite: list[bool] = []  # each forward pass's: its logits hold only numbers
+        scored = self.model.get_base_model() if hasattr(self.model, "get_base_model") else self.model  # peft's
+        watch = scored.register_forward_hook(lambda module, args, output: finite.append(_finite_logits(output)))
+        try:
+            with torch.inference_mode():
+                output = model.generate(**features, **sampling_options(config))
+        finally:
+            watch.remove()
+        if not all(finite):  # a batch is retried one conversation at a time: only the bad one fails
+            raise NonFiniteScoresError("the model's scores were not numbers (NaN or infinite logits) as it answered; "
+                                       "what it generated is not an answer")
         return output[:, inputs["input_ids"].shape[1]:]
 
     def _response(self, attention_mask, new_tokens, latency: float, config: GenerationConfig) -> Response:

@@ -372,6 +372,24 @@ def test_weights_that_give_no_numbers_are_refused_by_the_probe(family, checkpoin
         get(loader_name(family))(str(folder))
 
 
+def test_an_answer_whose_scores_are_not_numbers_is_an_error_on_the_item(checkpoints, item):
+    """Past the load probe (an overflow on one long input in half precision, say): the tokens generated
+    from NaN scores are one token repeated; recorded as the item's error, retried by the next run, never
+    scored. In a batch, each conversation is retried alone."""
+    if "qwen2-audio" not in checkpoints:
+        pytest.skip("qwen2-audio is not among IHBENCH_TINY_FAMILIES")
+    loader = get("qwen2-audio")(str(checkpoints["qwen2-audio"]))
+    conversation = build_model_input(item, "audio")
+    assert loader.generate(conversation, SHORT, seed=0).error is None
+    with torch.no_grad():
+        loader.model.lm_head.weight.fill_(float("nan"))
+    response = loader.generate(conversation, SHORT, seed=0)
+    assert response.text is None and response.error.startswith("NonFiniteScoresError: the model's scores were not "
+                                                                "numbers (NaN or infinite logits)")
+    responses = loader.generate_batch([conversation, conversation], SHORT, [0, 1])
+    assert all(r.error.startswith("NonFiniteScoresError") for r in responses)
+
+
 def _feature_size_40(folder):
     processor = json.loads((folder / "processor_config.json").read_text())
     processor["feature_extractor"]["feature_size"] = 40
