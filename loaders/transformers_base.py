@@ -19,7 +19,7 @@ from .base import GenerationConfig, InputTurn, Loader, ModelFolderError, ModelIn
 from .chat import ChatReply, assistant_turns, template_messages
 from .failures import (EmptyReplyError, NonFiniteScoresError, describe_failure, empty_after_thinking, invisible_only,
                        is_item_failure, no_text)
-from .limits import check_clips, check_context
+from .limits import AudioTooLongError, check_clips, check_context
 
 DTYPES = ("float32", "float16", "bfloat16")
 
@@ -206,6 +206,10 @@ class TransformersLoader(Loader):
                            [InputTurn("system", text="You are a helpful assistant."), user])
         try:
             self._generate(probe, GenerationConfig(max_new_tokens=1), seed=0)
+        except AudioTooLongError:  # a context too short for a greeting: no item could fit
+            raise ModelFolderError(f"{self.path}: the model's context of {self.context_tokens()} tokens cannot hold "
+                                   "a one-second probe and a token of answer: config.json's max_position_embeddings "
+                                   "is edited or not this model's") from None
         except NonFiniteScoresError:  # NaN weights, rope_theta 0: no item could be answered
             raise ModelFolderError(f"{self.path}: the model's scores for a one-second probe are not numbers (NaN or "
                                    "infinite logits): its weights or config.json (rope_theta, rms_norm_eps) are "

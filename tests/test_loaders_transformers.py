@@ -284,6 +284,9 @@ def _edited(config: dict, edits: dict) -> None:
                                          "Qwen2AudioForConditionalGeneration as config.json describes it (e.g. "
                                          "model.audio_tower.layers.0.fc1.bias); config.json asks for a smaller model"),
     ({"num_hidden_layers": 1, "layer_types": ["full_attention"]}, "12 tensor(s) in the weights have no place"),
+    # battery 45: a context no prompt fits was an AudioTooLongError on every item, advising fewer clips
+    ({"max_position_embeddings": 1}, "the model's context of 1 tokens cannot hold a one-second probe"),
+    ({"text_config.rope_parameters.rope_theta": 0}, "the model's scores for a one-second probe are not numbers"),
     # more layers than the weights hold: refused before Q6 was, now one line too (no transformers load report)
     ({"audio_config.encoder_layers": 2}, "(15 tensor(s) missing, 0 of another shape, e.g. "
                                          "model.audio_tower.layers.1.fc1.bias)"),
