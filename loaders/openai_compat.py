@@ -426,5 +426,9 @@ class OpenAICompatLoader(Loader):
                        seeds: Sequence[int]) -> list[Response]:
         if len(conversations) <= 1:
             return super().generate_batch(conversations, config, seeds)
-        with ThreadPoolExecutor(max_workers=self.batch_size) as pool:
+        pool = ThreadPoolExecutor(max_workers=self.batch_size)
+        try:
             return list(pool.map(lambda pair: self.generate(pair[0], config, pair[1]), zip(conversations, seeds)))
+        finally:  # Ctrl-C is not held until every request in flight has spent its timeout and retries (battery
+            # 45, R6): the answers still coming write nothing, and `ihbench` leaves without them
+            pool.shutdown(wait=False, cancel_futures=True)

@@ -160,3 +160,41 @@ class OpenAITestServer:
     def __exit__(self, *exc) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+class SilentServer:
+    """A TEST DOUBLE of a server that hangs: it accepts every connection and never answers (a stuck vLLM, a
+    firewall that swallows the reply). A client waits its whole timeout on each request."""
+
+    def __init__(self):
+        import socket
+
+        self._socket = socket.create_server(("127.0.0.1", 0))
+        self._held: list = []
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection, _ = self._socket.accept()
+            except OSError:  # closed by __exit__
+                return
+            self._held.append(connection)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._socket.getsockname()[1]}/v1"
+
+    @property
+    def connections(self) -> int:
+        """How many requests are waiting on it."""
+        return len(self._held)
+
+    def __enter__(self) -> "SilentServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._socket.close()
+        for connection in self._held:
+            connection.close()

@@ -348,6 +348,38 @@ def test_ctrl_c_stops_once_the_turns_being_played_end(data, tmp_path):
     assert 1 <= len(kept) <= 2 and {r["epoch"] for r in kept} == {0}, kept  # 15 turns were planned
 
 
+def test_ctrl_c_again_stops_at_once_when_the_server_never_answers(data, tmp_path):
+    """Battery 45, R6: the first Ctrl-C waits for the turns being played, which against a server that never
+    answers is each request's timeout times its retries; a second Ctrl-C did nothing. It stops at once; the
+    turns cut short are played again by the next run."""
+    from openai_test_server import SilentServer
+
+    out = tmp_path / "run"
+    with SilentServer() as server:
+        command = [sys.executable, "-m", "ihbench.cli", "run", "--model", "openai", "--model-path", "test-model",
+                   "--data", str(data), "--config", "bike_bench", "--out", str(out), "--base-url", server.base_url,
+                   "--concurrency", "2", "--modality", "text", "--option", "timeout=600", "--rehydrate"]
+        runner = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        deadline = time.time() + 60
+        while time.time() < deadline and server.connections < 2:
+            time.sleep(0.05)
+        runner.send_signal(signal.SIGINT)
+        time.sleep(1)
+        assert runner.poll() is None  # waiting for the turns being played
+        runner.send_signal(signal.SIGINT)
+        try:
+            _, err = runner.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            runner.kill()
+            pytest.fail("the run went on waiting for its server after a second Ctrl-C")
+    assert runner.returncode == 130, err
+    assert "no other turn starts; Ctrl-C again stops at once (those turns are then played again by the next run)" \
+        in err, err
+    assert "ihbench run: stopped (Ctrl-C)" in err.strip().splitlines()[-1], err
+    assert "Traceback" not in err, err
+
+
 @pytest.mark.parametrize("changed", ["changed", "the same", "moved"])
 def test_a_benchmark_reimported_while_the_run_plays_it_is_said_at_the_end(changed, data, tmp_path, caplog):
     """Battery 31 A7 / battery 33 C5: `ihbench convbench-import` replaced the config while a run played it, and

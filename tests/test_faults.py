@@ -10,7 +10,7 @@ import time
 
 import pytest
 from official_layout import write_official_layout
-from openai_test_server import OpenAITestServer
+from openai_test_server import OpenAITestServer, SilentServer
 
 from ihbench.dataset.io import read_records
 from ihbench.runner import RunConfigError, RunSpec, run
@@ -313,3 +313,35 @@ def test_sigterm_stops_a_run_as_ctrl_c_does_leaving_no_lock_and_no_cache_side_fi
                                    "goes on from there") and "Traceback" not in stderr
     assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []
     assert (out / "responses.jsonl").read_text().count("\n") >= 1
+
+
+@pytest.mark.parametrize("concurrency", ["1", "4"])
+def test_ctrl_c_stops_a_run_whose_server_never_answers(concurrency, tmp_path):
+    """Battery 45, R6: against a server that accepts and never answers, Ctrl-C was held until every request in
+    flight had spent its timeout and its retries (121 s with timeout=30; with the default, still running five
+    minutes on, a second Ctrl-C doing nothing): the interpreter waited for the worker threads at exit. Here each
+    request would wait 600 s; the run stops at once, what it wrote kept."""
+    data = write_official_layout(tmp_path / "data")
+    out = tmp_path / "run"
+    with SilentServer() as server:
+        # a command started in the background by a shell without job control (CI's) ignores SIGINT, and so
+        # would this child: Ctrl-C's default action is given back to it
+        process = subprocess.Popen([*CLI, "run", "--model", "openai", "--model-path", "m", "--base-url", server.base_url,
+                                    "--data", str(data), "--out", str(out), "--concurrency", concurrency,
+                                    "--option", "timeout=600", "--quiet"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        deadline = time.time() + 120
+        while time.time() < deadline and server.connections < min(int(concurrency), 3):  # the requests in flight
+            time.sleep(0.05)
+        time.sleep(0.5)
+        process.send_signal(signal.SIGINT)
+        try:
+            _, stderr = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            pytest.fail("the run went on waiting for its server after Ctrl-C")
+    assert process.returncode == 130, stderr
+    assert stderr.strip().endswith("ihbench run: stopped (Ctrl-C); anything it wrote is kept, and the same command "
+                                   "goes on from there") and "Traceback" not in stderr, stderr
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []

@@ -192,6 +192,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                  "command starts again from the beginning")
         terminated = isinstance(stop, Terminated)
         print(f"ihbench {args.command}: stopped ({'SIGTERM' if terminated else 'Ctrl-C'}); {outcome}", file=sys.stderr)
+        if argv is None:  # the command's own process (not a caller's, a test's or a notebook's)
+            _leave_without_waiting_for_workers(143 if terminated else 130)
         return 143 if terminated else 130
     except ModuleNotFoundError as error:  # an optional extra not installed: said as such; any other is a bug
         extra = OPTIONAL_MODULES.get((error.name or "").split(".")[0])
@@ -206,6 +208,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         logger.removeHandler(handler)
         logger.setLevel(saved[0])
         logger.propagate = saved[1]
+
+
+def _leave_without_waiting_for_workers(status: int) -> None:
+    """After Ctrl-C, a worker thread still waiting on a server (up to its timeout, times its retries) held
+    the process for minutes: the interpreter joins every thread at exit, and a second Ctrl-C did nothing
+    (battery 45, R6). By now every `with` of the command has closed (the run folder's lock, the log being
+    appended): what the workers would still bring is written by no one, so the process ends here."""
+    import threading
+
+    main_thread = threading.main_thread()
+    if any(thread.is_alive() and not thread.daemon and thread is not main_thread for thread in threading.enumerate()):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(status)
 
 
 def _full_disk(args, error: OSError) -> str:

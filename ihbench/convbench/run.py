@@ -231,7 +231,8 @@ def _run_locked(spec, run_dir: RunDir, identity: dict, generation, benchmark, ta
         except KeyboardInterrupt:  # Ctrl-C: waiting for the queue (every conversation) took the whole run
             player.stopping.set()
             pool.shutdown(wait=False, cancel_futures=True)
-            log.warning("stopping once the turns being played end (they are kept); no other turn starts")
+            log.warning("stopping once the turns being played end (they are kept); no other turn starts; Ctrl-C "
+                        "again stops at once (those turns are then played again by the next run)")
             raise
         finally:  # whatever ends the wait, the worker threads are waited for here, not at the interpreter's exit
             pool.shutdown(wait=True)
