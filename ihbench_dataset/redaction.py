@@ -48,17 +48,29 @@ _TYPED_URL_USER = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]+:/+[^/@\s]+@")
 
 #: shorter values of a variable named like a secret are too common to tell apart from a word of a path
 _SHORTEST_SECRET = 12
+#: a key as providers issue them (OpenAI and Anthropic `sk-...`, Hugging Face `hf_...`, GitHub `ghp_...`):
+#: long, and of mixed case with digits, which no model name or folder of that prefix is
+_KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9])(?:sk-[A-Za-z0-9_-]{30,}|hf_[A-Za-z0-9]{30,}|ghp_[A-Za-z0-9]{30,}"
+                         r"|github_pat_[A-Za-z0-9_]{50,})")
+
+
+def _looks_like_a_key(text: str) -> bool:
+    return any(any(c.isupper() for c in key) and any(c.islower() for c in key) and any(c.isdigit() for c in key)
+               for key in _KEY_SHAPED.findall(text))
 
 
 def credential_in(text: str) -> Optional[str]:
     """What credential `text` holds, said without it, or None: a URL with a user part (`http://KEY@host`,
-    `http://me:pw@host`, `http:/me:pw@host`), or the value of an environment variable named like a secret
+    `http://me:pw@host`, `http:/me:pw@host`), a provider's key (`sk-...`), or the value of an environment
+    variable named like a secret
     (`--out $OPENAI_API_KEY/r` from a shell: a folder named with the key). Where a name or path goes, each
     would be written to disk in clear (run.json, a folder's name, report.md)."""
     if not isinstance(text, str):
         return None
     if _URL_USER.search(text) or _TYPED_URL_USER.search(text):
         return "a URL with a user part"
+    if _looks_like_a_key(text):  # pasted where a name goes (battery 45, R7): run.json kept it in clear
+        return "what looks like an API key"
     for name, value in sorted(os.environ.items()):
         if is_secret(name) and len(value) >= _SHORTEST_SECRET and not value.startswith(("/", "~", ".")) \
                 and value in text:  # a value that is a path is not a key

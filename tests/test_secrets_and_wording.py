@@ -284,7 +284,7 @@ def test_a_key_typed_where_a_path_or_number_goes_is_not_echoed_by_the_refusal(ar
     assert list(tmp_path.iterdir()) == []
 
 
-def _refused_unshown(argv, official, tmp_path, monkeypatch, said, variables=None):
+def _refused_unshown(argv, official, tmp_path, monkeypatch, said, variables=None, key=KEY):
     """`ihbench ARGV` (run folder {run}, dataset {data}, the key {key}) from an empty working folder:
     refused with `said`, the key nowhere in the output, nothing made, the run folder untouched."""
     run = tmp_path / "run"
@@ -293,10 +293,10 @@ def _refused_unshown(argv, official, tmp_path, monkeypatch, said, variables=None
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
-    given = [part.format(key=KEY, data=official, run=run) for part in argv]
+    given = [part.format(key=key, data=official, run=run) for part in argv]
     result = subprocess.run([*CLI, *given, "--quiet"], capture_output=True, text=True,
                             env={**os.environ, **(variables or {})})
-    assert result.returncode == 2 and KEY not in result.stderr + result.stdout, result.stderr
+    assert result.returncode == 2 and key not in result.stderr + result.stdout, result.stderr
     assert said in result.stderr, result.stderr
     assert list(work.iterdir()) == [] and sorted(p.name for p in run.iterdir()) == ["run.json"]
 
@@ -335,6 +335,30 @@ def test_a_name_or_path_holding_a_secret_variable_s_value_is_refused(argv, offic
     _refused_unshown(argv, official, tmp_path, monkeypatch,
                      "the value of $MY_SERVER_API_KEY (a credential; not shown)",
                      {"MY_SERVER_API_KEY": KEY, "SHORT_TOKEN": "m"})
+
+
+PASTED = "sk-proj-B45cliKEYabcdefghij0123456789XYZ"
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "--model", "openai", "--model-path", PASTED, "--data", "{data}", "--out", "o"],
+    ["report", "{run}", "--model-name", "{run}=" + PASTED],
+])
+def test_a_key_pasted_where_a_name_goes_is_refused(argv, official, tmp_path, monkeypatch):
+    """Battery 45, R7: `--model-path sk-proj-...` (a key pasted where the model's name goes) ran, and the key
+    was in run.json and every response record in clear; the Space's model field and --model-name the same.
+    A provider's key shape (sk-, hf_, ghp_; long, mixed case with digits) is no name."""
+    from ihbench import ui
+    from ihbench.dataset.redaction import credential_in
+
+    _refused_unshown([part.replace(PASTED, "{key}") for part in argv], official, tmp_path, monkeypatch,
+                     "what looks like an API key (a credential; not shown)", key=PASTED)
+    with pytest.raises(ui.UserError, match=r"the model path holds what looks like an API key") as refused:
+        ui.typed_name(PASTED, "model path")
+    assert PASTED not in str(refused.value)
+    for name in ("sk-llama-3-8b-instruct-finetuned-version-two", "models/hf_cache_dir_for_qwen2_audio_7B_instruct_v1",
+                 "Qwen/Qwen2-Audio-7B-Instruct"):
+        assert credential_in(name) is None, name
 
 
 @pytest.mark.parametrize("variable", ["IHBENCH_CACHE", "IHBENCH_RUNS"])
