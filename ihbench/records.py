@@ -66,6 +66,42 @@ def _check_format_version(data: dict) -> None:
     _check(data, "format_version", int, optional=True)
 
 
+def _check_as_the_command_line(data: dict) -> None:
+    """run.json's settings within what `ihbench run` can write (battery 45, R8: judge and report read
+    `epochs` 10**30, `history_audio` "last:0", `types` [] or `loader_options` "x" without a word, and
+    planned and labelled by them). The command line's own types check them."""
+    from ihbench.dataset.argtypes import ArgumentValueError, epochs, history_audio
+
+    if "epochs" in data and data["epochs"] is None:
+        raise RecordError("field 'epochs' is null; the run always writes how many (edited by hand?)")
+    if data.get("epochs") is not None:
+        try:
+            epochs().check("field 'epochs'", data["epochs"])
+        except ArgumentValueError as error:
+            raise RecordError(f"{error} (edited by hand?)") from None
+    heard = data.get("history_audio")
+    if heard is not None:  # every user turn as audio ("all") is written as null
+        try:
+            fits = isinstance(heard, str) and heard != "all" and history_audio().convert(heard)
+        except ArgumentValueError:
+            fits = False
+        if not fits:
+            raise RecordError(f"field 'history_audio' must be auto or last:K with K >= 1, got {json.dumps(heard)[:40]} "
+                              "(edited by hand?)")
+    if data.get("types") == []:
+        raise RecordError("field 'types' is []; the run writes the types it chose, or null for all (edited by hand?)")
+    endpoint = data.get("endpoint")
+    if endpoint is not None and not (isinstance(endpoint, str) or (isinstance(endpoint, list) and endpoint
+                                                                    and all(isinstance(e, str) for e in endpoint))):
+        raise RecordError(f"field 'endpoint' must be a server's address or a list of them, got "
+                          f"{json.dumps(endpoint)[:40]} (edited by hand?)")
+    for name in ("loader_options", "model"):
+        if data.get(name) is not None and not isinstance(data[name], dict):
+            raise RecordError(f"field {name!r} must be an object, got {json.dumps(data[name])[:40]} (edited by hand?)")
+    if data.get("format_version") == RUN_INFO_FORMAT and "model" in data and data["model"] is None:
+        raise RecordError("field 'model' is null; the run always writes the loader's description (edited by hand?)")
+
+
 def _known(cls, data: dict) -> tuple[dict, dict]:
     """The fields the type has; anything else a newer writer added is kept in `extra`."""
     names = {f.name for f in fields(cls)} - {"extra"}
@@ -430,6 +466,7 @@ class RunInfo:
             value = _check(data, name, int, optional=True)
             if value is not None and value < low:
                 raise RecordError(f"field {name!r} must be >= {low}, got {value} (edited by hand?)")
+        _check_as_the_command_line(data)
         version = data.get("format_version")
         if isinstance(version, int) and version < 1:  # versions count from 1
             raise RecordError(f"field 'format_version' must be from 1 to {RUN_INFO_FORMAT}, got {version} (edited by "
