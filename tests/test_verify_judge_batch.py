@@ -247,3 +247,27 @@ def test_an_answers_file_that_answers_none_of_the_questions_is_said_to(subset, t
     assert result.returncode == 1
     assert f"and none of the 1 answer(s) in {folder} (answers.jsonl) answers one of them" in result.stdout, \
         result.stdout + result.stderr
+
+
+def test_a_failed_question_asked_twice_is_counted_once(tmp_path):
+    """Battery 45, R10: "16 question(s) (17 failed in an earlier batch: asked again)": the waiting questions
+    were counted once each, the failed ones once per time a command asked them (two judgments sharing one
+    question). Both now count questions."""
+    import asyncio
+
+    import pytest
+
+    from ihbench.llm.batch import BatchLLM, BatchPending
+
+    folder = tmp_path / "batch"
+    folder.mkdir()
+    messages = [{"role": "user", "content": "Is this right?"}]
+    body = BatchLLM("judge", folder).body(messages, "verdict", {"type": "object"})
+    failed = {"custom_id": custom_id(body), "response": {"status_code": 500, "body": {"error": "overloaded"}}}
+    (folder / "answers.jsonl").write_text(json.dumps(failed) + "\n")
+    batch = BatchLLM("judge", folder)
+    for _ in range(2):
+        with pytest.raises(BatchPending):
+            asyncio.run(batch.complete(messages, "verdict", {"type": "object"}))
+    assert batch.waiting_line().startswith("1 question(s) (1 failed in an earlier batch: asked again) wait")
+    asyncio.run(batch.close())

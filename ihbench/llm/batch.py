@@ -72,8 +72,8 @@ class BatchLLM:
         self.others = 0  # questions of the file that another command asked, kept in it
         self.refused = False  # an answer was refused: the command stops, and the file stays as it was
         self.pending: dict[str, dict] = {}
-        self.failed = 0
-        self.unusable: dict[str, int] = {}  # why an answer could not be used: how many were asked again for it
+        self.failed: set[str] = set()  # questions a batch failed, asked again (each once, however often asked)
+        self.unusable: dict[str, set[str]] = {}  # why an answer could not be used: the questions asked again for it
         self.matched = 0  # questions of this command that an answer in the folder answers (or failed)
         self.from_cache: set[str] = set()  # questions of this command the cache answered (`settled`)
 
@@ -95,14 +95,14 @@ class BatchLLM:
             self.pending[key] = body
             why = reask_reason(messages)
             if why is not None:  # the last round's answer to it could not be used
-                self.unusable[why] = self.unusable.get(why, 0) + 1
+                self.unusable.setdefault(why, set()).add(key)
             raise BatchPending(f"waiting for its answer: request {key} is in {self.folder / REQUESTS}")
         self.matched += 1
         where, line, answer = self.answers[key]
         failure = _failure(answer)
         if failure:  # a request the batch failed (the error file's lines): asked again, as a live call is retried
             self.pending[key] = body
-            self.failed += 1
+            self.failed.add(key)
             raise BatchPending(f"asked again: {where} line {line} answered it with {failure}")
         completion = answer["response"]["body"]
         answered_by = completion.get("model")
@@ -158,10 +158,11 @@ class BatchLLM:
                     "judge model or prompt version), not answered yet; remove the file if they are no longer wanted")
         others = (f"; it also keeps {self.others} question(s) another command asked (another run, judge model or "
                   "prompt version): remove those lines if they are no longer wanted") if self.others else ""
-        again = [f"{self.failed} failed in an earlier batch"] if self.failed else []
-        unusable = sum(self.unusable.values())
+        # counted as questions, as the waiting ones are: one asked twice (16 waiting, "17 failed") is one
+        again = [f"{len(self.failed)} failed in an earlier batch"] if self.failed else []
+        unusable = len(set().union(*self.unusable.values()))
         if unusable:
-            top = max(self.unusable, key=self.unusable.get)
+            top = max(self.unusable, key=lambda why: len(self.unusable[why]))
             more = f", and {len(self.unusable) - 1} other problem(s)" if len(self.unusable) > 1 else ""
             again.append(f"{unusable} had an answer that could not be used (e.g. {top}{more})")
         again = f" ({' and '.join(again)}: asked again)" if again else ""
