@@ -652,6 +652,11 @@ def metrics_table(metric: str, upload: Optional[str]) -> list[list]:
         elif metric == "convbench_pass_rate":
             result = load_metric(metric).compute(**_convbench_columns(rows))
         elif metric in ("fir", "irl", "apt"):
+            if rows and all("reference" not in r and {"audio", "total_nonbreak", "break_time"} <= set(r) for r in rows):
+                raise UserError("these are SID predictions alone (as `ihbench sid` writes predictions.jsonl), with no "
+                                "reference to score them against: give each line its reference ({\"prediction\": "
+                                "{...}, \"reference\": {...}}), or score the file against the dataset with "
+                                "`ihbench sid --data DATA --predictions FILE --out OUT`")
             result = load_metric(metric).compute(predictions=[r["prediction"] for r in rows],
                                                  references=[r["reference"] for r in rows])
         else:

@@ -256,6 +256,20 @@ def test_oversize_uploads_are_refused_with_a_message(tmp_path, monkeypatch):
         ui.metrics_table("rq_pass_rate", str(big))
 
 
+@pytest.mark.parametrize("metric", ["fir", "irl", "apt"])
+def test_the_metrics_tab_says_what_sid_predictions_alone_lack(metric, tmp_path):
+    """Battery 45, R13: `ihbench sid`'s own predictions.jsonl, uploaded to a SID metric, was refused as
+    "missing 'prediction'": the file holds predictions without their references."""
+    from ihbench import ui
+    from ihbench.sid.predictions import write_predictions
+
+    path = write_predictions([{"audio": "a.wav", "total_nonbreak": False, "break_time": 1.5},
+                              {"audio": "b.wav", "total_nonbreak": True, "break_time": -1}], tmp_path / "p.jsonl")
+    with pytest.raises(ui.UserError, match=r"^these are SID predictions alone .* `ihbench sid --data DATA "
+                                           r"--predictions FILE --out OUT`$"):
+        ui.metrics_table(metric, str(path))
+
+
 def test_without_data_the_space_builds_a_setup_page_not_a_traceback(tmp_path, monkeypatch):
     """No IHBENCH_DATA and no ./data/ihbench-dev: the page says what to set; metrics still work."""
     import app as space_app
