@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Optional
 
 from .base import ModelFolderError, ModelInput
-from .transformers_base import TransformersLoader, _first_line
+from .transformers_base import TransformersLoader, first_line
 
 SPEECH_ADAPTER = "speech-lora"
 
@@ -85,7 +85,7 @@ def with_speech_adapter(model, adapter: Path):
     except (RuntimeError, ValueError, TypeError, KeyError, AttributeError, OSError, SafetensorError) as error:
         if "size mismatch" in str(error):
             raise refused("holds tensors of other sizes than adapter_config.json gives them (its r)") from None
-        raise refused(f"cannot be loaded ({_first_line(error)})") from None
+        raise refused(f"cannot be loaded ({first_line(error)})") from None
     missing, unused = sorted(loaded.missing_keys), sorted(loaded.unexpected_keys)
     if missing or unused:
         example = missing[0] if missing else unused[0]

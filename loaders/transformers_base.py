@@ -94,7 +94,7 @@ def checked_pretrained(model_class, path: str, **options):
         # config.json and the weights disagree (a size edited, a vocabulary of another model): transformers
         # printed a traceback ending "look at the above report!" with no report shown (battery 43, N10)
         raise ModelFolderError(f"{path}: transformers cannot build {model_class.__name__} from this "
-                               f"folder's config.json and weights ({_first_line(error)}); the checkpoint is "
+                               f"folder's config.json and weights ({first_line(error)}); the checkpoint is "
                                "damaged, edited, or of another model") from None
     missing, mismatched = info.get("missing_keys") or [], info.get("mismatched_keys") or []
     if missing or mismatched:
@@ -127,7 +127,7 @@ def _finite_logits(output) -> bool:
 @contextmanager
 def _without_load_report():
     """transformers' table of missing, unused and mis-shaped tensors (a warning of 20 lines and more)
-    is left out: `pretrained` refuses each of those cases in one line of its own."""
+    is left out: `checked_pretrained` refuses each of those cases in one line of its own."""
     import logging
 
     def keep(record: logging.LogRecord) -> bool:
@@ -217,7 +217,7 @@ class TransformersLoader(Loader):
         except Exception as error:
             if not is_item_failure(error):
                 raise ModelFolderError(f"{self.path}: the model fails on a one-second probe before any item "
-                                       f"({_first_line(error)}): its files disagree with one another (edited, or "
+                                       f"({first_line(error)}): its files disagree with one another (edited, or "
                                        "from different checkpoints), or this is a bug: --traceback shows where") \
                     from error
 
@@ -299,7 +299,7 @@ class TransformersLoader(Loader):
         except (StrictDataclassError, ValueError, TypeError, KeyError, AssertionError, AttributeError) as error:
             # AttributeError: a dtype torch has not ("float99"), looked up by name (battery 44, Q4)
             raise ModelFolderError(f"{Path(self.path) / 'config.json'}: transformers cannot read it as a "
-                                   f"{self.name} config ({_first_line(error)})") from None
+                                   f"{self.name} config ({first_line(error)})") from None
         generation = Path(self.path) / "generation_config.json"
         if generation.is_file():  # its values are checked when the model loads, and were blamed on config.json
             import json
@@ -310,7 +310,7 @@ class TransformersLoader(Loader):
                 read = HFGenerationConfig.from_pretrained(self.path)
             except (ValueError, TypeError, KeyError, AttributeError) as error:
                 raise ModelFolderError(f"{generation}: transformers cannot read it as a generation config "
-                                       f"({_first_line(error)})") from None
+                                       f"({first_line(error)})") from None
             for name in ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id"):
                 value = getattr(read, name, None)  # read as given: a text here failed inside generate
                 ids = value if isinstance(value, list) else [value]
@@ -657,7 +657,7 @@ def chat_audio(messages: list[dict]) -> ModelInput:
     return ModelInput("conversation", "audio" if turns else "text", turns)
 
 
-def _first_line(error: BaseException) -> str:
+def first_line(error: BaseException) -> str:
     """`Type: the first line of its message` (transformers' messages run to pages): of the error it was
     raised from when there is one (a config validator's own words, under "Class validation error");
     transformers' size mismatch, whose words point at a report printed above, said as what it means."""

@@ -85,10 +85,8 @@ class TransformersLLM:
     def __init__(self, model_path: str, *, max_new_tokens: int = 512, device: str = "auto"):
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from ihbench.loaders.base import resolve_model_path
-
-        from ihbench.loaders.base import ModelFolderError
-        from ihbench.loaders.transformers_base import _first_line, checked_pretrained
+        from ihbench.loaders.base import ModelFolderError, resolve_model_path
+        from ihbench.loaders.transformers_base import checked_pretrained, first_line
 
         path = resolve_model_path(model_path)
         self.model = model_path
@@ -96,7 +94,7 @@ class TransformersLLM:
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(path)
         except (OSError, ValueError, TypeError, KeyError) as error:
-            raise ModelFolderError(f"{path}: the tokenizer cannot be loaded ({_first_line(error)})") from None
+            raise ModelFolderError(f"{path}: the tokenizer cannot be loaded ({first_line(error)})") from None
         import torch
 
         device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
@@ -109,7 +107,7 @@ class TransformersLLM:
             raise
         except Exception as error:
             raise ModelFolderError(f"{path}: the model fails on a one-token probe before any request "
-                                   f"({_first_line(error)}): its files disagree with one another (edited, or from "
+                                   f"({first_line(error)}): its files disagree with one another (edited, or from "
                                    "different checkpoints), or this is a bug: --traceback shows where") from error
 
     def _generate(self, messages: list[dict], max_new_tokens: Optional[int] = None) -> tuple[str, dict]:
@@ -141,20 +139,18 @@ def _check_text_model(path: str) -> None:
     import json
     from pathlib import Path
 
+    from huggingface_hub.errors import StrictDataclassError  # a config class's validators: no ValueError
     from transformers import AutoConfig
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
     from ihbench.loaders.base import ModelFolderError
-
-    from huggingface_hub.errors import StrictDataclassError  # a config class's validators: no ValueError
-
-    from ihbench.loaders.transformers_base import _first_line
+    from ihbench.loaders.transformers_base import first_line
 
     try:
         model_type = AutoConfig.from_pretrained(path).model_type
     except (StrictDataclassError, OSError, ValueError, TypeError, KeyError, AssertionError, AttributeError) as error:
         raise ModelFolderError(f"{Path(path) / 'config.json'}: transformers cannot read it as a model's config "
-                               f"({_first_line(error)})") from None
+                               f"({first_line(error)})") from None
     if model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
         config = Path(path) / "config.json"
         known = json.loads(config.read_text(encoding="utf-8")).get("architectures") if config.is_file() else None
