@@ -26,9 +26,25 @@ _QUERY = re.compile(r"([?&;])([^=&#\s]+)=([^&#\s`'\"<>]*)")
 _CLOSING = ",.;:)]}"
 
 
+#: a key as providers issue them (OpenAI and Anthropic `sk-...`, Hugging Face `hf_...`, GitHub `ghp_...`):
+#: long, and of mixed case with digits, which no model name or folder of that prefix is
+_KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9])(?:sk-[A-Za-z0-9_-]{30,}|hf_[A-Za-z0-9]{30,}|ghp_[A-Za-z0-9]{30,}"
+                         r"|github_pat_[A-Za-z0-9_]{50,})")
+
+
+def _is_key(word: str) -> bool:
+    return any(c.isupper() for c in word) and any(c.islower() for c in word) and any(c.isdigit() for c in word)
+
+
+def _looks_like_a_key(text: str) -> bool:
+    return any(_is_key(key) for key in _KEY_SHAPED.findall(text))
+
+
 def _redact_url(text: str) -> str:
-    """The user part of a URL, and the values of its query parameters named like secrets."""
+    """The user part of a URL, the values of its query parameters named like secrets, and a provider's
+    key wherever it stands (a proxy's `http://host/sk-.../v1`: battery 46, S3)."""
     text = _URL_USER.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
+    text = _KEY_SHAPED.sub(lambda m: REDACTED if _is_key(m.group(0)) else m.group(0), text)
     if "://" not in text:
         return text
     return _QUERY.sub(_query_value, text)
@@ -48,17 +64,6 @@ _TYPED_URL_USER = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]+:/+[^/@\s]+@")
 
 #: shorter values of a variable named like a secret are too common to tell apart from a word of a path
 _SHORTEST_SECRET = 12
-#: a key as providers issue them (OpenAI and Anthropic `sk-...`, Hugging Face `hf_...`, GitHub `ghp_...`):
-#: long, and of mixed case with digits, which no model name or folder of that prefix is
-_KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9])(?:sk-[A-Za-z0-9_-]{30,}|hf_[A-Za-z0-9]{30,}|ghp_[A-Za-z0-9]{30,}"
-                         r"|github_pat_[A-Za-z0-9_]{50,})")
-
-
-def _looks_like_a_key(text: str) -> bool:
-    return any(any(c.isupper() for c in key) and any(c.islower() for c in key) and any(c.isdigit() for c in key)
-               for key in _KEY_SHAPED.findall(text))
-
-
 def credential_in(text: str) -> Optional[str]:
     """What credential `text` holds, said without it, or None: a URL with a user part (`http://KEY@host`,
     `http://me:pw@host`, `http:/me:pw@host`), a provider's key (`sk-...`), or the value of an environment

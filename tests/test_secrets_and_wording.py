@@ -361,6 +361,20 @@ def test_a_key_pasted_where_a_name_goes_is_refused(argv, official, tmp_path, mon
         assert credential_in(name) is None, name
 
 
+def test_a_key_in_a_server_address_s_path_is_never_written(official, tmp_path):
+    """Battery 46, S3: a proxy's address with the key in its path (`http://host/sk-proj-.../v1`) is a URL a
+    --base-url may be, and the run uses it as given; run.json's endpoint, the loader's description and the
+    records held the key in clear."""
+    out = tmp_path / "run"
+    with OpenAITestServer() as server:
+        address = server.base_url.replace("/v1", f"/{PASTED}/v1")
+        result = subprocess.run(_run(official, out, address), capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert len(server.requests) == 1  # asked where the user said
+    written = "".join(path.read_text() for path in out.rglob("*") if path.is_file())
+    assert PASTED not in written + result.stdout + result.stderr and "/<redacted>/v1" in written
+
+
 @pytest.mark.parametrize("variable", ["IHBENCH_CACHE", "IHBENCH_RUNS"])
 def test_a_folder_variable_holding_a_url_with_a_credential_is_refused(variable, tmp_path, monkeypatch):
     """Battery 44, Q2: IHBENCH_CACHE=http://u:KEY@h/x made the folders ./http:/u:KEY@h/x, the key on disk."""
