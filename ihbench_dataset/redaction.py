@@ -32,6 +32,10 @@ _KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9])(?:sk-[A-Za-z0-9_-]{30,}|hf_[A-Za-z0-
                          r"|github_pat_[A-Za-z0-9_]{50,})")
 
 
+#: a key with the slash before it, as a segment of a URL's path
+_KEY_SEGMENT = re.compile(r"/?(" + _KEY_SHAPED.pattern + ")")
+
+
 def _is_key(word: str) -> bool:
     return any(c.isupper() for c in word) and any(c.islower() for c in word) and any(c.isdigit() for c in word)
 
@@ -50,20 +54,21 @@ def _redact_url(text: str) -> str:
     return _QUERY.sub(_query_value, text)
 
 
-def without_url_user(text: str) -> str:
-    """`text` with every URL's user part left out (`http://KEY@host/v1` -> `http://host/v1`): where a
-    URL is shown as an address, not recorded as the option given, and `<redacted>` would read as a
-    placeholder."""
-    return _URL_USER.sub(r"\1", text)
+def address_without_credentials(text: str) -> str:
+    """`text` with every URL's user part and every provider's key left out (`http://KEY@host/v1` and
+    `http://host/sk-.../v1`, as given or as `redact` wrote them, -> `http://host/v1`): where a URL is
+    shown as an address, not recorded as the option given, and `<redacted>` would read as a placeholder."""
+    text = _URL_USER.sub(r"\1", text).replace(f"/{REDACTED}", "")  # an address `redact` has hidden a key in
+    return _KEY_SEGMENT.sub(lambda m: "" if _is_key(m.group(1)) else m.group(0), text)
 
 
 #: as typed where a name or path goes: a slash short (`http:/u:KEY@h`) is still a URL meant, and as a path it
 #: would make a folder named with the key; a scheme of one letter is a drive (`C:/me@host`)
 _TYPED_URL_USER = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]+:/+[^/@\s]+@")
-
-
 #: shorter values of a variable named like a secret are too common to tell apart from a word of a path
 _SHORTEST_SECRET = 12
+
+
 def credential_in(text: str) -> Optional[str]:
     """What credential `text` holds, said without it, or None: a URL with a user part (`http://KEY@host`,
     `http://me:pw@host`, `http:/me:pw@host`), a provider's key (`sk-...`), or the value of an environment

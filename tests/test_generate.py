@@ -318,13 +318,16 @@ def test_a_bug_in_the_llm_stops_generate_while_a_refusal_fails_the_calls(tmp_pat
         ("failed", "prerequisites", "prerequisites: HTTP 401: no key (after 1 attempt(s))")] * 2
 
 
-def test_an_llm_reached_through_a_url_with_a_key_in_it_writes_conversations_without_the_key(tmp_path):
+@pytest.mark.parametrize("where", ["user", "path"])
+def test_an_llm_reached_through_a_url_with_a_key_in_it_writes_conversations_without_the_key(where, tmp_path):
     """Battery 42, M2: with --llm-base-url http://KEY@host/v1 the provenance named the LLM "at
     http://<redacted>@host", which verify reads as an unfilled placeholder: every conversation was
-    refused after all its requests, and the retry the message offered failed the same way."""
+    refused after all its requests, and the retry the message offered failed the same way. Battery 46,
+    S3: a key in the address's path (a proxy's) was written as it was."""
     script = GenerationScript(["cooperative"])
     with OpenAITestServer(respond=script) as server:
-        keyed = server.base_url.replace("http://", "http://sk-GENKEY42secret@")
+        keyed = server.base_url.replace("http://", "http://sk-GENKEY42secret@") if where == "user" else \
+            server.base_url.replace("/v1", "/sk-proj-GENKEY42secretXYZabc0123456789/v1")
         out = tmp_path / "out"
         assert main(["generate", "--domain", "government", "--goal", GOAL, "--intents", "1", "--conversations", "1",
                      "--llm-model", "scripted", "--llm-base-url", keyed, "--out", str(out), "--cache",

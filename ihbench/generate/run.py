@@ -29,7 +29,7 @@ from ihbench.dataset.argtypes import number
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.io import AppendLog, exclusive, new_folders, read_records, write_json_atomic
 from ihbench.dataset.outputs import GENERATE_JSON
-from ihbench.dataset.redaction import redact, without_url_user
+from ihbench.dataset.redaction import address_without_credentials, redact
 from ihbench.dataset.sources import DOMAINS, SourceError, load_conversation
 from ihbench.dataset.verify import check_conversation, max_chars
 
@@ -143,11 +143,11 @@ def _aside(path: Path) -> Path:
 
 
 def _llm_line(describe: dict) -> str:
-    """The LLM as a conversation's provenance names it. A URL's user part is left out, not written
-    `<redacted>@`: verify reads `<...>` in a conversation as an unfilled placeholder, and refused every
+    """The LLM as a conversation's provenance names it. A URL's user part (or a key in its path) is left out, not written
+    `<redacted>`: verify reads `<...>` in a conversation as an unfilled placeholder, and refused every
     conversation of an LLM reached through http://KEY@host, after all its requests (battery 42, M2)."""
     url = describe.get("base_url")
-    where = " at " + without_url_user(url) if url else ""
+    where = " at " + address_without_credentials(url) if url else ""
     temperature = f", temperature {describe['temperature']}" if "temperature" in describe else ""
     return f"{describe.get('backend', '?')} backend, model {describe.get('model')}{where}{temperature}"
 
