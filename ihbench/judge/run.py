@@ -228,7 +228,7 @@ async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, it
         write_asked(path, Asked(judge_model=backend.model, axes=list(axes),
                                 batch=str(Path(batch).resolve()) if batch else None, waiting=sorted(waiting_keys),
                                 answers=sorted(r.digest for r in responses if r.answered),
-                                unusable=sum(getattr(backend, "unusable", {}).values())))
+                                unusable=getattr(backend, "unusable_questions", 0)))
     answered = sum(r.answered for r in responses)
     return JudgeSummary(path=path, planned=answered * len(axes), written=written,
                         skipped=answered * len(axes) - len(todo), judged=judged, judge_errors=errors,

@@ -149,6 +149,11 @@ class BatchLLM:
         finally:
             self._lock.close()
 
+    @property
+    def unusable_questions(self) -> int:
+        """How many questions had an answer that could not be used (asked again), each counted once."""
+        return len(set().union(*self.unusable.values()))
+
     def waiting_line(self) -> Optional[str]:
         """What the user does next, or None when every question was answered."""
         if not self.pending and not self.others:
@@ -160,7 +165,7 @@ class BatchLLM:
                   "prompt version): remove those lines if they are no longer wanted") if self.others else ""
         # counted as questions, as the waiting ones are: one asked twice (16 waiting, "17 failed") is one
         again = [f"{len(self.failed)} failed in an earlier batch"] if self.failed else []
-        unusable = len(set().union(*self.unusable.values()))
+        unusable = self.unusable_questions
         if unusable:
             top = max(self.unusable, key=lambda why: len(self.unusable[why]))
             more = f", and {len(self.unusable) - 1} other problem(s)" if len(self.unusable) > 1 else ""
