@@ -95,9 +95,9 @@ def _check_as_the_command_line(data: dict) -> None:
                                                                     and all(isinstance(e, str) for e in endpoint))):
         raise RecordError(f"field 'endpoint' must be a server's address or a list of them, got "
                           f"{json.dumps(endpoint)[:40]} (edited by hand?)")
-    for name in ("loader_options", "model"):
-        if data.get(name) is not None and not isinstance(data[name], dict):
-            raise RecordError(f"field {name!r} must be an object, got {json.dumps(data[name])[:40]} (edited by hand?)")
+    options = data.get("loader_options")  # `model` of another type is refused with the other fields' types
+    if options is not None and not isinstance(options, dict):
+        raise RecordError(f"field 'loader_options' must be an object, got {json.dumps(options)[:40]} (edited by hand?)")
     if data.get("format_version") == RUN_INFO_FORMAT and "model" in data and data["model"] is None:
         raise RecordError("field 'model' is null; the run always writes the loader's description (edited by hand?)")
 
