@@ -28,7 +28,7 @@ def parse_history_audio(value: Optional[str]) -> Union[int, str, None]:
     if str(value).strip() == AUTO:
         return AUTO
     kind, _, count = str(value).partition(":")
-    if kind != "last" or not count.isdigit() or int(count) < 1:
+    if kind != "last" or not (count.isascii() and count.isdigit()) or int(count) < 1:  # int() fails on '²'
         raise UsageError(f"--history-audio: expected all, auto or last:K with K >= 1, got {value!r}")
     return int(count)
 

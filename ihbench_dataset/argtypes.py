@@ -91,7 +91,8 @@ class Whole(ArgType):
 
     def convert(self, value: Any) -> int:
         if isinstance(value, str):
-            if not re.fullmatch(r"\s*[+-]?\d+\s*", value):
+            # ASCII digits only: int() reads '١' (Arabic-Indic) as 1, which no one types meaning a count
+            if not re.fullmatch(r"\s*[+-]?[0-9]+\s*", value):
                 raise self.refuse(value)
             try:  # `\s` takes separators (U+001F) that int() does not strip
                 number = int(value)
@@ -126,6 +127,8 @@ class Number(ArgType):
 
     def convert(self, value: Any) -> float:
         if isinstance(value, str):
+            if not value.isascii():  # float() reads other scripts' digits too (see Whole)
+                raise self.refuse(value)
             try:
                 number = float(value)
             except ValueError:
@@ -310,8 +313,8 @@ class Names(ArgType):
         parts = value if isinstance(value, (list, tuple)) else str(value).split(",")
         result = []
         for part in (str(p).strip() for p in parts):
-            if not part:
-                continue
+            if not part:  # `tf,,rq` or `tf,`: a name left out by mistake reads as a choice not made
+                raise self.refuse(value, "an empty name between commas")
             try:
                 name = self.canonical(part) if self.canonical else part
             except ValueError:
@@ -745,7 +748,7 @@ class HistoryAudio(ArgType):
     def convert(self, value: Any) -> str:
         text = str(value).strip()
         kind, _, count = text.partition(":")
-        if text in ("all", "auto") or (kind == "last" and count.isdigit() and int(count) >= 1):
+        if text in ("all", "auto") or (kind == "last" and count.isascii() and count.isdigit() and int(count) >= 1):
             return text
         raise self.refuse(value)
 

@@ -51,6 +51,11 @@ def test_rq_needs_one_verdict_per_criterion():
     assert parse_rq(json.dumps(good), 2) == {"criteria": [True, False], "reasons": ["r", "r"], "passed": False}
     with pytest.raises(InvalidJudgment, match="expected exactly 3"):
         parse_rq(json.dumps(good), 3)
+    # a criterion numbered in a digit int() cannot read ('²' is a digit to str.isdigit) is a judgment to
+    # ask again, not a ValueError
+    sup = {"criteria": [{"index": "\u00b2", "met": True, "reason": "r"}, {"index": "1", "met": True, "reason": "r"}]}
+    with pytest.raises(InvalidJudgment, match="'index' must be a criterion number"):
+        parse_rq(json.dumps(sup), 2)
 
 
 def test_retries_honour_retry_after_and_stop():

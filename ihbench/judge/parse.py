@@ -48,7 +48,7 @@ def _by_index(entries: list, n_criteria: int) -> list:
     numbers = []
     for position, entry in enumerate(entries, start=1):
         index = entry.get("index")
-        if isinstance(index, str) and index.strip().isdigit():
+        if isinstance(index, str) and index.strip().isascii() and index.strip().isdigit():  # '²' is a digit
             index = int(index.strip())
         if isinstance(index, bool) or not isinstance(index, int):
             raise InvalidJudgment(f"verdict {position}: 'index' must be a criterion number, got {entry.get('index')!r}")
