@@ -9,6 +9,7 @@ summary.json files in the shape `ihbench turns` writes.
 import itertools
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -323,6 +324,18 @@ def test_a_run_of_unknown_kind_is_refused_naming_its_folder(runs, tmp_path, caps
     empty = tmp_path / "empty"
     empty.mkdir()
     assert f"{empty}: not a run the report knows" in _fails([runs["turns"]["alpha"], empty], capsys)
+
+
+def test_a_folder_that_is_no_run_is_refused_before_the_report_folder_is_touched(tmp_path, monkeypatch, capsys):
+    """Battery 46: `report tq` (a model folder) tried ./report for writing first, changing its time."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tq").mkdir()
+    (tmp_path / "report").mkdir()
+    old = 1_000_000_000
+    for folder in (tmp_path, tmp_path / "report"):
+        os.utime(folder, (old, old))
+    assert "tq: not a run the report knows" in _fails(["tq"], capsys)
+    assert [os.stat(f).st_mtime for f in (tmp_path, tmp_path / "report")] == [old, old]
 
 
 def test_two_runs_of_one_kind_for_one_model_are_refused_naming_both(runs, tmp_path, capsys):
