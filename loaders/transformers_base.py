@@ -125,6 +125,23 @@ def _finite_logits(output) -> bool:
 
 
 @contextmanager
+def scores_watched(model):
+    """Generation inside it that met logits which are not numbers (NaN weights, rope_theta 0, an
+    overflow in half precision) raises `NonFiniteScoresError` once it ends: what was generated is one
+    token repeated, never an answer. Shared by the audio loaders and the local text judge."""
+    finite: list[bool] = []  # each forward pass's: its logits hold only numbers
+    scored = model.get_base_model() if hasattr(model, "get_base_model") else model  # peft's
+    watch = scored.register_forward_hook(lambda module, args, output: finite.append(_finite_logits(output)))
+    try:
+        yield
+    finally:
+        watch.remove()
+    if not all(finite):
+        raise NonFiniteScoresError("the model's scores were not numbers (NaN or infinite logits) as it answered; "
+                                   "what it generated is not an answer")
+
+
+@contextmanager
 def _without_load_report():
     """transformers' table of missing, unused and mis-shaped tensors (a warning of 20 lines and more)
     is left out: `checked_pretrained` refuses each of those cases in one line of its own."""
@@ -508,17 +525,9 @@ class TransformersLoader(Loader):
 
         features = {k: (v.to(self.dtype) if torch.is_floating_point(v) else v) for k, v in inputs.items()}
         torch.manual_seed(seed)
-        finite: list[bool] = []  # each forward pass's: its logits hold only numbers
-        scored = self.model.get_base_model() if hasattr(self.model, "get_base_model") else self.model  # peft's
-        watch = scored.register_forward_hook(lambda module, args, output: finite.append(_finite_logits(output)))
-        try:
-            with torch.inference_mode():
-                output = model.generate(**features, **sampling_options(config))
-        finally:
-            watch.remove()
-        if not all(finite):  # a batch is retried one conversation at a time: only the bad one fails
-            raise NonFiniteScoresError("the model's scores were not numbers (NaN or infinite logits) as it answered; "
-                                       "what it generated is not an answer")
+        # NonFiniteScoresError on a batch: it is retried one conversation at a time, so only the bad one fails
+        with scores_watched(self.model), torch.inference_mode():
+            output = model.generate(**features, **sampling_options(config))
         return output[:, inputs["input_ids"].shape[1]:]
 
     def _response(self, attention_mask, new_tokens, latency: float, config: GenerationConfig) -> Response:

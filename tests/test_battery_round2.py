@@ -306,6 +306,12 @@ def _text_config_edit(**fields):
                                              "(ValueError: `num_hidden_layers` (3) must be equal to the number of"),
     (lambda model: (model / "chat_template.jinja").write_text("{% if %}"),
      "the model fails on a one-token probe before any request (TemplateSyntaxError: "),
+    # battery 46, S4: these judged, every judgment a judge_error "asked again" that never could succeed
+    (_text_config_edit(rope_parameters={"rope_theta": 0.0, "rope_type": "default"}),
+     "the model's scores for a one-token probe are not numbers (NaN or infinite logits)"),
+    (_text_config_edit(rms_norm_eps=float("nan")), "the model's scores for a one-token probe are not numbers"),
+    (_text_config_edit(max_position_embeddings=1), "the model's context of 1 tokens cannot hold a greeting and a "
+                                                   "token of answer: config.json's max_position_embeddings is edited"),
 ])
 def test_a_local_judge_whose_files_disagree_is_refused_in_one_line(damage, message, tmp_path):
     """The local judge and generator loaded a text model with none of the audio loaders' checks: a

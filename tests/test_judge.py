@@ -214,6 +214,34 @@ def test_a_local_transformers_judge_runs_and_its_garbage_is_judge_error(tmp_path
     assert all(r["outcome"] == "judge_error" and r["judge_model"].endswith("judge") for r in records)
 
 
+def test_a_local_judge_whose_context_cannot_hold_the_question_fails_it_rather_than_reading_noise(tmp_path):
+    """Battery 46, S4: past its context a rotary model still generates, and that noise was parsed as
+    an answer. The question now fails (a judge_error, never a verdict) and says why."""
+    import json
+
+    from ihbench.loaders.tiny import make_tiny_model
+    from official_layout import write_official_layout
+
+    from ihbench.llm import PromptTooLongError, TransformersLLM
+
+    data = write_official_layout(tmp_path / "official")
+    with OpenAITestServer() as model_server:
+        run(RunSpec(loader="openai", model_path="m", data=str(data), out=tmp_path / "run", epochs=1,
+                    loader_options={"base_url": model_server.base_url}), progress=False)
+    folder = make_tiny_model("qwen2-text", tmp_path / "judge")
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "max_position_embeddings": 64}))  # a greeting fits
+    backend = TransformersLLM(str(folder), max_new_tokens=8)
+    with pytest.raises(PromptTooLongError, match=r"the prompt is \d+ tokens and 8 new tokens do not fit in the "
+                                                 r"context of .*judge \(64 tokens\)"):
+        asyncio.run(backend.complete([{"role": "user", "content": "word " * 100}], "s", {}))
+    summary = asyncio.run(judge_run(tmp_path / "run", backend, cache=LLMCache(tmp_path / "c.sqlite"),
+                                    progress=False))
+    records = read_records(tmp_path / "run" / "judgments.jsonl")
+    assert summary.judge_errors == len(records) == 6 and summary.calls == 6
+    assert all(r["outcome"] == "judge_error" and "do not fit in the context" in r["error"] for r in records)
+
+
 def test_the_cache_key_tells_two_servers_with_the_same_model_name_apart():
     from ihbench.llm import cache_key
 

@@ -14,10 +14,11 @@ from ihbench.loaders.retry import TransportError
 
 from .answers import InvalidAnswer, extract_json
 from .ask import Answer, ask_structured, concurrently
-from .backends import OpenAICompatibleLLM, TextLLM, TransformersLLM
+from .backends import OpenAICompatibleLLM, PromptTooLongError, TextLLM, TransformersLLM
 from .cache import LLMCache, cache_info, cache_key, default_cache_path, prune_cache
 
 __all__ = [
-    "Answer", "InvalidAnswer", "LLMCache", "OpenAICompatibleLLM", "TextLLM", "TransformersLLM", "TransportError",
+    "Answer", "InvalidAnswer", "LLMCache", "OpenAICompatibleLLM", "PromptTooLongError", "TextLLM", "TransformersLLM",
+    "TransportError",
     "ask_structured", "cache_info", "concurrently", "cache_key", "default_cache_path", "extract_json", "prune_cache",
 ]

@@ -10,11 +10,17 @@ from __future__ import annotations
 import asyncio
 from typing import Optional, Protocol
 
+from ihbench.dataset.errors import IHBenchError, ItemFailure
 from ihbench.dataset.redaction import redact
 from ihbench.loaders.clients import openai_client, server_text
 from ihbench.loaders.retry import TransportError, checked_completion, transport_error
 
-__all__ = ["OpenAICompatibleLLM", "TextLLM", "TransformersLLM", "TransportError"]
+__all__ = ["OpenAICompatibleLLM", "PromptTooLongError", "TextLLM", "TransformersLLM", "TransportError"]
+
+
+class PromptTooLongError(IHBenchError, ItemFailure, ValueError):
+    """A local LM's prompt and answer past its context: what it would generate there is noise read as
+    an answer (rotary models do not refuse), so that question fails, is counted and asked again later."""
 
 
 class TextLLM(Protocol):
@@ -86,6 +92,7 @@ class TransformersLLM:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         from ihbench.loaders.base import ModelFolderError, resolve_model_path
+        from ihbench.loaders.failures import NonFiniteScoresError
         from ihbench.loaders.transformers_base import checked_pretrained, first_line
 
         path = resolve_model_path(model_path)
@@ -105,6 +112,14 @@ class TransformersLLM:
             self._generate([{"role": "user", "content": "Hello."}], max_new_tokens=1)
         except (MemoryError, torch.OutOfMemoryError):
             raise
+        except NonFiniteScoresError:  # every judgment would be a token repeated, asked again for ever
+            raise ModelFolderError(f"{path}: the model's scores for a one-token probe are not numbers (NaN or "
+                                   "infinite logits): its weights or config.json (rope_theta, rms_norm_eps) are "
+                                   "damaged or edited") from None
+        except PromptTooLongError:
+            raise ModelFolderError(f"{path}: the model's context of {self.context_tokens()} tokens cannot hold a "
+                                   "greeting and a token of answer: config.json's max_position_embeddings is edited "
+                                   "or not this model's") from None
         except Exception as error:
             raise ModelFolderError(f"{path}: the model fails on a one-token probe before any request "
                                    f"({first_line(error)}): its files disagree with one another (edited, or from "
@@ -113,14 +128,27 @@ class TransformersLLM:
     def _generate(self, messages: list[dict], max_new_tokens: Optional[int] = None) -> tuple[str, dict]:
         import torch
 
+        from ihbench.loaders.transformers_base import scores_watched
+
         inputs = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
                                                     return_dict=True).to(self.lm.device)
-        with torch.no_grad():
-            output = self.lm.generate(**inputs, max_new_tokens=max_new_tokens or self.max_new_tokens,
-                                      do_sample=False)
         prompt_tokens = inputs["input_ids"].shape[1]
+        new_tokens = max_new_tokens or self.max_new_tokens
+        context = self.context_tokens()
+        if context is not None and prompt_tokens + new_tokens > context:  # past it, answers are noise, not errors
+            raise PromptTooLongError(f"the prompt is {prompt_tokens} tokens and {new_tokens} new tokens do not fit in "
+                                     f"the context of {self.model} ({context} tokens); use a model with a longer "
+                                     "context")
+        with scores_watched(self.lm), torch.no_grad():
+            output = self.lm.generate(**inputs, max_new_tokens=new_tokens, do_sample=False)
         text = self.tokenizer.decode(output[0, prompt_tokens:], skip_special_tokens=True)
         return text, {"prompt_tokens": int(prompt_tokens), "completion_tokens": int(output.shape[1] - prompt_tokens)}
+
+    def context_tokens(self) -> Optional[int]:
+        """How many tokens the model's positions cover (None: not stated in its config)."""
+        config = self.lm.config
+        text = config.get_text_config() if hasattr(config, "get_text_config") else config
+        return getattr(text, "max_position_embeddings", None)
 
     async def complete(self, messages: list[dict], schema_name: str, schema: dict) -> tuple[str, dict]:
         async with self._lock:
