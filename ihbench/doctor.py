@@ -173,7 +173,7 @@ def _context(loader, item, history_audio, max_new_tokens: int) -> Check:
     from ihbench.protocol import AUTO, build_model_input, fitting_model_input, history_audio_label
 
     if item is None:
-        return Check("context", "skip", "give --data (the dev set) to check its deepest point against the context")
+        return _sample_context(loader, max_new_tokens)
     context = loader.context_tokens()
     config = GenerationConfig(max_new_tokens=max_new_tokens)
     setting = history_audio_label(history_audio) or "all"
@@ -200,6 +200,21 @@ def _context(loader, item, history_audio, max_new_tokens: int) -> Check:
             advice = f"; --history-audio auto would hear {len(fitted.audio_clips)} of {users} as audio"
     return Check("context", "fail", f"{where} is {tokens} tokens + {max_new_tokens} new, beyond the {context}-token "
                                     f"context: such points fail{advice}")
+
+
+def _sample_context(loader, max_new_tokens: int) -> Check:
+    """Without --data, the sample point against the context: a max_position_embeddings too small for
+    any point is said here, not only by `run`'s probe (battery 46, S1)."""
+    context = loader.context_tokens()
+    tokens = int(loader.inputs([_sample_conversation()])["input_ids"].shape[1])
+    where = f"a sample point (two short clips) is {tokens} tokens + {max_new_tokens} new"
+    if context is None:
+        return Check("context", "warn", f"{where}; the config states no context to check it against")
+    if tokens + max_new_tokens > context:
+        return Check("context", "fail", f"{where}, beyond the {context}-token context (config.json's "
+                                        "max_position_embeddings): no point of the data would fit")
+    return Check("context", "ok", f"{where}, within the {context}-token context; give --data (the dev set) to check "
+                                  "its deepest point")
 
 
 def _clips(loader) -> Check:

@@ -17,6 +17,7 @@ from ihbench.dataset.errors import IHBenchError, UsageError
 
 from .base import GenerationConfig, InputTurn, Loader, ModelFolderError, ModelInput, Response, resolve_model_path
 from .chat import ChatReply, assistant_turns, template_messages
+from .checkpoint_checks import check_feature_rate, check_generation_config, check_sliding_window
 from .failures import (EmptyReplyError, NonFiniteScoresError, describe_failure, empty_after_thinking, invisible_only,
                        is_item_failure, no_text)
 from .limits import AudioTooLongError, check_clips, check_context
@@ -312,29 +313,28 @@ class TransformersLoader(Loader):
         from huggingface_hub.errors import StrictDataclassError  # a config class's validators: no ValueError
 
         try:
-            self._read_config()
+            config = self._read_config()
         except (StrictDataclassError, ValueError, TypeError, KeyError, AssertionError, AttributeError) as error:
             # AttributeError: a dtype torch has not ("float99"), looked up by name (battery 44, Q4)
             raise ModelFolderError(f"{Path(self.path) / 'config.json'}: transformers cannot read it as a "
                                    f"{self.name} config ({first_line(error)})") from None
+        check_sliding_window(Path(self.path) / "config.json", config)
         generation = Path(self.path) / "generation_config.json"
         if generation.is_file():  # its values are checked when the model loads, and were blamed on config.json
-            import json
-
             from transformers import GenerationConfig as HFGenerationConfig
 
+            from transformers.utils import logging as transformers_logging
+
+            level = transformers_logging.get_verbosity()
+            transformers_logging.set_verbosity_error()  # "flags are not valid, may be ignored": said below in one line
             try:
                 read = HFGenerationConfig.from_pretrained(self.path)
             except (ValueError, TypeError, KeyError, AttributeError) as error:
                 raise ModelFolderError(f"{generation}: transformers cannot read it as a generation config "
                                        f"({first_line(error)})") from None
-            for name in ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id"):
-                value = getattr(read, name, None)  # read as given: a text here failed inside generate
-                ids = value if isinstance(value, list) else [value]
-                if value is not None and not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0
-                                                 for i in ids):
-                    raise ModelFolderError(f"{generation}: {name} must be a token id (a whole number >= 0) or a "
-                                           f"list of them, got {json.dumps(value)[:60]}")
+            finally:
+                transformers_logging.set_verbosity(level)
+            check_generation_config(generation, read)
 
     def _check_audio_token_id(self, token: str, token_id: int) -> None:
         """The model finds a prompt's audio by the id config.json gives its audio token; one that is not
@@ -371,6 +371,7 @@ class TransformersLoader(Loader):
                                    "every audio prompt; its tokenizer files are missing or of another model")
         if tokenizer is not None and isinstance(token, str):
             self._check_audio_token_id(token, tokenizer.convert_tokens_to_ids(token))
+        check_feature_rate(Path(self.path), processor, SAMPLING_RATE)
         return processor
 
     # -- what a family provides ---------------------------------------------------------------

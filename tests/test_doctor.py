@@ -132,6 +132,19 @@ def test_the_deepest_point_beyond_the_context_fails_and_auto_is_suggested_then_f
     assert code == 0 and "2 heard as audio with --history-audio auto) is 341 tokens + 4 new" in checks["context"]
 
 
+def test_without_data_a_context_too_short_for_a_sample_point_fails(tiny, tmp_path, capsys):
+    """Battery 46, S1: without --data the context check was skipped, so max_position_embeddings 1 passed."""
+    code, checks, _, _ = doctor(capsys, "qwen2-audio", tiny("qwen2-audio"))
+    assert code == 0 and checks["context"].startswith("ok   context: a sample point (two short clips) is ")
+    short = shutil.copytree(tiny("qwen2-audio"), tmp_path / "one-token")
+    config = json.loads((short / "config.json").read_text())
+    config["text_config"]["max_position_embeddings"] = 1
+    (short / "config.json").write_text(json.dumps(config))
+    code, checks, _, _ = doctor(capsys, "qwen2-audio", short)
+    assert code == 1 and checks["context"].endswith(
+        "new, beyond the 1-token context (config.json's max_position_embeddings): no point of the data would fit")
+
+
 def test_doctor_refuses_a_family_it_cannot_check_in_one_line(capsys):
     code = main(["doctor", "--model", "openai", "--model-path", "served-model"])
     err = capsys.readouterr().err

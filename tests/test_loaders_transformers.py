@@ -344,6 +344,14 @@ def test_a_refused_checkpoint_is_said_once_without_transformers_table(checkpoint
     ({"eos_token_id": "x"}, 'eos_token_id must be a token id (a whole number >= 0) or a list of them, got "x"'),
     ({"eos_token_id": [5, -1]}, "eos_token_id must be a token id (a whole number >= 0) or a list of them, got [5, -1]"),
     ({"pad_token_id": True}, "pad_token_id must be a token id (a whole number >= 0) or a list of them, got true"),
+    # battery 46, S1: read without complaint, then a TypeError inside generate that `doctor` never met
+    ({"top_k": "x"}, 'top_k must be a whole number >= 0, got "x"'),
+    ({"top_k": -3}, "top_k must be a whole number >= 0, got -3"),
+    ({"top_p": 2}, "top_p must be a number in (0, 1], got 2"),
+    ({"temperature": "0.7"}, 'temperature must be a number >= 0, got "0.7"'),
+    ({"repetition_penalty": 0}, "repetition_penalty must be a number > 0, got 0"),
+    ({"num_beams": 0}, "num_beams must be a whole number >= 1, got 0"),
+    ({"do_sample": "yes"}, 'do_sample must be true or false, got "yes"'),
 ])
 def test_a_generation_config_edited_is_one_line_naming_it_with_or_without_weights(generation, said, checkpoints,
                                                                                   tmp_path):
@@ -358,6 +366,31 @@ def test_a_generation_config_edited_is_one_line_naming_it_with_or_without_weight
         with pytest.raises(ModelFolderError) as refused:
             load(str(folder))
         assert str(refused.value) == f"{folder / 'generation_config.json'}: {said}"
+
+
+@pytest.mark.parametrize("edit, file, said", [
+    ({"text_config.layer_types": ["sliding_attention", "full_attention"]}, "config.json",
+     "layer_types has sliding_attention layers but sliding_window is not set; give the window (in tokens) or make "
+     "those layers full_attention"),
+    ({"feature_extractor.sampling_rate": 8000}, "processor_config.json",
+     "the feature extractor's sampling_rate is 8000 Hz, and the model's audio encoder takes features of 16000 Hz "
+     "audio"),
+])
+def test_a_value_only_a_loaded_model_would_meet_is_named_with_or_without_weights(edit, file, said, checkpoints,
+                                                                                 tmp_path):
+    """Battery 46, S1: these read well, and the first forward pass failed (the probe refused the folder
+    without naming the field), while `doctor`, which loads no weights, passed them."""
+    if "qwen2-audio" not in checkpoints:
+        pytest.skip("qwen2-audio is not among IHBENCH_TINY_FAMILIES")
+    folder = shutil.copytree(checkpoints["qwen2-audio"], tmp_path / "edited")
+    values = json.loads((folder / file).read_text())
+    _edited(values, edit)
+    (folder / file).write_text(json.dumps(values))
+    loader = get("qwen2-audio")
+    for load in (loader, loader.without_weights):
+        with pytest.raises(ModelFolderError) as refused:
+            load(str(folder))
+        assert said in str(refused.value) and str(refused.value).startswith(str(folder)), refused.value
 
 
 def test_weights_that_give_no_numbers_are_refused_by_the_probe(family, checkpoints, tmp_path):

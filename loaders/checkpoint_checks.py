@@ -1,0 +1,79 @@
+"""Checkpoint values that read well but break a loaded model, said in one line naming the file and
+field, by `run` and by `doctor` alike (which loads no weights).
+
+Batteries 45 and 46 edited these by hand: transformers reads each file without complaint, and the
+model then fails on its first forward pass (a TypeError deep in generate, a cache without a window,
+mel features of the wrong length). The load probe refuses such a folder too, but it can only name
+the folder; these name the field.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ihbench.dataset.argtypes import ArgType, ArgumentValueError, number, whole
+
+from .base import ModelFolderError
+
+#: generation_config.json fields generate reads, and what each must be
+GENERATION_FIELDS: dict[str, ArgType] = {
+    "max_new_tokens": whole(min=1), "max_length": whole(min=1), "min_new_tokens": whole(min=0),
+    "min_length": whole(min=0), "num_beams": whole(min=1), "num_beam_groups": whole(min=1),
+    "num_return_sequences": whole(min=1), "no_repeat_ngram_size": whole(min=0), "top_k": whole(min=0),
+    "top_p": number(0, 1, min_open=True), "min_p": number(0, 1), "typical_p": number(0, 1, min_open=True),
+    "temperature": number(min=0), "repetition_penalty": number(min=0, min_open=True), "length_penalty": number(),
+}
+TOKEN_ID_FIELDS = ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id")
+SWITCHES = ("do_sample", "use_cache")
+
+
+def check_generation_config(path: Path, read: Any) -> None:
+    """`read` is transformers' GenerationConfig of `path`, which keeps each value as written."""
+    for name in TOKEN_ID_FIELDS:
+        value = getattr(read, name, None)  # a text here failed inside generate
+        ids = value if isinstance(value, list) else [value]
+        if value is not None and not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in ids):
+            raise ModelFolderError(f"{path}: {name} must be a token id (a whole number >= 0) or a list of them, "
+                                   f"got {_shown(value)}")
+    for name, kind in GENERATION_FIELDS.items():
+        value = getattr(read, name, None)
+        if value is None:
+            continue
+        try:
+            if isinstance(value, str):  # "5" in JSON is text, which generate compares with numbers
+                raise ArgumentValueError("text")
+            kind.convert(value)
+        except ArgumentValueError:
+            raise ModelFolderError(f"{path}: {name} must be {kind.expected}, got {_shown(value)}") from None
+    for name in SWITCHES:
+        value = getattr(read, name, None)
+        if value is not None and not isinstance(value, bool):
+            raise ModelFolderError(f"{path}: {name} must be true or false, got {_shown(value)}")
+
+
+def check_sliding_window(path: Path, config: Any) -> None:
+    """A layer of sliding attention needs its window: without one the first forward pass is a
+    TypeError inside the cache (battery 45, R1)."""
+    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+    kinds = getattr(text, "layer_types", None) or []
+    if "sliding_attention" in kinds and getattr(text, "sliding_window", None) is None:
+        raise ModelFolderError(f"{path}: layer_types has sliding_attention layers but sliding_window is not set; "
+                               "give the window (in tokens) or make those layers full_attention")
+
+
+def check_feature_rate(path: Path, processor: Any, rate: int) -> None:
+    """Every supported family's feature extractor takes `rate` (16 kHz) audio, and its model was trained
+    on features made so; another rate changes how many frames a second makes (battery 45, R4)."""
+    extractor = getattr(processor, "feature_extractor", None)
+    given = getattr(extractor, "sampling_rate", None)
+    if isinstance(given, (int, float)) and not isinstance(given, bool) and given != rate:
+        raise ModelFolderError(f"{path}: the feature extractor's sampling_rate is {given:g} Hz, and the model's "
+                               f"audio encoder takes features of {rate} Hz audio (preprocessor_config.json or "
+                               "processor_config.json edited, or of another model)")
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
