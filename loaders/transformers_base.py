@@ -236,7 +236,8 @@ class TransformersLoader(Loader):
             if not is_item_failure(error):
                 raise ModelFolderError(f"{self.path}: the model fails on a one-second probe before any item "
                                        f"({first_line(error)}): its files disagree with one another (edited, or "
-                                       "from different checkpoints), or this is a bug: --traceback shows where") \
+                                       "from different checkpoints), or this is a bug: the command line's "
+                                       "--traceback shows where") \
                     from error
 
     def adjust_generation(self, generation) -> None:

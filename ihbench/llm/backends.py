@@ -123,7 +123,8 @@ class TransformersLLM:
         except Exception as error:
             raise ModelFolderError(f"{path}: the model fails on a one-token probe before any request "
                                    f"({first_line(error)}): its files disagree with one another (edited, or from "
-                                   "different checkpoints), or this is a bug: --traceback shows where") from error
+                                   "different checkpoints), or this is a bug: the command line's --traceback shows "
+                                   "where") from error
 
     def _generate(self, messages: list[dict], max_new_tokens: Optional[int] = None) -> tuple[str, dict]:
         import torch
