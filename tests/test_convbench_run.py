@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -343,7 +344,8 @@ def test_ctrl_c_stops_once_the_turns_being_played_end(data, tmp_path):
     finally:
         server.kill()
     assert runner.returncode == 130, err
-    assert "stopping once the turns being played end (they are kept); no other turn starts" in err, err
+    assert "stopping once the turns being played end (they are kept), for at most 60 s; no other turn starts" \
+        in err, err
     kept = [json.loads(line) for line in (out / "responses.jsonl").read_text().splitlines()]
     assert 1 <= len(kept) <= 2 and {r["epoch"] for r in kept} == {0}, kept  # 15 turns were planned
 
@@ -378,6 +380,38 @@ def test_ctrl_c_again_stops_at_once_when_the_server_never_answers(data, tmp_path
         in err, err
     assert "ihbench run: stopped (Ctrl-C)" in err.strip().splitlines()[-1], err
     assert "Traceback" not in err, err
+
+
+def test_a_first_ctrl_c_waits_for_the_turns_being_played_only_so_long(data, tmp_path, monkeypatch, caplog):
+    """Battery 46, S5: against a server that never answers, the first Ctrl-C waited for each request's timeout
+    times its retries (10 minutes here). It waits STOP_GRACE_SECONDS, then stops without those turns."""
+    import ihbench.convbench.run as convbench_run
+    from openai_test_server import SilentServer
+
+    monkeypatch.setattr(convbench_run, "STOP_GRACE_SECONDS", 1.0)
+    # a shell without job control (CI's) starts this process with SIGINT ignored: its default, for this test
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with SilentServer() as server:
+            def ctrl_c_once_asked():
+                deadline = time.time() + 60
+                while time.time() < deadline and server.connections < 1:
+                    time.sleep(0.05)
+                os.kill(os.getpid(), signal.SIGINT)  # a real signal: it wakes the main thread's wait
+
+            hanging = spec(data, tmp_path / "run", server, rehydrate=True, concurrency=2)
+            hanging.loader_options["timeout"] = 600
+            threading.Thread(target=ctrl_c_once_asked, daemon=True).start()
+            started = time.time()
+            with pytest.raises(KeyboardInterrupt), caplog.at_level("WARNING", logger="ihbench"):
+                run_convbench(hanging, progress=False)
+            waited = time.time() - started
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert waited < 120, waited  # not the 600 s timeout
+    assert "for at most 1 s; no other turn starts" in caplog.text
+    assert "the turns being played did not end within 1 s: stopping now (they are played again by the next run)" \
+        in caplog.text
 
 
 @pytest.mark.parametrize("changed", ["changed", "the same", "moved"])

@@ -42,6 +42,10 @@ from .transcript import write_transcript
 
 log = logging.getLogger("ihbench")
 
+#: how long a first Ctrl-C waits for the turns being played to end (a local model's long answer; a server's
+#: reply on its way) before the run stops without them
+STOP_GRACE_SECONDS = 60.0
+
 
 @dataclass
 class ConvRunSpec:
@@ -226,16 +230,24 @@ def _run_locked(spec, run_dir: RunDir, identity: dict, generation, benchmark, ta
                  disable=not progress) as bar:
         player.attach(log_file, bar)
         pool = ThreadPoolExecutor(max_workers=min(workers, len(conversations)) or 1)
+        leave_now = False  # the workers are left to the process's exit (`ihbench.cli`), not waited for
         try:
             outcomes = list(pool.map(lambda conversation: player.play(*conversation), conversations))
         except KeyboardInterrupt:  # Ctrl-C: waiting for the queue (every conversation) took the whole run
             player.stopping.set()
             pool.shutdown(wait=False, cancel_futures=True)
-            log.warning("stopping once the turns being played end (they are kept); no other turn starts; Ctrl-C "
-                        "again stops at once (those turns are then played again by the next run)")
+            log.warning(f"stopping once the turns being played end (they are kept), for at most "
+                        f"{STOP_GRACE_SECONDS:g} s; no other turn starts; Ctrl-C again stops at once (those turns are "
+                        "then played again by the next run)")
+            leave_now = True  # and so it stays if a second Ctrl-C ends the wait
+            leave_now = not player.wait_until_idle(STOP_GRACE_SECONDS)
+            if leave_now:  # a server that never answers held the first Ctrl-C for its timeout times its retries
+                log.warning(f"the turns being played did not end within {STOP_GRACE_SECONDS:g} s: stopping now (they "
+                            "are played again by the next run)")
             raise
         finally:  # whatever ends the wait, the worker threads are waited for here, not at the interpreter's exit
-            pool.shutdown(wait=True)
+            if not leave_now:
+                pool.shutdown(wait=True)
     if spec.rehydrate:  # an on-policy conversation wrote its epoch's files as it ended; rehydrated turns share them
         for epoch in range(spec.epochs):
             player.write_epoch(epoch)
@@ -267,6 +279,13 @@ class _Player:
         self._audio: dict[int, object] = {}
         self.model_name = loader.describe().get("model_path") or spec.model_path
         self.stopping = threading.Event()  # the run was stopped: no turn starts after the ones being played
+        self._playing = 0  # conversations being played now
+        self._idle = threading.Condition()
+
+    def wait_until_idle(self, seconds: float) -> bool:
+        """True once no conversation is being played; False when `seconds` pass first."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._playing == 0, timeout=seconds)
 
     def attach(self, log_file, bar) -> None:
         self.log_file, self.bar = log_file, bar
@@ -295,13 +314,20 @@ class _Player:
     # -- a conversation -----------------------------------------------------------------------
     def play(self, epoch: int, rehydrated_turn: Optional[int]) -> bool:
         """True when the conversation stopped on a failed turn."""
+        with self._idle:
+            self._playing += 1
         try:
             if rehydrated_turn is not None:
                 return self._play_rehydrated(epoch, rehydrated_turn)
             return self._play_on_policy(epoch)
         finally:
-            if rehydrated_turn is None:
-                self.write_epoch(epoch)
+            try:
+                if rehydrated_turn is None:
+                    self.write_epoch(epoch)
+            finally:
+                with self._idle:
+                    self._playing -= 1
+                    self._idle.notify_all()
 
     def _play_on_policy(self, epoch: int) -> bool:
         history = [{"role": "system", "content": self.benchmark.system_instruction}]
