@@ -11,6 +11,7 @@ import functools
 import logging
 import platform
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +72,8 @@ class RunSummary:
     at_budget: int = 0
     #: of `errors`, those on the data's own audio (a clip damaged or silent): a rerun fails them again
     on_data_audio: int = 0
+    #: ended by its `stop` event before every point was tried
+    stopped: bool = False
 
 
 def versions() -> dict:
@@ -197,8 +200,11 @@ def _answered(records: list[ResponseRecord], items: Sequence[EvalItem], run_dir:
 
 
 def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, progress: bool = True,
-        on_record: Optional[Callable[[ResponseRecord], None]] = None) -> RunSummary:
-    """`on_record(record)` is called after each record is durable (the Space streams with it)."""
+        on_record: Optional[Callable[[ResponseRecord], None]] = None,
+        stop: Optional[threading.Event] = None) -> RunSummary:
+    """`on_record(record)` is called after each record is durable (the Space streams with it). Once `stop`
+    is set no other batch starts (the Space's Stop button; the CLI has Ctrl-C): the run ends as an
+    unfinished one, and the same run goes on from there."""
     from ihbench.loaders import GenerationConfig
     from ihbench.protocol import history_audio_label
 
@@ -222,11 +228,12 @@ def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, p
     epochs().check("--epochs", spec.epochs)  # from Python too: 10^20 epochs would be planned in memory
     run_dir = RunDir(out)
     with run_dir.writing():  # a run refused before it wrote anything leaves no folder behind
-        return _run_locked(spec, run_dir, identity, generation, loader, items, progress, started, on_record)
+        return _run_locked(spec, run_dir, identity, generation, loader, items, progress, started, on_record, stop)
 
 
 def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, loader, items, progress: bool,
-                started: float, on_record: Optional[Callable[[ResponseRecord], None]]) -> RunSummary:
+                started: float, on_record: Optional[Callable[[ResponseRecord], None]],
+                stop: Optional[threading.Event] = None) -> RunSummary:
     from ihbench.loaders import create
     from ihbench.loaders.base import Response
     from ihbench.loaders.failures import is_item_failure
@@ -311,6 +318,8 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
             tqdm(total=planned, initial=planned - len(todo), unit="response",
                  desc=f"{spec.loader} {Path(spec.model_path).name}", disable=not progress) as bar:
         for start in range(0, len(todo), max(1, loader.batch_size)):
+            if stop is not None and stop.is_set():
+                break
             batch = todo[start:start + max(1, loader.batch_size)]
             seeds = [record_seed(spec.seed, item.id, epoch) for item, epoch in batch]
             responses: list[Optional[Response]] = [None] * len(batch)
@@ -356,4 +365,4 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
                 bar.update(1)
     return RunSummary(out=out, planned=planned, written=written, skipped=planned - len(todo), errors=errors,
                       seconds=time.perf_counter() - started, at_budget=at_budget,
-                      on_data_audio=on_data_audio)
+                      on_data_audio=on_data_audio, stopped=stop is not None and stop.is_set())

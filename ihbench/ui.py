@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import re
+import threading
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterator, Optional
@@ -276,13 +277,45 @@ def select(kind: Optional[str], domain: Optional[str], count: int):
     return chosen[: max(1, min(whole(count, "Interruption points"), MAX_ITEMS))]
 
 
+#: the Stop button's hold on the runs a visitor's page started: {session: their stop events}
+_STOPS: dict[str, set] = {}
+_STOPS_LOCK = threading.Lock()
+
+
+def stoppable(session: str) -> threading.Event:
+    """A new stop event for a run this session starts; `forget_stop` once the run ends."""
+    stop = threading.Event()
+    with _STOPS_LOCK:
+        _STOPS.setdefault(session, set()).add(stop)
+    return stop
+
+
+def forget_stop(session: str, stop: threading.Event) -> None:
+    with _STOPS_LOCK:
+        running = _STOPS.get(session, set())
+        running.discard(stop)
+        if not running:
+            _STOPS.pop(session, None)
+
+
+def stop_runs(session: str) -> int:
+    """Asks the runs this session started to stop (no other batch starts; the one being answered ends
+    first, up to the server's timeout); how many were running."""
+    with _STOPS_LOCK:
+        events = list(_STOPS.get(session, ()))
+    for event in events:
+        event.set()
+    return len(events)
+
+
 def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], domain: Optional[str], count: int,
-                    epochs: int, max_new_tokens: int = 64, base_url: Optional[str] = None) -> Iterator[tuple]:
+                    epochs: int, max_new_tokens: int = 64, base_url: Optional[str] = None,
+                    session: str = "") -> Iterator[tuple]:
     """Runs the chosen points through the runner into a real run directory under the runs folder
     (the Leaderboard picks it up once judged). Yields (rows, last interruption audio, run dir) as
-    responses arrive; rows are [id, type, interruption, response, re-delivery, error]."""
+    responses arrive; rows are [id, type, interruption, response, re-delivery, error]. `stop_runs(session)`
+    ends it early: a server that never answers held the page until every request's timeout and retries."""
     import queue
-    import threading
 
     from ihbench.loaders import ModelNotFoundError
 
@@ -302,18 +335,28 @@ def evaluate_stream(loader_name: str, model_path: str, kind: Optional[str], doma
                    command=["space", loader_name, model_path])
     arrived: queue.Queue = queue.Queue()
     outcome: dict = {}
+    stop = stoppable(session)
 
     def work():
         try:
-            run(spec, items=items, progress=False, on_record=arrived.put)
+            run(spec, items=items, progress=False, on_record=arrived.put, stop=stop)
         except BaseException as error:  # reported on the page below
             outcome["error"] = error
         finally:
             arrived.put(None)
+            forget_stop(session, stop)
 
     threading.Thread(target=work, daemon=True).start()
     rows = []
-    while (record := arrived.get()) is not None:
+    while True:
+        try:
+            record = arrived.get(timeout=0.5)
+        except queue.Empty:
+            if stop.is_set():  # the page moved on; the run ends after the batch being answered, its folder kept
+                return
+            continue
+        if record is None:
+            break
         item = by_id[record.id]
         ratio = diagnose(item, record.response)["redelivery_ratio"]
         rows.append([item.id, item.interruption_type, item.interruption.transcript, record.response or "",

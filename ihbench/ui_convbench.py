@@ -19,8 +19,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterator, NamedTuple, Optional
 
-from ihbench.ui import (UserError, _failure, data_dir, new_run_folder, playable, runs_dir, server_options, whole,
-                        typed_name, visitor_model, visitor_run_path)
+from ihbench.ui import (UserError, _failure, data_dir, forget_stop, new_run_folder, playable, runs_dir, server_options,
+                        stoppable, typed_name, visitor_model, visitor_run_path, whole)
 
 IN_HOUSE = "convbench_dev"
 MAX_TURNS = 10
@@ -303,9 +303,10 @@ def tiny_model(family: str) -> Path:
 
 
 def run_stream(loader_name: str, model_path: Optional[str], tiny: bool, base_url: Optional[str], turns: int,
-               max_new_tokens: int) -> Iterator[tuple[str, Optional[str]]]:
+               max_new_tokens: int, session: str = "") -> Iterator[tuple[str, Optional[str]]]:
     """Plays the first `turns` turns of the in-house benchmark as one conversation into a new run
-    folder. Yields (status, None) while it plays, then (status, run folder)."""
+    folder. Yields (status, None) while it plays, then (status, run folder). `ui.stop_runs(session)`
+    ends it after the turn being played (the Stop button)."""
     import threading
     import time
 
@@ -331,12 +332,15 @@ def run_stream(loader_name: str, model_path: Optional[str], tiny: bool, base_url
                        loader_options=server_options("server URL", base_url) if loader_name == "openai" else {},
                        command=["space", "convbench", loader_name, "tiny" if tiny else model])
     outcome: dict = {}
+    stop = stoppable(session)
 
     def work():
         try:
-            outcome["summary"] = run_convbench(spec, benchmark=_benchmark(data, IN_HOUSE), progress=False)
+            outcome["summary"] = run_convbench(spec, benchmark=_benchmark(data, IN_HOUSE), progress=False, stop=stop)
         except BaseException as error:  # reported on the page below
             outcome["error"] = error
+        finally:
+            forget_stop(session, stop)
 
     started = time.monotonic()
     worker = threading.Thread(target=work, daemon=True)
@@ -352,5 +356,6 @@ def run_stream(loader_name: str, model_path: Optional[str], tiny: bool, base_url
     if error is not None:
         raise _failure("the model could not be run", error)
     summary = outcome["summary"]
-    stopped = "; stopped on a failed turn (the next run plays it again)" if summary.errors else ""
+    stopped = "; stopped on a failed turn (the next run plays it again)" if summary.errors else \
+        "; stopped by the Stop button" if stop.is_set() else ""
     yield f"{summary.written} turn(s) played in {summary.seconds:.0f} s into `{out.name}`{stopped}.", str(out)

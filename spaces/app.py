@@ -98,10 +98,23 @@ def show_turn(conversation_id, turn):
 
 @gpu
 @shown
-def run_model(loader, model_path, kind, domain, count, epochs, max_new_tokens, base_url):
+def run_model(loader, model_path, kind, domain, count, epochs, max_new_tokens, base_url,
+              request: gr.Request = None):
     for rows, audio, run_dir in ui.evaluate_stream(loader, model_path, kind or None, domain or None, count, epochs,
-                                                   max_new_tokens, base_url or None):
+                                                   max_new_tokens, base_url or None, session=_session(request)):
         yield rows, audio, run_dir
+
+
+def stop_model(request: gr.Request = None):
+    """The Stop button: the page is freed at once (the Run event is cancelled), and this visitor's runs
+    start no other batch; what was answered stays in the run's folder."""
+    if ui.stop_runs(_session(request)):
+        gr.Info("stopping: what is being answered ends first (up to the server's timeout); the answers so far are "
+                "kept")
+
+
+def _session(request) -> str:
+    return getattr(request, "session_hash", None) or ""
 
 
 @shown
@@ -159,8 +172,9 @@ def convbench_runs():
 
 @gpu
 @shown
-def run_convbench_model(loader, model_path, tiny, base_url, turns, max_new_tokens):
-    for status, path in ui_convbench.run_stream(loader, model_path, tiny, base_url or None, turns, max_new_tokens):
+def run_convbench_model(loader, model_path, tiny, base_url, turns, max_new_tokens, request: gr.Request = None):
+    for status, path in ui_convbench.run_stream(loader, model_path, tiny, base_url or None, turns, max_new_tokens,
+                                                session=_session(request)):
         if path is None:
             yield status, gr.update(), gr.update(), gr.update(), gr.update()
             continue
@@ -209,7 +223,7 @@ def _data_tabs(app: gr.Blocks) -> None:
         app.load(show_conversation, conversation, [transcript, turn])
     with gr.Tab("Evaluate"):
         with gr.Row():
-            loader = gr.Dropdown(ui.loader_names(), value="qwen2-audio", label="Model family")
+            loader = gr.Dropdown(ui.loader_names(), value="qwen2-audio", label="Model family", elem_id="model-family")
             model_path = gr.Textbox(label="Model path or id", elem_id="model-path")
             base_url = gr.Textbox(label="Server URL (openai family only)")
         with gr.Row():
@@ -218,7 +232,9 @@ def _data_tabs(app: gr.Blocks) -> None:
             count = gr.Slider(1, ui.MAX_ITEMS, value=2, step=1, label="Interruption points")
             epochs = gr.Slider(1, 3, value=1, step=1, label="Epochs")
             max_new_tokens = gr.Slider(1, 512, value=64, step=1, label="Max new tokens")
-        run_button = gr.Button("Run", variant="primary", elem_id="run")
+        with gr.Row():
+            run_button = gr.Button("Run", variant="primary", elem_id="run")
+            stop_button = gr.Button("Stop", elem_id="stop")
         responses = gr.Dataframe(headers=["id", "type", "interruption", "response", "re-delivery", "error"],
                                  label="Responses", elem_id="responses", wrap=True)
         interruption_audio = gr.Audio(label="Interruption audio", type="numpy")
@@ -230,8 +246,9 @@ def _data_tabs(app: gr.Blocks) -> None:
         scores = gr.Dataframe(headers=["metric", "value", "ci_low", "ci_high", "n_items"], label="Scores",
                               elem_id="scores")
         chart = gr.Image(label="RQ by type (the report's plot)", type="filepath", elem_id="chart")
-        run_button.click(run_model, [loader, model_path, eval_kind, eval_domain, count, epochs, max_new_tokens,
-                                     base_url], [responses, interruption_audio, run_state])
+        running = run_button.click(run_model, [loader, model_path, eval_kind, eval_domain, count, epochs,
+                                               max_new_tokens, base_url], [responses, interruption_audio, run_state])
+        stop_button.click(stop_model, None, None, cancels=[running])
         judge_button.click(judge, [run_state, judge_base_url, judge_model], [scores, chart])
     with gr.Tab("Detect"):
         with gr.Row():
@@ -284,14 +301,17 @@ def _convbench_tab(app: gr.Blocks) -> None:
             families = ui_convbench.tool_families()
             with gr.Row():
                 loader = gr.Dropdown(families, value="qwen3-omni" if "qwen3-omni" in families else families[0],
-                                     label="Model family (those that call tools)")
-                tiny = gr.Checkbox(True, label="Tiny random-weight model (made here; its replies are noise)")
-                model_path = gr.Textbox(label="Or a model path or id")
-                base_url = gr.Textbox(label="Server URL (openai family only)")
+                                     label="Model family (those that call tools)", elem_id="convbench-family")
+                tiny = gr.Checkbox(True, label="Tiny random-weight model (made here; its replies are noise)",
+                                   elem_id="convbench-tiny")
+                model_path = gr.Textbox(label="Or a model path or id", elem_id="convbench-model-path")
+                base_url = gr.Textbox(label="Server URL (openai family only)", elem_id="convbench-base-url")
             with gr.Row():
                 turns = gr.Slider(1, ui_convbench.MAX_TURNS, value=3, step=1, label="First turns")
                 max_new_tokens = gr.Slider(1, 512, value=32, step=1, label="Max new tokens")
-            run_button = gr.Button("Run", variant="primary", elem_id="convbench-run-model")
+            with gr.Row():
+                run_button = gr.Button("Run", variant="primary", elem_id="convbench-run-model")
+                stop_button = gr.Button("Stop", elem_id="convbench-stop")
             status = gr.Markdown(elem_id="convbench-status")
         header = gr.Markdown(elem_id="convbench-header")
         with gr.Row():
@@ -324,8 +344,9 @@ def _convbench_tab(app: gr.Blocks) -> None:
                     [user, audio, golden, reply, expected, actual, verdicts, judge_notes])
         previous_button.click(previous_convbench_turn, [run_state, turn], turn)
         next_button.click(next_convbench_turn, [run_state, turn], turn)
-        run_button.click(run_convbench_model, [loader, model_path, tiny, base_url, turns, max_new_tokens],
-                         [status, run, *opened])
+        playing = run_button.click(run_convbench_model, [loader, model_path, tiny, base_url, turns, max_new_tokens],
+                                   [status, run, *opened])
+        stop_button.click(stop_model, None, None, cancels=[playing])
         app.load(convbench_runs, None, run)
 
 

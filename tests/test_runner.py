@@ -96,6 +96,20 @@ def test_a_run_writes_items_times_epochs_and_resumes_without_duplicates(official
     assert info["model"]["base_url"] == server.base_url and "sk-secret" not in json.dumps(info)
 
 
+def test_a_run_asked_to_stop_starts_no_other_batch_and_the_same_run_goes_on(official, server, tmp_path):
+    """The Space's Stop button (battery 46, S7): `stop` ends the run between batches, as an unfinished run."""
+    import threading
+
+    stop = threading.Event()
+    spec = _spec(official, tmp_path / "run", server, epochs=1,
+                 loader_options={"base_url": server.base_url, "concurrency": 1, "max_retries": 0})
+    first = run(spec, progress=False, on_record=lambda record: stop.set(), stop=stop)
+    assert first.stopped and first.written == 1 and first.planned == 3 and len(server.requests) == 1
+    rest = run(spec, progress=False)
+    assert not rest.stopped and rest.skipped == 1 and rest.written == 2
+    assert len(read_records(tmp_path / "run" / "responses.jsonl")) == 3
+
+
 def test_resuming_with_different_settings_is_refused(official, server, tmp_path):
     out = tmp_path / "run"
     run(_spec(official, out, server, epochs=1, limit=1), progress=False)

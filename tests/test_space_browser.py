@@ -149,3 +149,34 @@ def test_convbench_pick_a_judged_run_step_to_a_turn_and_see_its_verdicts(page, t
     page.screenshot(path=str(shot), full_page=True)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     shutil.copy(shot, ARTIFACTS / shot.name)
+
+
+def test_stop_frees_the_page_from_a_server_that_never_answers(page):
+    """Battery 46, S7: a run against a server that never answers held the Evaluate tab for each request's
+    timeout times its retries, and a second Run waited behind it. Stop cancels it at once; its run starts
+    no other batch."""
+    import time
+
+    from openai_test_server import SilentServer
+
+    def connections_reach(count: int, seconds: float) -> bool:
+        deadline = time.time() + seconds
+        while time.time() < deadline and server.connections < count:
+            time.sleep(0.1)
+        return server.connections >= count
+
+    with SilentServer() as server:
+        page.reload()
+        page.get_by_role("tab", name="Evaluate").click()
+        _pick(page, "model-family", "openai")
+        page.locator("#model-path textarea").fill("hanging-model")
+        page.get_by_label("Server URL (openai family only)").fill(server.base_url)
+        page.locator("#run").click()
+        assert connections_reach(2, 60)  # the two points, asked at once
+        page.locator("#stop").click()
+        page.get_by_text("stopping: what is being answered ends first").wait_for(timeout=30_000)
+        page.locator("#run").click()
+        assert connections_reach(4, 60), server.connections  # the second run was not held behind the first
+        page.screenshot(path=str(ARTIFACTS / "space-evaluate-stop.png"), full_page=True)
+        page.locator("#stop").click()
+

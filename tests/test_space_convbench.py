@@ -167,6 +167,30 @@ def test_a_tiny_model_plays_the_first_turns_of_the_in_house_benchmark(tmp_path, 
     assert view.golden == TURNS[0]["golden_text"] and view.audio is not None and "round(s)" in view.reply
 
 
+def test_stop_ends_a_run_after_the_turn_being_played(tmp_path, monkeypatch):
+    """The Stop button's half on the server (battery 46, S7): the run this page started plays no other
+    turn, keeps what it played, and says it was stopped; its other half (the page freed at once) is
+    test_space_browser's."""
+    from openai_test_server import Reply
+
+    from ihbench import ui, ui_convbench
+
+    import_convbench(write_benchmark_folder(tmp_path / "repo"), tmp_path / "data", name=ui_convbench.IN_HOUSE,
+                     progress=False)
+    monkeypatch.setenv("IHBENCH_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("IHBENCH_RUNS", str(tmp_path / "runs"))
+    with OpenAITestServer(respond=lambda body: Reply(content="Sure, one moment.", delay=1.0)) as server:
+        stream = ui_convbench.run_stream("openai", "slow-model", False, server.base_url, 4, 16, session="page-1")
+        asked = 0
+        for status, path in stream:
+            if path is None and " 1 of 4 done" in status and not asked:
+                asked = ui.stop_runs("page-1")
+        assert asked == 1 and ui.stop_runs("page-1") == 0  # forgotten once its run ended
+    assert status.endswith("; stopped by the Stop button."), status
+    played = [json.loads(line) for line in (Path(path) / "responses.jsonl").read_text().splitlines()]
+    assert 1 <= len(played) <= 2, played  # the turn being played when Stop came ends; no other starts
+
+
 def test_without_the_in_house_benchmark_running_is_one_error_line(tmp_path, monkeypatch):
     """A dataset built with --no-convbench (here: one holding another benchmark only): runs still
     open, a model does not run."""

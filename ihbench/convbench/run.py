@@ -126,7 +126,9 @@ def _check_clip_count(spec: ConvRunSpec, benchmark, targets: list[int], loader) 
                          "or --modality text")
 
 
-def run_convbench(spec: ConvRunSpec, *, loader=None, benchmark=None, progress: bool = True) -> ConvRunSummary:
+def run_convbench(spec: ConvRunSpec, *, loader=None, benchmark=None, progress: bool = True,
+                  stop: Optional[threading.Event] = None) -> ConvRunSummary:
+    """Once `stop` is set (the Space's Stop button) no other turn starts, as after a first Ctrl-C."""
     from ihbench.dataset.convbench import load_benchmark
     from ihbench.loaders import GenerationConfig
 
@@ -152,7 +154,7 @@ def run_convbench(spec: ConvRunSpec, *, loader=None, benchmark=None, progress: b
     with run_dir.writing():
         try:
             return _run_locked(spec, run_dir, identity, generation, benchmark, targets, digest, loader, progress,
-                               started)
+                               started, stop)
         finally:
             now = _benchmark_files(spec.data, spec.config)
             if files is not None and now is None:
@@ -193,7 +195,7 @@ def _benchmark_files(data: str, config: str) -> Optional[list]:
 
 
 def _run_locked(spec, run_dir: RunDir, identity: dict, generation, benchmark, targets, digest, loader, progress,
-                started) -> ConvRunSummary:
+                started, stop: Optional[threading.Event] = None) -> ConvRunSummary:
     from tqdm.auto import tqdm
 
     from ihbench.loaders import create, get
@@ -218,6 +220,8 @@ def _run_locked(spec, run_dir: RunDir, identity: dict, generation, benchmark, ta
 
     latest = {record.key: record for record in _records(run_dir)}
     player = _Player(spec, benchmark, targets, digest, loader, generation, run_dir, latest)
+    if stop is not None:
+        player.stopping = stop
     conversations = [(epoch, turn) for epoch in range(spec.epochs) for turn in targets] if spec.rehydrate else \
         [(epoch, None) for epoch in range(spec.epochs)]
     planned = len(targets) * spec.epochs
