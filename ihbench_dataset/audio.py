@@ -81,6 +81,30 @@ def _no_frames(source: AudioSource) -> bool:
         return False
 
 
+def _wav_cut_short(path: Path) -> Optional[tuple[float, float]]:
+    """(seconds its header gives, seconds present) of a WAV file whose samples end before its header
+    says; None for any other file, or a header that states no size (a recorder still writing)."""
+    import struct
+
+    with open(path, "rb") as file:
+        head = file.read(4096)
+    if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+        return None
+    position, rate, block = 12, 0, 0
+    while position + 8 <= len(head):
+        chunk, size = head[position:position + 4], struct.unpack("<I", head[position + 4:position + 8])[0]
+        if chunk == b"fmt " and position + 20 <= len(head):
+            rate, = struct.unpack("<I", head[position + 12:position + 16])
+            block, = struct.unpack("<H", head[position + 20:position + 22])
+        if chunk == b"data":
+            present = path.stat().st_size - (position + 8)
+            if size in (0, 0xFFFFFFFF) or present >= size or not rate or not block:
+                return None
+            return size / block / rate, present // block / rate
+        position += 8 + size + (size & 1)
+    return None
+
+
 def decode_file(path: Path, sampling_rate: int = SAMPLING_RATE, *, label: str = "") -> np.ndarray:
     """(channels, samples) float32 at `sampling_rate` from a user's file, checked (`check_samples`);
     every problem one line naming `label` (default the path)."""
@@ -91,6 +115,11 @@ def decode_file(path: Path, sampling_rate: int = SAMPLING_RATE, *, label: str = 
         raise AudioError(f"{label}: file is empty")
     if _no_frames(path):
         raise AudioError(f"{label}: no audio (0 samples)")
+    cut = _wav_cut_short(path)
+    if cut:  # a copy that did not finish: its figures would be of a part of the call, said as the whole
+        raise AudioError(f"{label}: cut short: its header gives {cut[0]:.2f} s and the file holds {cut[1]:.2f} s "
+                         "(a copy or download that did not finish); copy it again, or write the part present "
+                         "as a file of its own (ffmpeg -i IN.wav OUT.wav)")
     try:
         data = _decoder(path, sample_rate=sampling_rate).get_all_samples().data.numpy()
     except Exception as error:  # torchcodec raises RuntimeError/ValueError for unreadable input

@@ -346,6 +346,19 @@ def test_bad_audio_is_named(tmp_path, files):
     broken.write_bytes(b"RIFF not really a wav file")
     with pytest.raises(AudioError, match="broken.wav: cannot decode audio"):
         read_stereo(broken)
+    # battery 45, R9: a copy that did not finish was analysed as the whole call
+    whole = tmp_path / "whole.wav"
+    noise = np.random.default_rng(0).uniform(-0.1, 0.1, (64000, 2)).astype(np.float32)
+    soundfile.write(str(whole), noise, 16000, subtype="PCM_16")
+    cut = tmp_path / "cut.wav"
+    cut.write_bytes(whole.read_bytes()[:len(whole.read_bytes()) // 3])
+    with pytest.raises(AudioError, match=r"cut.wav: cut short: its header gives 4.00 s and the file holds 1.33 s"):
+        read_stereo(cut)
+    from ihbench.cli import main
+
+    assert main(["turns", str(cut), "--out", str(tmp_path / "cut-out"), "--quiet"]) == 2
+    assert not (tmp_path / "cut-out").exists()
+    assert read_stereo(whole).duration == 4.0
     with pytest.raises(AudioError, match="missing.wav: file not found"):
         plan_recordings([files / "conv.wav", tmp_path / "missing.wav"])
     with pytest.raises(IHBenchError, match="odd number"):
