@@ -56,7 +56,9 @@ class BuildInfo:
                     raise BuildInfoError(f"missing field {name!r}")
             elif not isinstance(value, kind) or isinstance(value, bool):
                 raise BuildInfoError(f"field {name!r} has the wrong type ({type(value).__name__})")
-        version = 1 if data.get("format_version") is None else data["format_version"]  # null: as if not written
+        if "format_version" in data and data["format_version"] is None:  # as run.json's: absent is old, null edited
+            raise BuildInfoError("field 'format_version' is null; ihbench writes a number there (edited by hand?)")
+        version = data.get("format_version", 1)
         if not 1 <= version <= BUILD_INFO_FORMAT:  # a later one may mean its fields otherwise; none is below 1
             newer = ": written by a newer ihbench? upgrade it" if version > BUILD_INFO_FORMAT else " (edited by hand?)"
             allowed = f"a whole number from 1 to {BUILD_INFO_FORMAT}" if BUILD_INFO_FORMAT > 1 else "1"

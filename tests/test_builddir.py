@@ -50,7 +50,11 @@ def test_an_old_build_info_reads_as_version_1(tmp_path):
     assert info.format_version == 1 and info.split == "dev" and info.kept == []
     data = json.loads((folder / "build_info.json").read_text())
     (folder / "build_info.json").write_text(json.dumps({**data, "format_version": None}))
-    assert BuildDir(folder).info().format_version == 1  # battery 34: null was a TypeError traceback
+    # battery 34: null was a TypeError traceback; battery 46: read as 1, unlike run.json's null, refused
+    with pytest.raises(BuildDirError, match=r"build_info.json.*field 'format_version' is null; ihbench writes a "
+                                            r"number there"):
+        BuildDir(folder).info()
+    (folder / "build_info.json").write_text(json.dumps(data))
     assert info.configs == sorted(CONFIGS) and info.statistics["interruption_points"] == 13
     assert BuildDir(folder).config_names() == CONFIGS  # in the card's order: the first is the default
     assert BuildDir(folder).written_by_build() == set(CONFIGS) | {"README.md", "stats.png", "build_info.json"}
