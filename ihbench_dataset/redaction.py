@@ -26,40 +26,76 @@ _QUERY = re.compile(r"([?&;])([^=&#\s]+)=([^&#\s`'\"<>]*)")
 _CLOSING = ",.;:)]}"
 
 
-#: a key as providers issue them (OpenAI and Anthropic `sk-...`, Hugging Face `hf_...`, GitHub `ghp_...`):
-#: long, and of mixed case with digits, which no model name or folder of that prefix is
-_KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9])(?:sk-[A-Za-z0-9_-]{30,}|hf_[A-Za-z0-9]{30,}|ghp_[A-Za-z0-9]{30,}"
-                         r"|github_pat_[A-Za-z0-9_]{50,})")
+#: the prefixes providers issue keys with: OpenAI, Anthropic, DeepSeek, OpenRouter (`sk-`), Stripe-like `sk_`,
+#: Hugging Face `hf_`, GitHub (`ghp_`, `gho_`, ..., `github_pat_`), Groq `gsk_`, xAI `xai-`, Perplexity `pplx-`,
+#: Replicate `r8_`, GitLab `glpat-`, NVIDIA `nvapi-`, Google `AIza`
+_KEY_PREFIX = r"(?:sk-|sk_|hf_|gh[pousr]_|github_pat_|gsk_|xai-|pplx-|r8_|glpat-|nvapi-|AIza)"
+_KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9])" + _KEY_PREFIX + r"[A-Za-z0-9_-]{16,}")
+#: a run of letters and digits in a key's body: long, with both (lower-case hex counts), which no model
+#: name or folder of a key's prefix has (`sk-learn-classifier`, `hf_cache_2024`)
+_KEY_RUN = 16
+#: in a URL's path, any such run this long is taken for a key, whatever comes before it (a proxy's
+#: `/v1/Bearer%20sk-...`, `/v1/xsk-...`, a provider whose prefix is not listed)
+_URL_KEY_RUN = 24
+#: a URL's address: scheme, host and port, left as they are
+_URL_HEAD = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#\s]*")
+_URL_TOKEN = re.compile(r"[^/?#&=;,\s`'\"<>]+")
+_URL_END = re.compile(r"[\s`'\"<>]|$")  # where a URL cannot go on unencoded: it ends there
 
 
-#: a key with the slash before it, as a segment of a URL's path
-_KEY_SEGMENT = re.compile(r"/?(" + _KEY_SHAPED.pattern + ")")
+def _random_run(text: str, length: int) -> bool:
+    """`text` holds a run of at least `length` letters and digits, with at least one of each."""
+    return any(len(run) >= length and re.search(r"[0-9]", run) and re.search(r"[A-Za-z]", run)
+               for run in re.findall(r"[A-Za-z0-9]+", text))
 
 
 def _is_key(word: str) -> bool:
-    return any(c.isupper() for c in word) and any(c.islower() for c in word) and any(c.isdigit() for c in word)
+    return _random_run(re.sub("^" + _KEY_PREFIX, "", word), _KEY_RUN)
 
 
 def _looks_like_a_key(text: str) -> bool:
-    return any(_is_key(key) for key in _KEY_SHAPED.findall(text))
+    from urllib.parse import unquote
+
+    return any(_is_key(key) for form in {text, unquote(text)} for key in _KEY_SHAPED.findall(form))
 
 
 def _redact_url(text: str) -> str:
-    """The user part of a URL, the values of its query parameters named like secrets, and a provider's
-    key wherever it stands (a proxy's `http://host/sk-.../v1`: battery 46, S3)."""
+    """The user part of a URL, the values of its query parameters named like secrets, a provider's key
+    wherever it stands (battery 46, S3), and in a URL's path any part that is one once its escapes
+    are read (`/v1/Bearer%20sk-...`) or that holds a long random run (battery 47)."""
     text = _URL_USER.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
     text = _KEY_SHAPED.sub(lambda m: REDACTED if _is_key(m.group(0)) else m.group(0), text)
     if "://" not in text:
         return text
-    return _QUERY.sub(_query_value, text)
+    for secret in _environment_secrets():  # `--base-url http://h/v1/$DEEPSEEK_API_KEY`, whatever its shape
+        text = text.replace(secret, REDACTED)
+    return _redact_url_paths(_QUERY.sub(_query_value, text))
+
+
+def _redact_url_paths(text: str) -> str:
+    from urllib.parse import unquote
+
+    def token(match: "re.Match") -> str:
+        word = match.group(0)
+        if word == REDACTED or not (_looks_like_a_key(word) or _random_run(unquote(word), _URL_KEY_RUN)):
+            return word
+        return REDACTED
+
+    out, position = [], 0
+    for head in _URL_HEAD.finditer(text):
+        out.append(text[position:head.end()])
+        end = _URL_END.search(text, head.end()).start()
+        out.append(_URL_TOKEN.sub(token, text[head.end():end]))
+        position = end
+    return "".join(out) + text[position:]
 
 
 def address_without_credentials(text: str) -> str:
     """`text` with every URL's user part and every provider's key left out (`http://KEY@host/v1` and
     `http://host/sk-.../v1`, as given or as `redact` wrote them, -> `http://host/v1`): where a URL is
     shown as an address, not recorded as the option given, and `<redacted>` would read as a placeholder."""
-    text = _URL_USER.sub(r"\1", text).replace(f"/{REDACTED}", "")  # an address `redact` has hidden a key in
-    return _KEY_SEGMENT.sub(lambda m: "" if _is_key(m.group(1)) else m.group(0), text)
+    text = _URL_USER.sub(r"\1", _redact_url(text))
+    return text.replace(f"/{REDACTED}", "").replace(f"{REDACTED}@", "")
 
 
 #: as typed where a name or path goes: a slash short (`http:/u:KEY@h`) is still a URL meant, and as a path it
@@ -67,6 +103,14 @@ def address_without_credentials(text: str) -> str:
 _TYPED_URL_USER = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]+:/+[^/@\s]+@")
 #: shorter values of a variable named like a secret are too common to tell apart from a word of a path
 _SHORTEST_SECRET = 12
+
+
+def _environment_secrets() -> list[str]:
+    """Values of environment variables named like secrets, long enough not to be a word of a path, and
+    not paths themselves; the longest first."""
+    values = {value for name, value in os.environ.items()
+              if is_secret(name) and len(value) >= _SHORTEST_SECRET and not value.startswith(("/", "~", "."))}
+    return sorted(values, key=len, reverse=True)
 
 
 def credential_in(text: str) -> Optional[str]:
@@ -82,8 +126,7 @@ def credential_in(text: str) -> Optional[str]:
     if _looks_like_a_key(text):  # pasted where a name goes (battery 45, R7): run.json kept it in clear
         return "what looks like an API key"
     for name, value in sorted(os.environ.items()):
-        if is_secret(name) and len(value) >= _SHORTEST_SECRET and not value.startswith(("/", "~", ".")) \
-                and value in text:  # a value that is a path is not a key
+        if is_secret(name) and value in _environment_secrets() and value in text:  # a value that is a path is no key
             return f"the value of ${name}"
     return None
 

@@ -357,22 +357,37 @@ def test_a_key_pasted_where_a_name_goes_is_refused(argv, official, tmp_path, mon
         ui.typed_name(PASTED, "model path")
     assert PASTED not in str(refused.value)
     for name in ("sk-llama-3-8b-instruct-finetuned-version-two", "models/hf_cache_dir_for_qwen2_audio_7B_instruct_v1",
-                 "Qwen/Qwen2-Audio-7B-Instruct"):
+                 "Qwen/Qwen2-Audio-7B-Instruct", "hub/models--Qwen--Qwen2-Audio-7B-Instruct/snapshots/"
+                 "0123456789abcdef0123456789abcdef01234567"):  # a cache's snapshot: a hash, no key
         assert credential_in(name) is None, name
+    for key in [*OTHER_KEYS, "m/%2F" + PASTED]:  # battery 47, T1
+        assert credential_in(key) == "what looks like an API key", key
 
 
-def test_a_key_in_a_server_address_s_path_is_never_written(official, tmp_path):
+#: keys of other shapes (battery 47, T1): DeepSeek's lower-case hex, OpenRouter's, Groq's
+HEX_KEY = "sk-a1b2c3d4e5f60718293a4b5c6d7e8f90"
+OTHER_KEYS = [HEX_KEY, "sk-or-v1-" + "0123456789abcdef" * 4, "gsk_aB3dE5fGh7Jk9LmN1pQr3StU5vWx7Yz9Ab1Cd3EfGh7Jk9L"]
+
+
+@pytest.mark.parametrize("segment, key", [
+    (f"{PASTED}/v1", PASTED), *[(f"v1/{key}", key) for key in OTHER_KEYS],
+    (f"v1/Bearer%20{PASTED}", PASTED), (f"v1/%2F{PASTED}", PASTED), (f"v1/x{PASTED}", PASTED),
+    ("v1/$MY_PROXY_API_KEY", "proxy-key-of-any-shape"),
+], ids=["sk-proj", "deepseek", "openrouter", "groq", "after %20", "after %2F", "after a letter", "an env value"])
+def test_a_key_in_a_server_address_s_path_is_never_written(segment, key, official, tmp_path, monkeypatch):
     """Battery 46, S3: a proxy's address with the key in its path (`http://host/sk-proj-.../v1`) is a URL a
     --base-url may be, and the run uses it as given; run.json's endpoint, the loader's description and the
-    records held the key in clear."""
+    records held the key in clear. Battery 47, T1: so did keys of other shapes, one after an escape, and a
+    secret variable's value."""
+    monkeypatch.setenv("MY_PROXY_API_KEY", "proxy-key-of-any-shape")
     out = tmp_path / "run"
     with OpenAITestServer() as server:
-        address = server.base_url.replace("/v1", f"/{PASTED}/v1")
+        address = server.base_url.replace("/v1", "/" + segment.replace("$MY_PROXY_API_KEY", key))
         result = subprocess.run(_run(official, out, address), capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert len(server.requests) == 1  # asked where the user said
     written = "".join(path.read_text() for path in out.rglob("*") if path.is_file())
-    assert PASTED not in written + result.stdout + result.stderr and "/<redacted>/v1" in written
+    assert key not in written + result.stdout + result.stderr and "/<redacted>" in written
 
 
 @pytest.mark.parametrize("variable", ["IHBENCH_CACHE", "IHBENCH_RUNS"])
