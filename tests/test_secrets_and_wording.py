@@ -343,6 +343,12 @@ PASTED = "sk-proj-B45cliKEYabcdefghij0123456789XYZ"
 @pytest.mark.parametrize("argv", [
     ["run", "--model", "openai", "--model-path", PASTED, "--data", "{data}", "--out", "o"],
     ["report", "{run}", "--model-name", "{run}=" + PASTED],
+    # battery 47, T2: staged into every card and usage example, and a public repository's name; T7: echoed
+    ["publish-metrics", "--namespace", PASTED, "--dry-run", "--staging-dir", "st"],
+    ["publish-space", "--repo", f"me/{PASTED}", "--data", "{data}", "--dry-run", "--staging-dir", "st"],
+    ["publish-space", "--repo", "me/space", "--data", f"me/{PASTED}", "--dry-run", "--staging-dir", "st"],
+    ["publish-dataset", "{data}", "--repo", f"me/{PASTED}", "--dry-run"],
+    ["export", "{data}", "--conversation", PASTED],
 ])
 def test_a_key_pasted_where_a_name_goes_is_refused(argv, official, tmp_path, monkeypatch):
     """Battery 45, R7: `--model-path sk-proj-...` (a key pasted where the model's name goes) ran, and the key

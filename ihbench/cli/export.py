@@ -9,11 +9,11 @@ from .common import shown
 
 
 def add_parser(add) -> argparse.ArgumentParser:
-    from ihbench.dataset.argtypes import data_source, path
+    from ihbench.dataset.argtypes import data_source, model_name, path
 
     export = add("export", help="write one conversation as text + WAV files")
     export.add_argument("data", type=data_source(), help="dataset directory or hub id")
-    export.add_argument("--conversation", help="conversation id (default: the first)")
+    export.add_argument("--conversation", type=model_name(), help="conversation id (default: the first)")
     export.add_argument("--out", type=path("folder"), default=Path("demo"), help="output folder (default: demo/)")
     export.add_argument("--split", help="split (default: the only one, or test/dev)")
     export.set_defaults(func=main)

@@ -29,7 +29,19 @@ class PublishPlan:
     variables: dict[str, str] = field(default_factory=dict)
 
 
+def _refuse_credential(name: str, what: str) -> None:
+    """A key pasted as a repository's name (battery 47, T2): staged into every card and usage example,
+    and the name of a public repository once created."""
+    from ihbench.dataset.redaction import credential_in
+
+    found = credential_in(name) if isinstance(name, str) else None
+    if found:
+        raise UsageError(f"{what}: got {found} (a credential; not shown): a Hub name holds none, and it would be "
+                         "written into every staged file and be the repository's public name")
+
+
 def check_repo_id(repo_id: str, what: str = "--repo") -> str:
+    _refuse_credential(repo_id, what)
     if not isinstance(repo_id, str) or not _REPO_ID.match(repo_id):
         raise UsageError(f"{what}: expected NAMESPACE/NAME (letters, digits, '.', '_', '-'), got {repo_id!r}")
     _hub_rules(repo_id, what)
@@ -39,6 +51,7 @@ def check_repo_id(repo_id: str, what: str = "--repo") -> str:
 def check_namespace(namespace: str, what: str = "--namespace", names: Sequence[str] = ()) -> str:
     """`what`: how the user gave it (the option, as `check_repo_id` names --repo); `names`: the repos
     it will hold, each checked whole by the Hub's rules (their length)."""
+    _refuse_credential(namespace, what)
     if not isinstance(namespace, str) or not _NAME.match(namespace):
         raise UsageError(f"{what}: expected a user or organization name, got {namespace!r}")
     _hub_rules(namespace, what)
