@@ -165,6 +165,39 @@ def check_model_folder(path) -> None:
         if size < 8 + length + end:
             raise ModelFolderError(f"{file}: truncated ({size} bytes, the header describes {8 + length + end}); "
                                    "download or copy it again")
+        problem = _header_problem(header)
+        if problem:  # what safetensors refuses mid-load with a traceback (battery 47, T5)
+            raise ModelFolderError(f"{file}: its header is damaged ({problem}); download or copy it again")
+
+
+#: bytes per element of safetensors' dtypes (sub-byte ones, F4 and F6, are not checked)
+_DTYPE_BYTES = {"BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "F8_E8M0": 1, "I16": 2, "U16": 2,
+                "F16": 2, "BF16": 2, "I32": 4, "U32": 4, "F32": 4, "I64": 8, "U64": 8, "F64": 8}
+
+
+def _header_problem(header: dict) -> str:
+    """Whether each tensor's dtype and shape fill its bytes exactly, and the tensors' bytes follow one
+    another from the start, as safetensors requires; what is wrong, naming the tensor, or ""."""
+    import math
+
+    entries = []
+    for name, tensor in header.items():
+        if name == "__metadata__":
+            continue
+        shape, (begin, end) = tensor.get("shape"), tensor["data_offsets"]
+        if not isinstance(shape, list) or not all(isinstance(n, int) and n >= 0 for n in shape):
+            return f"tensor {name!r} has no valid shape"
+        width = _DTYPE_BYTES.get(tensor.get("dtype"))
+        if width is not None and math.prod(shape) * width != end - begin:
+            return (f"tensor {name!r} is given as {tensor['dtype']} {shape}, {math.prod(shape) * width} bytes, "
+                    f"and its offsets hold {end - begin}")
+        entries.append((begin, end, name))
+    position = 0
+    for begin, end, name in sorted(entries):
+        if begin != position:
+            return f"the bytes of tensor {name!r} start at {begin}, where {position} was expected"
+        position = end
+    return ""
 
 
 def _check_json_object(file) -> None:

@@ -73,6 +73,44 @@ def check_feature_rate(path: Path, processor: Any, rate: int) -> None:
                                "processor_config.json edited, or of another model)")
 
 
+#: a feature extractor's sizes, each a whole number >= 1 where given: 0 divides by zero as the processor is
+#: built (hop_length), or asks for an array of hundreds of GiB (feature_size) (battery 47, T3 and T6)
+EXTRACTOR_SIZES = ("feature_size", "hop_length", "chunk_length", "n_fft", "n_samples", "nb_max_frames",
+                   "sampling_rate", "num_mel_bins", "frame_length", "fft_length", "win_length")
+EXTRACTOR_FILES = (("processor_config.json", "feature_extractor"), ("preprocessor_config.json", None))
+
+
+def check_feature_extractor_files(folder: Path) -> None:
+    """The feature extractor's sizes as its files give them, read before transformers builds it."""
+    for name, section in EXTRACTOR_FILES:
+        file = folder / name
+        if not file.is_file():
+            continue
+        values = json.loads(file.read_text(encoding="utf-8"))  # a file that is not JSON: named by check_model_folder
+        values = values.get(section) if section and isinstance(values, dict) else values
+        if not isinstance(values, dict):
+            continue
+        for field in EXTRACTOR_SIZES:
+            value = values.get(field)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                where = f"{section}.{field}" if section else field
+                raise ModelFolderError(f"{file}: {where} must be a whole number >= 1, got {_shown(value)}")
+
+
+def check_is_processor(folder: Path, processor: Any) -> None:
+    """What AutoProcessor built is a processor (a tokenizer with its audio part), and its tokenizer can pad
+    a batch: an unknown processor_class makes transformers fall back to the bare tokenizer (battery 47, T4)."""
+    if getattr(processor, "tokenizer", None) is None:
+        given = [json.loads((folder / name).read_text(encoding="utf-8")).get("processor_class")
+                 for name, _ in EXTRACTOR_FILES if (folder / name).is_file()]
+        said = f" (processor_class is {_shown(next(g for g in given if g))})" if any(given) else ""
+        raise ModelFolderError(f"{folder}: transformers built a {type(processor).__name__} from this folder, not an "
+                               f"audio model's processor{said}; its processor files are edited or of another model")
+    if getattr(processor.tokenizer, "pad_token", "") is None:
+        raise ModelFolderError(f"{folder / 'tokenizer_config.json'}: pad_token is not set, and the prompts of a batch "
+                               "are padded to one length; give the token the checkpoint pads with")
+
+
 def _shown(value: Any) -> str:
     text = json.dumps(value)
     return text if len(text) <= 60 else text[:57] + "..."

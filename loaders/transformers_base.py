@@ -17,7 +17,8 @@ from ihbench.dataset.errors import IHBenchError, UsageError
 
 from .base import GenerationConfig, InputTurn, Loader, ModelFolderError, ModelInput, Response, resolve_model_path
 from .chat import ChatReply, assistant_turns, template_messages
-from .checkpoint_checks import check_feature_rate, check_generation_config, check_sliding_window
+from .checkpoint_checks import (check_feature_extractor_files, check_feature_rate, check_generation_config,
+                                check_is_processor, check_sliding_window)
 from .failures import (EmptyReplyError, NonFiniteScoresError, describe_failure, empty_after_thinking, invisible_only,
                        is_item_failure, no_text)
 from .limits import AudioTooLongError, check_clips, check_context
@@ -358,6 +359,7 @@ class TransformersLoader(Loader):
         mismatch on every item."""
         import json
 
+        check_feature_extractor_files(Path(self.path))
         try:
             processor = self.load_processor()
         except IHBenchError:  # the family said what is wrong (Gemma 4: another architecture's checkpoint)
@@ -365,6 +367,7 @@ class TransformersLoader(Loader):
         except (OSError, ValueError, TypeError, KeyError, json.JSONDecodeError) as error:
             raise ModelFolderError(f"{self.path}: the processor or tokenizer cannot be loaded "
                                    f"({type(error).__name__}: {str(error).splitlines()[0][:200]})") from None
+        check_is_processor(Path(self.path), processor)
         tokenizer = getattr(processor, "tokenizer", None)
         token = getattr(processor, "audio_token", None)
         if tokenizer is not None and isinstance(token, str) and token not in tokenizer.get_vocab():

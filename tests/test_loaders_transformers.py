@@ -393,6 +393,65 @@ def test_a_value_only_a_loaded_model_would_meet_is_named_with_or_without_weights
         assert said in str(refused.value) and str(refused.value).startswith(str(folder)), refused.value
 
 
+@pytest.mark.parametrize("edit, said", [
+    (lambda f: _edit_json(f / "processor_config.json", "feature_extractor", hop_length=0),
+     "processor_config.json: feature_extractor.hop_length must be a whole number >= 1, got 0"),
+    (lambda f: _edit_json(f / "processor_config.json", "feature_extractor", feature_size=0),
+     "processor_config.json: feature_extractor.feature_size must be a whole number >= 1, got 0"),
+    (lambda f: _edit_json(f / "processor_config.json", "feature_extractor", chunk_length="30"),
+     'processor_config.json: feature_extractor.chunk_length must be a whole number >= 1, got "30"'),
+    (lambda f: _edit_json(f / "processor_config.json", None, processor_class="NopeProcessor"),
+     'transformers built a Qwen2Tokenizer from this folder, not an audio model\'s processor (processor_class is '
+     '"NopeProcessor")'),
+    (lambda f: _edit_json(f / "tokenizer_config.json", None, pad_token=None),
+     "tokenizer_config.json: pad_token is not set, and the prompts of a batch are padded to one length"),
+    (lambda f: _edit_header(f / "model.safetensors", dtype="F16"),
+     "model.safetensors: its header is damaged (tensor 'audio_tower.conv1.bias' is given as F16 [32], 64 bytes, "
+     "and its offsets hold 128)"),
+    (lambda f: _edit_header(f / "model.safetensors", shape=[1]), "model.safetensors: its header is damaged (tensor "
+                                                                 "'audio_tower.conv1.bias' is given as F32 [1]"),
+    (lambda f: _edit_header(f / "model.safetensors", drop=True),
+     "model.safetensors: its header is damaged (the bytes of tensor 'audio_tower.conv1.weight' start at 128, where "
+     "0 was expected)"),
+], ids=["hop_length 0", "feature_size 0", "chunk_length text", "processor_class", "pad_token null",
+        "header dtype", "header shape", "header entry removed"])
+def test_processor_and_weights_header_edits_are_one_line_with_or_without_weights(edit, said, checkpoints, tmp_path):
+    """Battery 47, T3 to T6: tracebacks from `run` and `doctor` (a division by zero as the processor was
+    built, an array of 572 GiB, a tokenizer taken for the processor, safetensors' own refusal mid-load)."""
+    if "qwen2-audio" not in checkpoints:
+        pytest.skip("qwen2-audio is not among IHBENCH_TINY_FAMILIES")
+    folder = shutil.copytree(checkpoints["qwen2-audio"], tmp_path / "edited")
+    edit(folder)
+    loader = get("qwen2-audio")
+    for load in (loader, loader.without_weights):
+        with pytest.raises(ModelFolderError) as refused:
+            load(str(folder))
+        assert said in str(refused.value) and str(refused.value).startswith(str(folder)), refused.value
+
+
+def _edit_json(file, section, **fields):
+    values = json.loads(file.read_text())
+    (values[section] if section else values).update(fields)
+    file.write_text(json.dumps(values))
+
+
+def _edit_header(file, *, dtype=None, shape=None, drop=False):
+    """The first tensor's entry of a safetensors header edited; the bytes after it left as they are."""
+    import struct
+
+    data = file.read_bytes()
+    length = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + length])
+    first = sorted(name for name in header if name != "__metadata__")[0]
+    if drop:
+        header.pop(first)
+    else:
+        header[first].update({k: v for k, v in (("dtype", dtype), ("shape", shape)) if v is not None})
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    file.write_bytes(struct.pack("<Q", len(text)) + text + data[8 + length:])
+
+
 def test_weights_that_give_no_numbers_are_refused_by_the_probe(family, checkpoints, tmp_path):
     """Battery 45: NaN weights (or config.json's rope_theta 0, rms_norm_eps NaN) answered every item with
     one token repeated ("!!!!"), kept as valid answers and scored. Every family's forward is watched."""
