@@ -176,7 +176,8 @@ def check_same_data(records: Sequence[ResponseRecord], ids: set, data: str, run_
                              "(rebuilt from other sources?); give another --out for it")
 
 
-def _answered(records: list[ResponseRecord], items: Sequence[EvalItem], run_dir: RunDir) -> set[tuple[str, int]]:
+def _answered(records: list[ResponseRecord], items: Sequence[EvalItem], run_dir: RunDir,
+              epochs: int) -> set[tuple[str, int]]:
     """(item id, epoch) already answered for the data as it is now. An item that failed (its last
     record is an error) is tried again, as is one whose content changed since it was answered (the
     old record stays, superseded); the user is told how many of each: a resume never mixes answers
@@ -186,6 +187,11 @@ def _answered(records: list[ResponseRecord], items: Sequence[EvalItem], run_dir:
     if outside:  # a run narrowed by --limit/--types (or lines copied in): kept in the file, never this run's
         log.warning("%s: %d item(s) answered in it are not among this selection (--limit, --types), e.g. %s: kept in "
                     "the file, and left out by judge and report", run_dir.path, len(outside), outside[0])
+    beyond = [r for r in records if r.epoch >= epochs]
+    if beyond:  # a run resumed with fewer --epochs (battery 47, T8): said here, not only by report without --quiet
+        log.warning("%s: %d response(s) of the later epochs it had (%d) are beyond --epochs %d: kept in the file, "
+                    "and left out by judge and report while the run has %d epoch(s)", run_dir.path, len(beyond),
+                    max(r.epoch for r in beyond) + 1, epochs, epochs)
     records = [r for r in records if r.id in current]
     latest = latest_responses(records, current)
     done = {key for key, record in latest.items() if record.answered}
@@ -308,7 +314,7 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
         record_format=existing.record_format if existing else RECORD_FORMAT,
         format_version=RUN_INFO_FORMAT))
 
-    done = _answered(records, items, run_dir)
+    done = _answered(records, items, run_dir, spec.epochs)
     todo = [(item, epoch) for item in items for epoch in range(spec.epochs) if (item.id, epoch) not in done]
     planned = len(items) * spec.epochs
     written = errors = at_budget = on_data_audio = 0

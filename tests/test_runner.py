@@ -110,6 +110,17 @@ def test_a_run_asked_to_stop_starts_no_other_batch_and_the_same_run_goes_on(offi
     assert len(read_records(tmp_path / "run" / "responses.jsonl")) == 3
 
 
+def test_a_run_resumed_with_fewer_epochs_says_what_it_leaves_out(official, server, tmp_path, caplog):
+    """Battery 47, T8: `--epochs 1` on a run of 2 rewrote run.json without a word, and judge and report then
+    left epoch 2 out with a warning --quiet hides."""
+    run(_spec(official, tmp_path / "run", server, epochs=2, limit=1), progress=False)
+    with caplog.at_level("WARNING", logger="ihbench"):
+        summary = run(_spec(official, tmp_path / "run", server, epochs=1, limit=1), progress=False)
+    assert summary.written == 0 and summary.skipped == 1
+    assert "1 response(s) of the later epochs it had (2) are beyond --epochs 1: kept in the file, and left out by " \
+           "judge and report while the run has 1 epoch(s)" in caplog.text
+
+
 def test_resuming_with_different_settings_is_refused(official, server, tmp_path):
     out = tmp_path / "run"
     run(_spec(official, out, server, epochs=1, limit=1), progress=False)
