@@ -11,6 +11,7 @@ Timings are compared within 80 ms: a latency is the difference of two boundaries
 within one 40 ms chunk of the floor labels (silero scores 32 ms windows).
 """
 import json
+import os
 import struct
 import subprocess
 import sys
@@ -566,3 +567,12 @@ def test_one_call_given_twice_under_two_names_is_refused(files, tmp_path, capsys
     assert "AUDIO: copy.wav holds the same audio as recording 'conv' (the same call twice?)" in \
         capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/mem"), reason="needs Linux's /proc")
+def test_a_transcripts_file_that_cannot_be_read_is_named():
+    """Battery 47, T9: `--transcripts /proc/self/mem` said "Input/output error", naming no file."""
+    from ihbench.turns.transcripts import TranscriptError, read_transcripts
+
+    with pytest.raises(TranscriptError, match=r"^/proc/self/mem: cannot be read \(Input/output error\)$"):
+        read_transcripts("/proc/self/mem")

@@ -69,7 +69,11 @@ def json_lines(path: Union[str, Path], error: type, *, where: str = "{path} line
     batch's answers) has its server text cleaned by its reader instead."""
     path = Path(path)
     check_regular(path, "a JSON lines file", error)
-    yield from _decoded(path.read_bytes().split(b"\n"), lambda number, why: error(
+    try:
+        data = path.read_bytes()
+    except OSError as failure:  # a read that fails names no file (/proc/self/mem: "Input/output error")
+        raise error(f"{path}: cannot be read ({failure.strerror or failure})") from None
+    yield from _decoded(data.split(b"\n"), lambda number, why: error(
         f"{where.format(path=path, number=number)}: {why}"), hand_made=hand_made)
 
 
