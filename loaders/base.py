@@ -208,6 +208,10 @@ def _check_json_object(file) -> None:
     from ihbench.dataset.io import read_json_object
 
     read_json_object(file, ModelFolderError, hint="copy it again")
+    with open(file, "rb") as handle:
+        if handle.read(3) == b"\xef\xbb\xbf":  # read above; transformers' json.load refuses it (battery 47, T10)
+            raise ModelFolderError(f"{file}: begins with a byte-order mark (saved by a Windows editor?), which "
+                                   "transformers cannot read; save it as UTF-8 without one")
 
 
 class Loader(ABC):
