@@ -268,14 +268,15 @@ def _settings(args: argparse.Namespace, applies, what: str) -> None:
 
 
 def _cross_report(args: argparse.Namespace) -> int:
-    from ihbench.dataset.outputs import check_output_path
+    from ihbench.dataset.outputs import check_output_path, folder_kind
     from ihbench.report.benchmark_runs import read_run
     from ihbench.report.convbench_summary import not_scored_line
     from ihbench.report.cross import cross_report
     from ihbench.report.cross_render import check_out, cross_stdout, write_cross_report
 
-    for run in args.runs:  # a folder that is not a run is said before the output's folder is tried (and touched)
-        read_run(run)
+    for run in args.runs:  # a folder of no run's kind is said before the output's folder is tried (and touched)
+        if not Path(run).is_dir() or folder_kind(Path(run)) not in ("run", "sid", "turns", "reference_run"):
+            read_run(run)
     out = args.out or Path("report")
     check_out(out, args.runs)
     check_output_path(out, "--out", may_be=("report",))
