@@ -31,12 +31,16 @@ _CLOSING = ",.;:)]}"
 #: Replicate `r8_`, GitLab `glpat-`, NVIDIA `nvapi-`, Google `AIza`
 _KEY_PREFIX = r"(?:sk-|sk_|hf_|gh[pousr]_|github_pat_|gsk_|xai-|pplx-|r8_|glpat-|nvapi-|AIza)"
 _KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9])" + _KEY_PREFIX + r"[A-Za-z0-9_-]{16,}")
-#: a run of letters and digits in a key's body: long, with both (lower-case hex counts), which no model
-#: name or folder of a key's prefix has (`sk-learn-classifier`, `hf_cache_2024`)
+#: a run of letters and digits in a key's body: long, of mixed case with digits, or longer still with
+#: digits (DeepSeek's lower-case hex), which no model name or folder of a key's prefix has
+#: (`sk-learn-classifier`, `hf_cache_2024`, `hf_checkpoint1500steps`)
 _KEY_RUN = 16
 #: in a URL's path, any such run this long is taken for a key, whatever comes before it (a proxy's
-#: `/v1/Bearer%20sk-...`, `/v1/xsk-...`, a provider whose prefix is not listed)
+#: `/v1/Bearer%20sk-...`, `/v1/xsk-...`, a provider whose prefix is not listed); a deployment's name
+#: (`gpt4oaudiopreview20241217`) is neither so long nor of mixed case
 _URL_KEY_RUN = 24
+#: a run without mixed case is a key only from this length on (32 hex digits: DeepSeek's)
+_ONE_CASE_RUN = 32
 #: a URL's address: scheme, host and port, left as they are
 _URL_HEAD = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#\s]*")
 _URL_TOKEN = re.compile(r"[^/?#&=;,\s`'\"<>]+")
@@ -44,9 +48,13 @@ _URL_END = re.compile(r"[\s`'\"<>]|$")  # where a URL cannot go on unencoded: it
 
 
 def _random_run(text: str, length: int) -> bool:
-    """`text` holds a run of at least `length` letters and digits, with at least one of each."""
-    return any(len(run) >= length and re.search(r"[0-9]", run) and re.search(r"[A-Za-z]", run)
-               for run in re.findall(r"[A-Za-z0-9]+", text))
+    """`text` holds a run of letters and digits as random as a key's: at least `length` long and of mixed
+    case with digits, or at least `_ONE_CASE_RUN` long with digits and letters."""
+    for run in re.findall(r"[A-Za-z0-9]+", text):
+        digits, upper, lower = (bool(re.search(p, run)) for p in ("[0-9]", "[A-Z]", "[a-z]"))
+        if digits and ((len(run) >= length and upper and lower) or (len(run) >= _ONE_CASE_RUN and (upper or lower))):
+            return True
+    return False
 
 
 def _is_key(word: str) -> bool:

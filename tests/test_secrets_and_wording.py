@@ -364,7 +364,8 @@ def test_a_key_pasted_where_a_name_goes_is_refused(argv, official, tmp_path, mon
     assert PASTED not in str(refused.value)
     for name in ("sk-llama-3-8b-instruct-finetuned-version-two", "models/hf_cache_dir_for_qwen2_audio_7B_instruct_v1",
                  "Qwen/Qwen2-Audio-7B-Instruct", "hub/models--Qwen--Qwen2-Audio-7B-Instruct/snapshots/"
-                 "0123456789abcdef0123456789abcdef01234567"):  # a cache's snapshot: a hash, no key
+                 "0123456789abcdef0123456789abcdef01234567",  # a cache's snapshot: a hash, no key
+                 "hf_checkpoint1500steps"):  # battery 48, U3
         assert credential_in(name) is None, name
     for key in [*OTHER_KEYS, "m/%2F" + PASTED]:  # battery 47, T1
         assert credential_in(key) == "what looks like an API key", key
@@ -373,6 +374,16 @@ def test_a_key_pasted_where_a_name_goes_is_refused(argv, official, tmp_path, mon
 #: keys of other shapes (battery 47, T1): DeepSeek's lower-case hex, OpenRouter's, Groq's
 HEX_KEY = "sk-a1b2c3d4e5f60718293a4b5c6d7e8f90"
 OTHER_KEYS = [HEX_KEY, "sk-or-v1-" + "0123456789abcdef" * 4, "gsk_aB3dE5fGh7Jk9LmN1pQr3StU5vWx7Yz9Ab1Cd3EfGh7Jk9L"]
+
+
+def test_a_deployment_s_name_in_a_server_address_is_no_key():
+    """Battery 48, U2: a deployment named gpt4oaudiopreview20241217 was redacted, so run.json's endpoint
+    could not tell it from another deployment's, and a resume against the other was taken as the same run."""
+    from ihbench.dataset.redaction import redact
+
+    for address in ("https://x.openai.azure.com/openai/deployments/gpt4oaudiopreview20241217",
+                    "http://h:8000/v1/models/qwen2audio7binstruct20240801"):
+        assert redact(address) == address
 
 
 @pytest.mark.parametrize("segment, key", [
