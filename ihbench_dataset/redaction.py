@@ -26,20 +26,25 @@ _QUERY = re.compile(r"([?&;])([^=&#\s]+)=([^&#\s`'\"<>]*)")
 _CLOSING = ",.;:)]}"
 
 
-#: the prefixes providers issue keys with: OpenAI, Anthropic, DeepSeek, OpenRouter (`sk-`), Stripe-like `sk_`,
-#: Hugging Face `hf_`, GitHub (`ghp_`, `gho_`, ..., `github_pat_`), Groq `gsk_`, xAI `xai-`, Perplexity `pplx-`,
-#: Replicate `r8_`, GitLab `glpat-`, NVIDIA `nvapi-`, Google `AIza`
-_KEY_PREFIX = r"(?:sk-|sk_|hf_|gh[pousr]_|github_pat_|gsk_|xai-|pplx-|r8_|glpat-|nvapi-|AIza)"
+#: the prefixes providers issue keys with: OpenAI, Anthropic, DeepSeek, OpenRouter (`sk-`), `sk_`, Hugging Face
+#: `hf_`, GitHub (`ghp_`, ..., `github_pat_`), Groq `gsk_`, Cerebras `csk-`, Fireworks `fw_`, Together
+#: `tgp_v1_`, xAI `xai-`, Perplexity `pplx-`, Replicate `r8_`, GitLab `glpat-`, NVIDIA `nvapi-`, Anyscale
+#: `esecret_`, Google `AIza`, and a JSON web token's `eyJ`
+_KEY_PREFIX = (r"(?:sk-|sk_|hf_|gh[pousr]_|github_pat_|gsk_|csk-|fw_|tgp_v1_|xai-|pplx-|r8_|glpat-|nvapi-|esecret_"
+               r"|AIza|eyJ)")
 _KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9])" + _KEY_PREFIX + r"[A-Za-z0-9_-]{16,}")
 #: a run of letters and digits in a key's body: long, of mixed case with digits, or longer still with
 #: digits (DeepSeek's lower-case hex), which no model name or folder of a key's prefix has
 #: (`sk-learn-classifier`, `hf_cache_2024`, `hf_checkpoint1500steps`)
 _KEY_RUN = 16
-#: in a URL's path, any such run this long is taken for a key, whatever comes before it (a proxy's
-#: `/v1/Bearer%20sk-...`, `/v1/xsk-...`, a provider whose prefix is not listed); a deployment's name
-#: (`gpt4oaudiopreview20241217`) is neither so long nor of mixed case
-_URL_KEY_RUN = 24
-#: a run without mixed case is a key only from this length on (32 hex digits: DeepSeek's)
+#: a key without a prefix we know (Mistral's, Cohere's): a run this long of mixed case with digits whose
+#: characters change kind (digit, capital, small letter) as often as random ones do; a class's name
+#: (`Qwen2AudioForConditionalGeneration`, about 0.3) or a deployment's (`gpt4oAudioPreview20241217`) changes
+#: far less often than a random key (about 0.6)
+_BARE_KEY_RUN = 24
+_RANDOM_CHANGES = 0.4
+#: a run without mixed case is a key only from this length on (32 hex digits: DeepSeek's), and only after
+#: a prefix or in a URL's path (a path's hash, a cache's snapshot, is not one)
 _ONE_CASE_RUN = 32
 #: a URL's address: scheme, host and port, left as they are
 _URL_HEAD = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#\s]*")
@@ -47,24 +52,44 @@ _URL_TOKEN = re.compile(r"[^/?#&=;,\s`'\"<>]+")
 _URL_END = re.compile(r"[\s`'\"<>]|$")  # where a URL cannot go on unencoded: it ends there
 
 
-def _random_run(text: str, length: int) -> bool:
+def _changes(run: str) -> float:
+    """How often the kind of character (digit, capital, small letter) changes along `run`."""
+    kinds = [0 if c.isdigit() else 1 if c.isupper() else 2 for c in run]
+    return sum(a != b for a, b in zip(kinds, kinds[1:])) / max(1, len(run) - 1)
+
+
+def _random_run(text: str, length: int, *, one_case: bool, strict: bool) -> bool:
     """`text` holds a run of letters and digits as random as a key's: at least `length` long and of mixed
-    case with digits, or at least `_ONE_CASE_RUN` long with digits and letters."""
+    case with digits (with `strict`, changing kind as often as random characters do), or, with
+    `one_case`, at least `_ONE_CASE_RUN` long with digits and letters."""
     for run in re.findall(r"[A-Za-z0-9]+", text):
         digits, upper, lower = (bool(re.search(p, run)) for p in ("[0-9]", "[A-Z]", "[a-z]"))
-        if digits and ((len(run) >= length and upper and lower) or (len(run) >= _ONE_CASE_RUN and (upper or lower))):
+        if not digits or not (upper or lower):
+            continue
+        if upper and lower and len(run) >= length and (not strict or _changes(run) >= _RANDOM_CHANGES):
+            return True
+        if one_case and len(run) >= _ONE_CASE_RUN:
             return True
     return False
 
 
 def _is_key(word: str) -> bool:
-    return _random_run(re.sub("^" + _KEY_PREFIX, "", word), _KEY_RUN)
+    """A word of a key's prefix whose body is random (the prefix is evidence enough of a key's)."""
+    return _random_run(re.sub("^" + _KEY_PREFIX, "", word), _KEY_RUN, one_case=True, strict=False)
+
+
+def _is_bare_key(text: str) -> bool:
+    return _random_run(text, _BARE_KEY_RUN, one_case=False, strict=True)
+
+
+_BARE_RUN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{%d,}(?![A-Za-z0-9])" % _BARE_KEY_RUN)
 
 
 def _looks_like_a_key(text: str) -> bool:
     from urllib.parse import unquote
 
-    return any(_is_key(key) for form in {text, unquote(text)} for key in _KEY_SHAPED.findall(form))
+    forms = {text, unquote(text)}
+    return any(_is_key(key) for form in forms for key in _KEY_SHAPED.findall(form)) or any(map(_is_bare_key, forms))
 
 
 def _redact_url(text: str) -> str:
@@ -73,6 +98,7 @@ def _redact_url(text: str) -> str:
     are read (`/v1/Bearer%20sk-...`) or that holds a long random run (battery 47)."""
     text = _URL_USER.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
     text = _KEY_SHAPED.sub(lambda m: REDACTED if _is_key(m.group(0)) else m.group(0), text)
+    text = _BARE_RUN.sub(lambda m: REDACTED if _is_bare_key(m.group(0)) else m.group(0), text)
     if "://" not in text:
         return text
     for secret in _environment_secrets():  # `--base-url http://h/v1/$DEEPSEEK_API_KEY`, whatever its shape
@@ -85,7 +111,8 @@ def _redact_url_paths(text: str) -> str:
 
     def token(match: "re.Match") -> str:
         word = match.group(0)
-        if word == REDACTED or not (_looks_like_a_key(word) or _random_run(unquote(word), _URL_KEY_RUN)):
+        if word == REDACTED or not (_looks_like_a_key(word) or _random_run(unquote(word), _BARE_KEY_RUN,
+                                                                           one_case=True, strict=True)):
             return word
         return REDACTED
 

@@ -365,15 +365,28 @@ def test_a_key_pasted_where_a_name_goes_is_refused(argv, official, tmp_path, mon
     for name in ("sk-llama-3-8b-instruct-finetuned-version-two", "models/hf_cache_dir_for_qwen2_audio_7B_instruct_v1",
                  "Qwen/Qwen2-Audio-7B-Instruct", "hub/models--Qwen--Qwen2-Audio-7B-Instruct/snapshots/"
                  "0123456789abcdef0123456789abcdef01234567",  # a cache's snapshot: a hash, no key
-                 "hf_checkpoint1500steps"):  # battery 48, U3
+                 "hf_checkpoint1500steps",  # battery 48, U3
+                 "models/Qwen2AudioForConditionalGeneration", "gpt4oAudioPreview20241217"):  # words, not random
         assert credential_in(name) is None, name
-    for key in [*OTHER_KEYS, "m/%2F" + PASTED]:  # battery 47, T1
+    for key in [*OTHER_KEYS, *MORE_KEYS, "m/%2F" + PASTED]:  # battery 47, T1
         assert credential_in(key) == "what looks like an API key", key
 
 
 #: keys of other shapes (battery 47, T1): DeepSeek's lower-case hex, OpenRouter's, Groq's
 HEX_KEY = "sk-a1b2c3d4e5f60718293a4b5c6d7e8f90"
 OTHER_KEYS = [HEX_KEY, "sk-or-v1-" + "0123456789abcdef" * 4, "gsk_aB3dE5fGh7Jk9LmN1pQr3StU5vWx7Yz9Ab1Cd3EfGh7Jk9L"]
+#: battery 48, U1: Cerebras', Fireworks', Together's, and a key of no prefix (Mistral's, Cohere's: random letters)
+MORE_KEYS = ["csk-k3j9x2m8q7w1e5r4t6y0u2i9o8p7a6s5d4f3g2h1j0k9", "fw_3ZbC7qP9xR2mK8vN4tL6wY1s",
+             "tgp_v1_AbC3dEf5GhI7jKl9MnO1pQr3StU5vWx7Yz9aBc1dE", "q7Xk2Lm9Pz4Rt8Wv1Ny6Bc3Hd5Jf0Gs"]
+
+
+def test_a_key_of_any_shape_in_an_option_s_value_is_not_recorded():
+    """Battery 48, U1: a Cerebras or Fireworks key as extra_body's value went into run.json in clear."""
+    from ihbench.dataset.redaction import redact
+
+    for key in MORE_KEYS:
+        assert key not in json.dumps(redact({"extra_body": {"user": key}, "command": ["--option",
+                                                                                     f"extra_body={{\"u\": \"{key}\"}}"]}))
 
 
 def test_a_deployment_s_name_in_a_server_address_is_no_key():
@@ -382,6 +395,7 @@ def test_a_deployment_s_name_in_a_server_address_is_no_key():
     from ihbench.dataset.redaction import redact
 
     for address in ("https://x.openai.azure.com/openai/deployments/gpt4oaudiopreview20241217",
+                    "https://x.openai.azure.com/openai/deployments/gpt4oAudioPreview20241217",
                     "http://h:8000/v1/models/qwen2audio7binstruct20240801"):
         assert redact(address) == address
 
