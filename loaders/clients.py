@@ -8,10 +8,12 @@ from __future__ import annotations
 import functools
 import importlib
 import os
-from typing import Optional
+from typing import Any, Optional
 
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.redaction import hide_secrets_in_use, remember_secret, remember_url_credentials
+
+from .failures import MalformedReplyError
 
 PROXY_VARIABLES = ("ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
 
@@ -74,12 +76,21 @@ def _set_proxies() -> str:
     return ", ".join(name for name in PROXY_VARIABLES if os.environ.get(name)) or "a proxy variable"
 
 
-def server_text(text: Optional[str]) -> Optional[str]:
+def server_text(text: Any) -> Optional[str]:
     """Text a server sent, as a str that can be written: JSON may carry a lone surrogate ("\\ud800"),
     which Python decodes but cannot encode as UTF-8, so the first record or hash of the answer failed
     and every rerun with it. Each such code point becomes U+FFFD; pairs and all else are kept. A key or
     URL password this toolkit sent (`redaction.hide_secrets_in_use`) is hidden, in an answer as in an
-    error: a server that echoes the request's credentials wrote them into every record."""
+    error: a server that echoes the request's credentials wrote them into every record. Content sent as
+    a list of parts (`[{"type": "text", "text": ...}]`) is their text, joined."""
+    if isinstance(text, list):
+        if not all(isinstance(part, str) or isinstance(part, dict) and isinstance(part.get("text", ""), str)
+                   for part in text):
+            raise MalformedReplyError("the server's answer is a list of parts that are not text")
+        text = "".join(part if isinstance(part, str) else part.get("text", "") for part in text)
+    if text is not None and not isinstance(text, str):
+        raise MalformedReplyError(f"the server's answer is of type {type(text).__name__}, not text: "
+                                  f"{str(text)[:80]!r}")
     if not text:
         return text
     try:

@@ -14,8 +14,8 @@ from typing import Optional
 from ihbench.dataset.checks.words import has_visible
 from ihbench.dataset.errors import ItemFailure
 
-__all__ = ["EmptyAfterThinkingError", "EmptyReplyError", "ItemFailure", "NonFiniteScoresError", "UnsupportedInputError",
-           "checked_answer", "describe_failure", "is_item_failure", "no_text"]
+__all__ = ["EmptyAfterThinkingError", "EmptyReplyError", "ItemFailure", "MalformedReplyError", "NonFiniteScoresError",
+           "UnsupportedInputError", "checked_answer", "describe_failure", "is_item_failure", "no_text"]
 
 
 def _out_of_memory_types() -> tuple[type[BaseException], ...]:
@@ -51,6 +51,12 @@ class NonFiniteScoresError(ItemFailure, ValueError):
     """The model's scores (logits) were not numbers while it answered (NaN weights, an overflow in half
     precision): what it generated is one token repeated, not its answer; a failed item, retried by the
     next run, never scored. At load (`TransformersLoader`'s probe) it refuses the checkpoint instead."""
+
+
+class MalformedReplyError(ItemFailure, ValueError):
+    """A server's answer whose text is neither text nor a list of text parts (a number, an object): no
+    answer to record, a failed request the next run retries (battery 48, U4: a traceback that lost
+    the batch's good answers)."""
 
 
 class StoppedByProviderError(ItemFailure, ValueError):

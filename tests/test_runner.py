@@ -154,6 +154,31 @@ def test_a_failing_item_is_recorded_and_the_run_goes_on(official, tmp_path):
     assert records["conv-b/1"]["error"] is None
 
 
+@pytest.mark.parametrize("content, said", [
+    ([{"type": "text", "text": "Sure, "}, {"type": "text", "text": "one moment."}], None),
+    (42, "MalformedReplyError: the server's answer is of type int, not text: '42'"),
+    ({"text": "an object"}, "MalformedReplyError: the server's answer is of type dict, not text"),
+    ([{"type": "image"}, 7], "MalformedReplyError: the server's answer is a list of parts that are not text"),
+], ids=["parts", "number", "object", "odd parts"])
+def test_an_answer_whose_content_is_no_text_fails_its_item_only(content, said, official, tmp_path):
+    """Battery 48, U4: a server whose message.content was a list, a number or an object ended the run in a
+    traceback, and the good answers of the same batch were lost. Parts of text are the answer; anything
+    else fails that item (retried by the next run, never scored)."""
+    def respond(body):
+        asked = body["messages"][-2]["content"].startswith("Thanks. The Unlimited")
+        return Reply(content=content) if asked else Reply(content="Of course.")
+
+    with OpenAITestServer(respond=respond) as server:
+        summary = run(_spec(official, tmp_path / "run", server, epochs=1), progress=False)
+    records = {r["id"]: r for r in read_records(tmp_path / "run" / "responses.jsonl")}
+    assert len(records) == 3 and summary.errors == (0 if said is None else 1)
+    if said is None:
+        assert records["conv-a/2"]["response"] == "Sure, one moment." and records["conv-a/2"]["error"] is None
+    else:
+        assert records["conv-a/2"]["response"] is None and said in records["conv-a/2"]["error"]
+    assert all(records[key]["error"] is None for key in records if key != "conv-a/2")
+
+
 def test_empty_audio_is_an_error_record_not_a_crash(official, server, tmp_path):
     import numpy as np
     from ihbench.dataset.audio import encode_wav
