@@ -52,6 +52,18 @@ def check_generation_config(path: Path, read: Any) -> None:
             raise ModelFolderError(f"{path}: {name} must be true or false, got {_shown(value)}")
 
 
+def check_token_ids_known(path: Path, read: Any, tokens: int) -> None:
+    """generation_config.json's token ids (read as `check_generation_config` does) within the tokenizer's
+    `tokens`: an id past it is no token the model can end on, and 10**20 overflowed inside `doctor`
+    (battery 48, U5)."""
+    for name in TOKEN_ID_FIELDS:
+        value = getattr(read, name, None)
+        for token in value if isinstance(value, list) else [value]:
+            if isinstance(token, int) and token >= tokens:
+                raise ModelFolderError(f"{path}: {name} is {token}, beyond the tokenizer's {tokens} tokens; "
+                                       "edited, or of another model's tokenizer")
+
+
 def check_sliding_window(path: Path, config: Any) -> None:
     """A layer of sliding attention needs its window: without one the first forward pass is a
     TypeError inside the cache (battery 45, R1)."""

@@ -18,7 +18,7 @@ from ihbench.dataset.errors import IHBenchError, UsageError
 from .base import GenerationConfig, InputTurn, Loader, ModelFolderError, ModelInput, Response, resolve_model_path
 from .chat import ChatReply, assistant_turns, template_messages
 from .checkpoint_checks import (check_feature_extractor_files, check_feature_rate, check_generation_config,
-                                check_is_processor, check_sliding_window)
+                                check_is_processor, check_sliding_window, check_token_ids_known)
 from .failures import (EmptyReplyError, NonFiniteScoresError, describe_failure, empty_after_thinking, invisible_only,
                        is_item_failure, no_text)
 from .limits import AudioTooLongError, check_clips, check_context
@@ -91,6 +91,11 @@ def checked_pretrained(model_class, path: str, **options):
             model, info = model_class.from_pretrained(path, output_loading_info=True, **options)
     except (MemoryError, torch.OutOfMemoryError):  # the machine's limit, not the folder's
         raise
+    except ImportError as error:  # a quantized checkpoint's library (bitsandbytes) not installed: battery 48, U6
+        if not _quantized(path):  # an optional extra of ours: said by the command line as such
+            raise
+        raise ModelFolderError(f"{path}: config.json's quantization_config needs a library that is not installed "
+                               f"({first_line(error)})") from None
     except (RuntimeError, ValueError, AssertionError, TypeError, KeyError, IndexError, ZeroDivisionError,
             AttributeError) as error:  # ZeroDivisionError: num_attention_heads 0 (battery 44, Q3)
         # config.json and the weights disagree (a size edited, a vocabulary of another model): transformers
@@ -116,6 +121,15 @@ def checked_pretrained(model_class, path: str, **options):
             f"config.json describes it (e.g. {sorted(unused)[0]}); config.json asks for a smaller model than "
             "the weights hold (edited, or of another checkpoint), and the model would answer without them")
     return model
+
+
+def _quantized(path) -> bool:
+    import json
+
+    try:
+        return "quantization_config" in json.loads((Path(path) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
 
 
 def _finite_logits(output) -> bool:
@@ -337,6 +351,7 @@ class TransformersLoader(Loader):
             finally:
                 transformers_logging.set_verbosity(level)
             check_generation_config(generation, read)
+            self._generation_read = read  # its token ids are checked against the tokenizer once loaded
 
     def _check_audio_token_id(self, token: str, token_id: int) -> None:
         """The model finds a prompt's audio by the id config.json gives its audio token; one that is not
@@ -375,6 +390,8 @@ class TransformersLoader(Loader):
                                    "every audio prompt; its tokenizer files are missing or of another model")
         if tokenizer is not None and isinstance(token, str):
             self._check_audio_token_id(token, tokenizer.convert_tokens_to_ids(token))
+        if tokenizer is not None and getattr(self, "_generation_read", None) is not None:
+            check_token_ids_known(Path(self.path) / "generation_config.json", self._generation_read, len(tokenizer))
         check_feature_rate(Path(self.path), processor, SAMPLING_RATE)
         return processor
 

@@ -352,6 +352,8 @@ def test_a_refused_checkpoint_is_said_once_without_transformers_table(checkpoint
     ({"repetition_penalty": 0}, "repetition_penalty must be a number > 0, got 0"),
     ({"num_beams": 0}, "num_beams must be a whole number >= 1, got 0"),
     ({"do_sample": "yes"}, 'do_sample must be true or false, got "yes"'),
+    ({"eos_token_id": 10 ** 20}, "eos_token_id is 100000000000000000000, beyond the tokenizer's 262 tokens; "
+                                 "edited, or of another model's tokenizer"),  # battery 48, U5: doctor overflowed
 ])
 def test_a_generation_config_edited_is_one_line_naming_it_with_or_without_weights(generation, said, checkpoints,
                                                                                   tmp_path):
@@ -429,6 +431,22 @@ def test_processor_and_weights_header_edits_are_one_line_with_or_without_weights
         with pytest.raises(ModelFolderError) as refused:
             load(str(folder))
         assert said in str(refused.value) and str(refused.value).startswith(str(folder)), refused.value
+
+
+def test_a_quantized_checkpoint_whose_library_is_missing_is_one_line(checkpoints, tmp_path):
+    """Battery 48, U6: a bitsandbytes checkpoint without bitsandbytes was an ImportError traceback. (`doctor`
+    loads no weights, and so does not meet it.)"""
+    import importlib.util
+
+    if "qwen2-audio" not in checkpoints:
+        pytest.skip("qwen2-audio is not among IHBENCH_TINY_FAMILIES")
+    if importlib.util.find_spec("bitsandbytes") is not None:
+        pytest.skip("bitsandbytes is installed here")
+    folder = shutil.copytree(checkpoints["qwen2-audio"], tmp_path / "edited")
+    _edit_json(folder / "config.json", None, quantization_config={"quant_method": "bitsandbytes", "load_in_4bit": True})
+    with pytest.raises(ModelFolderError, match=r"config.json's quantization_config needs a library that is not "
+                                               r"installed \(ImportError: .*bitsandbytes"):
+        get("qwen2-audio")(str(folder))
 
 
 def _edit_json(file, section, **fields):
