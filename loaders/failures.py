@@ -64,9 +64,14 @@ class StoppedByProviderError(ItemFailure, ValueError):
     model's answer, and scored it would count as the model's; a failed request, retried by the next run."""
 
 
+#: finish reasons of an answer the server cut itself: a filter, an upstream failure mid-answer (OpenRouter's
+#: "error"), a request aborted (vLLM's "abort"); what was sent is not the model's whole answer (battery 48, U8)
+CUT_BY_SERVER = ("content_filter", "error", "abort", "cancelled", "canceled")
+
+
 def check_not_filtered(finish_reason: Optional[str], text: Optional[str]) -> None:
-    if finish_reason == "content_filter":
-        raise StoppedByProviderError(f"the server stopped the answer (finish_reason 'content_filter') after "
+    if finish_reason in CUT_BY_SERVER:
+        raise StoppedByProviderError(f"the server stopped the answer (finish_reason {finish_reason!r}) after "
                                      f"{len(text or '')} character(s): not the model's whole answer")
 
 

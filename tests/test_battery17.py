@@ -164,29 +164,34 @@ def test_sid_on_a_config_whose_card_path_leaves_the_dataset_names_the_card(built
 
 
 class _Filtered(OpenAITestServer):
-    """A TEST DOUBLE of a provider that stops answers by its content filter (HTTP 200, finish_reason
-    "content_filter", a stub of the answer)."""
+    """A TEST DOUBLE of a provider that stops answers itself (HTTP 200, a stub of the answer, and the
+    finish_reason `reason`: its content filter's, an upstream error's, an abort's)."""
 
-    @staticmethod
-    def completion(body, *args, **kwargs):
+    reason = "content_filter"
+
+    def completion(self, body, *args, **kwargs):
         reply = OpenAITestServer.completion(body, "I", *args[1:], **kwargs)
-        reply["choices"][0]["finish_reason"] = "content_filter"
+        reply["choices"][0]["finish_reason"] = self.reason
         return reply
 
 
-def test_an_answer_the_provider_stopped_by_its_content_filter_is_a_failed_item(tmp_path, capsys):
+@pytest.mark.parametrize("reason", ["content_filter", "error", "abort"])
+def test_an_answer_the_provider_stopped_by_its_content_filter_is_a_failed_item(reason, tmp_path, capsys):
     """Battery 17, M16: a 200 answer with finish_reason content_filter (content "I") was recorded as the model's
-    answer, judged and scored (RQ 0.000), with nothing on record."""
+    answer, judged and scored (RQ 0.000), with nothing on record. Battery 48, U8: so were OpenRouter's
+    "error" (an upstream failure mid-answer) and vLLM's "abort"."""
     data = write_official_layout(tmp_path / "official")
     run = tmp_path / "r"
-    with _Filtered() as server:
+    server = _Filtered()
+    server.reason = reason
+    with server:
         assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(run),
                      "--limit", "1", "--epochs", "1", "--option", "max_retries=0", "--quiet", "--base-url",
                      server.base_url]) == 1
     record = json.loads((run / "responses.jsonl").read_text().splitlines()[0])
     assert record["response"] is None
     assert record["error"].startswith("StoppedByProviderError: the server stopped the answer (finish_reason "
-                                      "'content_filter')"), record
+                                      f"'{reason}')"), record
 
 
 class _AtBudget(OpenAITestServer):
