@@ -165,6 +165,8 @@ class JsonValue(ArgType):
         if not _finite(value):  # 1e999 is read as inf, which no request can carry: a traceback after run.json
             raise self.refuse(_shortened(json.dumps(value)), "a number too large to be finite, or NaN: JSON has "
                                                              "neither")
+        if not _encodable(value):  # "\ud800" decodes to no character, and failed the first write (battery 48, U7)
+            raise self.refuse(_shortened(json.dumps(value)), "a lone surrogate escape, which is no character")
         return value
 
 
@@ -175,6 +177,20 @@ def _finite(value: Any, depth: int = 0) -> bool:
         return all(_finite(item, depth + 1) for item in value.values())
     if isinstance(value, list) and depth < 200:
         return all(_finite(item, depth + 1) for item in value)
+    return True
+
+
+def _encodable(value: Any, depth: int = 0) -> bool:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if isinstance(value, dict) and depth < 200:
+        return all(_encodable(key, depth + 1) and _encodable(item, depth + 1) for key, item in value.items())
+    if isinstance(value, list) and depth < 200:
+        return all(_encodable(item, depth + 1) for item in value)
     return True
 
 

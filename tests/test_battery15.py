@@ -220,6 +220,35 @@ def test_a_record_line_with_a_key_given_twice_is_left_out_as_edited(official, tm
     assert "the key 'response' is given twice in one object" in capsys.readouterr().err
 
 
+def test_a_record_line_with_a_lone_surrogate_is_left_out_as_edited(official, tmp_path, capsys):
+    """Battery 48, U7: an answer edited to hold "\\ud800" (no character) ended judge and report in a
+    UnicodeEncodeError traceback, with no judgment written. The line is left out as edited, as a key
+    twice is; an --option extra_body holding one is refused when parsed."""
+    from judging import ScriptedJudge
+    from openai_test_server import OpenAITestServer
+
+    run = tmp_path / "r"
+    with OpenAITestServer() as server, OpenAITestServer(respond=ScriptedJudge()) as judge_server:
+        argv = ["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out", str(run),
+                "--epochs", "1", "--limit", "2", "--base-url", server.base_url, "--quiet"]
+        assert main(argv) == 0
+        path = run / "responses.jsonl"
+        lines = path.read_text().splitlines(keepends=True)
+        lines[0] = lines[0].replace('"response": "', '"response": "\\ud800', 1)
+        path.write_text("".join(lines))
+        capsys.readouterr()
+        assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", judge_server.base_url,
+                     "--cache", str(tmp_path / "c.sqlite"), "--quiet"]) in (0, 1)
+        assert main(["report", str(run), "--quiet", "--n-bootstrap", "10"]) == 0
+        err = capsys.readouterr().err
+        assert "line 1: the value of 'response' holds a lone surrogate escape" in err and "Traceback" not in err
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out",
+                     str(tmp_path / "r2"), "--base-url", server.base_url, "--option",
+                     'extra_body={"user": "\\ud800"}']) == 2
+    assert "a lone surrogate escape, which is no character" in capsys.readouterr().err
+    assert not (tmp_path / "r2").exists()
+
+
 def test_a_home_inside_a_dataset_is_said_as_home_before_any_work(official, tmp_path, capsys, monkeypatch):
     """Battery 15, K1: with HOME inside a dataset, 190 MB of the datasets library's cache were written into it,
     and the refusal then named IHBENCH_CACHE, which the user never set."""

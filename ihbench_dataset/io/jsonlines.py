@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional, Union
 
-from .json_object import TOO_DEEP, TOO_LONG_NUMBER, DuplicateKeyError, JsonContentError, hand_written, unique_keys
+from .json_object import TOO_DEEP, TOO_LONG_NUMBER, DuplicateKeyError, JsonContentError, hand_written
 from .regular import check_regular
 from ..errors import IHBenchError
 
@@ -42,18 +42,18 @@ def _decoded(lines: Iterable[bytes], failure: Callable[[int, str], Exception], *
         try:
             # a Windows editor's BOM; in a hand-made file, a key twice or a lone surrogate (`hand_written`)
             value = json.loads(line.decode("utf-8-sig" if number == 1 else "utf-8"),
-                               object_pairs_hook=hand_written if hand_made else unique_keys if keys_once else None)
-        except DuplicateKeyError as error:
+                               object_pairs_hook=hand_written if hand_made or keys_once else None)
+        except (DuplicateKeyError, JsonContentError) as error:
             if not keys_once:
                 raise failure(number, str(error)) from None
+            # a record's line: our writer puts neither a key twice nor a lone surrogate ("\ud800", which failed
+            # the judge and the report as they wrote it: battery 48, U7) in it
             value = KeyTwice(f"{error}; the line was edited")
         except UnicodeDecodeError as error:
             raise failure(number, f"not UTF-8 text: byte {line[error.start]:#04x} at column {error.start + 1}") \
                 from None
         except json.JSONDecodeError as error:
             raise failure(number, f"not valid JSON ({error.msg})") from None
-        except JsonContentError as error:
-            raise failure(number, str(error)) from None
         except RecursionError:
             raise failure(number, TOO_DEEP) from None
         except ValueError:  # after JSONDecodeError and the content checks: the interpreter's digit limit
