@@ -180,6 +180,10 @@ def _header_problem(header: dict) -> str:
     another from the start, as safetensors requires; what is wrong, naming the tensor, or ""."""
     import math
 
+    metadata = header.get("__metadata__")
+    if metadata is not None and not (isinstance(metadata, dict) and
+                                     all(isinstance(v, str) for v in metadata.values())):
+        return "its __metadata__ is not an object of texts"  # battery 48, U10
     entries = []
     for name, tensor in header.items():
         if name == "__metadata__":

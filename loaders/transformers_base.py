@@ -379,7 +379,9 @@ class TransformersLoader(Loader):
             processor = self.load_processor()
         except IHBenchError:  # the family said what is wrong (Gemma 4: another architecture's checkpoint)
             raise
-        except (OSError, ValueError, TypeError, KeyError, json.JSONDecodeError) as error:
+        except (OSError, ValueError, TypeError, KeyError, IndexError, AssertionError, json.JSONDecodeError) as error:
+            # AssertionError, IndexError: a tokenizer file's own checks (Voxtral's tekken.json with no vocab,
+            # battery 48, U9)
             raise ModelFolderError(f"{self.path}: the processor or tokenizer cannot be loaded "
                                    f"({type(error).__name__}: {str(error).splitlines()[0][:200]})") from None
         check_is_processor(Path(self.path), processor)

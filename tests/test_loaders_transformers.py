@@ -417,8 +417,10 @@ def test_a_value_only_a_loaded_model_would_meet_is_named_with_or_without_weights
      "0 was expected)"),
     (lambda f: (f / "config.json").write_bytes(b"\xef\xbb\xbf" + (f / "config.json").read_bytes()),
      "config.json: begins with a byte-order mark (saved by a Windows editor?), which transformers cannot read"),
+    (lambda f: _edit_header(f / "model.safetensors", metadata="x"),
+     "model.safetensors: its header is damaged (its __metadata__ is not an object of texts)"),  # battery 48, U10
 ], ids=["hop_length 0", "feature_size 0", "chunk_length text", "processor_class", "pad_token null",
-        "header dtype", "header shape", "header entry removed", "BOM"])
+        "header dtype", "header shape", "header entry removed", "BOM", "header metadata"])
 def test_processor_and_weights_header_edits_are_one_line_with_or_without_weights(edit, said, checkpoints, tmp_path):
     """Battery 47, T3 to T6: tracebacks from `run` and `doctor` (a division by zero as the processor was
     built, an array of 572 GiB, a tokenizer taken for the processor, safetensors' own refusal mid-load)."""
@@ -431,6 +433,20 @@ def test_processor_and_weights_header_edits_are_one_line_with_or_without_weights
         with pytest.raises(ModelFolderError) as refused:
             load(str(folder))
         assert said in str(refused.value) and str(refused.value).startswith(str(folder)), refused.value
+
+
+@pytest.mark.parametrize("edit", [{"vocab": []}, {"config.default_num_special_tokens": 0}])
+def test_a_voxtral_tokenizer_file_that_fails_its_own_checks_is_one_line(edit, checkpoints, tmp_path):
+    """Battery 48, U9: mistral-common's assertions on tekken.json were tracebacks from `run` and `doctor`."""
+    if "voxtral" not in checkpoints:
+        pytest.skip("voxtral is not among IHBENCH_TINY_FAMILIES")
+    folder = shutil.copytree(checkpoints["voxtral"], tmp_path / "edited")
+    values = json.loads((folder / "tekken.json").read_text())
+    _edited(values, edit)
+    (folder / "tekken.json").write_text(json.dumps(values))
+    for load in (get("voxtral"), get("voxtral").without_weights):
+        with pytest.raises(ModelFolderError, match=r"the processor or tokenizer cannot be loaded \(AssertionError"):
+            load(str(folder))
 
 
 def test_a_quantized_checkpoint_whose_library_is_missing_is_one_line(checkpoints, tmp_path):
@@ -455,15 +471,18 @@ def _edit_json(file, section, **fields):
     file.write_text(json.dumps(values))
 
 
-def _edit_header(file, *, dtype=None, shape=None, drop=False):
-    """The first tensor's entry of a safetensors header edited; the bytes after it left as they are."""
+def _edit_header(file, *, dtype=None, shape=None, drop=False, metadata=None):
+    """The first tensor's entry of a safetensors header edited (or its metadata); the bytes after it left as
+    they are."""
     import struct
 
     data = file.read_bytes()
     length = struct.unpack("<Q", data[:8])[0]
     header = json.loads(data[8:8 + length])
     first = sorted(name for name in header if name != "__metadata__")[0]
-    if drop:
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    elif drop:
         header.pop(first)
     else:
         header[first].update({k: v for k, v in (("dtype", dtype), ("shape", shape)) if v is not None})
