@@ -382,12 +382,7 @@ def test_a_value_only_a_loaded_model_would_meet_is_named_with_or_without_weights
                                                                                  tmp_path):
     """Battery 46, S1: these read well, and the first forward pass failed (the probe refused the folder
     without naming the field), while `doctor`, which loads no weights, passed them."""
-    if "qwen2-audio" not in checkpoints:
-        pytest.skip("qwen2-audio is not among IHBENCH_TINY_FAMILIES")
-    folder = shutil.copytree(checkpoints["qwen2-audio"], tmp_path / "edited")
-    values = json.loads((folder / file).read_text())
-    _edited(values, edit)
-    (folder / file).write_text(json.dumps(values))
+    folder = _edited_copy(checkpoints, "qwen2-audio", tmp_path, file, edit)
     loader = get("qwen2-audio")
     for load in (loader, loader.without_weights):
         with pytest.raises(ModelFolderError) as refused:
@@ -438,12 +433,7 @@ def test_processor_and_weights_header_edits_are_one_line_with_or_without_weights
 @pytest.mark.parametrize("edit", [{"vocab": []}, {"config.default_num_special_tokens": 0}])
 def test_a_voxtral_tokenizer_file_that_fails_its_own_checks_is_one_line(edit, checkpoints, tmp_path):
     """Battery 48, U9: mistral-common's assertions on tekken.json were tracebacks from `run` and `doctor`."""
-    if "voxtral" not in checkpoints:
-        pytest.skip("voxtral is not among IHBENCH_TINY_FAMILIES")
-    folder = shutil.copytree(checkpoints["voxtral"], tmp_path / "edited")
-    values = json.loads((folder / "tekken.json").read_text())
-    _edited(values, edit)
-    (folder / "tekken.json").write_text(json.dumps(values))
+    folder = _edited_copy(checkpoints, "voxtral", tmp_path, "tekken.json", edit)
     for load in (get("voxtral"), get("voxtral").without_weights):
         with pytest.raises(ModelFolderError, match=r"the processor or tokenizer cannot be loaded \(AssertionError"):
             load(str(folder))
@@ -463,6 +453,17 @@ def test_a_quantized_checkpoint_whose_library_is_missing_is_one_line(checkpoints
     with pytest.raises(ModelFolderError, match=r"config.json's quantization_config needs a library that is not "
                                                r"installed \(ImportError: .*bitsandbytes"):
         get("qwen2-audio")(str(folder))
+
+
+def _edited_copy(checkpoints, family: str, tmp_path, file: str, edits: dict):
+    """A copy of `family`'s tiny checkpoint with `edits` (as `_edited` takes them) made in its JSON `file`."""
+    if family not in checkpoints:
+        pytest.skip(f"{family} is not among IHBENCH_TINY_FAMILIES")
+    folder = shutil.copytree(checkpoints[family], tmp_path / "edited")
+    values = json.loads((folder / file).read_text())
+    _edited(values, edits)
+    (folder / file).write_text(json.dumps(values))
+    return folder
 
 
 def _edit_json(file, section, **fields):
