@@ -113,6 +113,13 @@ def stop_model(request: gr.Request = None):
                 "kept")
 
 
+def stop_convbench_model(request: gr.Request = None) -> str:
+    """The ConversationBench run's Stop: as `stop_model`, and its status line says so (the cancelled
+    event's last one said "Playing turns ...")."""
+    stop_model(request)
+    return "Stopped: the turn being played ends first; the turns played are kept in the run's folder."
+
+
 def _session(request) -> str:
     return getattr(request, "session_hash", None) or ""
 
@@ -346,7 +353,7 @@ def _convbench_tab(app: gr.Blocks) -> None:
         next_button.click(next_convbench_turn, [run_state, turn], turn)
         playing = run_button.click(run_convbench_model, [loader, model_path, tiny, base_url, turns, max_new_tokens],
                                    [status, run, *opened])
-        stop_button.click(stop_model, None, None, cancels=[playing])
+        stop_button.click(stop_convbench_model, None, status, cancels=[playing])
         app.load(convbench_runs, None, run)
 
 
