@@ -64,13 +64,19 @@ class StoppedByProviderError(ItemFailure, ValueError):
     model's answer, and scored it would count as the model's; a failed request, retried by the next run."""
 
 
-#: finish reasons of an answer the server cut itself: a filter, an upstream failure mid-answer (OpenRouter's
-#: "error"), a request aborted (vLLM's "abort"); what was sent is not the model's whole answer (battery 48, U8)
-CUT_BY_SERVER = ("content_filter", "error", "abort", "cancelled", "canceled")
+#: finish reasons of an answer the server cut itself, as servers spell them (case, spaces and `-` aside): a
+#: filter (`content_filter`; Gemini's `safety`, `recitation`, `blocklist`, `prohibited_content`, `spii`,
+#: `other`), an upstream failure mid-answer (OpenRouter's `error`), a request aborted (vLLM's `abort`), a
+#: timeout; what was sent is not the model's whole answer (battery 48, U8; battery 49, V4)
+CUT_BY_SERVER = ("content_filter", "error", "abort", "cancelled", "canceled", "timeout", "failed", "refusal",
+                 "safety", "recitation", "blocklist", "prohibited_content", "spii", "other")
 
 
-def check_not_filtered(finish_reason: Optional[str], text: Optional[str]) -> None:
-    if finish_reason in CUT_BY_SERVER:
+def check_not_filtered(finish_reason: object, text: Optional[str]) -> None:
+    said = finish_reason.strip().lower().replace("-", "_").replace(" ", "_") if isinstance(finish_reason, str) \
+        else None
+    if said in CUT_BY_SERVER or (finish_reason is not None and not isinstance(finish_reason, str)):
+        # a reason that is not text ({"type": "error"}) is no normal end either
         raise StoppedByProviderError(f"the server stopped the answer (finish_reason {finish_reason!r}) after "
                                      f"{len(text or '')} character(s): not the model's whole answer")
 

@@ -175,11 +175,13 @@ class _Filtered(OpenAITestServer):
         return reply
 
 
-@pytest.mark.parametrize("reason", ["content_filter", "error", "abort"])
+@pytest.mark.parametrize("reason", ["content_filter", "error", "abort", "ERROR", "error ", "content-filter",
+                                    "SAFETY", "RECITATION", "timeout", {"type": "error"}])
 def test_an_answer_the_provider_stopped_by_its_content_filter_is_a_failed_item(reason, tmp_path, capsys):
     """Battery 17, M16: a 200 answer with finish_reason content_filter (content "I") was recorded as the model's
     answer, judged and scored (RQ 0.000), with nothing on record. Battery 48, U8: so were OpenRouter's
-    "error" (an upstream failure mid-answer) and vLLM's "abort"."""
+    "error" (an upstream failure mid-answer) and vLLM's "abort"; battery 49, V4: spelt otherwise ("ERROR",
+    "content-filter"), Gemini's own ("SAFETY"), or not text at all."""
     data = write_official_layout(tmp_path / "official")
     run = tmp_path / "r"
     server = _Filtered()
@@ -191,7 +193,7 @@ def test_an_answer_the_provider_stopped_by_its_content_filter_is_a_failed_item(r
     record = json.loads((run / "responses.jsonl").read_text().splitlines()[0])
     assert record["response"] is None
     assert record["error"].startswith("StoppedByProviderError: the server stopped the answer (finish_reason "
-                                      f"'{reason}')"), record
+                                      f"{reason!r})"), record
 
 
 class _AtBudget(OpenAITestServer):
