@@ -160,8 +160,9 @@ def credential_in(text: str) -> Optional[str]:
         return "a URL with a user part"
     if _looks_like_a_key(text):  # pasted where a name goes (battery 45, R7): run.json kept it in clear
         return "what looks like an API key"
+    secrets = set(_environment_secrets())  # long enough, and not paths
     for name, value in sorted(os.environ.items()):
-        if is_secret(name) and value in _environment_secrets() and value in text:  # a value that is a path is no key
+        if is_secret(name) and value in secrets and value in text:
             return f"the value of ${name}"
     return None
 
