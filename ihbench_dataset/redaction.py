@@ -16,6 +16,8 @@ import os
 import re
 from typing import Any, Optional
 
+from .key_shapes import GROUP, KEY_SHAPED, holds_a_random_run, is_prefixed_key, is_random_group
+
 REDACTED = "<redacted>"
 _SECRET = re.compile(r"(key|token|secret|password|passwd|authorization|credentials?)$", re.IGNORECASE)
 _URL_USER = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
@@ -26,70 +28,18 @@ _QUERY = re.compile(r"([?&;])([^=&#\s]+)=([^&#\s`'\"<>]*)")
 _CLOSING = ",.;:)]}"
 
 
-#: the prefixes providers issue keys with: OpenAI, Anthropic, DeepSeek, OpenRouter (`sk-`), `sk_`, Hugging Face
-#: `hf_`, GitHub (`ghp_`, ..., `github_pat_`), Groq `gsk_`, Cerebras `csk-`, Fireworks `fw_`, Together
-#: `tgp_v1_`, xAI `xai-`, Perplexity `pplx-`, Replicate `r8_`, GitLab `glpat-`, NVIDIA `nvapi-`, Anyscale
-#: `esecret_`, Google `AIza`, and a JSON web token's `eyJ`
-_KEY_PREFIX = (r"(?:sk-|sk_|hf_|gh[pousr]_|github_pat_|gsk_|csk-|fw_|tgp_v1_|xai-|pplx-|r8_|glpat-|nvapi-|esecret_"
-               r"|AIza|eyJ)")
-_KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9])" + _KEY_PREFIX + r"[A-Za-z0-9_-]{16,}")
-#: a run of letters and digits in a key's body: long, of mixed case with digits, or longer still with
-#: digits (DeepSeek's lower-case hex), which no model name or folder of a key's prefix has
-#: (`sk-learn-classifier`, `hf_cache_2024`, `hf_checkpoint1500steps`)
-_KEY_RUN = 16
-#: a key without a prefix we know (Mistral's, Cohere's): a run this long of mixed case with digits whose
-#: characters change kind (digit, capital, small letter) as often as random ones do; a class's name
-#: (`Qwen2AudioForConditionalGeneration`, about 0.3) or a deployment's (`gpt4oAudioPreview20241217`) changes
-#: far less often than a random key (about 0.6)
-_BARE_KEY_RUN = 24
-_RANDOM_CHANGES = 0.4
-#: a run without mixed case is a key only from this length on (32 hex digits: DeepSeek's), and only after
-#: a prefix or in a URL's path (a path's hash, a cache's snapshot, is not one)
-_ONE_CASE_RUN = 32
 #: a URL's address: scheme, host and port, left as they are
 _URL_HEAD = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#\s]*")
 _URL_TOKEN = re.compile(r"[^/?#&=;,\s`'\"<>]+")
 _URL_END = re.compile(r"[\s`'\"<>]|$")  # where a URL cannot go on unencoded: it ends there
 
 
-def _changes(run: str) -> float:
-    """How often the kind of character (digit, capital, small letter) changes along `run`."""
-    kinds = [0 if c.isdigit() else 1 if c.isupper() else 2 for c in run]
-    return sum(a != b for a, b in zip(kinds, kinds[1:])) / max(1, len(run) - 1)
-
-
-def _random_run(text: str, length: int, *, one_case: bool, strict: bool) -> bool:
-    """`text` holds a run of letters and digits as random as a key's: at least `length` long and of mixed
-    case with digits (with `strict`, changing kind as often as random characters do), or, with
-    `one_case`, at least `_ONE_CASE_RUN` long with digits and letters."""
-    for run in re.findall(r"[A-Za-z0-9]+", text):
-        digits, upper, lower = (bool(re.search(p, run)) for p in ("[0-9]", "[A-Z]", "[a-z]"))
-        if not digits or not (upper or lower):
-            continue
-        if upper and lower and len(run) >= length and (not strict or _changes(run) >= _RANDOM_CHANGES):
-            return True
-        if one_case and len(run) >= _ONE_CASE_RUN:
-            return True
-    return False
-
-
-def _is_key(word: str) -> bool:
-    """A word of a key's prefix whose body is random (the prefix is evidence enough of a key's)."""
-    return _random_run(re.sub("^" + _KEY_PREFIX, "", word), _KEY_RUN, one_case=True, strict=False)
-
-
-def _is_bare_key(text: str) -> bool:
-    return _random_run(text, _BARE_KEY_RUN, one_case=False, strict=True)
-
-
-_BARE_RUN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{%d,}(?![A-Za-z0-9])" % _BARE_KEY_RUN)
-
-
 def _looks_like_a_key(text: str) -> bool:
     from urllib.parse import unquote
 
     forms = {text, unquote(text)}
-    return any(_is_key(key) for form in forms for key in _KEY_SHAPED.findall(form)) or any(map(_is_bare_key, forms))
+    return any(is_prefixed_key(key) for form in forms for key in KEY_SHAPED.findall(form)) or \
+        any(map(holds_a_random_run, forms))
 
 
 def _redact_url(text: str) -> str:
@@ -97,24 +47,18 @@ def _redact_url(text: str) -> str:
     wherever it stands (battery 46, S3), and in a URL's path any part that is one once its escapes
     are read (`/v1/Bearer%20sk-...`) or that holds a long random run (battery 47)."""
     text = _URL_USER.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
-    text = _KEY_SHAPED.sub(lambda m: REDACTED if _is_key(m.group(0)) else m.group(0), text)
-    text = _BARE_RUN.sub(lambda m: REDACTED if _is_bare_key(m.group(0)) else m.group(0), text)
-    if "://" not in text:
-        return text
-    for secret in _environment_secrets():  # `--base-url http://h/v1/$DEEPSEEK_API_KEY`, whatever its shape
-        text = text.replace(secret, REDACTED)
-    return _redact_url_paths(_QUERY.sub(_query_value, text))
+    if "://" in text:  # a path's part as a whole, its escapes read (`/Bearer%20sk-...` -> `/<redacted>`)
+        for secret in _environment_secrets():  # `--base-url http://h/v1/$DEEPSEEK_API_KEY`, whatever its shape
+            text = text.replace(secret, REDACTED)
+        text = _redact_url_paths(_QUERY.sub(_query_value, text))
+    text = KEY_SHAPED.sub(lambda m: REDACTED if is_prefixed_key(m.group(0)) else m.group(0), text)
+    return GROUP.sub(lambda m: REDACTED if is_random_group(m.group(0)) else m.group(0), text)
 
 
 def _redact_url_paths(text: str) -> str:
-    from urllib.parse import unquote
-
     def token(match: "re.Match") -> str:
         word = match.group(0)
-        if word == REDACTED or not (_looks_like_a_key(word) or _random_run(unquote(word), _BARE_KEY_RUN,
-                                                                           one_case=True, strict=True)):
-            return word
-        return REDACTED
+        return word if word == REDACTED or not _looks_like_a_key(word) else REDACTED
 
     out, position = [], 0
     for head in _URL_HEAD.finditer(text):
@@ -158,12 +102,12 @@ def credential_in(text: str) -> Optional[str]:
         return None
     if _URL_USER.search(text) or _TYPED_URL_USER.search(text):
         return "a URL with a user part"
-    if _looks_like_a_key(text):  # pasted where a name goes (battery 45, R7): run.json kept it in clear
-        return "what looks like an API key"
     secrets = set(_environment_secrets())  # long enough, and not paths
-    for name, value in sorted(os.environ.items()):
+    for name, value in sorted(os.environ.items()):  # the variable named, the more helpful of the two
         if is_secret(name) and value in secrets and value in text:
             return f"the value of ${name}"
+    if _looks_like_a_key(text):  # pasted where a name goes (battery 45, R7): run.json kept it in clear
+        return "what looks like an API key"
     return None
 
 

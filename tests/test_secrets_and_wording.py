@@ -3,6 +3,7 @@ messages say what is true of the user's case; plots leave the terminal alone."""
 import gc
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -337,7 +338,7 @@ def test_a_name_or_path_holding_a_secret_variable_s_value_is_refused(argv, offic
                      {"MY_SERVER_API_KEY": KEY, "SHORT_TOKEN": "m"})
 
 
-PASTED = "sk-proj-B45cliKEYabcdefghij0123456789XYZ"
+PASTED = "sk-proj-Qb8299UbZDKPOGBV128YtIFRrIfnNoRe"  # random, as a real key is (a typed one has patterns)
 
 
 @pytest.mark.parametrize("argv", [
@@ -372,12 +373,32 @@ def test_a_key_pasted_where_a_name_goes_is_refused(argv, official, tmp_path, mon
         assert credential_in(key) == "what looks like an API key", key
 
 
+@pytest.mark.parametrize("key", ["eed6e4cbd825a5ec40be6d0a5a8b2898", "1CMBQKJ8NBLH7C63CC3H9RC7YU6MS2UC",
+                                 "lp1TeP0l-srQws8lI-X2LdqJcu-wgCP5M8L", "S-DkjjbvHjYfyykepvlyXscJ17SsyvZII23QFP7IIhk"],
+                         ids=["azure hex", "upper case", "dash groups", "token_urlsafe"])
+def test_a_one_case_or_dashed_key_is_refused_as_a_name_and_hidden_in_extra_body(key, official, tmp_path, monkeypatch):
+    """Battery 49, V2: Azure's 32 hex, 32 upper-case letters and digits, a key in dash groups and a
+    token_urlsafe key were taken for names, and in extra_body written to run.json (the part of the last
+    before its `-` in clear)."""
+    _refused_unshown(["run", "--model", "openai", "--model-path", "{key}", "--data", "{data}", "--out", "o"],
+                     official, tmp_path, monkeypatch, "what looks like an API key (a credential; not shown)", key=key)
+    out = tmp_path / "run2"
+    with OpenAITestServer() as server:
+        result = subprocess.run([*CLI, "run", "--model", "openai", "--model-path", "m", "--base-url", server.base_url,
+                                 "--data", str(official), "--out", str(out), "--limit", "1", "--quiet",
+                                 "--option", f'extra_body={{"user": "{key}"}}'], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    written = "".join(path.read_text() for path in out.rglob("*") if path.is_file())
+    assert not [part for part in re.split(r"[-_]", key) if len(part) >= 6 and part in written], written
+    assert '"user": "<redacted>"' in written
+
+
 #: keys of other shapes (battery 47, T1): DeepSeek's lower-case hex, OpenRouter's, Groq's
 HEX_KEY = "sk-a1b2c3d4e5f60718293a4b5c6d7e8f90"
 OTHER_KEYS = [HEX_KEY, "sk-or-v1-" + "0123456789abcdef" * 4, "gsk_aB3dE5fGh7Jk9LmN1pQr3StU5vWx7Yz9Ab1Cd3EfGh7Jk9L"]
 #: battery 48, U1: Cerebras', Fireworks', Together's, and a key of no prefix (Mistral's, Cohere's: random letters)
 MORE_KEYS = ["csk-k3j9x2m8q7w1e5r4t6y0u2i9o8p7a6s5d4f3g2h1j0k9", "fw_3ZbC7qP9xR2mK8vN4tL6wY1s",
-             "tgp_v1_AbC3dEf5GhI7jKl9MnO1pQr3StU5vWx7Yz9aBc1dE", "q7Xk2Lm9Pz4Rt8Wv1Ny6Bc3Hd5Jf0Gs"]
+             "tgp_v1_AbC3dEf5GhI7jKl9MnO1pQr3StU5vWx7Yz9aBc1dE", "iRdGreU5DmrZS5KTfQqHVjp5HvhHaOSX"]
 
 
 def test_a_key_of_any_shape_in_an_option_s_value_is_not_recorded():

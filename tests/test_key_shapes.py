@@ -1,0 +1,149 @@
+"""What is taken for an API key where a name goes, and what is not (battery 49, V1-V3).
+
+Keys pasted as a model's name or path, or in an option's value, must never be written in clear; names,
+paths and hashes must not be refused or redacted. The keys below were drawn at random in the shapes
+providers issue (a typed "random" key has patterns no real key has); the names are real model ids, class
+names, run folders and file names.
+"""
+import random
+import re
+import string
+import uuid
+
+import pytest
+
+from ihbench.dataset.key_shapes import holds_a_random_run
+from ihbench.dataset.redaction import REDACTED, address_without_credentials, credential_in, redact
+
+KEYS = [
+    ("Mistral", "biOGrHRBUs3TxN3aFJ8hbUlA6P46VVLN"), ("Mistral", "Avg4gvgaw5MY02gAJA5qC6qYJ7OqCCmA"),
+    ("Cohere", "ugKEHY44MzrsYv3RAzh9w3dN6oj2j2iyYg4wrLfq"), ("Cohere", "s4Nkl0ylMAjLivlKFrzSVV8LYFuKATFEgYt9HXDc"),
+    ("Azure", "eed6e4cbd825a5ec40be6d0a5a8b2898"), ("Azure", "6b13214aab63c4c1b3d531ea305b5a18"),
+    ("Azure", "42115537b169966b5f24644b0b996d8e"), ("Azure, upper case", "42115537B169966B5F24644B0B996D8E"),
+    ("AssemblyAI", "f4472242fcd26a43062663cb48ffdecb"), ("AssemblyAI", "499d03ae23312835c4d6e282eb7fabbe"),
+    ("upper case and digits", "1CMBQKJ8NBLH7C63CC3H9RC7YU6MS2UC"),
+    ("upper case and digits", "FU1LO77AZKXKV90SNA8J52PZ4AKTQMFK"),
+    ("upper case and digits", "O1254QO6QAIZVSUVZIC6EF0JNLWQ18DD"),
+    ("lower case and digits", "q0yze1cjsqllac3pzjbnnzhek5kv5ieg"),
+    ("lower case and digits", "eifapn3hlkm225pzbiknnd6w9kg5sljw"),
+    ("dash groups", "lp1TeP0l-srQws8lI-X2LdqJcu-wgCP5M8L"), ("dash groups", "ug05eFf6-jGJcKnvQ-9hENhzaY-ebLt1loj"),
+    ("dash groups", "Up00QxxN-TDIXpNdm-LJQu9TQB-uNIuP8g1"),
+    ("token_urlsafe", "9qhlF12_gY_87PImMZl5LCcfeV3xqe3XI1DphwdojN4"),
+    ("token_urlsafe", "WPBXSU2IhmIqCO_8HgD48gq655cP0hkt3UhbZi9IDAA"),
+    ("token_urlsafe", "9GgTF7t9QbIb1dMKXxBjy72xyb5FLCuEc0t_1jFYGKk"),
+    ("token_urlsafe, a dash early", "S-DkjjbvHjYfyykepvlyXscJ17SsyvZII23QFP7IIhk"),
+    ("Speechmatics", "SreGuRKixfXTJvwi4hIkLqpG731r14OT"), ("Speechmatics", "XmICJpFZPxmWp2NgOKEZdOaVDO3fU38U"),
+    ("48 random", "DXdpnkQ8O6BWXLKhhB479LUujpIjY3d5dbbDbhXDf9zgqvnC"),
+    ("48 random", "geQwbpdTvEpiqSK9rWvrTwBGtDwXTYlGCJR6S2FRKhwVMkBx"),
+    ("24 random", "GerEZKLYQSVshbQZU7me77MW"), ("24 random", "TCgtbeTUlwQHWELmQo0eVlMM"),
+    ("OpenAI project", "sk-proj-rVLsatrPMA37gZkzjwKuxj911irIDMNpkV8F-g4PtTOrX9AIslJzXTNEmONE5LK_"),
+    ("OpenAI project", "sk-proj-RadNim9d9PQTsKE2iKh8NwqQbimwxofPt_cxdIppfb8LaQyjx6_flcY5NYb9KI0F"),
+    ("Anthropic", "sk-ant-api03-uOZ15JDJPPMw6_Hr9688KG22TaUEOtpDzayJuRx089FNVVJtWjWWiEge7RgGRYl1ua3zzrTi0IL4aD3Kpl"),
+    ("Anthropic", "sk-ant-api03-YY-UwTEyKhkCHwjR9ZJ65YZabeiOrnhxHIMiZPqdQousgBA021mM-b3oPBFIfX-MjmO-eNLASUH2Of"),
+    ("Google", "AIzasNm52enph0LDVE0KqAhGfeXHRjodYlQJbQk"), ("Google", "AIza7Jdlpp1jBUpAf8Lf0E6jcDF63dWvSsBjNO8"),
+    ("ElevenLabs", "sk_0633fd95ec640d3a8a181321fa0ec03ac4b5a7691e227af0"),
+    ("ElevenLabs", "sk_6e772cf2f240b94ec4cd6e563a02301530c3af0fd4d325c5"),
+    ("Hugging Face", "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"), ("Hugging Face", "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"),
+    ("Slack", "xoxb-291171134216-8215217339997-eIH9ZYN48OK4W2aoiBIj8AwC"),
+    ("Slack", "xoxb-579410153395-8111562199664-UrtkgqZfQLv9GvA0X2kIvKIs"),
+    ("Groq", "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"),
+    ("xAI", "xai-Jo9k1dSuKjPMgk3oReyyG7LFxhSzobh87JzLMGd6CKZmD93UwIiL54JajNCGcUgipC5ilF7yQyjqysxB"),
+    ("DeepSeek", "sk-a1b2c3d4e5f60718293a4b5c6d7e8f90"), ("Cerebras", "csk-k3j9x2m8q7w1e5r4t6y0u2i9o8p7a6s5d4f3g2h1j0k9"),
+]
+
+NAMES = """
+Qwen2AudioForConditionalGeneration Qwen2Audio7BInstruct4bitQ4KM SeamlessM4Tv2ForSpeechToText myRun3Ep2Lr1e4Bs8Sd42Wd1e2
+run2024Dec07seed42epoch3lr3e5 gpt4oAudioPreview20241217 gpt4oaudiopreview20241217 hf_checkpoint1500steps
+qwen2audio7binstruct20240801 Phi4MultimodalInstructQ4KM KimiAudio7BInstructFP16 WhisperLargeV3TurboCT2Int8 MiniCPMo26Int4GGUF
+gpt4oMiniRealtimePreview20241217 Mistral7BInstructV0p3AWQ Qwen25Omni7BGPTQInt4 GLM4Voice9BChatInt8 SpeechT5ForTextToSpeech
+Wav2Vec2ConformerForCTC Data2VecAudioForSequenceClassification UniSpeechSatForXVector XLMRobertaLargeFinetunedConll03English
+Meta-Llama-3.1-8B-Instruct ihbench-qwen2audio-7b-instruct-epoch3-lr3e-5-bs8 run_2024_12_07_seed42_qwen2_audio_7b
+ihbench_run_20241207T120301Z Phi-4-multimodal-instruct-onnx-int4-rtn-block-32 Kimi-Audio-7B-Instruct-GPTQ-Int4-g128
+whisper-large-v3-turbo-ct2-int8-float16 Qwen2AudioInstruct7BFinetunedV2 llama3p1Nemotron70BInstructHF DeepSeekR1DistillQwen32BAWQ
+Qwen2_5_Omni_7B_GPTQ_Int4_2025_03_26 checkpoint-1500-epoch-3-step-4500-loss-0p231 myModelV2Run17Seed1234Fold3Final
+ConversationBenchTurn12Epoch3Seed42 speechLlamaV2Ckpt1500BestWer0p07 hubertLargeLl60kFinetuneLs960 wav2vec2LargeXlsr53English
+mms1bAll1162LanguagesAdapter canaryQwen25bInstruct2025 parakeetTdt06bV2Nemo2025 distilWhisperLargeV3En4bit
+GraniteSpeech33_8bInstruct2025 gemma3nE4BItLitertPreview2025 VoxtralMini3B2507Instruct ultravoxV0_5Llama3_1_8bAdapter20250103
+ExperimentRun20241207T120301ZSeed42 evalQwen2AudioOnIHBenchDev20241207 run-7b-lr1e-5-warmup500-bs16-ga4-seed42-ep3
+SFTQwen2Audio7BOnSyntheticInterruptions50kV3 kimiaudio7binstructawq4bitgs128 tinyrandomqwen2audioforconditionalgeneration
+Phi4MMInstructLoRAr16Alpha32Dropout0p05 MiniCPMo2_6Int4BnbNf4DoubleQuant Step1oAudio130BChatInt4AWQ SALMONN13Bv1VicunaWhisperBEATs
+FunAudioLLMSenseVoiceSmall2024 CosyVoice2_0_5B_25Hz_Instruct FireRedASR_AED_L_1_1B Baichuan_Omni_1_5_7B_Instruct_BF16
+QWEN2AUDIO7BINSTRUCTQ4KM IHBENCH_RUN_2024_12_07_SEED42 MY_EXPERIMENT_V2_LR3E5_BS16_EP3
+gpt-4o-realtime-preview-2024-12-17 us.anthropic.claude-3-5-haiku-20241022-v1 ihbenchQwen2AudioRun3Seed42Temp0p7TopP0p9
+ckpt_step_000150000_ema_0p9999_bf16 epoch=3-step=4500-val_loss=0.2310.ckpt model-00001-of-00004.safetensors
+Phi4MMInstruct20250226Int4AwqGs128Desc MLP_Speech_Adapter_Qwen2_Audio_Encoder_Layer_32_Projection
+facebook/wav2vec2-xlsr-53-espeak-cv-ft jonatasgrosman/wav2vec2-large-xlsr-53-english microsoft/Phi-4-multimodal-instruct
+fixie-ai/ultravox-v0_5-llama-3_1-8b google/gemma-3n-E4B-it-litert-preview openbmb/MiniCPM-o-2_6-int4
+hf-internal-testing/tiny-random-Qwen2AudioForConditionalGeneration lmstudio-community/DeepSeek-R1-Distill-Qwen-7B-GGUF
+RedHatAI/Qwen2.5-VL-7B-Instruct-quantized.w4a16 hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4
+LoneStriker/Mixtral-8x7B-Instruct-v0.1-6.0bpw-h6-exl2 ylacombe/wav2vec2-bert-CV16-en-libri-clean-MMS
+TheBloke/CodeLlama-34B-Instruct-GPTQ_gptq-4bit-32g-actorder_True KimiAudioWhisperEncoderGLM4Tokenizer12_5Hz
+/home/me/runs/2024-12-07_12-03-01_qwen2audio_seed42 wandb/run-20241207_120301-3kx9z2ab/files
+hub/models--Qwen--Qwen2-Audio-7B-Instruct/snapshots/0a095220c30b7b31434169c3086508ef3ea5bf0a
+sha256-9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+runs/550e8400-e29b-41d4-a716-446655440000
+""".split()
+
+
+@pytest.mark.parametrize("label, key", KEYS, ids=[f"{label}-{i}" for i, (label, _) in enumerate(KEYS)])
+def test_a_key_of_a_provider_s_shape_is_found_wherever_it_goes(label, key):
+    assert credential_in(key) == "what looks like an API key"
+    assert credential_in(f"runs/{key}/out") == "what looks like an API key"
+    written = str(redact({"extra_body": {"user": key}, "command": ["--model-path", key, "--option",
+                                                                   f'extra_body={{"u": "{key}"}}']}))
+    assert not _pieces_of(key, written), written  # no part of it (battery 49, V2: a token_urlsafe's head stayed)
+    address = redact(f"http://host:8000/v1/{key}/chat")
+    assert address == f"http://host:8000/v1/{REDACTED}/chat" and address_without_credentials(address) == \
+        "http://host:8000/v1/chat"
+
+
+def _pieces_of(key: str, text: str) -> list:
+    """The parts of `key` between its separators, 6 characters or more, that `text` still holds."""
+    return [part for part in re.split(r"[-_]", key) if len(part) >= 6 and part in text]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_name_path_or_hash_is_no_key(name):
+    """Battery 49, V1 and V3: CamelCase names with digits were refused as keys, and in a server's address
+    redacted, so a resume against another deployment passed the endpoint check."""
+    assert credential_in(name) is None
+    assert redact(name) == name
+    address = f"https://x.openai.azure.com/openai/deployments/{name}/v1"
+    assert redact(address) == address and address_without_credentials(address) == address
+
+
+SHAPES = {
+    "62 characters, 32 long": (string.ascii_letters + string.digits, 32),
+    "62 characters, 24 long": (string.ascii_letters + string.digits, 24),
+    "62 characters, 64 long": (string.ascii_letters + string.digits, 64),
+    "upper case and digits": (string.ascii_uppercase + string.digits, 32),
+    "lower case and digits": (string.ascii_lowercase + string.digits, 32),
+    "url-safe base64": (string.ascii_letters + string.digits + "-_", 43),
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_almost_every_random_key_is_found(shape):
+    """The rule is a test of randomness: about one key in a thousand shows structure by chance. A seeded
+    draw of 2000 keys of each shape: at most 1% missed."""
+    alphabet, length = SHAPES[shape]
+    draw = random.Random(shape)
+    keys = ["".join(draw.choice(alphabet) for _ in range(length)) for _ in range(2000)]
+    missed = [key for key in keys if not holds_a_random_run(key)]
+    assert len(missed) <= 20, missed[:5]
+
+
+def test_hashes_and_identifiers_of_other_lengths_are_no_keys():
+    """A revision (40 hex) or a file's sha256 (64) is no key; 32 hex is Azure's key shape. A UUID's groups
+    are judged apart."""
+    draw = random.Random(3)
+    for length in (16, 40, 64):
+        hexes = ["".join(draw.choice("0123456789abcdef") for _ in range(length)) for _ in range(200)]
+        assert not any(map(holds_a_random_run, hexes))
+    assert not any(holds_a_random_run(str(uuid.UUID(int=draw.getrandbits(128)))) for _ in range(200))
+
+
+def test_an_id_made_of_a_word_and_a_hash_is_no_key():
+    """The judge batch's request ids (`ihb-<32 hex>`) were redacted in the refusal that names one."""
+    for name in ("ihb-605efc8216d3a30d2ec1a7965156cff6", "run_605efc8216d3a30d2ec1a7965156cff6"):
+        assert credential_in(name) is None and redact(name) == name
