@@ -349,9 +349,11 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
                 audio_turns[position] = len(conversation.audio_clips)
                 ready.append(position)
             for position, response in zip(ready, loader.generate_batch(conversations, generation,
-                                                                        [seeds[p] for p in ready])):
+                                                                        [seeds[p] for p in ready], stop)):
                 responses[position] = response
             for (item, epoch), seed, response, heard in zip(batch, seeds, responses, audio_turns):
+                if response is None:  # not asked: the run was stopped first
+                    continue
                 record = ResponseRecord(
                     id=item.id, epoch=epoch, seed=seed, response=response.text, error=response.error,
                     latency_s=round(response.latency_s, 4), input_tokens=response.input_tokens,

@@ -6,6 +6,7 @@ see the wide schema, rubrics or baselines: only what a deployed voice agent woul
 """
 from __future__ import annotations
 
+import threading
 import time
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
@@ -294,8 +295,10 @@ class Loader(ABC):
             return Response.failure(error, started)
 
     def generate_batch(self, conversations: Sequence[ModelInput], config: GenerationConfig,
-                       seeds: Sequence[int]) -> list[Response]:
-        return [self.generate(c, config, s) for c, s in zip(conversations, seeds)]
+                       seeds: Sequence[int], stop: Optional[threading.Event] = None) -> list[Optional[Response]]:
+        """None for a conversation not asked because `stop` was set first (a rerun asks it)."""
+        return [None if stop is not None and stop.is_set() else self.generate(c, config, s)
+                for c, s in zip(conversations, seeds)]
 
     @abstractmethod
     def _generate(self, conversation: ModelInput, config: GenerationConfig, seed: int) -> Response: ...

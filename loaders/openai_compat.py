@@ -39,6 +39,9 @@ from .failures import (EmptyReplyError, UnsupportedInputError, check_not_filtere
 from .reasoning import split_reasoning
 from .retry import TransportError, checked_completion, retry_sync, transport_error
 
+#: the stop event of the batch this thread answers for (`generate_batch`): no retry once it is set
+_asked = threading.local()
+
 def to_openai_messages(conversation: ModelInput) -> list[dict]:
     messages = []
     for turn in conversation.turns:
@@ -319,7 +322,9 @@ class OpenAICompatLoader(Loader):
                 raise converted from None
 
         attempts = self.max_retries + 1 if len(self.clients) == 1 else max(self.max_retries + 1, len(self.clients))
-        completion, _ = retry_sync(call, attempts=attempts, base_delay=0.5 if len(self.clients) == 1 else 0.05)
+        stop = getattr(_asked, "stop", None)
+        completion, _ = retry_sync(call, attempts=attempts, base_delay=0.5 if len(self.clients) == 1 else 0.05,
+                                   stopped=stop.is_set if stop is not None else None)
         if not extra.get("stream"):
             self._note_served(getattr(completion, "model", None))
         return completion
@@ -423,12 +428,23 @@ class OpenAICompatLoader(Loader):
                          output_tokens=usage.completion_tokens if usage else None, reasoning=reasoning)
 
     def generate_batch(self, conversations: Sequence[ModelInput], config: GenerationConfig,
-                       seeds: Sequence[int]) -> list[Response]:
+                       seeds: Sequence[int], stop: Optional[threading.Event] = None) -> list[Optional[Response]]:
+        """Once `stop` is set (the Space's Stop), no request is sent and none retried: the requests in
+        flight are awaited, up to the server's timeout, and a failed one is recorded as failed."""
+        def answer(pair) -> Optional[Response]:
+            if stop is not None and stop.is_set():
+                return None
+            _asked.stop = stop  # read by `_complete` in this thread
+            try:
+                return self.generate(pair[0], config, pair[1])
+            finally:
+                _asked.stop = None
+
         if len(conversations) <= 1:
-            return super().generate_batch(conversations, config, seeds)
+            return [answer(pair) for pair in zip(conversations, seeds)]
         pool = ThreadPoolExecutor(max_workers=self.batch_size)
         try:
-            return list(pool.map(lambda pair: self.generate(pair[0], config, pair[1]), zip(conversations, seeds)))
+            return list(pool.map(answer, zip(conversations, seeds)))
         finally:  # Ctrl-C is not held until every request in flight has spent its timeout and retries (battery
             # 45, R6): the answers still coming write nothing, and `ihbench` leaves without them
             pool.shutdown(wait=False, cancel_futures=True)

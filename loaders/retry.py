@@ -130,13 +130,15 @@ async def with_retries(call: Callable[[], Awaitable[T]], *, attempts: int = ATTE
 
 def retry_sync(call: Callable[[], T], *, attempts: int = ATTEMPTS, base_delay: float = BASE_DELAY,
                max_delay: float = MAX_DELAY, rng: random.Random | None = None,
-               sleep: Callable[[float], None] = time.sleep) -> tuple[T, int]:
-    """The same policy for blocking calls (the loader's worker threads)."""
+               sleep: Callable[[float], None] = time.sleep,
+               stopped: Optional[Callable[[], bool]] = None) -> tuple[T, int]:
+    """The same policy for blocking calls (the loader's worker threads); once `stopped()` (the run was
+    asked to stop) a failure is final."""
     for attempt in range(1, attempts + 1):
         try:
             return call(), attempt
         except TransportError as error:
-            if not error.retryable or attempt == attempts:
+            if not error.retryable or attempt == attempts or (stopped is not None and stopped()):
                 error.attempts = attempt
                 raise
             rng = rng or random.Random(0)

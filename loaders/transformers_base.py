@@ -4,6 +4,7 @@ sampled generation, left-padded batches, decoding only the new tokens, and a too
 how a conversation becomes processor inputs."""
 from __future__ import annotations
 
+import threading
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -646,18 +647,18 @@ class TransformersLoader(Loader):
                          reasoning=reasoning)
 
     def generate_batch(self, conversations: Sequence[ModelInput], config: GenerationConfig,
-                       seeds: Sequence[int]) -> list[Response]:
+                       seeds: Sequence[int], stop: Optional[threading.Event] = None) -> list[Optional[Response]]:
         """One left-padded `generate` per batch: sampling is seeded by the batch's first seed and
         each response's latency is an equal share of the batch's. If the batch fails, each
         conversation is retried alone so only the bad one records an error."""
         if len(conversations) <= 1 or len({c.modality for c in conversations}) > 1:
-            return super().generate_batch(conversations, config, seeds)
+            return super().generate_batch(conversations, config, seeds, stop)
         try:
             return self._run(conversations, config, seeds[0])
         except Exception as error:
             if not is_item_failure(error):
                 raise
-            return super().generate_batch(conversations, config, seeds)
+            return super().generate_batch(conversations, config, seeds, stop)
 
     def describe(self) -> dict:
         described = {**super().describe(), "resolved_path": self.path, "device": self.device,

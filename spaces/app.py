@@ -109,8 +109,8 @@ def stop_model(request: gr.Request = None):
     """The Stop button: the page is freed at once (the Run event is cancelled), and this visitor's runs
     start no other batch; what was answered stays in the run's folder."""
     if ui.stop_runs(_session(request)):
-        gr.Info("stopping: what is being answered ends first (up to the server's timeout); the answers so far are "
-                "kept")
+        gr.Info("stopping: no new request is sent and none is retried; the ones already sent are awaited (up to "
+                "the server's timeout) and written to the run's folder with the answers so far")
 
 
 def stop_convbench_model(request: gr.Request = None) -> str:

@@ -110,6 +110,31 @@ def test_a_run_asked_to_stop_starts_no_other_batch_and_the_same_run_goes_on(offi
     assert len(read_records(tmp_path / "run" / "responses.jsonl")) == 3
 
 
+@pytest.mark.parametrize("concurrency", [1, 2])
+def test_a_run_asked_to_stop_retries_nothing_and_sends_nothing_new(concurrency, official, tmp_path):
+    """Battery 49, V5: after the Space's Stop, the requests in flight were retried for minutes against a
+    failing server. Once stopped, a failure is final (a failed item: a rerun asks it again) and a
+    request not yet sent is not sent (no record: it was never asked)."""
+    import threading
+
+    stop = threading.Event()
+
+    def failing(request):
+        stop.set()  # Stop pressed while the first request is in flight, and the server then fails it
+        return 503
+
+    with OpenAITestServer(fail_when=failing) as failing_server:
+        spec = _spec(official, tmp_path / "run", failing_server, epochs=1,
+                     loader_options={"base_url": failing_server.base_url, "concurrency": concurrency,
+                                     "max_retries": 3})
+        summary = run(spec, progress=False, stop=stop)
+        asked = len(failing_server.requests)
+    # each request in flight when Stop came was sent once; the rest of its batch (if any) not at all
+    assert summary.stopped and 1 <= asked <= concurrency and summary.written == summary.errors == asked
+    records = read_records(tmp_path / "run" / "responses.jsonl")
+    assert len(records) == asked and all("HTTP 503" in record["error"] for record in records)
+
+
 def test_a_run_resumed_with_fewer_epochs_says_what_it_leaves_out(official, server, tmp_path, caplog):
     """Battery 47, T8: `--epochs 1` on a run of 2 rewrote run.json without a word, and judge and report then
     left epoch 2 out with a warning --quiet hides."""

@@ -174,7 +174,7 @@ def test_stop_frees_the_page_from_a_server_that_never_answers(page):
         page.locator("#run").click()
         assert connections_reach(2, 60)  # the two points, asked at once
         page.locator("#stop").click()
-        page.get_by_text("stopping: what is being answered ends first").wait_for(timeout=30_000)
+        page.get_by_text("stopping: no new request is sent and none is retried").wait_for(timeout=30_000)
         page.locator("#run").click()
         assert connections_reach(4, 60), server.connections  # the second run was not held behind the first
         page.screenshot(path=str(ARTIFACTS / "space-evaluate-stop.png"), full_page=True)
