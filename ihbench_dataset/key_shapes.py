@@ -111,7 +111,11 @@ def _common_pairs_chance(run: str) -> float:
 
 
 def _binomial_tail(n: int, k: int, p: float) -> float:
-    return sum(math.comb(n, j) * p ** j * (1 - p) ** (n - j) for j in range(k, n + 1))
+    """P(X >= k) for X ~ Binomial(n, p), in logarithms: a run of thousands of characters (a blob in a
+    server's message) overflows the exact integers' conversion to float."""
+    log_p, log_q, log_n = math.log(p), math.log1p(-p), math.lgamma(n + 1)
+    return min(1.0, math.fsum(math.exp(log_n - math.lgamma(j + 1) - math.lgamma(n - j + 1) + j * log_p +
+                                       (n - j) * log_q) for j in range(k, n + 1)))
 
 
 def _kind_dependence_chance(run: str) -> float:

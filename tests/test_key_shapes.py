@@ -147,3 +147,14 @@ def test_an_id_made_of_a_word_and_a_hash_is_no_key():
     """The judge batch's request ids (`ihb-<32 hex>`) were redacted in the refusal that names one."""
     for name in ("ihb-605efc8216d3a30d2ec1a7965156cff6", "run_605efc8216d3a30d2ec1a7965156cff6"):
         assert credential_in(name) is None and redact(name) == name
+
+
+def test_a_run_of_thousands_of_characters_in_a_server_s_message_is_judged_without_overflow():
+    """A blob in an error message (a run of 3000 random letters and digits) ended in an OverflowError
+    from the exact binomial's integers."""
+    from ihbench.dataset.redaction import redact_text
+
+    draw = random.Random(5)
+    blob = "".join(draw.choice(string.ascii_letters + string.digits) for _ in range(20000))
+    assert redact_text(f"HTTP 500: {blob}") == f"HTTP 500: {REDACTED}"
+    assert redact_text("HTTP 500: " + "Audio" * 4000) == "HTTP 500: " + "Audio" * 4000
