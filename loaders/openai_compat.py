@@ -42,6 +42,7 @@ from .retry import TransportError, checked_completion, retry_sync, transport_err
 #: the stop event of the batch this thread answers for (`generate_batch`): no retry once it is set
 _asked = threading.local()
 
+
 def to_openai_messages(conversation: ModelInput) -> list[dict]:
     messages = []
     for turn in conversation.turns:

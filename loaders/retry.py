@@ -143,4 +143,7 @@ def retry_sync(call: Callable[[], T], *, attempts: int = ATTEMPTS, base_delay: f
                 raise
             rng = rng or random.Random(0)
             sleep(retry_delay(error, attempt, rng, base_delay, max_delay))
+            if stopped is not None and stopped():  # asked to stop while waiting: not sent again
+                error.attempts = attempt
+                raise error
     raise AssertionError("unreachable")

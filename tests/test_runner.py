@@ -135,6 +135,23 @@ def test_a_run_asked_to_stop_retries_nothing_and_sends_nothing_new(concurrency, 
     assert len(records) == asked and all("HTTP 503" in record["error"] for record in records)
 
 
+def test_a_retry_waiting_when_stop_comes_is_not_sent():
+    """Stop pressed during a retry's wait (up to 30 s): the request is not sent again."""
+    import threading
+
+    from ihbench.loaders.retry import TransportError, retry_sync
+
+    stop, calls = threading.Event(), []
+
+    def call():
+        calls.append(1)
+        raise TransportError("HTTP 503: busy", retryable=True)
+
+    with pytest.raises(TransportError, match="HTTP 503") as failed:
+        retry_sync(call, attempts=4, sleep=lambda seconds: stop.set(), stopped=stop.is_set)
+    assert len(calls) == 1 and failed.value.attempts == 1
+
+
 def test_a_run_resumed_with_fewer_epochs_says_what_it_leaves_out(official, server, tmp_path, caplog):
     """Battery 47, T8: `--epochs 1` on a run of 2 rewrote run.json without a word, and judge and report then
     left epoch 2 out with a warning --quiet hides."""
