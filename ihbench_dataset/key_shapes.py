@@ -12,13 +12,15 @@ and a key is meant to come from the environment anyway):
 - the kind of each character (digit, capital, small letter) depends on the one before it, as in CamelCase
   (a capital followed by small letters) or in `Run3Ep2Lr1e4` (a capital, a small letter, digits);
 - it holds a date (`20241217`);
-- it is hexadecimal and not 32 digits long: 40 and 64 are a git or Hub revision and a sha256, a file's
-  hash; 32 standing alone is Azure's and AssemblyAI's key (and an MLflow run id, which is refused as a
-  name too), while 32 after a word and a dash is an id's hash (`ihb-<32 hex>`, a batch request's id).
+- it is hexadecimal of 40 or 64 digits: a git or Hub revision, a sha256, a file's hash. Other lengths
+  standing alone are keys (32: Azure's and AssemblyAI's; 48: `secrets.token_hex(24)`), and so is an MLflow
+  run id (32), refused as a name too; hex after a word and a dash is an id's hash (`ihb-<32 hex>`).
 
-Runs split by `-` or `_` are judged joined when they mix capitals and small letters (a key in dash
-groups, a `token_urlsafe` key), so no part of the key stays in clear; lower-case dashed names
-(`wav2vec2-xlsr-53-espeak-cv-ft`) and a UUID's hex groups are judged part by part.
+Runs split by `-`, `_` or `.` are judged joined when they mix capitals and small letters (a key in dash
+groups, a `token_urlsafe` key, Zhipu's `<id>.<secret>`), or when they are groups of one length (a
+product key's `XXXX-XXXX-XXXX`), so no part of the key stays in clear; lower-case dashed names
+(`wav2vec2-xlsr-53-espeak-cv-ft`) and a UUID's groups are judged part by part. Base64's `+`, `/` and `=`
+join its parts too (an AWS secret key), from the first part that starts a random span.
 """
 from __future__ import annotations
 
@@ -40,8 +42,17 @@ _PREFIXED_RUN = 16
 _PREFIXED_ONE_CASE_RUN = 32
 #: without a prefix, a run is judged only from this length: shorter ones are too common in names
 BARE_RUN = 24
-#: a run of letters and digits, or of such runs joined by `-` and `_`
-GROUP = re.compile(r"[-_]*[A-Za-z0-9]+(?:[-_]+[A-Za-z0-9]+)*[-_]*")
+#: a run of letters and digits, or of such runs joined by `-`, `_` or `.` (dash groups, token_urlsafe's
+#: `-`/`_`, Zhipu's `<id>.<secret>`)
+GROUP = re.compile(r"[-_.]*[A-Za-z0-9]+(?:[-_.]+[A-Za-z0-9]+)*[-_.]*")
+_JOINERS = "-_."
+#: standard base64 (`+`, `/`, `=` padding): an AWS secret key's or an Azure storage key's alphabet
+_BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
+#: of a base64 run, at most this many parts between `/` are judged together (a key of 200 characters has
+#: about 3 `/`): a long path is not judged in every combination of its folders
+_BASE64_PARTS = 8
+#: lengths of hexadecimal runs that are hashes (a git or Hub revision, a sha256), not keys
+_HASH_LENGTHS = (40, 64)
 #: a date as names carry one (`gpt4oAudioPreview20241217`, `run_2025_03_26`), its parts joined
 _DATE = re.compile(r"(?:19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])")
 #: below this chance under randomness, a run's structure says it is a name
@@ -69,21 +80,101 @@ def is_prefixed_key(word: str) -> bool:
 
 
 def holds_a_random_run(text: str) -> bool:
-    """`text` holds a run of letters and digits (or of dash groups) as random as a key's."""
-    return any(map(is_random_group, GROUP.findall(text)))
+    """`text` holds a run of letters and digits (or of dash groups, or of base64) as random as a key's."""
+    return bool(random_spans(text))
+
+
+def without_random_runs(text: str, replacement: str) -> str:
+    """`text` with each run `holds_a_random_run` finds replaced by `replacement`."""
+    return _replaced(text, random_spans(text), replacement)
+
+
+def without_random_base64(text: str, replacement: str) -> str:
+    """`text` with its random base64 runs replaced: in a URL, before its path is judged part by part (a
+    key's parts between `/` are short)."""
+    return _replaced(text, _merged(_base64_spans(text)), replacement)
+
+
+def _replaced(text: str, spans: list[tuple[int, int]], replacement: str) -> str:
+    out, position = [], 0
+    for start, end in spans:
+        out += [text[position:start], replacement]
+        position = end
+    return "".join(out) + text[position:]
+
+
+def random_spans(text: str) -> list[tuple[int, int]]:
+    """Where in `text` the runs as random as a key's are, in order, overlaps merged."""
+    spans = [match.span() for match in GROUP.finditer(text) if is_random_group(match.group(0))]
+    return _merged(spans + _base64_spans(text))
+
+
+def _base64_spans(text: str) -> list[tuple[int, int]]:
+    spans = []
+    for match in _BASE64.finditer(text):
+        if re.search(r"[+/=]", match.group(0)):
+            spans += _random_base64_spans(text, match)
+    return spans
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _random_base64_spans(text: str, match: "re.Match") -> list[tuple[int, int]]:
+    """The random spans of a base64 run: its parts between `/` (a path's separator too) are joined, from
+    the first part on, into the longest span that is random. A span does not start or end at a number or
+    a lower-case word, so a port and a path's words (`8000/v1/deployments/`, `/chat`) stay out."""
+    parts, position = [], match.start()
+    for part in match.group(0).split("/"):
+        parts.append((position, position + len(part)))
+        position += len(part) + 1
+    spans, first = [], 0
+    while first < len(parts):
+        if re.fullmatch(r"[0-9]*|[a-z]+[0-9]*", text[slice(*parts[first])]):  # a port, `v1`, `deployments`
+            first += 1
+            continue
+        for last in range(min(len(parts), first + _BASE64_PARTS), first, -1):
+            start, end = parts[first][0], parts[last - 1][1]
+            span = text[start:end]
+            joined = re.sub(r"[+/=]", "", span)
+            if joined == span or re.fullmatch(r"[0-9]*|[a-z]+[0-9]*", text[slice(*parts[last - 1])]):
+                continue  # one run of letters and digits (judged as such), or a span ending in a path's word
+            if len(joined) >= BARE_RUN and re.search("[A-Z]", joined) and re.search("[a-z]", joined) and \
+                    _is_random(joined):
+                spans.append((start, end))
+                first = last
+                break
+        else:
+            first += 1
+    return spans
 
 
 def is_random_group(group: str) -> bool:
-    """A run of letters and digits, or runs joined by `-`/`_` (as `GROUP` finds them), that is a key."""
+    """A run of letters and digits, or runs joined by `-`, `_`, `.` (as `GROUP` finds them), that is a key."""
+    core = group.strip(_JOINERS)
     for run in re.findall(r"[A-Za-z0-9]{%d,}" % BARE_RUN, group):
-        if _is_hex(run) and run != group.strip("-_"):  # an id's hash (`ihb-<32 hex>`); a key stands alone
+        if _is_hex(run) and run != core:  # an id's hash (`ihb-<32 hex>`, `<hash>.json`); a key stands alone
             continue
         if _is_random(run):
             return True
-    joined = re.sub(r"[-_]", "", group)
-    mixed_case = re.search("[A-Z]", joined) and re.search("[a-z]", joined)
-    return bool(len(group) >= BARE_RUN and joined != group and mixed_case and not _is_hex(joined) and
-                _is_random(joined))
+    parts = re.split(r"[-_.]+", core)
+    joined = "".join(parts)
+    if joined == group or len(joined) < BARE_RUN - 2:  # a 24-character token_urlsafe with its `-`s
+        return False
+    if re.search("[A-Z]", joined) and re.search("[a-z]", joined):  # groups of a mixed-case key
+        return _is_random(joined)
+    if len(parts) >= 3 and len(parts[0]) >= 4 and len({len(part) for part in parts}) == 1:  # a product key's
+        # groups of one case (`XXXX-XXXX-...`); a UUID's groups (8-4-4-4-12) are of several lengths
+        letters_and_digits = re.search("[A-Za-z]", joined) and re.search("[0-9]", joined)
+        return bool(letters_and_digits) and (_is_hex(joined) or _is_random(joined))
+    return False
 
 
 def _is_hex(run: str) -> bool:
@@ -93,7 +184,7 @@ def _is_hex(run: str) -> bool:
 def _is_random(run: str) -> bool:
     digits, upper, lower = (bool(re.search(p, run)) for p in ("[0-9]", "[A-Z]", "[a-z]"))
     if _is_hex(run):
-        return len(run) == 32 and digits and (upper or lower)
+        return len(run) not in _HASH_LENGTHS and digits and (upper or lower)
     if not digits and not (upper and lower):  # one case of letters only: words run together
         return False
     if _DATE.search(run):

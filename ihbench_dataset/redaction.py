@@ -16,7 +16,7 @@ import os
 import re
 from typing import Any, Optional
 
-from .key_shapes import GROUP, KEY_SHAPED, holds_a_random_run, is_prefixed_key, is_random_group
+from .key_shapes import KEY_SHAPED, holds_a_random_run, is_prefixed_key, without_random_base64, without_random_runs
 
 REDACTED = "<redacted>"
 _SECRET = re.compile(r"(key|token|secret|password|passwd|authorization|credentials?)$", re.IGNORECASE)
@@ -47,12 +47,12 @@ def _redact_url(text: str) -> str:
     wherever it stands (battery 46, S3), and in a URL's path any part that is one once its escapes
     are read (`/v1/Bearer%20sk-...`) or that holds a long random run (battery 47)."""
     text = _URL_USER.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
+    for secret in _environment_secrets():  # `--base-url http://h/v1/$DEEPSEEK_API_KEY`, extra_body's value (battery
+        text = text.replace(secret, REDACTED)  # 50, W7): whatever its shape
     if "://" in text:  # a path's part as a whole, its escapes read (`/Bearer%20sk-...` -> `/<redacted>`)
-        for secret in _environment_secrets():  # `--base-url http://h/v1/$DEEPSEEK_API_KEY`, whatever its shape
-            text = text.replace(secret, REDACTED)
-        text = _redact_url_paths(_QUERY.sub(_query_value, text))
+        text = _redact_url_paths(without_random_base64(_QUERY.sub(_query_value, text), REDACTED))
     text = KEY_SHAPED.sub(lambda m: REDACTED if is_prefixed_key(m.group(0)) else m.group(0), text)
-    return GROUP.sub(lambda m: REDACTED if is_random_group(m.group(0)) else m.group(0), text)
+    return without_random_runs(text, REDACTED)
 
 
 def _redact_url_paths(text: str) -> str:
@@ -128,9 +128,9 @@ def redact(value: Any) -> Any:
     """`value` with every secret's value replaced: in a mapping, the values of secret keys (nested
     ones too); in a list of strings such as a command line, `NAME=VALUE` (also inside `--option=...`)
     with a secret NAME, and the word after a secret `--NAME`. Anything else is returned as it is."""
-    if isinstance(value, dict):
-        return {key: REDACTED if is_secret(key) and value[key] is not None else redact(item)
-                for key, item in value.items()}
+    if isinstance(value, dict):  # a key pasted as a name of extra_body's is hidden too (battery 50, W5)
+        return {_redact_url(key) if isinstance(key, str) else key:
+                REDACTED if is_secret(key) and value[key] is not None else redact(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         out, hide_next = [], False
         for item in value:

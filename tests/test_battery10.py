@@ -199,6 +199,9 @@ def test_a_command_whose_extra_is_not_installed_says_which_to_install(command, m
 @pytest.mark.parametrize("option, value, said", [
     ("--base-url", "http://127.0.0.1:0/v1", "port 0 is no server's port"),
     ("--base-url", "http://exa mple.com/v1", "a space or a character no host name has"),
+    # battery 50, W6: a label over 63 characters ended each item in the client's UnicodeError traceback
+    ("--base-url", "http://" + "a" * 64 + "/v1", "a host name's labels (between dots) are 1 to 63 characters"),
+    ("--base-url", "http://a..b/v1", "a host name's labels (between dots) are 1 to 63 characters"),
     ("--option", "timeout=1e10", "--option timeout: expected a number in (0, 86400]"),
 ])
 def test_a_server_option_no_request_could_use_is_refused_before_the_run_begins(option, value, said, official,

@@ -48,6 +48,17 @@ KEYS = [
     ("Slack", "xoxb-579410153395-8111562199664-UrtkgqZfQLv9GvA0X2kIvKIs"),
     ("Groq", "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"),
     ("xAI", "xai-Jo9k1dSuKjPMgk3oReyyG7LFxhSzobh87JzLMGd6CKZmD93UwIiL54JajNCGcUgipC5ilF7yQyjqysxB"),
+    # battery 50: W1 base64 (an AWS secret key, an Azure storage key), W2 Zhipu's, W3 hex of other lengths, W4
+    # one-case dash groups
+    ("AWS secret key, base64", "xTvGgkajvCo+m/ZTD767lV1FREUTS9cd/lOAIR9P"),
+    ("AWS secret key, base64", "V6vgG2qqR7THxVl8lxHKXym+iKb0iW+MKE1pPUjb"),
+    ("Azure storage key", "QjpxGYBiNpVoz4RBfd1ZO+IkhXX6Mvb3MnhDKX9I+UgrSoDnbdrMepjJBFW87nKR/yt5RFmnXlZvGVQ+EhT78g=="),
+    ("Zhipu id.secret", "2560527bac1dc8e22acb4500df63e68b.yuzULyct9SMYMqkw"),
+    ("token_hex(24)", "5905b05258756f676fcf59c2cce81cb07369732ee3da43ae"),
+    ("token_hex(64)", "648ed58c27780fdecc9ff4316fbbd81dd35ddfffa007795af50a4b1b4edd43fe0195a614f6473427833ffb14bb841d675dc"
+                      "011e0092c9fa2106cd556bde91072"),
+    ("upper case in dash groups", "O7MD-JKSP-EPQH-0HN1-TCYM-7F73-RI3T-79E2"),
+    ("lower case in dash groups", "1m1l1nee-uo1p2qo2-nbofe2i2-fnh4wrx4"),
     ("DeepSeek", "sk-a1b2c3d4e5f60718293a4b5c6d7e8f90"), ("Cerebras", "csk-k3j9x2m8q7w1e5r4t6y0u2i9o8p7a6s5d4f3g2h1j0k9"),
 ]
 
@@ -81,7 +92,9 @@ TheBloke/CodeLlama-34B-Instruct-GPTQ_gptq-4bit-32g-actorder_True KimiAudioWhispe
 /home/me/runs/2024-12-07_12-03-01_qwen2audio_seed42 wandb/run-20241207_120301-3kx9z2ab/files
 hub/models--Qwen--Qwen2-Audio-7B-Instruct/snapshots/0a095220c30b7b31434169c3086508ef3ea5bf0a
 sha256-9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
-runs/550e8400-e29b-41d4-a716-446655440000
+runs/550e8400-e29b-41d4-a716-446655440000 605efc8216d3a30d2ec1a7965156cff6.json
+runs/MyExperiment/Seed42/Checkpoint1500 /home/Me/Projects/IHBench/runs/Qwen2Audio7B/Run20241207/Epoch3
+models/Qwen2AudioForConditionalGeneration/SafeTensors/Shard00001Of00004
 """.split()
 
 
@@ -89,8 +102,8 @@ runs/550e8400-e29b-41d4-a716-446655440000
 def test_a_key_of_a_provider_s_shape_is_found_wherever_it_goes(label, key):
     assert credential_in(key) == "what looks like an API key"
     assert credential_in(f"runs/{key}/out") == "what looks like an API key"
-    written = str(redact({"extra_body": {"user": key}, "command": ["--model-path", key, "--option",
-                                                                   f'extra_body={{"u": "{key}"}}']}))
+    written = str(redact({"extra_body": {"user": key, key: 1}, "command": ["--model-path", key, "--option",
+                                                                           f'extra_body={{"u": "{key}"}}']}))
     assert not _pieces_of(key, written), written  # no part of it (battery 49, V2: a token_urlsafe's head stayed)
     address = redact(f"http://host:8000/v1/{key}/chat")
     assert address == f"http://host:8000/v1/{REDACTED}/chat" and address_without_credentials(address) == \
@@ -99,7 +112,7 @@ def test_a_key_of_a_provider_s_shape_is_found_wherever_it_goes(label, key):
 
 def _pieces_of(key: str, text: str) -> list:
     """The parts of `key` between its separators, 6 characters or more, that `text` still holds."""
-    return [part for part in re.split(r"[-_]", key) if len(part) >= 6 and part in text]
+    return [part for part in re.split(r"[-_.+/=]", key) if len(part) >= 6 and part in text]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -141,6 +154,15 @@ def test_hashes_and_identifiers_of_other_lengths_are_no_keys():
         hexes = ["".join(draw.choice("0123456789abcdef") for _ in range(length)) for _ in range(200)]
         assert not any(map(holds_a_random_run, hexes))
     assert not any(holds_a_random_run(str(uuid.UUID(int=draw.getrandbits(128)))) for _ in range(200))
+
+
+def test_a_secret_variable_s_value_is_hidden_in_every_option_whatever_its_shape(monkeypatch):
+    """Battery 50, W7: the value of $MY_API_KEY in extra_body was written when its shape was not a key's
+    (only names, paths and URLs were checked against the environment)."""
+    monkeypatch.setenv("MY_API_KEY", "proxy-key-of-any-shape")
+    written = redact({"extra_body": {"user": "proxy-key-of-any-shape"},
+                      "command": ["--option", 'extra_body={"user": "proxy-key-of-any-shape"}']})
+    assert "proxy-key" not in str(written) and written["extra_body"]["user"] == REDACTED
 
 
 def test_an_id_made_of_a_word_and_a_hash_is_no_key():
