@@ -14,7 +14,9 @@ and a key is meant to come from the environment anyway):
 - it holds a date (`20241217`);
 - it is hexadecimal of 40 or 64 digits: a git or Hub revision, a sha256, a file's hash. Other lengths
   standing alone are keys (32: Azure's and AssemblyAI's; 48: `secrets.token_hex(24)`), and so is an MLflow
-  run id (32), refused as a name too; hex after a word and a dash is an id's hash (`ihb-<32 hex>`).
+  run id (32), refused as a name too. Hex joined to a word by `-`, `_` or `.`, on either side, is an id
+  or a file named by its hash (`ihb-<32 hex>`, a batch request's; `batch_<hex>`; `<md5>.json`), not a key:
+  a key pasted alone, or from a shell's `$SECRET` (the environment's secrets are matched by value), is found.
 
 Runs split by `-`, `_` or `.` are judged joined when they mix capitals and small letters (a key in dash
 groups, a `token_urlsafe` key, Zhipu's `<id>.<secret>`), or when they are groups of one length (a

@@ -87,6 +87,7 @@ def checked_pretrained(model_class, path: str, **options):
     scored; one left unused means config.json describes a smaller model than the weights hold."""
     import torch
 
+    _check_config_fits_weights(model_class, path)
     try:
         with _without_load_report():
             model, info = model_class.from_pretrained(path, output_loading_info=True, **options)
@@ -122,6 +123,42 @@ def checked_pretrained(model_class, path: str, **options):
             f"config.json describes it (e.g. {sorted(unused)[0]}); config.json asks for a smaller model than "
             "the weights hold (edited, or of another checkpoint), and the model would answer without them")
     return model
+
+
+#: how much larger than its weights a model config.json describes may be before it is refused unbuilt
+#: (tied or left-out tensors make a model somewhat larger than what its file holds; never twice)
+_LARGER_THAN_WEIGHTS = 2
+_SMALL_MODEL = 10_000_000
+
+
+def _check_config_fits_weights(model_class, path) -> None:
+    """config.json describing a far larger model than the weights hold (a sub-config set to null, so
+    transformers' full-size defaults; a size edited up) was built whole before the weights were found not
+    to fit: 22 GB, and the kernel's OOM killer ended `run` without a word (battery 50, W9). The model is
+    counted on the meta device, which allocates nothing (a 12-billion-parameter one in a tenth of a second)."""
+    import torch
+    from safetensors import safe_open
+    from transformers import AutoConfig
+
+    files = sorted(Path(path).glob("*.safetensors"))
+    if not files or _quantized(path):  # packed quantized weights hold fewer numbers than parameters
+        return
+    held = 0
+    for file in files:
+        with safe_open(str(file), "pt") as weights:
+            held += sum(int(np.prod(weights.get_slice(name).get_shape())) for name in weights.keys())
+    try:
+        config = AutoConfig.from_pretrained(path)
+        build = getattr(model_class, "from_config", None) or model_class._from_config
+        with torch.device("meta"):
+            wanted = sum(parameter.numel() for parameter in build(config).parameters())
+    except Exception:  # noqa: BLE001 (what the load itself then says, in one line)
+        return
+    if wanted > _LARGER_THAN_WEIGHTS * held + _SMALL_MODEL:
+        raise ModelFolderError(
+            f"{Path(path) / 'config.json'}: describes a model of {wanted:,} parameters and the weights hold "
+            f"{held:,}; config.json was edited (a part set to null takes transformers' full-size defaults) or "
+            "is of another checkpoint, and loading would build the larger model")
 
 
 def _quantized(path) -> bool:

@@ -643,3 +643,28 @@ def test_a_whole_omni_checkpoint_loads_its_thinker_with_the_speech_parts_left_un
     with pytest.raises(ModelFolderError, match=r"1 tensor\(s\) in the weights have no place in .* \(e\.g\. "
                                                r"\S*layers\.9\.mlp\.weight\)"):
         get(loader_name(family))(str(folder))
+
+
+@pytest.mark.parametrize("edits", [{"text_config": None}, {"audio_config": None}], ids=["text_config", "audio_config"])
+def test_a_config_describing_a_far_larger_model_than_its_weights_is_refused_before_it_is_built(edits, checkpoints,
+                                                                                               tmp_path):
+    """Battery 50, W9: `"text_config": null` made transformers build its full-size default text model (12
+    billion parameters) before finding the weights did not fit; the kernel's OOM killer ended `run` without
+    a word. Run in a process limited to 6 GB of address space, so a regression fails here, not the machine."""
+    import resource
+    import subprocess
+    import sys
+
+    folder = _edited_copy(checkpoints, "qwen2-audio", tmp_path, "config.json", edits)
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_AS, (6 * 2 ** 30, 6 * 2 ** 30))
+
+    code = ("import sys; from ihbench.loaders import get, ModelFolderError\n"
+            "try:\n    get('qwen2-audio')(sys.argv[1])\n"
+            "except ModelFolderError as error:\n    print(error); sys.exit(2)\n")
+    result = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True, text=True,
+                            preexec_fn=limited, timeout=300)
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert result.stdout.startswith(f"{folder / 'config.json'}: describes a model of ") and \
+        "parameters and the weights hold" in result.stdout
