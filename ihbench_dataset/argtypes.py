@@ -19,6 +19,7 @@ import json
 import math
 import os
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -142,6 +143,9 @@ class Number(ArgType):
         return number
 
 
+_TOO_LONG_NUMBER = f"an integer of more than {sys.get_int_max_str_digits()} digits, which no server reads"
+
+
 @dataclass(frozen=True, repr=False)
 class JsonValue(ArgType):
     """JSON text (or an already parsed value) of the given kind: object, array, or any."""
@@ -160,6 +164,8 @@ class JsonValue(ArgType):
                 raise self.refuse(value, f"not JSON: {error.msg} at character {error.pos}") from None
             except RecursionError:
                 raise self.refuse(_shortened(value), TOO_DEEP) from None
+            except ValueError:  # more digits than Python reads an integer of
+                raise self.refuse(_shortened(value), _TOO_LONG_NUMBER) from None
         if self.kind is not None and not isinstance(value, self.kind):
             raise self.refuse(value)
         if not _finite(value):  # 1e999 is read as inf, which no request can carry: a traceback after run.json
@@ -301,6 +307,11 @@ class KeyValue(ArgType):
             return key, json.loads(text, object_pairs_hook=once)
         except (json.JSONDecodeError, RecursionError):  # a text (a deep one is refused by the option's own type)
             return key, text
+        except ValueError as error:  # an integer of more digits than Python reads (battery 50, W12)
+            if isinstance(error, ArgumentValueError):
+                raise
+            raise ArgumentValueError(f"{key}: its JSON holds {_TOO_LONG_NUMBER}, got "
+                                     f"{_shortened(text)!r}") from None
 
 
 class Boolean(ArgType):

@@ -48,6 +48,8 @@ BARE_RUN = 24
 #: `-`/`_`, Zhipu's `<id>.<secret>`)
 GROUP = re.compile(r"[-_.]*[A-Za-z0-9]+(?:[-_.]+[A-Za-z0-9]+)*[-_.]*")
 _JOINERS = "-_."
+#: a part of a group that may be a word (`unsloth`, `Omni`, `Instruct`), if its letter pairs are common
+_WORD = re.compile(r"[A-Z]?[a-z]{2,}")
 #: standard base64 (`+`, `/`, `=` padding): an AWS secret key's or an Azure storage key's alphabet
 _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 #: of a base64 run, at most this many parts between `/` are judged together (a key of 200 characters has
@@ -170,13 +172,23 @@ def is_random_group(group: str) -> bool:
     joined = "".join(parts)
     if joined == group or len(joined) < BARE_RUN - 2:  # a 24-character token_urlsafe with its `-`s
         return False
-    if re.search("[A-Z]", joined) and re.search("[a-z]", joined):  # groups of a mixed-case key
-        return _is_random(joined)
+    if re.search("[A-Z]", joined) and re.search("[a-z]", joined):  # groups of a mixed-case key, unless one
+        # is a word: a model id's (`Qwen3-8B-unsloth-bnb-4bit`, `Qwen2.5-Omni-7B`; battery 50, W11)
+        return not any(map(_is_word, parts)) and _is_random(joined)
     if len(parts) >= 3 and len(parts[0]) >= 4 and len({len(part) for part in parts}) == 1:  # a product key's
         # groups of one case (`XXXX-XXXX-...`); a UUID's groups (8-4-4-4-12) are of several lengths
         letters_and_digits = re.search("[A-Za-z]", joined) and re.search("[0-9]", joined)
         return bool(letters_and_digits) and (_is_hex(joined) or _is_random(joined))
     return False
+
+
+def _is_word(part: str) -> bool:
+    """A part of a name (`unsloth`, `Omni`): letters of one word, at least half of their pairs common in
+    English; a random key's part is so by chance about once in a hundred groups."""
+    if not _WORD.fullmatch(part):
+        return False
+    pairs = [part[i:i + 2].lower() for i in range(len(part) - 1)]
+    return 2 * sum(pair in _COMMON_PAIRS for pair in pairs) >= len(pairs)
 
 
 def _is_hex(run: str) -> bool:

@@ -172,8 +172,10 @@ def check_model_folder(path) -> None:
 
 
 #: bytes per element of safetensors' dtypes (sub-byte ones, F4 and F6, are not checked)
-_DTYPE_BYTES = {"BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "F8_E8M0": 1, "I16": 2, "U16": 2,
-                "F16": 2, "BF16": 2, "I32": 4, "U32": 4, "F32": 4, "I64": 8, "U64": 8, "F64": 8}
+_DTYPE_BYTES = {"BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "F8_E8M0": 1, "F8_E4M3FNUZ": 1,
+                "F8_E5M2FNUZ": 1, "I16": 2, "U16": 2, "F16": 2, "BF16": 2, "I32": 4, "U32": 4, "F32": 4, "I64": 8,
+                "U64": 8, "F64": 8, "C64": 8}
+_SUB_BYTE_DTYPES = ("F4", "F6_E2M3", "F6_E3M2")
 
 
 def _header_problem(header: dict) -> str:
@@ -193,6 +195,8 @@ def _header_problem(header: dict) -> str:
         if not isinstance(shape, list) or not all(isinstance(n, int) and n >= 0 for n in shape):
             return f"tensor {name!r} has no valid shape"
         width = _DTYPE_BYTES.get(tensor.get("dtype"))
+        if width is None and tensor.get("dtype") not in _SUB_BYTE_DTYPES:  # battery 50, W10: a traceback
+            return f"tensor {name!r} has dtype {tensor.get('dtype')!r}, which safetensors does not know"
         if width is not None and math.prod(shape) * width != end - begin:
             return (f"tensor {name!r} is given as {tensor['dtype']} {shape}, {math.prod(shape) * width} bytes, "
                     f"and its offsets hold {end - begin}")

@@ -144,9 +144,12 @@ def _check_config_fits_weights(model_class, path) -> None:
     if not files or _quantized(path):  # packed quantized weights hold fewer numbers than parameters
         return
     held = 0
-    for file in files:
-        with safe_open(str(file), "pt") as weights:
-            held += sum(int(np.prod(weights.get_slice(name).get_shape())) for name in weights.keys())
+    try:
+        for file in files:
+            with safe_open(str(file), "pt") as weights:
+                held += sum(int(np.prod(weights.get_slice(name).get_shape())) for name in weights.keys())
+    except Exception:  # noqa: BLE001 (a damaged file: the load names it)
+        return
     try:
         config = AutoConfig.from_pretrained(path)
         build = getattr(model_class, "from_config", None) or model_class._from_config

@@ -95,6 +95,7 @@ sha256-9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
 runs/550e8400-e29b-41d4-a716-446655440000 605efc8216d3a30d2ec1a7965156cff6.json
 runs/MyExperiment/Seed42/Checkpoint1500 /home/Me/Projects/IHBench/runs/Qwen2Audio7B/Run20241207/Epoch3
 models/Qwen2AudioForConditionalGeneration/SafeTensors/Shard00001Of00004
+unsloth/Qwen3-8B-unsloth-bnb-4bit unsloth/Qwen2.5-Omni-7B-unsloth-bnb-4bit RedHatAI/Qwen3-30B-A3B-FP8-dynamic
 """.split()
 
 
@@ -180,3 +181,18 @@ def test_a_run_of_thousands_of_characters_in_a_server_s_message_is_judged_withou
     blob = "".join(draw.choice(string.ascii_letters + string.digits) for _ in range(20000))
     assert redact_text(f"HTTP 500: {blob}") == f"HTTP 500: {REDACTED}"
     assert redact_text("HTTP 500: " + "Audio" * 4000) == "HTTP 500: " + "Audio" * 4000
+
+
+def test_model_ids_made_of_a_family_a_size_and_a_variant_are_names():
+    """Battery 50, W11: 11% of such ids (`Qwen3-8B-unsloth-bnb-4bit`, `...-FP8-Dynamic`) were refused as keys,
+    and redacted as a deployment's name in a server's address."""
+    import itertools
+
+    families = ["Qwen3", "Qwen2.5-Omni", "Qwen2-Audio", "Llama-3.1", "gemma-3n", "Phi-4-multimodal", "Voxtral-Mini",
+                "Kimi-Audio", "granite-speech-3.3", "GLM-4-Voice", "Mistral-Small-3.2"]
+    sizes = ["0.5B", "1B", "3B", "7B", "8B", "14B", "24B", "30B-A3B", "E4B", "70B"]
+    variants = ["Instruct", "it", "unsloth-bnb-4bit", "Instruct-unsloth-bnb-4bit", "AWQ", "GPTQ-Int4", "GGUF", "FP8-Dynamic",
+                "MLX-4bit", "Q4_K_M", "Base", "Chat", "lora-r16", "Instruct-2507", "it-qat-q4_0-gguf"]
+    names = [f"org/{f}-{s}-{v}" for f, s, v in itertools.product(families, sizes, variants)]
+    refused = [name for name in names if credential_in(name)]
+    assert len(refused) <= len(names) // 200, refused[:10]

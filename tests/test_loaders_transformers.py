@@ -412,10 +412,13 @@ def test_a_value_only_a_loaded_model_would_meet_is_named_with_or_without_weights
      "0 was expected)"),
     (lambda f: (f / "config.json").write_bytes(b"\xef\xbb\xbf" + (f / "config.json").read_bytes()),
      "config.json: begins with a byte-order mark (saved by a Windows editor?), which transformers cannot read"),
+    (lambda f: _edit_header(f / "model.safetensors", dtype="Q8"),  # battery 50, W10: a SafetensorError traceback
+     "model.safetensors: its header is damaged (tensor 'audio_tower.conv1.bias' has dtype 'Q8', which safetensors "
+     "does not know)"),
     (lambda f: _edit_header(f / "model.safetensors", metadata="x"),
      "model.safetensors: its header is damaged (its __metadata__ is not an object of texts)"),  # battery 48, U10
 ], ids=["hop_length 0", "feature_size 0", "chunk_length text", "processor_class", "pad_token null",
-        "header dtype", "header shape", "header entry removed", "BOM", "header metadata"])
+        "header dtype", "header shape", "header entry removed", "BOM", "header unknown dtype", "header metadata"])
 def test_processor_and_weights_header_edits_are_one_line_with_or_without_weights(edit, said, checkpoints, tmp_path):
     """Battery 47, T3 to T6: tracebacks from `run` and `doctor` (a division by zero as the processor was
     built, an array of 572 GiB, a tokenizer taken for the processor, safetensors' own refusal mid-load)."""
