@@ -414,6 +414,9 @@ class RunInfo:
     seed: Optional[int] = None
     types: Optional[list[str]] = None
     endpoint: Optional[str] = None
+    #: a digest of the server's address as given (`endpoint_digest`): the endpoint above hides what looks like a
+    #: key, and a resume compares the whole address by it (battery 50, W11)
+    endpoint_digest: Optional[str] = None
     #: loader options that change answers (thinking, dtype, ...), not those that say how requests travel
     loader_options: Optional[dict] = None
     epochs: Optional[int] = None
@@ -451,7 +454,7 @@ class RunInfo:
         _check_format_version(data)
         for name, kinds in (("model", dict), ("versions", dict), ("generation", dict), ("seed", int),
                             ("model_path", str), ("model_name", str), ("config", str),
-                            ("split", str), ("loader", str)):
+                            ("split", str), ("loader", str), ("endpoint_digest", str)):
             _check(data, name, kinds, optional=True)
         for name in ("loader", "model_path", "config", "split"):  # each names something; no command writes ''
             if isinstance(data.get(name), str) and not data[name].strip():
@@ -527,6 +530,8 @@ class RunInfo:
             data.pop("effective_generation", None)
         if self.item_ids is None:  # selected by --types and --limit: run.json as before the field existed
             data.pop("item_ids", None)
+        if self.endpoint_digest is None:  # a local model's run, or one begun before the field existed
+            data.pop("endpoint_digest", None)
         return data
 
     def identity(self) -> dict:

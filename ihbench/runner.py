@@ -114,6 +114,33 @@ def check_moved_data(existing: RunInfo, items, given: str, path: Path) -> None:
                 "recorded as its dataset from now on", path, existing.data, recorded_source(given))
 
 
+def endpoint_identity(base_url) -> dict:
+    """How run.json records the server(s): the address with what looks like a key hidden, and a digest of
+    the address as given, so a resume against another server is refused even where hiding made two addresses
+    read alike (a deployment's name taken for a key). The digest is 16 hex digits: too short to be taken for
+    a key itself, and a random key cannot be recovered from it."""
+    import hashlib
+
+    from ihbench.dataset.argtypes import Url
+
+    def canonical(url) -> str:
+        try:
+            return Url().canonical(url)
+        except (ValueError, TypeError, AttributeError):  # given from Python unchecked: compared as it is
+            return repr(url)
+
+    urls = [base_url] if isinstance(base_url, str) else list(base_url or [])
+    digest = hashlib.sha256("\n".join(sorted(map(canonical, urls))).encode("utf-8")).hexdigest()[:16]
+    return {"endpoint": redact(base_url), "endpoint_digest": digest if urls else None}
+
+
+def kept_endpoint(identity: dict, existing: Optional[RunInfo]) -> dict:
+    """The endpoint a resumed run.json keeps: the first start's (a changed one was allowed, not adopted)."""
+    if existing is None:
+        return {"endpoint": identity["endpoint"], "endpoint_digest": identity["endpoint_digest"]}
+    return {"endpoint": existing.endpoint, "endpoint_digest": existing.endpoint_digest or identity["endpoint_digest"]}
+
+
 def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint_change: bool = False,
                    moved: bool = False) -> None:
     if isinstance(existing.extra.get("barge_in"), dict) != ("barge_in" in identity):  # its points are its own
@@ -123,6 +150,13 @@ def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint
     for key in RUN_IDENTITY:
         if key == "endpoint" and allow_endpoint_change:
             continue
+        if key == "endpoint" and existing.endpoint_digest and identity.get("endpoint_digest"):
+            if existing.endpoint_digest == identity["endpoint_digest"]:
+                continue
+            raise RunConfigError(f"{path} belongs to a different run: its server's address was {recorded[key]!r} and "
+                                 f"is {identity.get(key)!r} now (compared as given, hidden parts too); use another "
+                                 "--out (or the same options to resume) (--allow-endpoint-change if the new server "
+                                 "serves the same model)")
         if key == "data" and (moved or same_source(recorded[key], identity.get(key))):
             continue
         if key == "endpoint" and same_servers(recorded[key], identity.get(key)):  # replicas in another order
@@ -225,7 +259,7 @@ def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, p
                 "history_audio": history_audio_label(spec.history_audio),
                 "generation": generation.to_dict(),
                 "seed": spec.seed, "types": sorted(spec.types) if spec.types else None,
-                "endpoint": redact(spec.loader_options.get("base_url")),
+                **endpoint_identity(spec.loader_options.get("base_url")),
                 # options that change answers (thinking=true, dtype, ...), not where they come from
                 "loader_options": redact({k: v for k, v in sorted(spec.loader_options.items())
                                           if k not in TRANSPORT_OPTIONS}) or None}
@@ -305,7 +339,7 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
                     "limit)" if spec.loader == "openai" else "")
 
     run_dir.write_info(RunInfo(
-        **{**identity, "endpoint": existing.endpoint if existing else identity["endpoint"]},
+        **{**identity, **kept_endpoint(identity, existing)},
         epochs=spec.epochs, limit=spec.limit, item_ids=[item.id for item in items] if handed else None,
         model=described(loader, passed_in),
         effective_generation=loader.effective_generation(generation), data_fingerprint=items_fingerprint(items),

@@ -152,6 +152,28 @@ def test_a_retry_waiting_when_stop_comes_is_not_sent():
     assert len(calls) == 1 and failed.value.attempts == 1
 
 
+def test_a_resume_against_another_server_is_refused_even_where_its_address_was_partly_hidden(official, server,
+                                                                                              tmp_path):
+    """Battery 50, W11: two deployments whose names were taken for keys read alike in run.json
+    (`.../deployments/<redacted>`), and a resume against the other one mixed two models' answers in a run."""
+    first, second = "eed6e4cbd825a5ec40be6d0a5a8b2898", "6b13214aab63c4c1b3d531ea305b5a18"
+    at = {name: server.base_url.replace("/v1", f"/deployments/{name}/v1") for name in (first, second)}
+    run(_spec(official, tmp_path / "run", server, epochs=1, limit=1, loader_options={"base_url": at[first]}),
+        progress=False)
+    info = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert first not in json.dumps(info) and len(info["endpoint_digest"]) == 16
+    with pytest.raises(RunConfigError, match="its server's address was .* now \\(compared as given, hidden parts"):
+        run(_spec(official, tmp_path / "run", server, epochs=1, limit=2, loader_options={"base_url": at[second]}),
+            progress=False)
+    resumed = run(_spec(official, tmp_path / "run", server, epochs=1, limit=2, loader_options={"base_url": at[first]}),
+                  progress=False)
+    assert resumed.skipped == 1 and resumed.written == 1
+    del info["endpoint_digest"]  # a run.json of an earlier version: compared by its recorded address, as it was
+    (tmp_path / "run" / "run.json").write_text(json.dumps(info))
+    assert run(_spec(official, tmp_path / "run", server, epochs=1, limit=2, loader_options={"base_url": at[first]}),
+               progress=False).skipped == 2
+
+
 def test_a_run_resumed_with_fewer_epochs_says_what_it_leaves_out(official, server, tmp_path, caplog):
     """Battery 47, T8: `--epochs 1` on a run of 2 rewrote run.json without a word, and judge and report then
     left epoch 2 out with a warning --quiet hides."""

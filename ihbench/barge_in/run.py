@@ -179,13 +179,14 @@ async def _run_locked(spec, run_dir, generation, conversations, callers, loader,
     from ihbench.generate.agents import Agents
     from ihbench.llm import LLMCache, concurrently
     from ihbench.loaders import create
-    from ihbench.runner import TRANSPORT_OPTIONS, RunConfigError, check_same_run, first_difference, versions
+    from ihbench.runner import (TRANSPORT_OPTIONS, RunConfigError, check_same_run, endpoint_identity, first_difference,
+                                kept_endpoint, versions)
 
     identity = {"loader": spec.loader, "model_path": spec.model_path, "data": recorded_source(spec.data),
                 "config": spec.config,
                 "split": spec.split, "modality": spec.modality, "history_audio": None,
                 "generation": generation.to_dict(), "seed": spec.seed, "types": None,
-                "endpoint": redact(spec.loader_options.get("base_url")),
+                **endpoint_identity(spec.loader_options.get("base_url")),
                 "loader_options": redact({k: v for k, v in sorted(spec.loader_options.items())
                                           if k not in TRANSPORT_OPTIONS}) or None, "convbench": None}
     settings = _settings(spec, backend, callers)
@@ -208,7 +209,7 @@ async def _run_locked(spec, run_dir, generation, conversations, callers, loader,
     if spec.modality == "audio":
         _check_clip_count(conversations, loader)
     run_dir.write_info(RunInfo(
-        **{**identity, "endpoint": existing.endpoint if existing else identity["endpoint"]},
+        **{**identity, **kept_endpoint(identity, existing)},
         epochs=1, limit=spec.limit, model=described(loader, passed_in),
         effective_generation=loader.effective_generation(generation),
         data_fingerprint=hashlib.sha256("".join(hashes.values()).encode()).hexdigest()[:16],

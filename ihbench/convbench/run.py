@@ -32,7 +32,7 @@ from ihbench.dataset.redaction import redact
 from ihbench.loaders.failures import describe_failure, is_item_failure
 from ihbench.records import RUN_INFO_FORMAT, RunInfo, described, read_typed
 from ihbench.rundir import RunDir
-from ihbench.runner import TRANSPORT_OPTIONS
+from ihbench.runner import TRANSPORT_OPTIONS, endpoint_identity
 from ihbench.seeds import record_seed
 
 from .records import TurnRecord, of_the_run, utc_stamp
@@ -143,7 +143,7 @@ def run_convbench(spec: ConvRunSpec, *, loader=None, benchmark=None, progress: b
     identity = {"loader": spec.loader, "model_path": spec.model_path, "data": recorded_source(spec.data),
                 "config": spec.config,
                 "split": None, "modality": spec.modality, "history_audio": None, "generation": generation.to_dict(),
-                "seed": spec.seed, "types": None, "endpoint": redact(spec.loader_options.get("base_url")),
+                "seed": spec.seed, "types": None, **endpoint_identity(spec.loader_options.get("base_url")),
                 "loader_options": redact({k: v for k, v in sorted(spec.loader_options.items())
                                           if k not in TRANSPORT_OPTIONS}) or None,
                 "convbench": {"tool_results": spec.tool_results, "max_rounds": spec.max_rounds,
@@ -199,7 +199,7 @@ def _run_locked(spec, run_dir: RunDir, identity: dict, generation, benchmark, ta
     from tqdm.auto import tqdm
 
     from ihbench.loaders import create, get
-    from ihbench.runner import check_same_run, versions
+    from ihbench.runner import check_same_run, kept_endpoint, versions
 
     existing = run_dir.info() if run_dir.exists() else None
     if existing:
@@ -213,7 +213,7 @@ def _run_locked(spec, run_dir: RunDir, identity: dict, generation, benchmark, ta
     if spec.modality == "audio":
         _check_clip_count(spec, benchmark, targets, loader)
     run_dir.write_info(RunInfo(
-        **{**identity, "endpoint": existing.endpoint if existing else identity["endpoint"]},
+        **{**identity, **kept_endpoint(identity, existing)},
         epochs=spec.epochs, model=described(loader, passed_in), data_fingerprint=digest, n_items=len(targets),
         versions=versions(), command=redact(list(spec.command or sys.argv)),
         created=existing.created if existing else time.strftime("%Y-%m-%dT%H:%M:%S%z"), format_version=RUN_INFO_FORMAT))
