@@ -153,10 +153,11 @@ def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint
         if key == "endpoint" and existing.endpoint_digest and identity.get("endpoint_digest"):
             if existing.endpoint_digest == identity["endpoint_digest"]:
                 continue
-            raise RunConfigError(f"{path} belongs to a different run: its server's address was {recorded[key]!r} and "
-                                 f"is {identity.get(key)!r} now (compared as given, hidden parts too); use another "
-                                 "--out (or the same options to resume) (--allow-endpoint-change if the new server "
-                                 "serves the same model)")
+            alike = " (they read alike with what looks like a key hidden; as given they differ)" \
+                if same_servers(recorded[key], identity.get(key)) else ""
+            raise RunConfigError(f"{path} belongs to a different run: endpoint is {recorded[key]!r} there but "
+                                 f"{identity.get(key)!r} now{alike}; use another --out (or the same options to resume) "
+                                 "(--allow-endpoint-change if the new server serves the same model)")
         if key == "data" and (moved or same_source(recorded[key], identity.get(key))):
             continue
         if key == "endpoint" and same_servers(recorded[key], identity.get(key)):  # replicas in another order

@@ -19,13 +19,12 @@ import json
 import math
 import os
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from .errors import UsageError
-from .io.json_object import TOO_DEEP
+from .io.json_object import TOO_DEEP, TOO_LONG_NUMBER
 from .io.regular import absent
 
 __all__ = ["ArgType", "ArgumentValueError", "boolean", "check_all", "choice", "concurrency", "count", "data_source",
@@ -143,9 +142,6 @@ class Number(ArgType):
         return number
 
 
-_TOO_LONG_NUMBER = f"an integer of more than {sys.get_int_max_str_digits()} digits, which no server reads"
-
-
 @dataclass(frozen=True, repr=False)
 class JsonValue(ArgType):
     """JSON text (or an already parsed value) of the given kind: object, array, or any."""
@@ -165,7 +161,7 @@ class JsonValue(ArgType):
             except RecursionError:
                 raise self.refuse(_shortened(value), TOO_DEEP) from None
             except ValueError:  # more digits than Python reads an integer of
-                raise self.refuse(_shortened(value), _TOO_LONG_NUMBER) from None
+                raise self.refuse(_shortened(value), TOO_LONG_NUMBER) from None
         if self.kind is not None and not isinstance(value, self.kind):
             raise self.refuse(value)
         if not _finite(value):  # 1e999 is read as inf, which no request can carry: a traceback after run.json
@@ -310,7 +306,7 @@ class KeyValue(ArgType):
         except ValueError as error:  # an integer of more digits than Python reads (battery 50, W12)
             if isinstance(error, ArgumentValueError):
                 raise
-            raise ArgumentValueError(f"{key}: its JSON holds {_TOO_LONG_NUMBER}, got "
+            raise ArgumentValueError(f"{key}: its JSON holds {TOO_LONG_NUMBER}, got "
                                      f"{_shortened(text)!r}") from None
 
 

@@ -84,11 +84,11 @@ _TYPED_URL_USER = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]+:/+[^/@\s]+@")
 _SHORTEST_SECRET = 12
 
 
-def _environment_secrets() -> list[str]:
+def _environment_secrets(shortest: int = _SHORTEST_SECRET) -> list[str]:
     """Values of environment variables named like secrets, long enough not to be a word of a path, and
-    not paths themselves; the longest first."""
+    not paths themselves (`HF_TOKEN_PATH`); the longest first."""
     values = {value for name, value in os.environ.items()
-              if is_secret(name) and len(value) >= _SHORTEST_SECRET and not value.startswith(("/", "~", "."))}
+              if is_secret_variable(name) and len(value) >= shortest and not value.startswith(("/", "~", "."))}
     return sorted(values, key=len, reverse=True)
 
 
@@ -104,7 +104,7 @@ def credential_in(text: str) -> Optional[str]:
         return "a URL with a user part"
     secrets = set(_environment_secrets())  # long enough, and not paths
     for name, value in sorted(os.environ.items()):  # the variable named, the more helpful of the two
-        if is_secret(name) and value in secrets and value in text:
+        if is_secret_variable(name) and value in secrets and value in text:
             return f"the value of ${name}"
     if _looks_like_a_key(text):  # pasted where a name goes (battery 45, R7): run.json kept it in clear
         return "what looks like an API key"
@@ -122,6 +122,18 @@ def _query_value(match: "re.Match") -> str:
 def is_secret(name: str) -> bool:
     """An option name that holds a credential: it ends in key, token, secret, password, ..."""
     return isinstance(name, str) and bool(_SECRET.search(name.strip().lstrip("-")))
+
+
+#: a word of an environment variable's name that says it holds a credential, wherever it stands
+#: (`OPENAI_API_KEY_2`, `SPEECH_KEY1`, `AZURE_KEY_PROD`), its digits aside
+_SECRET_WORDS = {"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "CREDENTIAL", "CREDENTIALS"}
+
+
+def is_secret_variable(name: str) -> bool:
+    """An environment variable that holds a credential: named as a secret option is, or with a word of
+    `_SECRET_WORDS` anywhere in its name (battery 50, W7: `OPENAI_API_KEY_2`'s value named a folder)."""
+    return is_secret(name) or any(word.rstrip("0123456789") in _SECRET_WORDS
+                                  for word in str(name).upper().split("_"))
 
 
 def redact(value: Any) -> Any:
@@ -217,8 +229,7 @@ def redact_text(text: str) -> str:
     `Basic ...`) and a URL's password hidden (a proxy's 401 that echoes the request's key went into every record)."""
     if not isinstance(text, str) or not text:
         return text
-    secrets = set(_IN_USE) | {value for name, value in os.environ.items()
-                              if is_secret(name) and value and len(value) >= 8}
+    secrets = set(_IN_USE) | set(_environment_secrets(shortest=8))
     for secret in sorted(secrets, key=len, reverse=True):
         text = text.replace(secret, REDACTED)
     text = _BASIC.sub(_basic, _redact_url(text))

@@ -481,7 +481,7 @@ def test_sid_on_a_config_that_is_not_sid_names_it_and_the_sid_configs(config, tm
 
 
 @pytest.mark.parametrize("content, message", [
-    ("[]", "not a JSON object (a list); expected an object with 'positives' and 'negatives' lists"),
+    ("[]", "not a JSON object (an array); expected an object with 'positives' and 'negatives' lists"),
     ('{"positives": 5}', "positives: expected a non-empty list, got 5"),
     ('{"positives": [{"lead": "a", "cue": "b"}]}', "negatives: expected a non-empty list, got nothing"),
     ('{"positives": ["x"], "negatives": ["n"]}', "positives[0]: expected an object with 'lead' and 'cue' texts"),

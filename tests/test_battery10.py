@@ -204,8 +204,8 @@ def test_a_command_whose_extra_is_not_installed_says_which_to_install(command, m
     ("--base-url", "http://a..b/v1", "a host name's labels (between dots) are 1 to 63 characters"),
     ("--option", "timeout=1e10", "--option timeout: expected a number in (0, 86400]"),
     # battery 50, W12: argparse's own message naming an internal class, and the whole 5000 digits echoed
-    ("--option", 'extra_body={"a": ' + "9" * 5000 + "}", "extra_body: its JSON holds an integer of more than 4300 "
-                                                          "digits, which no server reads, got '{\"a\": 9999"),
+    ("--option", 'extra_body={"a": ' + "9" * 5000 + "}", "extra_body: its JSON holds a number too long to read "
+                                                          "(thousands of digits"),
 ])
 def test_a_server_option_no_request_could_use_is_refused_before_the_run_begins(option, value, said, official,
                                                                                 tmp_path, capsys):

@@ -71,7 +71,8 @@ def test_a_build_without_its_card_is_named(official, capsys):
 # --- finding 7: a build_info.json that is not a JSON object ---------------------------------------
 
 @pytest.mark.parametrize("text, said", [("{", "not valid JSON (Expecting property name enclosed in double quotes at line 1 column 2)"),
-                                        ("[1]", "not a JSON object (a list)"),
+                                        ("[1]", "not a JSON object (an array)"),
+                                        ("null", "not a JSON object (null)"),  # battery 50, W13: "(a NoneType)"
                                         ("{}", "missing field 'builder'")])  # battery 7, finding 5: emptied
 def test_a_damaged_build_info_is_named_by_every_command_that_reads_it(text, said, official, tmp_path, capsys):
     """It was taken for no build at all: info, verify --audio and publish-dataset went on, and the

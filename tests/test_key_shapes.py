@@ -196,3 +196,14 @@ def test_model_ids_made_of_a_family_a_size_and_a_variant_are_names():
     names = [f"org/{f}-{s}-{v}" for f, s, v in itertools.product(families, sizes, variants)]
     refused = [name for name in names if credential_in(name)]
     assert len(refused) <= len(names) // 200, refused[:10]
+
+
+@pytest.mark.parametrize("variable", ["OPENAI_API_KEY_2", "SPEECH_KEY1", "AZURE_KEY_PROD"])
+def test_a_variable_with_a_secret_word_anywhere_in_its_name_holds_a_secret(variable, monkeypatch):
+    """Battery 50, W7: `--out r_$OPENAI_API_KEY_2` named a folder with the key (only names ending in KEY,
+    TOKEN, ... were taken for secrets); a path in such a variable (`HF_TOKEN_PATH`) stays a path."""
+    monkeypatch.setenv(variable, "proxy-key-of-any-shape")
+    monkeypatch.setenv("HF_TOKEN_PATH", "/root/.cache/huggingface/token")
+    assert credential_in("r_proxy-key-of-any-shape") == f"the value of ${variable}"
+    assert credential_in("/root/.cache/huggingface/token") is None
+    assert redact({"extra_body": {"user": "proxy-key-of-any-shape"}})["extra_body"]["user"] == REDACTED

@@ -28,6 +28,23 @@ TOO_DEEP = "nested too deeply to be read (thousands of levels of [ or {; no file
 TOO_LONG_NUMBER = "a number too long to read (thousands of digits; no file of the toolkit has one)"
 
 
+def json_kind(value) -> str:
+    """What a JSON value is, in JSON's words (null, not Python's NoneType): for messages about a file."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
 def unique_keys(pairs: list) -> dict:
     """`object_pairs_hook` refusing a key given twice (every JSON read from outside the toolkit)."""
     value = dict(pairs)
@@ -83,5 +100,5 @@ def read_json_object(path: Union[str, Path], error: type[Exception], *, hint: st
     except ValueError:  # after JSONDecodeError and the content checks: the interpreter's digit limit
         raise error(f"{path}: {TOO_LONG_NUMBER}{suffix}") from None
     if not isinstance(value, dict):
-        raise error(f"{path}: not a JSON object (a {type(value).__name__}){suffix}")
+        raise error(f"{path}: not a JSON object ({json_kind(value)}){suffix}")
     return value
