@@ -18,10 +18,10 @@ and a key is meant to come from the environment anyway):
   or a file named by its hash (`ihb-<32 hex>`, a batch request's; `batch_<hex>`; `<md5>.json`), not a key:
   a key pasted alone, or from a shell's `$SECRET` (the environment's secrets are matched by value), is found.
 
-Runs split by `-`, `_` or `.` are judged joined when they mix capitals and small letters (a key in dash
-groups, a `token_urlsafe` key, Zhipu's `<id>.<secret>`), or when they are groups of one length (a
-product key's `XXXX-XXXX-XXXX`), so no part of the key stays in clear; lower-case dashed names
-(`wav2vec2-xlsr-53-espeak-cv-ft`) and a UUID's groups are judged part by part. Base64's `+`, `/` and `=`
+Runs split by `-`, `_` or `.` are judged joined when they mix capitals and small letters and no part is
+a word (a key in dash groups, a `token_urlsafe` key, Zhipu's `<id>.<secret>`; not `Qwen3-8B-unsloth-bnb-4bit`),
+or when they are groups of one length (a product key's `XXXX-XXXX-XXXX`), so no part of the key stays in
+clear; lower-case dashed names (`wav2vec2-xlsr-53-espeak-cv-ft`) and a UUID's groups are judged part by part. Base64's `+`, `/` and `=`
 join its parts too (an AWS secret key), from the first part that starts a random span.
 """
 from __future__ import annotations
