@@ -14,9 +14,10 @@ and a key is meant to come from the environment anyway):
 - it holds a date (`20241217`);
 - it is hexadecimal of 40 or 64 digits: a git or Hub revision, a sha256, a file's hash. Other lengths
   standing alone are keys (32: Azure's and AssemblyAI's; 48: `secrets.token_hex(24)`), and so is an MLflow
-  run id (32), refused as a name too. Hex joined to a word by `-`, `_` or `.`, on either side, is an id
-  or a file named by its hash (`ihb-<32 hex>`, a batch request's; `batch_<hex>`; `<md5>.json`), not a key:
-  a key pasted alone, or from a shell's `$SECRET` (the environment's secrets are matched by value), is found.
+  run id (32), refused as a name too. Hex joined to a label by `-`, `_` or `.`, on either side, is an id
+  (`ihb-<32 hex>`, a batch request's; `batch_<hex>`; `<hex>_eval`), not a key: a key pasted alone, beside
+  a random part (Zhipu's `<hex>.<secret>`), or from a shell's `$SECRET` (the environment's secrets are
+  matched by value), is found. A file's extension is left out before any of this (`<key>.sqlite`).
 
 Runs split by `-`, `_` or `.` are judged joined when they mix capitals and small letters and no part is
 a word (a key in dash groups, a `token_urlsafe` key, Zhipu's `<id>.<secret>`; not `Qwen3-8B-unsloth-bnb-4bit`),
@@ -50,6 +51,10 @@ GROUP = re.compile(r"[-_.]*[A-Za-z0-9]+(?:[-_.]+[A-Za-z0-9]+)*[-_.]*")
 _JOINERS = "-_."
 #: a part of a group that may be a word (`unsloth`, `Omni`, `Instruct`), if its letter pairs are common
 _WORD = re.compile(r"[A-Z]?[a-z]{2,}")
+#: a label beside a hash in an id (`ihb`, `batch`, `eval`, `v2`, `seed1`, `PROD`)
+_LABEL = re.compile(r"[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
+#: a file's extension at a group's end (`.sqlite`, `.json`, `.db`, `.tar.gz`)
+_EXTENSION = re.compile(r"(?:\.[a-z][a-z0-9]{0,7})+$")
 #: standard base64 (`+`, `/`, `=` padding): an AWS secret key's or an Azure storage key's alphabet
 _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 #: of a base64 run, at most this many parts between `/` are judged together (a key of 200 characters has
@@ -150,6 +155,8 @@ def _random_base64_spans(text: str, match: "re.Match") -> list[tuple[int, int]]:
             joined = re.sub(r"[+/=]", "", span)
             if joined == span or re.fullmatch(r"[0-9]*|[a-z]+[0-9]*", text[slice(*parts[last - 1])]):
                 continue  # one run of letters and digits (judged as such), or a span ending in a path's word
+            if not re.search(r"[+=]", span) and all(_wordy(text[slice(*part)]) for part in parts[first:last]):
+                continue  # an organisation and a name (`FunAudioLLM/SenseVoiceSmall`; battery 51, X3)
             if len(joined) >= BARE_RUN and re.search("[A-Z]", joined) and re.search("[a-z]", joined) and \
                     _is_random(joined):
                 spans.append((start, end))
@@ -161,14 +168,16 @@ def _random_base64_spans(text: str, match: "re.Match") -> list[tuple[int, int]]:
 
 
 def is_random_group(group: str) -> bool:
-    """A run of letters and digits, or runs joined by `-`, `_`, `.` (as `GROUP` finds them), that is a key."""
+    """A run of letters and digits, or runs joined by `-`, `_`, `.` (as `GROUP` finds them), that is a key.
+    A file's extension is left out first: `<key>.sqlite` is the key's (battery 51, X1)."""
+    group = _EXTENSION.sub("", group)
     core = group.strip(_JOINERS)
+    parts = re.split(r"[-_.]+", core)
     for run in re.findall(r"[A-Za-z0-9]{%d,}" % BARE_RUN, group):
-        if _is_hex(run) and run != core:  # an id's hash (`ihb-<32 hex>`, `<hash>.json`); a key stands alone
-            continue
+        if _is_hex(run) and run != core and all(_LABEL.fullmatch(part) for part in parts if part != run):
+            continue  # an id's hash (`ihb-<32 hex>`, `<hex>_eval`); beside a random part it is a key's (X2)
         if _is_random(run):
             return True
-    parts = re.split(r"[-_.]+", core)
     joined = "".join(parts)
     if joined == group or len(joined) < BARE_RUN - 2:  # a 24-character token_urlsafe with its `-`s
         return False
@@ -189,6 +198,14 @@ def _is_word(part: str) -> bool:
         return False
     pairs = [part[i:i + 2].lower() for i in range(len(part) - 1)]
     return 2 * sum(pair in _COMMON_PAIRS for pair in pairs) >= len(pairs)
+
+
+def _wordy(part: str) -> bool:
+    """Most of `part`'s letters are in words (`FunAudioLLM`: Fun, Audio, LLM): a folder's or a model's name."""
+    letters = sum(c.isalpha() for c in part)
+    in_words = sum(len(word) for word in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", part)
+                   if _is_word(word) or (word.isupper() and len(word) <= 4))
+    return letters > 0 and in_words >= 0.7 * letters
 
 
 def _is_hex(run: str) -> bool:

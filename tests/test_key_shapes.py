@@ -59,6 +59,11 @@ KEYS = [
                       "011e0092c9fa2106cd556bde91072"),
     ("upper case in dash groups", "O7MD-JKSP-EPQH-0HN1-TCYM-7F73-RI3T-79E2"),
     ("lower case in dash groups", "1m1l1nee-uo1p2qo2-nbofe2i2-fnh4wrx4"),
+    # battery 51: X1 a key with a file's extension, X2 Zhipu's with few digits in its secret part
+    ("product key with an extension", "K1BS-URUR-K42T-H5HQ-KZE9-7HBQ-O4XB-YMB7.sqlite"),
+    ("token_urlsafe with an extension", "j_5yqgFNoiA1RaIHf6d_GfZmyj-cxr6ZxETuYaG1joA.json"),
+    ("32 hex with an extension", "605efc8216d3a30d2ec1a7965156cff6.json"),
+    ("Zhipu, one digit in its secret", "2aa2f8aed7ff726b4261eccd39761c9f.VKbnQSgEWWhIOPx4"),
     ("DeepSeek", "sk-a1b2c3d4e5f60718293a4b5c6d7e8f90"), ("Cerebras", "csk-k3j9x2m8q7w1e5r4t6y0u2i9o8p7a6s5d4f3g2h1j0k9"),
 ]
 
@@ -92,10 +97,11 @@ TheBloke/CodeLlama-34B-Instruct-GPTQ_gptq-4bit-32g-actorder_True KimiAudioWhispe
 /home/me/runs/2024-12-07_12-03-01_qwen2audio_seed42 wandb/run-20241207_120301-3kx9z2ab/files
 hub/models--Qwen--Qwen2-Audio-7B-Instruct/snapshots/0a095220c30b7b31434169c3086508ef3ea5bf0a
 sha256-9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
-runs/550e8400-e29b-41d4-a716-446655440000 605efc8216d3a30d2ec1a7965156cff6.json
+runs/550e8400-e29b-41d4-a716-446655440000
 runs/MyExperiment/Seed42/Checkpoint1500 /home/Me/Projects/IHBench/runs/Qwen2Audio7B/Run20241207/Epoch3
 models/Qwen2AudioForConditionalGeneration/SafeTensors/Shard00001Of00004
 unsloth/Qwen3-8B-unsloth-bnb-4bit unsloth/Qwen2.5-Omni-7B-unsloth-bnb-4bit RedHatAI/Qwen3-30B-A3B-FP8-dynamic
+FunAudioLLM/SenseVoiceSmall AudioLLMs/SenseVoiceSmall Qwen2.5-Omni-7B.gguf 605efc8216d3a30d2ec1a7965156cff6_eval
 """.split()
 
 
@@ -207,3 +213,13 @@ def test_a_variable_with_a_secret_word_anywhere_in_its_name_holds_a_secret(varia
     assert credential_in("r_proxy-key-of-any-shape") == f"the value of ${variable}"
     assert credential_in("/root/.cache/huggingface/token") is None
     assert redact({"extra_body": {"user": "proxy-key-of-any-shape"}})["extra_body"]["user"] == REDACTED
+
+
+def test_almost_every_zhipu_key_is_found_whole():
+    """Battery 51, X2: `<32 hex>.<16 letters and digits>` was taken for a hash and a word in 6% of draws (the
+    two halves' kinds of character differ, which read as a name's structure)."""
+    draw = random.Random(11)
+    keys = ["".join(draw.choice("0123456789abcdef") for _ in range(32)) + "." +
+            "".join(draw.choice(string.ascii_letters + string.digits) for _ in range(16)) for _ in range(1000)]
+    missed = [key for key in keys if credential_in(key) is None]
+    assert len(missed) <= 10, missed[:5]
