@@ -440,7 +440,25 @@ def test_judge_of_an_unfinished_run_says_so(tmp_path, capsys):
         assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
                      str(tmp_path / "c.sqlite"), "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert f"note: {run} is unfinished: 2 of 3 planned response(s) are in it, and those were judged" in out, out
+    assert f"note: {run} is unfinished: 2 of 3 planned response(s) are in it, and the answered ones were judged" in out
+    # battery 51, X4: with a failed answer among them, it said "those were judged" of answers none of which was
+    failing, asked = tmp_path / "r2", []
+    with OpenAITestServer(fail_when=lambda request: asked.append(1) or (503 if len(asked) == 2 else None)) as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(failing),
+                     "--limit", "3", "--epochs", "1", "--quiet", "--base-url", server.base_url,
+                     "--option", "max_retries=0", "--option", "concurrency=1"]) == 1
+    lines = (failing / "responses.jsonl").read_text().splitlines(keepends=True)
+    (failing / "responses.jsonl").write_text("".join(lines[:2]))  # one answered, one failed, one never asked
+    capsys.readouterr()
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        assert main(["judge", str(failing), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
+                     str(tmp_path / "c.sqlite"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert f"2 of 3 planned response(s) are in it (1 answered, 1 failed), and the answered ones were judged" in out, out
+    assert main(["report", str(failing), "--out", str(tmp_path / "rep"), "--quiet"]) == 0
+    said = capsys.readouterr()
+    assert "2 of 3 planned response(s) are in it (1 answered, 1 failed); the scores cover the answered ones" in \
+        said.out + said.err, said
 
 
 @pytest.mark.parametrize("flag, value", [("--n-bootstrap", "50"), ("--tost-margin", "0.2"), ("--seed", "3")])

@@ -142,7 +142,7 @@ def test_a_damaged_summary_is_refused_naming_the_file_and_the_field(tmp_path, fo
 
 def test_a_file_that_is_no_summary_is_refused_naming_it(tmp_path):
     path = tmp_path / "summary.json"
-    for text, message in (("{", "not valid JSON"), ("[1]", r"not a JSON object \(a list\)"),
+    for text, message in (("{", "not valid JSON"), ("[1]", r"not a JSON object \(an array\)"),
                           ('{"kind": "asr"}', "unknown kind 'asr'"), ('{"kind": ["sid"]}', r"unknown kind \['sid'\]"),
                           ('{"wer": 0.1}', "no kind field")):
         path.write_text(text)

@@ -134,8 +134,10 @@ def main(args: argparse.Namespace) -> int:
         writer = RunDir(args.run).writer()
         then = (f"a run is writing it now ({writer}); judge again when it ends, and" if writer
                 else f"{s.rerun} goes on, and")
+        failed = (f" ({s.unfinished[0] - s.unanswered} answered, {s.unanswered} failed)"
+                  if s.unanswered and s.failed_unit == "response(s)" else "")
         print(f"note: {args.run} is unfinished: {s.unfinished[0]} of {s.unfinished[1]} planned response(s) are in "
-              f"it, and those were judged; {then} `ihbench judge` then judges only the new ones")
+              f"it{failed}, and the answered ones were judged; {then} `ihbench judge` then judges only the new ones")
     if s.held_back:
         print(f"note: {s.held_back} conversation(s) of this barge-in run are left out and not judged: "
               f"{held_back_why(args.run)}")

@@ -74,8 +74,10 @@ def unfinished_note(run: dict, name: str) -> Optional[str]:
         writer = run.get("being_written_by")
         then = f"a run is writing it now ({writer}); report again when it ends" if writer else \
             "`ihbench run` with the same options goes on"
-        return (f"{name} is unfinished: {run['n_responses']} of {planned} planned response(s) are in it; the scores "
-                f"cover those ({then})")
+        failed = run.get("generation_errors") or 0
+        answered = f" ({run['n_responses'] - failed} answered, {failed} failed)" if failed else ""
+        return (f"{name} is unfinished: {run['n_responses']} of {planned} planned response(s) are in it{answered}; "
+                f"the scores cover the answered ones ({then})")
     return None
 
 
