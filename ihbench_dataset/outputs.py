@@ -275,6 +275,10 @@ def check_cache_path(path: Union[str, os.PathLike], what: str, *, file: bool,
 #: the variables naming where the Hugging Face libraries (and anything following XDG) keep their caches
 LIBRARY_CACHE_VARIABLES = ("XDG_CACHE_HOME", "HF_HOME", "HF_DATASETS_CACHE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE",
                            "HF_MODULES_CACHE", "HF_EVALUATE_CACHE", "HF_METRICS_CACHE", "TRANSFORMERS_CACHE")
+#: scratch and config folders the libraries write to as a command runs (torch's compiler under TMPDIR,
+#: matplotlib's font list; battery 51, X6: both written into a dataset): not inside one of the toolkit's
+#: folders either, though outputs may go inside them (TMPDIR is often /tmp)
+LIBRARY_SCRATCH_VARIABLES = ("TMPDIR", "MPLCONFIGDIR", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
 
 
 def check_library_caches(*, dataset: Optional[Union[str, os.PathLike]] = None) -> None:
@@ -282,7 +286,7 @@ def check_library_caches(*, dataset: Optional[Union[str, os.PathLike]] = None) -
     toolkit's own (`check_cache_path`): `datasets` writes hundreds of megabytes of Arrow files into
     HF_DATASETS_CACHE on the first read, and inside a dataset folder they would be uploaded with it.
     Said before any work, naming the variable; a variable left unset keeps the library's default."""
-    for variable in ("IHBENCH_CACHE", *LIBRARY_CACHE_VARIABLES):  # the toolkit's own too, named as the variable
+    for variable in ("IHBENCH_CACHE", *LIBRARY_CACHE_VARIABLES, *LIBRARY_SCRATCH_VARIABLES):  # ours too, by its name
         value = os.environ.get(variable)
         if value and value.strip():
             check_cache_path(os.path.expanduser(value), variable, file=False, dataset=dataset)

@@ -132,6 +132,9 @@ def check_model_folder(path) -> None:
     if not (folder / "config.json").is_file():
         raise ModelFolderError(f"{folder}: no config.json; this is not a transformers model folder (give the "
                                "folder that holds config.json and the weights)")  # --model-path, --llm-model, ...
+    for file in sorted([*folder.glob("*.json"), *folder.glob("*.safetensors"), *folder.glob("*.bin")]):
+        if not file.is_file():  # a pipe would be waited on for ever (battery 51, X7), a folder fails mid-load
+            raise ModelFolderError(f"{file}: not a regular file (a {_kind_of(file)}); give the file itself")
     for file in sorted(folder.glob("*.json")):
         _check_json_object(file)
     index = folder / "model.safetensors.index.json"
@@ -207,6 +210,17 @@ def _header_problem(header: dict) -> str:
             return f"the bytes of tensor {name!r} start at {begin}, where {position} was expected"
         position = end
     return ""
+
+
+def _kind_of(path) -> str:
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return "link to nothing"
+    return ("folder" if stat.S_ISDIR(mode) else "named pipe" if stat.S_ISFIFO(mode) else
+            "socket" if stat.S_ISSOCK(mode) else "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special file")
 
 
 def _check_json_object(file) -> None:

@@ -16,11 +16,14 @@ from ihbench.dataset.argtypes import ArgType, ArgumentValueError, number, whole
 
 from .base import ModelFolderError
 
+_MOST_BEAMS = 64
 #: generation_config.json fields generate reads, and what each must be
 GENERATION_FIELDS: dict[str, ArgType] = {
     "max_new_tokens": whole(min=1), "max_length": whole(min=1), "min_new_tokens": whole(min=0),
-    "min_length": whole(min=0), "num_beams": whole(min=1), "num_beam_groups": whole(min=1),
-    "num_return_sequences": whole(min=1), "no_repeat_ngram_size": whole(min=0), "top_k": whole(min=0),
+    # beams and sequences multiply the memory of every answer: no checkpoint asks for more than a few dozen
+    # (battery 51, X5: num_beams 1000000 asked for 1.5 TB at the probe, which could not name the field)
+    "min_length": whole(min=0), "num_beams": whole(min=1, max=_MOST_BEAMS),
+    "num_beam_groups": whole(min=1, max=_MOST_BEAMS), "num_return_sequences": whole(min=1, max=_MOST_BEAMS), "no_repeat_ngram_size": whole(min=0), "top_k": whole(min=0),
     "top_p": number(0, 1, min_open=True), "min_p": number(0, 1), "typical_p": number(0, 1, min_open=True),
     "temperature": number(min=0), "repetition_penalty": number(min=0, min_open=True), "length_penalty": number(),
 }

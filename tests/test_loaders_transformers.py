@@ -350,7 +350,8 @@ def test_a_refused_checkpoint_is_said_once_without_transformers_table(checkpoint
     ({"top_p": 2}, "top_p must be a number in (0, 1], got 2"),
     ({"temperature": "0.7"}, 'temperature must be a number >= 0, got "0.7"'),
     ({"repetition_penalty": 0}, "repetition_penalty must be a number > 0, got 0"),
-    ({"num_beams": 0}, "num_beams must be a whole number >= 1, got 0"),
+    ({"num_beams": 0}, "num_beams must be a whole number from 1 to 64, got 0"),
+    ({"num_beams": 10 ** 6}, "num_beams must be a whole number from 1 to 64, got 1000000"),  # battery 51, X5
     ({"do_sample": "yes"}, 'do_sample must be true or false, got "yes"'),
     ({"eos_token_id": 10 ** 20}, "eos_token_id is 100000000000000000000, beyond the tokenizer's 262 tokens; "
                                  "edited, or of another model's tokenizer"),  # battery 48, U5: doctor overflowed
@@ -417,8 +418,11 @@ def test_a_value_only_a_loaded_model_would_meet_is_named_with_or_without_weights
      "does not know)"),
     (lambda f: _edit_header(f / "model.safetensors", metadata="x"),
      "model.safetensors: its header is damaged (its __metadata__ is not an object of texts)"),  # battery 48, U10
+    (lambda f: (f / "model.safetensors").unlink() or os.mkfifo(f / "model.safetensors"),  # battery 51, X7: a hang
+     "model.safetensors: not a regular file (a named pipe); give the file itself"),
 ], ids=["hop_length 0", "feature_size 0", "chunk_length text", "processor_class", "pad_token null",
-        "header dtype", "header shape", "header entry removed", "BOM", "header unknown dtype", "header metadata"])
+        "header dtype", "header shape", "header entry removed", "BOM", "header unknown dtype", "header metadata",
+        "weights a pipe"])
 def test_processor_and_weights_header_edits_are_one_line_with_or_without_weights(edit, said, checkpoints, tmp_path):
     """Battery 47, T3 to T6: tracebacks from `run` and `doctor` (a division by zero as the processor was
     built, an array of 572 GiB, a tokenizer taken for the processor, safetensors' own refusal mid-load)."""
