@@ -178,8 +178,15 @@ def is_random_group(group: str) -> bool:
             continue  # an id's hash (`ihb-<32 hex>`, `<hex>_eval`); beside a random part it is a key's (X2)
         if _is_random(run):
             return True
+    if "".join(parts) == group:  # one run: judged above
+        return False
+    # with a label at an end left out too: `<key>-v2`, `run_<key>`, `<key>_eval` (battery 51, X1)
+    return _random_groups(parts) or _random_groups(_without_end_labels(parts))
+
+
+def _random_groups(parts: list[str]) -> bool:
     joined = "".join(parts)
-    if joined == group or len(joined) < BARE_RUN - 2:  # a 24-character token_urlsafe with its `-`s
+    if len(joined) < BARE_RUN - 2:  # a 24-character token_urlsafe with its `-`s
         return False
     if re.search("[A-Z]", joined) and re.search("[a-z]", joined):  # groups of a mixed-case key, unless one
         # is a word: a model id's (`Qwen3-8B-unsloth-bnb-4bit`, `Qwen2.5-Omni-7B`; battery 50, W11)
@@ -198,6 +205,26 @@ def _is_word(part: str) -> bool:
         return False
     pairs = [part[i:i + 2].lower() for i in range(len(part) - 1)]
     return 2 * sum(pair in _COMMON_PAIRS for pair in pairs) >= len(pairs)
+
+
+def _without_end_labels(parts: list[str]) -> list[str]:
+    """`parts` without a word or a short label at either end (`run`, `eval`, `v2`, `Instruct`), one at
+    each end, of another shape than its neighbour (a product key's own group is of its neighbours'), while
+    two parts or more are left: a label beside a key's groups does not make them a name's."""
+    def label(part: str, neighbour: str) -> bool:
+        return _shape(part) != _shape(neighbour) and (_is_word(part) or (len(part) <= 4 and
+                                                                          bool(_LABEL.fullmatch(part))))
+
+    if len(parts) > 2 and label(parts[-1], parts[-2]):
+        parts = parts[:-1]
+    if len(parts) > 2 and label(parts[0], parts[1]):
+        parts = parts[1:]
+    return parts
+
+
+def _shape(part: str) -> tuple:
+    """A part's length and kinds of character (`AB1C` and `XY2Z` alike; `eval` another)."""
+    return len(part), *(bool(re.search(kind, part)) for kind in ("[A-Z]", "[a-z]", "[0-9]"))
 
 
 def _wordy(part: str) -> bool:

@@ -223,3 +223,20 @@ def test_almost_every_zhipu_key_is_found_whole():
             "".join(draw.choice(string.ascii_letters + string.digits) for _ in range(16)) for _ in range(1000)]
     missed = [key for key in keys if credential_in(key) is None]
     assert len(missed) <= 10, missed[:5]
+
+
+@pytest.mark.parametrize("label", ["{key}-v2", "{key}_eval", "run_{key}", "{key}.sqlite", "{key}.env"])
+def test_a_key_with_a_label_or_an_extension_beside_it_is_still_a_key(label):
+    """Battery 51, X1: `--out <key>-v2`, `--cache <key>.sqlite` named a folder or a file with the key: the label
+    was read as the word that makes a group a model's name."""
+    draw = random.Random(label)
+    keys = []
+    for _ in range(200):
+        upper = "-".join("".join(draw.choice(string.ascii_uppercase + string.digits) for _ in range(4))
+                         for _ in range(8))
+        lower = "-".join("".join(draw.choice(string.ascii_lowercase + string.digits) for _ in range(8))
+                         for _ in range(4))
+        urlsafe = "".join(draw.choice(string.ascii_letters + string.digits + "-_") for _ in range(43))
+        keys += [label.format(key=key) for key in (upper, lower, urlsafe)]
+    missed = [key for key in keys if credential_in(key) is None]
+    assert len(missed) <= len(keys) // 50, missed[:5]
