@@ -53,8 +53,9 @@ _JOINERS = "-_."
 _WORD = re.compile(r"[A-Z]?[a-z]{2,}")
 #: a label beside a hash in an id (`ihb`, `batch`, `eval`, `v2`, `seed1`, `PROD`)
 _LABEL = re.compile(r"[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
-#: a file's extension at a group's end (`.sqlite`, `.json`, `.db`, `.tar.gz`)
-_EXTENSION = re.compile(r"(?:\.[a-z][a-z0-9]{0,7})+$")
+#: a file's extension at a group's end (`.sqlite`, `.json`, `.db`, `.tar.gz`), of at most three parts: with
+#: any number, every `.` of a long dotted run was a start read to its end (time growing with its square)
+_EXTENSION = re.compile(r"(?:\.[a-z][a-z0-9]{0,7}){1,3}$")
 #: standard base64 (`+`, `/`, `=` padding): an AWS secret key's or an Azure storage key's alphabet
 _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 #: of a base64 run, at most this many parts between `/` are judged together (a key of 200 characters has

@@ -20,7 +20,10 @@ from .key_shapes import KEY_SHAPED, holds_a_random_run, is_prefixed_key, without
 
 REDACTED = "<redacted>"
 _SECRET = re.compile(r"(key|token|secret|password|passwd|authorization|credentials?)$", re.IGNORECASE)
-_URL_USER = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
+#: a URL's scheme, at most 32 characters: unbounded, every word of a long dashed run in a server's message
+#: was a scheme's start read to the run's end (a 300 KB message: seconds, growing with its square)
+_SCHEME = r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,31}://"
+_URL_USER = re.compile(r"(" + _SCHEME + r")[^/@\s]+@")
 #: a URL's query parameter: `?api_key=...`, `&token=...`; the value ends where a URL cannot go on
 #: unencoded (a space, a quote, a backtick: the URL was quoted in a message or a Markdown card)
 _QUERY = re.compile(r"([?&;])([^=&#\s]+)=([^&#\s`'\"<>]*)")
@@ -29,7 +32,7 @@ _CLOSING = ",.;:)]}"
 
 
 #: a URL's address: scheme, host and port, left as they are
-_URL_HEAD = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#\s]*")
+_URL_HEAD = re.compile(_SCHEME + r"[^/?#\s]*")
 _URL_TOKEN = re.compile(r"[^/?#&=;,\s`'\"<>]+")
 _URL_END = re.compile(r"[\s`'\"<>]|$")  # where a URL cannot go on unencoded: it ends there
 
@@ -62,6 +65,8 @@ def _redact_url_paths(text: str) -> str:
 
     out, position = [], 0
     for head in _URL_HEAD.finditer(text):
+        if head.start() < position:  # a URL inside the path of one just judged (`http://proxy/http://host/v1`)
+            continue
         out.append(text[position:head.end()])
         end = _URL_END.search(text, head.end()).start()
         out.append(_URL_TOKEN.sub(token, text[head.end():end]))
@@ -221,6 +226,21 @@ def hide_secrets_in_use(text: str) -> str:
         if secret in text:
             text = text.replace(secret, REDACTED)
     return text
+
+
+#: a server's message is recorded up to this many characters: an error page of a megabyte went whole
+#: into every failed item's record, and judging every run in it for a key took 20 s a message
+LONGEST_MESSAGE = 4000
+
+
+def shortened(text: str, limit: int = LONGEST_MESSAGE) -> str:
+    """`text` cut to about `limit` characters, before `redact_text` (whose time grows with the length) and
+    before a record: the cut falls at a space or a quote, never inside a word, so no key is cut into a
+    piece too short to be judged one and written in clear."""
+    if not isinstance(text, str) or len(text) <= limit:
+        return text
+    head = re.sub(r"[^\s\"'`<>,;]*$", "", text[:limit])
+    return f"{head}... ({len(text) - len(head):,} more characters not recorded)"
 
 
 def redact_text(text: str) -> str:

@@ -31,8 +31,11 @@ def is_item_failure(error: BaseException) -> bool:
 
 
 def describe_failure(error: BaseException) -> str:
-    """The text stored in a record's `error` field."""
-    return f"{type(error).__name__}: {error}"
+    """The text stored in a record's `error` field, of bounded length: a judge's or a server's words quoted
+    in a message may be a megabyte, once on every failed item's record."""
+    from ihbench.dataset.redaction import shortened
+
+    return f"{type(error).__name__}: {shortened(str(error))}"
 
 
 class UnsupportedInputError(ItemFailure, ValueError):

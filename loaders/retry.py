@@ -24,9 +24,9 @@ class TransportError(ItemFailure, RuntimeError):
     """The server could not be reached, timed out, or refused this request (an HTTP error)."""
 
     def __init__(self, message: str, *, retryable: bool, retry_after: Optional[float] = None):
-        from ihbench.dataset.redaction import redact_text
+        from ihbench.dataset.redaction import redact_text, shortened
 
-        super().__init__(redact_text(message))  # a server that echoes the request's key: never recorded
+        super().__init__(redact_text(shortened(message)))  # a server that echoes the request's key: never recorded
         self.retryable = retryable
         self.retry_after = retry_after
 

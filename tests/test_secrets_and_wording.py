@@ -464,3 +464,32 @@ def test_a_json_option_with_a_number_json_cannot_carry_is_refused_before_any_wor
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     assert "--option extra_body: expected a JSON object" in result.stderr and "JSON has neither" in result.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_a_server_s_message_of_a_megabyte_is_recorded_cut_at_a_space_with_no_key_piece(official, tmp_path):
+    """A 400 whose message was an error page of a megabyte went whole into every failed item's record, and
+    judging every run in it for a key took 20 s a message. It is cut at a space before it is judged, so a
+    key standing at the cut is left out whole, never half-written in clear."""
+    import secrets
+
+    from openai_test_server import Reply
+
+    key = secrets.token_urlsafe(48)  # no prefix: found only by its shape, which a cut in its middle would hide
+    page = "error happened here " * 197 + "see " + key  # the key spans the cut (4000 characters) + " then " + "more words " * 100_000
+    with OpenAITestServer(respond=lambda body: Reply(status=400, content=page)) as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(official), "--out",
+                     str(tmp_path / "r"), "--epochs", "1", "--limit", "1", "--base-url", server.base_url,
+                     "--option", "max_retries=0", "--quiet"]) == 1
+    error = json.loads((tmp_path / "r" / "responses.jsonl").read_text().splitlines()[0])["error"]
+    assert len(error) < 4200 and error.endswith("more characters not recorded)")
+    assert error.split("... (")[0].endswith("see ")
+    assert not any(key[i:i + 6] in error for i in range(len(key) - 5))
+
+
+@pytest.mark.parametrize("text", ["see http://proxy/b/http://host:8000/v1/models x",
+                                  "https://web.archive.org/web/2024/https://example.com/a?b=1 and more"])
+def test_a_url_inside_another_url_s_path_is_written_as_it_was(text):
+    """A URL in the path of another (a proxy's, an archive's) had its remainder written twice."""
+    from ihbench.dataset.redaction import redact_text
+
+    assert redact_text(text) == text

@@ -1,0 +1,62 @@
+"""Redaction of a server's message: time against length must be linear, whatever the message holds.
+
+Every message a server sends back is judged for keys before it is recorded or printed. Two patterns
+once made that time grow with the square of the length: a URL scheme read from every word of a long
+dashed run (`ab12-cd34-...`), and a file extension read from every `.` of a dotted one. A 1 MB error
+page then took 40 s an item. Messages are now cut to 4000 characters first (`shortened`), so this
+times `redact_text` itself on worst-case shapes at 100 and 200 KB in one run: doubling the length must
+about double the time.
+
+Run: .venv/bin/python benchmarks/redaction.py
+Target: for every shape, time(200 KB) / time(100 KB) <= 2.5. Last line: key=value pairs.
+"""
+from __future__ import annotations
+
+import secrets
+import time
+
+#: one repeat of each shape; long runs of them are the worst cases found for the key rule and URL patterns
+SHAPES = {
+    "dashed hex": lambda: secrets.token_hex(4) + "-",
+    "dotted": lambda: "a.",
+    "schemes": lambda: "a://",
+    "nested URLs": lambda: "http://x/",
+    "base64 parts": lambda: "Ab1/",
+    "mixed groups": lambda: "aB3-",
+    "query values": lambda: "?a=b&",
+    "words": lambda: "error happened here ",
+}
+
+
+def _text(shape, characters: int) -> str:
+    parts, length = [], 0
+    while length < characters:
+        part = shape()
+        parts.append(part)
+        length += len(part)
+    return "".join(parts)[:characters]
+
+
+def main() -> None:
+    from ihbench.dataset.redaction import redact_text
+
+    ratios = {}
+    for name, shape in SHAPES.items():
+        seconds = {}
+        for kilobytes in (100, 200):
+            text = _text(shape, kilobytes * 1000)
+            runs = []
+            for _ in range(3):  # the fastest of three: a busy machine adds time, never removes it
+                started = time.perf_counter()
+                redact_text(text)
+                runs.append(time.perf_counter() - started)
+            seconds[kilobytes] = min(runs)
+        ratios[name] = seconds[200] / seconds[100]
+        print(f"{name:13s} 100 KB {seconds[100]:.3f} s, 200 KB {seconds[200]:.3f} s: ratio {ratios[name]:.2f}")
+    worst = max(ratios, key=ratios.get)
+    print(f"worst_shape={worst.replace(' ', '_')} worst_ratio={ratios[worst]:.2f} target=2.5 "
+          f"within={ratios[worst] <= 2.5}")
+
+
+if __name__ == "__main__":
+    main()
