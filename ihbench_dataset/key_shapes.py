@@ -15,14 +15,16 @@ and a key is meant to come from the environment anyway):
 - it is hexadecimal of 40 or 64 digits: a git or Hub revision, a sha256, a file's hash. Other lengths
   standing alone are keys (32: Azure's and AssemblyAI's; 48: `secrets.token_hex(24)`), and so is an MLflow
   run id (32), refused as a name too. Hex joined to a label by `-`, `_` or `.`, on either side, is an id
-  (`ihb-<32 hex>`, a batch request's; `batch_<hex>`; `<hex>_eval`), not a key: a key pasted alone, beside
+  (`ihb-<32 hex>`, a batch request's; `batch_<hex>`; `<hex>_eval`), not a key, unless the label says secret
+  (`api_key_<hex>`, `secret-<hex>`, `Bearer_<hex>`): a key pasted alone, beside
   a random part (Zhipu's `<hex>.<secret>`), or from a shell's `$SECRET` (the environment's secrets are
   matched by value), is found. A file's extension is left out before any of this (`<key>.sqlite`).
 
 Runs split by `-`, `_` or `.` are judged joined when they mix capitals and small letters and no part is
 a word (a key in dash groups, a `token_urlsafe` key, Zhipu's `<id>.<secret>`; not `Qwen3-8B-unsloth-bnb-4bit`),
-or when they are groups of one length (a product key's `XXXX-XXXX-XXXX`), so no part of the key stays in
-clear; lower-case dashed names (`wav2vec2-xlsr-53-espeak-cv-ft`) and a UUID's groups are judged part by part. Base64's `+`, `/` and `=`
+or when they are groups of one length (a product key's `XXXX-XXXX-XXXX`, wherever they stand among other
+parts), so no part of the key stays in clear; labels at either end (`run_eval_`, `-backup-v2`, `-PROD1`, a
+date) are left out and the rest judged again; lower-case dashed names (`wav2vec2-xlsr-53-espeak-cv-ft`) and a UUID's groups are judged part by part. Base64's `+`, `/` and `=`
 join its parts too (an AWS secret key), from the first part that starts a random span.
 """
 from __future__ import annotations
@@ -53,9 +55,14 @@ _JOINERS = "-_."
 _WORD = re.compile(r"[A-Z]?[a-z]{2,}")
 #: a label beside a hash in an id (`ihb`, `batch`, `eval`, `v2`, `seed1`, `PROD`)
 _LABEL = re.compile(r"[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
-#: a file's extension at a group's end (`.sqlite`, `.json`, `.db`, `.tar.gz`), of at most three parts: with
-#: any number, every `.` of a long dotted run was a start read to its end (time growing with its square)
-_EXTENSION = re.compile(r"(?:\.[a-z][a-z0-9]{0,7}){1,3}$")
+#: a file's extension at a group's end (`.sqlite`, `.json`, `.mp3`, `.tar.gz`): letters, then a digit at most
+#: (a key's dot groups have digits inside: battery 52), of at most three parts (with any number, every `.`
+#: of a long dotted run was a start read to its end: time growing with its square)
+_EXTENSION = re.compile(r"(?:\.[a-z]{1,11}[0-9]?){1,3}$")
+#: a label that says what follows is a secret (`api_key_<hex>`, `secret-<hex>`, `Bearer_<hex>`): beside it,
+#: hex is a key, not an id's hash (battery 52, Y2)
+_SECRET_LABEL = re.compile(r"[a-z]*(?:key|token|secret|passw(?:or)?d|credentials?)s?|bearer|pat|pw|auth",
+                           re.IGNORECASE)
 #: standard base64 (`+`, `/`, `=` padding): an AWS secret key's or an Azure storage key's alphabet
 _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 #: of a base64 run, at most this many parts between `/` are judged together (a key of 200 characters has
@@ -175,14 +182,18 @@ def is_random_group(group: str) -> bool:
     core = group.strip(_JOINERS)
     parts = re.split(r"[-_.]+", core)
     for run in re.findall(r"[A-Za-z0-9]{%d,}" % BARE_RUN, group):
-        if _is_hex(run) and run != core and all(_LABEL.fullmatch(part) for part in parts if part != run):
+        if _is_hex(run) and run != core and all(_LABEL.fullmatch(part) for part in parts if part != run) and \
+                not any(_SECRET_LABEL.fullmatch(part) for part in parts):
             continue  # an id's hash (`ihb-<32 hex>`, `<hex>_eval`); beside a random part it is a key's (X2)
         if _is_random(run):
             return True
     if "".join(parts) == group:  # one run: judged above
         return False
-    # with a label at an end left out too: `<key>-v2`, `run_<key>`, `<key>_eval` (battery 51, X1)
-    return _random_groups(parts) or _random_groups(_without_end_labels(parts))
+    # with the labels at its ends left out too: `<key>-v2`, `run_eval_<key>`, `<key>-backup-v2` (battery 51, X1;
+    # battery 52, Y1); and a product key's groups wherever they stand among other parts
+    return _random_groups(parts) or _random_groups(_without_end_labels(parts)) or \
+        any(_random_groups(run) or _random_groups(run[1:]) or _random_groups(run[:-1])
+            for run in _runs_of_one_length(parts))
 
 
 def _random_groups(parts: list[str]) -> bool:
@@ -209,23 +220,53 @@ def _is_word(part: str) -> bool:
 
 
 def _without_end_labels(parts: list[str]) -> list[str]:
-    """`parts` without a word or a short label at either end (`run`, `eval`, `v2`, `Instruct`), one at
-    each end, of another shape than its neighbour (a product key's own group is of its neighbours'), while
-    two parts or more are left: a label beside a key's groups does not make them a name's."""
+    """`parts` without the labels at either end (`run`, `eval`, `v2`, `Instruct`, `final2`, `PROD1`, a date),
+    each of another shape than its neighbour (a product key's own group is of its neighbours'), while two
+    parts or more are left: labels beside a key's groups do not make them a name's."""
     def label(part: str, neighbour: str) -> bool:
-        return _shape(part) != _shape(neighbour) and (_is_word(part) or (len(part) <= 4 and
-                                                                          bool(_LABEL.fullmatch(part))))
+        return _shape(part) != _shape(neighbour) and _is_label(part) and not _group_of_digits(part, neighbour)
 
-    if len(parts) > 2 and label(parts[-1], parts[-2]):
+    while len(parts) > 2 and label(parts[-1], parts[-2]):
         parts = parts[:-1]
-    if len(parts) > 2 and label(parts[0], parts[1]):
+    while len(parts) > 2 and label(parts[0], parts[1]):
         parts = parts[1:]
     return parts
 
 
+def _is_label(part: str) -> bool:
+    """A word (`backup`), a short label (`v2`, `run`), a word in any case with a number (`final2`, `PROD1`,
+    `epoch3`), or a number (`1`, `20241217`)."""
+    if part.isdigit() or _is_word(part) or (len(part) <= 4 and _LABEL.fullmatch(part)):
+        return True
+    letters = part.rstrip("0123456789")
+    return bool(_LABEL.fullmatch(part)) and (letters.isupper() or letters.islower()) and _is_word(letters.lower())
+
+
+def _runs_of_one_length(parts: list[str]) -> list[list[str]]:
+    """The longest runs of neighbouring parts of one length and case (`x<key>`, `<key>-20241217`: the glued or
+    dated part stands apart): a product key's groups among other parts, judged with and without the part at
+    either end (a label of their shape, `<key>-FINAL`)."""
+    runs: list[list[str]] = []
+    lettered = ""  # the current run's first part with a letter: its shape is the run's
+    for part in parts:
+        if lettered and (_shape(part) == _shape(lettered) or _group_of_digits(part, lettered)):
+            runs[-1].append(part)
+        else:
+            runs.append([part])
+            lettered = part if re.search("[A-Za-z]", part) else ""
+    return [run for run in runs if len(run) > 2]
+
+
+def _group_of_digits(part: str, neighbour: str) -> bool:
+    """A part of digits only, of its neighbour's length and no date: a product key's group that drew no
+    letter (one in 170 of four characters), not a label."""
+    return part.isdigit() and len(part) == len(neighbour) and not _DATE.fullmatch(part)
+
+
 def _shape(part: str) -> tuple:
-    """A part's length and kinds of character (`AB1C` and `XY2Z` alike; `eval` another)."""
-    return len(part), *(bool(re.search(kind, part)) for kind in ("[A-Z]", "[a-z]", "[0-9]"))
+    """A part's length and cases (`AB1C`, `XY2Z` and `PMHH` alike, a product key's groups with or without
+    digits; `eval` another)."""
+    return len(part), *(bool(re.search(kind, part)) for kind in ("[A-Z]", "[a-z]"))
 
 
 def _wordy(part: str) -> bool:

@@ -276,9 +276,10 @@ def check_cache_path(path: Union[str, os.PathLike], what: str, *, file: bool,
 LIBRARY_CACHE_VARIABLES = ("XDG_CACHE_HOME", "HF_HOME", "HF_DATASETS_CACHE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE",
                            "HF_MODULES_CACHE", "HF_EVALUATE_CACHE", "HF_METRICS_CACHE", "TRANSFORMERS_CACHE")
 #: scratch and config folders the libraries write to as a command runs (torch's compiler under TMPDIR,
-#: matplotlib's font list; battery 51, X6: both written into a dataset): not inside one of the toolkit's
-#: folders either, though outputs may go inside them (TMPDIR is often /tmp)
-LIBRARY_SCRATCH_VARIABLES = ("TMPDIR", "MPLCONFIGDIR", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
+#: matplotlib's font list under MPLCONFIGDIR, else XDG_CONFIG_HOME; battery 51, X6 and battery 52, Y4: written
+#: into a dataset): not inside one of the toolkit's folders either, though outputs may go inside them (TMPDIR
+#: is often /tmp)
+LIBRARY_SCRATCH_VARIABLES = ("TMPDIR", "MPLCONFIGDIR", "XDG_CONFIG_HOME", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
 
 
 def check_library_caches(*, dataset: Optional[Union[str, os.PathLike]] = None) -> None:
@@ -295,6 +296,9 @@ def check_library_caches(*, dataset: Optional[Union[str, os.PathLike]] = None) -
             if not os.environ.get(variable, "").strip():
                 check_cache_path(os.path.expanduser(f"~/.cache/{name}"), f"~/.cache/{name} (the default cache, "
                                  f"from HOME; {variable} moves it)", file=False, dataset=dataset)
+    if not any(os.environ.get(variable, "").strip() for variable in ("XDG_CONFIG_HOME", "MPLCONFIGDIR")):
+        check_cache_path(os.path.expanduser("~/.config/matplotlib"), "~/.config/matplotlib (matplotlib's folder, "
+                         "from HOME; MPLCONFIGDIR moves it)", file=False, dataset=dataset)
     from .io.cache import cache_root
 
     cache_root()  # a blank IHBENCH_CACHE or XDG_CACHE_HOME, or one that is a file

@@ -129,7 +129,10 @@ def check_model_folder(path) -> None:
     from pathlib import Path
 
     folder = Path(path)
-    if not (folder / "config.json").is_file():
+    config = folder / "config.json"
+    if not config.is_file() and (config.exists() or config.is_symlink()):  # battery 52, Y3: "no config.json"
+        raise ModelFolderError(f"{config}: not a regular file (a {_kind_of(config)}); give the file itself")
+    if not config.is_file():
         raise ModelFolderError(f"{folder}: no config.json; this is not a transformers model folder (give the "
                                "folder that holds config.json and the weights)")  # --model-path, --llm-model, ...
     for file in sorted([*folder.glob("*.json"), *folder.glob("*.safetensors"), *folder.glob("*.bin")]):

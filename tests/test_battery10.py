@@ -661,7 +661,7 @@ def test_turns_into_another_systems_output_is_refused_not_replaced(tmp_path, cap
 
 
 @pytest.mark.parametrize("variable", ["HF_DATASETS_CACHE", "HF_HOME", "XDG_CACHE_HOME",
-                                      "TMPDIR", "MPLCONFIGDIR"])  # battery 51, X6: torch's and matplotlib's files
+                                      "TMPDIR", "MPLCONFIGDIR", "XDG_CONFIG_HOME"])  # battery 51, X6; 52, Y4
 def test_a_library_cache_moved_inside_a_dataset_is_refused_before_any_work(variable, official, tmp_path, capsys,
                                                                           monkeypatch):
     """Battery 11, G4: with HF_DATASETS_CACHE inside a built dataset, `info` and `run` wrote Arrow files

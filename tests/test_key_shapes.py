@@ -225,18 +225,35 @@ def test_almost_every_zhipu_key_is_found_whole():
     assert len(missed) <= 10, missed[:5]
 
 
-@pytest.mark.parametrize("label", ["{key}-v2", "{key}_eval", "run_{key}", "{key}.sqlite", "{key}.env"])
-def test_a_key_with_a_label_or_an_extension_beside_it_is_still_a_key(label):
+@pytest.mark.parametrize("label", ["{key}-v2", "{key}_eval", "run_{key}", "{key}.sqlite", "{key}.env",
+                                   "{key}-final2", "{key}-backup-v2", "{key}-v2-final", "run_eval_{key}", "my_run_{key}",
+                                   "{key}-20241217", "{key}-copy-1", "{key}-epoch3", "{key}-FINAL", "{key}-PROD1",
+                                   "_run42_{key}", "x{key}"])
+def test_a_key_with_labels_or_an_extension_beside_it_is_still_a_key(label):
     """Battery 51, X1: `--out <key>-v2`, `--cache <key>.sqlite` named a folder or a file with the key: the label
-    was read as the word that makes a group a model's name."""
+    was read as the word that makes a group a model's name. Battery 52, Y1: so did two labels
+    (`<key>-backup-v2`), a longer one (`-final2`, `-PROD1`), a date, or a letter glued to the first group."""
     draw = random.Random(label)
+
+    def groups(alphabet: str, length: int, count: int) -> str:
+        return "-".join("".join(draw.choice(alphabet) for _ in range(length)) for _ in range(count))
+
     keys = []
-    for _ in range(200):
-        upper = "-".join("".join(draw.choice(string.ascii_uppercase + string.digits) for _ in range(4))
-                         for _ in range(8))
-        lower = "-".join("".join(draw.choice(string.ascii_lowercase + string.digits) for _ in range(8))
-                         for _ in range(4))
+    for _ in range(150):
         urlsafe = "".join(draw.choice(string.ascii_letters + string.digits + "-_") for _ in range(43))
-        keys += [label.format(key=key) for key in (upper, lower, urlsafe)]
+        upper, lower = string.ascii_uppercase + string.digits, string.ascii_lowercase + string.digits
+        keys += [label.format(key=key) for key in (groups(upper, 4, 8), groups(upper, 5, 5), groups(lower, 8, 4),
+                                                   urlsafe)]
     missed = [key for key in keys if credential_in(key) is None]
     assert len(missed) <= len(keys) // 50, missed[:5]
+
+
+@pytest.mark.parametrize("label", ["key-{hex}", "api_key_{hex}", "API_KEY_{hex}", "apikey-{hex}", "secret-{hex}",
+                                   "token_{hex}", "Bearer_{hex}", "pat-{hex}", "mykey.{hex}"])
+def test_hex_beside_a_label_that_says_secret_is_a_key(label):
+    """Battery 52, Y2: hex joined to a label is an id's hash (`ihb-<hex>`), and so `api_key_<hex>` pasted from a
+    .env file was written as a name."""
+    draw = random.Random(label)
+    for _ in range(20):
+        written = label.format(hex="".join(draw.choice("0123456789abcdef") for _ in range(32)))
+        assert credential_in(written) == "what looks like an API key", written

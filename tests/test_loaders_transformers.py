@@ -420,9 +420,13 @@ def test_a_value_only_a_loaded_model_would_meet_is_named_with_or_without_weights
      "model.safetensors: its header is damaged (its __metadata__ is not an object of texts)"),  # battery 48, U10
     (lambda f: (f / "model.safetensors").unlink() or os.mkfifo(f / "model.safetensors"),  # battery 51, X7: a hang
      "model.safetensors: not a regular file (a named pipe); give the file itself"),
+    (lambda f: (f / "config.json").unlink() or os.mkfifo(f / "config.json"),  # battery 52, Y3: "no config.json"
+     "config.json: not a regular file (a named pipe); give the file itself"),
+    (lambda f: (f / "config.json").unlink() or os.symlink("/dev/zero", f / "config.json"),
+     "config.json: not a regular file (a device); give the file itself"),
 ], ids=["hop_length 0", "feature_size 0", "chunk_length text", "processor_class", "pad_token null",
         "header dtype", "header shape", "header entry removed", "BOM", "header unknown dtype", "header metadata",
-        "weights a pipe"])
+        "weights a pipe", "config a pipe", "config a device"])
 def test_processor_and_weights_header_edits_are_one_line_with_or_without_weights(edit, said, checkpoints, tmp_path):
     """Battery 47, T3 to T6: tracebacks from `run` and `doctor` (a division by zero as the processor was
     built, an array of 572 GiB, a tokenizer taken for the processor, safetensors' own refusal mid-load)."""
