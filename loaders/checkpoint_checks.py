@@ -53,6 +53,22 @@ def check_generation_config(path: Path, read: Any) -> None:
         value = getattr(read, name, None)
         if value is not None and not isinstance(value, bool):
             raise ModelFolderError(f"{path}: {name} must be true or false, got {_shown(value)}")
+    _check_length_by_protocol(path, read)
+
+
+def _check_length_by_protocol(path: Path, read: Any) -> None:
+    """An answer's length is bounded by `--max-new-tokens` alone, the same on every machine. A clock
+    (`max_time`: -1 cut every answer after one token, kept and scored; battery 52, Y5) or a floor
+    (`min_new_tokens`: the model may not end its turn) in the checkpoint changes the answers unseen."""
+    max_time = getattr(read, "max_time", None)
+    if max_time is not None:
+        raise ModelFolderError(f"{path}: max_time is {_shown(max_time)}: it stops answers by the clock, so they "
+                               "would depend on the machine's speed; remove it (an answer's length is bounded by "
+                               "--max-new-tokens)")
+    floor = getattr(read, "min_new_tokens", None)
+    if isinstance(floor, int) and not isinstance(floor, bool) and floor > 0:
+        raise ModelFolderError(f"{path}: min_new_tokens is {floor}: the model could not end its turn before that "
+                               "many tokens; remove it or set it to 0")
 
 
 def check_token_ids_known(path: Path, read: Any, tokens: int) -> None:
