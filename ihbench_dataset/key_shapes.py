@@ -12,6 +12,7 @@ and a key is meant to come from the environment anyway):
 - the kind of each character (digit, capital, small letter) depends on the one before it, as in CamelCase
   (a capital followed by small letters) or in `Run3Ep2Lr1e4` (a capital, a small letter, digits);
 - it holds a date (`20241217`);
+- it is a public record's id of a known shape: a Twilio SID (`RE<32 hex>`), a ULID (a time first);
 - it is hexadecimal of 40 or 64 digits: a git or Hub revision, a sha256, a file's hash. Other lengths
   standing alone are keys (32: Azure's and AssemblyAI's; 48: `secrets.token_hex(24)`), and so is an MLflow
   run id (32), refused as a name too. Hex joined to a label by `-`, `_` or `.`, on either side, is an id
@@ -72,6 +73,14 @@ _BASE64_PARTS = 8
 _HASH_LENGTHS = (40, 64)
 #: a date as names carry one (`gpt4oAudioPreview20241217`, `run_2025_03_26`), its parts joined
 _DATE = re.compile(r"(?:19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])")
+#: ids of public records, by their issuers' shapes: Twilio's SIDs (two capitals and 32 hex: a call `CA...`, a
+#: recording `RE...`, the name of its downloaded file) and a ULID (26 Crockford base32, a time in milliseconds
+#: first); a call-centre export names its files by them (battery 52, Y6). Beside a key, the key is still found.
+_TWILIO_SID = re.compile(r"[A-Z]{2}[0-9a-f]{32}")
+_ULID = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}", re.IGNORECASE)
+_ULID_DIGITS = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+#: a ULID's time, from 2016 to 2040 (a random run of its alphabet falls here about once in ten thousand)
+_ULID_TIMES = (1_451_606_400_000, 2_208_988_800_000)
 #: below this chance under randomness, a run's structure says it is a name
 _STRUCTURE = 0.001
 #: the 200 letter pairs most frequent in English, most frequent first
@@ -163,8 +172,9 @@ def _random_base64_spans(text: str, match: "re.Match") -> list[tuple[int, int]]:
             joined = re.sub(r"[+/=]", "", span)
             if joined == span or re.fullmatch(r"[0-9]*|[a-z]+[0-9]*", text[slice(*parts[last - 1])]):
                 continue  # one run of letters and digits (judged as such), or a span ending in a path's word
-            if not re.search(r"[+=]", span) and all(_wordy(text[slice(*part)]) for part in parts[first:last]):
-                continue  # an organisation and a name (`FunAudioLLM/SenseVoiceSmall`; battery 51, X3)
+            if not re.search(r"[+=]", span) and all(_wordy(text[slice(*part)]) or _is_public_id(text[slice(*part)])
+                                                     for part in parts[first:last]):
+                continue  # an organisation and a name (`FunAudioLLM/SenseVoiceSmall`; battery 51, X3), or a record's id
             if len(joined) >= BARE_RUN and re.search("[A-Z]", joined) and re.search("[a-z]", joined) and \
                     _is_random(joined):
                 spans.append((start, end))
@@ -179,6 +189,7 @@ def is_random_group(group: str) -> bool:
     """A run of letters and digits, or runs joined by `-`, `_`, `.` (as `GROUP` finds them), that is a key.
     A file's extension is left out first: `<key>.sqlite` is the key's (battery 51, X1)."""
     group = _EXTENSION.sub("", group)
+    group = re.sub(r"[A-Za-z0-9]{26,}", lambda m: "id" if _is_public_id(m.group(0)) else m.group(0), group)
     core = group.strip(_JOINERS)
     parts = re.split(r"[-_.]+", core)
     for run in re.findall(r"[A-Za-z0-9]{%d,}" % BARE_RUN, group):
@@ -194,6 +205,18 @@ def is_random_group(group: str) -> bool:
     return _random_groups(parts) or _random_groups(_without_end_labels(parts)) or \
         any(_random_groups(run) or _random_groups(run[1:]) or _random_groups(run[:-1])
             for run in _runs_of_one_length(parts))
+
+
+def _is_public_id(run: str) -> bool:
+    """A Twilio SID or a ULID (`_TWILIO_SID`, `_ULID`): a record's id, not a key."""
+    if _TWILIO_SID.fullmatch(run):
+        return True
+    if not _ULID.fullmatch(run):
+        return False
+    milliseconds = 0
+    for character in run[:10].upper():
+        milliseconds = milliseconds * 32 + _ULID_DIGITS.index(character)
+    return _ULID_TIMES[0] <= milliseconds <= _ULID_TIMES[1]
 
 
 def _random_groups(parts: list[str]) -> bool:

@@ -257,3 +257,24 @@ def test_hex_beside_a_label_that_says_secret_is_a_key(label):
     for _ in range(20):
         written = label.format(hex="".join(draw.choice("0123456789abcdef") for _ in range(32)))
         assert credential_in(written) == "what looks like an API key", written
+
+
+def test_ids_of_public_records_are_names():
+    """Battery 52, Y6: a Twilio recording's file (`RE<32 hex>.wav`, the very input `ihbench turns` is for) was
+    refused as a key; so were ULIDs. A key beside one is still found."""
+    import time
+
+    draw = random.Random(52)
+    base32 = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+    def ulid() -> str:
+        milliseconds = int(time.time() * 1000) - draw.randrange(10 ** 11)
+        stamp = "".join(base32[(milliseconds >> (5 * i)) & 31] for i in range(9, -1, -1))
+        return stamp + "".join(draw.choice(base32) for _ in range(16))
+
+    for _ in range(50):
+        sid = draw.choice(["RE", "CA", "AC"]) + "".join(draw.choice("0123456789abcdef") for _ in range(32))
+        for name in (sid, f"recordings/{sid}.wav", f"call_2024_{sid}.wav", ulid(), ulid().lower() + ".wav"):
+            assert credential_in(name) is None and redact(name) == name, name
+        key = "".join(draw.choice(string.ascii_letters + string.digits) for _ in range(32))
+        assert credential_in(f"{sid}_{key}") == "what looks like an API key"
