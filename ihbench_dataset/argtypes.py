@@ -419,14 +419,16 @@ class Name(ArgType):
         return value
 
 
-def _refuse_credential(option: ArgType, value: str) -> None:
+def _refuse_credential(option: ArgType, value: str, existing: bool = False) -> None:
     """A URL with a user part where a name or path goes (`--model-path http://u:KEY@host`): a name or path
     never holds a credential, and this one would be recorded as the model's or judge's identity in
-    run.json, judgments and reports, in clear (battery 43, N3 and N9). Not echoed."""
-    from .redaction import credential_in
+    run.json, judgments and reports, in clear (battery 43, N3 and N9). Not echoed. An `existing` file's
+    name shaped like a key is the user's file's (a recording named by its random id; battery 52, Y6), not a
+    key pasted by mistake: read under its name."""
+    from .redaction import LOOKS_LIKE_A_KEY, credential_in
 
     found = credential_in(value)
-    if found:
+    if found and not (existing and found == LOOKS_LIKE_A_KEY):
         raise ArgumentValueError(f"expected {option.expected}, got {found} (a credential; not shown): a name or path "
                                  "holds none, and a server's key goes in an environment variable")
 
@@ -521,7 +523,9 @@ class PathArg(ArgType):
     def convert(self, value: Any) -> Path:
         if not str(value).strip():
             raise self.refuse(str(value))
-        _refuse_credential(self, str(value))  # made a folder, `http:/u:KEY@x/` would keep the key on disk
+        given = os.path.expanduser(str(value))
+        _refuse_credential(self, str(value), existing=os.path.isfile(given))  # made a folder, `http:/u:KEY@x/`
+        # would keep the key on disk
         try:
             path = _reachable(expand_home(value))
             is_dir, exists = path.is_dir(), path.exists()

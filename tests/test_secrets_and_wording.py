@@ -493,3 +493,21 @@ def test_a_url_inside_another_url_s_path_is_written_as_it_was(text):
     from ihbench.dataset.redaction import redact_text
 
     assert redact_text(text) == text
+
+
+def test_an_existing_file_named_by_a_random_id_is_read_under_its_name(tmp_path):
+    """Battery 52, Y6: a recording named by its random id (a call-centre export's) could not be given to
+    `ihbench turns`: its name was taken for a key pasted by mistake. A file that exists is the user's; a new
+    path or a folder of that shape is still refused, and so is a secret variable's value."""
+    import secrets
+    import string
+
+    from ihbench.dataset.argtypes import ArgumentValueError, path
+
+    name = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(32))
+    (tmp_path / f"{name}.wav").write_bytes(b"RIFF")
+    assert path("file").convert(str(tmp_path / f"{name}.wav")) == tmp_path / f"{name}.wav"
+    (tmp_path / name).mkdir()
+    for given in (tmp_path / f"{name}.json", tmp_path / name):
+        with pytest.raises(ArgumentValueError, match=r"what looks like an API key \(a credential; not shown\)"):
+            path().convert(str(given))
