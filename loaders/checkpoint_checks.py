@@ -28,6 +28,13 @@ GENERATION_FIELDS: dict[str, ArgType] = {
     "temperature": number(min=0), "repetition_penalty": number(min=0, min_open=True), "length_penalty": number(),
 }
 TOKEN_ID_FIELDS = ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id")
+#: fields of token ids that generate masks or forces: a list of ids, or a list of lists of them
+TOKEN_LIST_FIELDS = ("suppress_tokens", "begin_suppress_tokens", "bad_words_ids", "force_words_ids")
+#: decoding strategies other than the protocol's greedy or sampled decoding, and the value that leaves them off
+#: (battery 52: classifier-free guidance and contrastive search from an edited file, the answers changed unseen
+#: or a probe failing without naming the field)
+OTHER_STRATEGIES = {"guidance_scale": (None, 1, 1.0), "penalty_alpha": (None, 0, 0.0), "dola_layers": (None,),
+                    "prompt_lookup_num_tokens": (None,)}
 SWITCHES = ("do_sample", "use_cache")
 
 
@@ -54,6 +61,25 @@ def check_generation_config(path: Path, read: Any) -> None:
         if value is not None and not isinstance(value, bool):
             raise ModelFolderError(f"{path}: {name} must be true or false, got {_shown(value)}")
     _check_length_by_protocol(path, read)
+    for name, off in OTHER_STRATEGIES.items():
+        value = getattr(read, name, None)
+        if not any(value == o and type(value) is type(o) for o in off):
+            raise ModelFolderError(f"{path}: {name} is {_shown(value)}, which turns on a decoding strategy other "
+                                   "than the benchmark's greedy or sampled decoding; remove it")
+    for name in TOKEN_LIST_FIELDS:
+        value = getattr(read, name, None)
+        if value is not None and _token_ids(value) is None:
+            raise ModelFolderError(f"{path}: {name} must be a list of token ids (whole numbers >= 0), or of lists of "
+                                   f"them, got {_shown(value)}")
+
+
+def _token_ids(value: Any) -> Any:
+    """The token ids of a list of them, or of a list of lists of them; None if `value` is neither."""
+    if not isinstance(value, list):
+        return None
+    flat = [i for entry in value for i in (entry if isinstance(entry, list) else [entry])]
+    is_id = lambda i: isinstance(i, int) and not isinstance(i, bool) and i >= 0  # noqa: E731
+    return flat if all(map(is_id, flat)) else None
 
 
 def _check_length_by_protocol(path: Path, read: Any) -> None:
@@ -75,11 +101,15 @@ def check_token_ids_known(path: Path, read: Any, tokens: int) -> None:
     """generation_config.json's token ids (read as `check_generation_config` does) within the tokenizer's
     `tokens`: an id past it is no token the model can end on, and 10**20 overflowed inside `doctor`
     (battery 48, U5)."""
-    for name in TOKEN_ID_FIELDS:
+    for name in (*TOKEN_ID_FIELDS, *TOKEN_LIST_FIELDS):
         value = getattr(read, name, None)
-        for token in value if isinstance(value, list) else [value]:
+        if name in TOKEN_LIST_FIELDS:
+            ids, verb = _token_ids(value) or [], "holds"
+        else:
+            ids, verb = value if isinstance(value, list) else [value], "is"
+        for token in ids:
             if isinstance(token, int) and token >= tokens:
-                raise ModelFolderError(f"{path}: {name} is {token}, beyond the tokenizer's {tokens} tokens; "
+                raise ModelFolderError(f"{path}: {name} {verb} {token}, beyond the tokenizer's {tokens} tokens; "
                                        "edited, or of another model's tokenizer")
 
 
