@@ -205,6 +205,11 @@ class OpenAICompatLoader(Loader):
                       "tool_choice": "the benchmark's tools", "modalities": "--option audio_voice",
                       "audio": "--option audio_voice"}
 
+    #: fields that decide where an answer ends, which the protocol leaves to the model and --max-new-tokens
+    #: (battery 52: `stop` ["."] cut every answer at its first sentence, kept as a whole answer)
+    ENDS_ANSWERS = {"stop": "cuts answers at a string", "min_tokens": "keeps the model from ending its turn",
+                    "ignore_eos": "keeps the model from ending its turn"}
+
     @classmethod
     def check_options(cls, options: dict) -> dict:
         checked = super().check_options(options)
@@ -212,6 +217,10 @@ class OpenAICompatLoader(Loader):
         if taken:
             raise UsageError(f"--option extra_body: {taken[0]!r} is set by ihbench itself ({cls.SET_BY_IHBENCH[taken[0]]}); "
                              "extra_body adds fields to a request, it cannot replace these: leave it out")
+        ending = sorted(set(checked.get("extra_body") or {}) & set(cls.ENDS_ANSWERS))
+        if ending:
+            raise UsageError(f"--option extra_body: {ending[0]!r} {cls.ENDS_ANSWERS[ending[0]]}; an answer ends where the "
+                             "model ends it, within --max-new-tokens: leave it out")
         if not checked.get("base_url") and os.environ.get("OPENAI_BASE_URL"):
             # the client would send there anyway: named as the server, so run.json records where answers came
             # from and a resume against another server through the variable is caught
