@@ -91,6 +91,10 @@ def _check_length_by_protocol(path: Path, read: Any) -> None:
         raise ModelFolderError(f"{path}: max_time is {_shown(max_time)}: it stops answers by the clock, so they "
                                "would depend on the machine's speed; remove it (an answer's length is bounded by "
                                "--max-new-tokens)")
+    stop_strings = getattr(read, "stop_strings", None)
+    if stop_strings:
+        raise ModelFolderError(f"{path}: stop_strings is {_shown(stop_strings)}: it cuts answers at a string; remove it "
+                               "(an answer ends where the model ends it, within --max-new-tokens)")
     floor = getattr(read, "min_new_tokens", None)
     if isinstance(floor, int) and not isinstance(floor, bool) and floor > 0:
         raise ModelFolderError(f"{path}: min_new_tokens is {floor}: the model could not end its turn before that "

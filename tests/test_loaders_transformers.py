@@ -359,6 +359,7 @@ def test_a_refused_checkpoint_is_said_once_without_transformers_table(checkpoint
     ({"max_time": 0.5}, "max_time is 0.5: it stops answers by the clock"),
     ({"min_new_tokens": 10 ** 9}, "min_new_tokens is 1000000000: the model could not end its turn before that many "
                                   "tokens; remove it or set it to 0"),
+    ({"stop_strings": ["."]}, 'stop_strings is ["."]: it cuts answers at a string; remove it'),
     # battery 52: answers changed unseen (guidance), or a probe failing without naming the field
     ({"guidance_scale": 10 ** 6}, "guidance_scale is 1000000, which turns on a decoding strategy other than the "
                                   "benchmark's greedy or sampled decoding; remove it"),
