@@ -28,6 +28,7 @@ SHAPES = {
     "words": lambda: "error happened here ",
     "one-case groups": lambda: "abcd-",
     "labelled groups": lambda: "ab12-cd34-run-",
+    "labels only": lambda: "eval-v2-",
 }
 
 

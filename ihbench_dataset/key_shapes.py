@@ -249,11 +249,12 @@ def _without_end_labels(parts: list[str]) -> list[str]:
     def label(part: str, neighbour: str) -> bool:
         return _shape(part) != _shape(neighbour) and _is_label(part) and not _group_of_digits(part, neighbour)
 
-    while len(parts) > 2 and label(parts[-1], parts[-2]):
-        parts = parts[:-1]
-    while len(parts) > 2 and label(parts[0], parts[1]):
-        parts = parts[1:]
-    return parts
+    first, last = 0, len(parts)  # indices, not slices: a run of thousands of labels is read once
+    while last - first > 2 and label(parts[last - 1], parts[last - 2]):
+        last -= 1
+    while last - first > 2 and label(parts[first], parts[first + 1]):
+        first += 1
+    return parts[first:last]
 
 
 def _is_label(part: str) -> bool:
