@@ -57,6 +57,7 @@ def analyze_recording(recording_id: Optional[str], upload: Optional[str], smart_
     if upload:
         refuse_oversize_upload(upload)
         audio = Path(upload)
+        _refuse_a_key_for_a_name(audio.name)
     elif recording_id:
         row = _row(recording_id)
         out.mkdir(parents=True)
@@ -74,6 +75,17 @@ def analyze_recording(recording_id: Optional[str], upload: Optional[str], smart_
     recording = summary["per_recording"][0]
     events = json.loads((out / recording["events"]).read_text(encoding="utf-8"))
     return str(out / recording["timeline"]), timing_rows(summary["timing"]), _summary(summary, events, truth)
+
+
+def _refuse_a_key_for_a_name(name: str) -> None:
+    """An upload's name becomes the name of its folder and its entry in summary.json, as on the command
+    line: one shaped like a key is refused there, and so here (battery 52, Y7)."""
+    from ihbench.dataset.redaction import credential_in
+
+    found = credential_in(name)
+    if found:
+        raise UserError(f"the uploaded file's name holds {found} (a credential; not shown); rename the file and "
+                        "upload it again")
 
 
 def _check_stereo(audio: Path) -> None:

@@ -422,15 +422,16 @@ class Name(ArgType):
 def _refuse_credential(option: ArgType, value: str, existing: bool = False) -> None:
     """A URL with a user part where a name or path goes (`--model-path http://u:KEY@host`): a name or path
     never holds a credential, and this one would be recorded as the model's or judge's identity in
-    run.json, judgments and reports, in clear (battery 43, N3 and N9). Not echoed. An `existing` file's
-    name shaped like a key is the user's file's (a recording named by its random id; battery 52, Y6), not a
-    key pasted by mistake: read under its name."""
-    from .redaction import LOOKS_LIKE_A_KEY, credential_in
+    run.json, judgments and reports, in clear (battery 43, N3 and N9). Not echoed. An `existing` file of
+    that name is refused too, its name would be copied into the outputs' names and records (battery 53,
+    Z1): renamed, it is read."""
+    from .redaction import credential_in
 
     found = credential_in(value)
-    if found and not (existing and found == LOOKS_LIKE_A_KEY):
+    if found:
+        remedy = "; a file of yours named so: rename it (its name is copied into the outputs)" if existing else ""
         raise ArgumentValueError(f"expected {option.expected}, got {found} (a credential; not shown): a name or path "
-                                 "holds none, and a server's key goes in an environment variable")
+                                 f"holds none, and a server's key goes in an environment variable{remedy}")
 
 
 @dataclass(frozen=True, repr=False)

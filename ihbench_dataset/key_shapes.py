@@ -25,7 +25,8 @@ Runs split by `-`, `_` or `.` are judged joined when they mix capitals and small
 a word (a key in dash groups, a `token_urlsafe` key, Zhipu's `<id>.<secret>`; not `Qwen3-8B-unsloth-bnb-4bit`),
 or when they are groups of one length (a product key's `XXXX-XXXX-XXXX`, wherever they stand among other
 parts), so no part of the key stays in clear; labels at either end (`run_eval_`, `-backup-v2`, `-PROD1`, a
-date) are left out and the rest judged again; lower-case dashed names (`wav2vec2-xlsr-53-espeak-cv-ft`) and a UUID's groups are judged part by part. Base64's `+`, `/` and `=`
+date) are left out and the rest judged again, and groups of one pattern or of few characters (`ep01-ep02-...`)
+are a name's series; lower-case dashed names (`wav2vec2-xlsr-53-espeak-cv-ft`) and a UUID's groups are judged part by part. Base64's `+`, `/` and `=`
 join its parts too (an AWS secret key), from the first part that starts a random span.
 """
 from __future__ import annotations
@@ -60,9 +61,12 @@ _LABEL = re.compile(r"[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
 #: (a key's dot groups have digits inside: battery 52), of at most three parts (with any number, every `.`
 #: of a long dotted run was a start read to its end: time growing with its square)
 _EXTENSION = re.compile(r"(?:\.[a-z]{1,11}[0-9]?){1,3}$")
-#: a label that says what follows is a secret (`api_key_<hex>`, `secret-<hex>`, `Bearer_<hex>`): beside it,
-#: hex is a key, not an id's hash (battery 52, Y2)
-_SECRET_LABEL = re.compile(r"[a-z]*(?:key|token|secret|passw(?:or)?d|credentials?)s?|bearer|pat|pw|auth",
+#: the labels beside hex, joined by `_`, that say it is a secret (`api_key_<hex>`, `secret-<hex>`, `Bearer_<hex>`,
+#: `OPENAI_API_KEY-<hex>`): beside them, hex is a key, not an id's hash (battery 52, Y2). Whole words only: a
+#: word ending in one (`monkey`, `hockey`), a plural or a compound naming a hash (`tokens_<md5>.npy`,
+#: `cache_key_<md5>`) is a name's (battery 53, Z5)
+_SECRET_LABEL = re.compile(r"(?:[a-z0-9]+_)?(?:api_?key|access_?key|secret_?key|private_?key|client_?secret|access_?token"
+                           r"|auth_?token|refresh_?token)|bearer|password|passwd|credentials?|(?:my_?|your_?)?(?:key|token|secret)",
                            re.IGNORECASE)
 #: standard base64 (`+`, `/`, `=` padding): an AWS secret key's or an Azure storage key's alphabet
 _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
@@ -175,6 +179,8 @@ def _random_base64_spans(text: str, match: "re.Match") -> list[tuple[int, int]]:
             if not re.search(r"[+=]", span) and all(_wordy(text[slice(*part)]) or _is_public_id(text[slice(*part)])
                                                      for part in parts[first:last]):
                 continue  # an organisation and a name (`FunAudioLLM/SenseVoiceSmall`; battery 51, X3), or a record's id
+            if any(_is_hash(text[slice(*part)]) for part in parts[first:last]):
+                continue  # a folder of a revision (the Hub cache's `.../Omni-7B/snapshots/<40 hex>`; battery 53, Z3)
             if len(joined) >= BARE_RUN and re.search("[A-Z]", joined) and re.search("[a-z]", joined) and \
                     _is_random(joined):
                 spans.append((start, end))
@@ -193,8 +199,9 @@ def is_random_group(group: str) -> bool:
     core = group.strip(_JOINERS)
     parts = re.split(r"[-_.]+", core)
     for run in re.findall(r"[A-Za-z0-9]{%d,}" % BARE_RUN, group):
-        if _is_hex(run) and run != core and all(_LABEL.fullmatch(part) for part in parts if part != run) and \
-                not any(_SECRET_LABEL.fullmatch(part) for part in parts):
+        labels = [part for part in parts if part != run]
+        if _is_hex(run) and run != core and all(map(_LABEL.fullmatch, labels)) and \
+                not _SECRET_LABEL.fullmatch("_".join(labels)):
             continue  # an id's hash (`ihb-<32 hex>`, `<hex>_eval`); beside a random part it is a key's (X2)
         if _is_random(run):
             return True
@@ -229,8 +236,30 @@ def _random_groups(parts: list[str]) -> bool:
     if len(parts) >= 3 and len(parts[0]) >= 4 and len({len(part) for part in parts}) == 1:  # a product key's
         # groups of one case (`XXXX-XXXX-...`); a UUID's groups (8-4-4-4-12) are of several lengths
         letters_and_digits = re.search("[A-Za-z]", joined) and re.search("[0-9]", joined)
-        return bool(letters_and_digits) and (_is_hex(joined) or _is_random(joined))
+        return bool(letters_and_digits) and not _repeated_groups(parts) and (_is_hex(joined) or _is_random(joined))
     return False
+
+
+def _repeated_groups(parts: list[str]) -> bool:
+    """Groups of one pattern (`ep01-ep02-...`, `gpu0-gpu1-...`: letters and digits at the same places in
+    every group) or of few characters (`a100-h100-l40s-...`): a name's series, which a product key's random
+    groups almost never are (battery 53, Z4: such run names were refused)."""
+    patterns = {re.sub("[A-Za-z]", "a", re.sub("[0-9]", "0", part)) for part in parts}
+    if len(patterns) == 1:  # chance: at most a few in ten thousand keys of three groups or more
+        return True
+    joined = "".join(parts).lower()
+    alphabet = 16 if _is_hex(joined) else 10 * bool(re.search("[0-9]", joined)) + 26 * bool(re.search("[a-z]", joined))
+    return len(joined) <= 64 and _few_characters_chance(len(joined), len(set(joined)), alphabet) < _STRUCTURE
+
+
+def _few_characters_chance(n: int, distinct: int, alphabet: int) -> float:
+    """P(at most `distinct` different characters among `n` drawn at random from `alphabet`): the
+    occupancy distribution, by the count of characters seen after each draw."""
+    seen = [1.0] + [0.0] * alphabet  # seen[k]: the chance of k different characters so far
+    for _ in range(n):
+        seen = [seen[k] * k / alphabet + (seen[k - 1] * (alphabet - k + 1) / alphabet if k else 0.0)
+                for k in range(alphabet + 1)]
+    return sum(seen[:distinct + 1])
 
 
 def _is_word(part: str) -> bool:
@@ -299,6 +328,10 @@ def _wordy(part: str) -> bool:
     in_words = sum(len(word) for word in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", part)
                    if _is_word(word) or (word.isupper() and len(word) <= 4))
     return letters > 0 and in_words >= 0.7 * letters
+
+
+def _is_hash(run: str) -> bool:
+    return len(run) in _HASH_LENGTHS and _is_hex(run)
 
 
 def _is_hex(run: str) -> bool:

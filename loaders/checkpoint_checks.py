@@ -28,8 +28,9 @@ GENERATION_FIELDS: dict[str, ArgType] = {
     "temperature": number(min=0), "repetition_penalty": number(min=0, min_open=True), "length_penalty": number(),
 }
 TOKEN_ID_FIELDS = ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id")
-#: fields of token ids that generate masks or forces: a list of ids, or a list of lists of them
+#: fields of token ids that generate masks or forces: a list of ids, or a list of lists of them (sequences)
 TOKEN_LIST_FIELDS = ("suppress_tokens", "begin_suppress_tokens", "bad_words_ids", "force_words_ids")
+_TOKEN_SEQUENCE_FIELDS = ("bad_words_ids", "force_words_ids")
 #: decoding strategies other than the protocol's greedy or sampled decoding, and the value that leaves them off
 #: (battery 52: classifier-free guidance and contrastive search from an edited file, the answers changed unseen
 #: or a probe failing without naming the field)
@@ -68,16 +69,16 @@ def check_generation_config(path: Path, read: Any) -> None:
                                    "than the benchmark's greedy or sampled decoding; remove it")
     for name in TOKEN_LIST_FIELDS:
         value = getattr(read, name, None)
-        if value is not None and _token_ids(value) is None:
-            raise ModelFolderError(f"{path}: {name} must be a list of token ids (whole numbers >= 0), or of lists of "
-                                   f"them, got {_shown(value)}")
+        if value is not None and _token_ids(value, nested=name in _TOKEN_SEQUENCE_FIELDS) is None:
+            shape = "lists of token ids" if name in _TOKEN_SEQUENCE_FIELDS else "token ids"
+            raise ModelFolderError(f"{path}: {name} must be a list of {shape} (whole numbers >= 0), got {_shown(value)}")
 
 
-def _token_ids(value: Any) -> Any:
-    """The token ids of a list of them, or of a list of lists of them; None if `value` is neither."""
-    if not isinstance(value, list):
+def _token_ids(value: Any, nested: bool) -> Any:
+    """The token ids of a list of them (`nested`: of a list of lists of them); None if `value` is not that."""
+    if not isinstance(value, list) or not all(isinstance(entry, list) == nested for entry in value):
         return None
-    flat = [i for entry in value for i in (entry if isinstance(entry, list) else [entry])]
+    flat = [i for entry in value for i in (entry if nested else [entry])]
     is_id = lambda i: isinstance(i, int) and not isinstance(i, bool) and i >= 0  # noqa: E731
     return flat if all(map(is_id, flat)) else None
 
@@ -92,7 +93,7 @@ def _check_length_by_protocol(path: Path, read: Any) -> None:
                                "would depend on the machine's speed; remove it (an answer's length is bounded by "
                                "--max-new-tokens)")
     stop_strings = getattr(read, "stop_strings", None)
-    if stop_strings:
+    if stop_strings is not None:  # even [] (battery 53, Z2): generate then asks for a tokenizer it is not given
         raise ModelFolderError(f"{path}: stop_strings is {_shown(stop_strings)}: it cuts answers at a string; remove it "
                                "(an answer ends where the model ends it, within --max-new-tokens)")
     floor = getattr(read, "min_new_tokens", None)
@@ -108,7 +109,7 @@ def check_token_ids_known(path: Path, read: Any, tokens: int) -> None:
     for name in (*TOKEN_ID_FIELDS, *TOKEN_LIST_FIELDS):
         value = getattr(read, name, None)
         if name in TOKEN_LIST_FIELDS:
-            ids, verb = _token_ids(value) or [], "holds"
+            ids, verb = _token_ids(value, nested=name in _TOKEN_SEQUENCE_FIELDS) or [], "holds"
         else:
             ids, verb = value if isinstance(value, list) else [value], "is"
         for token in ids:

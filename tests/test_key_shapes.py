@@ -249,7 +249,8 @@ def test_a_key_with_labels_or_an_extension_beside_it_is_still_a_key(label):
 
 
 @pytest.mark.parametrize("label", ["key-{hex}", "api_key_{hex}", "API_KEY_{hex}", "apikey-{hex}", "secret-{hex}",
-                                   "token_{hex}", "Bearer_{hex}", "pat-{hex}", "mykey.{hex}"])
+                                   "token_{hex}", "Bearer_{hex}", "mykey.{hex}", "OPENAI_API_KEY-{hex}", "{hex}_secret",
+                                   "access_token_{hex}"])
 def test_hex_beside_a_label_that_says_secret_is_a_key(label):
     """Battery 52, Y2: hex joined to a label is an id's hash (`ihb-<hex>`), and so `api_key_<hex>` pasted from a
     .env file was written as a name."""
@@ -278,3 +279,36 @@ def test_ids_of_public_records_are_names():
             assert credential_in(name) is None and redact(name) == name, name
         key = "".join(draw.choice(string.ascii_letters + string.digits) for _ in range(32))
         assert credential_in(f"{sid}_{key}") == "what looks like an API key"
+
+
+@pytest.mark.parametrize("label", ["monkey_{hex}", "hockey-{hex}.wav", "cache_key_{hex}", "speaker_key_{hex}",
+                                   "tokens_{hex}.npy", "{hex}_tokens.pt", "keys-{hex}.json", "auth_{hex}.log", "pat-{hex}"])
+def test_hex_beside_a_word_that_only_ends_in_a_secret_word_is_an_id(label):
+    """Battery 53, Z5: any word ending in key or token (`monkey`, `cache_key`, `tokens`) made the hash beside it a key."""
+    draw = random.Random(label)
+    for _ in range(20):
+        name = label.format(hex="".join(draw.choice("0123456789abcdef") for _ in range(32)))
+        assert credential_in(name) is None, name
+
+
+@pytest.mark.parametrize("model", ["Qwen--Qwen2.5-Omni-7B", "Qwen--Qwen2-Audio-7B-Instruct", "openai--whisper-large-v3"])
+def test_a_hub_cache_snapshot_folder_is_a_path_not_a_key(model):
+    """Battery 53, Z3: `.../models--Qwen--Qwen2.5-Omni-7B/snapshots/<40 hex>` was one random base64 span (925 revisions
+    in 1000), so that model's cache folder was refused as --model-path and redacted in messages."""
+    from ihbench.dataset.redaction import redact_text
+
+    draw = random.Random(model)
+    for _ in range(100):
+        folder = f"/root/.cache/huggingface/hub/models--{model}/snapshots/" + \
+            "".join(draw.choice("0123456789abcdef") for _ in range(40))
+        assert credential_in(folder) is None, folder
+        assert redact_text(f"loading {folder}/config.json") == f"loading {folder}/config.json"
+
+
+@pytest.mark.parametrize("name", ["ep01-ep02-ep03-ep04-ep05-ep06", "gpu0-gpu1-gpu2-gpu3-gpu4-gpu5",
+                                  "en01-fr02-de03-es04-it05-pt06", "a100-h100-l40s-t4g4-a10g-v100"])
+def test_a_series_of_groups_of_one_pattern_or_few_characters_is_a_name(name):
+    """Battery 53, Z4: groups of one length were taken for a product key's even when every group had one pattern
+    (`ep01`, `ep02`, ...) or the groups shared a few characters; random product keys stay found (the draws of
+    `test_a_key_with_labels_or_an_extension_beside_it_is_still_a_key`)."""
+    assert credential_in(name) is None and redact(name) == name

@@ -364,10 +364,9 @@ def test_a_refused_checkpoint_is_said_once_without_transformers_table(checkpoint
     ({"guidance_scale": 10 ** 6}, "guidance_scale is 1000000, which turns on a decoding strategy other than the "
                                   "benchmark's greedy or sampled decoding; remove it"),
     ({"penalty_alpha": 0.6, "top_k": 4}, "penalty_alpha is 0.6, which turns on a decoding strategy other than"),
-    ({"bad_words_ids": [[-1]]}, "bad_words_ids must be a list of token ids (whole numbers >= 0), or of lists of them, "
-                                "got [[-1]]"),
-    ({"suppress_tokens": "x"}, 'suppress_tokens must be a list of token ids (whole numbers >= 0), or of lists of them, '
-                               'got "x"'),
+    ({"bad_words_ids": [[-1]]}, "bad_words_ids must be a list of lists of token ids (whole numbers >= 0), got [[-1]]"),
+    ({"suppress_tokens": "x"}, 'suppress_tokens must be a list of token ids (whole numbers >= 0), got "x"'),
+    ({"stop_strings": []}, "stop_strings is []: it cuts answers at a string; remove it"),  # battery 53, Z2
     ({"bad_words_ids": [[5], [10 ** 9]]}, "bad_words_ids holds 1000000000, beyond the tokenizer's 262 tokens"),
     ({"eos_token_id": 10 ** 20}, "eos_token_id is 100000000000000000000, beyond the tokenizer's 262 tokens; "
                                  "edited, or of another model's tokenizer"),  # battery 48, U5: doctor overflowed

@@ -495,10 +495,9 @@ def test_a_url_inside_another_url_s_path_is_written_as_it_was(text):
     assert redact_text(text) == text
 
 
-def test_an_existing_file_named_by_a_random_id_is_read_under_its_name(tmp_path):
-    """Battery 52, Y6: a recording named by its random id (a call-centre export's) could not be given to
-    `ihbench turns`: its name was taken for a key pasted by mistake. A file that exists is the user's; a new
-    path or a folder of that shape is still refused, and so is a secret variable's value."""
+def test_an_existing_file_named_like_a_key_is_refused_saying_to_rename_it(tmp_path):
+    """Battery 53, Z1: read under its name, a recording named like a key had its name copied into a new folder
+    and summary.json. Refused, with the remedy; a new path or a folder of that shape is refused as before."""
     import secrets
     import string
 
@@ -506,8 +505,12 @@ def test_an_existing_file_named_by_a_random_id_is_read_under_its_name(tmp_path):
 
     name = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(32))
     (tmp_path / f"{name}.wav").write_bytes(b"RIFF")
-    assert path("file").convert(str(tmp_path / f"{name}.wav")) == tmp_path / f"{name}.wav"
+    with pytest.raises(ArgumentValueError, match=r"what looks like an API key \(a credential; not shown\).*; a file of "
+                                                 r"yours named so: rename it \(its name is copied into the outputs\)$"):
+        path("file").convert(str(tmp_path / f"{name}.wav"))
     (tmp_path / name).mkdir()
     for given in (tmp_path / f"{name}.json", tmp_path / name):
-        with pytest.raises(ArgumentValueError, match=r"what looks like an API key \(a credential; not shown\)"):
+        with pytest.raises(ArgumentValueError, match=r"what looks like an API key \(a credential; not shown\): a name "
+                                                     r"or path holds none, and a server's key goes in an environment "
+                                                     r"variable$"):
             path().convert(str(given))

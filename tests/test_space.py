@@ -348,6 +348,14 @@ def test_turns_tab_on_an_uploaded_stereo_call_and_bad_uploads(space, tmp_path):
         in str(error.value) and str(tmp_path) not in str(error.value) and "--pair" not in str(error.value)
     with pytest.raises(AppError, match="pick a recording"):
         client.predict("", None, api_name="/analyze_turns")
+    import secrets
+    import string
+
+    keyed = tmp_path / ("".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(32)) + ".wav")
+    keyed.write_bytes(call.read_bytes())  # battery 52, Y7: its name became a folder's and summary.json's
+    with pytest.raises(AppError, match=r"the uploaded file's name holds what looks like an API key \(a credential; "
+                                       r"not shown\); rename the file and upload it again"):
+        client.predict("", handle_file(str(keyed)), api_name="/analyze_turns")
 
 
 def test_detect_offers_smart_turn_with_the_clis_threshold(space):
