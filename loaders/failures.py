@@ -67,21 +67,33 @@ class StoppedByProviderError(ItemFailure, ValueError):
     model's answer, and scored it would count as the model's; a failed request, retried by the next run."""
 
 
-#: finish reasons of an answer the server cut itself, as servers spell them (case, spaces and `-` aside): a
-#: filter (`content_filter`; Gemini's `safety`, `recitation`, `blocklist`, `prohibited_content`, `spii`,
-#: `other`), an upstream failure mid-answer (OpenRouter's `error`), a request aborted (vLLM's `abort`), a
-#: timeout; what was sent is not the model's whole answer (battery 48, U8; battery 49, V4)
-CUT_BY_SERVER = ("content_filter", "error", "abort", "cancelled", "canceled", "timeout", "failed", "refusal",
-                 "safety", "recitation", "blocklist", "prohibited_content", "spii", "other")
+#: finish reasons of an answer that ended as the model meant it, as servers spell them (case, spaces and `-`
+#: aside): its end token or a stop string (OpenAI's and vLLM's `stop`, Anthropic's `end_turn` and
+#: `stop_sequence`, TGI's `eos_token`), a tool call, or the --max-new-tokens budget (`length`, `max_tokens`:
+#: kept, with the run's note on answers that used it all). Any other reason (a filter, `error`, `abort`,
+#: Gemini's `MALFORMED_FUNCTION_CALL`, `pause_turn`, `incomplete`, a word this list does not know) says the
+#: answer did not end as the model meant: what was sent is not its whole answer (battery 48, U8; battery 49, V4;
+#: battery 53, Z9: reasons outside a list of bad ones were kept and scored)
+COMPLETE_ANSWER = ("stop", "eos", "eos_token", "end_turn", "stop_sequence", "tool_calls", "tool_call", "function_call",
+                   "tool_use", "length", "max_tokens")
 
 
 def check_not_filtered(finish_reason: object, text: Optional[str]) -> None:
+    """No reason at all (a server that leaves it out) is taken as a normal end; a reason that is not text
+    (`{"type": "error"}`) is none."""
+    if finish_reason is None or finish_reason == "":
+        return
     said = finish_reason.strip().lower().replace("-", "_").replace(" ", "_") if isinstance(finish_reason, str) \
         else None
-    if said in CUT_BY_SERVER or (finish_reason is not None and not isinstance(finish_reason, str)):
-        # a reason that is not text ({"type": "error"}) is no normal end either
-        raise StoppedByProviderError(f"the server stopped the answer (finish_reason {finish_reason!r}) after "
+    if said not in COMPLETE_ANSWER:
+        raise StoppedByProviderError(f"the server stopped the answer (finish_reason {_reason_shown(finish_reason)}) after "
                                      f"{len(text or '')} character(s): not the model's whole answer")
+
+
+def _reason_shown(value: object, longest: int = 80) -> str:
+    """A server's value as a message shows it: repr, cut to `longest` characters (a reason may be anything)."""
+    shown = repr(value)
+    return shown if len(shown) <= longest else shown[:longest] + "...'"
 
 
 def no_text(text: Optional[str]) -> bool:

@@ -205,10 +205,16 @@ class OpenAICompatLoader(Loader):
                       "tool_choice": "the benchmark's tools", "modalities": "--option audio_voice",
                       "audio": "--option audio_voice"}
 
-    #: fields that decide where an answer ends, which the protocol leaves to the model and --max-new-tokens
-    #: (battery 52: `stop` ["."] cut every answer at its first sentence, kept as a whole answer)
-    ENDS_ANSWERS = {"stop": "cuts answers at a string", "min_tokens": "keeps the model from ending its turn",
-                    "ignore_eos": "keeps the model from ending its turn"}
+    #: fields that decide where an answer ends or what it may say, or what of the conversation the model hears,
+    #: which the protocol leaves to the model, --max-new-tokens and the benchmark's prompt (battery 52: `stop`
+    #: ["."] cut every answer at its first sentence, kept as a whole answer; battery 53, Z7: vLLM's own fields)
+    ENDS_ANSWERS = {"stop": "cuts answers at a string", "stop_token_ids": "cuts answers at a token",
+                    "min_tokens": "keeps the model from ending its turn", "ignore_eos": "keeps the model from ending "
+                    "its turn", "logit_bias": "weighs the model's tokens", "bad_words": "forbids words",
+                    "truncate_prompt_tokens": "cuts the conversation the model hears",
+                    "response_format": "forces the answer's form", "structured_outputs": "forces the answer's form",
+                    "guided_json": "forces the answer's form", "guided_regex": "forces the answer's form",
+                    "guided_choice": "forces the answer's form", "guided_grammar": "forces the answer's form"}
 
     @classmethod
     def check_options(cls, options: dict) -> dict:
@@ -219,8 +225,8 @@ class OpenAICompatLoader(Loader):
                              "extra_body adds fields to a request, it cannot replace these: leave it out")
         ending = sorted(set(checked.get("extra_body") or {}) & set(cls.ENDS_ANSWERS))
         if ending:
-            raise UsageError(f"--option extra_body: {ending[0]!r} {cls.ENDS_ANSWERS[ending[0]]}; an answer ends where the "
-                             "model ends it, within --max-new-tokens: leave it out")
+            raise UsageError(f"--option extra_body: {ending[0]!r} {cls.ENDS_ANSWERS[ending[0]]}; the model answers the "
+                             "benchmark's conversation as it would, within --max-new-tokens: leave it out")
         if not checked.get("base_url") and os.environ.get("OPENAI_BASE_URL"):
             # the client would send there anyway: named as the server, so run.json records where answers came
             # from and a resume against another server through the variable is caught

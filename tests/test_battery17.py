@@ -176,7 +176,9 @@ class _Filtered(OpenAITestServer):
 
 
 @pytest.mark.parametrize("reason", ["content_filter", "error", "abort", "ERROR", "error ", "content-filter",
-                                    "SAFETY", "RECITATION", "timeout", {"type": "error"}])
+                                    "SAFETY", "RECITATION", "timeout", {"type": "error"},
+                                    # battery 53, Z9: reasons outside a list of bad ones were kept and scored
+                                    "MALFORMED_FUNCTION_CALL", "pause_turn", "incomplete", "truncated", "stop\u0000"])
 def test_an_answer_the_provider_stopped_by_its_content_filter_is_a_failed_item(reason, tmp_path, capsys):
     """Battery 17, M16: a 200 answer with finish_reason content_filter (content "I") was recorded as the model's
     answer, judged and scored (RQ 0.000), with nothing on record. Battery 48, U8: so were OpenRouter's
@@ -194,6 +196,19 @@ def test_an_answer_the_provider_stopped_by_its_content_filter_is_a_failed_item(r
     assert record["response"] is None
     assert record["error"].startswith("StoppedByProviderError: the server stopped the answer (finish_reason "
                                       f"{reason!r})"), record
+
+
+@pytest.mark.parametrize("reason", ["stop", "STOP", "end_turn", "stop_sequence", "eos_token", None])
+def test_an_answer_that_ended_as_the_model_meant_is_kept(reason, tmp_path):
+    """The reasons of a normal end, as servers spell them, and none at all (a server that leaves it out)."""
+    data = write_official_layout(tmp_path / "official")
+    server = _Filtered()
+    server.reason = reason
+    with server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(tmp_path / "r"),
+                     "--limit", "1", "--epochs", "1", "--option", "max_retries=0", "--quiet", "--base-url",
+                     server.base_url]) == 0
+    assert json.loads((tmp_path / "r" / "responses.jsonl").read_text().splitlines()[0])["response"] == "I"
 
 
 class _AtBudget(OpenAITestServer):

@@ -124,14 +124,20 @@ def test_extra_body_may_add_to_a_request_never_replace_what_the_run_records(body
 
 @pytest.mark.parametrize("body, key, said", [('{"stop": ["."]}', "stop", "cuts answers at a string"),
                                              ('{"min_tokens": 200}', "min_tokens", "keeps the model from ending its turn"),
-                                             ('{"ignore_eos": true}', "ignore_eos", "keeps the model from ending its turn")])
+                                             ('{"ignore_eos": true}', "ignore_eos", "keeps the model from ending its turn"),
+                                             # battery 53, Z7: vLLM's own fields, kept and scored
+                                             ('{"stop_token_ids": [13]}', "stop_token_ids", "cuts answers at a token"),
+                                             ('{"logit_bias": {"2": -100}}', "logit_bias", "weighs the model's tokens"),
+                                             ('{"truncate_prompt_tokens": 1}', "truncate_prompt_tokens",
+                                              "cuts the conversation the model hears"),
+                                             ('{"guided_regex": "a"}', "guided_regex", "forces the answer's form")])
 def test_extra_body_may_not_decide_where_an_answer_ends(body, key, said, tmp_path, monkeypatch, capsys):
     """Battery 52: `stop` ["."] cut every answer at its first sentence, and the cut answer was kept and scored."""
     monkeypatch.chdir(tmp_path)
     assert main(["run", "--model", "openai", "--model-path", "m", "--data", "d", "--out", "o", "--base-url",
                  "http://127.0.0.1:9/v1", "--option", f"extra_body={body}"]) == 2
-    assert _one_error(capsys, "run").endswith(f"--option extra_body: {key!r} {said}; an answer ends where the model "
-                                              "ends it, within --max-new-tokens: leave it out")
+    assert _one_error(capsys, "run").endswith(f"--option extra_body: {key!r} {said}; the model answers the benchmark's "
+                                              "conversation as it would, within --max-new-tokens: leave it out")
     assert list(tmp_path.iterdir()) == []
 
 
