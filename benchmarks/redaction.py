@@ -4,7 +4,7 @@ Every message a server sends back is judged for keys before it is recorded or pr
 once made that time grow with the square of the length: a URL scheme read from every word of a long
 dashed run (`ab12-cd34-...`), and a file extension read from every `.` of a dotted one. A 1 MB error
 page then took 40 s an item. Messages are now cut to 4000 characters first (`shortened`), so this
-times `redact_text` itself on worst-case shapes at 100 and 200 KB in one run: doubling the length must
+times `redact_text` and `credential_in` (a name's check) on worst-case shapes at 100 and 200 KB in one run: doubling the length must
 about double the time.
 
 Run: .venv/bin/python benchmarks/redaction.py
@@ -43,21 +43,23 @@ def _text(shape, characters: int) -> str:
 
 
 def main() -> None:
-    from ihbench.dataset.redaction import redact_text
+    from ihbench.dataset.redaction import credential_in, redact_text
 
     ratios = {}
-    for name, shape in SHAPES.items():
-        seconds = {}
-        for kilobytes in (100, 200):
-            text = _text(shape, kilobytes * 1000)
-            runs = []
-            for _ in range(5):  # the fastest of five: a busy machine adds time, never removes it
-                started = time.perf_counter()
-                redact_text(text)
-                runs.append(time.perf_counter() - started)
-            seconds[kilobytes] = min(runs)
-        ratios[name] = seconds[200] / seconds[100]
-        print(f"{name:16s} 100 KB {seconds[100]:.3f} s, 200 KB {seconds[200]:.3f} s: ratio {ratios[name]:.2f}")
+    for check in (redact_text, credential_in):  # a message recorded; a name or path given (checked whole)
+        for name, shape in SHAPES.items():
+            seconds = {}
+            for kilobytes in (100, 200):
+                text = _text(shape, kilobytes * 1000)
+                runs = []
+                for _ in range(5):  # the fastest of five: a busy machine adds time, never removes it
+                    started = time.perf_counter()
+                    check(text)
+                    runs.append(time.perf_counter() - started)
+                seconds[kilobytes] = min(runs)
+            label = f"{check.__name__} {name}"
+            ratios[label] = seconds[200] / seconds[100]
+            print(f"{label:30s} 100 KB {seconds[100]:.3f} s, 200 KB {seconds[200]:.3f} s: ratio {ratios[label]:.2f}")
     worst = max(ratios, key=ratios.get)
     print(f"worst_shape={worst.replace(' ', '_')} worst_ratio={ratios[worst]:.2f} target=2.5 "
           f"within={ratios[worst] <= 2.5}")

@@ -401,6 +401,10 @@ class WholeNumbers(ArgType):
         return list(dict.fromkeys(numbers))
 
 
+#: the longest name or path an option takes: a path's longest on Linux (PATH_MAX)
+LONGEST_NAME = 4096
+
+
 @dataclass(frozen=True, repr=False)
 class Name(ArgType):
     """A name that must say something: a model name on a server, a local path. Empty or blank would
@@ -412,6 +416,9 @@ class Name(ArgType):
     def convert(self, value: Any) -> str:
         if not isinstance(value, str) or not value.strip():
             raise self.refuse(value)
+        if len(value) > LONGEST_NAME:  # written into run.json and every record (battery 53, Z11: 120,000 characters)
+            raise ArgumentValueError(f"expected {self.expected}, got {len(value):,} characters (not shown); a name or "
+                                     f"path has at most {LONGEST_NAME:,}")
         if not value.isprintable():
             raise self.refuse(value, "a line break, a tab, a control character or a space other than the plain one "
                                      "in it")

@@ -86,7 +86,7 @@ def address_without_credentials(text: str) -> str:
 
 #: as typed where a name or path goes: a slash short (`http:/u:KEY@h`) is still a URL meant, and as a path it
 #: would make a folder named with the key; a scheme of one letter is a drive (`C:/me@host`)
-_TYPED_URL_USER = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]+:/+[^/@\s]+@")
+_TYPED_URL_USER = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,31}:/+[^/@\s]+@")  # a scheme's length bounded, as _SCHEME
 #: shorter values of a variable named like a secret are too common to tell apart from a word of a path
 _SHORTEST_SECRET = 12
 

@@ -35,7 +35,14 @@ _TOKEN_SEQUENCE_FIELDS = ("bad_words_ids", "force_words_ids")
 #: (battery 52: classifier-free guidance and contrastive search from an edited file, the answers changed unseen
 #: or a probe failing without naming the field)
 OTHER_STRATEGIES = {"guidance_scale": (None, 1, 1.0), "penalty_alpha": (None, 0, 0.0), "dola_layers": (None,),
-                    "prompt_lookup_num_tokens": (None,)}
+                    "prompt_lookup_num_tokens": (None,), "token_healing": (None, False),
+                    # battery 53, Z8: an answer's end pushed forward, tokens forced or weighed, all unseen
+                    "exponential_decay_length_penalty": (None,), "forced_decoder_ids": (None, []),
+                    "sequence_bias": (None, {})}
+#: switches that change what generate returns, which the loader reads as the answer's tokens (battery 53, Z8:
+#: a TypeError at the probe that named neither the file nor the field)
+OTHER_OUTPUTS = ("output_scores", "output_logits", "return_dict_in_generate", "output_attentions",
+                 "output_hidden_states")
 SWITCHES = ("do_sample", "use_cache")
 
 
@@ -67,6 +74,10 @@ def check_generation_config(path: Path, read: Any) -> None:
         if not any(value == o and type(value) is type(o) for o in off):
             raise ModelFolderError(f"{path}: {name} is {_shown(value)}, which turns on a decoding strategy other "
                                    "than the benchmark's greedy or sampled decoding; remove it")
+    for name in OTHER_OUTPUTS:
+        if getattr(read, name, None) not in (None, False):
+            raise ModelFolderError(f"{path}: {name} is {_shown(getattr(read, name))}, which changes what generate "
+                                   "returns; remove it or set it to false")
     for name in TOKEN_LIST_FIELDS:
         value = getattr(read, name, None)
         if value is not None and _token_ids(value, nested=name in _TOKEN_SEQUENCE_FIELDS) is None:

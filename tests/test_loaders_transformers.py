@@ -367,6 +367,11 @@ def test_a_refused_checkpoint_is_said_once_without_transformers_table(checkpoint
     ({"bad_words_ids": [[-1]]}, "bad_words_ids must be a list of lists of token ids (whole numbers >= 0), got [[-1]]"),
     ({"suppress_tokens": "x"}, 'suppress_tokens must be a list of token ids (whole numbers >= 0), got "x"'),
     ({"stop_strings": []}, "stop_strings is []: it cuts answers at a string; remove it"),  # battery 53, Z2
+    ({"exponential_decay_length_penalty": [1, 1e9]}, "exponential_decay_length_penalty is [1, 1000000000.0], which "
+                                                     "turns on a decoding strategy other than"),  # battery 53, Z8
+    ({"forced_decoder_ids": [[1, 999999999]]}, "forced_decoder_ids is [[1, 999999999]], which turns on a decoding"),
+    ({"output_scores": True, "return_dict_in_generate": True}, "output_scores is true, which changes what generate "
+                                                               "returns; remove it or set it to false"),
     ({"bad_words_ids": [[5], [10 ** 9]]}, "bad_words_ids holds 1000000000, beyond the tokenizer's 262 tokens"),
     ({"eos_token_id": 10 ** 20}, "eos_token_id is 100000000000000000000, beyond the tokenizer's 262 tokens; "
                                  "edited, or of another model's tokenizer"),  # battery 48, U5: doctor overflowed

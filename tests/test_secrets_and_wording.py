@@ -514,3 +514,15 @@ def test_an_existing_file_named_like_a_key_is_refused_saying_to_rename_it(tmp_pa
                                                      r"or path holds none, and a server's key goes in an environment "
                                                      r"variable$"):
             path().convert(str(given))
+
+
+def test_a_name_longer_than_a_path_can_be_is_refused_without_echoing_it(official, tmp_path):
+    """Battery 53, Z11: a --model-path of 120,000 characters was written into run.json and every record, and the
+    key rule's check of it took seconds."""
+    long = "aB3-" * 30_000
+    with OpenAITestServer() as server:
+        argv = _run(official, tmp_path / "run", server.base_url)
+        result = subprocess.run([*argv[:7], long, *argv[8:]], capture_output=True, text=True)
+    assert result.returncode == 2 and not server.requests and not (tmp_path / "run").exists()
+    assert "argument --model-path: expected a non-empty name on one line, got 120,000 characters (not shown); a name " \
+           "or path has at most 4,096" in result.stderr and "aB3-aB3-" not in result.stderr
