@@ -95,3 +95,15 @@ def test_a_bug_in_the_reviewer_stops_the_review_while_a_refusal_is_not_checked(s
         review(FixedJudge(error=KeyError("choices"), model="reviewer"))
     reviews = review(FixedJudge(error=TransportError("HTTP 403: forbidden", retryable=False), model="reviewer"))
     assert reviews and all(r.answer is None and r.error == "TransportError: HTTP 403: forbidden" for r in reviews)
+
+
+def test_turns_not_checked_for_one_same_error_are_listed_a_few_with_a_count(subset, tmp_path):
+    """Battery 53, Z6: a judge server down with a 4000-character error page printed that page once per turn
+    (over a thousand lines, 4 MB), --quiet or not."""
+    source = _one_source(subset)
+    page = "the gateway is down " * 200
+    with OpenAITestServer(respond=lambda body: Reply(status=400, content=page)) as down:
+        failed = _verify(source, down.base_url, tmp_path / "e.sqlite")
+    lines = failed.stderr.strip().splitlines()  # the semantic review's and the content checks' (4 each at most)
+    assert failed.returncode == 1 and len(lines) <= 8 and all(len(line) < 600 for line in lines), failed.stderr[:3000]
+    assert re.search(r"^\.\.\. and \d+ more turn\(s\) not checked for the same error$", failed.stderr, re.M), lines

@@ -216,16 +216,18 @@ def _verify_with_judge(args: argparse.Namespace, conversations, cache) -> int:
     reviews, content = asyncio.run(review())
     findings = failed = waiting = 0
     paths = {c.conversation_id: c.path for c in conversations}  # a finding names the file, as every other does
+    unchecked = []
     for review in reviews:
         where = f"{paths.get(review.conversation_id, review.conversation_id)}: turn {review.turn}"
         if review.error and _waiting(review.error):
             waiting += 1
         elif review.error:
             failed += 1
-            print(f"{where}: not checked ({review.error})", file=sys.stderr)
+            unchecked.append(f"{where}: not checked ({review.error})")
         for question in review.findings:
             findings += 1
             print(f"{where}: {question}: {review.answer[question]['reason']}", file=sys.stderr)
+    _print_not_checked(unchecked)
     print(f"semantic review by {args.judge_model}: {len(reviews)} point(s), {findings} finding(s), "
           f"{failed} not checked" + (f", {waiting} waiting for batch answers" if waiting else ""))
     status = max(1 if findings or failed or waiting else 0, _print_content(args, content))
@@ -233,6 +235,26 @@ def _verify_with_judge(args: argparse.Namespace, conversations, cache) -> int:
     if line:
         print(line)
     return status
+
+
+#: of the turns not checked for one same error, this many are listed; of an error, this many characters
+_LISTED, _ERROR_SHOWN = 3, 300
+
+
+def _print_not_checked(lines: list[str]) -> None:
+    """Each "<where>: ... not checked (<error>)" line, its error cut to a few hundred characters, and of
+    those failing with one same error (a judge server down: every turn) the first few and a count: a
+    server's 4000-character error page on each of 1000 turns flooded the terminal (battery 53, Z6)."""
+    by_error: dict[str, list[str]] = {}
+    for line in lines:
+        where, _, error = line.partition(" not checked (")
+        by_error.setdefault(error, []).append(where)
+    for error, places in by_error.items():
+        shown_error = error if len(error) <= _ERROR_SHOWN else error[:_ERROR_SHOWN] + "...)"
+        for where in places[:_LISTED]:
+            print(f"{where} not checked ({shown_error}", file=sys.stderr)
+        if len(places) > _LISTED:
+            print(f"... and {len(places) - _LISTED} more turn(s) not checked for the same error", file=sys.stderr)
 
 
 def _waiting(error: str) -> bool:
@@ -248,9 +270,7 @@ def _print_content(args: argparse.Namespace, content) -> int:
         print(shown(Problem(conversation.path, finding.field, f"{finding.check}: {finding.message}",
                             finding.turn.number)), file=sys.stderr)
     waiting = [line for line in content.not_checked if _waiting(line)]
-    for line in content.not_checked:
-        if line not in waiting:
-            print(line, file=sys.stderr)
+    _print_not_checked([line for line in content.not_checked if line not in waiting])
     asked = content.asked
     print(f"content checks by {args.judge_model}: criteria of {asked['points']} point(s), {asked['turns']} agent "
           f"turn(s), {asked['pairs']} verdict pair(s): {len(content.findings)} finding(s), "
