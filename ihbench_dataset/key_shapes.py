@@ -38,9 +38,10 @@ from collections import Counter
 #: the prefixes providers issue keys with: OpenAI, Anthropic, DeepSeek, OpenRouter (`sk-`), `sk_`, Hugging Face
 #: `hf_`, GitHub (`ghp_`, ..., `github_pat_`), Groq `gsk_`, Cerebras `csk-`, Fireworks `fw_`, Together
 #: `tgp_v1_`, xAI `xai-`, Perplexity `pplx-`, Replicate `r8_`, GitLab `glpat-`, NVIDIA `nvapi-`, Anyscale
-#: `esecret_`, Google `AIza`, and a JSON web token's `eyJ`
+#: `esecret_`, Google `AIza`, a JSON web token's `eyJ`, Shopify (`shpat_`, `shpss_`, `shpca_`, `shppa_`), Databricks
+#: `dapi`, Notion `ntn_`, Firecrawl `fc-` (battery 53, Z12)
 KEY_PREFIX = (r"(?:sk-|sk_|hf_|gh[pousr]_|github_pat_|gsk_|csk-|fw_|tgp_v1_|xai-|pplx-|r8_|glpat-|nvapi-|esecret_"
-              r"|AIza|eyJ)")
+              r"|AIza|eyJ|shp(?:at|ss|ca|pa)_|dapi|ntn_|fc-)")
 KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9])" + KEY_PREFIX + r"[A-Za-z0-9_-]{16,}")
 #: after a prefix, a run this long of mixed case with digits is a key's body; no model name or folder of a
 #: key's prefix has one (`sk-learn-classifier`, `hf_cache_2024`, `hf_checkpoint1500steps`)
@@ -98,8 +99,15 @@ ew mu br bi pt ak pu ui rg ib tl ny ki rk ys ob""".split())
 
 
 def is_prefixed_key(word: str) -> bool:
-    """A word of a key's prefix whose body is random: the prefix is evidence enough of a key's."""
+    """A word of a key's prefix whose body is random: the prefix is evidence enough of a key's. The body is
+    judged joined across its `-` and `_` too (a GitLab token's, Langfuse's `sk-lf-<uuid>`; battery 53, Z12)."""
     body = re.sub("^" + KEY_PREFIX, "", word)
+    joined = re.sub("[-_]", "", body)
+    words = any(_is_word(part) for part in re.split("[-_]", body) if len(part) >= 3)  # `hf_hub_download_cache_01`
+    mixed = re.search("[0-9]", joined) or (len(joined) >= 18 and re.search("[A-Z]", joined) and re.search("[a-z]", joined))
+    if len(joined) >= _PREFIXED_RUN and mixed and not words and \
+            (_is_hex(joined) or _is_random(joined)):
+        return True
     for run in re.findall(r"[A-Za-z0-9]+", body):
         digits, upper, lower = (bool(re.search(p, run)) for p in ("[0-9]", "[A-Z]", "[a-z]"))
         if digits and upper and lower and len(run) >= _PREFIXED_RUN:

@@ -312,3 +312,27 @@ def test_a_series_of_groups_of_one_pattern_or_few_characters_is_a_name(name):
     (`ep01`, `ep02`, ...) or the groups shared a few characters; random product keys stay found (the draws of
     `test_a_key_with_labels_or_an_extension_beside_it_is_still_a_key`)."""
     assert credential_in(name) is None and redact(name) == name
+
+
+def test_keys_of_more_vendors_prefixes_are_found():
+    """Battery 53, Z12: Shopify's `shpat_<32 hex>` and Firecrawl's `fc-<32 hex>` were hex beside a label (an id),
+    Databricks' `dapi<32 hex>` and Notion's `ntn_...` failed the randomness test too often, and a GitLab token's or
+    Langfuse's `sk-lf-<uuid>` body was judged part by part between its `-` and `_`."""
+    import uuid
+
+    draw = random.Random(53)
+    letters = string.ascii_letters + string.digits
+
+    def of(alphabet: str, n: int) -> str:
+        return "".join(draw.choice(alphabet) for _ in range(n))
+
+    shapes = {"shopify": lambda: draw.choice(["shpat_", "shpss_", "shpca_", "shppa_"]) + of("0123456789abcdef", 32),
+              "databricks": lambda: "dapi" + of("0123456789abcdef", 32), "firecrawl": lambda: "fc-" + of("0123456789abcdef", 32),
+              "notion": lambda: "ntn_" + of(string.digits, 11) + of(letters, 35),
+              "gitlab": lambda: "glpat-" + of(letters + "-_", 20), "langfuse": lambda: f"sk-lf-{uuid.UUID(int=draw.getrandbits(128))}"}
+    for shape, key in shapes.items():
+        missed = [k for k in (key() for _ in range(300)) if credential_in(k) is None]
+        assert len(missed) <= 15, (shape, missed[:3])
+    for name in ("hf_hub_download_cache_01", "hf_cache_2024_12_07_qwen2audio_lora_r16_final", "fc-layer-weights-2024",
+                 "sk-learn-audio-baseline", "dapi-docs"):
+        assert credential_in(name) is None, name
