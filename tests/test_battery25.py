@@ -322,11 +322,11 @@ def test_a_goal_longer_than_verify_allows_is_refused_before_any_call(tmp_path, c
     from openai_test_server import OpenAITestServer
 
     with OpenAITestServer() as server:
-        assert main(["generate", "--domain", "government", "--goal", "x" * 5000, "--intents", "1",
+        assert main(["generate", "--domain", "government", "--goal", "x" * 3000, "--intents", "1",
                      "--conversations", "1", "--llm-model", "m", "--llm-base-url", server.base_url, "--out",
                      str(tmp_path / "g"), "--quiet"]) == 2
         assert server.requests == []
-    assert ("--goal: 5,000 characters long; a conversation's goal may be at most 2,000"
+    assert ("--goal: 3,000 characters long; a conversation's goal may be at most 2,000"
             in capsys.readouterr().err) and not (tmp_path / "g").exists()
 
 
