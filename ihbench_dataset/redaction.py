@@ -19,8 +19,6 @@ from typing import Any, Optional
 from .key_shapes import KEY_SHAPED, holds_a_random_run, is_prefixed_key, without_random_base64, without_random_runs
 
 REDACTED = "<redacted>"
-#: what `credential_in` says of a run of characters as random as a key's (the other kinds name the variable)
-LOOKS_LIKE_A_KEY = "what looks like an API key"
 _SECRET = re.compile(r"(key|token|secret|password|passwd|authorization|credentials?)$", re.IGNORECASE)
 #: a URL's scheme, at most 32 characters: unbounded, every word of a long dashed run in a server's message
 #: was a scheme's start read to the run's end (a 300 KB message: seconds, growing with its square)
@@ -114,7 +112,7 @@ def credential_in(text: str) -> Optional[str]:
         if is_secret_variable(name) and value in secrets and value in text:
             return f"the value of ${name}"
     if _looks_like_a_key(text):  # pasted where a name goes (battery 45, R7): run.json kept it in clear
-        return LOOKS_LIKE_A_KEY
+        return "what looks like an API key"
     return None
 
 
