@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from ihbench.dataset.checks.words import has_visible
+from ihbench.dataset.redaction import quoted
 
 RECORD_FORMAT = 5
 #: the first format whose records carry a check of what they hold (`ResponseRecord.digest`, `_verdict_check`)
@@ -371,7 +372,7 @@ def _check_choice(data: dict, name: str, choices, prefix: str = "") -> None:
     cannot be resumed with it, nor its answers read as the run's)."""
     value = data.get(name)
     if value is not None and value not in choices:
-        raise RecordError(f"field '{prefix}{name}' is {value!r}, not one of {', '.join(choices)} (edited by hand?)")
+        raise RecordError(f"field '{prefix}{name}' is {quoted(value)}, not one of {', '.join(choices)} (edited by hand?)")
 
 
 def _check_generation(generation: Optional[dict]) -> None:
@@ -458,12 +459,12 @@ class RunInfo:
             _check(data, name, kinds, optional=True)
         for name in ("loader", "model_path", "config", "split"):  # each names something; no command writes ''
             if isinstance(data.get(name), str) and not data[name].strip():
-                raise RecordError(f"field {name!r} is {data[name]!r}; the run writes a name there (edited by hand?)")
+                raise RecordError(f"field {name!r} is {quoted(data[name])}; the run writes a name there (edited by hand?)")
         for name, flag in (("model_path", "--model-path"), ("loader", "--model")):  # the loader's description repeats them
             described = _check(data.get("model") or {}, name, str, optional=True)
             passed_in = (data.get("model") or {}).get(PASSED_IN) is True  # labelled by the caller, not one flag
             if described is not None and data.get(name) is not None and described != data[name] and not passed_in:
-                raise RecordError(f"field {name!r} is {data[name]!r} but 'model.{name}' is {described!r}: the run writes "
+                raise RecordError(f"field {name!r} is {quoted(data[name])} but 'model.{name}' is {quoted(described)}: the run writes "
                                   f"both from the same {flag} (edited by hand?)")
         for name, low in (("epochs", 1), ("limit", 1), ("n_items", 0), ("seed", 0), ("record_format", 1)):  # what the command line allows
             value = _check(data, name, int, optional=True)

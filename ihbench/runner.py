@@ -20,7 +20,7 @@ from typing import Callable, Optional, Sequence, Union
 from ihbench.dataset.io import AppendLog
 from ihbench.dataset.load import recorded_source, same_source
 from ihbench.dataset.argtypes import same_servers
-from ihbench.dataset.redaction import redact
+from ihbench.dataset.redaction import quoted, redact
 from ihbench.dataset.schema import EvalItem
 
 from .records import (RECORD_FORMAT, RUN_IDENTITY, RUN_INFO_FORMAT, ResponseRecord, RunInfo, described,
@@ -155,8 +155,8 @@ def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint
                 continue
             alike = " (they read alike with what looks like a key hidden; as given they differ)" \
                 if same_servers(recorded[key], identity.get(key)) else ""
-            raise RunConfigError(f"{path} belongs to a different run: endpoint is {recorded[key]!r} there but "
-                                 f"{identity.get(key)!r} now{alike}; use another --out (or the same options to resume) "
+            raise RunConfigError(f"{path} belongs to a different run: endpoint is {quoted(recorded[key])} there but "
+                                 f"{quoted(identity.get(key))} now{alike}; use another --out (or the same options to resume) "
                                  "(--allow-endpoint-change if the new server serves the same model)")
         if key == "data" and (moved or same_source(recorded[key], identity.get(key))):
             continue
@@ -168,7 +168,7 @@ def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint
             hint = (" (--allow-endpoint-change if the new server serves the same model)" if key == "endpoint"
                     else "")
             name, there, here = first_difference(key, recorded[key], identity.get(key))
-            raise RunConfigError(f"{path} belongs to a different run: {name} is {there!r} there but {here!r} now; use "
+            raise RunConfigError(f"{path} belongs to a different run: {name} is {quoted(there)} there but {quoted(here)} now; use "
                                  f"another --out (or the same options to resume){hint}")
 
 

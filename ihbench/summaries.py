@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Optional, Sequence, Union
 
 from ihbench.dataset.errors import UsageError
+from ihbench.dataset.redaction import quoted
 
 SUMMARY_FORMAT = 1
 TURNS_FORMAT = 2
@@ -244,7 +245,7 @@ class _Summary:
         if not isinstance(data, dict):
             raise SummaryError(f"{where or 'the summary'} is not a JSON object")
         if data.get("kind") is not None and data["kind"] != cls.kind:
-            raise SummaryError(f"field {_dotted(where, 'kind')} is {data['kind']!r}, not {cls.kind!r}")
+            raise SummaryError(f"field {_dotted(where, 'kind')} is {quoted(data['kind'])}, not {cls.kind!r}")
         name = data.get("model_name")  # a report names the run by it, on a line and in a table cell of its own
         if isinstance(name, str) and (not name.isprintable() or not name.strip()):
             raise SummaryError(f"field {_dotted(where, 'model_name')} must be a non-empty name on one line, got "

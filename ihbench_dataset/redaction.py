@@ -233,14 +233,24 @@ def hide_secrets_in_use(text: str) -> str:
 LONGEST_MESSAGE = 4000
 
 
-def shortened(text: str, limit: int = LONGEST_MESSAGE) -> str:
+def shortened(text: str, limit: int = LONGEST_MESSAGE, left_out: str = "not recorded") -> str:
     """`text` cut to about `limit` characters, before `redact_text` (whose time grows with the length) and
     before a record: the cut falls at a space or a quote, never inside a word, so no key is cut into a
     piece too short to be judged one and written in clear."""
     if not isinstance(text, str) or len(text) <= limit:
         return text
     head = re.sub(r"[^\s\"'`<>,;]*$", "", text[:limit])
-    return f"{head}... ({len(text) - len(head):,} more characters not recorded)"
+    return f"{head}... ({len(text) - len(head):,} more characters {left_out})"
+
+
+#: a value read from a file and quoted in a refusal is cut to this many characters: a run.json field edited to
+#: 500 KB was quoted whole, a screenful on every try
+LONGEST_QUOTED_VALUE = 300
+
+
+def quoted(value) -> str:
+    """A value read from a file, as a one-line refusal quotes it: its repr, cut at a space past `LONGEST_QUOTED_VALUE`."""
+    return shortened(repr(value), LONGEST_QUOTED_VALUE, left_out="not shown")
 
 
 def redact_text(text: str) -> str:

@@ -526,3 +526,20 @@ def test_a_name_longer_than_a_path_can_be_is_refused_without_echoing_it(official
     assert result.returncode == 2 and not server.requests and not (tmp_path / "run").exists()
     assert "argument --model-path: expected a non-empty name on one line, got 120,000 characters (not shown); a name " \
            "or path has at most 4,096" in result.stderr and "aB3-aB3-" not in result.stderr
+
+
+def test_a_run_json_setting_edited_to_half_a_megabyte_is_quoted_cut(official, tmp_path, capsys):
+    """Left from battery 53 (Z11): a run.json setting edited by hand to 500 KB was quoted whole in the refusal
+    that names the setting which differs, a screenful for every try."""
+    run = tmp_path / "run"
+    with OpenAITestServer() as server:
+        argv = _run(official, run, server.base_url)[len(CLI):]
+        assert main(argv) == 0
+        info = json.loads((run / "run.json").read_text())
+        info["model_path"] = info["model"]["model_path"] = "x " * 250_000
+        (run / "run.json").write_text(json.dumps(info))
+        capsys.readouterr()
+        assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "belongs to a different run: model_path is 'x x x" in err, err
+    assert "more characters not shown) there but 'm' now" in err and len(err) < 1500, len(err)

@@ -177,6 +177,7 @@ async def _run_locked(spec, run_dir, generation, conversations, callers, loader,
 
     from ihbench.dataset.tts import RenderCache, get_engine
     from ihbench.generate.agents import Agents
+    from ihbench.dataset.redaction import quoted
     from ihbench.llm import LLMCache, concurrently
     from ihbench.loaders import create
     from ihbench.runner import (TRANSPORT_OPTIONS, RunConfigError, check_same_run, endpoint_identity, first_difference,
@@ -197,8 +198,8 @@ async def _run_locked(spec, run_dir, generation, conversations, callers, loader,
         before, now = _identity(existing.extra.get("barge_in") or {}), _identity(settings)
         if before != now:
             changed, there, here = first_difference("barge_in", before, now)
-            raise RunConfigError(f"{run_dir.info_path} belongs to a different run: {changed} is {there!r} there but "
-                                 f"{here!r} now; use another --out (or the same options to resume)")
+            raise RunConfigError(f"{run_dir.info_path} belongs to a different run: {changed} is {quoted(there)} there but "
+                                 f"{quoted(here)} now; use another --out (or the same options to resume)")
     if existing:  # the round format the run began with (None: before it was kept): an older line was edited
         settings["round_format"] = round_format(existing, run_dir.info_path)
     cache = LLMCache(spec.cache) if spec.cache else LLMCache()  # a wrong --cache is refused before run.json

@@ -10,6 +10,7 @@ from typing import Optional
 
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.io import read_json_object, write_json_atomic
+from ihbench.dataset.redaction import quoted
 from ihbench.dataset.sources import SourceError, check_setting
 
 from . import agents as a
@@ -51,7 +52,7 @@ def _read(path: Path, intents: int, domain: str, goal: str) -> dict:
     for field, there, asked in said:
         if there != asked:
             option, kind = ("--goal", "goal") if field == "goal" else ("--domain", "domain")
-            raise UsageError(f"{path}: {field} is {there!r}, and {option} is {asked!r}: the prerequisites are of "
+            raise UsageError(f"{path}: {field} is {quoted(there)}, and {option} is {quoted(asked)}: the prerequisites are of "
                              f"another {kind} (edited by hand?); correct it, or delete the file to write new ones")
     return prereq
 
