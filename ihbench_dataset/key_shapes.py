@@ -62,13 +62,35 @@ _LABEL = re.compile(r"[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
 #: (a key's dot groups have digits inside: battery 52), of at most three parts (with any number, every `.`
 #: of a long dotted run was a start read to its end: time growing with its square)
 _EXTENSION = re.compile(r"(?:\.[a-z]{1,11}[0-9]?){1,3}$")
-#: the labels beside hex, joined by `_`, that say it is a secret (`api_key_<hex>`, `secret-<hex>`, `Bearer_<hex>`,
-#: `OPENAI_API_KEY-<hex>`): beside them, hex is a key, not an id's hash (battery 52, Y2). Whole words only: a
-#: word ending in one (`monkey`, `hockey`), a plural or a compound naming a hash (`tokens_<md5>.npy`,
-#: `cache_key_<md5>`) is a name's (battery 53, Z5)
-_SECRET_LABEL = re.compile(r"(?:[a-z0-9]+_)?(?:api_?key|access_?key|secret_?key|private_?key|client_?secret|access_?token"
-                           r"|auth_?token|refresh_?token)|bearer|password|passwd|credentials?|(?:my_?|your_?)?(?:key|token|secret)",
-                           re.IGNORECASE)
+#: a word of a variable's name that says it holds a credential, wherever it stands (`OPENAI_API_KEY_2`,
+#: `SPEECH_KEY1`, `AZURE_KEY_PROD`), its digits aside
+SECRET_WORDS = frozenset({"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "CREDENTIAL", "CREDENTIALS"})
+#: the words of a label beside hex that say it is a secret, wherever they stand among the label's words
+#: (`azure_openai_api_key_<hex>`, `Ocp-Apim-Subscription-Key-<hex>`, `secret-<hex>-v2`, `auth-<hex>`): beside
+#: them hex is a key, not an id's hash (battery 52, Y2; battery 54, A1). Not in a variable's name: `PWD` is the
+#: working folder
+_SECRET_LABEL_WORDS = SECRET_WORDS | {"KEYS", "SECRETS", "PWD", "PASSPHRASE", "AUTH", "OAUTH", "AUTHORIZATION", "BEARER"}
+#: a word glued before a secret word in one word of a label (`mykey`, `APIKEYS`, `accesstoken`, `clientsecret`)
+_SECRET_QUALIFIER = re.compile(r"MY|YOUR|THE|API|ACCESS|SECRET|PRIVATE|SUBSCRIPTION|MASTER|AUTH|CLIENT|REFRESH|SIGNING")
+#: a word before `key` that makes it an id's name, the hex a hash (`cache_key_<md5>`, `speaker_key_<hex>`; battery
+#: 53, Z5); a word that only ends in one (`monkey`, `tokens`) is no secret word at all
+_ID_KEY_WORDS = frozenset({"CACHE", "HASH", "SPEAKER", "SORT", "PARTITION", "ROW", "LOOKUP", "INDEX", "IDEMPOTENCY",
+                           "DEDUP", "PUBLIC", "SHARD", "ROUTING", "OBJECT", "RECORD", "ITEM", "FILE", "GROUP"})
+#: a label's words: `Ocp-Apim-Subscription-Key` and `AzureOpenAIKey` alike
+_LABEL_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+#: a secret word glued to the hex it names (`APIKEY<hex>`, `token<hex>`)
+_GLUED_SECRET = re.compile(r"(?i)(?:api_?key|secret|token|password|passwd|pwd|bearer|auth|key)[0-9a-f]{%d,}" % BARE_RUN)
+
+
+def _says_secret(labels: list[str]) -> bool:
+    """Labels beside hex with a secret word among their words (`_SECRET_LABEL_WORDS`), not named as an id's."""
+    words = [word.upper() for label in labels for word in _LABEL_WORD.findall(label) if not word.isdigit()]
+    def secret(word: str) -> bool:
+        return word in _SECRET_LABEL_WORDS or any(word.endswith(base) and _SECRET_QUALIFIER.fullmatch(word[:-len(base)])
+                                                  for base in SECRET_WORDS)
+    return any(secret(word) and not (i and words[i - 1] in _ID_KEY_WORDS) for i, word in enumerate(words))
+
+
 #: standard base64 (`+`, `/`, `=` padding): an AWS secret key's or an Azure storage key's alphabet
 _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 #: of a base64 run, at most this many parts between `/` are judged together (a key of 200 characters has
@@ -207,9 +229,11 @@ def is_random_group(group: str) -> bool:
     core = group.strip(_JOINERS)
     parts = re.split(r"[-_.]+", core)
     for run in re.findall(r"[A-Za-z0-9]{%d,}" % BARE_RUN, group):
+        if _GLUED_SECRET.fullmatch(run):
+            return True
         labels = [part for part in parts if part != run]
         if _is_hex(run) and run != core and all(map(_LABEL.fullmatch, labels)) and \
-                not _SECRET_LABEL.fullmatch("_".join(labels)):
+                not _says_secret(labels):
             continue  # an id's hash (`ihb-<32 hex>`, `<hex>_eval`); beside a random part it is a key's (X2)
         if _is_random(run):
             return True

@@ -16,7 +16,7 @@ import os
 import re
 from typing import Any, Optional
 
-from .key_shapes import KEY_SHAPED, holds_a_random_run, is_prefixed_key, without_random_base64, without_random_runs
+from .key_shapes import KEY_SHAPED, SECRET_WORDS, holds_a_random_run, is_prefixed_key, without_random_base64, without_random_runs
 
 REDACTED = "<redacted>"
 _SECRET = re.compile(r"(key|token|secret|password|passwd|authorization|credentials?)$", re.IGNORECASE)
@@ -129,15 +129,10 @@ def is_secret(name: str) -> bool:
     return isinstance(name, str) and bool(_SECRET.search(name.strip().lstrip("-")))
 
 
-#: a word of an environment variable's name that says it holds a credential, wherever it stands
-#: (`OPENAI_API_KEY_2`, `SPEECH_KEY1`, `AZURE_KEY_PROD`), its digits aside
-_SECRET_WORDS = {"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "CREDENTIAL", "CREDENTIALS"}
-
-
 def is_secret_variable(name: str) -> bool:
     """An environment variable that holds a credential: named as a secret option is, or with a word of
-    `_SECRET_WORDS` anywhere in its name (battery 50, W7: `OPENAI_API_KEY_2`'s value named a folder)."""
-    return is_secret(name) or any(word.rstrip("0123456789") in _SECRET_WORDS
+    `SECRET_WORDS` anywhere in its name (battery 50, W7: `OPENAI_API_KEY_2`'s value named a folder)."""
+    return is_secret(name) or any(word.rstrip("0123456789") in SECRET_WORDS
                                   for word in str(name).upper().split("_"))
 
 

@@ -250,10 +250,16 @@ def test_a_key_with_labels_or_an_extension_beside_it_is_still_a_key(label):
 
 @pytest.mark.parametrize("label", ["key-{hex}", "api_key_{hex}", "API_KEY_{hex}", "apikey-{hex}", "secret-{hex}",
                                    "token_{hex}", "Bearer_{hex}", "mykey.{hex}", "OPENAI_API_KEY-{hex}", "{hex}_secret",
-                                   "access_token_{hex}"])
+                                   "access_token_{hex}", "azure_openai_api_key_{hex}", "AZURE_OPENAI_KEY_{hex}",
+                                   "Ocp-Apim-Subscription-Key-{hex}", "speech_key_{hex}", "github_token_{hex}",
+                                   "db_password_{hex}", "aws_secret_access_key_{hex}", "Authorization-Bearer-{hex}",
+                                   "secret-{hex}-v2", "secret_{hex}_old", "api_key_{hex}-v2", "key-{hex}-prod", "pwd_{hex}",
+                                   "HF_TOKEN_{hex}", "auth-{hex}", "keys_{hex}", "AzureOpenAIKey_{hex}", "APIKEY{hex}",
+                                   "clientsecret-{hex}"])
 def test_hex_beside_a_label_that_says_secret_is_a_key(label):
     """Battery 52, Y2: hex joined to a label is an id's hash (`ihb-<hex>`), and so `api_key_<hex>` pasted from a
-    .env file was written as a name."""
+    .env file was written as a name. Battery 54, A1: so were Azure's keys (32 hex) beside more words than the
+    secret words (`azure_openai_api_key_`, `secret-<hex>-v2`): a secret word anywhere among a label's words counts."""
     draw = random.Random(label)
     for _ in range(20):
         written = label.format(hex="".join(draw.choice("0123456789abcdef") for _ in range(32)))
@@ -282,7 +288,8 @@ def test_ids_of_public_records_are_names():
 
 
 @pytest.mark.parametrize("label", ["monkey_{hex}", "hockey-{hex}.wav", "cache_key_{hex}", "speaker_key_{hex}",
-                                   "tokens_{hex}.npy", "{hex}_tokens.pt", "keys-{hex}.json", "auth_{hex}.log", "pat-{hex}"])
+                                   "tokens_{hex}.npy", "{hex}_tokens.pt", "pat-{hex}", "hash_key-{hex}.json",
+                                   "turkey_{hex}", "keyframes_{hex}.npy"])
 def test_hex_beside_a_word_that_only_ends_in_a_secret_word_is_an_id(label):
     """Battery 53, Z5: any word ending in key or token (`monkey`, `cache_key`, `tokens`) made the hash beside it a key."""
     draw = random.Random(label)
