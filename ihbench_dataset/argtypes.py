@@ -436,9 +436,24 @@ def _refuse_credential(option: ArgType, value: str, existing: bool = False) -> N
 
     found = credential_in(value)
     if found:
-        remedy = "; a file of yours named so: rename it (its name is copied into the outputs)" if existing else ""
+        remedy = f"; {_part_named_so(value)}: rename it (its name is copied into the outputs)" if existing else ""
         raise ArgumentValueError(f"expected {option.expected}, got {found} (a credential; not shown): a name or path "
                                  f"holds none, and a server's key goes in an environment variable{remedy}")
+
+
+def _part_named_so(value: str) -> str:
+    """Which part of an existing path holds what looks like a key, said without it: the file, or a folder
+    by its place (battery 54, A2: a folder of the path was the key's, and "rename the file" did not help)."""
+    from .redaction import credential_in
+
+    path = Path(value)
+    parts = path.parts[1:] if path.anchor else path.parts
+    if len(parts) <= 1 or credential_in(parts[-1]):
+        return "a file of yours named so"
+    holding = next((n for n, part in enumerate(parts[:-1], 1) if credential_in(part)), None)
+    if holding is None:
+        return "a file of yours named so"
+    return f"a folder of yours named so (part {holding} of the path's {len(parts)})"
 
 
 @dataclass(frozen=True, repr=False)

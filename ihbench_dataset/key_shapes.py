@@ -163,8 +163,34 @@ def _replaced(text: str, spans: list[tuple[int, int]], replacement: str) -> str:
     return "".join(out) + text[position:]
 
 
+#: folders an operating system or a platform names with a random id, in a path a user did not choose: macOS's
+#: temporary folder (`/var/folders/st/<id>/T/`, $TMPDIR on every Mac), the Nix store (`/nix/store/<hash>-python3`),
+#: a shared Google Drive folder in Colab, a Modal volume, systemd's private /tmp (battery 54, A2). Their ids are
+#: no keys: they are left out before a path is judged, and a key elsewhere in it is still found
+_SYSTEM_FOLDER_IDS = re.compile(r"/var/folders/[^/]{1,4}/(?P<mac>[A-Za-z0-9_+-]{8,64})/[TCX](?=/|$)"
+                                r"|/nix/store/(?P<nix>[0-9a-df-np-sv-z]{32})-"
+                                r"|/\.shortcut-targets-by-id/(?P<drive>[A-Za-z0-9_-]{10,64})(?=/|$)"
+                                r"|/__modal/volumes/(?P<modal>vo-[A-Za-z0-9]{8,64})(?=/|$)"
+                                r"|/tmp/(?P<systemd>systemd-private-[0-9a-f]{32}-[^/]{1,200})(?=/|$)")
+
+
+def _without_system_folder_ids(text: str) -> str:
+    """`text` with the ids of `_SYSTEM_FOLDER_IDS` masked by `-` (a joiner: no run goes across it), of the same
+    length, so that the spans found in it are the text's own."""
+    if "/" not in text:
+        return text
+    out, position = [], 0
+    for match in _SYSTEM_FOLDER_IDS.finditer(text):
+        name = next(group for group, value in match.groupdict().items() if value is not None)
+        start, end = match.span(name)
+        out += [text[position:start], "-" * (end - start)]
+        position = end
+    return "".join(out) + text[position:]
+
+
 def random_spans(text: str) -> list[tuple[int, int]]:
     """Where in `text` the runs as random as a key's are, in order, overlaps merged."""
+    text = _without_system_folder_ids(text)
     spans = [match.span() for match in GROUP.finditer(text) if is_random_group(match.group(0))]
     return _merged(spans + _base64_spans(text))
 

@@ -343,3 +343,28 @@ def test_keys_of_more_vendors_prefixes_are_found():
     for name in ("hf_hub_download_cache_01", "hf_cache_2024_12_07_qwen2audio_lora_r16_final", "fc-layer-weights-2024",
                  "sk-learn-audio-baseline", "dapi-docs"):
         assert credential_in(name) is None, name
+
+
+def test_folders_a_system_names_with_a_random_id_are_paths_not_keys():
+    """Battery 54, A2: macOS's $TMPDIR (`/var/folders/st/<id>/T`), the Nix store, a shared Drive folder in Colab, a
+    Modal volume and systemd's private /tmp were refused as keys (a user cannot rename them). A key elsewhere
+    in such a path is still found."""
+    from ihbench.dataset.redaction import redact_text
+
+    draw = random.Random(54)
+
+    def drawn(alphabet: str, n: int) -> str:
+        return "".join(draw.choice(alphabet) for _ in range(n))
+
+    lower, mixed, nix = string.ascii_lowercase + string.digits, string.ascii_letters + string.digits, \
+        "0123456789abcdfghijklmnpqrsvwxyz"
+    for _ in range(50):
+        key = drawn(mixed, 32)
+        for path in (f"/var/folders/{drawn(lower, 2)}/{drawn(lower, 9)}_{drawn(lower, 18)}0000gn/T/ihb-run",
+                     f"/private/var/folders/{drawn(lower, 2)}/{drawn(lower, 28)}/T/gradio/call.wav",
+                     f"/nix/store/{drawn(nix, 32)}-python3-3.11.9/lib",
+                     f"/content/drive/.shortcut-targets-by-id/{drawn(mixed + '-_', 33)}/models/qwen",
+                     f"/__modal/volumes/vo-{drawn(mixed, 22)}/models",
+                     f"/tmp/systemd-private-{drawn('0123456789abcdef', 32)}-ollama.service-{drawn(mixed, 6)}/tmp/m"):
+            assert credential_in(path) is None and redact(path) == path and redact_text(f"at {path}") == f"at {path}"
+            assert credential_in(f"{path}/{key}") == "what looks like an API key", path

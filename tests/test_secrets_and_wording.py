@@ -516,6 +516,22 @@ def test_an_existing_file_named_like_a_key_is_refused_saying_to_rename_it(tmp_pa
             path().convert(str(given))
 
 
+def test_an_existing_file_in_a_folder_named_like_a_key_says_which_part_to_rename(tmp_path):
+    """Battery 54, A2: the remedy said "rename the file" when a folder of the path was the key's."""
+    import secrets
+    import string
+
+    from ihbench.dataset.argtypes import ArgumentValueError, path
+
+    name = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(32))
+    (tmp_path / name / "calls").mkdir(parents=True)
+    (tmp_path / name / "calls" / "call.wav").write_bytes(b"RIFF")
+    depth = len(tmp_path.parts)  # the key's folder is the next part, counted without the root
+    with pytest.raises(ArgumentValueError, match=rf"a folder of yours named so \(part {depth} of the path's "
+                                                 rf"{depth + 2}\): rename it"):
+        path("file").convert(str(tmp_path / name / "calls" / "call.wav"))
+
+
 def test_a_name_longer_than_a_path_can_be_is_refused_without_echoing_it(official, tmp_path):
     """Battery 53, Z11: a --model-path of 120,000 characters was written into run.json and every record, and the
     key rule's check of it took seconds."""
