@@ -141,6 +141,38 @@ def test_extra_body_may_not_decide_where_an_answer_ends(body, key, said, tmp_pat
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("body, key", [('{"regex": "a"}', "'regex'"), ('{"json_schema": {}}', "'json_schema'"),
+                                       ('{"grammar": "root ::= a"}', "'grammar'"), ('{"chat_template": "x"}', "'chat_template'"),
+                                       ('{"add_generation_prompt": false}', "'add_generation_prompt'"),
+                                       ('{"echo": true}', "'echo'"), ('{"max_new_tokens": 5}', "'max_new_tokens'"),
+                                       ('{"n_predict": 5}', "'n_predict'"), ('{"eos_token_id": 13}', "'eos_token_id'"),
+                                       ('{"top_k": 5, "zz": 1}', "'zz'")])
+def test_extra_body_carries_only_the_fields_ihbench_passes_on(body, key, tmp_path, monkeypatch, capsys):
+    """Battery 54, A3: each server names the fields refused above its own way (SGLang's `regex`, llama.cpp's
+    `grammar`, vLLM's `chat_template`, TGI's `max_new_tokens`), and those were passed on and the answers scored."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--model", "openai", "--model-path", "m", "--data", "d", "--out", "o", "--base-url",
+                 "http://127.0.0.1:9/v1", "--option", f"extra_body={body}"]) == 2
+    said = _one_error(capsys, "run")
+    assert f"--option extra_body: {key} is not a field ihbench passes on; extra_body may carry sampling (top_k, " in said
+    assert said.endswith("what the model hears, where its answer ends and what form it takes are the benchmark's: "
+                         "leave it out")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kwargs, said", [('{"add_generation_prompt": false}', "'add_generation_prompt'"),
+                                          ('"x"', "a str")])
+def test_chat_template_kwargs_may_only_switch_thinking(kwargs, said, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--model", "openai", "--model-path", "m", "--data", "d", "--out", "o", "--base-url",
+                 "http://127.0.0.1:9/v1", "--option", f'extra_body={{"chat_template_kwargs": {kwargs}}}']) == 2
+    assert _one_error(capsys, "run").endswith(
+        "--option extra_body: chat_template_kwargs may only switch thinking (enable_thinking, reasoning_effort, "
+        f"thinking, thinking_budget), got {said}; the template's other settings change the conversation the model "
+        "hears: leave it out")
+    assert list(tmp_path.iterdir()) == []
+
+
 # --- finding 12: a config's folder given as the dataset ------------------------------------------
 
 @pytest.mark.parametrize("command", [["info", "{data}"], ["export", "{data}", "--out", "ex"],
