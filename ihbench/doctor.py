@@ -141,31 +141,25 @@ def _thinking(loader, max_new_tokens: int) -> Check:
 
 
 def _stop_tokens(loader) -> Check:
-    """The token the template closes a model turn with must be one generation stops at: otherwise
-    the model runs on into a made-up next turn until --max-new-tokens."""
-    from ihbench.loaders.base import InputTurn, ModelInput
+    """The token the template closes a model turn with must be one generation stops at, and none the
+    generation config forbids: otherwise answers end elsewhere (`loaders.turn_end`, which `run` applies)."""
+    from ihbench.loaders.base import ModelFolderError
+    from ihbench.loaders.turn_end import check_turn_end, closing_token, token_names
 
-    said = "Fine, thanks."
-    conversation = ModelInput("doctor/turns", "text", [
-        InputTurn("system", "You are a phone agent."), InputTurn("user", "Hello."), InputTurn("assistant", said),
-        InputTurn("user", "Goodbye.")])
-    ends = loader.end_tokens()
-    tokenizer = loader.processor.tokenizer
-    names = ", ".join(sorted(str(tokenizer.convert_ids_to_tokens(token)) for token in ends)) or "none"
+    names = token_names(loader, loader.end_tokens())
     try:
-        prompt = loader.prompt(conversation)
+        closing = closing_token(loader)
     except Exception as error:
         return Check("stop tokens", "fail", f"the chat template fails on a text conversation ({type(error).__name__}: "
                                             f"{str(error).splitlines()[0][:200]})")
-    after = prompt.partition(said)[2].partition("Goodbye.")[0]
-    ids = loader.text_ids(after) if after else []
-    if not ids:
+    try:
+        check_turn_end(loader)
+    except ModelFolderError as error:
+        return Check("stop tokens", "fail", str(error))
+    if closing is None:
         return Check("stop tokens", "warn", f"the template writes nothing after a model turn; stop tokens: {names}")
-    closing = tokenizer.convert_ids_to_tokens(ids[0])
-    if ids[0] not in ends:
-        return Check("stop tokens", "fail", f"the template ends a model turn with {closing}, which is not a stop token "
-                                            f"(stop tokens: {names}): answers would run on to --max-new-tokens")
-    return Check("stop tokens", "ok", f"a model turn ends with {closing}, a stop token (stop tokens: {names})")
+    return Check("stop tokens", "ok", f"a model turn ends with {token_names(loader, [closing])}, a stop token "
+                                      f"(stop tokens: {names})")
 
 
 def _context(loader, item, history_audio, max_new_tokens: int) -> Check:

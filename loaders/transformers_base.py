@@ -23,6 +23,7 @@ from .checkpoint_checks import (check_feature_extractor_files, check_feature_rat
 from .failures import (EmptyReplyError, NonFiniteScoresError, describe_failure, empty_after_thinking, invisible_only,
                        is_item_failure, no_text)
 from .limits import AudioTooLongError, check_clips, check_context
+from .turn_end import check_turn_end
 
 DTYPES = ("float32", "float16", "bfloat16")
 
@@ -242,7 +243,10 @@ class TransformersLoader(Loader):
         self.batch_size = batch_size
         self.processor = self._checked_processor()
         self.processor.tokenizer.padding_side = "left"  # a batch's prompts must end where generation starts
-        self.model = self._loaded_model() if _WITH_WEIGHTS.get() else None
+        self.model = None  # the generation config read from its files: checked before the weights load
+        if _WITH_WEIGHTS.get():
+            check_turn_end(self)  # doctor reports it as its own check
+            self.model = self._loaded_model()
         if self.model is not None:
             self._answers_a_probe()
 

@@ -111,8 +111,10 @@ def test_a_generation_config_that_does_not_stop_at_the_end_of_a_turn_fails(tiny,
     code, checks, _, _ = doctor(capsys, "gemma4", broken)
 
     assert code == 1
-    assert checks["stop tokens"] == ("fail stop tokens: the template ends a model turn with <turn|>, which is not a "
-                                     "stop token (stop tokens: <eos>): answers would run on to --max-new-tokens")
+    assert checks["stop tokens"] == (f"fail stop tokens: {broken / 'generation_config.json'}: eos_token_id is 1, "
+                                     "without <turn|> (12), the token the chat template ends a model turn with: "
+                                     "answers would not end where a turn ends (they stop at another token, or run on "
+                                     "to --max-new-tokens); set it to that token's id")
 
 
 def test_the_deepest_point_beyond_the_context_fails_and_auto_is_suggested_then_fits(tiny, data, tmp_path, capsys):

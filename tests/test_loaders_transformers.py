@@ -391,6 +391,35 @@ def test_a_generation_config_edited_is_one_line_naming_it_with_or_without_weight
         assert str(refused.value).startswith(f"{folder / 'generation_config.json'}: {said}")
 
 
+@pytest.mark.parametrize("edit, said", [
+    (lambda eos: {"eos_token_id": [5, 6, 7]}, "eos_token_id is [5, 6, 7], without <|im_end|> ({eos}), the token the "
+                                              "chat template ends a model turn with"),
+    (lambda eos: {"eos_token_id": None}, "eos_token_id is null, without <|im_end|> ({eos})"),
+    (lambda eos: {"suppress_tokens": [7, eos]}, "suppress_tokens holds {eos} (<|im_end|>), a stop token: the model "
+                                                "could never end its turn; remove it from the list"),
+    (lambda eos: {"begin_suppress_tokens": [eos]}, "begin_suppress_tokens holds {eos} (<|im_end|>), a stop token"),
+    (lambda eos: {"bad_words_ids": [[3, eos], [eos]]}, "bad_words_ids holds {eos} (<|im_end|>), a stop token"),
+])
+def test_a_generation_config_that_would_not_end_answers_at_a_turn_s_end_is_refused_before_the_weights(
+        edit, said, checkpoints, tmp_path, capsys):
+    """Battery 54, A4: end ids of ordinary tokens cut every answer after one token, and a stop token suppressed
+    kept the model from ending its turn; both were kept and scored while `doctor` failed the first."""
+    if "qwen2-audio" not in checkpoints:
+        pytest.skip("qwen2-audio is not among IHBENCH_TINY_FAMILIES")
+    folder = shutil.copytree(checkpoints["qwen2-audio"], tmp_path / "edited")
+    config = json.loads((folder / "generation_config.json").read_text())
+    eos = config["eos_token_id"] if isinstance(config["eos_token_id"], int) else config["eos_token_id"][0]
+    (folder / "generation_config.json").write_text(json.dumps({**config, **edit(eos)}))
+    with pytest.raises(ModelFolderError) as refused:
+        get("qwen2-audio")(str(folder))
+    assert str(refused.value).startswith(f"{folder / 'generation_config.json'}: {said.format(eos=eos)}"), refused.value
+    from ihbench.cli import main
+
+    capsys.readouterr()
+    assert main(["doctor", "--model", "qwen2-audio", "--model-path", str(folder)]) == 1
+    assert f"fail stop tokens: {folder / 'generation_config.json'}: {said.format(eos=eos)}" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("edit, file, said", [
     ({"text_config.layer_types": ["sliding_attention", "full_attention"]}, "config.json",
      "layer_types has sliding_attention layers but sliding_window is not set; give the window (in tokens) or make "
