@@ -345,6 +345,30 @@ def test_keys_of_more_vendors_prefixes_are_found():
         assert credential_in(name) is None, name
 
 
+def test_slack_cartesia_and_langsmith_keys_are_found_by_their_prefixes():
+    """Battery 54, A5: Slack's user tokens (`xoxp-<digits>-<digits>-<digits>-<32 hex>`) were written as names and left
+    whole in messages; app tokens (`xapp-`), Cartesia's `sk_car_` and LangSmith's `lsv2_pt_` were missed often."""
+    draw = random.Random(54)
+    digits, hexits, letters = string.digits, "0123456789abcdef", string.ascii_letters + string.digits
+
+    def of(alphabet: str, n: int) -> str:
+        return "".join(draw.choice(alphabet) for _ in range(n))
+
+    shapes = {"slack user": lambda: f"xoxp-{of(digits, 13)}-{of(digits, 13)}-{of(digits, 13)}-{of(hexits, 32)}",
+              "slack legacy": lambda: f"xoxa-2-{of(digits, 12)}-{of(digits, 12)}-{of(digits, 12)}-{of(hexits, 32)}",
+              "slack app": lambda: f"xapp-1-A{of(string.ascii_uppercase + digits, 10)}-{of(digits, 13)}-{of(hexits, 64)}",
+              "cartesia": lambda: "sk_car_" + of(letters, 22),
+              "langsmith": lambda: f"lsv2_pt_{of(hexits, 32)}_{of(hexits, 10)}",
+              "gitlab": lambda: "glpat-" + of(letters + "-_", 20)}
+    for shape, key in shapes.items():
+        keys = [key() for _ in range(300)]
+        missed = [k for k in keys if credential_in(k) is None or redact(k) == k]
+        assert len(missed) <= (6 if shape == "gitlab" else 0), (shape, missed[:3])
+    for name in ("xapp-demo", "xoxo-gossip-girl", "lsv2_pt_notes", "sk_car_model_v2", "glpat-rotation-script",
+                 "xapp-slack-bot-config-version2"):
+        assert credential_in(name) is None, name
+
+
 def test_folders_a_system_names_with_a_random_id_are_paths_not_keys():
     """Battery 54, A2: macOS's $TMPDIR (`/var/folders/st/<id>/T`), the Nix store, a shared Drive folder in Colab, a
     Modal volume and systemd's private /tmp were refused as keys (a user cannot rename them). A key elsewhere
