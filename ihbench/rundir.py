@@ -44,6 +44,21 @@ class RunDirError(IHBenchError, ValueError):
     """Not a run directory, or one that cannot be used as asked."""
 
 
+def judgment_files_in(folder: Path) -> list[Path]:
+    """A run folder's judgments files (`judgments*.jsonl`), in order. One named with what looks like a key
+    (copied there by hand: `ihbench judge --out` refuses such a name) is refused without echoing it: its name
+    would be copied into the report (battery 53, Z10)."""
+    from ihbench.dataset.redaction import credential_in
+
+    files = sorted(Path(folder).glob("judgments*.jsonl"))
+    for file in files:
+        found = credential_in(file.name)
+        if found:
+            raise RunDirError(f"{folder}: a judgments file there is named with {found} (a credential; not shown), "
+                              "and its name would be copied into the report; rename it (judgments-MODEL.jsonl)")
+    return files
+
+
 def is_stale(record, current_hash: str) -> bool:
     """The record answers (or judges) another version of the item. Version-1 records carry no stamp
     and are taken as they are: an older folder keeps working."""
@@ -321,7 +336,7 @@ class RunDir:
     def judgment_files(self) -> list[Path]:
         """The primary judgments file first, then any others (one per additional judge)."""
         primary = self.path / JUDGMENTS
-        others = sorted(p for p in self.path.glob("judgments*.jsonl") if p != primary)
+        others = [p for p in judgment_files_in(self.path) if p != primary]
         return ([primary] if primary.exists() else []) + others
 
     def judgments(self, path: Optional[Path] = None, *, repair: bool = False,

@@ -559,3 +559,25 @@ def test_a_run_json_setting_edited_to_half_a_megabyte_is_quoted_cut(official, tm
     err = capsys.readouterr().err
     assert "belongs to a different run: model_path is 'x x x" in err, err
     assert "more characters not shown) there but 'm' now" in err and len(err) < 1500, len(err)
+
+
+def test_a_judgments_file_copied_in_under_a_key_shaped_name_is_refused_by_report(official, tmp_path, capsys):
+    """Left from battery 53 (Z10): `judge --out` refuses a key-shaped name, but a judgments file copied into the run
+    folder by hand under one was read by `report`, which wrote its name into summary.json and report.md."""
+    import secrets
+    import string
+
+    run = tmp_path / "run"
+    with OpenAITestServer() as server:
+        assert main(_run(official, run, server.base_url)[len(CLI):]) == 0
+    with OpenAITestServer(respond=ScriptedJudge(faults=False)) as judge:
+        assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", judge.base_url, "--cache",
+                     str(tmp_path / "j.sqlite"), "--quiet"]) == 0
+    key = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(32))
+    (run / f"judgments-{key}.jsonl").write_bytes((run / "judgments.jsonl").read_bytes())
+    capsys.readouterr()
+    assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{run}: a judgments file there is named with what looks like an API key (a credential; not shown), and " \
+           "its name would be copied into the report; rename it (judgments-MODEL.jsonl)" in err, err
+    assert key not in err and not (tmp_path / "rep").exists()

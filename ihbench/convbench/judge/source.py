@@ -25,7 +25,7 @@ from typing import Optional
 
 from ihbench.dataset.errors import UsageError
 from ihbench.records import read_typed
-from ihbench.rundir import RunDir, RunDirError
+from ihbench.rundir import RunDir, RunDirError, judgment_files_in
 
 TRANSCRIPT, RUNTIME = "transcript.jsonl", "runtime.json"
 
@@ -128,7 +128,7 @@ def _ours(path: Path) -> ConvSource:
                           "run of the benchmark as it is now (`ihbench run` into a new folder)")
     targets = sorted(_selection(RunDir(path).info_path, info, benchmark) or [turn.index for turn in benchmark.turns])
     responses = RunDir(path).responses_path
-    judged = [f for f in sorted(path.glob("judgments*.jsonl")) if f.stat().st_size]
+    judged = [f for f in judgment_files_in(path) if f.stat().st_size]
     if judged and (not responses.is_file() or not responses.stat().st_size):  # as an IHBench run's: refused
         raise RunDirError(f"{responses}: {'empty' if responses.exists() else 'missing'}, while {judged[0]} holds "
                           "judgments: the run's turns are gone; restore the file, or run `ihbench run` again into a "
@@ -238,7 +238,7 @@ def _recorded_benchmark(path: Path, judgments: Optional[Path]) -> Optional[tuple
     """The benchmark an earlier `ihbench judge --data --config` recorded in the folder's judgments."""
     from ..records import ConvJudgmentRecord
 
-    files = [Path(judgments)] if judgments else sorted(path.glob("judgments*.jsonl"))
+    files = [Path(judgments)] if judgments else judgment_files_in(path)
     for file in files:
         for record in read_typed(file, ConvJudgmentRecord):
             if record.data and record.config:
