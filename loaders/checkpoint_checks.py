@@ -38,7 +38,11 @@ OTHER_STRATEGIES = {"guidance_scale": (None, 1, 1.0), "penalty_alpha": (None, 0,
                     "prompt_lookup_num_tokens": (None,), "token_healing": (None, False),
                     # battery 53, Z8: an answer's end pushed forward, tokens forced or weighed, all unseen
                     "exponential_decay_length_penalty": (None,), "forced_decoder_ids": (None, []),
-                    "sequence_bias": (None, {})}
+                    "sequence_bias": (None, {}),
+                    # battery 54, A6: group and constrained beam search (transformers asks for remote code, advice
+                    # ihbench gives no way to follow), early-exit drafting, a watermark's bias on half the vocabulary
+                    "diversity_penalty": (None, 0, 0.0), "num_beam_groups": (None, 1), "constraints": (None,),
+                    "force_words_ids": (None,), "assistant_early_exit": (None,), "watermarking_config": (None,)}
 #: switches that change what generate returns, which the loader reads as the answer's tokens (battery 53, Z8:
 #: a TypeError at the probe that named neither the file nor the field)
 OTHER_OUTPUTS = ("output_scores", "output_logits", "return_dict_in_generate", "output_attentions",
@@ -189,6 +193,8 @@ def check_is_processor(folder: Path, processor: Any) -> None:
 
 
 def _shown(value: Any) -> str:
-    text = json.dumps(value)
+    if hasattr(value, "to_dict"):  # a config transformers made an object of (watermarking_config)
+        value = value.to_dict()
+    text = json.dumps(value, default=str)
     return text if len(text) <= 60 else text[:57] + "..."
 

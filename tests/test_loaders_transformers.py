@@ -373,6 +373,13 @@ def test_a_refused_checkpoint_is_said_once_without_transformers_table(checkpoint
     ({"output_scores": True, "return_dict_in_generate": True}, "output_scores is true, which changes what generate "
                                                                "returns; remove it or set it to false"),
     ({"bad_words_ids": [[5], [10 ** 9]]}, "bad_words_ids holds 1000000000, beyond the tokenizer's 262 tokens"),
+    # battery 54, A6: group and constrained beam search failed at the probe asking for remote code
+    ({"num_beams": 4, "num_beam_groups": 2, "diversity_penalty": 1.0}, "diversity_penalty is 1.0, which turns on a "
+                                                                       "decoding strategy other than"),
+    ({"constraints": []}, "constraints is [], which turns on a decoding strategy other than"),
+    ({"force_words_ids": [[5]], "num_beams": 2}, "force_words_ids is [[5]], which turns on a decoding strategy"),
+    ({"assistant_early_exit": 1}, "assistant_early_exit is 1, which turns on a decoding strategy other than"),
+    ({"watermarking_config": {"greenlist_ratio": 0.25, "bias": 2.0}}, "watermarking_config is {"),
     ({"eos_token_id": 10 ** 20}, "eos_token_id is 100000000000000000000, beyond the tokenizer's 262 tokens; "
                                  "edited, or of another model's tokenizer"),  # battery 48, U5: doctor overflowed
 ])
