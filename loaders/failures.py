@@ -78,9 +78,16 @@ COMPLETE_ANSWER = ("stop", "eos", "eos_token", "end_turn", "stop_sequence", "too
                    "tool_use", "length", "max_tokens")
 
 
-def check_not_filtered(finish_reason: object, text: Optional[str]) -> None:
+#: the reasons that say the token budget ended the answer
+AT_THE_BUDGET = ("length", "max_tokens")
+
+
+def check_not_filtered(finish_reason: object, text: Optional[str], used: Optional[int] = None,
+                       budget: Optional[int] = None) -> None:
     """No reason at all (a server that leaves it out) is taken as a normal end; a reason that is not text
-    (`{"type": "error"}`) is none."""
+    (`{"type": "error"}`) is none. `length` with fewer tokens `used` than the `budget` asked for is the
+    server's own limit (vLLM's --max-model-len full long before max_tokens), not --max-new-tokens: the answer
+    was cut where the protocol would not have cut it (battery 54, A12)."""
     if finish_reason is None or finish_reason == "":
         return
     said = finish_reason.strip().lower().replace("-", "_").replace(" ", "_") if isinstance(finish_reason, str) \
@@ -88,6 +95,10 @@ def check_not_filtered(finish_reason: object, text: Optional[str]) -> None:
     if said not in COMPLETE_ANSWER:
         raise StoppedByProviderError(f"the server stopped the answer (finish_reason {_reason_shown(finish_reason)}) after "
                                      f"{len(text or '')} character(s): not the model's whole answer")
+    if said in AT_THE_BUDGET and isinstance(used, int) and isinstance(budget, int) and used < budget:
+        raise StoppedByProviderError(f"the server stopped the answer (finish_reason {_reason_shown(finish_reason)}) after "
+                                     f"{used} of the {budget} tokens --max-new-tokens allows: its own context or limit "
+                                     "ended it, not the budget")
 
 
 def _reason_shown(value: object, longest: int = 80) -> str:

@@ -110,7 +110,7 @@ def _wire_message(message: dict) -> dict:
             "content": [{"type": "input_audio", "input_audio": {"data": data.decode("ascii"), "format": "wav"}}]}
 
 
-def _streamed_reply(chunks, started: float) -> ChatReply:
+def _streamed_reply(chunks, started: float, budget: Optional[int] = None) -> ChatReply:
     """A streamed reply put together: text deltas joined, each tool call's pieces joined by its
     index; the time to the first text or tool delta is `ttfb_s`. A connection lost mid-stream is a
     transport failure of the item, as one lost before the first byte."""
@@ -140,7 +140,7 @@ def _streamed_reply(chunks, started: float) -> ChatReply:
         raise TransportError("the server's stream ended before the reply did (no finish_reason): a connection cut "
                              "mid-reply, or a server that does not stream", retryable=True)
     content, reasoning = split_reasoning(server_text("".join(text)), "<think>", "</think>")
-    check_not_filtered(finished, content)
+    check_not_filtered(finished, content, usage.completion_tokens if usage else None, budget)
     tool_calls = []
     for index in sorted(calls):
         raw = server_text("".join(calls[index]["arguments"]))
@@ -420,7 +420,8 @@ class OpenAICompatLoader(Loader):
         completion = self._complete(self.wire_messages(conversation), config, seed, **spoken)
         usage = completion.usage
         text, reasoning = message_text(completion.choices[0].message)
-        check_not_filtered(completion.choices[0].finish_reason, text)
+        check_not_filtered(completion.choices[0].finish_reason, text, usage.completion_tokens if usage else None,
+                           config.max_new_tokens)
         audio = _reply_audio(completion.choices[0].message) if self.audio_voice else None
         if audio is not None and no_text(text):  # an audio answer's words are its transcript
             text = server_text(completion.choices[0].message.audio.transcript or "")
@@ -462,16 +463,17 @@ class OpenAICompatLoader(Loader):
         if self.stream:
             chunks = self._complete(wire, config, seed, tools=tools, tool_choice="auto", stream=True,
                                     stream_options={"include_usage": True})
-            return _streamed_reply(chunks, started)
+            return _streamed_reply(chunks, started, config.max_new_tokens)
         completion = self._complete(wire, config, seed, tools=tools, tool_choice="auto")
         message = completion.choices[0].message
         text, reasoning = message_text(message)
-        check_not_filtered(completion.choices[0].finish_reason, text)
+        usage = completion.usage
+        check_not_filtered(completion.choices[0].finish_reason, text, usage.completion_tokens if usage else None,
+                           config.max_new_tokens)
         calls = [ToolCall(id=call.id or f"call_{index}", name=server_text(call.function.name),
                           arguments=parse_arguments(server_text(call.function.arguments)),
                           raw_arguments=server_text(call.function.arguments or ""))
                  for index, call in enumerate(message.tool_calls or [])]
-        usage = completion.usage
         return ChatReply(text=text, tool_calls=calls, latency_s=time.perf_counter() - started,
                          input_tokens=usage.prompt_tokens if usage else None,
                          output_tokens=usage.completion_tokens if usage else None, reasoning=reasoning)

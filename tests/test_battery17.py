@@ -235,6 +235,34 @@ def test_answers_that_used_the_whole_token_budget_are_said_to_be_maybe_cut(tmp_p
         capsys.readouterr().out
 
 
+class _CutEarly(OpenAITestServer):
+    """A TEST DOUBLE of a server whose own limit (vLLM's --max-model-len) ends every answer after one token, with
+    finish_reason "length" though the request allowed more."""
+
+
+    def completion(self, body, *args, **kwargs):
+        reply = OpenAITestServer.completion(body, "Sure, let me")
+        reply["choices"][0]["finish_reason"] = "length"
+        reply["usage"] = {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}
+        return reply
+
+
+def test_an_answer_the_server_cut_with_length_before_the_budget_is_a_failed_item(tmp_path):
+    """Battery 54, A12: "length" was kept whatever the answer's length, so an answer the server's own context
+    limit cut after one token was scored as whole, with no note (only answers at the budget are noted)."""
+    data = write_official_layout(tmp_path / "official")
+    run = tmp_path / "r"
+    with _CutEarly() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(run),
+                     "--limit", "1", "--epochs", "1", "--max-new-tokens", "32", "--option", "max_retries=0", "--quiet",
+                     "--base-url", server.base_url]) == 1
+    record = json.loads((run / "responses.jsonl").read_text().splitlines()[0])
+    assert record["response"] is None
+    assert record["error"] == ("StoppedByProviderError: the server stopped the answer (finish_reason 'length') after 1 "
+                               "of the 32 tokens --max-new-tokens allows: its own context or limit ended it, not the "
+                               "budget"), record
+
+
 @pytest.mark.parametrize("value", ["notaurl", "", "ftp://x/v1"])
 def test_the_space_owners_endpoint_is_checked_before_serving(value, monkeypatch, capsys):
     """Battery 17, M18: IHBENCH_SPACE_ENDPOINT=notaurl started the Space; visitors were then asked for a server,
