@@ -409,3 +409,30 @@ def test_an_import_into_the_setup_folder_it_reads_is_refused(folder, tmp_path, c
     assert f"--out: {out} is inside {folder}, the --setup benchmark being imported; give a path outside it" in \
         capsys.readouterr().err
     assert sorted(folder.rglob("*")) == before
+
+
+@pytest.mark.parametrize("field", ["name", "description", "hf_repo"])
+def test_a_key_in_the_benchmark_s_config_is_refused_before_the_dataset_is_written(field, folder, tmp_path, capsys):
+    """Battery 54, A8: the benchmark's name from its config.py passed the config-name format only, so a key of that
+    alphabet (`sk_<48 hex>`, `db_password_<32 hex>`) named two folders of the dataset and its card entries, and was
+    printed. Its description and Hub repository are copied into the dataset too."""
+    import secrets
+
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "official")
+    before = sorted(p.relative_to(data) for p in data.rglob("*"))
+    key = "db_password_" + secrets.token_hex(16)
+    old = {"name": 'name = "bike_bench"', "description": 'description = "5-turn test benchmark"',
+           "hf_repo": 'hf_repo = "example/bike-bench"'}[field]
+    config = folder / "config.py"
+    config.write_text(config.read_text().replace(old, old.split(" = ")[0] + f' = "{key}"'))
+    assert main(["convbench-import", str(folder), "--out", str(data), "--text-only", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    said = ("the benchmark's name in its config.py (give --name): expected a config name, got what looks like an API "
+            "key (a credential; not shown)" if field == "name" else
+            f"{folder}: the benchmark's {field} (config.py) holds what looks like an API key (a credential; not shown)")
+    assert said in err and key not in err, err
+    assert sorted(p.relative_to(data) for p in data.rglob("*")) == before
+    if field == "name":  # with another name given, the import goes on
+        assert main(["convbench-import", str(folder), "--out", str(data), "--text-only", "--name", "bike", "--quiet"]) == 0

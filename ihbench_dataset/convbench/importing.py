@@ -89,6 +89,12 @@ def shipped_folders() -> list[Path]:
 
 
 def check_name(name: str, what: str = "--name") -> str:
+    from ..redaction import credential_in
+
+    found = credential_in(name) if isinstance(name, str) else None
+    if found:  # it would name two folders and the card's configs (battery 54, A8)
+        raise UsageError(f"{what}: expected a config name, got {found} (a credential; not shown): a config's name "
+                         "names its folder and its entry in the dataset card")
     if not isinstance(name, str) or not _NAME.match(name):
         raise UsageError(f"{what}: expected a config name (1 to 64 lower-case letters, digits and _, starting with a "
                          f"letter), got {name!r}" + (f" ({len(name)} character(s))" if isinstance(name, str) else ""))
@@ -190,8 +196,9 @@ def import_convbench(path, out_dir, *, name: Optional[str] = None, setup=None, s
         check_name(name)
     read = read_benchmark(path, setup=setup, speaker=speaker, name=name, text_only=text_only)
     benchmark = read.benchmark
-    what = "--name" if name else f"the benchmark's name ({benchmark.name!r}; give --name)"
+    what = "--name" if name else "the benchmark's name in its config.py (give --name)"
     check_name(benchmark.name, what)
+    _check_no_credential(read)
     # a dataset `ihbench build` made holds the in-house benchmark under its own name, with its users' audio
     if benchmark.name in {folder.name for folder in shipped_folders()} and BuildDir(out_dir).is_build():
         raise UsageError(f"{what}: {benchmark.name!r} is reserved for a config `ihbench build` writes (the in-house "
@@ -204,6 +211,18 @@ def import_convbench(path, out_dir, *, name: Optional[str] = None, setup=None, s
         _same_recordings(read, audio)
     audio_source = "none (--text-only)" if text_only else f"{read.audio_label} of {read.root}"
     return write_benchmark(benchmark, audio, audio_source, out_dir)
+
+
+def _check_no_credential(read: ReadBenchmark) -> None:
+    """The benchmark's own description and Hub repository, which the setup config and the card copy, hold no
+    key (the key rule of the names a command is given, for the constants of the benchmark's config.py)."""
+    from ..redaction import credential_in
+
+    for field in ("description", "hf_repo"):
+        found = credential_in(getattr(read.benchmark, field, None))
+        if found:
+            raise UsageError(f"{read.root}: the benchmark's {field} (config.py) holds {found} (a credential; not "
+                             "shown), which the dataset would copy; remove it")
 
 
 def write_benchmark(benchmark: ConvBenchmark, audio: Optional[list], audio_source: str, out_dir) -> dict:
