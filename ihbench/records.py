@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from ihbench.dataset.checks.words import has_visible
-from ihbench.dataset.redaction import quoted
+from ihbench.dataset.redaction import credential_in, quoted
 
 RECORD_FORMAT = 5
 #: the first format whose records carry a check of what they hold (`ResponseRecord.digest`, `_verdict_check`)
@@ -460,6 +460,12 @@ class RunInfo:
         for name in ("loader", "model_path", "config", "split"):  # each names something; no command writes ''
             if isinstance(data.get(name), str) and not data[name].strip():
                 raise RecordError(f"field {name!r} is {quoted(data[name])}; the run writes a name there (edited by hand?)")
+        for name in ("model_path", "model_name", "loader", "config", "split", "data"):  # copied into reports and records
+            found = credential_in(data.get(name)) if isinstance(data.get(name), str) else None
+            if found:  # battery 54, A9: a run of an ihbench before the key rule, or edited: not copied on
+                raise RecordError(f"field {name!r} holds {found} (a credential; not shown), which every report of the "
+                                  "run would copy: written before ihbench refused keys in names, or edited; replace it "
+                                  "with a name (in 'model' too, where it repeats)")
         for name, flag in (("model_path", "--model-path"), ("loader", "--model")):  # the loader's description repeats them
             described = _check(data.get("model") or {}, name, str, optional=True)
             passed_in = (data.get("model") or {}).get(PASSED_IN) is True  # labelled by the caller, not one flag

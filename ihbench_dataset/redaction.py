@@ -244,8 +244,9 @@ LONGEST_QUOTED_VALUE = 300
 
 
 def quoted(value) -> str:
-    """A value read from a file, as a one-line refusal quotes it: its repr, cut at a space past `LONGEST_QUOTED_VALUE`."""
-    return shortened(repr(value), LONGEST_QUOTED_VALUE, left_out="not shown")
+    """A value read from a file, as a one-line refusal quotes it: its repr with any key hidden, cut at a space past
+    `LONGEST_QUOTED_VALUE`."""
+    return shortened(repr(redact(value)), LONGEST_QUOTED_VALUE, left_out="not shown")
 
 
 def redact_text(text: str) -> str:

@@ -581,3 +581,24 @@ def test_a_judgments_file_copied_in_under_a_key_shaped_name_is_refused_by_report
     assert f"{run}: a judgments file there is named with what looks like an API key (a credential; not shown), and " \
            "its name would be copied into the report; rename it (judgments-MODEL.jsonl)" in err, err
     assert key not in err and not (tmp_path / "rep").exists()
+
+
+def test_a_run_json_whose_names_hold_a_key_is_not_copied_into_a_report(official, tmp_path, capsys):
+    """Battery 54, A9: a run.json whose model_path, model.model_path and model_name held a key (a run made before the
+    key rule, or edited consistently) was reported, the key copied into summary.json and report.md."""
+    import secrets
+    import string
+
+    run = tmp_path / "run"
+    with OpenAITestServer() as server:
+        assert main(_run(official, run, server.base_url)[len(CLI):]) == 0
+    key = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(32))
+    info = json.loads((run / "run.json").read_text())
+    info["model_path"] = info["model"]["model_path"] = info["model_name"] = key
+    (run / "run.json").write_text(json.dumps(info))
+    capsys.readouterr()
+    assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "field 'model_path' holds what looks like an API key (a credential; not shown), which every report of the " \
+           "run would copy" in err, err
+    assert key not in err and not (tmp_path / "rep").exists()
