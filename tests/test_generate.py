@@ -274,6 +274,37 @@ def test_a_bad_workflow_yaml_is_named_with_its_field(tmp_path, capsys, edit, fie
     assert not script.requests and not (tmp_path / "out").exists()
 
 
+KEY = "ilylytZOTJH01bMZWXRt0OhZ8g23fR2V"  # drawn with secrets.choice: a key's shape, no key of anyone's
+
+
+@pytest.mark.parametrize("edit, argv, said", [
+    (lambda y: y.replace("goal: Port the caller's number", f"goal: Port the number for account {KEY} to"), [],
+     "{path}: goal: holds what looks like an API key"),
+    (lambda y: y.replace("domain: telecom\n", f"domain: telecom\ndescription: Line of {KEY}\n"), [],
+     "{path}: description: holds what looks like an API key"),
+    (lambda y: y.replace("name: check_eligibility", "name: check_" + KEY.lower()), [],
+     "{path}: stages[1].name: holds what looks like an API key"),
+    (None, ["--domain", "telecom", "--goal", "Port a number", "--description", f"Line of {KEY}"],
+     "--description: holds what looks like an API key"),
+])
+def test_a_key_in_the_workflow_file_or_the_description_is_refused_as_in_goal(edit, argv, said, tmp_path, capsys):
+    """Battery 54, A11: `--goal` refused a key, but the same goal in a --workflow file, or a key in --description,
+    was copied into generate.json in clear."""
+    path = tmp_path / "flow.yaml"
+    if edit is not None:
+        path.write_text(edit(WORKFLOW))
+        argv = ["--workflow", str(path)]
+    script = GenerationScript(["cooperative"])
+    with OpenAITestServer(respond=script) as server:
+        assert main(["generate", *argv, "--llm-model", "scripted", "--llm-base-url", server.base_url, "--out",
+                     str(tmp_path / "out"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert said.format(path=path) + " (a credential; not shown), which generate.json and every conversation would " \
+        "copy; remove it" in err, err
+    assert KEY not in err and KEY.lower() not in err
+    assert not script.requests and not (tmp_path / "out").exists()
+
+
 def test_a_local_transformers_model_that_never_answers_json_fails_the_conversation(tmp_path, capsys):
     from ihbench.loaders.tiny import make_tiny_model
 

@@ -85,6 +85,21 @@ class GenerateSummary:
     failures: list[str] = field(default_factory=list)
 
 
+def _check_no_credential(spec: GenerateSpec, goal: str, description: Optional[str], workflow: Optional[dict]) -> None:
+    """The goal, description and stage names, which generate.json and every conversation copy, hold no key:
+    the rule `--goal` has, for the workflow file's fields and `--description` too (battery 54, A11)."""
+    from ihbench.dataset.redaction import credential_in
+
+    named = [("goal", goal), ("description", description)] + \
+        [(f"stages[{i}].name", stage["name"]) for i, stage in enumerate((workflow or {}).get("stages") or [])]
+    for field, value in named:
+        found = credential_in(value) if isinstance(value, str) else None
+        if found:
+            where = f"--workflow {spec.workflow}: {field}" if workflow else f"--{field}"
+            raise UsageError(f"{where}: holds {found} (a credential; not shown), which generate.json and every "
+                             "conversation would copy; remove it")
+
+
 def check_spec(spec: GenerateSpec) -> tuple[str, str, Optional[str], Optional[dict]]:
     workflow = None
     if spec.workflow is not None:
@@ -99,6 +114,7 @@ def check_spec(spec: GenerateSpec) -> tuple[str, str, Optional[str], Optional[di
         domain, goal, description = spec.domain, spec.goal.strip(), spec.description
         if domain not in DOMAINS:
             raise UsageError(f"--domain: unknown domain {domain!r}; expected one of {', '.join(DOMAINS)}")
+    _check_no_credential(spec, goal, description, workflow)
     if len(goal) > max_chars("goal"):  # the conversation's own goal field, as verify holds it
         where = f"--workflow {spec.workflow}: goal" if workflow else "--goal"
         raise UsageError(f"{where}: {len(goal):,} characters long; a conversation's goal may be at most "
