@@ -54,8 +54,10 @@ def _redact_url(text: str) -> str:
         text = text.replace(secret, REDACTED)  # 50, W7): whatever its shape
     if "://" in text:  # a path's part as a whole, its escapes read (`/Bearer%20sk-...` -> `/<redacted>`)
         text = _redact_url_paths(without_random_base64(_QUERY.sub(_query_value, text), REDACTED))
-    text = KEY_SHAPED.sub(lambda m: REDACTED if is_prefixed_key(m.group(0)) else m.group(0), text)
-    return without_random_runs(text, REDACTED)
+    # random runs first, as a whole: a provider's key found by its prefix first left the parts joined to it by
+    # `.` too short to be judged (Mapbox's `sk.<eyJ...>.<signature>`; battery 54, A10)
+    text = without_random_runs(text, REDACTED)
+    return KEY_SHAPED.sub(lambda m: REDACTED if is_prefixed_key(m.group(0)) else m.group(0), text)
 
 
 def _redact_url_paths(text: str) -> str:

@@ -347,7 +347,8 @@ def test_keys_of_more_vendors_prefixes_are_found():
 
 def test_slack_cartesia_and_langsmith_keys_are_found_by_their_prefixes():
     """Battery 54, A5: Slack's user tokens (`xoxp-<digits>-<digits>-<digits>-<32 hex>`) were written as names and left
-    whole in messages; app tokens (`xapp-`), Cartesia's `sk_car_` and LangSmith's `lsv2_pt_` were missed often."""
+    whole in messages; app tokens (`xapp-`), Cartesia's `sk_car_`, LangSmith's `lsv2_pt_`, RubyGems' and Heroku's
+    were missed often."""
     draw = random.Random(54)
     digits, hexits, letters = string.digits, "0123456789abcdef", string.ascii_letters + string.digits
 
@@ -359,14 +360,27 @@ def test_slack_cartesia_and_langsmith_keys_are_found_by_their_prefixes():
               "slack app": lambda: f"xapp-1-A{of(string.ascii_uppercase + digits, 10)}-{of(digits, 13)}-{of(hexits, 64)}",
               "cartesia": lambda: "sk_car_" + of(letters, 22),
               "langsmith": lambda: f"lsv2_pt_{of(hexits, 32)}_{of(hexits, 10)}",
-              "gitlab": lambda: "glpat-" + of(letters + "-_", 20)}
+              "gitlab": lambda: "glpat-" + of(letters + "-_", 20),
+              "rubygems": lambda: "rubygems_" + of(hexits, 48),
+              "heroku": lambda: f"HRKU-{of(hexits, 8)}-{of(hexits, 4)}-{of(hexits, 4)}-{of(hexits, 4)}-{of(hexits, 12)}"}
     for shape, key in shapes.items():
         keys = [key() for _ in range(300)]
         missed = [k for k in keys if credential_in(k) is None or redact(k) == k]
         assert len(missed) <= (6 if shape == "gitlab" else 0), (shape, missed[:3])
     for name in ("xapp-demo", "xoxo-gossip-girl", "lsv2_pt_notes", "sk_car_model_v2", "glpat-rotation-script",
-                 "xapp-slack-bot-config-version2"):
+                 "xapp-slack-bot-config-version2", "rubygems_mirror_2024", "HRKU-notes"):
         assert credential_in(name) is None, name
+
+
+def test_a_key_s_dot_joined_signature_is_hidden_with_it():
+    """Battery 54, A10: a Mapbox secret token (`sk.<eyJ...>.<signature>`) found by its `eyJ` part first left the
+    signature (22 characters, too short to be judged alone) in a recorded message when it held `-` or `_`."""
+    draw = random.Random(10)
+    urlsafe = string.ascii_letters + string.digits + "-_"
+    for _ in range(200):
+        signature = "".join(draw.choice(urlsafe) for _ in range(22))
+        token = "sk.eyJ1Ijoi" + "".join(draw.choice(urlsafe) for _ in range(60)) + "." + signature
+        assert signature not in redact(f"refused {token} here"), token
 
 
 def test_folders_a_system_names_with_a_random_id_are_paths_not_keys():
