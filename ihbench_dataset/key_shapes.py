@@ -84,8 +84,11 @@ _ID_KEY_WORDS = frozenset({"CACHE", "HASH", "SPEAKER", "SORT", "PARTITION", "ROW
                            "DEDUP", "PUBLIC", "SHARD", "ROUTING", "OBJECT", "RECORD", "ITEM", "FILE", "GROUP"})
 #: a label's words: `Ocp-Apim-Subscription-Key` and `AzureOpenAIKey` alike
 _LABEL_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-#: a secret word glued to the hex it names (`APIKEY<hex>`, `token<hex>`)
-_GLUED_SECRET = re.compile(r"(?i)(?:api_?key|secret|token|password|passwd|pwd|bearer|auth|key)[0-9a-f]{%d,}" % BARE_RUN)
+#: a secret word glued to the hex it names (`APIKEY<hex>`, `token<hex>`), after CamelCase words too
+#: (`AzureOpenAIApiKey<hex>`)
+_GLUED_SECRET = re.compile(r"(?:(?i:api_?key|secret|token|password|passwd|pwd|bearer|auth|key)"
+                           r"|(?:[A-Z][a-z]+|[A-Z]+(?![a-z]))+(?:Key|KEY|Token|TOKEN|Secret|SECRET|Password|PASSWORD))"
+                           r"[0-9a-f]{%d,}" % BARE_RUN)
 
 
 def _says_secret(labels: list[str]) -> bool:

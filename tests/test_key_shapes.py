@@ -255,7 +255,8 @@ def test_a_key_with_labels_or_an_extension_beside_it_is_still_a_key(label):
                                    "db_password_{hex}", "aws_secret_access_key_{hex}", "Authorization-Bearer-{hex}",
                                    "secret-{hex}-v2", "secret_{hex}_old", "api_key_{hex}-v2", "key-{hex}-prod", "pwd_{hex}",
                                    "HF_TOKEN_{hex}", "auth-{hex}", "keys_{hex}", "AzureOpenAIKey_{hex}", "APIKEY{hex}",
-                                   "clientsecret-{hex}"])
+                                   "clientsecret-{hex}", "azure.openai.api.key.{hex}", "api_key2_{hex}",
+                                   "api_key_{hex}_backup", "AzureOpenAIApiKey{hex}", "subscription_key_{hex}.wav"])
 def test_hex_beside_a_label_that_says_secret_is_a_key(label):
     """Battery 52, Y2: hex joined to a label is an id's hash (`ihb-<hex>`), and so `api_key_<hex>` pasted from a
     .env file was written as a name. Battery 54, A1: so were Azure's keys (32 hex) beside more words than the
