@@ -100,9 +100,14 @@ def test_a_bug_in_the_reviewer_stops_the_review_while_a_refusal_is_not_checked(s
 def test_turns_not_checked_for_one_same_error_are_listed_a_few_with_a_count(subset, tmp_path):
     """Battery 53, Z6: a judge server down with a 4000-character error page printed that page once per turn
     (over a thousand lines, 4 MB), --quiet or not."""
+    import uuid
+
     source = _one_source(subset)
     page = "the gateway is down " * 200
-    with OpenAITestServer(respond=lambda body: Reply(status=400, content=page)) as down:
+    # battery 54, A14: a request id in each message made every error another one, and the flood came back (a short
+    # page: the id within the characters recorded)
+    with OpenAITestServer(respond=lambda body: Reply(status=400, content=f"{page[:400]}(request id: req_{uuid.uuid4().hex})")) \
+            as down:
         failed = _verify(source, down.base_url, tmp_path / "e.sqlite")
     lines = failed.stderr.strip().splitlines()  # the semantic review's and the content checks' (4 each at most)
     assert failed.returncode == 1 and len(lines) <= 8 and all(len(line) < 600 for line in lines), failed.stderr[:3000]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from .common import notes, shown
@@ -245,16 +246,22 @@ def _print_not_checked(lines: list[str]) -> None:
     """Each "<where>: ... not checked (<error>)" line, its error cut to a few hundred characters, and of
     those failing with one same error (a judge server down: every turn) the first few and a count: a
     server's 4000-character error page on each of 1000 turns flooded the terminal (battery 53, Z6)."""
-    by_error: dict[str, list[str]] = {}
+    by_error: dict[str, list[tuple[str, str]]] = {}
     for line in lines:
         where, _, error = line.partition(" not checked (")
-        by_error.setdefault(error, []).append(where)
-    for error, places in by_error.items():
-        shown_error = error if len(error) <= _ERROR_SHOWN else error[:_ERROR_SHOWN] + "...)"
-        for where in places[:_LISTED]:
+        by_error.setdefault(_error_kind(error), []).append((where, error))
+    for places in by_error.values():
+        for where, error in places[:_LISTED]:
+            shown_error = error if len(error) <= _ERROR_SHOWN else error[:_ERROR_SHOWN] + "...)"
             print(f"{where} not checked ({shown_error}", file=sys.stderr)
         if len(places) > _LISTED:
             print(f"... and {len(places) - _LISTED} more turn(s) not checked for the same error", file=sys.stderr)
+
+
+def _error_kind(error: str) -> str:
+    """An error with the ids a server puts in each message masked (`request id: req_<hex>`, a trace id, a
+    time): one error on every turn, however its ids differ (battery 54, A14: 1031 lines again)."""
+    return re.sub(r"[A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*", lambda m: "#" if len(m.group(0)) >= 6 else m.group(0), error)
 
 
 def _waiting(error: str) -> bool:
