@@ -8,6 +8,7 @@ life of the command, so a second `ihbench run` on it fails at once instead of do
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import platform
 import sys
@@ -363,7 +364,7 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
                 break
             batch = todo[start:start + max(1, loader.batch_size)]
             seeds = [record_seed(spec.seed, item.id, epoch) for item, epoch in batch]
-            responses: list[Optional[Response]] = [None] * len(batch)
+            build_failures: dict[int, Response] = {}  # an input the model cannot take: that item's failure
             ready, conversations = [], []
             audio_turns: list[Optional[int]] = [None] * len(batch)
             for position, (item, _) in enumerate(batch):
@@ -378,15 +379,17 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
                 except Exception as error:  # empty audio, or an input the model cannot take: that item's
                     if not is_item_failure(error):
                         raise
-                    responses[position] = Response.failure(error, built)
+                    build_failures[position] = Response.failure(error, built)
                     continue
                 conversations.append(conversation)
                 audio_turns[position] = len(conversation.audio_clips)
                 ready.append(position)
-            for position, response in zip(ready, loader.generate_batch(conversations, generation,
-                                                                        [seeds[p] for p in ready], stop)):
-                responses[position] = response
-            for (item, epoch), seed, response, heard in zip(batch, seeds, responses, audio_turns):
+            arriving = ((ready[index], response) for index, response in
+                        loader.answers(conversations, generation, [seeds[p] for p in ready], stop))
+            # each answer written as it arrives: one received is kept when a request still in flight is
+            # stopped (Ctrl-C, SIGTERM), as responses.jsonl is fsynced record by record (battery 54, A13)
+            for position, response in itertools.chain(build_failures.items(), arriving):
+                (item, epoch), seed, heard = batch[position], seeds[position], audio_turns[position]
                 if response is None:  # not asked: the run was stopped first
                     continue
                 record = ResponseRecord(

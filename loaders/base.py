@@ -10,7 +10,7 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
-from typing import Any, ClassVar, Literal, Optional, Sequence
+from typing import Any, ClassVar, Iterator, Literal, Optional, Sequence
 
 import numpy as np
 from ihbench.dataset.argtypes import check_all, expand_home, number, temperature, tokens
@@ -320,6 +320,13 @@ class Loader(ABC):
         """None for a conversation not asked because `stop` was set first (a rerun asks it)."""
         return [None if stop is not None and stop.is_set() else self.generate(c, config, s)
                 for c, s in zip(conversations, seeds)]
+
+    def answers(self, conversations: Sequence[ModelInput], config: GenerationConfig, seeds: Sequence[int],
+                stop: Optional[threading.Event] = None) -> Iterator[tuple[int, Optional[Response]]]:
+        """(position, answer) pairs as the answers come, for the runner to write each when it arrives: a loader
+        that asks a server several at once yields each on arrival (an answer received is not lost with a
+        request still in flight when the run is stopped; battery 54, A13); one batch of a local model, at once."""
+        yield from enumerate(self.generate_batch(conversations, config, seeds, stop))
 
     @abstractmethod
     def _generate(self, conversation: ModelInput, config: GenerationConfig, seed: int) -> Response: ...

@@ -21,8 +21,8 @@ import os
 import re
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
-from typing import Optional, Sequence, Union
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Iterator, Optional, Sequence, Union
 
 from ihbench.dataset.argtypes import (boolean, concurrency, count, each, env_var_name, json_value, model_name, rounds,
                                       timeout_seconds, url)
@@ -480,8 +480,13 @@ class OpenAICompatLoader(Loader):
 
     def generate_batch(self, conversations: Sequence[ModelInput], config: GenerationConfig,
                        seeds: Sequence[int], stop: Optional[threading.Event] = None) -> list[Optional[Response]]:
-        """Once `stop` is set (the Space's Stop), no request is sent and none retried: the requests in
-        flight are awaited, up to the server's timeout, and a failed one is recorded as failed."""
+        answered = dict(self.answers(conversations, config, seeds, stop))
+        return [answered[position] for position in range(len(conversations))]
+
+    def answers(self, conversations: Sequence[ModelInput], config: GenerationConfig, seeds: Sequence[int],
+                stop: Optional[threading.Event] = None) -> Iterator[tuple[int, Optional[Response]]]:
+        """Each answer as it arrives. Once `stop` is set (the Space's Stop), no request is sent and none retried:
+        the requests in flight are awaited, up to the server's timeout, and a failed one is recorded as failed."""
         def answer(pair) -> Optional[Response]:
             if stop is not None and stop.is_set():
                 return None
@@ -492,10 +497,13 @@ class OpenAICompatLoader(Loader):
                 _asked.stop = None
 
         if len(conversations) <= 1:
-            return [answer(pair) for pair in zip(conversations, seeds)]
+            yield from enumerate(map(answer, zip(conversations, seeds)))
+            return
         pool = ThreadPoolExecutor(max_workers=self.batch_size)
         try:
-            return list(pool.map(answer, zip(conversations, seeds)))
+            asked = {pool.submit(answer, pair): position for position, pair in enumerate(zip(conversations, seeds))}
+            for done in as_completed(asked):
+                yield asked[done], done.result()
         finally:  # Ctrl-C is not held until every request in flight has spent its timeout and retries (battery
             # 45, R6): the answers still coming write nothing, and `ihbench` leaves without them
             pool.shutdown(wait=False, cancel_futures=True)

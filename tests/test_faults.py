@@ -315,6 +315,33 @@ def test_sigterm_stops_a_run_as_ctrl_c_does_leaving_no_lock_and_no_cache_side_fi
     assert (out / "responses.jsonl").read_text().count("\n") >= 1
 
 
+def test_answers_received_beside_a_request_that_hangs_are_kept_when_the_run_is_stopped(tmp_path):
+    """Battery 54, A13: with one request of a batch stuck, the answers already received were written only once the
+    whole batch was done, and SIGTERM then lost them (the run folder held only run.json). Each is written as it
+    arrives. The TEST DOUBLE server answers at once, except the second request it gets, which it holds 600 s."""
+    from openai_test_server import Reply
+
+    data = write_official_layout(tmp_path / "data")
+    out = tmp_path / "run"
+    asked = []
+
+    def respond(body):
+        asked.append(body)
+        return Reply(delay=600 if len(asked) == 2 else 0)
+
+    with OpenAITestServer(respond=respond) as server:
+        process = subprocess.Popen([*CLI, "run", "--model", "openai", "--model-path", "m", "--base-url", server.base_url,
+                                    "--data", str(data), "--out", str(out), "--epochs", "2", "--concurrency", "4",
+                                    "--option", "timeout=600", "--option", "max_retries=0", "--quiet"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        _wait_for_lines(out / "responses.jsonl", 3)
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 143, stderr
+    records = [json.loads(line) for line in (out / "responses.jsonl").read_text().splitlines()]
+    assert len(records) == 3 and all(r["response"] for r in records), records
+
+
 @pytest.mark.parametrize("concurrency", ["1", "4"])
 def test_ctrl_c_stops_a_run_whose_server_never_answers(concurrency, tmp_path):
     """Battery 45, R6: against a server that accepts and never answers, Ctrl-C was held until every request in
