@@ -44,11 +44,11 @@ from collections import Counter
 KEY_PREFIX = (r"(?:sk-|sk_car_|sk_|hf_|gh[pousr]_|github_pat_|gsk_|csk-|fw_|tgp_v1_|xai-|pplx-|r8_|glpat-|nvapi-|esecret_"
               r"|AIza|eyJ|shp(?:at|ss|ca|pa)_|dapi|ntn_|fc-|xox[abposre]-|xapp-|lsv2_(?:pt|sk)_|rubygems_|HRKU-)")
 KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9])" + KEY_PREFIX + r"[A-Za-z0-9_-]{16,}")
-#: prefixes no name shares (`glpat-`, Slack's `xoxp-`): after one, a body of 20 characters or more with digits and
-#: both cases, or of hex with digits, is a key's whatever words chance spells in it (a GitLab token's 20
-#: characters spelled one in 50, a UUID's hex `cafe` or `bead`)
+#: prefixes no name shares (`glpat-`, Slack's `xoxp-`, Langfuse's `sk-lf-`): after one, a body of 20 characters or
+#: more with digits and both cases, or of hex with digits, is a key's whatever words chance spells in it (a
+#: GitLab token's 20 characters spelled one in 50, a UUID's hex `cafe` or `bead`)
 _ONLY_KEYS_PREFIX = re.compile(r"(?:github_pat_|glpat-|nvapi-|esecret_|tgp_v1_|shp(?:at|ss|ca|pa)_|xox[abposre]-|xapp-"
-                               r"|lsv2_(?:pt|sk)_|sk_car_|rubygems_|HRKU-)")
+                               r"|lsv2_(?:pt|sk)_|sk_car_|rubygems_|HRKU-|sk-lf-)")
 #: after a prefix, a run this long of mixed case with digits is a key's body; no model name or folder of a
 #: key's prefix has one (`sk-learn-classifier`, `hf_cache_2024`, `hf_checkpoint1500steps`)
 _PREFIXED_RUN = 16
@@ -134,10 +134,14 @@ def is_prefixed_key(word: str) -> bool:
     judged joined across its `-` and `_` too (a GitLab token's, Langfuse's `sk-lf-<uuid>`; battery 53, Z12)."""
     body = re.sub("^" + KEY_PREFIX, "", word)
     joined = re.sub("[-_]", "", body)
-    if _ONLY_KEYS_PREFIX.match(word) and len(joined) >= 20 and re.search("[0-9]", joined) and \
-            (_is_hex(joined) or (re.search("[A-Z]", joined) and re.search("[a-z]", joined))):
+    only = _ONLY_KEYS_PREFIX.match(word)
+    rest = re.sub("[-_]", "", word[only.end():]) if only else ""
+    if len(rest) >= 20 and re.search("[0-9]", rest) and \
+            (_is_hex(rest) or (re.search("[A-Z]", rest) and re.search("[a-z]", rest))):
         return True
-    words = any(_is_word(part) for part in re.split("[-_]", body) if len(part) >= 3)  # `hf_hub_download_cache_01`
+    # `hf_hub_download_cache_01`; a word with a number, `fc-resnet50-voxceleb` (battery 54, A7)
+    words = any(_is_word(part) or (len(part.rstrip("0123456789")) >= 4 and _is_word(part.rstrip("0123456789")))
+                for part in re.split("[-_]", body) if len(part) >= 3)
     mixed = re.search("[0-9]", joined) or (len(joined) >= 18 and re.search("[A-Z]", joined) and re.search("[a-z]", joined))
     if len(joined) >= _PREFIXED_RUN and mixed and not words and \
             (_is_hex(joined) or _is_random(joined)):

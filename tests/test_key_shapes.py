@@ -340,9 +340,11 @@ def test_keys_of_more_vendors_prefixes_are_found():
               "gitlab": lambda: "glpat-" + of(letters + "-_", 20), "langfuse": lambda: f"sk-lf-{uuid.UUID(int=draw.getrandbits(128))}"}
     for shape, key in shapes.items():
         missed = [k for k in (key() for _ in range(300)) if credential_in(k) is None]
-        assert len(missed) <= 15, (shape, missed[:3])
+        assert len(missed) <= (0 if shape == "langfuse" else 15), (shape, missed[:3])
     for name in ("hf_hub_download_cache_01", "hf_cache_2024_12_07_qwen2audio_lora_r16_final", "fc-layer-weights-2024",
-                 "sk-learn-audio-baseline", "dapi-docs"):
+                 "sk-learn-audio-baseline", "dapi-docs",
+                 # battery 54, A7: a word with a number among a name's parts
+                 "fc-resnet50-voxceleb", "ntn_resnet50_voxceleb", "sk-lf-notes-2024"):
         assert credential_in(name) is None, name
 
 
