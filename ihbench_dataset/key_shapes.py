@@ -75,29 +75,61 @@ SECRET_WORDS = frozenset({"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSW
 #: (`azure_openai_api_key_<hex>`, `Ocp-Apim-Subscription-Key-<hex>`, `secret-<hex>-v2`, `auth-<hex>`): beside
 #: them hex is a key, not an id's hash (battery 52, Y2; battery 54, A1). Not in a variable's name: `PWD` is the
 #: working folder
-_SECRET_LABEL_WORDS = SECRET_WORDS | {"KEYS", "SECRETS", "PWD", "PASSPHRASE", "AUTH", "OAUTH", "AUTHORIZATION", "BEARER"}
-#: a word glued before a secret word in one word of a label (`mykey`, `APIKEYS`, `accesstoken`, `clientsecret`)
-_SECRET_QUALIFIER = re.compile(r"MY|YOUR|THE|API|ACCESS|SECRET|PRIVATE|SUBSCRIPTION|MASTER|AUTH|CLIENT|REFRESH|SIGNING")
-#: a word before `key` that makes it an id's name, the hex a hash (`cache_key_<md5>`, `speaker_key_<hex>`; battery
-#: 53, Z5); a word that only ends in one (`monkey`, `tokens`) is no secret word at all
+_SECRET_LABEL_WORDS = SECRET_WORDS | {"KEYS", "SECRETS", "PWD", "PASSPHRASE", "AUTH", "OAUTH", "AUTHORIZATION", "BEARER",
+                                      "CRED", "CREDS", "PASSCODE", "PRIVATE"}
+#: the ends of a word that make it a secret word, after any letters (`openaikey`, `primarykey`, `hftoken`,
+#: `dbpassword`, `APIKEYS`; battery 55, B2), unless it is one of `_NOT_SECRET`
+_SECRET_ENDS = ("KEY", "KEYS", "TOKEN", "SECRET", "SECRETS", "PASSWORD", "PASSWORDS", "PASSWD")
+#: words that end so and say nothing of a secret (`monkey_<md5>`; battery 53, Z5); a plural of token names a
+#: model's tokens (`tokens_<md5>.npy`)
+_NOT_SECRET = frozenset({"MONKEY", "DONKEY", "TURKEY", "HOCKEY", "JOCKEY", "WHISKEY", "LACKEY", "SMOKEY", "HOTKEY",
+                         "TURNKEY", "MONKEYS", "DONKEYS", "TURKEYS", "JOCKEYS", "HOTKEYS"})
+#: a word before `key` (or glued before it) that makes it an id's name, the hex a hash (`cache_key_<md5>`,
+#: `speaker_key_<hex>`; battery 53, Z5); before another secret word (`group_secret_`) it does not (battery 55, B3)
 _ID_KEY_WORDS = frozenset({"CACHE", "HASH", "SPEAKER", "SORT", "PARTITION", "ROW", "LOOKUP", "INDEX", "IDEMPOTENCY",
                            "DEDUP", "PUBLIC", "SHARD", "ROUTING", "OBJECT", "RECORD", "ITEM", "FILE", "GROUP"})
 #: a label's words: `Ocp-Apim-Subscription-Key` and `AzureOpenAIKey` alike
 _LABEL_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-#: a secret word glued to the hex it names (`APIKEY<hex>`, `token<hex>`), after CamelCase words too
-#: (`AzureOpenAIApiKey<hex>`)
-_GLUED_SECRET = re.compile(r"(?:(?i:api_?key|secret|token|password|passwd|pwd|bearer|auth|key)"
-                           r"|(?:[A-Z][a-z]+|[A-Z]+(?![a-z]))+(?:Key|KEY|Token|TOKEN|Secret|SECRET|Password|PASSWORD))"
-                           r"[0-9a-f]{%d,}" % BARE_RUN)
+#: letters glued to hex (`APIKEY<hex>`, `openaiApiKey<HEX>`): the letters end at the last letter hex has not
+#: (the word's last letters may be hex's too: `password<hex>`)
+_GLUED = re.compile(r"([A-Za-z]*[G-Zg-z])([0-9A-Fa-f]{%d,})" % BARE_RUN)
+
+
+def _words(labels: list[str]) -> list[str]:
+    return [word.upper() for label in labels for word in _LABEL_WORD.findall(label) if not word.isdigit()]
+
+
+def _is_secret_word(word: str, before: str = "") -> bool:
+    """A word of a label that says the hex beside it is a secret: one of `_SECRET_LABEL_WORDS`, or any word
+    ending in one of `_SECRET_ENDS`, unless it names an id's key (`before` it, or glued: `CACHEKEY`)."""
+    if word in _NOT_SECRET:
+        return False
+    end = next((end for end in _SECRET_ENDS if word.endswith(end)), None)
+    if end in ("KEY", "KEYS") and ((word == end and before in _ID_KEY_WORDS) or word[:-len(end)] in _ID_KEY_WORDS):
+        return False
+    return word in _SECRET_LABEL_WORDS or end is not None
 
 
 def _says_secret(labels: list[str]) -> bool:
-    """Labels beside hex with a secret word among their words (`_SECRET_LABEL_WORDS`), not named as an id's."""
-    words = [word.upper() for label in labels for word in _LABEL_WORD.findall(label) if not word.isdigit()]
-    def secret(word: str) -> bool:
-        return word in _SECRET_LABEL_WORDS or any(word.endswith(base) and _SECRET_QUALIFIER.fullmatch(word[:-len(base)])
-                                                  for base in SECRET_WORDS)
-    return any(secret(word) and not (i and words[i - 1] in _ID_KEY_WORDS) for i, word in enumerate(words))
+    """Labels beside hex with a secret word among their words (`_is_secret_word`)."""
+    words = _words(labels)
+    return any(_is_secret_word(word, words[i - 1] if i else "") for i, word in enumerate(words))
+
+
+def _is_glued_secret(run: str) -> bool:
+    """A secret word glued to the hex it names (`APIKEY<hex>`, `AzureOpenAIApiKey<hex>`, `openaikey<HEX>`)."""
+    glued = _GLUED.fullmatch(run)
+    if not glued:
+        return False
+    letters, rest = glued.groups()
+    for taken in range(min(4, len(rest) - BARE_RUN) + 1):  # `passwor` + `d<hex>`: the word's own hex letters
+        hexits = rest[taken:]
+        if not _is_hex(hexits) or not re.search("[0-9]", hexits):
+            continue
+        words = _words([letters + rest[:taken]])
+        if words and _is_secret_word(words[-1], words[-2] if len(words) > 1 else ""):
+            return True
+    return False
 
 
 #: standard base64 (`+`, `/`, `=` padding): an AWS secret key's or an Azure storage key's alphabet
@@ -180,14 +212,18 @@ def _replaced(text: str, spans: list[tuple[int, int]], replacement: str) -> str:
 
 
 #: folders an operating system or a platform names with a random id, in a path a user did not choose: macOS's
-#: temporary folder (`/var/folders/st/<id>/T/`, $TMPDIR on every Mac), the Nix store (`/nix/store/<hash>-python3`),
-#: a shared Google Drive folder in Colab, a Modal volume, systemd's private /tmp (battery 54, A2). Their ids are
-#: no keys: they are left out before a path is judged, and a key elsewhere in it is still found
-_SYSTEM_FOLDER_IDS = re.compile(r"/var/folders/[^/]{1,4}/(?P<mac>[A-Za-z0-9_+-]{8,64})/[TCX](?=/|$)"
-                                r"|/nix/store/(?P<nix>[0-9a-df-np-sv-z]{32})-"
-                                r"|/\.shortcut-targets-by-id/(?P<drive>[A-Za-z0-9_-]{10,64})(?=/|$)"
-                                r"|/__modal/volumes/(?P<modal>vo-[A-Za-z0-9]{8,64})(?=/|$)"
-                                r"|/tmp/(?P<systemd>systemd-private-[0-9a-f]{32}-[^/]{1,200})(?=/|$)")
+#: temporary folder (`/var/folders/st/<id>0000gn/T/`, $TMPDIR on every Mac), the Nix store (`/nix/store/<hash>-python3`),
+#: a shared Google Drive folder in Colab (a Drive id: `1` and 32 more), a Modal volume (`vo-` and 22), systemd's
+#: private /tmp (`systemd-private-<hex>-<unit>.service-<6>`) (battery 54, A2). Each id in the system's own shape, the
+#: system folders where a path starts (battery 55, B1: a key of another shape there was left unjudged); the rest of
+#: the path, a systemd unit's name too, is judged as any
+_PATH_START = r"(?:^|(?<=[\s'\"(=:,]))"
+_SYSTEM_FOLDER_IDS = re.compile(_PATH_START + r"(?:/private)?/var/folders/[a-z0-9_+]{2}/(?P<mac>[a-z0-9_+]{20,40}0000g[a-z])/[TCX](?=/|$)"
+                                r"|" + _PATH_START + r"/nix/store/(?P<nix>[0-9a-df-np-sv-z]{32})-"
+                                r"|/\.shortcut-targets-by-id/(?P<drive>1[A-Za-z0-9_-]{32})(?=/|$)"
+                                r"|" + _PATH_START + r"/__modal/volumes/(?P<modal>vo-[A-Za-z0-9]{22})(?=/|$)"
+                                r"|" + _PATH_START + r"/tmp/systemd-private-(?P<unit>[0-9a-f]{32})-[A-Za-z0-9@._-]{1,100}?"
+                                r"\.service-(?P<tail>[A-Za-z0-9]{6})(?=/|$)")
 
 
 def _without_system_folder_ids(text: str) -> str:
@@ -195,13 +231,13 @@ def _without_system_folder_ids(text: str) -> str:
     length, so that the spans found in it are the text's own."""
     if "/" not in text:
         return text
-    out, position = [], 0
+    masked = list(text)
     for match in _SYSTEM_FOLDER_IDS.finditer(text):
-        name = next(group for group, value in match.groupdict().items() if value is not None)
-        start, end = match.span(name)
-        out += [text[position:start], "-" * (end - start)]
-        position = end
-    return "".join(out) + text[position:]
+        for name, value in match.groupdict().items():
+            if value is not None:
+                start, end = match.span(name)
+                masked[start:end] = "-" * (end - start)
+    return "".join(masked)
 
 
 def random_spans(text: str) -> list[tuple[int, int]]:
@@ -271,7 +307,7 @@ def is_random_group(group: str) -> bool:
     core = group.strip(_JOINERS)
     parts = re.split(r"[-_.]+", core)
     for run in re.findall(r"[A-Za-z0-9]{%d,}" % BARE_RUN, group):
-        if _GLUED_SECRET.fullmatch(run):
+        if _is_glued_secret(run):
             return True
         labels = [part for part in parts if part != run]
         if _is_hex(run) and run != core and all(map(_LABEL.fullmatch, labels)) and \

@@ -256,7 +256,12 @@ def test_a_key_with_labels_or_an_extension_beside_it_is_still_a_key(label):
                                    "secret-{hex}-v2", "secret_{hex}_old", "api_key_{hex}-v2", "key-{hex}-prod", "pwd_{hex}",
                                    "HF_TOKEN_{hex}", "auth-{hex}", "keys_{hex}", "AzureOpenAIKey_{hex}", "APIKEY{hex}",
                                    "clientsecret-{hex}", "azure.openai.api.key.{hex}", "api_key2_{hex}",
-                                   "api_key_{hex}_backup", "AzureOpenAIApiKey{hex}", "subscription_key_{hex}.wav"])
+                                   "api_key_{hex}_backup", "AzureOpenAIApiKey{hex}", "subscription_key_{hex}.wav",
+                                   # battery 55, B2 and B3: any word ending in a secret word; an id's word before
+                                   # `key` only
+                                   "openaikey_{hex}", "primarykey_{hex}", "hftoken_{hex}", "dbpassword_{hex}",
+                                   "apikeys_{hex}", "clientsecrets_{hex}", "openaiApiKey{hex}", "creds_{hex}",
+                                   "group_secret_{hex}", "cache_token_{hex}", "index_apikey_{hex}", "password{hex}"])
 def test_hex_beside_a_label_that_says_secret_is_a_key(label):
     """Battery 52, Y2: hex joined to a label is an id's hash (`ihb-<hex>`), and so `api_key_<hex>` pasted from a
     .env file was written as a name. Battery 54, A1: so were Azure's keys (32 hex) beside more words than the
@@ -290,7 +295,7 @@ def test_ids_of_public_records_are_names():
 
 @pytest.mark.parametrize("label", ["monkey_{hex}", "hockey-{hex}.wav", "cache_key_{hex}", "speaker_key_{hex}",
                                    "tokens_{hex}.npy", "{hex}_tokens.pt", "pat-{hex}", "hash_key-{hex}.json",
-                                   "turkey_{hex}", "keyframes_{hex}.npy"])
+                                   "turkey_{hex}", "keyframes_{hex}.npy", "cachekey_{hex}"])
 def test_hex_beside_a_word_that_only_ends_in_a_secret_word_is_an_id(label):
     """Battery 53, Z5: any word ending in key or token (`monkey`, `cache_key`, `tokens`) made the hash beside it a key."""
     draw = random.Random(label)
@@ -402,10 +407,16 @@ def test_folders_a_system_names_with_a_random_id_are_paths_not_keys():
     for _ in range(50):
         key = drawn(mixed, 32)
         for path in (f"/var/folders/{drawn(lower, 2)}/{drawn(lower, 9)}_{drawn(lower, 18)}0000gn/T/ihb-run",
-                     f"/private/var/folders/{drawn(lower, 2)}/{drawn(lower, 28)}/T/gradio/call.wav",
+                     f"/private/var/folders/{drawn(lower, 2)}/{drawn(lower, 24)}0000gp/T/gradio/call.wav",
                      f"/nix/store/{drawn(nix, 32)}-python3-3.11.9/lib",
-                     f"/content/drive/.shortcut-targets-by-id/{drawn(mixed + '-_', 33)}/models/qwen",
+                     f"/content/drive/.shortcut-targets-by-id/1{drawn(mixed + '-_', 32)}/models/qwen",
                      f"/__modal/volumes/vo-{drawn(mixed, 22)}/models",
                      f"/tmp/systemd-private-{drawn('0123456789abcdef', 32)}-ollama.service-{drawn(mixed, 6)}/tmp/m"):
             assert credential_in(path) is None and redact(path) == path and redact_text(f"at {path}") == f"at {path}"
             assert credential_in(f"{path}/{key}") == "what looks like an API key", path
+        # battery 55, B1: a key where a system puts its id, in another shape, or a folder only named like a system's
+        hexits = drawn("0123456789abcdef", 32)
+        for path in (f"/var/folders/ab/{key}/T/run", f"/tmp/x/var/folders/ab/{drawn(lower, 24)}0000gn/{key}/T",
+                     f"/tmp/systemd-private-{hexits}-x-{key}/x", f"/tmp/systemd-private-{hexits}-{key}.service-ab12cd/x",
+                     f"/__modal/volumes/vo-{key}", f"error opening /var/folders/ab/{key}/T/x"):
+            assert credential_in(path) == "what looks like an API key" and key not in redact_text(path), path
