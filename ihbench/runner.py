@@ -407,7 +407,8 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
                 written += 1
                 errors += response.error is not None
                 on_data_audio += record.on_data_audio
-                at_budget += response.error is None and response.output_tokens == generation.max_new_tokens
+                at_budget += response.error is None and (response.output_tokens == generation.max_new_tokens
+                                                         or response.ended_at_budget)
                 bar.update(1)
     return RunSummary(out=out, planned=planned, written=written, skipped=planned - len(todo), errors=errors,
                       seconds=time.perf_counter() - started, at_budget=at_budget,

@@ -103,6 +103,8 @@ class Response:
     #: what the model said aloud (16 kHz mono float32), when it answers with audio: `text` is its
     #: transcript, and `ihbench barge-in` cuts it on this audio's clock
     audio: Optional[np.ndarray] = None
+    #: the server said the token budget ended it (finish_reason `length`), whether or not it counted the tokens
+    ended_at_budget: bool = False
 
     @classmethod
     def failure(cls, error: BaseException, started: float) -> "Response":

@@ -90,8 +90,7 @@ def check_not_filtered(finish_reason: object, text: Optional[str], used: Optiona
     was cut where the protocol would not have cut it (battery 54, A12)."""
     if finish_reason is None or finish_reason == "":
         return
-    said = finish_reason.strip().lower().replace("-", "_").replace(" ", "_") if isinstance(finish_reason, str) \
-        else None
+    said = _reason(finish_reason)
     if said not in COMPLETE_ANSWER:
         raise StoppedByProviderError(f"the server stopped the answer (finish_reason {_reason_shown(finish_reason)}) after "
                                      f"{len(text or '')} character(s): not the model's whole answer")
@@ -99,6 +98,18 @@ def check_not_filtered(finish_reason: object, text: Optional[str], used: Optiona
         raise StoppedByProviderError(f"the server stopped the answer (finish_reason {_reason_shown(finish_reason)}) after "
                                      f"{used} of the {budget} tokens --max-new-tokens allows: its own context or limit "
                                      "ended it, not the budget")
+
+
+def _reason(finish_reason: object) -> Optional[str]:
+    """A finish_reason as this module compares it (`STOP`, ` Stop `, `end-turn`: one spelling); None if not text."""
+    return finish_reason.strip().lower().replace("-", "_").replace(" ", "_") if isinstance(finish_reason, str) \
+        else None
+
+
+def ended_at_budget(finish_reason: object) -> bool:
+    """The server says the token budget ended the answer (`length`, `max_tokens`): an answer kept, and noted as
+    maybe cut, with or without a token count to show it (battery 55, B5: many servers send no usage)."""
+    return _reason(finish_reason) in AT_THE_BUDGET
 
 
 def _reason_shown(value: object, longest: int = 80) -> str:

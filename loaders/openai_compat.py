@@ -34,7 +34,7 @@ from ihbench.dataset.redaction import is_secret, redact
 from .base import GenerationConfig, Loader, ModelInput, Response
 from .chat import ChatReply, ToolCall, parse_arguments
 from .clients import openai_client, server_text
-from .failures import (EmptyReplyError, UnsupportedInputError, check_not_filtered, describe_failure,
+from .failures import (EmptyReplyError, UnsupportedInputError, check_not_filtered, describe_failure, ended_at_budget,
                        empty_after_thinking, invisible_only, no_text)
 from .reasoning import split_reasoning
 from .retry import TransportError, checked_completion, retry_sync, transport_error
@@ -110,6 +110,20 @@ def _wire_message(message: dict) -> dict:
             "content": [{"type": "input_audio", "input_audio": {"data": data.decode("ascii"), "format": "wav"}}]}
 
 
+#: each count's name in a Responses-style `usage` (`output_tokens`), read where the chat name is missing
+_TOKEN_COUNT_ALIASES = {"completion_tokens": "output_tokens", "prompt_tokens": "input_tokens"}
+
+
+def _token_count(usage, field: str) -> Optional[int]:
+    """A server's token count, or None where it sends none or not a count: `usage` of any shape (a string, a
+    list, null) is read as absent, never a traceback (battery 55, B4)."""
+    for name in (field, _TOKEN_COUNT_ALIASES[field]):
+        value = usage.get(name) if isinstance(usage, dict) else getattr(usage, name, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
+    return None
+
+
 def _streamed_reply(chunks, started: float, budget: Optional[int] = None) -> ChatReply:
     """A streamed reply put together: text deltas joined, each tool call's pieces joined by its
     index; the time to the first text or tool delta is `ttfb_s`. A connection lost mid-stream is a
@@ -140,15 +154,15 @@ def _streamed_reply(chunks, started: float, budget: Optional[int] = None) -> Cha
         raise TransportError("the server's stream ended before the reply did (no finish_reason): a connection cut "
                              "mid-reply, or a server that does not stream", retryable=True)
     content, reasoning = split_reasoning(server_text("".join(text)), "<think>", "</think>")
-    check_not_filtered(finished, content, usage.completion_tokens if usage else None, budget)
+    check_not_filtered(finished, content, _token_count(usage, "completion_tokens"), budget)
     tool_calls = []
     for index in sorted(calls):
         raw = server_text("".join(calls[index]["arguments"]))
         tool_calls.append(ToolCall(id=calls[index]["id"] or f"call_{index}", name=server_text(calls[index]["name"]),
                                    arguments=parse_arguments(raw), raw_arguments=raw))
     return ChatReply(text=content, tool_calls=tool_calls, latency_s=time.perf_counter() - started, ttfb_s=ttfb,
-                     input_tokens=usage.prompt_tokens if usage else None,
-                     output_tokens=usage.completion_tokens if usage else None, reasoning=reasoning)
+                     input_tokens=_token_count(usage, "prompt_tokens"),
+                     output_tokens=_token_count(usage, "completion_tokens"), reasoning=reasoning)
 
 
 def message_text(message) -> tuple[str, Optional[str]]:
@@ -420,7 +434,7 @@ class OpenAICompatLoader(Loader):
         completion = self._complete(self.wire_messages(conversation), config, seed, **spoken)
         usage = completion.usage
         text, reasoning = message_text(completion.choices[0].message)
-        check_not_filtered(completion.choices[0].finish_reason, text, usage.completion_tokens if usage else None,
+        check_not_filtered(completion.choices[0].finish_reason, text, _token_count(usage, "completion_tokens"),
                            config.max_new_tokens)
         audio = _reply_audio(completion.choices[0].message) if self.audio_voice else None
         if audio is not None and no_text(text):  # an audio answer's words are its transcript
@@ -428,11 +442,11 @@ class OpenAICompatLoader(Loader):
         if no_text(text):  # invisible characters only count as none, as for `ihbench verify`
             finish = completion.choices[0].finish_reason
             if reasoning:  # kept on the record with the error: what the budget was spent on
-                error = empty_after_thinking(usage.completion_tokens if usage else None, config.max_new_tokens,
+                error = empty_after_thinking(_token_count(usage, "completion_tokens"), config.max_new_tokens,
                                              None if finish is None else finish != "length")
                 return Response(text=None, latency_s=time.perf_counter() - started, error=describe_failure(error),
-                                input_tokens=usage.prompt_tokens if usage else None,
-                                output_tokens=usage.completion_tokens if usage else None, reasoning=reasoning)
+                                input_tokens=_token_count(usage, "prompt_tokens"),
+                                output_tokens=_token_count(usage, "completion_tokens"), reasoning=reasoning)
             refusal = getattr(completion.choices[0].message, "refusal", None)  # why, when the model refused
             said = f", only a refusal: {server_text(refusal)[:300]!r}" if isinstance(refusal, str) and refusal.strip() \
                 else ""
@@ -445,10 +459,11 @@ class OpenAICompatLoader(Loader):
         return Response(
             text=text,
             latency_s=time.perf_counter() - started,
-            input_tokens=usage.prompt_tokens if usage else None,
-            output_tokens=usage.completion_tokens if usage else None,
+            input_tokens=_token_count(usage, "prompt_tokens"),
+            output_tokens=_token_count(usage, "completion_tokens"),
             reasoning=reasoning,
             audio=audio,
+            ended_at_budget=ended_at_budget(completion.choices[0].finish_reason),
         )
 
     tools_unsupported = None  # the chat-completions tools API (vLLM: with its tool-call parser flags)
@@ -468,15 +483,15 @@ class OpenAICompatLoader(Loader):
         message = completion.choices[0].message
         text, reasoning = message_text(message)
         usage = completion.usage
-        check_not_filtered(completion.choices[0].finish_reason, text, usage.completion_tokens if usage else None,
+        check_not_filtered(completion.choices[0].finish_reason, text, _token_count(usage, "completion_tokens"),
                            config.max_new_tokens)
         calls = [ToolCall(id=call.id or f"call_{index}", name=server_text(call.function.name),
                           arguments=parse_arguments(server_text(call.function.arguments)),
                           raw_arguments=server_text(call.function.arguments or ""))
                  for index, call in enumerate(message.tool_calls or [])]
         return ChatReply(text=text, tool_calls=calls, latency_s=time.perf_counter() - started,
-                         input_tokens=usage.prompt_tokens if usage else None,
-                         output_tokens=usage.completion_tokens if usage else None, reasoning=reasoning)
+                         input_tokens=_token_count(usage, "prompt_tokens"),
+                         output_tokens=_token_count(usage, "completion_tokens"), reasoning=reasoning)
 
     def generate_batch(self, conversations: Sequence[ModelInput], config: GenerationConfig,
                        seeds: Sequence[int], stop: Optional[threading.Event] = None) -> list[Optional[Response]]:

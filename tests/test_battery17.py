@@ -263,6 +263,41 @@ def test_an_answer_the_server_cut_with_length_before_the_budget_is_a_failed_item
                                "budget"), record
 
 
+class _OddUsage(OpenAITestServer):
+    """A TEST DOUBLE whose `usage` is `usage` (not an object, or absent) and whose finish_reason is `reason`."""
+
+    usage: object = "1"
+    reason = "stop"
+
+    def completion(self, body, *args, **kwargs):
+        reply = OpenAITestServer.completion(body, "Sure, let me")
+        reply["choices"][0]["finish_reason"] = self.reason
+        if self.usage is None:
+            del reply["usage"]
+        else:
+            reply["usage"] = self.usage
+        return reply
+
+
+@pytest.mark.parametrize("usage", ["1", [1], 7, None, {"completion_tokens": None}])
+@pytest.mark.parametrize("reason", ["stop", "length"])
+def test_a_usage_of_any_shape_is_read_as_absent_and_length_without_a_count_is_noted(usage, reason, tmp_path, capsys):
+    """Battery 55, B4: a `usage` that is not an object ended the run in a traceback (AttributeError); B5: `length`
+    without a count to compare with the budget was kept with no note."""
+    data = write_official_layout(tmp_path / "official")
+    server = _OddUsage()
+    server.usage, server.reason = usage, reason
+    with server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(tmp_path / "r"),
+                     "--limit", "2", "--epochs", "1", "--max-new-tokens", "32", "--option", "max_retries=0",
+                     "--base-url", server.base_url]) == 0
+    out = capsys.readouterr().out
+    records = [json.loads(line) for line in (tmp_path / "r" / "responses.jsonl").read_text().splitlines()]
+    assert [r["response"] for r in records] == ["Sure, let me"] * 2 and all(r["output_tokens"] is None for r in records)
+    said = "note: 2 answer(s) used the whole --max-new-tokens budget (32) and may be cut short"
+    assert (said in out) == (reason == "length"), out
+
+
 @pytest.mark.parametrize("value", ["notaurl", "", "ftp://x/v1"])
 def test_the_space_owners_endpoint_is_checked_before_serving(value, monkeypatch, capsys):
     """Battery 17, M18: IHBENCH_SPACE_ENDPOINT=notaurl started the Space; visitors were then asked for a server,
