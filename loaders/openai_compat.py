@@ -29,11 +29,12 @@ from ihbench.dataset.argtypes import (boolean, concurrency, count, each, env_var
 from ihbench.dataset.audio import encode_wav
 from ihbench.dataset.audio_format import SAMPLING_RATE
 from ihbench.dataset.errors import UsageError
-from ihbench.dataset.redaction import is_secret, redact
+from ihbench.dataset.redaction import redact
 
 from .base import GenerationConfig, Loader, ModelInput, Response
 from .chat import ChatReply, ToolCall, parse_arguments
 from .clients import openai_client, server_text
+from .extra_body import check_extra_body
 from .failures import (EmptyReplyError, UnsupportedInputError, check_not_filtered, describe_failure, ended_at_budget,
                        empty_after_thinking, invisible_only, no_text)
 from .reasoning import split_reasoning
@@ -210,70 +211,10 @@ class OpenAICompatLoader(Loader):
                     "extra_body": json_value(dict), "stream": boolean(), "fold_system": boolean(),
                     "max_audio_clips": count(), "audio_voice": model_name()}
 
-    #: what every request sets from the benchmark's own settings: `extra_body` may add to a request,
-    #: never replace these (run.json would say one thing while the server was sent another)
-    SET_BY_IHBENCH = {"model": "--model-path", "messages": "the benchmark's conversation", "max_tokens": "--max-new-tokens",
-                      "max_completion_tokens": "--max-new-tokens", "temperature": "--temperature", "top_p": "--top-p",
-                      "seed": "the run's per-item seeds (--seed)", "n": "one answer per request",
-                      "stream": "--option stream", "stream_options": "--option stream", "tools": "the benchmark's tools",
-                      "tool_choice": "the benchmark's tools", "modalities": "--option audio_voice",
-                      "audio": "--option audio_voice"}
-
-    #: fields that decide where an answer ends or what it may say, or what of the conversation the model hears,
-    #: which the protocol leaves to the model, --max-new-tokens and the benchmark's prompt (battery 52: `stop`
-    #: ["."] cut every answer at its first sentence, kept as a whole answer; battery 53, Z7: vLLM's own fields)
-    ENDS_ANSWERS = {"stop": "cuts answers at a string", "stop_token_ids": "cuts answers at a token",
-                    "min_tokens": "keeps the model from ending its turn", "ignore_eos": "keeps the model from ending "
-                    "its turn", "logit_bias": "weighs the model's tokens", "bad_words": "forbids words",
-                    "truncate_prompt_tokens": "cuts the conversation the model hears",
-                    "response_format": "forces the answer's form", "structured_outputs": "forces the answer's form",
-                    "guided_json": "forces the answer's form", "guided_regex": "forces the answer's form",
-                    "guided_choice": "forces the answer's form", "guided_grammar": "forces the answer's form"}
-
-    #: the fields extra_body may carry, an allow-list (battery 54, A3: each server has its own names for the fields
-    #: above, SGLang's `regex`, llama.cpp's `grammar`, vLLM's `chat_template`, TGI's `max_new_tokens`): sampling
-    #: beside --temperature and --top-p, thinking, and bookkeeping that the model does not see; and a field named
-    #: like a secret (`api_key`, `Authorization`), a credential some proxies read from the body
-    PASSED_ON_BY_KIND = {"sampling": ("top_k", "min_p", "typical_p", "repetition_penalty", "presence_penalty",
-                                      "frequency_penalty"),
-                         "thinking": ("chat_template_kwargs", "reasoning_effort", "reasoning", "thinking",
-                                      "include_reasoning", "enable_thinking", "thinking_budget"),
-                         "bookkeeping": ("user", "metadata", "store", "service_tier", "priority", "request_id",
-                                         "cache_salt", "provider", "logprobs", "top_logprobs")}
-    PASSED_ON = {name for names in PASSED_ON_BY_KIND.values() for name in names}
-    #: what chat_template_kwargs may set: thinking on or off, or its effort (`{"enable_thinking": true}`)
-    THINKING_SWITCHES = frozenset({"enable_thinking", "thinking", "reasoning_effort", "thinking_budget"})
-
-    @classmethod
-    def _passed_on_said(cls) -> str:
-        return "; ".join([*(f"{kind} ({', '.join(names)})" for kind, names in cls.PASSED_ON_BY_KIND.items()),
-                          "a credential a proxy reads (a field named like one, recorded <redacted>)"])
-
     @classmethod
     def check_options(cls, options: dict) -> dict:
         checked = super().check_options(options)
-        taken = sorted(set(checked.get("extra_body") or {}) & set(cls.SET_BY_IHBENCH))
-        if taken:
-            raise UsageError(f"--option extra_body: {taken[0]!r} is set by ihbench itself ({cls.SET_BY_IHBENCH[taken[0]]}); "
-                             "extra_body adds fields to a request, it cannot replace these: leave it out")
-        ending = sorted(set(checked.get("extra_body") or {}) & set(cls.ENDS_ANSWERS))
-        if ending:
-            raise UsageError(f"--option extra_body: {ending[0]!r} {cls.ENDS_ANSWERS[ending[0]]}; the model answers the "
-                             "benchmark's conversation as it would, within --max-new-tokens: leave it out")
-        unknown = sorted((name for name in checked.get("extra_body") or {} if name not in cls.PASSED_ON
-                          and not is_secret(name)), key=str)
-        if unknown:
-            raise UsageError(f"--option extra_body: {unknown[0]!r} is not a field ihbench passes on; extra_body may "
-                             f"carry {cls._passed_on_said()}; what the model hears, where its answer ends and what "
-                             "form it takes are the benchmark's: leave it out")
-        kwargs = (checked.get("extra_body") or {}).get("chat_template_kwargs")
-        if kwargs is not None and (not isinstance(kwargs, dict) or set(kwargs) - cls.THINKING_SWITCHES):
-            other = next(iter(sorted(set(kwargs) - cls.THINKING_SWITCHES, key=str)), None) \
-                if isinstance(kwargs, dict) else None
-            raise UsageError(f"--option extra_body: chat_template_kwargs may only switch thinking "
-                             f"({', '.join(sorted(cls.THINKING_SWITCHES))}), got "
-                             f"{repr(other) if other is not None else 'a ' + type(kwargs).__name__}; the template's "
-                             "other settings change the conversation the model hears: leave it out")
+        check_extra_body(checked.get("extra_body") or {})
         if not checked.get("base_url") and os.environ.get("OPENAI_BASE_URL"):
             # the client would send there anyway: named as the server, so run.json records where answers came
             # from and a resume against another server through the variable is caught

@@ -160,16 +160,28 @@ def test_extra_body_carries_only_the_fields_ihbench_passes_on(body, key, tmp_pat
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("kwargs, said", [('{"add_generation_prompt": false}', "'add_generation_prompt'"),
-                                          ('"x"', "a str")])
-def test_chat_template_kwargs_may_only_switch_thinking(kwargs, said, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("body, said", [
+    ('{"chat_template_kwargs": {"add_generation_prompt": false}}',
+     "chat_template_kwargs may only switch thinking (enable_thinking, reasoning_effort, thinking, thinking_budget), got "
+     "'add_generation_prompt'; the template's other settings change the conversation the model hears: leave it out"),
+    ('{"chat_template_kwargs": "x"}', "chat_template_kwargs: expected a JSON object, got 'x'"),
+    # battery 55, B6: values a server answers with HTTP 400 on every item, and fields only named like a secret
+    ('{"chat_template_kwargs": {"enable_thinking": {"nested": "x"}}}',
+     "chat_template_kwargs.enable_thinking: expected true or false, got {'nested': 'x'}"),
+    ('{"top_k": "abc"}', "top_k: expected a whole number >= -1, got 'abc'"),
+    ('{"min_p": 1.5}', "min_p: expected a number in [0, 1], got 1.5"),
+    ('{"repetition_penalty": 0}', "repetition_penalty: expected a number > 0, got 0"),
+    ('{"top_logprobs": 999}', "top_logprobs: expected a whole number from 0 to 20, got 999"),
+    ('{"store": "yes"}', "store: expected true or false, got 'yes'"),
+    ('{"reasoning_effort": {"x": 1}}', "reasoning_effort: expected text, got {'x': 1}"),
+    ('{"ignore_eos_token": true}', "'ignore_eos_token' is not a field ihbench passes on"),
+    ('{"api_key": 5}', "'api_key' carries a credential, which is text; got int"),
+])
+def test_extra_body_values_are_checked_before_any_work(body, said, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["run", "--model", "openai", "--model-path", "m", "--data", "d", "--out", "o", "--base-url",
-                 "http://127.0.0.1:9/v1", "--option", f'extra_body={{"chat_template_kwargs": {kwargs}}}']) == 2
-    assert _one_error(capsys, "run").endswith(
-        "--option extra_body: chat_template_kwargs may only switch thinking (enable_thinking, reasoning_effort, "
-        f"thinking, thinking_budget), got {said}; the template's other settings change the conversation the model "
-        "hears: leave it out")
+                 "http://127.0.0.1:9/v1", "--option", f"extra_body={body}"]) == 2
+    assert f"--option extra_body: {said}" in _one_error(capsys, "run")
     assert list(tmp_path.iterdir()) == []
 
 

@@ -1,0 +1,107 @@
+"""What `--option extra_body` may add to the OpenAI-compatible loader's requests: an allow-list.
+
+The protocol decides what the model hears, where its answer ends and what form the answer takes; every
+server names the fields that change those its own way (vLLM's `stop_token_ids` and `chat_template`,
+SGLang's `regex`, llama.cpp's `grammar`, TGI's `max_new_tokens`), so a deny-list always missed one and the
+answers it shaped were scored (batteries 52 to 54). Only sampling beside --temperature and --top-p,
+thinking, bookkeeping the model does not see, and a credential a proxy reads pass, each value checked
+here: a wrong one was a run of HTTP 400s that --temperature would have refused at the start (battery 55, B6).
+"""
+from __future__ import annotations
+
+from typing import Any, Union
+
+from ihbench.dataset.argtypes import ArgType, ArgumentValueError, Boolean, boolean, number, whole
+from ihbench.dataset.errors import UsageError
+from ihbench.dataset.redaction import quoted
+
+#: what every request sets from the benchmark's own settings: extra_body may add to a request, never replace
+#: these (run.json would say one thing while the server was sent another)
+SET_BY_IHBENCH = {"model": "--model-path", "messages": "the benchmark's conversation", "max_tokens": "--max-new-tokens",
+                  "max_completion_tokens": "--max-new-tokens", "temperature": "--temperature", "top_p": "--top-p",
+                  "seed": "the run's per-item seeds (--seed)", "n": "one answer per request",
+                  "stream": "--option stream", "stream_options": "--option stream", "tools": "the benchmark's tools",
+                  "tool_choice": "the benchmark's tools", "modalities": "--option audio_voice",
+                  "audio": "--option audio_voice"}
+
+_FORCES_FORM = "forces the answer's form"
+#: fields that decide where an answer ends or what it may say, or what of the conversation the model hears,
+#: named with what each does (battery 52: `stop` ["."] cut every answer at its first sentence)
+ENDS_ANSWERS = {"stop": "cuts answers at a string", "stop_token_ids": "cuts answers at a token",
+                "min_tokens": "keeps the model from ending its turn", "ignore_eos": "keeps the model from ending its turn",
+                "logit_bias": "weighs the model's tokens", "bad_words": "forbids words",
+                "truncate_prompt_tokens": "cuts the conversation the model hears", "response_format": _FORCES_FORM,
+                "structured_outputs": _FORCES_FORM, "guided_json": _FORCES_FORM, "guided_regex": _FORCES_FORM,
+                "guided_choice": _FORCES_FORM, "guided_grammar": _FORCES_FORM}
+
+_TEXT, _MAPPING = str, dict
+Check = Union[ArgType, type, tuple]
+#: the fields extra_body may carry, by kind, with what each value must be
+PASSED_ON: dict[str, dict[str, Check]] = {
+    "sampling": {"top_k": whole(min=-1), "min_p": number(0, 1), "typical_p": number(0, 1, min_open=True),
+                 "repetition_penalty": number(min=0, min_open=True), "presence_penalty": number(-2, 2),
+                 "frequency_penalty": number(-2, 2)},
+    "thinking": {"chat_template_kwargs": _MAPPING, "reasoning_effort": _TEXT, "reasoning": _MAPPING,
+                 "thinking": (bool, dict), "include_reasoning": boolean(), "enable_thinking": boolean(),
+                 "thinking_budget": whole(min=0)},
+    "bookkeeping": {"user": _TEXT, "metadata": _MAPPING, "store": boolean(), "service_tier": _TEXT,
+                    "priority": whole(), "request_id": _TEXT, "cache_salt": _TEXT, "provider": _MAPPING,
+                    "logprobs": boolean(), "top_logprobs": whole(0, 20)},
+}
+#: what chat_template_kwargs may set: thinking on or off, or its effort (`{"enable_thinking": true}`)
+THINKING_SWITCHES: dict[str, Check] = {"enable_thinking": boolean(), "thinking": boolean(),
+                                       "reasoning_effort": _TEXT, "thinking_budget": whole(min=0)}
+#: fields a proxy reads a credential from, spelled with `_` or `-`, any case: text, recorded <redacted> (a field
+#: only named like a secret, `ignore_eos_token`, is no credential: battery 55, B6)
+CREDENTIALS = frozenset({"api_key", "apikey", "key", "token", "api_token", "access_token", "auth_token",
+                         "authorization", "x_api_key", "password", "secret", "client_secret", "bearer",
+                         "subscription_key", "ocp_apim_subscription_key"})
+
+
+def check_extra_body(body: dict) -> None:
+    """Every field of `body` allowed and of the right kind, or the UsageError that names the first that is not."""
+    for name, value in body.items():
+        if name in SET_BY_IHBENCH:
+            raise UsageError(f"--option extra_body: {quoted(name)} is set by ihbench itself ({SET_BY_IHBENCH[name]}); "
+                             "extra_body adds fields to a request, it cannot replace these: leave it out")
+        if name in ENDS_ANSWERS:
+            raise UsageError(f"--option extra_body: {quoted(name)} {ENDS_ANSWERS[name]}; the model answers the benchmark's "
+                             "conversation as it would, within --max-new-tokens: leave it out")
+        if str(name).lower().replace("-", "_") in CREDENTIALS:
+            if not isinstance(value, str):
+                raise UsageError(f"--option extra_body: {quoted(name)} carries a credential, which is text; got "
+                                 f"{type(value).__name__}")
+            continue
+        check = next((fields[name] for fields in PASSED_ON.values() if name in fields), None)
+        if check is None:
+            raise UsageError(f"--option extra_body: {quoted(name)} is not a field ihbench passes on; extra_body may carry "
+                             f"{_passed_on_said()}; what the model hears, where its answer ends and what form it "
+                             "takes are the benchmark's: leave it out")
+        _check_value(name, value, check)
+    kwargs = body.get("chat_template_kwargs")
+    for name, value in (kwargs or {}).items():
+        if name not in THINKING_SWITCHES:
+            raise UsageError(f"--option extra_body: chat_template_kwargs may only switch thinking "
+                             f"({', '.join(sorted(THINKING_SWITCHES))}), got {quoted(name)}; the template's other settings "
+                             "change the conversation the model hears: leave it out")
+        _check_value(f"chat_template_kwargs.{name}", value, THINKING_SWITCHES[name])
+
+
+def _check_value(name: str, value: Any, check: Check) -> None:
+    if isinstance(check, ArgType):
+        try:  # JSON's text "5" or true is no number here, as it is none for the server
+            if not isinstance(check, Boolean) and isinstance(value, (str, bool, dict, list)):
+                raise ArgumentValueError("")
+            check.convert(value)
+            return
+        except ArgumentValueError:
+            raise UsageError(f"--option extra_body: {name}: expected {check.expected}, got {quoted(value)}") from None
+    kinds = check if isinstance(check, tuple) else (check,)
+    if not isinstance(value, kinds) or (bool not in kinds and isinstance(value, bool)):
+        said = " or ".join({str: "text", dict: "a JSON object", bool: "true or false"}[kind] for kind in kinds)
+        raise UsageError(f"--option extra_body: {name}: expected {said}, got {quoted(value)}")
+
+
+def _passed_on_said() -> str:
+    return "; ".join([*(f"{kind} ({', '.join(fields)})" for kind, fields in PASSED_ON.items()),
+                      f"a credential a proxy reads ({', '.join(sorted(CREDENTIALS)[:4])}, ...; recorded <redacted>)"])
