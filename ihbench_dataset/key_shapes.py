@@ -40,15 +40,16 @@ from collections import Counter
 #: `tgp_v1_`, xAI `xai-`, Perplexity `pplx-`, Replicate `r8_`, GitLab `glpat-`, NVIDIA `nvapi-`, Anyscale
 #: `esecret_`, Google `AIza`, a JSON web token's `eyJ`, Shopify (`shpat_`, `shpss_`, `shpca_`, `shppa_`), Databricks
 #: `dapi`, Notion `ntn_`, Firecrawl `fc-` (battery 53, Z12), Slack (`xoxp-`, `xoxb-`, ..., `xapp-`), LangSmith
-#: `lsv2_pt_`/`lsv2_sk_`, Cartesia `sk_car_`, RubyGems `rubygems_`, Heroku `HRKU-` (battery 54, A5)
+#: `lsv2_pt_`/`lsv2_sk_`, Cartesia `sk_car_`, RubyGems `rubygems_`, Heroku `HRKU-` (battery 54, A5), Jina `jina_`,
+#: Docker Hub `dckr_pat_` (battery 55, B10)
 KEY_PREFIX = (r"(?:sk-|sk_car_|sk_|hf_|gh[pousr]_|github_pat_|gsk_|csk-|fw_|tgp_v1_|xai-|pplx-|r8_|glpat-|nvapi-|esecret_"
-              r"|AIza|eyJ|shp(?:at|ss|ca|pa)_|dapi|ntn_|fc-|xox[abposre]-|xapp-|lsv2_(?:pt|sk)_|rubygems_|HRKU-)")
+              r"|AIza|eyJ|shp(?:at|ss|ca|pa)_|dapi|ntn_|fc-|xox[abposre]-|xapp-|lsv2_(?:pt|sk)_|rubygems_|HRKU-|jina_|dckr_pat_)")
 KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9])" + KEY_PREFIX + r"[A-Za-z0-9_-]{16,}")
 #: prefixes no name shares (`glpat-`, Slack's `xoxp-`, Langfuse's `sk-lf-`): after one, a body of 20 characters or
 #: more with digits and both cases, or of hex with digits, is a key's whatever words chance spells in it (a
 #: GitLab token's 20 characters spelled one in 50, a UUID's hex `cafe` or `bead`)
 _ONLY_KEYS_PREFIX = re.compile(r"(?:github_pat_|glpat-|nvapi-|esecret_|tgp_v1_|shp(?:at|ss|ca|pa)_|xox[abposre]-|xapp-"
-                               r"|lsv2_(?:pt|sk)_|sk_car_|rubygems_|HRKU-|sk-lf-)")
+                               r"|lsv2_(?:pt|sk)_|sk_car_|rubygems_|HRKU-|sk-lf-|jina_|dckr_pat_)")
 #: after a prefix, a run this long of mixed case with digits is a key's body; no model name or folder of a
 #: key's prefix has one (`sk-learn-classifier`, `hf_cache_2024`, `hf_checkpoint1500steps`)
 _PREFIXED_RUN = 16
@@ -87,7 +88,8 @@ _NOT_SECRET = frozenset({"MONKEY", "DONKEY", "TURKEY", "HOCKEY", "JOCKEY", "WHIS
 #: a word before `key` (or glued before it) that makes it an id's name, the hex a hash (`cache_key_<md5>`,
 #: `speaker_key_<hex>`; battery 53, Z5); before another secret word (`group_secret_`) it does not (battery 55, B3)
 _ID_KEY_WORDS = frozenset({"CACHE", "HASH", "SPEAKER", "SORT", "PARTITION", "ROW", "LOOKUP", "INDEX", "IDEMPOTENCY",
-                           "DEDUP", "PUBLIC", "SHARD", "ROUTING", "OBJECT", "RECORD", "ITEM", "FILE", "GROUP"})
+                           "DEDUP", "PUBLIC", "SHARD", "ROUTING", "OBJECT", "RECORD", "ITEM", "FILE", "GROUP", "MUSIC",
+                           "KV"})
 #: a label's words: `Ocp-Apim-Subscription-Key` and `AzureOpenAIKey` alike
 _LABEL_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 #: letters glued to hex (`APIKEY<hex>`, `openaiApiKey<HEX>`): the letters end at the last letter hex has not
@@ -110,10 +112,25 @@ def _is_secret_word(word: str, before: str = "") -> bool:
     return word in _SECRET_LABEL_WORDS or end is not None
 
 
-def _says_secret(labels: list[str]) -> bool:
-    """Labels beside hex with a secret word among their words (`_is_secret_word`)."""
-    words = _words(labels)
-    return any(_is_secret_word(word, words[i - 1] if i else "") for i, word in enumerate(words))
+#: words after a label's secret word that a label ends with and that say nothing of what it names (`api_key_prod_`,
+#: `secret-v2-`): left out before its last word is judged
+_SUFFIX_WORDS = frozenset({"PROD", "PRODUCTION", "DEV", "STAGING", "STAGE", "TEST", "BACKUP", "OLD", "NEW", "LIVE",
+                           "MAIN", "SECONDARY", "ALT", "COPY", "FINAL", "TMP", "TEMP", "V"})
+
+
+def _says_secret(before: list[str], after: list[str]) -> bool:
+    """The label before hex (or, with none, the one after it) names a secret: its last word, past version and
+    environment words, is a secret word (`_is_secret_word`). A secret word further in (`pass_at_1_`, `token_ids_`,
+    `key_frames_`, `secret-santa-`) names something else (battery 55, B9). `pass` alone (`pass_<hex>`) is a
+    password's label; after a word (`first_pass_`) it is a decoding pass."""
+    words = _words(before)
+    while len(words) > 1 and words[-1] in _SUFFIX_WORDS:
+        words.pop()
+    if not words:
+        words = _words(after)[:1]
+    if not words or (words[-1] == "PASS" and len(words) > 1):
+        return False
+    return _is_secret_word(words[-1], words[-2] if len(words) > 1 else "")
 
 
 def _is_glued_secret(run: str) -> bool:
@@ -310,8 +327,9 @@ def is_random_group(group: str) -> bool:
         if _is_glued_secret(run):
             return True
         labels = [part for part in parts if part != run]
+        at = parts.index(run) if run in parts else len(parts)
         if _is_hex(run) and run != core and all(map(_LABEL.fullmatch, labels)) and \
-                not _says_secret(labels):
+                not _says_secret(parts[:at], parts[at + 1:]):
             continue  # an id's hash (`ihb-<32 hex>`, `<hex>_eval`); beside a random part it is a key's (X2)
         if _is_random(run):
             return True
