@@ -49,6 +49,12 @@ def check_turn_end(loader) -> None:
         if held:
             raise ModelFolderError(f"{source}: {name} holds {held[0]} ({token_names(loader, held[:1])}), a stop "
                                    "token: the model could never end its turn; remove it from the list")
+    special = _special_ids(loader.processor.tokenizer)
+    ordinary = sorted(token for token in ends if isinstance(token, int) and special and token not in special)
+    if ordinary:  # battery 55, B8: `[<|im_end|>, 10]` ended every answer at its first '+', kept and scored
+        raise ModelFolderError(f"{source}: eos_token_id holds {ordinary[0]} ({token_names(loader, ordinary[:1])}), an "
+                               "ordinary token of the vocabulary, not a special one: answers would end at the first "
+                               "one they write; remove it")
     try:
         closing = closing_token(loader)
     except Exception:  # noqa: BLE001 - the template's own failure, met and named by the load probe
@@ -58,6 +64,21 @@ def check_turn_end(loader) -> None:
                                f"{token_names(loader, [closing])} ({closing}), the token the chat template ends a "
                                "model turn with: answers would not end where a turn ends (they stop at another token, "
                                "or run on to --max-new-tokens); set it to that token's id")
+
+
+def _special_ids(tokenizer) -> set:
+    """The ids of the tokenizer's special and added tokens (`<|im_end|>`, `<eos>`): those an answer may end at.
+    Empty for a tokenizer that lists none, which is then not judged."""
+    ids: set = set()
+    for name in ("all_special_ids", "added_tokens_decoder"):
+        try:  # a method, or one that raises, in some tokenizers (Mistral's)
+            listed = getattr(tokenizer, name, None)
+            listed = listed() if callable(listed) else listed
+        except NotImplementedError:
+            continue
+        if isinstance(listed, (list, tuple, set, dict)):
+            ids |= set(listed)
+    return {token for token in ids if isinstance(token, int)}
 
 
 def _generation_file(loader) -> Path:

@@ -399,8 +399,9 @@ def test_a_generation_config_edited_is_one_line_naming_it_with_or_without_weight
 
 
 @pytest.mark.parametrize("edit, said", [
-    (lambda eos: {"eos_token_id": [5, 6, 7]}, "eos_token_id is [5, 6, 7], without <|im_end|> ({eos}), the token the "
-                                              "chat template ends a model turn with"),
+    (lambda eos: {"eos_token_id": [eos, 10]}, "eos_token_id holds 10 (+), an ordinary token of the vocabulary, not a "
+                                              "special one: answers would end at the first one they write"),  # B8
+    (lambda eos: {"eos_token_id": [5, 6, 7]}, "eos_token_id holds 5 (&), an ordinary token of the vocabulary"),
     (lambda eos: {"eos_token_id": None}, "eos_token_id is null, without <|im_end|> ({eos})"),
     (lambda eos: {"suppress_tokens": [7, eos]}, "suppress_tokens holds {eos} (<|im_end|>), a stop token: the model "
                                                 "could never end its turn; remove it from the list"),

@@ -1,6 +1,7 @@
 """`ihbench verify --judge-model`: the verifier's semantic questions answered by a scripted local
 OpenAI-compatible server (a stand-in for an LLM), including malformed answers."""
 import json
+import random
 import re
 import subprocess
 import sys
@@ -104,11 +105,14 @@ def test_turns_not_checked_for_one_same_error_are_listed_a_few_with_a_count(subs
 
     source = _one_source(subset)
     page = "the gateway is down " * 200
-    # battery 54, A14: a request id in each message made every error another one, and the flood came back (a short
-    # page: the id within the characters recorded)
-    with OpenAITestServer(respond=lambda body: Reply(status=400, content=f"{page[:400]}(request id: req_{uuid.uuid4().hex})")) \
+    # battery 54, A14 and battery 55, B7: a request id, a node's name or a counter in each message made every error
+    # another one, and the flood came back (a short page: those within the characters recorded)
+    with OpenAITestServer(respond=lambda body: Reply(status=400, content=f"{page[:400]}(request id: req_{uuid.uuid4().hex}; "
+                                                                     f"node {random.choice('abcdefgh')}, "
+                                                                     f"attempt {random.randrange(999)})")) \
             as down:
         failed = _verify(source, down.base_url, tmp_path / "e.sqlite")
     lines = failed.stderr.strip().splitlines()  # the semantic review's and the content checks' (4 each at most)
     assert failed.returncode == 1 and len(lines) <= 8 and all(len(line) < 600 for line in lines), failed.stderr[:3000]
-    assert re.search(r"^\.\.\. and \d+ more turn\(s\) not checked for the same error$", failed.stderr, re.M), lines
+    assert re.search(r"^\.\.\. and \d+ more turn\(s\) not checked for the same kind of error \(.*HTTP 400\)$",
+                     failed.stderr, re.M), lines

@@ -255,13 +255,16 @@ def _print_not_checked(lines: list[str]) -> None:
             shown_error = error if len(error) <= _ERROR_SHOWN else error[:_ERROR_SHOWN] + "...)"
             print(f"{where} not checked ({shown_error}", file=sys.stderr)
         if len(places) > _LISTED:
-            print(f"... and {len(places) - _LISTED} more turn(s) not checked for the same error", file=sys.stderr)
+            print(f"... and {len(places) - _LISTED} more turn(s) not checked for the same kind of error "
+                  f"({_error_kind(places[0][1])})", file=sys.stderr)
 
 
 def _error_kind(error: str) -> str:
-    """An error with the ids a server puts in each message masked (`request id: req_<hex>`, a trace id, a
-    time): one error on every turn, however its ids differ (battery 54, A14: 1031 lines again)."""
-    return re.sub(r"[A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*", lambda m: "#" if len(m.group(0)) >= 6 else m.group(0), error)
+    """An error by its kind: its exception's name and the HTTP status it names, whatever else its text holds (a
+    request id, a counter, a node's name, a time: one line per turn again; battery 54, A14 and battery 55, B7)."""
+    name = error.split(":", 1)[0].strip()
+    status = re.search(r"\bHTTP (\d{3})\b", error)
+    return f"{name}, HTTP {status.group(1)}" if status else name
 
 
 def _waiting(error: str) -> bool:
