@@ -422,7 +422,7 @@ class Name(ArgType):
         if not value.isprintable():
             raise self.refuse(value, "a line break, a tab, a control character or a space other than the plain one "
                                      "in it")
-        _refuse_credential(self, value)
+        _refuse_credential(self, value, existing=os.path.exists(os.path.expanduser(value)))
         return value
 
 
@@ -442,18 +442,21 @@ def _refuse_credential(option: ArgType, value: str, existing: bool = False) -> N
 
 
 def _part_named_so(value: str) -> str:
-    """Which part of an existing path holds what looks like a key, said without it: the file, or a folder
-    by its place (battery 54, A2: a folder of the path was the key's, and "rename the file" did not help)."""
+    """Which parts of an existing path hold what looks like a key, said without them: the file, a folder by its
+    place, or both (battery 54, A2: a folder of the path was the key's, and "rename the file" did not help;
+    battery 55, B11: with both, renaming the file was refused again for the folder)."""
     from .redaction import credential_in
 
     path = Path(value)
     parts = path.parts[1:] if path.anchor else path.parts
-    if len(parts) <= 1 or credential_in(parts[-1]):
-        return "a file of yours named so"
-    holding = next((n for n, part in enumerate(parts[:-1], 1) if credential_in(part)), None)
-    if holding is None:
-        return "a file of yours named so"
-    return f"a folder of yours named so (part {holding} of the path's {len(parts)})"
+    holding = [n for n, part in enumerate(parts, 1) if credential_in(part)]
+    last = "folder" if path.expanduser().is_dir() else "file"
+    if not holding or holding == [len(parts)]:
+        return f"a {'file or folder' if not holding else last} of yours named so"
+    folders = [n for n in holding if n < len(parts)]
+    what = ("a folder" if len(folders) == 1 else "folders") + (f" and the {last}" if len(parts) in holding else "")
+    places = ", ".join(map(str, holding[:-1])) + (" and " if len(holding) > 1 else "") + str(holding[-1])
+    return f"{what} of yours named so (part{'s' if len(holding) > 1 else ''} {places} of the path's {len(parts)})"
 
 
 @dataclass(frozen=True, repr=False)
@@ -547,7 +550,7 @@ class PathArg(ArgType):
         if not str(value).strip():
             raise self.refuse(str(value))
         given = os.path.expanduser(str(value))
-        _refuse_credential(self, str(value), existing=os.path.isfile(given))  # made a folder, `http:/u:KEY@x/`
+        _refuse_credential(self, str(value), existing=os.path.exists(given))  # made a folder, `http:/u:KEY@x/`
         # would keep the key on disk
         try:
             path = _reachable(expand_home(value))

@@ -508,12 +508,12 @@ def test_an_existing_file_named_like_a_key_is_refused_saying_to_rename_it(tmp_pa
     with pytest.raises(ArgumentValueError, match=r"what looks like an API key \(a credential; not shown\).*; a file of "
                                                  r"yours named so: rename it \(its name is copied into the outputs\)$"):
         path("file").convert(str(tmp_path / f"{name}.wav"))
+    with pytest.raises(ArgumentValueError, match=r"what looks like an API key \(a credential; not shown\): a name or path "
+                                                 r"holds none, and a server's key goes in an environment variable$"):
+        path().convert(str(tmp_path / f"{name}.json"))  # a new path: nothing of the user's to rename
     (tmp_path / name).mkdir()
-    for given in (tmp_path / f"{name}.json", tmp_path / name):
-        with pytest.raises(ArgumentValueError, match=r"what looks like an API key \(a credential; not shown\): a name "
-                                                     r"or path holds none, and a server's key goes in an environment "
-                                                     r"variable$"):
-            path().convert(str(given))
+    with pytest.raises(ArgumentValueError, match=r"; a folder of yours named so: rename it"):  # battery 55, B11
+        path().convert(str(tmp_path / name))
 
 
 def test_an_existing_file_in_a_folder_named_like_a_key_says_which_part_to_rename(tmp_path):
@@ -530,6 +530,16 @@ def test_an_existing_file_in_a_folder_named_like_a_key_says_which_part_to_rename
     with pytest.raises(ArgumentValueError, match=rf"a folder of yours named so \(part {depth} of the path's "
                                                  rf"{depth + 2}\): rename it"):
         path("file").convert(str(tmp_path / name / "calls" / "call.wav"))
+    # battery 55, B11: a folder and the file both named so, and a dataset folder given as --data
+    (tmp_path / name / "calls" / f"{name}.wav").write_bytes(b"RIFF")
+    with pytest.raises(ArgumentValueError, match=rf"a folder and the file of yours named so \(parts {depth} and "
+                                                 rf"{depth + 2} of the path's {depth + 2}\): rename it"):
+        path("file").convert(str(tmp_path / name / "calls" / f"{name}.wav"))
+    from ihbench.dataset.argtypes import data_source
+
+    with pytest.raises(ArgumentValueError, match=rf"a folder of yours named so \(part {depth} of the path's "
+                                                 rf"{depth + 1}\): rename it"):
+        data_source().convert(str(tmp_path / name / "calls"))
 
 
 def test_a_name_longer_than_a_path_can_be_is_refused_without_echoing_it(official, tmp_path):
