@@ -436,3 +436,22 @@ def test_a_key_in_the_benchmark_s_config_is_refused_before_the_dataset_is_writte
     assert sorted(p.relative_to(data) for p in data.rglob("*")) == before
     if field == "name":  # with another name given, the import goes on
         assert main(["convbench-import", str(folder), "--out", str(data), "--text-only", "--name", "bike", "--quiet"]) == 0
+
+
+def test_a_provider_key_in_the_benchmark_s_texts_is_refused_before_the_dataset_is_written(folder, tmp_path, capsys):
+    """Battery 55, B13: a key in the benchmark's knowledge base or system prompt was imported into the setup parquet,
+    and `publish-dataset` would have uploaded it."""
+    import secrets
+    import string
+
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "official")
+    before = sorted(p.relative_to(data) for p in data.rglob("*"))
+    key = "sk-proj-" + "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(48))
+    knowledge = folder / "data" / "knowledge_base.txt"
+    knowledge.write_text(knowledge.read_text() + f"\nInternal note: the CRM key is {key}.\n")
+    assert main(["convbench-import", str(folder), "--out", str(data), "--text-only", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{folder}: the knowledge base holds a provider's API key (a credential; not shown)" in err, err
+    assert key not in err and sorted(p.relative_to(data) for p in data.rglob("*")) == before

@@ -109,7 +109,7 @@ class BatchLLM:
         if isinstance(answered_by, str) and not _same_model(answered_by, self.model):
             self.refused = True  # the command stops here: the questions waiting are kept as they are
             raise _another_model(where, line, answered_by, self.model, self.folder)
-        usage = completion.get("usage") or {}
+        usage = completion.get("usage") if isinstance(completion.get("usage"), dict) else {}  # a string: none
         return server_text(completion["choices"][0]["message"].get("content") or ""), {
             k: usage[k] for k in ("prompt_tokens", "completion_tokens") if isinstance(usage.get(k), int)}
 

@@ -23,6 +23,7 @@ from typing import Optional
 from ..audio import AudioError, decode_audio, repair_wav_sizes
 from ..builddir import BuildDir
 from ..errors import UsageError
+from ..key_shapes import KEY_SHAPED, is_prefixed_key
 from .benchmark import ConvBenchmark, check_calls_against_tools, dumps
 from ..io.regular import absent, check_inside
 from .pyfiles import ConvBenchFormatError
@@ -223,6 +224,19 @@ def _check_no_credential(read: ReadBenchmark) -> None:
         if found:
             raise UsageError(f"{read.root}: the benchmark's {field} (config.py) holds {found} (a credential; not "
                              "shown), which the dataset would copy; remove it")
+    # its texts: a provider's key by its prefix (`sk-proj-...`, `hf_...`), which no conversation needs, is refused
+    # (battery 55, B13: one in the system prompt went into the setup parquet, and `publish-dataset` would upload it);
+    # a random-looking account number or code in a text is the benchmark's own
+    benchmark = read.benchmark
+    texts = [("the knowledge base", benchmark.knowledge_base), ("the system instruction", benchmark.system_instruction),
+             ("the tools", dumps(benchmark.tools))]  # the knowledge base first: the instruction may quote it
+    texts += [(f"turn {turn.index}", " ".join(map(str, (turn.input, turn.golden_text, dumps(turn.required_function_call),
+                                                       dumps(turn.function_call_response)))))
+              for turn in benchmark.turns]
+    for where, text in texts:
+        if isinstance(text, str) and any(is_prefixed_key(word) for word in KEY_SHAPED.findall(text)):
+            raise UsageError(f"{read.root}: {where} holds a provider's API key (a credential; not shown), which the "
+                             "dataset would copy and `publish-dataset` upload; remove it")
 
 
 def write_benchmark(benchmark: ConvBenchmark, audio: Optional[list], audio_source: str, out_dir) -> dict:
