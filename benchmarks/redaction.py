@@ -29,6 +29,13 @@ SHAPES = {
     "one-case groups": lambda: "abcd-",
     "labelled groups": lambda: "ab12-cd34-run-",
     "labels only": lambda: "eval-v2-",
+    # a secret word glued after CamelCase words once backtracked without end on a name of one capital repeated
+    # (`CCCC...CCC.sqlite`: CI hung); and the other patterns of battery 54 and 55's rules
+    "capitals": lambda: "C",
+    "camel secret words": lambda: "ApiKey",
+    "glued hex": lambda: "Key0a1b",
+    "system folders": lambda: "/var/folders/ab/abcd0000gn/T",
+    "systemd units": lambda: f"/tmp/systemd-private-{_DRAW.getrandbits(128):032x}-a.",
 }
 
 
