@@ -42,7 +42,9 @@ OTHER_STRATEGIES = {"guidance_scale": (None, 1, 1.0), "penalty_alpha": (None, 0,
                     # battery 54, A6: group and constrained beam search (transformers asks for remote code, advice
                     # ihbench gives no way to follow), early-exit drafting, a watermark's bias on half the vocabulary
                     "diversity_penalty": (None, 0, 0.0), "num_beam_groups": (None, 1), "constraints": (None,),
-                    "force_words_ids": (None,), "assistant_early_exit": (None,), "watermarking_config": (None,)}
+                    "force_words_ids": (None,), "assistant_early_exit": (None,), "watermarking_config": (None,),
+                    # battery 55, B12: plain beam search, the one beam strategy left
+                    "num_beams": (None, 1)}
 #: switches that change what generate returns, which the loader reads as the answer's tokens (battery 53, Z8:
 #: a TypeError at the probe that named neither the file nor the field)
 OTHER_OUTPUTS = ("output_scores", "output_logits", "return_dict_in_generate", "output_attentions",

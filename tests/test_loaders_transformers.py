@@ -379,6 +379,7 @@ def test_a_refused_checkpoint_is_said_once_without_transformers_table(checkpoint
     ({"constraints": []}, "constraints is [], which turns on a decoding strategy other than"),
     ({"force_words_ids": [[5]], "num_beams": 2}, "force_words_ids is [[5]], which turns on a decoding strategy"),
     ({"assistant_early_exit": 1}, "assistant_early_exit is 1, which turns on a decoding strategy other than"),
+    ({"num_beams": 4}, "num_beams is 4, which turns on a decoding strategy other than"),  # battery 55, B12
     ({"watermarking_config": {"greenlist_ratio": 0.25, "bias": 2.0}}, "watermarking_config is {"),
     ({"eos_token_id": 10 ** 20}, "eos_token_id is 100000000000000000000, beyond the tokenizer's 262 tokens; "
                                  "edited, or of another model's tokenizer"),  # battery 48, U5: doctor overflowed
