@@ -59,6 +59,13 @@ def check_turn_end(loader) -> None:
         closing = closing_token(loader)
     except Exception:  # noqa: BLE001 - the template's own failure, met and named by the load probe
         return
+    if closing is not None and closing not in ends and special and closing not in special:
+        # battery 55, B15: the template edited, its turn end no special token; adding it to the end ids (as the
+        # message for generation_config.json said) would cut every answer at its first such character
+        raise ModelFolderError(f"{_template_file(loader)}: the chat template ends a model turn with "
+                               f"{token_names(loader, [closing])} ({closing}), an ordinary token of the vocabulary, not "
+                               "a special one such as the tokenizer's end of turn: edited, or of another model; restore "
+                               "the template")
     if closing is not None and closing not in ends:
         raise ModelFolderError(f"{source}: eos_token_id is {_ids(loader.generation_config.eos_token_id)}, without "
                                f"{token_names(loader, [closing])} ({closing}), the token the chat template ends a "
@@ -84,6 +91,13 @@ def _special_ids(tokenizer) -> set:
 def _generation_file(loader) -> Path:
     path = Path(loader.path) / "generation_config.json"
     return path if path.is_file() else Path(loader.path) / "config.json"
+
+
+def _template_file(loader) -> Path:
+    """Where the checkpoint keeps its chat template: its own file, or inside the tokenizer's config."""
+    folder = Path(loader.path)
+    return next((folder / name for name in ("chat_template.jinja", "chat_template.json") if (folder / name).is_file()),
+                folder / "tokenizer_config.json")
 
 
 def _ids(value) -> str:

@@ -429,6 +429,20 @@ def test_a_generation_config_that_would_not_end_answers_at_a_turn_s_end_is_refus
     assert f"fail stop tokens: {folder / 'generation_config.json'}: {said.format(eos=eos)}" in capsys.readouterr().out
 
 
+def test_a_chat_template_whose_turn_end_is_no_special_token_is_named_not_the_generation_config(checkpoints, tmp_path):
+    """Battery 55, B15: a template edited to end a turn with "END" was blamed on generation_config.json, naming "E" as
+    the token to add to the end ids (which would have cut every answer at its first E)."""
+    if "qwen2-audio" not in checkpoints:
+        pytest.skip("qwen2-audio is not among IHBENCH_TINY_FAMILIES")
+    folder = shutil.copytree(checkpoints["qwen2-audio"], tmp_path / "edited")
+    template = next(f for f in (folder / "chat_template.jinja", folder / "chat_template.json") if f.is_file())
+    template.write_text(template.read_text().replace("<|im_end|>", "END"))
+    with pytest.raises(ModelFolderError) as refused:
+        get("qwen2-audio")(str(folder))
+    assert str(refused.value).startswith(f"{template}: the chat template ends a model turn with E ("), refused.value
+    assert "an ordinary token of the vocabulary, not a special one" in str(refused.value)
+
+
 @pytest.mark.parametrize("edit, file, said", [
     ({"text_config.layer_types": ["sliding_attention", "full_attention"]}, "config.json",
      "layer_types has sliding_attention layers but sliding_window is not set; give the window (in tokens) or make "
