@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from ihbench.dataset.argtypes import LONGEST_NAME
 from ihbench.dataset.checks.words import has_visible
 from ihbench.dataset.redaction import credential_in, quoted
 
@@ -330,6 +331,12 @@ RUN_INFO_FORMAT = 2
 PASSED_IN = "passed_in"
 
 
+def _as_said(name: str) -> str:
+    """A model's name as a warning says it: as it is, or quoted and cut when it is long or holds a line break (an
+    edited record or run.json: battery 55, B14, 800 KB of warnings)."""
+    return name if name.isprintable() and len(name) <= 300 else quoted(name)
+
+
 def copied_from_another_run(info: Optional["RunInfo"], *, model: Optional[str], modality: Optional[str],
                             seed: Optional[int], drawn: Callable[[int], int], verb: str, noun: str,
                             then: str = "") -> Optional[str]:
@@ -340,7 +347,7 @@ def copied_from_another_run(info: Optional["RunInfo"], *, model: Optional[str], 
     copied = f"not {noun} of this run (copied from another run?); left out{then}"
     run_model = f"{info.loader}:{info.model_path}" if info and info.loader and info.model_path else None
     if run_model and model and model != run_model:
-        return f"{verb} by {model}, and this run's model is {run_model}: {copied}"
+        return f"{verb} by {_as_said(model)}, and this run's model is {_as_said(run_model)}: {copied}"
     if info and info.modality and modality and modality != info.modality:
         return f"{verb} in {modality} modality, and this run's is {info.modality}: {copied}"
     if info and info.seed is not None and seed is not None and seed != drawn(info.seed):
@@ -461,6 +468,9 @@ class RunInfo:
             if isinstance(data.get(name), str) and not data[name].strip():
                 raise RecordError(f"field {name!r} is {quoted(data[name])}; the run writes a name there (edited by hand?)")
         for name in ("model_path", "model_name", "loader", "config", "split", "data"):  # copied into reports and records
+            if isinstance(data.get(name), str) and len(data[name]) > LONGEST_NAME:  # the command line's own limit
+                raise RecordError(f"field {name!r} is {len(data[name]):,} characters long (not shown), over the "
+                                  f"{LONGEST_NAME:,} a name or path may have (edited by hand?)")
             found = credential_in(data.get(name)) if isinstance(data.get(name), str) else None
             if found:  # battery 54, A9: a run of an ihbench before the key rule, or edited: not copied on
                 raise RecordError(f"field {name!r} holds {found} (a credential; not shown), which every report of the "

@@ -612,3 +612,30 @@ def test_a_run_json_whose_names_hold_a_key_is_not_copied_into_a_report(official,
     assert "field 'model_path' holds what looks like an API key (a credential; not shown), which every report of the " \
            "run would copy" in err, err
     assert key not in err and not (tmp_path / "rep").exists()
+
+
+def test_a_run_json_name_longer_than_the_command_line_allows_is_refused_in_one_line(official, tmp_path, capsys):
+    """Battery 55, B14: a run.json whose model_path (and model.model_path) was edited to 20,000 characters made
+    `report` print one warning per answer, each with the whole value: 800 KB on the terminal."""
+    run = tmp_path / "run"
+    with OpenAITestServer() as server:
+        assert main(_run(official, run, server.base_url)[len(CLI):]) == 0
+    info = json.loads((run / "run.json").read_text())
+    info["model_path"] = info["model"]["model_path"] = "word " * 4000
+    (run / "run.json").write_text(json.dumps(info))
+    capsys.readouterr()
+    assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "field 'model_path' is 20,000 characters long (not shown), over the 4,096 a name or path may have" in err
+    assert len(err) < 1000 and not (tmp_path / "rep").exists()
+
+
+def test_a_record_s_model_with_a_line_break_is_quoted_in_the_warning():
+    from types import SimpleNamespace
+
+    from ihbench.records import copied_from_another_run
+
+    info = SimpleNamespace(loader="openai", model_path="m", modality=None, seed=None)  # a run.json's fields
+    said = copied_from_another_run(info, model="openai:m\n\x1b[31mRED", modality=None, seed=None, drawn=lambda s: s,
+                                   verb="answered", noun="an answer")
+    assert said.startswith("answered by 'openai:m\\n\\x1b[31mRED', and this run's model is openai:m:"), said
