@@ -72,10 +72,9 @@ _EXTENSION = re.compile(r"(?:\.[a-z]{1,11}[0-9]?){1,3}$")
 #: a word of a variable's name that says it holds a credential, wherever it stands (`OPENAI_API_KEY_2`,
 #: `SPEECH_KEY1`, `AZURE_KEY_PROD`), its digits aside
 SECRET_WORDS = frozenset({"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "CREDENTIAL", "CREDENTIALS"})
-#: the words of a label beside hex that say it is a secret, wherever they stand among the label's words
-#: (`azure_openai_api_key_<hex>`, `Ocp-Apim-Subscription-Key-<hex>`, `secret-<hex>-v2`, `auth-<hex>`): beside
-#: them hex is a key, not an id's hash (battery 52, Y2; battery 54, A1). Not in a variable's name: `PWD` is the
-#: working folder
+#: the words that, ending the label beside hex, say it is a secret (`azure_openai_api_key_<hex>`,
+#: `Ocp-Apim-Subscription-Key-<hex>`, `secret-<hex>-v2`, `auth-<hex>`): beside them hex is a key, not an id's
+#: hash (battery 52, Y2; battery 54, A1; `_says_secret`). Not in a variable's name: `PWD` is the working folder
 _SECRET_LABEL_WORDS = SECRET_WORDS | {"KEYS", "SECRETS", "PWD", "PASSPHRASE", "AUTH", "OAUTH", "AUTHORIZATION", "BEARER",
                                       "CRED", "CREDS", "PASSCODE", "PRIVATE"}
 #: the ends of a word that make it a secret word, after any letters (`openaikey`, `primarykey`, `hftoken`,
