@@ -81,7 +81,9 @@ def test_answers_of_items_outside_the_runs_selection_are_left_out_and_said(tmp_p
                          str(tmp_path / name), "--limit", limit, "--epochs", "1", "--quiet", "--base-url",
                          server.base_url]) == 0
         small = tmp_path / "small" / "responses.jsonl"
-        extra = (tmp_path / "large" / "responses.jsonl").read_text().splitlines(keepends=True)[1]
+        ours = json.loads(small.read_text())["id"]  # lines are in the order answers arrived: found by id
+        extra = next(line for line in (tmp_path / "large" / "responses.jsonl").read_text().splitlines(keepends=True)
+                     if json.loads(line)["id"] != ours)
         small.write_text(small.read_text() + extra)
         capsys.readouterr()
         assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out",

@@ -248,8 +248,9 @@ def test_a_response_line_not_written_by_the_run_is_left_out_and_answered_by_the_
             second = dataclasses.replace(ResponseRecord.from_json(mine), response="a better answer").to_json()
             lines = [*ours, json.dumps(second) + "\n"]
             why = f"a second record of {mine['id']} epoch 0, which an earlier line already answered"
-        else:
-            lines = [ours[0], theirs[1]]
+        else:  # lines are in the order answers arrived: the other run's answer to the item ours[0] is not
+            first = json.loads(ours[0])["id"]
+            lines = [ours[0], next(line for line in theirs if json.loads(line)["id"] != first)]
             why = {"another model": "answered by openai:m2, and this run's model is openai:m",
                    "another seed": "its seed is not the one this run (--seed 0) draws for it",
                    "another temperature": "drawn with other generation settings"}[source]
