@@ -384,7 +384,7 @@ class OpenAICompatLoader(Loader):
             finish = completion.choices[0].finish_reason
             if reasoning:  # kept on the record with the error: what the budget was spent on
                 error = empty_after_thinking(_token_count(usage, "completion_tokens"), config.max_new_tokens,
-                                             None if finish is None else finish != "length")
+                                             None if finish in (None, "") else not ended_at_budget(finish))
                 return Response(text=None, latency_s=time.perf_counter() - started, error=describe_failure(error),
                                 input_tokens=_token_count(usage, "prompt_tokens"),
                                 output_tokens=_token_count(usage, "completion_tokens"), reasoning=reasoning)

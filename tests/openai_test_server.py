@@ -28,6 +28,8 @@ class Reply:
     audio: Optional[bytes] = None
     #: a refusal instead of content (OpenAI's `message.refusal`, content null)
     refusal: Optional[str] = None
+    #: the choice's finish_reason as sent, when not the usual `stop`/`tool_calls`
+    finish_reason: Optional[str] = None
 
 
 class OpenAITestServer:
@@ -68,6 +70,8 @@ class OpenAITestServer:
                                                        reply.audio)
                         if reply.refusal is not None:
                             completion["choices"][0]["message"].update(content=None, refusal=reply.refusal)
+                        if reply.finish_reason is not None:
+                            completion["choices"][0]["finish_reason"] = reply.finish_reason
                         self._send(200, completion)
                     return
                 if server.delay:

@@ -3,6 +3,7 @@ reasoning kept), and a small answer budget with thinking on is said at start."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from official_layout import write_official_layout
@@ -30,6 +31,22 @@ def test_a_server_answer_empty_after_its_thought_is_an_item_error_keeping_the_re
     assert summary.errors == 1 and record["response"] is None
     assert record["error"].startswith("EmptyAfterThinkingError: the answer is empty after 12 tokens of reasoning")
     assert record["reasoning"] == "The caller wants to"
+
+
+@pytest.mark.parametrize("finish,cause", [("length", "ended inside the thought"),
+                                           ("max_tokens", "ended inside the thought"),
+                                           ("LENGTH", "ended inside the thought"),
+                                           ("stop", "it chose to say nothing")])
+def test_an_answer_empty_after_its_thought_names_the_budget_in_every_spelling_of_it(official, tmp_path, finish,
+                                                                                   cause):
+    """Every spelling of "the budget ended it" is read as that (a raw compare with `length` took Anthropic's
+    `max_tokens` for a model that chose to say nothing, and advised nothing)."""
+    with OpenAITestServer(respond=lambda body: Reply(content="", reasoning="The caller", finish_reason=finish)) \
+            as server:
+        run(replace(spec(official, tmp_path / "run", server), generation={"max_new_tokens": 12}), progress=False)
+
+    (record,) = read_records(tmp_path / "run" / "responses.jsonl")
+    assert record["error"].startswith("EmptyAfterThinkingError:") and cause in record["error"]
 
 
 def test_a_server_reply_with_no_text_and_no_thought_stays_an_empty_reply(official, tmp_path):
