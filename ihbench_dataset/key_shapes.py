@@ -83,12 +83,21 @@ _SECRET_ENDS = ("KEY", "KEYS", "TOKEN", "SECRET", "SECRETS", "PASSWORD", "PASSWO
 #: words that end so and say nothing of a secret (`monkey_<md5>`; battery 53, Z5); a plural of token names a
 #: model's tokens (`tokens_<md5>.npy`)
 _NOT_SECRET = frozenset({"MONKEY", "DONKEY", "TURKEY", "HOCKEY", "JOCKEY", "WHISKEY", "LACKEY", "SMOKEY", "HOTKEY",
-                         "TURNKEY", "MONKEYS", "DONKEYS", "TURKEYS", "JOCKEYS", "HOTKEYS"})
+                         "TURNKEY", "MONKEYS", "DONKEYS", "TURKEYS", "JOCKEYS", "HOTKEYS", "LAKEY", "MACKEY", "JOKEY", "POKEY"})
 #: a word before `key` (or glued before it) that makes it an id's name, the hex a hash (`cache_key_<md5>`,
-#: `speaker_key_<hex>`; battery 53, Z5); before another secret word (`group_secret_`) it does not (battery 55, B3)
+#: `speaker_key_<hex>`; battery 53, Z5); before another secret word (`group_secret_`) it does not (battery 55, B3).
+#: Data, attention, music and store keys (`utt_key_`, `query_key_`, `chord_key_`, `redis_key_`, `sort_by_key_`) too
+#: (battery 56, C7)
 _ID_KEY_WORDS = frozenset({"CACHE", "HASH", "SPEAKER", "SORT", "PARTITION", "ROW", "LOOKUP", "INDEX", "IDEMPOTENCY",
                            "DEDUP", "PUBLIC", "SHARD", "ROUTING", "OBJECT", "RECORD", "ITEM", "FILE", "GROUP", "MUSIC",
-                           "KV"})
+                           "KV", "UTT", "UTTERANCE", "SPK", "VOICE", "AUDIO", "WAV", "SAMPLE", "DATASET", "EMOTION",
+                           "LANG", "TASK", "QUERY", "ATTN", "ATTENTION", "ROTARY", "MUSICAL", "CHORD", "DICT", "REDIS",
+                           "BUCKET", "BLOB", "ETAG", "LMCACHE", "BY", "SEGMENT", "CLIP", "TRACK"})
+#: a word before `token` that makes it a model's token, the hex a hash (`eos_token_<md5>`, `speech_token_<hex>`;
+#: battery 56, C7); an access, session or cache token stays a secret
+_ID_TOKEN_WORDS = frozenset({"BOS", "EOS", "PAD", "MASK", "UNK", "SEP", "CLS", "AUDIO", "SPEECH", "SEMANTIC", "ACOUSTIC",
+                             "SPECIAL", "IMAGE", "VIDEO", "VISION", "TEXT", "SINK", "REGISTER", "PROMPT", "THINK", "END",
+                             "START", "LORA", "SOFT", "CODEC", "UNIT", "PLACEHOLDER", "VOCAB", "NEXT"})
 #: a label's words: `Ocp-Apim-Subscription-Key` and `AzureOpenAIKey` alike
 _LABEL_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 #: letters glued to hex (`APIKEY<hex>`, `openaiApiKey<HEX>`): the letters end at the last letter hex has not
@@ -102,34 +111,64 @@ def _words(labels: list[str]) -> list[str]:
 
 def _is_secret_word(word: str, before: str = "") -> bool:
     """A word of a label that says the hex beside it is a secret: one of `_SECRET_LABEL_WORDS`, or any word
-    ending in one of `_SECRET_ENDS`, unless it names an id's key (`before` it, or glued: `CACHEKEY`)."""
+    ending in one of `_SECRET_ENDS`, unless it names an id's key or a model's token (`before` it, or glued:
+    `CACHEKEY`); with a version or environment glued after it (`keyprod`, `apikeyv2`) too (battery 56, C1)."""
     if word in _NOT_SECRET:
         return False
     end = next((end for end in _SECRET_ENDS if word.endswith(end)), None)
-    if end in ("KEY", "KEYS") and ((word == end and before in _ID_KEY_WORDS) or word[:-len(end)] in _ID_KEY_WORDS):
+    ids = _ID_KEY_WORDS if end in ("KEY", "KEYS") else _ID_TOKEN_WORDS if end == "TOKEN" else ()
+    if ids and ((word == end and before in ids) or word[:-len(end)] in ids):
         return False
-    return word in _SECRET_LABEL_WORDS or end is not None
+    if word in _SECRET_LABEL_WORDS or end is not None:
+        return True
+    glued = next((suffix for suffix in _SUFFIX_WORDS if word.endswith(suffix) and len(word) > len(suffix)), None)
+    return glued is not None and word[:-len(glued)] != "PASS" and _is_secret_word(word[:-len(glued)], before)
 
 
 #: words after a label's secret word that a label ends with and that say nothing of what it names (`api_key_prod_`,
-#: `secret-v2-`): left out before its last word is judged
+#: `secret-v2-`): left out before its last words are read
 _SUFFIX_WORDS = frozenset({"PROD", "PRODUCTION", "DEV", "STAGING", "STAGE", "TEST", "BACKUP", "OLD", "NEW", "LIVE",
                            "MAIN", "SECONDARY", "ALT", "COPY", "FINAL", "TMP", "TEMP", "V"})
+#: words after a secret word that make it their modifier, the label a thing's, not a secret's (`token_ids_`,
+#: `key_frames_`, `token_level_f1_`, `secret-santa-`, `ssh_key_fingerprint_`; battery 55, B9). Any other word after it
+#: (a vendor, a region, a user, a scope: `api_key_openai_`, `HF_TOKEN_WRITE_`, `password_db_`) leaves it a secret's
+#: label (battery 56, C1: "the last word decides" wrote those keys as names)
+_THING_WORDS = frozenset({"ID", "IDS", "IDX", "INDEX", "COUNT", "COUNTS", "NUM", "FRAME", "FRAMES", "LEVEL", "LEVELS",
+                          "DETECTION", "DETECTOR", "SANTA", "SERVICE", "SERVER", "POINT", "POINTS", "VALUE", "VALUES",
+                          "EMBEDDING", "EMBEDDINGS", "EMB", "LENGTH", "LEN", "SIZE", "TYPE", "TYPES", "NAME", "NAMES",
+                          "MAP", "MAPPING", "DICT", "LIST", "BUDGET", "LIMIT", "USAGE", "STATS", "PHRASE", "PHRASES",
+                          "FINGERPRINT", "CAPABILITY", "MANAGER", "ARN", "ROTATION", "POLICY", "SCHEMA", "FORMAT",
+                          "SHAPE", "POSITION", "POSITIONS", "PROBS", "LOGITS", "SCORE", "SCORES", "WEIGHTS", "PROJ",
+                          "STATE", "STATES", "CACHE", "SPACE", "WORD", "WORDS", "AT", "EXPIRY", "EXPIRES", "PATH",
+                          "FILE", "HASH", "CLASSIFIER", "MODEL", "EXTRACTION", "AREA", "SIGNATURE", "STRENGTH",
+                          "EVAL", "EVALS", "DATA", "DATASET", "SET", "SPLIT", "SAMPLE", "SAMPLES", "BENCH", "BENCHMARK",
+                          "RESULT", "RESULTS", "OUTPUT", "OUTPUTS", "RUN", "RUNS", "LOG", "LOGS", "REPORT", "DIR",
+                          "FOLDER", "PREDICTION", "PREDICTIONS"})
+#: how many of a label's last words (past suffixes) are read for a secret word, and of its first words after hex
+#: (`openai_api_key_eu_`, `<hex>_api_key`); a secret word further in is a longer name's
+_LABEL_REACH = 3
 
 
 def _says_secret(before: list[str], after: list[str]) -> bool:
-    """The label before hex (or, with none, the one after it) names a secret: its last word, past version and
-    environment words, is a secret word (`_is_secret_word`). A secret word further in (`pass_at_1_`, `token_ids_`,
-    `key_frames_`, `secret-santa-`) names something else (battery 55, B9). `pass` alone (`pass_<hex>`) is a
-    password's label; after a word (`first_pass_`) it is a decoding pass."""
+    """The label before hex, or the one after it, names a secret: a secret word (`_is_secret_word`) among its
+    words nearest the hex (`_LABEL_REACH`, past version and environment words), with no word after it that
+    makes it a thing's (`_THING_WORDS`). `pass` counts only alone (`pass_<hex>`): after or before a word
+    (`first_pass_`, `pass_at_1_`) it is a decoding pass."""
     words = _words(before)
     while len(words) > 1 and words[-1] in _SUFFIX_WORDS:
         words.pop()
-    if not words:
-        words = _words(after)[:1]
-    if not words or (words[-1] == "PASS" and len(words) > 1):
-        return False
-    return _is_secret_word(words[-1], words[-2] if len(words) > 1 else "")
+    return _secret_word_among(words, range(max(0, len(words) - _LABEL_REACH), len(words))) or \
+        _secret_word_among(_words(after), range(min(_LABEL_REACH, len(_words(after)))))
+
+
+def _secret_word_among(words: list[str], places: range) -> bool:
+    for at in places:
+        if words[at] == "PASS" and len(words) > 1:
+            continue
+        if _is_secret_word(words[at], words[at - 1] if at else "") and \
+                not any(word in _THING_WORDS for word in words[at + 1:]):
+            return True
+    return False
 
 
 def _is_glued_secret(run: str) -> bool:
@@ -238,7 +277,7 @@ _SYSTEM_FOLDER_IDS = re.compile(_PATH_START + r"(?:/private)?/var/folders/[a-z0-
                                 r"|" + _PATH_START + r"/nix/store/(?P<nix>[0-9a-df-np-sv-z]{32})-"
                                 r"|/\.shortcut-targets-by-id/(?P<drive>1[A-Za-z0-9_-]{32})(?=/|$)"
                                 r"|" + _PATH_START + r"/__modal/volumes/(?P<modal>vo-[A-Za-z0-9]{22})(?=/|$)"
-                                r"|" + _PATH_START + r"/tmp/systemd-private-(?P<unit>[0-9a-f]{32})-[A-Za-z0-9@._-]{1,100}?"
+                                r"|" + _PATH_START + r"(?:/var)?/tmp/systemd-private-(?P<unit>[0-9a-f]{32})-[A-Za-z0-9@._-]{1,100}?"
                                 r"\.service-(?P<tail>[A-Za-z0-9]{6})(?=/|$)")
 
 

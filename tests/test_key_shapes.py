@@ -310,11 +310,42 @@ def test_hex_beside_a_word_that_only_ends_in_a_secret_word_is_an_id(label):
                                    "bearer_capability_", "secrets-manager-arn-", "secret-santa-"])
 def test_a_secret_word_inside_a_label_that_names_something_else_leaves_the_hash_an_id(label):
     """Battery 55, B9: with a secret word anywhere among a label's words, eval and ML names (`pass_at_1_`, `token_ids_`,
-    `key_frames_`) beside an md5 were refused as keys. The label's last word (past `prod`, `v2`) decides."""
+    `key_frames_`) beside an md5 were refused as keys. A word after the secret word that makes it a thing's
+    (`ids`, `frames`, `level`) decides."""
     draw = random.Random(label)
     for _ in range(20):
         name = label + "".join(draw.choice("0123456789abcdef") for _ in range(32))
         assert credential_in(name) is None, name
+
+
+@pytest.mark.parametrize("label", ["APIKEY_OPENAI_{hex}", "SECRET_OPENAI_{hex}", "api_key_openai_{hex}",
+                                   "openai_api_key_eu_{hex}", "api_key_alice_{hex}", "access_token_github_{hex}",
+                                   "HF_TOKEN_WRITE_{hex}", "password_db_{hex}", "secret_key_aws_{hex}",
+                                   "azure_key_westeurope_{hex}", "AZURE_OPENAI_API_KEY_EASTUS2_{hex}", "KEY_AZURE_{hex}",
+                                   "keyprod_{hex}", "apikeyv2_{hex}", "{hex}_api_key", "run_{hex}_HF_TOKEN"])
+def test_a_secret_word_followed_by_a_vendor_region_user_or_scope_still_names_a_secret(label):
+    """Battery 56, C1: "the label's last word decides" (B9) read `api_key_openai_<hex>` as an `openai` id and wrote
+    the key into run.json; and only the first word after hex was read (`<hex>_api_key`)."""
+    draw = random.Random(label)
+    for length in (32, 48):
+        for _ in range(10):
+            written = label.format(hex="".join(draw.choice("0123456789abcdef") for _ in range(length)))
+            assert credential_in(written) == "what looks like an API key", written
+
+
+@pytest.mark.parametrize("label", ["bos_token_", "eos-token-", "speech_token_", "audio_token_", "special_token_",
+                                   "semantic_token_", "register_token_", "next_token_", "utt_key_", "spk_key_",
+                                   "voice_key_", "sample_key_", "query_key_", "self_attn_key_", "chord_key_",
+                                   "redis_key_", "bucket_key_", "sort_by_key_", "keys_dataset_", "private_eval_",
+                                   "lakey_"])
+def test_a_model_s_token_or_a_data_key_beside_a_hash_is_an_id(label):
+    """Battery 56, C7: any word ending in token or key (B2) made `eos_token_<md5>` and `utt_key_<md5>` keys; a model's
+    tokens and a record's keys are ids."""
+    draw = random.Random(label)
+    for length in (32, 24):
+        for _ in range(10):
+            name = label + "".join(draw.choice("0123456789abcdef") for _ in range(length))
+            assert credential_in(name) is None, name
 
 
 @pytest.mark.parametrize("model", ["Qwen--Qwen2.5-Omni-7B", "Qwen--Qwen2-Audio-7B-Instruct", "openai--whisper-large-v3"])
@@ -427,7 +458,9 @@ def test_folders_a_system_names_with_a_random_id_are_paths_not_keys():
                      f"/nix/store/{drawn(nix, 32)}-python3-3.11.9/lib",
                      f"/content/drive/.shortcut-targets-by-id/1{drawn(mixed + '-_', 32)}/models/qwen",
                      f"/__modal/volumes/vo-{drawn(mixed, 22)}/models",
-                     f"/tmp/systemd-private-{drawn('0123456789abcdef', 32)}-ollama.service-{drawn(mixed, 6)}/tmp/m"):
+                     f"/tmp/systemd-private-{drawn('0123456789abcdef', 32)}-ollama.service-{drawn(mixed, 6)}/tmp/m",
+                     # battery 56, C2: PrivateTmp makes /var/tmp's twin too
+                     f"/var/tmp/systemd-private-{drawn('0123456789abcdef', 32)}-vllm.service-{drawn(mixed, 6)}/m"):
             assert credential_in(path) is None and redact(path) == path and redact_text(f"at {path}") == f"at {path}"
             assert credential_in(f"{path}/{key}") == "what looks like an API key", path
         # battery 55, B1: a key where a system puts its id, in another shape, or a folder only named like a system's
