@@ -79,7 +79,7 @@ _SECRET_LABEL_WORDS = SECRET_WORDS | {"KEYS", "SECRETS", "PWD", "PASSPHRASE", "A
                                       "CRED", "CREDS", "PASSCODE", "PRIVATE"}
 #: the ends of a word that make it a secret word, after any letters (`openaikey`, `primarykey`, `hftoken`,
 #: `dbpassword`, `APIKEYS`; battery 55, B2), unless it is one of `_NOT_SECRET`
-_SECRET_ENDS = ("KEY", "KEYS", "TOKEN", "SECRET", "SECRETS", "PASSWORD", "PASSWORDS", "PASSWD")
+_SECRET_ENDS = ("KEY", "KEYS", "TOKEN", "SECRET", "SECRETS", "PASSWORD", "PASSWORDS", "PASSWD", "PASS", "PWD", "AUTH")
 #: words that end so and say nothing of a secret (`monkey_<md5>`; battery 53, Z5); a plural of token names a
 #: model's tokens (`tokens_<md5>.npy`)
 _NOT_SECRET = frozenset({"MONKEY", "DONKEY", "TURKEY", "HOCKEY", "JOCKEY", "WHISKEY", "LACKEY", "SMOKEY", "HOTKEY",
@@ -93,6 +93,13 @@ _ID_KEY_WORDS = frozenset({"CACHE", "HASH", "SPEAKER", "SORT", "PARTITION", "ROW
                            "KV", "UTT", "UTTERANCE", "SPK", "VOICE", "AUDIO", "WAV", "SAMPLE", "DATASET", "EMOTION",
                            "LANG", "TASK", "QUERY", "ATTN", "ATTENTION", "ROTARY", "MUSICAL", "CHORD", "DICT", "REDIS",
                            "BUCKET", "BLOB", "ETAG", "LMCACHE", "BY", "SEGMENT", "CLIP", "TRACK"})
+#: a word before `pass` (or glued before it) that makes it a decoding, rendering or filter pass, not a password's
+#: label (`first_pass_`, `two_pass_decoding_`, `lowpass_`, `bypass_`); after any other word (`DB_PASS_`, `SMTP_PASS_`,
+#: `dbpass_`) it is a password's (battery 56, C9: `pass` counted only alone)
+_NOT_A_PASSWORD_BEFORE = frozenset({"FIRST", "SECOND", "THIRD", "FOURTH", "ONE", "TWO", "THREE", "SINGLE", "DOUBLE", "MULTI",
+                                    "N", "K", "EACH", "LAST", "NEXT", "PREV", "PREVIOUS", "FORWARD", "BACKWARD", "BACK",
+                                    "FWD", "BWD", "RENDER", "RENDERING", "SHADOW", "HIGH", "LOW", "BAND", "ALL", "BY", "COM",
+                                    "SUR", "TRES", "OVER", "UNDER", "ENCOM", "FULL", "PARTIAL", "FINAL", "DECODING", "BEAM"})
 #: a word before `token` that makes it a model's token, the hex a hash (`eos_token_<md5>`, `speech_token_<hex>`;
 #: battery 56, C7); an access, session or cache token stays a secret
 _ID_TOKEN_WORDS = frozenset({"BOS", "EOS", "PAD", "MASK", "UNK", "SEP", "CLS", "AUDIO", "SPEECH", "SEMANTIC", "ACOUSTIC",
@@ -116,13 +123,14 @@ def _is_secret_word(word: str, before: str = "") -> bool:
     if word in _NOT_SECRET:
         return False
     end = next((end for end in _SECRET_ENDS if word.endswith(end)), None)
-    ids = _ID_KEY_WORDS if end in ("KEY", "KEYS") else _ID_TOKEN_WORDS if end == "TOKEN" else ()
+    ids = _ID_KEY_WORDS if end in ("KEY", "KEYS") else _ID_TOKEN_WORDS if end == "TOKEN" else \
+        _NOT_A_PASSWORD_BEFORE if end == "PASS" else ()
     if ids and ((word == end and before in ids) or word[:-len(end)] in ids):
         return False
     if word in _SECRET_LABEL_WORDS or end is not None:
         return True
     glued = next((suffix for suffix in _SUFFIX_WORDS if word.endswith(suffix) and len(word) > len(suffix)), None)
-    return glued is not None and word[:-len(glued)] != "PASS" and _is_secret_word(word[:-len(glued)], before)
+    return glued is not None and _is_secret_word(word[:-len(glued)], before)
 
 
 #: words after a label's secret word that a label ends with and that say nothing of what it names (`api_key_prod_`,
@@ -139,7 +147,7 @@ _THING_WORDS = frozenset({"ID", "IDS", "IDX", "INDEX", "COUNT", "COUNTS", "NUM",
                           "MAP", "MAPPING", "DICT", "LIST", "BUDGET", "LIMIT", "USAGE", "STATS", "PHRASE", "PHRASES",
                           "FINGERPRINT", "CAPABILITY", "MANAGER", "ARN", "ROTATION", "POLICY", "SCHEMA", "FORMAT",
                           "SHAPE", "POSITION", "POSITIONS", "PROBS", "LOGITS", "SCORE", "SCORES", "WEIGHTS", "PROJ",
-                          "STATE", "STATES", "CACHE", "SPACE", "WORD", "WORDS", "AT", "EXPIRY", "EXPIRES", "PATH",
+                          "STATE", "STATES", "CACHE", "SPACE", "WORD", "WORDS", "AT", "RATE", "RATES", "FAIL", "EXPIRY", "EXPIRES", "PATH",
                           "FILE", "HASH", "CLASSIFIER", "MODEL", "EXTRACTION", "AREA", "SIGNATURE", "STRENGTH",
                           "EVAL", "EVALS", "DATA", "DATASET", "SET", "SPLIT", "SAMPLE", "SAMPLES", "BENCH", "BENCHMARK",
                           "RESULT", "RESULTS", "OUTPUT", "OUTPUTS", "RUN", "RUNS", "LOG", "LOGS", "REPORT", "DIR",
@@ -152,19 +160,30 @@ _LABEL_REACH = 3
 def _says_secret(before: list[str], after: list[str]) -> bool:
     """The label before hex, or the one after it, names a secret: a secret word (`_is_secret_word`) among its
     words nearest the hex (`_LABEL_REACH`, past version and environment words), with no word after it that
-    makes it a thing's (`_THING_WORDS`). `pass` counts only alone (`pass_<hex>`): after or before a word
-    (`first_pass_`, `pass_at_1_`) it is a decoding pass."""
-    words = _words(before)
+    makes it a thing's (`_THING_WORDS`). `pass` after an order or a filter's word (`first_pass_`, `lowpass_`) is a
+    decoding or filter pass, and before `at` or `rate` (`pass_at_1_`) an eval's."""
+    words = _joined(_words(before))
     while len(words) > 1 and words[-1] in _SUFFIX_WORDS:
         words.pop()
+    after = _joined(_words(after))
     return _secret_word_among(words, range(max(0, len(words) - _LABEL_REACH), len(words))) or \
-        _secret_word_among(_words(after), range(min(_LABEL_REACH, len(_words(after)))))
+        _secret_word_among(after, range(min(_LABEL_REACH, len(after))))
+
+
+def _joined(words: list[str]) -> list[str]:
+    """`words` with a secret word spelled in two joined again (`pass-phrase` PASSPHRASE, `api_key` APIKEY): its
+    second half is not a thing's word after it (`phrase`, `word`)."""
+    out: list[str] = []
+    for word in words:
+        if out and out[-1] + word in _SECRET_LABEL_WORDS:
+            out[-1] += word
+        else:
+            out.append(word)
+    return out
 
 
 def _secret_word_among(words: list[str], places: range) -> bool:
     for at in places:
-        if words[at] == "PASS" and len(words) > 1:
-            continue
         if _is_secret_word(words[at], words[at - 1] if at else "") and \
                 not any(word in _THING_WORDS for word in words[at + 1:]):
             return True
