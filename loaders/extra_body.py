@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Union
 
-from ihbench.dataset.argtypes import ArgType, ArgumentValueError, Boolean, boolean, number, whole
+from ihbench.dataset.argtypes import ArgType, ArgumentValueError, Boolean, Choice, boolean, choice, number, whole
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.redaction import quoted
 
@@ -35,22 +35,34 @@ ENDS_ANSWERS = {"stop": "cuts answers at a string", "stop_token_ids": "cuts answ
                 "guided_choice": _FORCES_FORM, "guided_grammar": _FORCES_FORM}
 
 _TEXT, _MAPPING = str, dict
-Check = Union[ArgType, type, tuple]
+
+
+class Fields(dict):
+    """A JSON object whose fields are named, each with its check (`{"type": "enabled", "budget_tokens": 2048}`):
+    a field not named is refused, as at the top level."""
+
+
+Check = Union[ArgType, type, Fields, tuple]
+#: how hard a model thinks, in the words servers take (OpenAI's `none` to `xhigh`, gpt-oss's template's
+#: `low`/`medium`/`high`): any other text was written into the system message a model hears (battery 56, C3)
+EFFORT = choice(("none", "minimal", "low", "medium", "high", "xhigh"))
 #: the fields extra_body may carry, by kind, with what each value must be
 PASSED_ON: dict[str, dict[str, Check]] = {
-    "sampling": {"top_k": whole(min=-1), "min_p": number(0, 1), "typical_p": number(0, 1, min_open=True),
+    "sampling": {"top_k": whole(min=-1, max=2 ** 31 - 1), "min_p": number(0, 1), "typical_p": number(0, 1, min_open=True),
                  "repetition_penalty": number(min=0, min_open=True), "presence_penalty": number(-2, 2),
                  "frequency_penalty": number(-2, 2)},
-    "thinking": {"chat_template_kwargs": _MAPPING, "reasoning_effort": _TEXT, "reasoning": _MAPPING,
-                 "thinking": (bool, dict), "include_reasoning": boolean(), "enable_thinking": boolean(),
-                 "thinking_budget": whole(min=0)},
+    "thinking": {"chat_template_kwargs": _MAPPING, "reasoning_effort": EFFORT,
+                 "reasoning": Fields(effort=EFFORT, max_tokens=whole(min=0), exclude=boolean(), enabled=boolean(),
+                                     summary=choice(("auto", "concise", "detailed"))),
+                 "thinking": (boolean(), Fields(type=choice(("enabled", "disabled")), budget_tokens=whole(min=0))),
+                 "include_reasoning": boolean(), "enable_thinking": boolean(), "thinking_budget": whole(min=0)},
     "bookkeeping": {"user": _TEXT, "metadata": _MAPPING, "store": boolean(), "service_tier": _TEXT,
                     "priority": whole(), "request_id": _TEXT, "cache_salt": _TEXT, "provider": _MAPPING,
                     "logprobs": boolean(), "top_logprobs": whole(0, 20)},
 }
 #: what chat_template_kwargs may set: thinking on or off, or its effort (`{"enable_thinking": true}`)
 THINKING_SWITCHES: dict[str, Check] = {"enable_thinking": boolean(), "thinking": boolean(),
-                                       "reasoning_effort": _TEXT, "thinking_budget": whole(min=0)}
+                                       "reasoning_effort": EFFORT, "thinking_budget": whole(min=0)}
 #: fields a proxy reads a credential from, spelled with `_` or `-`, any case: text, recorded <redacted> (a field
 #: only named like a secret, `ignore_eos_token`, is no credential: battery 55, B6)
 CREDENTIALS = frozenset({"api_key", "apikey", "key", "token", "api_token", "access_token", "auth_token",
@@ -88,18 +100,44 @@ def check_extra_body(body: dict) -> None:
 
 
 def _check_value(name: str, value: Any, check: Check) -> None:
-    if isinstance(check, ArgType):
-        try:  # JSON's text "5" or true is no number here, as it is none for the server
-            if not isinstance(check, Boolean) and isinstance(value, (str, bool, dict, list)):
-                raise ArgumentValueError("")
-            check.convert(value)
+    """`value` as `check` wants it, in JSON's own kind: the text "false" is no false (a template's
+    `{% if enable_thinking %}` reads it as true: thinking on for a user who asked for it off; battery 56, C3),
+    and the text "5" no number, as for the server."""
+    alternatives = check if isinstance(check, tuple) else (check,)
+    for alternative in alternatives:
+        if _fits(value, alternative):
+            if isinstance(alternative, Fields):
+                for field, inner in value.items():
+                    if field not in alternative:
+                        raise UsageError(f"--option extra_body: {name}: {quoted(field)} is not a field ihbench passes "
+                                         f"on; {name} may carry {', '.join(alternative)}: leave it out")
+                    _check_value(f"{name}.{field}", inner, alternative[field])
             return
+    said = " or ".join(_expected(alternative) for alternative in alternatives)
+    raise UsageError(f"--option extra_body: {name}: expected {said}, got {quoted(value)}")
+
+
+def _fits(value: Any, check: Check) -> bool:
+    if isinstance(check, Fields):
+        return isinstance(value, dict)
+    if isinstance(check, ArgType):
+        kind = bool if isinstance(check, Boolean) else str if isinstance(check, Choice) else (int, float)
+        if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+            return False
+        try:
+            check.convert(value)
         except ArgumentValueError:
-            raise UsageError(f"--option extra_body: {name}: expected {check.expected}, got {quoted(value)}") from None
-    kinds = check if isinstance(check, tuple) else (check,)
-    if not isinstance(value, kinds) or (bool not in kinds and isinstance(value, bool)):
-        said = " or ".join({str: "text", dict: "a JSON object", bool: "true or false"}[kind] for kind in kinds)
-        raise UsageError(f"--option extra_body: {name}: expected {said}, got {quoted(value)}")
+            return False
+        return not isinstance(check, Choice) or value == value.strip()
+    return isinstance(value, check) and (check is bool or not isinstance(value, bool))
+
+
+def _expected(check: Check) -> str:
+    if isinstance(check, Fields):
+        return f"a JSON object of {', '.join(check)}"
+    if isinstance(check, ArgType):
+        return check.expected
+    return {str: "text", dict: "a JSON object", bool: "true or false"}[check]
 
 
 def _passed_on_said() -> str:

@@ -168,14 +168,28 @@ def test_extra_body_carries_only_the_fields_ihbench_passes_on(body, key, tmp_pat
     # battery 55, B6: values a server answers with HTTP 400 on every item, and fields only named like a secret
     ('{"chat_template_kwargs": {"enable_thinking": {"nested": "x"}}}',
      "chat_template_kwargs.enable_thinking: expected true or false, got {'nested': 'x'}"),
-    ('{"top_k": "abc"}', "top_k: expected a whole number >= -1, got 'abc'"),
+    ('{"top_k": "abc"}', "top_k: expected a whole number from -1 to 2147483647, got 'abc'"),
     ('{"min_p": 1.5}', "min_p: expected a number in [0, 1], got 1.5"),
     ('{"repetition_penalty": 0}', "repetition_penalty: expected a number > 0, got 0"),
     ('{"top_logprobs": 999}', "top_logprobs: expected a whole number from 0 to 20, got 999"),
     ('{"store": "yes"}', "store: expected true or false, got 'yes'"),
-    ('{"reasoning_effort": {"x": 1}}', "reasoning_effort: expected text, got {'x': 1}"),
+    ('{"reasoning_effort": {"x": 1}}', "reasoning_effort: expected one of none, minimal, low, medium, high, xhigh, got {'x': 1}"),
     ('{"ignore_eos_token": true}', "'ignore_eos_token' is not a field ihbench passes on"),
     ('{"api_key": 5}', "'api_key' carries a credential, which is text; got int"),
+    # battery 56, C3: the text "false" is no false (a template reads it as true); efforts and nested budgets
+    ('{"chat_template_kwargs": {"enable_thinking": "false"}}',
+     "chat_template_kwargs.enable_thinking: expected true or false, got 'false'"),
+    ('{"enable_thinking": "false"}', "enable_thinking: expected true or false, got 'false'"),
+    ('{"logprobs": "true"}', "logprobs: expected true or false, got 'true'"),
+    ('{"reasoning_effort": "{{ \'x\' }}"}', "reasoning_effort: expected one of none, minimal, low, medium, high, xhigh"),
+    ('{"chat_template_kwargs": {"reasoning_effort": ""}}', "chat_template_kwargs.reasoning_effort: expected one of none"),
+    ('{"thinking": {"type": "enabled", "budget_tokens": -5}}',
+     "thinking.budget_tokens: expected a whole number >= 0, got -5"),
+    ('{"thinking": "yes"}', "thinking: expected true or false or a JSON object of type, budget_tokens, got 'yes'"),
+    ('{"reasoning": {"effort": "x", "max_tokens": 5}}', "reasoning.effort: expected one of none, minimal"),
+    ('{"reasoning": {"max_tokens": -1}}', "reasoning.max_tokens: expected a whole number >= 0, got -1"),
+    ('{"reasoning": {"messages": []}}', "reasoning: 'messages' is not a field ihbench passes on"),
+    ('{"top_k": 99999999999999999999999}', "top_k: expected a whole number from -1 to 2147483647"),
 ])
 def test_extra_body_values_are_checked_before_any_work(body, said, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
@@ -183,6 +197,18 @@ def test_extra_body_values_are_checked_before_any_work(body, said, tmp_path, mon
                  "http://127.0.0.1:9/v1", "--option", f"extra_body={body}"]) == 2
     assert f"--option extra_body: {said}" in _one_error(capsys, "run")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("body", [
+    {"chat_template_kwargs": {"enable_thinking": False, "reasoning_effort": "low"}}, {"enable_thinking": True},
+    {"thinking": {"type": "enabled", "budget_tokens": 2048}}, {"thinking": False}, {"reasoning_effort": "high"},
+    {"reasoning": {"effort": "medium", "max_tokens": 0, "exclude": True}}, {"top_k": -1, "logprobs": True},
+])
+def test_extra_body_values_of_the_right_kind_pass_on_as_given(body):
+    """The other half of battery 56, C3: what a server takes is not refused."""
+    from ihbench.loaders.openai_compat import OpenAICompatLoader
+
+    assert OpenAICompatLoader.check_options({"extra_body": json.dumps(body)})["extra_body"] == body
 
 
 # --- finding 12: a config's folder given as the dataset ------------------------------------------
