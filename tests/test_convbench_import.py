@@ -455,3 +455,19 @@ def test_a_provider_key_in_the_benchmark_s_texts_is_refused_before_the_dataset_i
     err = capsys.readouterr().err
     assert f"{folder}: the knowledge base holds a provider's API key (a credential; not shown)" in err, err
     assert key not in err and sorted(p.relative_to(data) for p in data.rglob("*")) == before
+
+
+def test_a_provider_key_in_any_field_of_a_turn_is_refused(folder, tmp_path, capsys):
+    """Battery 56, C5: a turn's subcategory (and categories, audio_file, tool_use_guidance) went unread, and a key in
+    it was imported into the dataset."""
+    import secrets
+    import string
+
+    key = "ghp_" + "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(36))
+    turns = folder / "turns.py"
+    assert "partial_success" in turns.read_text()
+    turns.write_text(turns.read_text().replace("partial_success", f"partial_success {key}"))
+    assert main(["convbench-import", str(folder), "--out", str(tmp_path / "data"), "--text-only", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{folder}: turn 2 holds a provider's API key (a credential; not shown)" in err, err
+    assert key not in err and not (tmp_path / "data").exists()

@@ -17,6 +17,7 @@ import io
 import logging
 import os
 import re
+from dataclasses import fields
 from pathlib import Path
 from typing import Optional
 
@@ -229,9 +230,12 @@ def _check_no_credential(read: ReadBenchmark) -> None:
     # a random-looking account number or code in a text is the benchmark's own
     benchmark = read.benchmark
     texts = [("the knowledge base", benchmark.knowledge_base), ("the system instruction", benchmark.system_instruction),
-             ("the tools", dumps(benchmark.tools))]  # the knowledge base first: the instruction may quote it
-    texts += [(f"turn {turn.index}", " ".join(map(str, (turn.input, turn.golden_text, dumps(turn.required_function_call),
-                                                       dumps(turn.function_call_response)))))
+             ("the tools", dumps(benchmark.tools)),  # the knowledge base first: the instruction may quote it
+             ("the scoring dimensions", dumps([benchmark.core_dimensions, benchmark.category_dimensions]))]
+    # every field of a turn the dataset copies, its recording aside (battery 56, C5: `subcategory`, `categories`,
+    # `audio_file` and `tool_use_guidance` were left unread)
+    texts += [(f"turn {turn.index}", dumps({field.name: getattr(turn, field.name) for field in fields(turn)
+                                            if field.name != "audio"}))
               for turn in benchmark.turns]
     for where, text in texts:
         if isinstance(text, str) and any(is_prefixed_key(word) for word in KEY_SHAPED.findall(text)):
