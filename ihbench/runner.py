@@ -278,7 +278,7 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
                 stop: Optional[threading.Event] = None) -> RunSummary:
     from ihbench.loaders import create
     from ihbench.loaders.base import Response
-    from ihbench.loaders.failures import is_item_failure
+    from ihbench.loaders.failures import is_item_failure, used_the_budget
     from ihbench.loaders.reasoning import budget_warning
     from ihbench.protocol import AUTO, build_model_input, fitting_model_input
 
@@ -407,8 +407,7 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
                 written += 1
                 errors += response.error is not None
                 on_data_audio += record.on_data_audio
-                at_budget += response.error is None and (response.output_tokens == generation.max_new_tokens
-                                                         or response.ended_at_budget)
+                at_budget += response.error is None and used_the_budget(response, generation.max_new_tokens)
                 bar.update(1)
     return RunSummary(out=out, planned=planned, written=written, skipped=planned - len(todo), errors=errors,
                       seconds=time.perf_counter() - started, at_budget=at_budget,

@@ -36,6 +36,8 @@ class ChatReply:
     input_tokens: Optional[int] = None
     output_tokens: Optional[int] = None
     reasoning: Optional[str] = None
+    #: the server said the token budget ended it (finish_reason `length`), whether or not it counted the tokens
+    ended_at_budget: bool = False
 
 
 class ChatFailure(ItemFailure, RuntimeError):

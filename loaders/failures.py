@@ -112,6 +112,13 @@ def ended_at_budget(finish_reason: object) -> bool:
     return _reason(finish_reason) in AT_THE_BUDGET
 
 
+def used_the_budget(answer, max_new_tokens: int) -> bool:
+    """An answer (a `Response` or a `ChatReply`) the token budget may have cut: the server said so, or it used every
+    token; kept and scored, and counted in the note a run prints so the budget can be raised (battery 56, C8:
+    ConversationBench and barge-in said nothing)."""
+    return bool(getattr(answer, "ended_at_budget", False)) or answer.output_tokens == max_new_tokens
+
+
 def _reason_shown(value: object, longest: int = 80) -> str:
     """A server's value as a message shows it: repr, cut to `longest` characters (a reason may be anything)."""
     shown = repr(value)

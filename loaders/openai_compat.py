@@ -163,7 +163,8 @@ def _streamed_reply(chunks, started: float, budget: Optional[int] = None) -> Cha
                                    arguments=parse_arguments(raw), raw_arguments=raw))
     return ChatReply(text=content, tool_calls=tool_calls, latency_s=time.perf_counter() - started, ttfb_s=ttfb,
                      input_tokens=_token_count(usage, "prompt_tokens"),
-                     output_tokens=_token_count(usage, "completion_tokens"), reasoning=reasoning)
+                     output_tokens=_token_count(usage, "completion_tokens"), reasoning=reasoning,
+                     ended_at_budget=ended_at_budget(finished))
 
 
 def message_text(message) -> tuple[str, Optional[str]]:
@@ -432,7 +433,8 @@ class OpenAICompatLoader(Loader):
                  for index, call in enumerate(message.tool_calls or [])]
         return ChatReply(text=text, tool_calls=calls, latency_s=time.perf_counter() - started,
                          input_tokens=_token_count(usage, "prompt_tokens"),
-                         output_tokens=_token_count(usage, "completion_tokens"), reasoning=reasoning)
+                         output_tokens=_token_count(usage, "completion_tokens"), reasoning=reasoning,
+                         ended_at_budget=ended_at_budget(completion.choices[0].finish_reason))
 
     def generate_batch(self, conversations: Sequence[ModelInput], config: GenerationConfig,
                        seeds: Sequence[int], stop: Optional[threading.Event] = None) -> list[Optional[Response]]:

@@ -53,6 +53,8 @@ class RoundRecord:
     input_tokens: Optional[int] = None
     output_tokens: Optional[int] = None
     reasoning: Optional[str] = None
+    #: the reply may have been cut by --max-new-tokens: kept and scored, counted in the run's note
+    ended_at_budget: bool = False
     #: the model that played it, `loader:model_path` as run.json has them (None: before it was kept)
     model: Optional[str] = None
     audio_turns: Optional[int] = None  # user turns the model heard as audio for this reply

@@ -95,6 +95,7 @@ class BargeInSummary:
     unplaced: int = 0
     sim_calls: int = 0
     seconds: float = 0.0
+    at_budget: int = 0  # replies played by this run that may have been cut by --max-new-tokens
 
 
 class RoundFailure(IHBenchError):
@@ -325,6 +326,7 @@ class _Player:
                     self.summary.errors += 1
                     return
                 self.summary.rounds += 1
+                self.summary.at_budget += record.ended_at_budget
                 self.summary.placed += record.placed
                 self.summary.unplaced += record.cut is not None and not record.placed
             self.call.add(as_turn(record))
@@ -338,6 +340,7 @@ class _Player:
     async def _round(self, number: int) -> RoundRecord:
         from ihbench.generate.agents import AgentFailure
         from ihbench.dataset.schema import item_id
+        from ihbench.loaders.failures import used_the_budget
 
         from .simulator import suggestion
 
@@ -355,7 +358,9 @@ class _Player:
             response = await self._blocking(self.loader.generate, model_input, self.generation, seed)
             fields.update(latency_s=round(response.latency_s, 4), input_tokens=response.input_tokens,
                           output_tokens=response.output_tokens, reasoning=response.reasoning,
-                          audio_turns=len(model_input.audio_clips))
+                          audio_turns=len(model_input.audio_clips),
+                          ended_at_budget=response.error is None and used_the_budget(response,
+                                                                                     self.generation.max_new_tokens))
             if response.error is not None:
                 raise RoundFailure(f"the model: {response.error}")
             reply = response.text

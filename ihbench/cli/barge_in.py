@@ -59,7 +59,7 @@ def add_parser(add) -> argparse.ArgumentParser:
 
 def main(args: argparse.Namespace) -> int:
     from ihbench.barge_in import BargeInSpec, run_barge_in
-    from ihbench.cli.common import incomplete, servers, set_by_flag
+    from ihbench.cli.common import incomplete, print_budget_note, servers, set_by_flag
     from ihbench.dataset.outputs import check_output_path
     from ihbench.loaders import check_options
 
@@ -86,4 +86,5 @@ def main(args: argparse.Namespace) -> int:
     print(f"{s.out}: {s.conversations} conversation(s), {s.rounds} round(s) played, {s.skipped} already done; "
           f"{s.placed} cut(s) placed, {s.unplaced} planned cut(s) could not be placed; {s.sim_calls} simulator "
           f"request(s) ({s.seconds:.1f} s)")
+    print_budget_note(s.at_budget, args.max_new_tokens, "reply(ies)")
     return incomplete("barge-in", s.errors, s.conversations, "conversation(s)", f"{s.out}/barge_in.jsonl")

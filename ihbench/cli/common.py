@@ -99,6 +99,14 @@ def incomplete(command: str, failed: int, total: int, what: str, where, *, on_da
     return INCOMPLETE
 
 
+def print_budget_note(count: int, budget: int, what: str) -> None:
+    """The note on answers the --max-new-tokens budget may have cut: scored as the model's whole answer, so said,
+    for `run` (both benchmarks) and `barge-in` alike, so the budget can be raised."""
+    if count:
+        print(f"note: {count} {what} used the whole --max-new-tokens budget ({budget}) and may be cut short; they are "
+              "scored as given: raise --max-new-tokens (in another --out) if they are")
+
+
 def server_only(backend_flag: str, backend: str, given: dict) -> None:
     """A text-LLM backend that runs a local model (`transformers`) has no server: a server's option
     given with it (`--judge-base-url URL`) would be ignored without a word, and the local model run

@@ -61,7 +61,7 @@ def add_parser(add) -> argparse.ArgumentParser:
 
 
 def main(args: argparse.Namespace) -> int:
-    from ihbench.cli.common import incomplete
+    from ihbench.cli.common import incomplete, print_budget_note
     from ihbench.dataset.convbench.load import is_convbench_config
     from ihbench.cli.common import servers as _servers, set_by_flag
     from ihbench.dataset.errors import UsageError
@@ -110,9 +110,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"note: {summary.on_data_audio} of the failed response(s) are on audio of the dataset that is damaged or "
               "silent (their errors name the file, row and column): they fail again until the dataset is mended or "
               "rebuilt")
-    if summary.at_budget:  # a sentence cut at the budget is scored as the model's whole answer: said, so it can be raised
-        print(f"note: {summary.at_budget} answer(s) used the whole --max-new-tokens budget ({args.max_new_tokens}) and "
-              "may be cut short; they are scored as given: raise --max-new-tokens (in another --out) if they are")
+    print_budget_note(summary.at_budget, args.max_new_tokens, "answer(s)")
     return incomplete("run", summary.errors, summary.planned, "response(s)", f"{summary.out}/responses.jsonl",
                       on_data=summary.on_data_audio)
 
@@ -120,7 +118,7 @@ def main(args: argparse.Namespace) -> int:
 
 def _run_convbench(args: argparse.Namespace, generation: dict, options: dict) -> int:
     """A ConversationBench config: one on-policy conversation per epoch, with tools."""
-    from ihbench.cli.common import DATA_AUDIO, incomplete
+    from ihbench.cli.common import DATA_AUDIO, incomplete, print_budget_note
     from ihbench.convbench import ConvRunSpec, run_convbench
     from ihbench.dataset.errors import UsageError
 
@@ -141,5 +139,6 @@ def _run_convbench(args: argparse.Namespace, generation: dict, options: dict) ->
           f"planned ({summary.seconds:.1f} s)")
     if summary.on_data_audio:  # retried in vain: the fault is the dataset's
         print(f"note: {summary.on_data_audio} of them: {DATA_AUDIO}")
+    print_budget_note(summary.at_budget, args.max_new_tokens, "turn(s)")
     return incomplete("run", summary.errors, summary.conversations, "conversation(s)",
                       f"{summary.out}/responses.jsonl", on_data=summary.on_data_audio)

@@ -50,6 +50,8 @@ class TurnRecord:
     input_tokens: Optional[int] = None
     output_tokens: Optional[int] = None
     reasoning: Optional[str] = None
+    #: a request of the turn may have been cut by --max-new-tokens: kept and judged, counted in the run's note
+    ended_at_budget: bool = False
     error: Optional[str] = None
     mode: str = "on_policy"  # or "rehydrated": the turn alone after the golden history
     modality: str = "audio"

@@ -78,6 +78,7 @@ class ConvRunSummary:
     errors: int  # conversations that stopped on a failed turn (tried again by the next run)
     seconds: float
     on_data_audio: int = 0  # of those, stopped on a clip of the data that is damaged or silent (fail again)
+    at_budget: int = 0  # turns written by this run that may have been cut by --max-new-tokens
 
 
 def benchmark_hash(benchmark) -> str:
@@ -261,7 +262,7 @@ def _run_locked(spec, run_dir: RunDir, identity: dict, generation, benchmark, ta
     return ConvRunSummary(out=run_dir.path, conversations=len(conversations), planned=planned,
                           written=player.written, skipped=player.kept, errors=sum(1 for failed in outcomes if failed),
                           seconds=time.perf_counter() - started,
-                          on_data_audio=sum(failed_on_data_audio(r.error) for r in stopped))
+                          on_data_audio=sum(failed_on_data_audio(r.error) for r in stopped), at_budget=player.at_budget)
 
 
 def _records(run_dir: RunDir) -> list[TurnRecord]:
@@ -278,6 +279,7 @@ class _Player:
         self.turns = {turn.index: turn for turn in benchmark.turns}
         self.tools = benchmark.tools
         self.written = 0
+        self.at_budget = 0
         self.kept = 0  # turns done by an earlier run and kept (not those played again after a turn played anew)
         self._lock = threading.Lock()
         self._audio: dict[int, object] = {}
@@ -404,7 +406,7 @@ class _Player:
                     latency_s=round(outcome.latency_s, 4),
                     ttfb_s=None if outcome.ttfb_s is None else round(outcome.ttfb_s, 4),
                     input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
-                    reasoning=outcome.reasoning)
+                    reasoning=outcome.reasoning, ended_at_budget=outcome.ended_at_budget)
         return outcome
 
     def _keep(self) -> None:
@@ -423,6 +425,7 @@ class _Player:
             self.log_file.append(record.to_json())
             self.latest[record.key] = record
             self.written += 1
+            self.at_budget += record.done and record.ended_at_budget
             if record.done:
                 self.bar.update(1)
 

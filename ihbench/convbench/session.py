@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ihbench.loaders.failures import EmptyReplyError, no_text
+from ihbench.loaders.failures import EmptyReplyError, no_text, used_the_budget
 
 from .tool_results import TurnTools, is_end_session, tool_message_content
 
@@ -38,6 +38,8 @@ class TurnOutcome:
     input_tokens: Optional[int] = None
     output_tokens: Optional[int] = None
     reasoning: Optional[str] = None
+    #: a request of the turn may have been cut by --max-new-tokens (`failures.used_the_budget`)
+    ended_at_budget: bool = False
 
 
 def run_turn(loader, history: list[dict], user_message: dict, tools: list[dict], turn_tools: TurnTools, config,
@@ -54,6 +56,7 @@ def run_turn(loader, history: list[dict], user_message: dict, tools: list[dict],
         reply = loader.chat([*history, user_message, *outcome.messages], tools, config, seed + outcome.rounds)
         outcome.rounds += 1
         _add_usage(outcome, reply)
+        outcome.ended_at_budget = outcome.ended_at_budget or used_the_budget(reply, config.max_new_tokens)
         if reply.reasoning:
             reasonings.append(reply.reasoning)
         if reply.text:

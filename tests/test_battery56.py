@@ -1,0 +1,60 @@
+"""Battery 56 (issue 23): findings C… of the fifty-sixth battery of bad inputs, tried on an installed wheel as a new
+user would (/work/battery56/LOG.md). Each test's docstring names its finding. The models under test and the
+simulator are STAND-INS (scripted OpenAI-compatible servers on loopback)."""
+import json
+import re
+from dataclasses import replace
+
+import pytest
+from openai_test_server import OpenAITestServer, Reply
+
+from ihbench.cli import main
+
+NOTE = re.compile(r"note: (\d+) (turn\(s\)|reply\(ies\)) used the whole --max-new-tokens budget \(12\) and may be cut "
+                  r"short")
+
+
+@pytest.fixture
+def bike(tmp_path):
+    from convbench_layout import write_benchmark_folder
+
+    from ihbench.dataset.convbench import import_convbench
+
+    data = tmp_path / "imported"
+    import_convbench(write_benchmark_folder(tmp_path / "repo"), data, progress=False)
+    return data
+
+
+@pytest.mark.parametrize("finish, budget, noted", [("length", "12", True), ("stop", "12", True),
+                                                   ("stop", "64", False)])
+def test_conversationbench_turns_the_budget_may_have_cut_are_flagged_and_said(finish, budget, noted, bike, tmp_path,
+                                                                               capsys):
+    """Battery 56, C8 (P2): ConversationBench kept and judged turns the server ended with `length` at the budget (or
+    that used every token) with no word, where `ihbench run` on IHBench notes them. (The stand-in server counts 12
+    tokens in every answer.)"""
+    with OpenAITestServer(respond=lambda body: Reply(content="Sure, let me check", finish_reason=finish)) as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--base-url", server.base_url, "--data", str(bike),
+                     "--config", "bike_bench", "--only-turns", "0,1", "--epochs", "1", "--max-new-tokens", budget,
+                     "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    records = [json.loads(line) for line in (tmp_path / "run" / "responses.jsonl").read_text().splitlines()]
+    assert [r["status"] for r in records] == ["answered", "answered"]
+    assert [r["ended_at_budget"] for r in records] == [noted, noted]
+    said = NOTE.search(out)
+    assert (said is not None and said.groups() == ("2", "turn(s)")) if noted else said is None, out
+
+
+def test_barge_in_replies_the_budget_may_have_cut_are_flagged_and_said(built, tmp_path, capsys):
+    """Battery 56, C8 (P2): barge-in played and scored replies the server ended with `length` at the budget with no
+    word."""
+    from barge_in_script import scripts
+    from test_barge_in import barge_in, rounds
+
+    model_script, sim_script = scripts()
+    with OpenAITestServer(respond=lambda body: replace(model_script(body), finish_reason="length")) as model, \
+            OpenAITestServer(respond=sim_script) as sim:
+        assert barge_in(model, sim, built, tmp_path / "run", "--max-new-tokens", "12") == 0
+    played = [r for r in rounds(tmp_path / "run") if r["status"] == "played"]
+    assert played and all(r["ended_at_budget"] for r in played)
+    said = NOTE.search(capsys.readouterr().out)
+    assert said is not None and said.groups() == (str(len(played)), "reply(ies)")
