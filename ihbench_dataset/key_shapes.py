@@ -383,10 +383,12 @@ def is_random_group(group: str) -> bool:
     for run in re.findall(r"[A-Za-z0-9]{%d,}" % BARE_RUN, group):
         if _is_glued_secret(run):
             return True
+        if _is_glued_id(run):
+            continue
         labels = [part for part in parts if part != run]
         at = parts.index(run) if run in parts else len(parts)
-        if _is_hex(run) and run != core and all(map(_LABEL.fullmatch, labels)) and \
-                not _says_secret(parts[:at], parts[at + 1:]):
+        if _is_hex(run) and run != core and all(_LABEL.fullmatch(label) or _is_compound(label) for label in labels) \
+                and not _says_secret(parts[:at], parts[at + 1:]):
             continue  # an id's hash (`ihb-<32 hex>`, `<hex>_eval`); beside a random part it is a key's (X2)
         if _is_random(run):
             return True
@@ -417,7 +419,7 @@ def _random_groups(parts: list[str]) -> bool:
         return False
     if re.search("[A-Z]", joined) and re.search("[a-z]", joined):  # groups of a mixed-case key, unless one
         # is a word: a model id's (`Qwen3-8B-unsloth-bnb-4bit`, `Qwen2.5-Omni-7B`; battery 50, W11)
-        return not any(map(_is_word, parts)) and _is_random(joined)
+        return not any(_is_word(part) or _is_compound(part) for part in parts) and _is_random(joined)
     if len(parts) >= 3 and len(parts[0]) >= 4 and len({len(part) for part in parts}) == 1:  # a product key's
         # groups of one case (`XXXX-XXXX-...`); a UUID's groups (8-4-4-4-12) are of several lengths
         letters_and_digits = re.search("[A-Za-z]", joined) and re.search("[0-9]", joined)
@@ -454,6 +456,28 @@ def _is_word(part: str) -> bool:
         return False
     pairs = [part[i:i + 2].lower() for i in range(len(part) - 1)]
     return 2 * sum(pair in _COMMON_PAIRS for pair in pairs) >= len(pairs)
+
+
+def _is_compound(part: str) -> bool:
+    """A label of words in camelCase (`cacheKey`, `partitionKey`, `speakerKey`): two words or more of three letters
+    or more (`_is_word`), a number at its end at most. The same words as `cache_key`, so judged as they are
+    (battery 56, C11: Azure Table's `partitionKey_<md5>` was refused). Acronyms and two-letter words are left
+    out: a random url-safe key's parts spell such pieces often (`stG`, `usUYVaoK`)."""
+    letters = part.rstrip("0123456789")
+    words = _LABEL_WORD.findall(letters)
+    return len(words) >= 2 and "".join(words) == letters and \
+        all(len(word) >= 3 and not word.isupper() and _is_word(word) for word in words)
+
+
+def _is_glued_id(run: str) -> bool:
+    """Hex glued to a camelCase label that names no secret (`cacheKey<md5>`, `speakerKey<hex>`): an id, as
+    `cacheKey_<md5>` is (`_is_glued_secret` has found the secret ones first)."""
+    glued = _GLUED.fullmatch(run)
+    if not glued:
+        return False
+    letters, hexits = glued.groups()
+    return _is_compound(letters) and _is_hex(hexits) and bool(re.search("[0-9]", hexits)) and \
+        not _says_secret([letters], [])
 
 
 def _without_end_labels(parts: list[str]) -> list[str]:

@@ -326,7 +326,7 @@ def test_a_secret_word_inside_a_label_that_names_something_else_leaves_the_hash_
                                    # C9: a password's usual variable names, and pwd or auth glued to a word
                                    "DB_PASS_{hex}", "SMTP_PASS_{hex}", "admin_pass_{hex}", "ROOT_PASS-{hex}",
                                    "dbpass_{hex}", "dbpwd_{hex}", "clientauth_{hex}", "basicauth_{hex}",
-                                   "pass-phrase-{hex}", "pass_word_{hex}"])
+                                   "pass-phrase-{hex}", "pass_word_{hex}", "accessToken_{hex}", "clientSecret{hex}"])
 def test_a_secret_word_followed_by_a_vendor_region_user_or_scope_still_names_a_secret(label):
     """Battery 56, C1: "the label's last word decides" (B9) read `api_key_openai_<hex>` as an `openai` id and wrote
     the key into run.json; and only the first word after hex was read (`<hex>_api_key`)."""
@@ -342,7 +342,10 @@ def test_a_secret_word_followed_by_a_vendor_region_user_or_scope_still_names_a_s
                                    "voice_key_", "sample_key_", "query_key_", "self_attn_key_", "chord_key_",
                                    "redis_key_", "bucket_key_", "sort_by_key_", "keys_dataset_", "private_eval_",
                                    "lakey_", "second-pass-", "lowpass_", "high_pass_", "bypass_", "compass_",
-                                   "pass_rate_", "author_"])
+                                   "pass_rate_", "author_",
+                                   # C11: the same words in camelCase, glued or not
+                                   "partitionKey_", "rowKey_", "speakerKey-", "CacheKey_", "sortKey_", "cacheKey",
+                                   "speakerKey"])
 def test_a_model_s_token_or_a_data_key_beside_a_hash_is_an_id(label):
     """Battery 56, C7: any word ending in token or key (B2) made `eos_token_<md5>` and `utt_key_<md5>` keys; a model's
     tokens and a record's keys are ids."""
