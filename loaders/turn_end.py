@@ -17,8 +17,10 @@ _PROBE = ModelInput("doctor/turns", "text", [
     InputTurn("system", "You are a phone agent."), InputTurn("user", "Hello."), InputTurn("assistant", _SAID),
     InputTurn("user", "Goodbye.")])
 #: generation_config.json fields that forbid tokens: an end token among them is one the model cannot end on
-#: (a sequence of more than one token in bad_words_ids forbids only that sequence)
-_FORBIDDING = ("suppress_tokens", "begin_suppress_tokens", "bad_words_ids")
+#: (a sequence of more than one token in bad_words_ids forbids only that sequence). `begin_suppress_tokens`
+#: forbids them at the first token only (Whisper's holds its end token): no empty answer, an end from the
+#: second token on (battery 56, C10: refused as "could never end its turn")
+_FORBIDDING = ("suppress_tokens", "bad_words_ids")
 
 
 def closing_token(loader) -> Optional[int]:

@@ -406,7 +406,6 @@ def test_a_generation_config_edited_is_one_line_naming_it_with_or_without_weight
     (lambda eos: {"eos_token_id": None}, "eos_token_id is null, without <|im_end|> ({eos})"),
     (lambda eos: {"suppress_tokens": [7, eos]}, "suppress_tokens holds {eos} (<|im_end|>), a stop token: the model "
                                                 "could never end its turn; remove it from the list"),
-    (lambda eos: {"begin_suppress_tokens": [eos]}, "begin_suppress_tokens holds {eos} (<|im_end|>), a stop token"),
     (lambda eos: {"bad_words_ids": [[3, eos], [eos]]}, "bad_words_ids holds {eos} (<|im_end|>), a stop token"),
 ])
 def test_a_generation_config_that_would_not_end_answers_at_a_turn_s_end_is_refused_before_the_weights(
@@ -751,3 +750,18 @@ def test_a_config_describing_a_far_larger_model_than_its_weights_is_refused_befo
     assert result.returncode == 2, result.stderr[-2000:]
     assert result.stdout.startswith(f"{folder / 'config.json'}: describes a model of ") and \
         "parameters and the weights hold" in result.stdout
+
+
+def test_a_stop_token_forbidden_at_the_first_token_only_is_no_refusal(checkpoints, tmp_path, capsys):
+    """Battery 56, C10: `begin_suppress_tokens` holding the end token (as Whisper's does) forbids an empty answer,
+    not an end; it was refused as "could never end its turn"."""
+    if "qwen2-audio" not in checkpoints:
+        pytest.skip("qwen2-audio is not among IHBENCH_TINY_FAMILIES")
+    folder = shutil.copytree(checkpoints["qwen2-audio"], tmp_path / "edited")
+    config = json.loads((folder / "generation_config.json").read_text())
+    eos = config["eos_token_id"] if isinstance(config["eos_token_id"], int) else config["eos_token_id"][0]
+    (folder / "generation_config.json").write_text(json.dumps({**config, "begin_suppress_tokens": [eos]}))
+    from ihbench.cli import main
+
+    main(["doctor", "--model", "qwen2-audio", "--model-path", str(folder)])
+    assert re.search(r"^ok +stop tokens", capsys.readouterr().out, re.M)
