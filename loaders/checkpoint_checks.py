@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from ihbench.dataset.argtypes import ArgType, ArgumentValueError, number, whole
 
@@ -154,6 +154,53 @@ def check_feature_rate(path: Path, processor: Any, rate: int) -> None:
         raise ModelFolderError(f"{path}: the feature extractor's sampling_rate is {given:g} Hz, and the model's "
                                f"audio encoder takes features of {rate} Hz audio (preprocessor_config.json or "
                                "processor_config.json edited, or of another model)")
+
+
+def check_feature_size(path: Path, processor: Any) -> None:
+    """The feature extractor makes as many mel bins a frame as config.json's audio encoder takes (`num_mel_bins`,
+    wherever the family keeps its audio config); otherwise the first item ended in torch's words about
+    channels, where `doctor` had passed (battery 56, C12)."""
+    size = getattr(getattr(processor, "feature_extractor", None), "feature_size", None)
+    config = path / "config.json"
+    try:
+        found = _first_field(json.loads(config.read_text(encoding="utf-8")), "num_mel_bins")
+    except (OSError, ValueError):  # no config.json, or not JSON: named by check_model_folder
+        return
+    if found is None or not _whole(size):
+        return
+    where, bins = found
+    if _whole(bins) and bins != size:
+        file = next((f"{path / name}: {section + '.' if section else ''}feature_size"
+                     for name, section in EXTRACTOR_FILES if _names_field(path / name, section, "feature_size")),
+                    f"{path}: the feature extractor's feature_size")
+        raise ModelFolderError(f"{file} is {size}, but {config}'s {where} is {bins}: the audio encoder takes {bins} mel "
+                               "bins a frame (one of them edited, or of another model)")
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _first_field(values: Any, field: str, where: str = "", depth: int = 3) -> Optional[tuple[str, Any]]:
+    """(`audio_config.num_mel_bins`, its value) for the first `field` in `values` or its objects, nearest first."""
+    if not isinstance(values, dict):
+        return None
+    if field in values:
+        return where + field, values[field]
+    for key, inner in values.items() if depth else ():
+        found = _first_field(inner, field, f"{where}{key}.", depth - 1)
+        if found:
+            return found
+    return None
+
+
+def _names_field(file: Path, section: Optional[str], field: str) -> bool:
+    try:
+        values = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    values = values.get(section) if section and isinstance(values, dict) else values
+    return isinstance(values, dict) and field in values
 
 
 #: a feature extractor's sizes, each a whole number >= 1 where given: 0 divides by zero as the processor is

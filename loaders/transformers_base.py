@@ -18,8 +18,8 @@ from ihbench.dataset.errors import IHBenchError, UsageError
 
 from .base import GenerationConfig, InputTurn, Loader, ModelFolderError, ModelInput, Response, resolve_model_path
 from .chat import ChatReply, assistant_turns, template_messages
-from .checkpoint_checks import (check_feature_extractor_files, check_feature_rate, check_generation_config,
-                                check_is_processor, check_sliding_window, check_token_ids_known)
+from .checkpoint_checks import (check_feature_extractor_files, check_feature_rate, check_feature_size,
+                                check_generation_config, check_is_processor, check_sliding_window, check_token_ids_known)
 from .failures import (EmptyReplyError, NonFiniteScoresError, describe_failure, empty_after_thinking, invisible_only,
                        is_item_failure, no_text)
 from .limits import AudioTooLongError, check_clips, check_context
@@ -398,10 +398,12 @@ class TransformersLoader(Loader):
             check_generation_config(generation, read)
             self._generation_read = read  # its token ids are checked against the tokenizer once loaded
 
-    def _check_audio_token_id(self, token: str, token_id: int) -> None:
+    def _check_audio_token_id(self, token: str, token_id: int, tokenizer) -> None:
         """The model finds a prompt's audio by the id config.json gives its audio token; one that is not
         the tokenizer's id for it found no audio, and the first item ended in an 89-line traceback inside
-        transformers (battery 44, Q5). Read where each family keeps it: at the top, or in thinker_config."""
+        transformers (battery 44, Q5). Read where each family keeps it: at the top, or in thinker_config.
+        When a processor file names the audio token and config.json's id is another special token's, that
+        file was edited, and is the one named (battery 56, C13: config.json was blamed)."""
         import json
 
         config = json.loads((Path(self.path) / "config.json").read_text(encoding="utf-8"))
@@ -409,9 +411,29 @@ class TransformersLoader(Loader):
             for key in ("audio_token_index", "audio_token_id"):
                 given = values.get(key) if isinstance(values, dict) else None
                 if isinstance(given, int) and not isinstance(given, bool) and given != token_id:
+                    named = self._file_naming_audio_token(token)
+                    meant = tokenizer.convert_ids_to_tokens(given) if 0 <= given < len(tokenizer) else None
+                    if named is not None and meant in tokenizer.all_special_tokens:
+                        raise ModelFolderError(f"{named}: audio_token is {token} ({token_id}), but config.json's "
+                                               f"{where}{key} {given} is {meant}; the model would find no audio in a "
+                                               f"prompt (edited: restore {meant})")
                     raise ModelFolderError(f"{Path(self.path) / 'config.json'}: {where}{key} is {given}, but the "
                                            f"tokenizer's {token} is {token_id}; the model would find no audio in a "
                                            "prompt (config and tokenizer of different checkpoints, or edited)")
+
+    def _file_naming_audio_token(self, token: str) -> Optional[Path]:
+        """The processor file that sets the processor's audio token to `token`, if one does."""
+        import json
+
+        for name in ("processor_config.json", "tokenizer_config.json", "preprocessor_config.json"):
+            file = Path(self.path) / name
+            try:
+                values = json.loads(file.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(values, dict) and values.get("audio_token") == token:
+                return file
+        return None
 
     def _checked_processor(self):
         """The family's processor, or one line naming the folder: tokenizer files that are missing,
@@ -436,10 +458,11 @@ class TransformersLoader(Loader):
             raise ModelFolderError(f"{self.path}: the tokenizer has no {token} token, which the processor puts in "
                                    "every audio prompt; its tokenizer files are missing or of another model")
         if tokenizer is not None and isinstance(token, str):
-            self._check_audio_token_id(token, tokenizer.convert_tokens_to_ids(token))
+            self._check_audio_token_id(token, tokenizer.convert_tokens_to_ids(token), tokenizer)
         if tokenizer is not None and getattr(self, "_generation_read", None) is not None:
             check_token_ids_known(Path(self.path) / "generation_config.json", self._generation_read, len(tokenizer))
         check_feature_rate(Path(self.path), processor, SAMPLING_RATE)
+        check_feature_size(Path(self.path), processor)
         return processor
 
     # -- what a family provides ---------------------------------------------------------------
