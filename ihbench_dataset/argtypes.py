@@ -422,37 +422,51 @@ class Name(ArgType):
         if not value.isprintable():
             raise self.refuse(value, "a line break, a tab, a control character or a space other than the plain one "
                                      "in it")
-        _refuse_credential(self, value, existing=os.path.exists(os.path.expanduser(value)))
+        _refuse_credential(self, value)
         return value
 
 
-def _refuse_credential(option: ArgType, value: str, existing: bool = False) -> None:
+def _refuse_credential(option: ArgType, value: str) -> None:
     """A URL with a user part where a name or path goes (`--model-path http://u:KEY@host`): a name or path
     never holds a credential, and this one would be recorded as the model's or judge's identity in
-    run.json, judgments and reports, in clear (battery 43, N3 and N9). Not echoed. An `existing` file of
-    that name is refused too, its name would be copied into the outputs' names and records (battery 53,
-    Z1): renamed, it is read."""
+    run.json, judgments and reports, in clear (battery 43, N3 and N9). Not echoed. An existing file or
+    folder of that name is refused too, its name would be copied into the outputs' names and records
+    (battery 53, Z1): renamed, it is read; the part to rename is named."""
     from .redaction import credential_in
 
     found = credential_in(value)
     if found:
-        remedy = f"; {_part_named_so(value)}: rename it (its name is copied into the outputs)" if existing else ""
+        part = _part_named_so(value)
+        remedy = f"; {part}: rename it (its name is copied into the outputs)" if part else ""
         raise ArgumentValueError(f"expected {option.expected}, got {found} (a credential; not shown): a name or path "
                                  f"holds none, and a server's key goes in an environment variable{remedy}")
 
 
-def _part_named_so(value: str) -> str:
-    """Which parts of an existing path hold what looks like a key, said without them: the file, a folder by its
+def _part_named_so(value: str) -> Optional[str]:
+    """Which existing parts of a path hold what looks like a key, said without them: the file, a folder by its
     place, or both (battery 54, A2: a folder of the path was the key's, and "rename the file" did not help;
-    battery 55, B11: with both, renaming the file was refused again for the folder)."""
+    battery 55, B11: with both, renaming the file was refused again for the folder); an existing folder of a
+    new path too (battery 56, C4: `--out KEYFOLDER/new` named no part). None when no part of the user's holds
+    one (a new name: the user picks another)."""
     from .redaction import credential_in
 
     path = Path(value)
-    parts = path.parts[1:] if path.anchor else path.parts
-    holding = [n for n, part in enumerate(parts, 1) if credential_in(part)]
-    last = "folder" if path.expanduser().is_dir() else "file"
-    if not holding or holding == [len(parts)]:
-        return f"a {'file or folder' if not holding else last} of yours named so"
+    skip = 1 if path.anchor else 0
+    parts = path.parts[skip:]
+
+    def exists(n: int) -> bool:
+        try:
+            return Path(*path.parts[:skip + n]).expanduser().exists()
+        except (OSError, RuntimeError):  # a name too long, ~NAME of no user
+            return False
+
+    whole = exists(len(parts))
+    holding = [n for n, part in enumerate(parts, 1) if credential_in(part) and exists(n)]
+    last = "folder" if whole and path.expanduser().is_dir() else "file"
+    if not holding:
+        return "a file or folder of yours named so" if whole else None
+    if holding == [len(parts)]:
+        return f"a {last} of yours named so"
     folders = [n for n in holding if n < len(parts)]
     what = ("a folder" if len(folders) == 1 else "folders") + (f" and the {last}" if len(parts) in holding else "")
     places = ", ".join(map(str, holding[:-1])) + (" and " if len(holding) > 1 else "") + str(holding[-1])
@@ -549,9 +563,7 @@ class PathArg(ArgType):
     def convert(self, value: Any) -> Path:
         if not str(value).strip():
             raise self.refuse(str(value))
-        given = os.path.expanduser(str(value))
-        _refuse_credential(self, str(value), existing=os.path.exists(given))  # made a folder, `http:/u:KEY@x/`
-        # would keep the key on disk
+        _refuse_credential(self, str(value))  # made a folder, `http:/u:KEY@x/` would keep the key on disk
         try:
             path = _reachable(expand_home(value))
             is_dir, exists = path.is_dir(), path.exists()

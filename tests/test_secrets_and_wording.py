@@ -640,3 +640,24 @@ def test_a_record_s_model_with_a_line_break_is_quoted_in_the_warning():
     said = copied_from_another_run(info, model="openai:m\n\x1b[31mRED", modality=None, seed=None, drawn=lambda s: s,
                                    verb="answered", noun="an answer")
     assert said.startswith("answered by 'openai:m\\n\\x1b[31mRED', and this run's model is openai:m:"), said
+
+
+def test_a_new_path_under_an_existing_folder_named_like_a_key_names_that_folder(tmp_path):
+    """Battery 56, C4: `--out KEYFOLDER/new/r` (the folder the user's, the rest new) named no part to rename; a new
+    name holding a key still gets no remedy (nothing of the user's to rename)."""
+    import secrets
+    import string
+
+    from ihbench.dataset.argtypes import ArgumentValueError, path
+
+    name = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(32))
+    (tmp_path / name / "sub").mkdir(parents=True)
+    depth = len(tmp_path.parts)
+    with pytest.raises(ArgumentValueError, match=rf"a folder of yours named so \(part {depth} of the path's "
+                                                 rf"{depth + 2}\): rename it"):
+        path().convert(str(tmp_path / name / "new" / "run"))
+    with pytest.raises(ArgumentValueError, match=rf"a folder of yours named so \(part {depth} of the path's "
+                                                 rf"{depth + 3}\): rename it"):
+        path().convert(str(tmp_path / name / "sub" / name / "run"))  # the second one is new: not named
+    with pytest.raises(ArgumentValueError, match=r"environment variable$"):
+        path().convert(str(tmp_path / "new" / name / "run"))
