@@ -230,13 +230,14 @@ def hide_secrets_in_use(text: str) -> str:
 LONGEST_MESSAGE = 4000
 
 
-def shortened(text: str, limit: int = LONGEST_MESSAGE, left_out: str = "not recorded") -> str:
+def shortened(text: str, limit: int = LONGEST_MESSAGE, left_out: str = "not recorded",
+              within: str = r"[^\s\"'`<>,;]*") -> str:
     """`text` cut to about `limit` characters, before `redact_text` (whose time grows with the length) and
-    before a record: the cut falls at a space or a quote, never inside a word, so no key is cut into a
-    piece too short to be judged one and written in clear."""
+    before a record: the cut falls at a space or a quote, never inside a word (`within`: what the cut moves back
+    over), so no key is cut into a piece too short to be judged one and written in clear."""
     if not isinstance(text, str) or len(text) <= limit:
         return text
-    head = re.sub(r"[^\s\"'`<>,;]*$", "", text[:limit])
+    head = re.sub(within + "$", "", text[:limit])
     return f"{head}... ({len(text) - len(head):,} more characters {left_out})"
 
 
@@ -246,9 +247,10 @@ LONGEST_QUOTED_VALUE = 300
 
 
 def quoted(value) -> str:
-    """A value read from a file, as a one-line refusal quotes it: its repr with any key hidden, cut at a space past
-    `LONGEST_QUOTED_VALUE`."""
-    return shortened(repr(redact(value)), LONGEST_QUOTED_VALUE, left_out="not shown")
+    """A value read from a file, as a one-line refusal quotes it: its repr with any key hidden, cut before
+    `LONGEST_QUOTED_VALUE` between words or path parts (its keys are hidden before the cut, so any cut is
+    safe; a long path has no space, and was shown as nothing: battery 56, C6)."""
+    return shortened(repr(redact(value)), LONGEST_QUOTED_VALUE, left_out="not shown", within="[A-Za-z0-9]{0,40}")
 
 
 def redact_text(text: str) -> str:

@@ -661,3 +661,14 @@ def test_a_new_path_under_an_existing_folder_named_like_a_key_names_that_folder(
         path().convert(str(tmp_path / name / "sub" / name / "run"))  # the second one is new: not named
     with pytest.raises(ArgumentValueError, match=r"environment variable$"):
         path().convert(str(tmp_path / "new" / name / "run"))
+
+
+def test_a_long_value_without_spaces_is_quoted_up_to_the_limit_not_as_nothing():
+    """Battery 56, C6: a long model path (no space to cut at) was quoted as `'... (386 more characters not shown)`;
+    its keys are hidden before the cut, so it is cut between path parts, or inside a run when it has none."""
+    from ihbench.dataset.redaction import quoted
+
+    path = "/data/models/" + "Qwen2-Audio-7B-Instruct/" * 15 + "final"
+    said = quoted(path)
+    assert said.startswith("'/data/models/Qwen2-Audio-7B-Instruct/Qwen2") and len(said) < 340, said
+    assert said.endswith("more characters not shown)") and quoted("x" * 400).startswith("'" + "x" * 250)
