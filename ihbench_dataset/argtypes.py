@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from .errors import UsageError
-from .io.json_object import TOO_DEEP, TOO_LONG_NUMBER
+from .io.json_object import TOO_DEEP, TOO_LONG_NUMBER, json_problem
 from .io.regular import absent
 
 __all__ = ["ArgType", "ArgumentValueError", "boolean", "check_all", "choice", "concurrency", "count", "data_source",
@@ -157,7 +157,7 @@ class JsonValue(ArgType):
             try:
                 value = json.loads(value)
             except json.JSONDecodeError as error:
-                raise self.refuse(value, f"not JSON: {error.msg} at character {error.pos}") from None
+                raise self.refuse(value, f"not JSON: {json_problem(error, 'character')}") from None
             except RecursionError:
                 raise self.refuse(_shortened(value), TOO_DEEP) from None
             except ValueError:  # more digits than Python reads an integer of

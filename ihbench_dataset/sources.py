@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Union
 
 from .errors import IHBenchError
-from .io.json_object import TOO_DEEP, TOO_LONG_NUMBER, JsonContentError, hand_written
+from .io.json_object import TOO_DEEP, TOO_LONG_NUMBER, JsonContentError, hand_written, json_problem
 from .io.regular import check_regular
 
 SOURCES_DIR = Path(__file__).parent / "sources" / "conversations"
@@ -256,7 +256,7 @@ def load_conversation(path: Union[str, Path]) -> SourceConversation:
         # a byte-order mark, as Windows editors write, is no error; a key given twice is
         data = json.loads(content.decode("utf-8-sig"), object_pairs_hook=hand_written, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
-        raise SourceError(f"{path}: malformed JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
+        raise SourceError(f"{path}: malformed JSON ({json_problem(error)})") from None
     except JsonContentError as error:
         raise SourceError(f"{path}: {error}") from None
     except UnicodeDecodeError as error:

@@ -58,3 +58,20 @@ def test_barge_in_replies_the_budget_may_have_cut_are_flagged_and_said(built, tm
     assert played and all(r["ended_at_budget"] for r in played)
     said = NOTE.search(capsys.readouterr().out)
     assert said is not None and said.groups() == (str(len(played)), "reply(ies)")
+
+
+def test_python_s_json_error_reads_with_its_place_once(tmp_path):
+    """Battery 56, C14: "Unterminated string starting at at line 6 column 5" (a doubled "at"), and a JSON line's
+    "(Unterminated string starting at)" with no place."""
+    from ihbench.dataset.errors import IHBenchError
+    from ihbench.dataset.io import json_lines
+    from ihbench.dataset.io.json_object import read_json_object
+
+    config = tmp_path / "config.json"
+    config.write_text('{\n  "a": 1,\n  "b": "cut')
+    with pytest.raises(IHBenchError, match=r"not valid JSON \(Unterminated string starting at line 3 column 8\)$"):
+        read_json_object(config, IHBenchError)
+    lines = tmp_path / "lines.jsonl"
+    lines.write_text('{"a": 1}\n{"b": "cut\n')
+    with pytest.raises(IHBenchError, match=r"not valid JSON \(Unterminated string starting at column 7\)"):
+        list(json_lines(lines, IHBenchError))

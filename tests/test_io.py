@@ -210,7 +210,7 @@ def test_hand_made_files_name_the_file_and_line_of_a_bad_line(tmp_path):
 
     lines = json_lines(path, WordsError)
     assert next(lines) == (1, {"a": 1})
-    with pytest.raises(WordsError, match=rf"^{path} line 3: not valid JSON \(Expecting value\)$"):
+    with pytest.raises(WordsError, match=rf"^{path} line 3: not valid JSON \(Expecting value at column 7\)$"):
         next(lines)
     with pytest.raises(WordsError, match=r"^line 3 of the words: not valid JSON"):
         list(json_lines(path, WordsError, where="line {number} of the words"))

@@ -257,7 +257,7 @@ def test_turn_count_outside_eight_to_twenty(tmp_path):
 def test_malformed_json_names_file_and_line(tmp_path):
     path = tmp_path / "broken.json"
     path.write_text('{"conversation_id": "broken",\n  "goal": }')
-    with pytest.raises(SourceError, match=r"broken\.json: malformed JSON at line 2"):
+    with pytest.raises(SourceError, match=r"broken\.json: malformed JSON \(.* at line 2 column"):
         load_conversation(path)
     assert verify_paths([path]).problems[0].field == "structure"
 

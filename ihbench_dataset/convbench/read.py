@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..io import json_lines
-from ..io.json_object import TOO_DEEP, TOO_LONG_NUMBER
+from ..io.json_object import TOO_DEEP, TOO_LONG_NUMBER, json_problem
 from ..io.regular import absent, check_inside
 from .benchmark import ConvBenchmark, ConvTurn, normalise_turn
 from .pyfiles import (
@@ -228,7 +228,7 @@ def _rows(path: Path) -> list[tuple[int, dict]]:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as error:
-            raise ConvBenchFormatError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from None
+            raise ConvBenchFormatError(f"{path}:{error.lineno}: not valid JSON ({json_problem(error, 'column')})") from None
         except RecursionError:
             raise ConvBenchFormatError(f"{path}: {TOO_DEEP}") from None
         except ValueError:  # after JSONDecodeError: the interpreter's digit limit

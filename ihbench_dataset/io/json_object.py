@@ -77,6 +77,15 @@ def _refuse_lone_surrogates(value, key: str) -> None:
             _refuse_lone_surrogates(item, key)
 
 
+def json_problem(problem: json.JSONDecodeError, place: str = "line") -> str:
+    """Python's JSON error and where it is (`place`: "line" for line and column, "column", or "character"), in
+    words that read: "Unterminated string starting at" names its place itself (battery 56, C14: "starting at at
+    line 6", or "starting at)" with no place)."""
+    where = {"line": f"line {problem.lineno} column {problem.colno}", "column": f"column {problem.colno}",
+             "character": f"character {problem.pos}"}[place]
+    return f"{problem.msg}{' ' if problem.msg.endswith(' at') else ' at '}{where}"
+
+
 def read_json_object(path: Union[str, Path], error: type[Exception], *, hint: str = "") -> dict:
     from .regular import check_regular
 
@@ -91,8 +100,7 @@ def read_json_object(path: Union[str, Path], error: type[Exception], *, hint: st
     try:
         value = json.loads(text, object_pairs_hook=hand_written)
     except json.JSONDecodeError as problem:
-        raise error(f"{path}: not valid JSON ({problem.msg} at line {problem.lineno} column {problem.colno})"
-                    f"{suffix}") from None
+        raise error(f"{path}: not valid JSON ({json_problem(problem)}){suffix}") from None
     except JsonContentError as problem:
         raise error(f"{path}: {problem}{suffix}") from None
     except RecursionError:

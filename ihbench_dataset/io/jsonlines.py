@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional, Union
 
-from .json_object import TOO_DEEP, TOO_LONG_NUMBER, DuplicateKeyError, JsonContentError, hand_written
+from .json_object import TOO_DEEP, TOO_LONG_NUMBER, DuplicateKeyError, JsonContentError, hand_written, json_problem
 from .regular import check_regular
 from ..errors import IHBenchError
 
@@ -53,7 +53,7 @@ def _decoded(lines: Iterable[bytes], failure: Callable[[int, str], Exception], *
             raise failure(number, f"not UTF-8 text: byte {line[error.start]:#04x} at column {error.start + 1}") \
                 from None
         except json.JSONDecodeError as error:
-            raise failure(number, f"not valid JSON ({error.msg})") from None
+            raise failure(number, f"not valid JSON ({json_problem(error, 'column')})") from None
         except RecursionError:
             raise failure(number, TOO_DEEP) from None
         except ValueError:  # after JSONDecodeError and the content checks: the interpreter's digit limit

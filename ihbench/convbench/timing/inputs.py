@@ -18,6 +18,7 @@ import numpy as np
 
 from ihbench.dataset.audio import AudioError
 from ihbench.dataset.errors import UsageError
+from ihbench.dataset.io.json_object import json_problem
 
 EVENTS = ("bot_tag", "bot_onset", "user_audio_queued", "baseline", "retry", "reconnection", "greeting_timeout")
 RETRY_REASONS = ("empty_response", "no_response")
@@ -158,7 +159,7 @@ def _json_object(line: str, path: Path, number: int) -> dict:
     try:
         entry = json.loads(line)
     except json.JSONDecodeError as error:
-        raise UsageError(f"{path}:{number}: not a JSON line ({error.msg})") from None
+        raise UsageError(f"{path}:{number}: not a JSON line ({json_problem(error, 'column')})") from None
     if not isinstance(entry, dict):
         raise UsageError(f"{path}:{number}: expected a JSON object, got {type(entry).__name__}")
     return entry
