@@ -471,3 +471,25 @@ def test_a_provider_key_in_any_field_of_a_turn_is_refused(folder, tmp_path, caps
     err = capsys.readouterr().err
     assert f"{folder}: turn 2 holds a provider's API key (a credential; not shown)" in err, err
     assert key not in err and not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize("category, refused", [("ambiguous_entitty", True), ("long_range_memroy", True),
+                                               ("venue_questions", False), (None, False)])
+def test_a_misspelt_category_is_refused_and_an_unknown_one_said(category, refused, folder, tmp_path, capsys, caplog):
+    """Battery 56, C15: a category the mapping does not name adds no dimension, so a typo (`ambiguous_entitty`)
+    silently judged its turn on fewer dimensions. Close to a known one: refused naming it; another: said."""
+    turns = folder / "turns.py"
+    text = turns.read_text()
+    assert "'ambiguous_entity'" in text
+    spelled = "" if category is None else repr(category)
+    turns.write_text(text.replace("'long_range_memory', 'ambiguous_entity'", spelled, 1))
+    code = main(["convbench-import", str(folder), "--out", str(tmp_path / "data"), "--text-only", "--quiet"])
+    err = capsys.readouterr().err + caplog.text
+    if refused:
+        assert code == 2 and f"turn 3: category {category!r} is not a category of the mapping" in err, err
+        assert "did you mean" in err and not (tmp_path / "data").exists()
+    else:
+        assert code == 0
+        said = f"categories the mapping does not name, which add no scoring dimension: {category}" if category else \
+            "turn(s) 3 have no category: judged on the core dimensions only"
+        assert said in err, err

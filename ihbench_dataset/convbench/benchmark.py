@@ -12,6 +12,7 @@ import difflib
 import json
 import posixpath
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -179,6 +180,46 @@ def _is_call(call: Any) -> bool:
 def _canonical_call(call: dict) -> dict:
     """{"name", "args"}: `arguments` (the OpenAI spelling) is read as `args`."""
     return {"name": call["name"], "args": dict(call.get("args", call.get("arguments", {})))}
+
+
+#: the categories the published benchmark's turns carry (conversation-bench.md §1.2); with the mapping's keys,
+#: the names a category is checked against for a typo
+PUBLISHED_CATEGORIES = frozenset({
+    "long_range_memory", "basic_qa", "numerical_reasoning", "ambiguous_entity", "tool_use", "cross_turn_reasoning",
+    "adversarial_trap", "multi_step_tool", "error_recovery", "cancellation_flow", "implicit_correction",
+    "negation_reasoning", "distractor_injection"})
+
+
+def check_categories(benchmark: ConvBenchmark, where: str) -> tuple[list[str], list[str]]:
+    """(problems, notes) of the turns' categories. A category the mapping does not name adds no dimension (the
+    published rule), so a misspelt one (`ambiguous_entitty`) drops the turn's ambiguity_handling and the turn is
+    judged on fewer dimensions, passing more easily (battery 56, C15): one close to a known category is refused,
+    naming it; another unknown one, and a turn with no category, are noted (a benchmark may add its own)."""
+    used = Counter(category for turn in benchmark.turns for category in turn.categories)
+    known = set(benchmark.category_dimensions) | PUBLISHED_CATEGORIES
+    problems, unknown, bare = [], [], []
+    for turn in benchmark.turns:
+        if not turn.categories:
+            bare.append(turn.index)
+        for category in turn.categories:
+            if category in known:
+                continue
+            others = sorted(known | {c for c, n in used.items() if n > used[category]})
+            close = difflib.get_close_matches(category, others, n=1, cutoff=0.8)
+            if close:
+                problems.append(f"{where}: turn {turn.index}: category {category!r} is not a category of the mapping "
+                                f"(CATEGORY_DIMENSIONS) or of the published benchmark; did you mean {close[0]!r}? As "
+                                "written it adds no scoring dimension, and the turn would be judged on fewer")
+            elif category not in unknown:
+                unknown.append(category)
+    notes = []
+    if unknown:
+        notes.append(f"{where}: categories the mapping does not name, which add no scoring dimension: "
+                     f"{', '.join(unknown)}")
+    if bare:
+        notes.append(f"{where}: turn(s) {', '.join(map(str, bare))} have no category: judged on the core dimensions "
+                     "only")
+    return problems, notes
 
 
 def check_calls_against_tools(benchmark: ConvBenchmark, where: str) -> list[str]:

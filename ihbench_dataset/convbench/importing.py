@@ -25,7 +25,7 @@ from ..audio import AudioError, decode_audio, repair_wav_sizes
 from ..builddir import BuildDir
 from ..errors import UsageError
 from ..key_shapes import KEY_SHAPED, is_prefixed_key
-from .benchmark import ConvBenchmark, check_calls_against_tools, dumps
+from .benchmark import ConvBenchmark, check_calls_against_tools, check_categories, dumps
 from ..io.regular import absent, check_inside
 from .pyfiles import ConvBenchFormatError
 from .read import ReadBenchmark, read_benchmark
@@ -205,9 +205,12 @@ def import_convbench(path, out_dir, *, name: Optional[str] = None, setup=None, s
     if benchmark.name in {folder.name for folder in shipped_folders()} and BuildDir(out_dir).is_build():
         raise UsageError(f"{what}: {benchmark.name!r} is reserved for a config `ihbench build` writes (the in-house "
                          "benchmark, with its users' audio); choose another name")
-    problems = check_calls_against_tools(benchmark, str(Path(path)))
+    problems, notes = check_categories(benchmark, str(Path(path)))
+    problems += check_calls_against_tools(benchmark, str(Path(path)))
     if problems:
         raise ConvBenchFormatError(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+    for note in notes:
+        log.warning(note)
     audio = None if text_only else read_audio(read, progress)
     if audio is not None:
         _same_recordings(read, audio)
