@@ -83,7 +83,8 @@ _SECRET_ENDS = ("KEY", "KEYS", "TOKEN", "SECRET", "SECRETS", "PASSWORD", "PASSWO
 #: words that end so and say nothing of a secret (`monkey_<md5>`; battery 53, Z5); a plural of token names a
 #: model's tokens (`tokens_<md5>.npy`)
 _NOT_SECRET = frozenset({"MONKEY", "DONKEY", "TURKEY", "HOCKEY", "JOCKEY", "WHISKEY", "LACKEY", "SMOKEY", "HOTKEY",
-                         "TURNKEY", "MONKEYS", "DONKEYS", "TURKEYS", "JOCKEYS", "HOTKEYS", "LAKEY", "MACKEY", "JOKEY", "POKEY"})
+                         "TURNKEY", "MONKEYS", "DONKEYS", "TURKEYS", "JOCKEYS", "HOTKEYS", "LAKEY", "MACKEY", "JOKEY", "POKEY", "MICKEY", "STARKEY",
+                         "LATCHKEY", "MALARKEY", "HICKEY", "RICKEY", "SUBTOKEN"})
 #: a word before `key` (or glued before it) that makes it an id's name, the hex a hash (`cache_key_<md5>`,
 #: `speaker_key_<hex>`; battery 53, Z5); before another secret word (`group_secret_`) it does not (battery 55, B3).
 #: Data, attention, music and store keys (`utt_key_`, `query_key_`, `chord_key_`, `redis_key_`, `sort_by_key_`) too
@@ -137,57 +138,59 @@ def _is_secret_word(word: str, before: str = "") -> bool:
 #: `secret-v2-`): left out before its last words are read
 _SUFFIX_WORDS = frozenset({"PROD", "PRODUCTION", "DEV", "STAGING", "STAGE", "TEST", "BACKUP", "OLD", "NEW", "LIVE",
                            "MAIN", "SECONDARY", "ALT", "COPY", "FINAL", "TMP", "TEMP", "V"})
-#: words after a secret word that make it their modifier, the label a thing's, not a secret's (`token_ids_`,
-#: `key_frames_`, `token_level_f1_`, `secret-santa-`, `ssh_key_fingerprint_`; battery 55, B9). Any other word after it
-#: (a vendor, a region, a user, a scope: `api_key_openai_`, `HF_TOKEN_WRITE_`, `password_db_`) leaves it a secret's
-#: label (battery 56, C1: "the last word decides" wrote those keys as names)
+#: words right after a secret word that make it their modifier, the label a thing's, not a secret's (`token_ids_`,
+#: `key_frames_`, `token_level_f1_`, `secret-santa-`, `ssh_key_fingerprint_`; battery 55, B9; battery 57, D5). Any
+#: other word after it (a vendor, a region, a user, a scope: `api_key_openai_`, `HF_TOKEN_WRITE_`, `password_db_`,
+#: `OPENAI_API_KEY_PROJ_`, `HF_TOKEN_SPACE_`) leaves it a secret's label (battery 56, C1; battery 57, D2: a scope's
+#: words, `server`, `space`, `model`, `run`, `data`, are left out of this list: they name what a key is for)
 _THING_WORDS = frozenset({"ID", "IDS", "IDX", "INDEX", "COUNT", "COUNTS", "NUM", "FRAME", "FRAMES", "LEVEL", "LEVELS",
-                          "DETECTION", "DETECTOR", "SANTA", "SERVICE", "SERVER", "POINT", "POINTS", "VALUE", "VALUES",
+                          "DETECTION", "DETECTOR", "SANTA", "SERVICE", "POINT", "POINTS", "VALUE", "VALUES",
                           "EMBEDDING", "EMBEDDINGS", "EMB", "LENGTH", "LEN", "SIZE", "TYPE", "TYPES", "NAME", "NAMES",
                           "MAP", "MAPPING", "DICT", "LIST", "BUDGET", "LIMIT", "USAGE", "STATS", "PHRASE", "PHRASES",
                           "FINGERPRINT", "CAPABILITY", "MANAGER", "ARN", "ROTATION", "POLICY", "SCHEMA", "FORMAT",
-                          "SHAPE", "POSITION", "POSITIONS", "PROBS", "LOGITS", "SCORE", "SCORES", "WEIGHTS", "PROJ",
-                          "STATE", "STATES", "CACHE", "SPACE", "WORD", "WORDS", "AT", "RATE", "RATES", "FAIL", "EXPIRY", "EXPIRES", "PATH",
-                          "FILE", "HASH", "CLASSIFIER", "MODEL", "EXTRACTION", "AREA", "SIGNATURE", "STRENGTH",
-                          "EVAL", "EVALS", "DATA", "DATASET", "SET", "SPLIT", "SAMPLE", "SAMPLES", "BENCH", "BENCHMARK",
-                          "RESULT", "RESULTS", "OUTPUT", "OUTPUTS", "RUN", "RUNS", "LOG", "LOGS", "REPORT", "DIR",
-                          "FOLDER", "PREDICTION", "PREDICTIONS"})
-#: how many of a label's last words (past suffixes) are read for a secret word, and of its first words after hex
-#: (`openai_api_key_eu_`, `<hex>_api_key`); a secret word further in is a longer name's
-_LABEL_REACH = 3
+                          "SHAPE", "POSITION", "POSITIONS", "PROBS", "LOGITS", "LOGPROBS", "SCORE", "SCORES", "WEIGHTS",
+                          "STATE", "STATES", "CACHE", "WORD", "WORDS", "AT", "K", "RATE", "RATES", "RATIO", "PCT",
+                          "PERCENT", "FAIL", "EXPIRY", "EXPIRES", "PATH", "FILE", "HASH", "CLASSIFIER", "CLASSIFICATION",
+                          "EXTRACTION", "ESTIMATION", "FINDING", "FINDINGS", "AREA", "SIGNATURE", "STRENGTH", "EVAL",
+                          "EVALS", "DATASET", "SPLIT", "SAMPLE", "SAMPLES", "RESULT", "RESULTS", "OUTPUT", "OUTPUTS",
+                          "LOG", "LOGS", "REPORT", "DIR", "FOLDER", "PREDICTION", "PREDICTIONS", "F", "ACC", "ACCURACY",
+                          "LOSS", "TIMESTAMP", "TIMESTAMPS", "DURATION", "DURATIONS", "HEALING", "PRUNING", "MERGING",
+                          "PROFILE", "MOMENTS", "TERMS", "TOPICS", "THROUGH", "CLIENT"})
+#: how many of a label's last words (past version and environment words) are read for a secret word, and of its
+#: first words after hex (`openai_api_key_eu_`, `<hex>_api_key`); a secret word further in is a longer name's
+_LABEL_REACH = 4
+#: `pass@k` spelled in a label (`pass_1_`, `pass1_`, `pass_at_5_`, `pass_k_`): an eval's metric, not a password
+_PASS_AT_K = re.compile(r"pass[-_.]?(?:at[-_.]?)?(?:[0-9]+|k)", re.IGNORECASE)
 
 
 def _says_secret(before: list[str], after: list[str]) -> bool:
     """The label before hex, or the one after it, names a secret: a secret word (`_is_secret_word`) among its
-    words nearest the hex (`_LABEL_REACH`, past version and environment words), with no word after it that
-    makes it a thing's (`_THING_WORDS`). `pass` after an order or a filter's word (`first_pass_`, `lowpass_`) is a
-    decoding or filter pass, and before `at` or `rate` (`pass_at_1_`) an eval's."""
-    words = _joined(_words(before))
-    while len(words) > 1 and words[-1] in _SUFFIX_WORDS:
-        words.pop()
-    after = _joined(_words(after))
+    words nearest the hex (`_LABEL_REACH`; version and environment words, wherever they stand, are not counted:
+    `api_key_prod_eu_west_`, battery 57, D1), and no word right after it that makes it a thing's (`_THING_WORDS`).
+    `pass` after an order or a filter's word (`first_pass_`, `lowpass_`) is a decoding or filter pass, and
+    `pass@k` spelled (`pass_1_`, `pass_at_1_`) an eval's."""
+    if _PASS_AT_K.fullmatch("_".join(before)):
+        return False
+    words, after = _label_words(before), _label_words(after)
     return _secret_word_among(words, range(max(0, len(words) - _LABEL_REACH), len(words))) or \
         _secret_word_among(after, range(min(_LABEL_REACH, len(after))))
 
 
-def _joined(words: list[str]) -> list[str]:
-    """`words` with a secret word spelled in two joined again (`pass-phrase` PASSPHRASE, `api_key` APIKEY): its
-    second half is not a thing's word after it (`phrase`, `word`)."""
-    out: list[str] = []
-    for word in words:
-        if out and out[-1] + word in _SECRET_LABEL_WORDS:
-            out[-1] += word
+def _label_words(labels: list[str]) -> list[str]:
+    """A label's words as a secret is read in them: a secret word spelled in two joined again (`pass-phrase`,
+    `api_key`: its second half is no thing's word after it), version and environment words left out."""
+    words: list[str] = []
+    for word in _words(labels):
+        if words and words[-1] + word in _SECRET_LABEL_WORDS:
+            words[-1] += word
         else:
-            out.append(word)
-    return out
+            words.append(word)
+    return [word for word in words if word not in _SUFFIX_WORDS] or words[:1]
 
 
 def _secret_word_among(words: list[str], places: range) -> bool:
-    for at in places:
-        if _is_secret_word(words[at], words[at - 1] if at else "") and \
-                not any(word in _THING_WORDS for word in words[at + 1:]):
-            return True
-    return False
+    return any(_is_secret_word(words[at], words[at - 1] if at else "") and
+               (at + 1 == len(words) or words[at + 1] not in _THING_WORDS) for at in places)
 
 
 def _is_glued_secret(run: str) -> bool:
@@ -417,8 +420,9 @@ def _random_groups(parts: list[str]) -> bool:
     joined = "".join(parts)
     if len(joined) < BARE_RUN - 2:  # a 24-character token_urlsafe with its `-`s
         return False
-    if re.search("[A-Z]", joined) and re.search("[a-z]", joined):  # groups of a mixed-case key, unless one
-        # is a word: a model id's (`Qwen3-8B-unsloth-bnb-4bit`, `Qwen2.5-Omni-7B`; battery 50, W11)
+    if any(re.search("[A-Z]", part) and re.search("[a-z]", part) for part in parts):  # groups of a mixed-case
+        # key, unless one is a word: a model id's (`Qwen3-8B-unsloth-bnb-4bit`, `Qwen2.5-Omni-7B`; battery 50, W11).
+        # Parts each of one case are not (`RUN_<md5>`, `CACHE_KEY_<uuid>`: an upper-case label; battery 57, D3)
         return not any(_is_word(part) or _is_compound(part) for part in parts) and _is_random(joined)
     if len(parts) >= 3 and len(parts[0]) >= 4 and len({len(part) for part in parts}) == 1:  # a product key's
         # groups of one case (`XXXX-XXXX-...`); a UUID's groups (8-4-4-4-12) are of several lengths
@@ -462,11 +466,17 @@ def _is_compound(part: str) -> bool:
     """A label of words in camelCase (`cacheKey`, `partitionKey`, `speakerKey`): two words or more of three letters
     or more (`_is_word`), a number at its end at most. The same words as `cache_key`, so judged as they are
     (battery 56, C11: Azure Table's `partitionKey_<md5>` was refused). Acronyms and two-letter words are left
-    out: a random url-safe key's parts spell such pieces often (`stG`, `usUYVaoK`)."""
+    out but for a few (`Id`, `At`: `_SHORT_WORDS`; battery 57, D4): a random url-safe key's parts spell such pieces
+    often (`stG`, `usUYVaoK`)."""
     letters = part.rstrip("0123456789")
     words = _LABEL_WORD.findall(letters)
     return len(words) >= 2 and "".join(words) == letters and \
-        all(len(word) >= 3 and not word.isupper() and _is_word(word) for word in words)
+        all(word.upper() in _SHORT_WORDS or (len(word) >= 3 and not word.isupper() and _is_word(word))
+            for word in words)
+
+
+#: the two-letter words a camelCase label may hold (`runId`, `passAt1`, `toBeDeleted`; battery 57, D4)
+_SHORT_WORDS = frozenset({"ID", "AT", "BY", "OF", "TO", "IN", "ON", "UP", "IS", "BE", "NO", "OK", "IO"})
 
 
 def _is_glued_id(run: str) -> bool:

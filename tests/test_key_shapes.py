@@ -326,7 +326,12 @@ def test_a_secret_word_inside_a_label_that_names_something_else_leaves_the_hash_
                                    # C9: a password's usual variable names, and pwd or auth glued to a word
                                    "DB_PASS_{hex}", "SMTP_PASS_{hex}", "admin_pass_{hex}", "ROOT_PASS-{hex}",
                                    "dbpass_{hex}", "dbpwd_{hex}", "clientauth_{hex}", "basicauth_{hex}",
-                                   "pass-phrase-{hex}", "pass_word_{hex}", "accessToken_{hex}", "clientSecret{hex}"])
+                                   "pass-phrase-{hex}", "pass_word_{hex}", "accessToken_{hex}", "clientSecret{hex}",
+                                   # battery 57, D1 and D2: version words inside a label, a scope after the secret word
+                                   "api_key_prod_eu_west_{hex}", "api_key_v2_eu_west_{hex}", "OPENAI_API_KEY_PROJ_{hex}",
+                                   "ADMIN_PASSWORD_SERVER_{hex}", "HF_TOKEN_SPACE_{hex}", "HF_TOKEN_MODEL_{hex}",
+                                   "WANDB_API_KEY_RUN_{hex}", "api_key_set_{hex}", "DB_PASSWORD_DATA_{hex}",
+                                   "api_key_openai_eastus_alice_{hex}"])
 def test_a_secret_word_followed_by_a_vendor_region_user_or_scope_still_names_a_secret(label):
     """Battery 56, C1: "the label's last word decides" (B9) read `api_key_openai_<hex>` as an `openai` id and wrote
     the key into run.json; and only the first word after hex was read (`<hex>_api_key`)."""
@@ -345,7 +350,12 @@ def test_a_secret_word_followed_by_a_vendor_region_user_or_scope_still_names_a_s
                                    "pass_rate_", "author_",
                                    # C11: the same words in camelCase, glued or not
                                    "partitionKey_", "rowKey_", "speakerKey-", "CacheKey_", "sortKey_", "cacheKey",
-                                   "speakerKey"])
+                                   "speakerKey",
+                                   # battery 57: an upper-case label (D3), a two-letter word in camelCase (D4), more
+                                   # things a token or key names, pass@k spelled, names ending in key (D5)
+                                   "RUN_", "EXP_", "CKPT_", "CACHE_KEY_", "runId_", "jobId-", "eosTokenId_", "passAt1_",
+                                   "toBeDeleted_", "token_f1_", "token_accuracy_", "token_classification_", "key_profile_",
+                                   "pass_1_", "pass1_", "pass_k_", "pass_through_", "mickey_", "subtoken_"])
 def test_a_model_s_token_or_a_data_key_beside_a_hash_is_an_id(label):
     """Battery 56, C7: any word ending in token or key (B2) made `eos_token_<md5>` and `utt_key_<md5>` keys; a model's
     tokens and a record's keys are ids."""
@@ -354,6 +364,10 @@ def test_a_model_s_token_or_a_data_key_beside_a_hash_is_an_id(label):
         for _ in range(10):
             name = label + "".join(draw.choice("0123456789abcdef") for _ in range(length))
             assert credential_in(name) is None, name
+    for _ in range(10 if label[-1] in "-_" else 0):  # a UUID and a revision beside it too (battery 57, D3 and D4)
+        for ident in (str(uuid.UUID(int=draw.getrandbits(128), version=4)),
+                      "".join(draw.choice("0123456789abcdef") for _ in range(40))):
+            assert credential_in(label + ident) is None, label + ident
 
 
 @pytest.mark.parametrize("model", ["Qwen--Qwen2.5-Omni-7B", "Qwen--Qwen2-Audio-7B-Instruct", "openai--whisper-large-v3"])
