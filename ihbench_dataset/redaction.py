@@ -246,11 +246,14 @@ def shortened(text: str, limit: int = LONGEST_MESSAGE, left_out: str = "not reco
 LONGEST_QUOTED_VALUE = 300
 
 
-def quoted(value) -> str:
-    """A value read from a file, as a one-line refusal quotes it: its repr with any key hidden, cut before
-    `LONGEST_QUOTED_VALUE` between words or path parts (its keys are hidden before the cut, so any cut is
+def quoted(value, as_json: bool = False) -> str:
+    """A value read from a file, as a one-line refusal quotes it: its repr (or, `as_json`, as JSON spells it: a
+    value the user typed as JSON, `null` and `true`, not `None` and `True`; battery 57, D6) with any key hidden, cut
+    before `LONGEST_QUOTED_VALUE` between words or path parts (its keys are hidden before the cut, so any cut is
     safe; a long path has no space, and was shown as nothing: battery 56, C6)."""
-    return shortened(repr(redact(value)), LONGEST_QUOTED_VALUE, left_out="not shown", within="[A-Za-z0-9]{0,40}")
+    hidden = redact(value)
+    said = json.dumps(hidden, ensure_ascii=False) if as_json else repr(hidden)
+    return shortened(said, LONGEST_QUOTED_VALUE, left_out="not shown", within="[A-Za-z0-9]{0,40}")
 
 
 def redact_text(text: str) -> str:

@@ -39,7 +39,11 @@ _TEXT, _MAPPING = str, dict
 
 class Fields(dict):
     """A JSON object whose fields are named, each with its check (`{"type": "enabled", "budget_tokens": 2048}`):
-    a field not named is refused, as at the top level."""
+    a field not named is refused, as at the top level; the `required` ones must be there."""
+
+    def __init__(self, required: tuple = (), **fields):
+        super().__init__(**fields)
+        self.required = required
 
 
 Check = Union[ArgType, type, Fields, tuple]
@@ -54,7 +58,10 @@ PASSED_ON: dict[str, dict[str, Check]] = {
     "thinking": {"chat_template_kwargs": _MAPPING, "reasoning_effort": EFFORT,
                  "reasoning": Fields(effort=EFFORT, max_tokens=whole(min=0), exclude=boolean(), enabled=boolean(),
                                      summary=choice(("auto", "concise", "detailed"))),
-                 "thinking": (boolean(), Fields(type=choice(("enabled", "disabled")), budget_tokens=whole(min=0))),
+                 # Anthropic's shape: a type always, and a budget of 1,024 tokens or more (battery 57, D7: the
+                 # server refused every request of `{}` or a budget of 0)
+                 "thinking": (boolean(), Fields(("type",), type=choice(("enabled", "disabled")),
+                                                budget_tokens=whole(min=1024))),
                  "include_reasoning": boolean(), "enable_thinking": boolean(), "thinking_budget": whole(min=0)},
     "bookkeeping": {"user": _TEXT, "metadata": _MAPPING, "store": boolean(), "service_tier": _TEXT,
                     "priority": whole(), "request_id": _TEXT, "cache_salt": _TEXT, "provider": _MAPPING,
@@ -107,6 +114,12 @@ def _check_value(name: str, value: Any, check: Check) -> None:
     for alternative in alternatives:
         if _fits(value, alternative):
             if isinstance(alternative, Fields):
+                missing = [field for field in alternative.required if field not in value]
+                if missing:
+                    raise UsageError(f"--option extra_body: {name}: {missing[0]!r} is required ({name} carries "
+                                     f"{', '.join(alternative)})")
+                if value.get("type") == "enabled" and "budget_tokens" in alternative and "budget_tokens" not in value:
+                    raise UsageError(f"--option extra_body: {name}: 'budget_tokens' is required with type enabled")
                 for field, inner in value.items():
                     if field not in alternative:
                         raise UsageError(f"--option extra_body: {name}: {quoted(field)} is not a field ihbench passes "
@@ -114,7 +127,7 @@ def _check_value(name: str, value: Any, check: Check) -> None:
                     _check_value(f"{name}.{field}", inner, alternative[field])
             return
     said = " or ".join(_expected(alternative) for alternative in alternatives)
-    raise UsageError(f"--option extra_body: {name}: expected {said}, got {quoted(value)}")
+    raise UsageError(f"--option extra_body: {name}: expected {said}, got {quoted(value, as_json=True)}")
 
 
 def _fits(value: Any, check: Check) -> bool:

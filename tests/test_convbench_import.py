@@ -490,6 +490,6 @@ def test_a_misspelt_category_is_refused_and_an_unknown_one_said(category, refuse
         assert "did you mean" in err and not (tmp_path / "data").exists()
     else:
         assert code == 0
-        said = f"categories the mapping does not name, which add no scoring dimension: {category}" if category else \
+        said = f"categories the mapping does not name, which add no scoring dimension: {category!r}" if category else \
             "turn(s) 3 have no category: judged on the core dimensions only"
         assert said in err, err

@@ -215,7 +215,7 @@ def check_categories(benchmark: ConvBenchmark, where: str) -> tuple[list[str], l
     notes = []
     if unknown:
         notes.append(f"{where}: categories the mapping does not name, which add no scoring dimension: "
-                     f"{', '.join(unknown)}")
+                     f"{', '.join(map(repr, unknown))}")
     if bare:
         notes.append(f"{where}: turn(s) {', '.join(map(str, bare))} have no category: judged on the core dimensions "
                      "only")
