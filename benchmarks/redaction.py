@@ -36,6 +36,8 @@ SHAPES = {
     "glued hex": lambda: "Key0a1b",
     "system folders": lambda: "/var/folders/ab/abcd0000gn/T",
     "systemd units": lambda: f"/tmp/systemd-private-{_DRAW.getrandbits(128):032x}-a.",
+    # one hex repeated, joined by `_`: every copy was judged against every part (battery 57, D8)
+    "one hex repeated": lambda: "0a1b2c3d4e5f60718293a4b5c6d7e8f9_",
 }
 
 
