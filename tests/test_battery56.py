@@ -1,5 +1,5 @@
-"""Battery 56 (issue 23): findings C… of the fifty-sixth battery of bad inputs, tried on an installed wheel as a new
-user would (/work/battery56/LOG.md). Each test's docstring names its finding. The models under test and the
+"""Batteries 56 and 57 (issue 23): findings C… and D… of the fifty-sixth and fifty-seventh batteries of bad inputs,
+tried on an installed wheel as a new user would (/work/battery56/LOG.md, /work/battery57/LOG.md). Each test's docstring names its finding. The models under test and the
 simulator are STAND-INS (scripted OpenAI-compatible servers on loopback)."""
 import json
 import re
@@ -75,3 +75,15 @@ def test_python_s_json_error_reads_with_its_place_once(tmp_path):
     lines.write_text('{"a": 1}\n{"b": "cut\n')
     with pytest.raises(IHBenchError, match=r"not valid JSON \(Unterminated string starting at column 7\)"):
         list(json_lines(lines, IHBenchError))
+
+
+def test_an_empty_transcripts_file_is_said_not_silently_ignored(tmp_path, capsys):
+    """Battery 57, D9: `turns --transcripts empty.txt` found backchannels without words and said nothing."""
+    from turns_synth import write_short_call
+
+    audio = write_short_call(tmp_path / "call.wav")
+    (tmp_path / "empty.txt").write_text("")
+    assert main(["turns", str(audio), "--transcripts", str(tmp_path / "empty.txt"), "--out", str(tmp_path / "o"),
+                 "--quiet"]) == 0
+    assert f"warning: {tmp_path / 'empty.txt'}: holds no transcript lines; backchannels are found without words" in \
+        capsys.readouterr().err

@@ -267,6 +267,8 @@ def run_turns(audio: Sequence, out, *, pair: bool = False, swap: bool = False, t
     if raw_likelihoods is not None:  # its shape, before any audio is analysed or the output folder made
         check_likelihood_file(raw_likelihoods, judge_likelihoods, [name for name, _ in plan])
     notes = []
+    if words is not None and not words:  # an empty file: the heuristic without words, said (battery 57, D9)
+        log.warning("%s: holds no transcript lines; backchannels are found without words", transcripts)
     if words is not None:
         unknown = sorted(set(words) - {name for name, _ in plan})
         if unknown:
