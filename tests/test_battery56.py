@@ -1,6 +1,7 @@
 """Batteries 56 and 57 (issue 23): findings C… and D… of the fifty-sixth and fifty-seventh batteries of bad inputs,
-tried on an installed wheel as a new user would (/work/battery56/LOG.md, /work/battery57/LOG.md). Each test's docstring names its finding. The models under test and the
-simulator are STAND-INS (scripted OpenAI-compatible servers on loopback)."""
+tried on an installed wheel as a new user would (/work/battery56/LOG.md, /work/battery57/LOG.md). Each test's
+docstring names its finding. The models under test and the simulator are STAND-INS (scripted OpenAI-compatible
+servers on loopback)."""
 import json
 import re
 from dataclasses import replace
