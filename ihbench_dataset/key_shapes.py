@@ -194,7 +194,8 @@ def _secret_word_among(words: list[str], places: range) -> bool:
 
 
 def _is_glued_secret(run: str) -> bool:
-    """A secret word glued to the hex it names (`APIKEY<hex>`, `AzureOpenAIApiKey<hex>`, `openaikey<HEX>`)."""
+    """A secret word glued to the hex it names (`APIKEY<hex>`, `AzureOpenAIApiKey<hex>`, `openaikey<HEX>`), read
+    as a label is (`apiKeyProdEuWest<hex>`: battery 57, D1)."""
     glued = _GLUED.fullmatch(run)
     if not glued:
         return False
@@ -203,8 +204,7 @@ def _is_glued_secret(run: str) -> bool:
         hexits = rest[taken:]
         if not _is_hex(hexits) or not re.search("[0-9]", hexits):
             continue
-        words = _words([letters + rest[:taken]])
-        if words and _is_secret_word(words[-1], words[-2] if len(words) > 1 else ""):
+        if _says_secret([letters + rest[:taken]], []):
             return True
     return False
 

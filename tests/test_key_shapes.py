@@ -331,7 +331,8 @@ def test_a_secret_word_inside_a_label_that_names_something_else_leaves_the_hash_
                                    "api_key_prod_eu_west_{hex}", "api_key_v2_eu_west_{hex}", "OPENAI_API_KEY_PROJ_{hex}",
                                    "ADMIN_PASSWORD_SERVER_{hex}", "HF_TOKEN_SPACE_{hex}", "HF_TOKEN_MODEL_{hex}",
                                    "WANDB_API_KEY_RUN_{hex}", "api_key_set_{hex}", "DB_PASSWORD_DATA_{hex}",
-                                   "api_key_openai_eastus_alice_{hex}"])
+                                   "api_key_openai_eastus_alice_{hex}", "api.key.prod.eu.west.{hex}",
+                                   "apiKeyProdEuWest{hex}"])
 def test_a_secret_word_followed_by_a_vendor_region_user_or_scope_still_names_a_secret(label):
     """Battery 56, C1: "the label's last word decides" (B9) read `api_key_openai_<hex>` as an `openai` id and wrote
     the key into run.json; and only the first word after hex was read (`<hex>_api_key`)."""
