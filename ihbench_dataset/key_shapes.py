@@ -83,8 +83,8 @@ _SECRET_ENDS = ("KEY", "KEYS", "TOKEN", "SECRET", "SECRETS", "PASSWORD", "PASSWO
 #: words that end so and say nothing of a secret (`monkey_<md5>`; battery 53, Z5); a plural of token names a
 #: model's tokens (`tokens_<md5>.npy`)
 _NOT_SECRET = frozenset({"MONKEY", "DONKEY", "TURKEY", "HOCKEY", "JOCKEY", "WHISKEY", "LACKEY", "SMOKEY", "HOTKEY",
-                         "TURNKEY", "MONKEYS", "DONKEYS", "TURKEYS", "JOCKEYS", "HOTKEYS", "LAKEY", "MACKEY", "JOKEY", "POKEY", "MICKEY", "STARKEY",
-                         "LATCHKEY", "MALARKEY", "HICKEY", "RICKEY", "SUBTOKEN"})
+                         "TURNKEY", "MONKEYS", "DONKEYS", "TURKEYS", "JOCKEYS", "HOTKEYS", "LAKEY", "MACKEY", "JOKEY",
+                         "POKEY", "MICKEY", "STARKEY", "LATCHKEY", "MALARKEY", "HICKEY", "RICKEY", "SUBTOKEN"})
 #: a word before `key` (or glued before it) that makes it an id's name, the hex a hash (`cache_key_<md5>`,
 #: `speaker_key_<hex>`; battery 53, Z5); before another secret word (`group_secret_`) it does not (battery 55, B3).
 #: Data, attention, music and store keys (`utt_key_`, `query_key_`, `chord_key_`, `redis_key_`, `sort_by_key_`) too
@@ -299,7 +299,8 @@ _SYSTEM_FOLDER_IDS = re.compile(_PATH_START + r"(?:/private)?/var/folders/[a-z0-
                                 r"|" + _PATH_START + r"/nix/store/(?P<nix>[0-9a-df-np-sv-z]{32})-"
                                 r"|/\.shortcut-targets-by-id/(?P<drive>1[A-Za-z0-9_-]{32})(?=/|$)"
                                 r"|" + _PATH_START + r"/__modal/volumes/(?P<modal>vo-[A-Za-z0-9]{22})(?=/|$)"
-                                r"|" + _PATH_START + r"(?:/var)?/tmp/systemd-private-(?P<unit>[0-9a-f]{32})-[A-Za-z0-9@._-]{1,100}?"
+                                r"|" + _PATH_START + r"(?:/var)?/tmp/systemd-private-(?P<unit>[0-9a-f]{32})-"
+                                r"[A-Za-z0-9@._-]{1,100}?"
                                 r"\.service-(?P<tail>[A-Za-z0-9]{6})(?=/|$)")
 
 
