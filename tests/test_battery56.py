@@ -88,3 +88,16 @@ def test_an_empty_transcripts_file_is_said_not_silently_ignored(tmp_path, capsys
                  "--quiet"]) == 0
     assert f"warning: {tmp_path / 'empty.txt'}: holds no transcript lines; backchannels are found without words" in \
         capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["report", "{path}"], ["run", "--model", "openai", "--model-path", "m",
+                                                            "--base-url", "http://127.0.0.1:9/v1", "--data", "{path}",
+                                                            "--out", "o"], ["export", "{path}", "--out", "e"]])
+def test_a_long_missing_path_is_quoted_by_its_first_characters(command, tmp_path, monkeypatch, capsys):
+    """Battery 57, D10: a missing path of 4,059 characters was quoted whole in its one-line error."""
+    monkeypatch.chdir(tmp_path)
+    path = "/data/" + "/".join(["speech_eval_dataset_folder"] * 150) + "/dev"
+    assert main([part.format(path=path) for part in command]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and len(err) < 900 and "more characters not shown)" in err, err
+    assert "/data/speech_eval_dataset_folder/speech_eval" in err

@@ -33,10 +33,16 @@ def shown(text) -> str:
 def said(text) -> str:
     """An error or warning line as printed: `shown`, with any credential it quotes hidden (a key in a
     URL's user part or query, a key in use, a Bearer token). A value the user typed where a path goes
-    (`--data http://KEY@host`) is echoed in the line that refuses it (battery 42, M3)."""
-    from ihbench.dataset.redaction import redact_text
+    (`--data http://KEY@host`) is echoed in the line that refuses it (battery 42, M3), its first 300
+    characters when longer (a missing path of 4,000 characters filled a screen: battery 57, D10)."""
+    from ihbench.dataset.redaction import LONGEST_QUOTED_VALUE, redact_text, shortened
 
-    return shown(redact_text(str(text)))
+    hidden = redact_text(str(text))
+    if len(hidden) > LONGEST_QUOTED_VALUE:  # keys hidden first: any cut is safe
+        hidden = re.sub(r"\S{%d,}" % (LONGEST_QUOTED_VALUE + 1),
+                        lambda run: shortened(run.group(), LONGEST_QUOTED_VALUE, left_out="not shown",
+                                              within="[A-Za-z0-9]{0,40}"), hidden)
+    return shown(hidden)
 
 
 def _escape(character: str) -> str:
