@@ -740,6 +740,18 @@ def model_name() -> Name:
     return Name()
 
 
+@dataclass(frozen=True, repr=False)
+class Sentence(Name):
+    """A sentence a command is given (`generate --goal`), held to a name's rules: said as what it is (battery 57:
+    "expected a non-empty name" for a goal)."""
+
+    expected = "a non-empty sentence on one line"
+
+
+def sentence() -> Sentence:
+    return Sentence()
+
+
 def data_source() -> DataSource:
     return DataSource()
 

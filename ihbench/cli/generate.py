@@ -7,12 +7,12 @@ import sys
 
 def add_parser(add) -> argparse.ArgumentParser:
     """`add(name, **kw)`: the CLI's subcommand factory (it adds the common options such as --quiet)."""
-    from ihbench.dataset.argtypes import (concurrency, count, model_name, number, path, rounds, seed, temperature,
-                                          timeout_seconds, tokens, url)
+    from ihbench.dataset.argtypes import (concurrency, count, model_name, number, path, rounds, seed, sentence,
+                                          temperature, timeout_seconds, tokens, url)
 
     p = add("generate", help="write a private interruption suite with an LLM (the paper's generation pipeline)")
     p.add_argument("--domain", help="one of the ten domains, e.g. telecom or government (or use --workflow)")
-    p.add_argument("--goal", type=model_name(), help="what the agent's workflow achieves, e.g. \"Port the caller's number\"")
+    p.add_argument("--goal", type=sentence(), help="what the agent's workflow achieves, e.g. \"Port the caller's number\"")
     p.add_argument("--description", help="one sentence describing the organisation's line (default: the LLM writes it)")
     p.add_argument("--workflow", type=path("file"), help="YAML with domain, goal, stages, knowledge_base and policies, "
                    "instead of --domain/--goal (see the README)")
