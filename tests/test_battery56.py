@@ -105,7 +105,8 @@ def test_a_long_missing_path_is_quoted_by_its_first_characters(command, tmp_path
 
 def test_generate_s_goal_is_refused_as_a_sentence(tmp_path, capsys):
     """Battery 57 (with D6): an empty --goal was refused as "expected a non-empty name"; a goal is a sentence."""
-    assert main(["generate", "--domain", "telecom", "--goal", " ", "--llm-model", "j", "--out",
-                 str(tmp_path / "g")]) == 2
+    with pytest.raises(SystemExit) as stopped:
+        main(["generate", "--domain", "telecom", "--goal", " ", "--llm-model", "j", "--out", str(tmp_path / "g")])
+    assert stopped.value.code == 2
     assert "argument --goal: expected a non-empty sentence on one line" in capsys.readouterr().err
     assert not (tmp_path / "g").exists()
