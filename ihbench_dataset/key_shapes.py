@@ -76,7 +76,13 @@ SECRET_WORDS = frozenset({"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSW
 #: `Ocp-Apim-Subscription-Key-<hex>`, `secret-<hex>-v2`, `auth-<hex>`): beside them hex is a key, not an id's
 #: hash (battery 52, Y2; battery 54, A1; `_says_secret`). Not in a variable's name: `PWD` is the working folder
 _SECRET_LABEL_WORDS = SECRET_WORDS | {"KEYS", "SECRETS", "PWD", "PASSPHRASE", "AUTH", "OAUTH", "AUTHORIZATION", "BEARER",
-                                      "CRED", "CREDS", "PASSCODE", "PRIVATE"}
+                                      "CRED", "CREDS", "PASSCODE"} | frozenset(
+    # the same in the languages a team names its files in (battery 57, D11: `passwort_<hex>` was written as a name):
+    # German, French (`mot_de_passe`: its last word), Spanish, Portuguese, Italian, Dutch, Swedish, Finnish, Polish,
+    # Turkish, Russian spelled in Latin letters
+    {"PASSWORT", "KENNWORT", "SCHLUESSEL", "SCHLUSSEL", "GEHEIMNIS", "PASSE", "MOTDEPASSE", "CONTRASENA",
+     "CLAVE", "SENHA", "CHAVE", "CHIAVE", "PAROLA", "WACHTWOORD", "SLEUTEL", "LOSENORD", "NYCKEL", "SALASANA",
+     "AVAIN", "HASLO", "KLUCZ", "SIFRE", "ANAHTAR", "PAROL", "KLYUCH"})
 #: the ends of a word that make it a secret word, after any letters (`openaikey`, `primarykey`, `hftoken`,
 #: `dbpassword`, `APIKEYS`; battery 55, B2), unless it is one of `_NOT_SECRET`
 _SECRET_ENDS = ("KEY", "KEYS", "TOKEN", "SECRET", "SECRETS", "PASSWORD", "PASSWORDS", "PASSWD", "PASS", "PWD", "AUTH")
@@ -155,7 +161,7 @@ _THING_WORDS = frozenset({"ID", "IDS", "IDX", "INDEX", "COUNT", "COUNTS", "NUM",
                           "EVALS", "DATASET", "SPLIT", "SAMPLE", "SAMPLES", "RESULT", "RESULTS", "OUTPUT", "OUTPUTS",
                           "LOG", "LOGS", "REPORT", "DIR", "FOLDER", "PREDICTION", "PREDICTIONS", "F", "ACC", "ACCURACY",
                           "LOSS", "TIMESTAMP", "TIMESTAMPS", "DURATION", "DURATIONS", "HEALING", "PRUNING", "MERGING",
-                          "PROFILE", "MOMENTS", "TERMS", "TOPICS", "THROUGH", "CLIENT"})
+                          "PROFILE", "MOMENTS", "TERMS", "TOPICS", "THROUGH", "CLIENT", "HAT"})
 #: how many of a label's last words (past version and environment words) are read for a secret word, and of its
 #: first words after hex (`openai_api_key_eu_`, `<hex>_api_key`); a secret word further in is a longer name's
 _LABEL_REACH = 4
@@ -171,6 +177,8 @@ def _says_secret(before: list[str], after: list[str]) -> bool:
     `pass@k` spelled (`pass_1_`, `pass_at_1_`) an eval's."""
     if _PASS_AT_K.fullmatch("_".join(before)):
         return False
+    if _words(before or after) == ["PRIVATE"]:  # `private_<hex>`; with any other word (`private_dev_`,
+        return True  # `private_leaderboard_`: a split's name) it is no secret's label (battery 57, D5)
     words, after = _label_words(before), _label_words(after)
     return _secret_word_among(words, range(max(0, len(words) - _LABEL_REACH), len(words))) or \
         _secret_word_among(after, range(min(_LABEL_REACH, len(after))))

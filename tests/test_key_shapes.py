@@ -332,7 +332,10 @@ def test_a_secret_word_inside_a_label_that_names_something_else_leaves_the_hash_
                                    "ADMIN_PASSWORD_SERVER_{hex}", "HF_TOKEN_SPACE_{hex}", "HF_TOKEN_MODEL_{hex}",
                                    "WANDB_API_KEY_RUN_{hex}", "api_key_set_{hex}", "DB_PASSWORD_DATA_{hex}",
                                    "api_key_openai_eastus_alice_{hex}", "api.key.prod.eu.west.{hex}",
-                                   "apiKeyProdEuWest{hex}"])
+                                   "apiKeyProdEuWest{hex}",
+                                   # D11: the secret words of other languages; `private` alone
+                                   "passwort_{hex}", "mot_de_passe_{hex}", "contrasena_{hex}", "senha_{hex}",
+                                   "clave_api_{hex}", "wachtwoord_{hex}", "private_{hex}", "{hex}_private"])
 def test_a_secret_word_followed_by_a_vendor_region_user_or_scope_still_names_a_secret(label):
     """Battery 56, C1: "the label's last word decides" (B9) read `api_key_openai_<hex>` as an `openai` id and wrote
     the key into run.json; and only the first word after hex was read (`<hex>_api_key`)."""
@@ -356,7 +359,8 @@ def test_a_secret_word_followed_by_a_vendor_region_user_or_scope_still_names_a_s
                                    # things a token or key names, pass@k spelled, names ending in key (D5)
                                    "RUN_", "EXP_", "CKPT_", "CACHE_KEY_", "runId_", "jobId-", "eosTokenId_", "passAt1_",
                                    "toBeDeleted_", "token_f1_", "token_accuracy_", "token_classification_", "key_profile_",
-                                   "pass_1_", "pass1_", "pass_k_", "pass_through_", "mickey_", "subtoken_"])
+                                   "pass_1_", "pass1_", "pass_k_", "pass_through_", "mickey_", "subtoken_",
+                                   "private_dev_", "private_leaderboard_", "pass_hat_k_", "token_acc_", "key_acc_"])
 def test_a_model_s_token_or_a_data_key_beside_a_hash_is_an_id(label):
     """Battery 56, C7: any word ending in token or key (B2) made `eos_token_<md5>` and `utt_key_<md5>` keys; a model's
     tokens and a record's keys are ids."""
