@@ -427,6 +427,9 @@ class RunInfo:
     endpoint_digest: Optional[str] = None
     #: loader options that change answers (thinking, dtype, ...), not those that say how requests travel
     loader_options: Optional[dict] = None
+    #: a digest of those options as given (`options_digest`), credentials aside: the options above hide what looks
+    #: like a key, and a resume compares them whole by it (battery 57, D12)
+    options_digest: Optional[str] = None
     epochs: Optional[int] = None
     limit: Optional[int] = None
     #: the points a caller handed the runner (the Space's picks, `run(items=...)`), in its order; None: the
@@ -462,7 +465,7 @@ class RunInfo:
         _check_format_version(data)
         for name, kinds in (("model", dict), ("versions", dict), ("generation", dict), ("seed", int),
                             ("model_path", str), ("model_name", str), ("config", str),
-                            ("split", str), ("loader", str), ("endpoint_digest", str)):
+                            ("split", str), ("loader", str), ("endpoint_digest", str), ("options_digest", str)):
             _check(data, name, kinds, optional=True)
         for name in ("loader", "model_path", "config", "split"):  # each names something; no command writes ''
             if isinstance(data.get(name), str) and not data[name].strip():
@@ -549,6 +552,8 @@ class RunInfo:
             data.pop("item_ids", None)
         if self.endpoint_digest is None:  # a local model's run, or one begun before the field existed
             data.pop("endpoint_digest", None)
+        if self.options_digest is None:  # no option that changes answers, or begun before the field existed
+            data.pop("options_digest", None)
         return data
 
     def identity(self) -> dict:

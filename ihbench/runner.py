@@ -135,11 +135,35 @@ def endpoint_identity(base_url) -> dict:
     return {"endpoint": redact(base_url), "endpoint_digest": digest if urls else None}
 
 
+def options_identity(loader_options: dict) -> dict:
+    """How run.json records the loader options that change answers: with what looks like a key hidden, and a
+    digest of them as given (a credential a proxy reads from extra_body aside: a key rotated is the same run),
+    so a resume with other options is refused even where hiding made two read alike (battery 57, D12: two
+    `user` values taken for keys)."""
+    import hashlib
+    import json
+
+    from ihbench.loaders.extra_body import CREDENTIALS
+
+    given = {key: value for key, value in sorted(loader_options.items()) if key not in TRANSPORT_OPTIONS}
+    if not given:
+        return {"loader_options": None, "options_digest": None}
+    body = given.get("extra_body")
+    compared = {**given, "extra_body": {k: v for k, v in body.items()
+                                        if str(k).lower().replace("-", "_") not in CREDENTIALS}} \
+        if isinstance(body, dict) else given
+    text = json.dumps(compared, sort_keys=True, default=repr, ensure_ascii=False)
+    return {"loader_options": redact(given), "options_digest": hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]}
+
+
 def kept_endpoint(identity: dict, existing: Optional[RunInfo]) -> dict:
-    """The endpoint a resumed run.json keeps: the first start's (a changed one was allowed, not adopted)."""
+    """The endpoint a resumed run.json keeps: the first start's (a changed one was allowed, not adopted); and the
+    options' digest, the first start's where it has one."""
     if existing is None:
-        return {"endpoint": identity["endpoint"], "endpoint_digest": identity["endpoint_digest"]}
-    return {"endpoint": existing.endpoint, "endpoint_digest": existing.endpoint_digest or identity["endpoint_digest"]}
+        return {"endpoint": identity["endpoint"], "endpoint_digest": identity["endpoint_digest"],
+                "options_digest": identity.get("options_digest")}
+    return {"endpoint": existing.endpoint, "endpoint_digest": existing.endpoint_digest or identity["endpoint_digest"],
+            "options_digest": existing.options_digest or identity.get("options_digest")}
 
 
 def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint_change: bool = False,
@@ -159,6 +183,11 @@ def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint
             raise RunConfigError(f"{path} belongs to a different run: endpoint is {quoted(recorded[key])} there but "
                                  f"{quoted(identity.get(key))} now{alike}; use another --out (or the same options to resume) "
                                  "(--allow-endpoint-change if the new server serves the same model)")
+        if key == "loader_options" and existing.options_digest and identity.get("options_digest") and \
+                existing.options_digest != identity["options_digest"] and recorded[key] == identity.get(key):
+            raise RunConfigError(f"{path} belongs to a different run: loader_options are {quoted(recorded[key])} there "
+                                 "and now, but they read alike with what looks like a key hidden; as given they differ; "
+                                 "use another --out (or the same options to resume)")
         if key == "data" and (moved or same_source(recorded[key], identity.get(key))):
             continue
         if key == "endpoint" and same_servers(recorded[key], identity.get(key)):  # replicas in another order
@@ -263,8 +292,7 @@ def run(spec: RunSpec, *, loader=None, items: Optional[list[EvalItem]] = None, p
                 "seed": spec.seed, "types": sorted(spec.types) if spec.types else None,
                 **endpoint_identity(spec.loader_options.get("base_url")),
                 # options that change answers (thinking=true, dtype, ...), not where they come from
-                "loader_options": redact({k: v for k, v in sorted(spec.loader_options.items())
-                                          if k not in TRANSPORT_OPTIONS}) or None}
+                **options_identity(spec.loader_options)}
     from ihbench.dataset.argtypes import epochs
 
     epochs().check("--epochs", spec.epochs)  # from Python too: 10^20 epochs would be planned in memory

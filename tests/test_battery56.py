@@ -110,3 +110,36 @@ def test_generate_s_goal_is_refused_as_a_sentence(tmp_path, capsys):
     assert stopped.value.code == 2
     assert "argument --goal: expected a non-empty sentence on one line" in capsys.readouterr().err
     assert not (tmp_path / "g").exists()
+
+
+def test_a_resume_whose_options_differ_only_inside_a_hidden_value_is_refused(tmp_path, capsys):
+    """Battery 57, D12: run.json records extra_body with what looks like a key hidden, so a resume with another
+    value hidden alike was taken for the same run; a digest of the options as given tells them apart (a credential
+    a proxy reads aside: a rotated key is the same run)."""
+    import secrets
+    import string
+
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "official")
+
+    def key() -> str:
+        return "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(32))
+
+    def run(user: str, credential: str) -> int:
+        body = json.dumps({"user": user, "api_key": credential})
+        return main(["run", "--model", "openai", "--model-path", "m", "--base-url", server.base_url, "--data", str(data),
+                     "--out", str(tmp_path / "r"), "--limit", "1", "--epochs", "1", "--quiet", "--option",
+                     f"extra_body={body}"])
+
+    first = key()
+    with OpenAITestServer() as server:
+        assert run(first, key()) == 0
+        assert run(first, key()) == 0  # the same options, another key for the proxy: resumed
+        assert "already done" in capsys.readouterr().out
+        assert run(key(), key()) == 2
+    err = capsys.readouterr().err
+    assert "belongs to a different run: loader_options are" in err and "they read alike with what looks like a key " \
+        "hidden; as given they differ" in err, err
+    recorded = json.loads((tmp_path / "r" / "run.json").read_text())
+    assert first not in json.dumps(recorded) and len(recorded["options_digest"]) == 16

@@ -181,16 +181,15 @@ async def _run_locked(spec, run_dir, generation, conversations, callers, loader,
     from ihbench.dataset.redaction import quoted
     from ihbench.llm import LLMCache, concurrently
     from ihbench.loaders import create
-    from ihbench.runner import (TRANSPORT_OPTIONS, RunConfigError, check_same_run, endpoint_identity, first_difference,
-                                kept_endpoint, versions)
+    from ihbench.runner import (RunConfigError, check_same_run, endpoint_identity, first_difference, kept_endpoint,
+                                options_identity, versions)
 
     identity = {"loader": spec.loader, "model_path": spec.model_path, "data": recorded_source(spec.data),
                 "config": spec.config,
                 "split": spec.split, "modality": spec.modality, "history_audio": None,
                 "generation": generation.to_dict(), "seed": spec.seed, "types": None,
                 **endpoint_identity(spec.loader_options.get("base_url")),
-                "loader_options": redact({k: v for k, v in sorted(spec.loader_options.items())
-                                          if k not in TRANSPORT_OPTIONS}) or None, "convbench": None}
+                **options_identity(spec.loader_options), "convbench": None}
     settings = _settings(spec, backend, callers)
     hashes = {c.conversation_id: conversation_hash(c) for c in conversations}
     existing = run_dir.info() if run_dir.exists() else None

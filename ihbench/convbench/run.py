@@ -32,7 +32,7 @@ from ihbench.dataset.redaction import redact
 from ihbench.loaders.failures import describe_failure, is_item_failure
 from ihbench.records import RUN_INFO_FORMAT, RunInfo, described, read_typed
 from ihbench.rundir import RunDir
-from ihbench.runner import TRANSPORT_OPTIONS, endpoint_identity
+from ihbench.runner import endpoint_identity, options_identity
 from ihbench.seeds import record_seed
 
 from .records import TurnRecord, of_the_run, utc_stamp
@@ -145,8 +145,7 @@ def run_convbench(spec: ConvRunSpec, *, loader=None, benchmark=None, progress: b
                 "config": spec.config,
                 "split": None, "modality": spec.modality, "history_audio": None, "generation": generation.to_dict(),
                 "seed": spec.seed, "types": None, **endpoint_identity(spec.loader_options.get("base_url")),
-                "loader_options": redact({k: v for k, v in sorted(spec.loader_options.items())
-                                          if k not in TRANSPORT_OPTIONS}) or None,
+                **options_identity(spec.loader_options),
                 "convbench": {"tool_results": spec.tool_results, "max_rounds": spec.max_rounds,
                               "only_turns": targets if spec.only_turns else None,  # as played: in order, once each
                               "rehydrate": spec.rehydrate, "benchmark_hash": digest}}
