@@ -143,14 +143,13 @@ def options_identity(loader_options: dict) -> dict:
     import hashlib
     import json
 
-    from ihbench.loaders.extra_body import CREDENTIALS
+    from ihbench.loaders.extra_body import is_credential_field
 
     given = {key: value for key, value in sorted(loader_options.items()) if key not in TRANSPORT_OPTIONS}
     if not given:
         return {"loader_options": None, "options_digest": None}
     body = given.get("extra_body")
-    compared = {**given, "extra_body": {k: v for k, v in body.items()
-                                        if str(k).lower().replace("-", "_") not in CREDENTIALS}} \
+    compared = {**given, "extra_body": {k: v for k, v in body.items() if not is_credential_field(k)}} \
         if isinstance(body, dict) else given
     text = json.dumps(compared, sort_keys=True, default=repr, ensure_ascii=False)
     return {"loader_options": redact(given), "options_digest": hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]}

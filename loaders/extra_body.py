@@ -9,7 +9,7 @@ here: a wrong one was a run of HTTP 400s that --temperature would have refused a
 """
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 from ihbench.dataset.argtypes import ArgType, ArgumentValueError, Boolean, Choice, boolean, choice, number, whole
 from ihbench.dataset.errors import UsageError
@@ -39,11 +39,24 @@ _TEXT, _MAPPING = str, dict
 
 class Fields(dict):
     """A JSON object whose fields are named, each with its check (`{"type": "enabled", "budget_tokens": 2048}`):
-    a field not named is refused, as at the top level; the `required` ones must be there."""
+    a field not named is refused, as at the top level; the `required` ones must be there, and so must those
+    `required_when` a field has a value (`{("type", "enabled"): ("budget_tokens",)}`)."""
 
-    def __init__(self, required: tuple = (), **fields):
+    def __init__(self, required: tuple = (), required_when: Optional[dict] = None, **fields):
         super().__init__(**fields)
         self.required = required
+        self.required_when = required_when or {}
+
+    def missing(self, name: str, value: dict) -> Optional[str]:
+        """What `value` (the field `name`) lacks, said, or None."""
+        absent = [field for field in self.required if field not in value]
+        if absent:
+            return f"{absent[0]!r} is required ({name} carries {', '.join(self)})"
+        for (field, given), needed in self.required_when.items():
+            absent = [name for name in needed if name not in value]
+            if value.get(field) == given and absent:
+                return f"{absent[0]!r} is required with {field} {given}"
+        return None
 
 
 Check = Union[ArgType, type, Fields, tuple]
@@ -60,8 +73,8 @@ PASSED_ON: dict[str, dict[str, Check]] = {
                                      summary=choice(("auto", "concise", "detailed"))),
                  # Anthropic's shape: a type always, and a budget of 1,024 tokens or more (battery 57, D7: the
                  # server refused every request of `{}` or a budget of 0)
-                 "thinking": (boolean(), Fields(("type",), type=choice(("enabled", "disabled")),
-                                                budget_tokens=whole(min=1024))),
+                 "thinking": (boolean(), Fields(("type",), {("type", "enabled"): ("budget_tokens",)},
+                                                type=choice(("enabled", "disabled")), budget_tokens=whole(min=1024))),
                  "include_reasoning": boolean(), "enable_thinking": boolean(), "thinking_budget": whole(min=0)},
     "bookkeeping": {"user": _TEXT, "metadata": _MAPPING, "store": boolean(), "service_tier": _TEXT,
                     "priority": whole(), "request_id": _TEXT, "cache_salt": _TEXT, "provider": _MAPPING,
@@ -77,6 +90,11 @@ CREDENTIALS = frozenset({"api_key", "apikey", "key", "token", "api_token", "acce
                          "subscription_key", "ocp_apim_subscription_key"})
 
 
+def is_credential_field(name: object) -> bool:
+    """A field a proxy reads a credential from (`CREDENTIALS`), however spelled (`X-API-KEY`)."""
+    return str(name).lower().replace("-", "_") in CREDENTIALS
+
+
 def check_extra_body(body: dict) -> None:
     """Every field of `body` allowed and of the right kind, or the UsageError that names the first that is not."""
     for name, value in body.items():
@@ -86,7 +104,7 @@ def check_extra_body(body: dict) -> None:
         if name in ENDS_ANSWERS:
             raise UsageError(f"--option extra_body: {quoted(name)} {ENDS_ANSWERS[name]}; the model answers the benchmark's "
                              "conversation as it would, within --max-new-tokens: leave it out")
-        if str(name).lower().replace("-", "_") in CREDENTIALS:
+        if is_credential_field(name):
             if not isinstance(value, str):
                 raise UsageError(f"--option extra_body: {quoted(name)} carries a credential, which is text; got "
                                  f"{type(value).__name__}")
@@ -114,12 +132,9 @@ def _check_value(name: str, value: Any, check: Check) -> None:
     for alternative in alternatives:
         if _fits(value, alternative):
             if isinstance(alternative, Fields):
-                missing = [field for field in alternative.required if field not in value]
+                missing = alternative.missing(name, value)
                 if missing:
-                    raise UsageError(f"--option extra_body: {name}: {missing[0]!r} is required ({name} carries "
-                                     f"{', '.join(alternative)})")
-                if value.get("type") == "enabled" and "budget_tokens" in alternative and "budget_tokens" not in value:
-                    raise UsageError(f"--option extra_body: {name}: 'budget_tokens' is required with type enabled")
+                    raise UsageError(f"--option extra_body: {name}: {missing}")
                 for field, inner in value.items():
                     if field not in alternative:
                         raise UsageError(f"--option extra_body: {name}: {quoted(field)} is not a field ihbench passes "
