@@ -398,28 +398,50 @@ class TransformersLoader(Loader):
             check_generation_config(generation, read)
             self._generation_read = read  # its token ids are checked against the tokenizer once loaded
 
+    def _refuse_unknown_audio_token(self, token: str, tokenizer) -> None:
+        """A processor file that sets an audio token the tokenizer lacks is that file's edit, not damaged
+        tokenizer files (battery 58, E3): name it, and the token config.json's id says is meant."""
+        named = self._file_naming_audio_token(token)
+        if named is None:
+            raise ModelFolderError(f"{self.path}: the tokenizer has no {token} token, which the processor puts in "
+                                   "every audio prompt; its tokenizer files are missing or of another model")
+        meant = next((f"; config.json's {key} {given} is {tokenizer.convert_ids_to_tokens(given)} (edited: restore it)"
+                      for key, given in self._config_audio_token_ids()
+                      if 0 <= given < len(tokenizer)
+                      and tokenizer.convert_ids_to_tokens(given) in tokenizer.all_special_tokens), "")
+        raise ModelFolderError(f"{named}: audio_token is {token}, which the tokenizer does not have; the processor "
+                               f"puts it in every audio prompt{meant}")
+
+    def _config_audio_token_ids(self) -> list:
+        """(key, id) of each audio token id config.json gives, at the top or in thinker_config."""
+        import json
+
+        config = json.loads((Path(self.path) / "config.json").read_text(encoding="utf-8"))
+        found = []
+        for where, values in (("", config), ("thinker_config.", config.get("thinker_config") or {})):
+            for key in ("audio_token_index", "audio_token_id"):
+                given = values.get(key) if isinstance(values, dict) else None
+                if isinstance(given, int) and not isinstance(given, bool):
+                    found.append((where + key, given))
+        return found
+
     def _check_audio_token_id(self, token: str, token_id: int, tokenizer) -> None:
         """The model finds a prompt's audio by the id config.json gives its audio token; one that is not
         the tokenizer's id for it found no audio, and the first item ended in an 89-line traceback inside
         transformers (battery 44, Q5). Read where each family keeps it: at the top, or in thinker_config.
         When a processor file names the audio token and config.json's id is another special token's, that
         file was edited, and is the one named (battery 56, C13: config.json was blamed)."""
-        import json
-
-        config = json.loads((Path(self.path) / "config.json").read_text(encoding="utf-8"))
-        for where, values in (("", config), ("thinker_config.", config.get("thinker_config") or {})):
-            for key in ("audio_token_index", "audio_token_id"):
-                given = values.get(key) if isinstance(values, dict) else None
-                if isinstance(given, int) and not isinstance(given, bool) and given != token_id:
-                    named = self._file_naming_audio_token(token)
-                    meant = tokenizer.convert_ids_to_tokens(given) if 0 <= given < len(tokenizer) else None
-                    if named is not None and meant in tokenizer.all_special_tokens:
-                        raise ModelFolderError(f"{named}: audio_token is {token} ({token_id}), but config.json's "
-                                               f"{where}{key} {given} is {meant}; the model would find no audio in a "
-                                               f"prompt (edited: restore {meant})")
-                    raise ModelFolderError(f"{Path(self.path) / 'config.json'}: {where}{key} is {given}, but the "
-                                           f"tokenizer's {token} is {token_id}; the model would find no audio in a "
-                                           "prompt (config and tokenizer of different checkpoints, or edited)")
+        for key, given in self._config_audio_token_ids():
+            if given != token_id:
+                named = self._file_naming_audio_token(token)
+                meant = tokenizer.convert_ids_to_tokens(given) if 0 <= given < len(tokenizer) else None
+                if named is not None and meant in tokenizer.all_special_tokens:
+                    raise ModelFolderError(f"{named}: audio_token is {token} ({token_id}), but config.json's "
+                                           f"{key} {given} is {meant}; the model would find no audio in a "
+                                           f"prompt (edited: restore {meant})")
+                raise ModelFolderError(f"{Path(self.path) / 'config.json'}: {key} is {given}, but the "
+                                       f"tokenizer's {token} is {token_id}; the model would find no audio in a "
+                                       "prompt (config and tokenizer of different checkpoints, or edited)")
 
     def _file_naming_audio_token(self, token: str) -> Optional[Path]:
         """The processor file that sets the processor's audio token to `token`, if one does."""
@@ -455,8 +477,7 @@ class TransformersLoader(Loader):
         tokenizer = getattr(processor, "tokenizer", None)
         token = getattr(processor, "audio_token", None)
         if tokenizer is not None and isinstance(token, str) and token not in tokenizer.get_vocab():
-            raise ModelFolderError(f"{self.path}: the tokenizer has no {token} token, which the processor puts in "
-                                   "every audio prompt; its tokenizer files are missing or of another model")
+            self._refuse_unknown_audio_token(token, tokenizer)
         if tokenizer is not None and isinstance(token, str):
             self._check_audio_token_id(token, tokenizer.convert_tokens_to_ids(token), tokenizer)
         if tokenizer is not None and getattr(self, "_generation_read", None) is not None:

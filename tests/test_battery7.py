@@ -196,6 +196,8 @@ def test_extra_body_carries_only_the_fields_ihbench_passes_on(body, key, tmp_pat
     ('{"reasoning": {"max_tokens": -1}}', "reasoning.max_tokens: expected a whole number >= 0, got -1"),
     ('{"reasoning": {"messages": []}}', "reasoning: 'messages' is not a field ihbench passes on"),
     ('{"top_k": 99999999999999999999999}', "top_k: expected a whole number from -1 to 2147483647"),
+    # battery 58, E2: every unknown field named at once, the known ones beside them not
+    ('{"frobnicate": 1, "top_k": 5, "zzz": true}', "'frobnicate', 'zzz' are not fields ihbench passes on"),
 ])
 def test_extra_body_values_are_checked_before_any_work(body, said, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)

@@ -456,6 +456,10 @@ def test_a_chat_template_whose_turn_end_is_no_special_token_is_named_not_the_gen
     ({"audio_token": "<|im_end|>"}, "processor_config.json",
      "processor_config.json: audio_token is <|im_end|> (258), but config.json's audio_token_index 259 is <|AUDIO|>; "
      "the model would find no audio in a prompt (edited: restore <|AUDIO|>)"),
+    # battery 58, E3: edited to a token the tokenizer lacks, and the tokenizer files blamed
+    ({"audio_token": "<|AUDIOX|>"}, "processor_config.json",
+     "processor_config.json: audio_token is <|AUDIOX|>, which the tokenizer does not have; the processor puts it in "
+     "every audio prompt; config.json's audio_token_index 259 is <|AUDIO|> (edited: restore it)"),
 ])
 def test_a_value_only_a_loaded_model_would_meet_is_named_with_or_without_weights(edit, file, said, checkpoints,
                                                                                  tmp_path):
