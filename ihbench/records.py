@@ -344,7 +344,7 @@ def copied_from_another_run(info: Optional["RunInfo"], *, model: Optional[str], 
     holds it, or None: made by another model (`loader:model_path`), in another modality, or drawn
     with another --seed (`drawn(run seed)`: the seed the run draws for this record). One rule for
     every record kind, said in each one's words (`verb`, `noun`, `then`: what happens to it next)."""
-    copied = f"not {noun} of this run (copied from another run?); left out{then}"
+    copied = f"not {noun} of this run (copied from another run, or run.json another run's?); left out{then}"
     run_model = f"{info.loader}:{info.model_path}" if info and info.loader and info.model_path else None
     if run_model and model and model != run_model:
         return f"{verb} by {_as_said(model)}, and this run's model is {_as_said(run_model)}: {copied}"

@@ -492,7 +492,8 @@ def _of_the_run(info: Optional[RunInfo]):
             return copied
         if settings and record.generation and record.generation != settings:
             return ("drawn with other generation settings (--temperature, --top-p, --max-new-tokens, ...) than "
-                    "this run's: not an answer of this run (copied from another run?); left out, and answered again")
+                    "this run's: not an answer of this run (copied from another run, or run.json another run's?); "
+                    "left out, and answered again")
         before = last.get(record.key)
         if before is not None and before.answered and before.item_hash == record.item_hash:
             return (f"a second record of {record.id} epoch {record.epoch}, which an earlier line already answered; "

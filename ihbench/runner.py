@@ -155,14 +155,19 @@ def options_identity(loader_options: dict) -> dict:
     return {"loader_options": redact(given), "options_digest": hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]}
 
 
-def kept_endpoint(identity: dict, existing: Optional[RunInfo]) -> dict:
-    """The endpoint a resumed run.json keeps: the first start's (a changed one was allowed, not adopted); and the
-    options' digest, the first start's where it has one."""
+def kept_from_first_start(identity: dict, existing: Optional[RunInfo]) -> dict:
+    """What a resumed run.json keeps of its first start: the endpoint (a changed one was allowed, not adopted),
+    the options' digest, and the options as recorded then (the same as given, by that digest: read again in
+    another environment, a value hidden as a secret's would be written out, and the run's records would read as
+    another run's; battery 58, E5)."""
     if existing is None:
         return {"endpoint": identity["endpoint"], "endpoint_digest": identity["endpoint_digest"],
                 "options_digest": identity.get("options_digest")}
-    return {"endpoint": existing.endpoint, "endpoint_digest": existing.endpoint_digest or identity["endpoint_digest"],
+    kept = {"endpoint": existing.endpoint, "endpoint_digest": existing.endpoint_digest or identity["endpoint_digest"],
             "options_digest": existing.options_digest or identity.get("options_digest")}
+    if existing.options_digest and existing.options_digest == identity.get("options_digest"):
+        kept["loader_options"] = existing.loader_options
+    return kept
 
 
 def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint_change: bool = False,
@@ -182,11 +187,13 @@ def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint
             raise RunConfigError(f"{path} belongs to a different run: endpoint is {quoted(recorded[key])} there but "
                                  f"{quoted(identity.get(key))} now{alike}; use another --out (or the same options to resume) "
                                  "(--allow-endpoint-change if the new server serves the same model)")
-        if key == "loader_options" and existing.options_digest and identity.get("options_digest") and \
-                existing.options_digest != identity["options_digest"] and recorded[key] == identity.get(key):
-            raise RunConfigError(f"{path} belongs to a different run: loader_options are {quoted(recorded[key])} there "
-                                 "and now, but they read alike with what looks like a key hidden; as given they differ; "
-                                 "use another --out (or the same options to resume)")
+        if key == "loader_options" and existing.options_digest and identity.get("options_digest"):
+            if existing.options_digest == identity["options_digest"]:
+                continue  # the same as given, however the environment hides them now (battery 58, E5)
+            if recorded[key] == identity.get(key):
+                raise RunConfigError(f"{path} belongs to a different run: loader_options are {quoted(recorded[key])} "
+                                     "there and now, but they read alike with what looks like a key hidden; as given "
+                                     "they differ; use another --out (or the same options to resume)")
         if key == "data" and (moved or same_source(recorded[key], identity.get(key))):
             continue
         if key == "endpoint" and same_servers(recorded[key], identity.get(key)):  # replicas in another order
@@ -368,7 +375,7 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
                     "limit)" if spec.loader == "openai" else "")
 
     run_dir.write_info(RunInfo(
-        **{**identity, **kept_endpoint(identity, existing)},
+        **{**identity, **kept_from_first_start(identity, existing)},
         epochs=spec.epochs, limit=spec.limit, item_ids=[item.id for item in items] if handed else None,
         model=described(loader, passed_in),
         effective_generation=loader.effective_generation(generation), data_fingerprint=items_fingerprint(items),

@@ -564,6 +564,9 @@ class PathArg(ArgType):
         if not str(value).strip():
             raise self.refuse(str(value))
         _refuse_credential(self, str(value))  # made a folder, `http:/u:KEY@x/` would keep the key on disk
+        if not _is_text(str(value)):  # battery 58, E4: written into run.json, it ended in a traceback, a folder left
+            raise self.refuse(str(value), "a byte in its name that is not UTF-8, and paths are recorded as text; "
+                                          "use a UTF-8 name")
         try:
             path = _reachable(expand_home(value))
             is_dir, exists = path.is_dir(), path.exists()
@@ -591,6 +594,15 @@ class PathArg(ArgType):
         elif self.exists:
             raise self.refuse(str(value), "not found")
         return path
+
+
+def _is_text(value: str) -> bool:
+    """False for a name holding bytes the file system keeps but UTF-8 cannot spell (Python's surrogate escapes)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _shortened(text: str, keep: int = 60) -> str:

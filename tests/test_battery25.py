@@ -511,8 +511,8 @@ def test_a_round_line_copied_after_its_conversation_ended_is_named_and_changes_n
     out, lines, placed, copy, said = _played_then_resumed_with(line_of, built, tmp_path, capsys)
     if copied == "another run's round":
         named = (f"barge_in.jsonl line {len(lines) + 1}: its seed is not the one this run (--seed 0) draws for it: not "
-                 "a round of this run (copied from another run?); left out, and the line can be removed (the run "
-                 "played that round itself)")
+                 "a round of this run (copied from another run, or run.json another run's?); left out, and the line "
+                 "can be removed (the run played that round itself)")
     else:
         named = (f"barge_in.jsonl line {len(lines) + 1}: round {copy['round']} of {copy['conversation_id']} again, "
                  f"after the conversation ended at round {json.loads(lines[-1])['round']} with every round played: "

@@ -181,8 +181,8 @@ async def _run_locked(spec, run_dir, generation, conversations, callers, loader,
     from ihbench.dataset.redaction import quoted
     from ihbench.llm import LLMCache, concurrently
     from ihbench.loaders import create
-    from ihbench.runner import (RunConfigError, check_same_run, endpoint_identity, first_difference, kept_endpoint,
-                                options_identity, versions)
+    from ihbench.runner import (RunConfigError, check_same_run, endpoint_identity, first_difference,
+                                kept_from_first_start, options_identity, versions)
 
     identity = {"loader": spec.loader, "model_path": spec.model_path, "data": recorded_source(spec.data),
                 "config": spec.config,
@@ -210,7 +210,7 @@ async def _run_locked(spec, run_dir, generation, conversations, callers, loader,
     if spec.modality == "audio":
         _check_clip_count(conversations, loader)
     run_dir.write_info(RunInfo(
-        **{**identity, **kept_endpoint(identity, existing)},
+        **{**identity, **kept_from_first_start(identity, existing)},
         epochs=1, limit=spec.limit, model=described(loader, passed_in),
         effective_generation=loader.effective_generation(generation),
         data_fingerprint=hashlib.sha256("".join(hashes.values()).encode()).hexdigest()[:16],

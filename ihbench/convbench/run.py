@@ -199,7 +199,7 @@ def _run_locked(spec, run_dir: RunDir, identity: dict, generation, benchmark, ta
     from tqdm.auto import tqdm
 
     from ihbench.loaders import create, get
-    from ihbench.runner import check_same_run, kept_endpoint, versions
+    from ihbench.runner import check_same_run, kept_from_first_start, versions
 
     existing = run_dir.info() if run_dir.exists() else None
     if existing:
@@ -213,7 +213,7 @@ def _run_locked(spec, run_dir: RunDir, identity: dict, generation, benchmark, ta
     if spec.modality == "audio":
         _check_clip_count(spec, benchmark, targets, loader)
     run_dir.write_info(RunInfo(
-        **{**identity, **kept_endpoint(identity, existing)},
+        **{**identity, **kept_from_first_start(identity, existing)},
         epochs=spec.epochs, model=described(loader, passed_in), data_fingerprint=digest, n_items=len(targets),
         versions=versions(), command=redact(list(spec.command or sys.argv)),
         created=existing.created if existing else time.strftime("%Y-%m-%dT%H:%M:%S%z"), format_version=RUN_INFO_FORMAT))

@@ -29,7 +29,7 @@ from ihbench.dataset.argtypes import number
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.io import AppendLog, exclusive, new_folders, read_records, write_json_atomic
 from ihbench.dataset.outputs import GENERATE_JSON
-from ihbench.dataset.redaction import address_without_credentials, redact
+from ihbench.dataset.redaction import address_without_credentials, quoted, redact
 from ihbench.dataset.sources import DOMAINS, SourceError, load_conversation
 from ihbench.dataset.verify import check_conversation, max_chars
 
@@ -191,6 +191,7 @@ async def _generate_locked(spec, out, backend, cache, progress, domain, goal, de
     started, started_at = time.perf_counter(), datetime.now(timezone.utc).isoformat(timespec="seconds")
     slug = slugify(goal)
     ids = [f"{domain}-{slug}-{n:02d}" for n in range(1, spec.conversations + 1)]
+    recorded = {}
     if (out / INFO).exists():  # the suite's history of runs: a damaged file is said, never started afresh over
         from ihbench.dataset.io import read_json_object
 
@@ -224,6 +225,8 @@ async def _generate_locked(spec, out, backend, cache, progress, domain, goal, de
             summary.kept_out += 1
         else:
             todo.append((slot, conversation_id))
+    if summary.skipped:
+        _check_same_author(out, recorded, backend.describe(), spec.seed)
     agents = a.Agents(backend, cache, reasks=spec.max_reasks, run_usage=summary.usage)
 
     with AppendLog(out / DISCARDED) as log:
@@ -253,6 +256,26 @@ async def _generate_locked(spec, out, backend, cache, progress, domain, goal, de
     summary.cost = cost_estimate(summary.usage, spec.price_input, spec.price_output)
     _write_info(spec, out, backend, summary, started_at, domain, goal, slug, ids)
     return summary
+
+
+AUTHOR_FLAGS = {"backend": "--llm-backend", "model": "--llm-model", "temperature": "--temperature", "seed": "--seed"}
+
+
+def _check_same_author(out: Path, recorded: dict, llm: dict, seed: int) -> None:
+    """A suite that holds conversations is one LLM's, at one temperature and seed: generate.json names them once,
+    and each new conversation's provenance says its prerequisites are by the same LLM. Going on with others added
+    conversations without a word under a header that then named the new LLM (battery 58, E6)."""
+    before = recorded.get("llm")
+    if not isinstance(before, dict):  # a record from before the first run ended
+        return
+    there = {**{key: before.get(key) for key in ("backend", "model", "temperature")}, "seed": recorded.get("seed")}
+    here = {**{key: llm.get(key) for key in ("backend", "model", "temperature")}, "seed": seed}
+    differ = [key for key in there if there[key] is not None and there[key] != here[key]]
+    if differ:
+        said = ", ".join(f"{AUTHOR_FLAGS[key]} {quoted(str(there[key]))} there but {quoted(str(here[key]))} now"
+                         for key in differ)
+        raise UsageError(f"--out: {out} holds conversations generated with other settings ({said}); give those to "
+                         "go on with the suite, or another --out")
 
 
 async def _calls(spec, out, agents, prereq, todo, record, summary, progress, slug) -> None:

@@ -146,6 +146,7 @@ def read_records(path: Path, *, repair: bool = False,
         kept.append((number, record))
     if rejected:
         stat = path.stat()
+    to_say: dict = {}  # problem -> the lines it is said of, and what becomes of them
     for number, record, problem in rejected:
         if redone is not None and isinstance(record, dict) and redone(record, number, kept):
             continue
@@ -157,8 +158,19 @@ def read_records(path: Path, *, repair: bool = False,
             # a problem that says what becomes of the record ("left out, and judged again") is said as it is
             after = "" if "left out" in problem else then(record) if then is not None \
                 else "; the record is left out and will be redone"
-            log.warning("%s line %d: %s%s", path, number, problem, after)
+            to_say.setdefault((problem, after), []).append(number)
+    for (problem, after), numbers in to_say.items():
+        log.warning("%s %s: %s%s", path, _lines_said(numbers), problem, after)
     return [record for _, record in kept]
+
+
+def _lines_said(numbers: list) -> str:
+    """`line 3`, or the lines one problem is of, said once: every line of a run whose run.json was replaced gave
+    the same warning twenty times (battery 58, E7)."""
+    if len(numbers) == 1:
+        return f"line {numbers[0]}"
+    shown = ", ".join(map(str, numbers[:5])) + (", ..." if len(numbers) > 5 else "")
+    return f"{len(numbers)} lines ({shown})"
 
 
 def _whole_record(tail: bytes) -> bool:

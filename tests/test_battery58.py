@@ -1,0 +1,118 @@
+"""Battery 58 (issue 23): findings E… of the fifty-eighth battery of bad inputs, tried on an installed wheel as a
+new user would (/work/battery58/LOG.md). Each test's docstring names its finding. The models under test are
+STAND-INS (a scripted OpenAI-compatible server on loopback)."""
+import json
+import os
+
+import pytest
+from openai_test_server import OpenAITestServer
+
+from ihbench.cli import main
+
+NOT_UTF8 = os.fsdecode(b"-\xff")  # a byte the file system keeps and UTF-8 cannot spell
+
+
+@pytest.mark.parametrize("command", [
+    ["run", "--model", "openai", "--model-path", "m", "--data", "d", "--base-url", "http://127.0.0.1:9/v1",
+     "--out", "r{bad}"],
+    ["turns", "call.flac", "--out", "t{bad}"],
+    ["make-tiny-model", "qwen2-audio", "--out", "tiny{bad}"],
+    ["report", "r", "--out", "s{bad}"],
+    ["judge", "r", "--judge-model", "m", "--out", "j{bad}.jsonl"],
+    ["judge", "r", "--judge-model", "m", "--cache", "c{bad}.sqlite"],
+    ["build", "--out", "b{bad}"],
+])
+def test_a_path_that_is_not_utf8_is_refused_when_parsed(command, tmp_path, monkeypatch, capsys):
+    """Battery 58, E4 (P2): a non-UTF-8 byte in --out ended `run`, `turns` and `make-tiny-model` in a traceback when
+    the path was written into JSON, and `turns` left a half-made folder; other commands made files of that name.
+    One rule for every path option: refused when parsed, nothing made."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stopped:
+        main([part.format(bad=NOT_UTF8) for part in command])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err and "a byte in its name that is not UTF-8" in err.splitlines()[-1], err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("set_at", ["first", "resume"])
+def test_a_resume_with_the_same_options_is_the_same_run_whatever_the_environment_hides(set_at, tmp_path,
+                                                                                        monkeypatch, capsys):
+    """Battery 58, E5 (P2): a value of extra_body that equals a secret-named variable's is recorded `<redacted>`;
+    with that variable set at one start and not at the other, a resume with the very same options was refused
+    ("'<redacted>' there but '<redacted>' now"). The options are compared as given, by their digest."""
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "official")
+    value = "plum-orchard-566565"
+
+    def run(user: str) -> int:
+        return main(["run", "--model", "openai", "--model-path", "m", "--base-url", server.base_url, "--data",
+                     str(data), "--out", str(tmp_path / "r"), "--limit", "1", "--epochs", "1", "--quiet", "--option",
+                     f"extra_body={json.dumps({'user': user})}"])
+
+    with OpenAITestServer() as server:
+        if set_at == "first":
+            monkeypatch.setenv("SUPPORT_API_TOKEN", value)
+        assert run(value) == 0
+        if set_at == "first":
+            monkeypatch.delenv("SUPPORT_API_TOKEN")
+        else:
+            monkeypatch.setenv("SUPPORT_API_TOKEN", value)
+        capsys.readouterr()
+        assert run(value) == 0, capsys.readouterr().err
+        assert "already done" in capsys.readouterr().out
+        assert run("another-user-1") == 2  # other options are still another run
+    err = capsys.readouterr().err
+    assert "belongs to a different run: loader_options.extra_body.user is" in err, err
+    assert value not in err
+
+
+@pytest.mark.parametrize("other, said", [
+    (["--llm-model", "other-llm"], "--llm-model 'scripted' there but 'other-llm' now"),
+    (["--temperature", "1.5", "--seed", "9"], "--temperature '0.7' there but '1.5' now, --seed '0' there but '9' now"),
+])
+def test_generate_goes_on_with_a_suite_only_as_its_author(other, said, tmp_path, capsys):
+    """Battery 58, E6 (P3): `generate` went on with a suite under another --llm-model, --temperature or --seed
+    without a word, and generate.json's header then named the new LLM for conversations the first one wrote."""
+    from generate_script import GenerationScript
+
+    def generate(conversations: int, *extra: str) -> int:
+        model = [] if "--llm-model" in extra else ["--llm-model", "scripted"]
+        return main(["generate", "--domain", "government", "--goal", "Set up a property tax installment plan",
+                     "--intents", "1", "--conversations", str(conversations), "--llm-base-url", server.base_url,
+                     "--out", str(tmp_path / "suite"), "--cache", str(tmp_path / "cache.sqlite"), "--quiet",
+                     *model, *extra])
+
+    with OpenAITestServer(respond=GenerationScript(["cooperative"])) as server:
+        assert generate(1) == 0
+        header = (tmp_path / "suite" / "generate.json").read_text()
+        assert generate(2, *other) == 2
+        assert f"holds conversations generated with other settings ({said}); give those to go on" in \
+            capsys.readouterr().err
+        assert (tmp_path / "suite" / "generate.json").read_text() == header
+        assert generate(2) == 0  # its own settings go on
+    assert len(list((tmp_path / "suite" / "conversations").glob("*.json"))) == 2
+
+
+def test_lines_left_out_for_one_reason_are_said_once(tmp_path, capsys):
+    """Battery 58, E7 (P3): run.json replaced by another run's (another --seed) gave one warning per line, each
+    guessing the line was copied from another run; the lines one problem is of are said in one warning, which
+    names run.json as the other possible cause."""
+    import shutil
+
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "official")
+    with OpenAITestServer() as server:
+        for seed, out in (("0", "a"), ("5", "b")):
+            assert main(["run", "--model", "openai", "--model-path", "m", "--base-url", server.base_url, "--data",
+                         str(data), "--out", str(tmp_path / out), "--limit", "3", "--epochs", "1", "--seed", seed,
+                         "--quiet"]) == 0
+    shutil.copy(tmp_path / "b" / "run.json", tmp_path / "a" / "run.json")
+    capsys.readouterr()
+    main(["report", str(tmp_path / "a"), "--out", str(tmp_path / "report")])
+    warned = [line for line in capsys.readouterr().err.splitlines() if "responses.jsonl" in line]
+    assert len(warned) == 1, warned
+    assert "responses.jsonl 3 lines (1, 2, 3): its seed is not the one this run (--seed 5) draws for it: not an " \
+        "answer of this run (copied from another run, or run.json another run's?); left out" in warned[0], warned
