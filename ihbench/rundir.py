@@ -52,6 +52,11 @@ def judgment_files_in(folder: Path) -> list[Path]:
 
     files = sorted(Path(folder).glob("judgments*.jsonl"))
     for file in files:
+        try:
+            file.name.encode("utf-8")
+        except UnicodeEncodeError:  # battery 58, E8: the report (JSON) ended in a traceback, every time
+            raise RunDirError(f"{folder}: a judgments file there is named {file.name!r}, with a byte that is not UTF-8, "
+                              "and its name would be copied into the report; rename it (judgments-MODEL.jsonl)") from None
         found = credential_in(file.name)
         if found:
             raise RunDirError(f"{folder}: a judgments file there is named with {found} (a credential; not shown), "
@@ -195,15 +200,20 @@ class RunDir:
     def _planned_from_the_selection(self, info: RunInfo, items: list) -> RunInfo:
         """run.json with `n_items` the number of items its selection holds in the data: that count, never the
         recorded one, is what the run planned (a hand edit of n_items made "12 of 1998 planned")."""
-        from .selection import RunConfigError, run_selection
+        from .selection import RunConfigError, items_fingerprint, run_selection
 
         try:
-            count = len(run_selection(items, info))
+            selected = run_selection(items, info)
         except RunConfigError:  # nothing selected: the data changed, said by the reader of the items
             return info
+        count = len(selected)
         if info.n_items is not None and info.n_items != count:
-            log.warning("%s: n_items says %d, but the run's selection holds %d item(s) of %s: edited by hand? The "
-                        "planned count uses %d", self.info_path, info.n_items, count, info.data, count)
+            # the data rebuilt at its path with more points or fewer (battery 58, E11: blamed on run.json)
+            cause = ("the data changed since the run started (rebuilt at the same path?); `ihbench run` again answers "
+                     "what is new" if info.data_fingerprint and info.data_fingerprint != items_fingerprint(selected)
+                     else "edited by hand?")
+            log.warning("%s: n_items says %d, but the run's selection holds %d item(s) of %s: %s. The planned count "
+                        "uses %d", self.info_path, info.n_items, count, info.data, cause, count)
         return dataclasses.replace(info, n_items=count)
 
     def _of_the_selection(self, info: RunInfo, responses: list[ResponseRecord], items: list) -> list[ResponseRecord]:

@@ -272,6 +272,31 @@ def is_prefixed_key(word: str) -> bool:
     return False
 
 
+#: keys whose whole shape their provider fixes, found by that shape rather than by how random their letters look
+#: (battery 58, E10: about one Hugging Face token in 2,000 spelled enough word pairs to pass as a name): a Hugging
+#: Face token's 34 letters of both cases, SendGrid's `SG.<22>.<43>`; a camelCase name of exactly 34 letters is not one
+_FIXED_SHAPE_KEY = re.compile(r"(?<![A-Za-z0-9])(?:hf_(?=[A-Za-z]{0,33}[A-Z])(?=[A-Za-z]{0,33}[a-z])([A-Za-z]{34})"
+                              r"|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})(?![A-Za-z0-9])")
+
+
+def _prefixed_key_spans(text: str) -> list[tuple[int, int]]:
+    spans = [match.span() for match in KEY_SHAPED.finditer(text) if is_prefixed_key(match.group(0))]
+    spans += [match.span() for match in _FIXED_SHAPE_KEY.finditer(text)
+              if match.group(1) is None or not _is_compound(match.group(1))]
+    return _merged(spans)
+
+
+def holds_prefixed_key(text: str) -> bool:
+    """`text` holds a provider's key by its prefix or shape (`sk-proj-...`, `hf_...`), wherever it stands: the
+    rule for a name, a path and the texts a dataset copies (a source's turn, a benchmark's knowledge base)."""
+    return bool(_prefixed_key_spans(text))
+
+
+def without_prefixed_keys(text: str, replacement: str) -> str:
+    """`text` with each provider's key `holds_prefixed_key` finds replaced by `replacement`."""
+    return _replaced(text, _prefixed_key_spans(text), replacement)
+
+
 def holds_a_random_run(text: str) -> bool:
     """`text` holds a run of letters and digits (or of dash groups, or of base64) as random as a key's."""
     return bool(random_spans(text))
@@ -434,6 +459,11 @@ def _is_public_id(run: str) -> bool:
     return _ULID_TIMES[0] <= milliseconds <= _ULID_TIMES[1]
 
 
+#: the length from which a mixed-case run of groups is a key's even where a short part spells a word: a
+#: `secrets.token_urlsafe(32)` is 43 characters with about two `-`/`_`; a model id that long has long words
+_URLSAFE_LENGTH = 32
+
+
 def _random_groups(parts: list[str]) -> bool:
     joined = "".join(parts)
     if len(joined) < BARE_RUN - 2:  # a 24-character token_urlsafe with its `-`s
@@ -441,7 +471,11 @@ def _random_groups(parts: list[str]) -> bool:
     if any(re.search("[A-Z]", part) and re.search("[a-z]", part) for part in parts):  # groups of a mixed-case
         # key, unless one is a word: a model id's (`Qwen3-8B-unsloth-bnb-4bit`, `Qwen2.5-Omni-7B`; battery 50, W11).
         # Parts each of one case are not (`RUN_<md5>`, `CACHE_KEY_<uuid>`: an upper-case label; battery 57, D3)
-        return not any(_is_word(part) or _is_compound(part) for part in parts) and _is_random(joined)
+        # A word of three letters or fewer is chance in a long key's groups (`_am-`, `_req_`: one `token_urlsafe(32)`
+        # in 300 was missed; battery 58, E10), not a name's
+        short_is_chance = len(joined) >= _URLSAFE_LENGTH
+        return not any((_is_word(part) and not (short_is_chance and len(part) <= 3)) or _is_compound(part)
+                       for part in parts) and _is_random(joined)
     if len(parts) >= 3 and len(parts[0]) >= 4 and len({len(part) for part in parts}) == 1:  # a product key's
         # groups of one case (`XXXX-XXXX-...`); a UUID's groups (8-4-4-4-12) are of several lengths
         letters_and_digits = re.search("[A-Za-z]", joined) and re.search("[0-9]", joined)

@@ -16,7 +16,8 @@ import os
 import re
 from typing import Any, Optional
 
-from .key_shapes import KEY_SHAPED, SECRET_WORDS, holds_a_random_run, is_prefixed_key, without_random_base64, without_random_runs
+from .key_shapes import (SECRET_WORDS, holds_a_random_run, holds_prefixed_key, without_prefixed_keys,
+                         without_random_base64, without_random_runs)
 
 REDACTED = "<redacted>"
 _SECRET = re.compile(r"(key|token|secret|password|passwd|authorization|credentials?)$", re.IGNORECASE)
@@ -41,8 +42,7 @@ def _looks_like_a_key(text: str) -> bool:
     from urllib.parse import unquote
 
     forms = {text, unquote(text)}
-    return any(is_prefixed_key(key) for form in forms for key in KEY_SHAPED.findall(form)) or \
-        any(map(holds_a_random_run, forms))
+    return any(map(holds_prefixed_key, forms)) or any(map(holds_a_random_run, forms))
 
 
 def _redact_url(text: str) -> str:
@@ -57,7 +57,7 @@ def _redact_url(text: str) -> str:
     # random runs first, as a whole: a provider's key found by its prefix first left the parts joined to it by
     # `.` too short to be judged (Mapbox's `sk.<eyJ...>.<signature>`; battery 54, A10)
     text = without_random_runs(text, REDACTED)
-    return KEY_SHAPED.sub(lambda m: REDACTED if is_prefixed_key(m.group(0)) else m.group(0), text)
+    return without_prefixed_keys(text, REDACTED)
 
 
 def _redact_url_paths(text: str) -> str:

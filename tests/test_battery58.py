@@ -116,3 +116,86 @@ def test_lines_left_out_for_one_reason_are_said_once(tmp_path, capsys):
     assert len(warned) == 1, warned
     assert "responses.jsonl 3 lines (1, 2, 3): its seed is not the one this run (--seed 5) draws for it: not an " \
         "answer of this run (copied from another run, or run.json another run's?); left out" in warned[0], warned
+
+
+def _key() -> str:
+    import secrets
+
+    return "sk-proj-" + secrets.token_urlsafe(32)
+
+
+def test_a_source_holding_a_provider_s_key_is_refused_by_verify_and_build(tmp_path, capsys):
+    """Battery 58, E9 (P1): a key pasted into a conversation source passed `verify`, and `build` wrote it into two
+    Parquet files (and spoke it); `convbench-import` already refused one in a benchmark."""
+    from ihbench.dataset.sources import source_files
+
+    key = _key()
+    original = next(iter(source_files()))
+    source = json.loads(original.read_text())
+    source["turns"][0]["user"] = f"Okay, my api key is {key} by the way."
+    folder = tmp_path / "sources"
+    folder.mkdir()
+    (folder / original.name).write_text(json.dumps(source))
+    assert main(["verify", str(folder)]) == 1
+    said = capsys.readouterr()
+    assert "turns[0].user: holds a provider's API key (a credential; not shown)" in said.out + said.err
+    assert main(["build", "--sources", str(folder), "--out", str(tmp_path / "ds"), "--no-sid", "--no-convbench",
+                 "--no-duplex", "--quiet"]) == 2
+    said = capsys.readouterr()
+    assert "holds a provider's API key" in said.err and key not in said.out + said.err
+    assert not (tmp_path / "ds").exists()
+
+
+def test_a_key_is_found_in_a_parquet_file_s_nested_texts_and_audio_bytes_are_left_unread(tmp_path):
+    """The publish's check (battery 58, E9) reads text inside structs and lists, and names where it sits."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ihbench.dataset.keys_in_data import key_in_parquet
+
+    rows = [{"id": "c1", "audio": {"bytes": b"sk-proj-" + b"A1b2" * 10, "path": "a.wav"},
+             "turns": [{"user": "hello", "agent": "hi"}, {"user": "bye", "agent": "ok"}]}]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "clean.parquet")
+    assert key_in_parquet(tmp_path / "clean.parquet") is None
+    rows[0]["turns"][1]["agent"] = f"the key {_key()}"
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "keyed.parquet")
+    assert key_in_parquet(tmp_path / "keyed.parquet") == "turns.agent"
+
+
+def test_a_run_s_judgments_file_named_with_a_byte_that_is_not_utf8_is_named_by_report(tmp_path, capsys):
+    """Battery 58, E8 (P2): `judge --out` took such a name (refused when parsed now, E4), and from then on every
+    `report` of the run ended in a traceback writing summary.json; a file so named (renamed by hand, or by an
+    older version) is said in one line."""
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "official")
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--base-url", server.base_url, "--data",
+                     str(data), "--out", str(tmp_path / "r"), "--limit", "1", "--epochs", "1", "--quiet"]) == 0
+    (tmp_path / "r" / f"judgments{NOT_UTF8}.jsonl").write_text("")
+    assert main(["report", str(tmp_path / "r"), "--out", str(tmp_path / "rep")]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "with a byte that is not UTF-8, and its name would be copied into the " \
+        "report; rename it" in err, err
+    assert not (tmp_path / "rep").exists()
+
+
+def test_a_run_whose_data_changed_blames_the_data_not_run_json(tmp_path, capsys):
+    """Battery 58, E11 (P3): the data rebuilt at its path with more points made `report` guess that run.json's
+    n_items was "edited by hand?"; the data's fingerprint in run.json says which of the two changed. (A rebuild
+    is stood in for by the fingerprint and count a run of other data records; battery 21's test keeps the
+    hand edit.)"""
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "official")
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--base-url", server.base_url, "--data",
+                     str(data), "--out", str(tmp_path / "r"), "--epochs", "1", "--quiet"]) == 0
+    info = json.loads((tmp_path / "r" / "run.json").read_text())
+    (tmp_path / "r" / "run.json").write_text(json.dumps({**info, "n_items": 2, "data_fingerprint": "0" * 16}))
+    capsys.readouterr()
+    main(["report", str(tmp_path / "r"), "--out", str(tmp_path / "rep"), "--quiet"])
+    err = capsys.readouterr().err
+    assert "n_items says 2, but the run's selection holds 3 item(s)" in err and \
+        "the data changed since the run started (rebuilt at the same path?)" in err, err
+    assert "edited by hand" not in err

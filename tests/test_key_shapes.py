@@ -16,6 +16,13 @@ from ihbench.dataset.key_shapes import holds_a_random_run
 from ihbench.dataset.redaction import REDACTED, address_without_credentials, credential_in, redact
 
 KEYS = [
+    # battery 58, E10: a Hugging Face token of letters only that spelled word pairs by chance, SendGrid's shape, and
+    # token_urlsafe keys whose short groups spell a word (`_am-`, `_xil_`)
+    ("Hugging Face", "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"), ("Hugging Face", "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"),
+    ("SendGrid", "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"),
+    ("url-safe base64", "13PYr1Rlmug-mTRXrJB5mwkvE-xil_hMR_M0_WujyoA"),
+    ("url-safe base64", "Ygwz8lgY6k5Mwtubp_am-sN9FszfhZsxboM2cAWUpuo"),
+    ("url-safe base64", "m1L7jSNT1Ihf4Tf6X5aL_req_LX07reHxL1aDgN2x60"),
     ("Mistral", "biOGrHRBUs3TxN3aFJ8hbUlA6P46VVLN"), ("Mistral", "Avg4gvgaw5MY02gAJA5qC6qYJ7OqCCmA"),
     ("Cohere", "ugKEHY44MzrsYv3RAzh9w3dN6oj2j2iyYg4wrLfq"), ("Cohere", "s4Nkl0ylMAjLivlKFrzSVV8LYFuKATFEgYt9HXDc"),
     ("Azure", "eed6e4cbd825a5ec40be6d0a5a8b2898"), ("Azure", "6b13214aab63c4c1b3d531ea305b5a18"),
@@ -90,6 +97,7 @@ ckpt_step_000150000_ema_0p9999_bf16 epoch=3-step=4500-val_loss=0.2310.ckpt model
 Phi4MMInstruct20250226Int4AwqGs128Desc MLP_Speech_Adapter_Qwen2_Audio_Encoder_Layer_32_Projection
 facebook/wav2vec2-xlsr-53-espeak-cv-ft jonatasgrosman/wav2vec2-large-xlsr-53-english microsoft/Phi-4-multimodal-instruct
 fixie-ai/ultravox-v0_5-llama-3_1-8b google/gemma-3n-E4B-it-litert-preview openbmb/MiniCPM-o-2_6-int4
+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
 hf-internal-testing/tiny-random-Qwen2AudioForConditionalGeneration lmstudio-community/DeepSeek-R1-Distill-Qwen-7B-GGUF
 RedHatAI/Qwen2.5-VL-7B-Instruct-quantized.w4a16 hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4
 LoneStriker/Mixtral-8x7B-Instruct-v0.1-6.0bpw-h6-exl2 ylacombe/wav2vec2-bert-CV16-en-libri-clean-MMS
@@ -151,6 +159,14 @@ def test_almost_every_random_key_is_found(shape):
     keys = ["".join(draw.choice(alphabet) for _ in range(length)) for _ in range(2000)]
     missed = [key for key in keys if not holds_a_random_run(key)]
     assert len(missed) <= 20, missed[:5]
+
+
+def test_every_hugging_face_token_is_found_by_its_shape():
+    """Battery 58, E10: `hf_` and 34 letters of both cases is a Hub token's whole shape; about one in 2,000 spelled
+    enough common letter pairs to be taken for a name, and was written into run.json."""
+    draw = random.Random("hf")
+    tokens = ["hf_" + "".join(draw.choice(string.ascii_letters) for _ in range(34)) for _ in range(4000)]
+    assert [token for token in tokens if credential_in(token) is None] == []
 
 
 def test_hashes_and_identifiers_of_other_lengths_are_no_keys():

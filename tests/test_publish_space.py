@@ -186,6 +186,39 @@ def test_publish_dataset_refuses_a_folder_the_toolkit_cannot_read(built, tmp_pat
     assert api.calls == []
 
 
+def test_publish_dataset_refuses_a_dataset_whose_texts_hold_a_provider_s_key(built, tmp_path):
+    """Battery 58, E9 (P1): a key pasted into a source was built into two Parquet files (verify and build now
+    refuse the source); a folder built before, with the file named by its new bytes as a build names it, is
+    refused by the publish, naming the file and the column, never the key."""
+    import json
+    import secrets
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ihbench.dataset.content_names import name_by_content
+
+    keyed = tmp_path / "keyed"
+    shutil.copytree(built, keyed)
+    parquet = next((keyed / "conversations").glob("*.parquet"))
+    table = pq.read_table(parquet)
+    rows = table.to_pylist()
+    key = "sk-proj-" + secrets.token_urlsafe(32)
+    text = json.dumps(rows[0], default=str)
+    field = next(name for name, value in rows[0].items() if isinstance(value, str) and value and name != "id")
+    rows[0][field] = f"my key is {key} by the way"
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), parquet)
+    renamed = name_by_content(parquet, parquet.name.split("-")[0])
+    card = keyed / "README.md"
+    card.write_text(card.read_text().replace(parquet.name, renamed.name))
+    assert key not in text
+    result = subprocess.run([sys.executable, "-m", "ihbench.cli", "publish-dataset", str(keyed), "--repo", "acme/x",
+                             "--dry-run"], capture_output=True, text=True)
+    assert result.returncode == 2, result.stderr
+    assert f"{renamed}: its column {field} holds a provider's API key (a credential; not shown)" in result.stderr
+    assert key not in result.stderr + result.stdout
+
+
 def test_publish_dataset_reads_the_files_not_the_datasets_cache(built, tmp_path):
     """Found by the bad-input battery: a file cut short after the folder was loaded once was still
     'readable', because `load_dataset` answered from its cache of the earlier load."""

@@ -37,6 +37,19 @@ def _check_files(build: BuildDir) -> None:
             raise UsageError(f"{build.path}: config {config!r} names no file that exists; nothing was uploaded")
 
 
+def _check_no_key(build: BuildDir) -> None:
+    """No provider's key in the texts: a folder built before `verify` looked for one, or edited since."""
+    from ihbench.dataset.keys_in_data import key_in_parquet
+
+    for file in sorted({file for config in build.config_names() for file in build.config_files(config)}):
+        if file.suffix == ".parquet":
+            column = key_in_parquet(file)
+            if column:
+                raise UsageError(f"{file}: its column {column} holds a provider's API key (a credential; not shown), "
+                                 "which the Hub would show anyone; remove it from the source and rebuild the "
+                                 "dataset; nothing was uploaded")
+
+
 def _check_clips(folder: Path, items, progress: bool, turn_clips: Optional[list] = None) -> None:
     from ihbench.dataset.clip_check import unusable_clips
 
@@ -64,6 +77,7 @@ def check_readable(folder: Path, *, progress: bool = False) -> int:
         raise UsageError(f"{folder}: not the dataset's files: {shown} (only the card, {INFO}, {STATS_PLOT} "
                          "and the files the card's configs name are published); move them out of the folder; "
                          "nothing was uploaded")
+    _check_no_key(build)
     linked = build.links_out()
     if linked:
         shown = ", ".join(f"{name} (-> {(folder / name).resolve()})" for name in linked[:3])
