@@ -55,8 +55,9 @@ def judgment_files_in(folder: Path) -> list[Path]:
         try:
             file.name.encode("utf-8")
         except UnicodeEncodeError:  # battery 58, E8: the report (JSON) ended in a traceback, every time
-            raise RunDirError(f"{folder}: a judgments file there is named {file.name!r}, with a byte that is not UTF-8, "
-                              "and its name would be copied into the report; rename it (judgments-MODEL.jsonl)") from None
+            raise RunDirError(f"{folder}: a judgments file there is named {file.name!r}, with a byte that is not "
+                              "UTF-8, and its name would be copied into the report; rename it (judgments-MODEL.jsonl)"
+                              ) from None
         found = credential_in(file.name)
         if found:
             raise RunDirError(f"{folder}: a judgments file there is named with {found} (a credential; not shown), "

@@ -204,8 +204,8 @@ def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint
             hint = (" (--allow-endpoint-change if the new server serves the same model)" if key == "endpoint"
                     else "")
             name, there, here = first_difference(key, recorded[key], identity.get(key))
-            raise RunConfigError(f"{path} belongs to a different run: {name} is {quoted(there)} there but {quoted(here)} now; use "
-                                 f"another --out (or the same options to resume){hint}")
+            raise RunConfigError(f"{path} belongs to a different run: {name} is {setting_said(there)} there but "
+                                 f"{setting_said(here)} now; use another --out (or the same options to resume){hint}")
 
 
 def first_difference(name: str, there, here) -> tuple[str, object, object]:
@@ -216,6 +216,19 @@ def first_difference(name: str, there, here) -> tuple[str, object, object]:
                    if there.get(k, _MISSING) != here.get(k, _MISSING))
         return first_difference(f"{name}.{key}", there.get(key, _MISSING), here.get(key, _MISSING))
     return name, there, here
+
+
+def setting_said(value) -> str:
+    """A setting as a refusal says it: `not given` for an option left out, an object or a list as JSON spells it
+    (`{"extra_body": ...}`, not Python's `{'extra_body': ...}` or `None`; battery 58, E16), text as quoted."""
+    if value is None:
+        return "not given"
+    if isinstance(value, (dict, list, bool)):
+        try:
+            return quoted(value, as_json=True)
+        except TypeError:
+            pass
+    return quoted(value)
 
 
 class _Missing:

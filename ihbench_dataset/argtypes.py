@@ -581,6 +581,10 @@ class PathArg(ArgType):
         if not exists and any(ord(character) < 32 or ord(character) == 127 for character in str(value)):
             # a new path with a line break or tab in its name (pasted by mistake): made, it would be hard to name
             raise self.refuse(str(value), "a control character (a line break or tab) in a new path's name")
+        if not exists and any(part != part.strip() for part in _new_parts(path)):
+            # `runs/ ` or `runs/trail `: a folder named by a space, or ending in one (a copy-paste slip), is hard to
+            # see and to type again, as `--out " "` is (battery 58, E14)
+            raise self.refuse(str(value), "a new file or folder whose name starts or ends with a space")
         if is_dir:
             if self.kind == "file":
                 raise self.refuse(str(value), "a folder")
@@ -594,6 +598,15 @@ class PathArg(ArgType):
         elif self.exists:
             raise self.refuse(str(value), "not found")
         return path
+
+
+def _new_parts(path: Path) -> list[str]:
+    """The names of `path`'s parts that do not exist yet: those a command would make."""
+    parts = []
+    while not os.path.lexists(path) and path != path.parent:
+        parts.append(path.name)
+        path = path.parent
+    return parts
 
 
 def _is_text(value: str) -> bool:

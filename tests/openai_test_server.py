@@ -30,6 +30,8 @@ class Reply:
     refusal: Optional[str] = None
     #: the choice's finish_reason as sent, when not the usual `stop`/`tool_calls`
     finish_reason: Optional[str] = None
+    #: a page sent instead of any completion, status 200 and text/html (a proxy's error page)
+    html: Optional[str] = None
 
 
 class OpenAITestServer:
@@ -63,6 +65,8 @@ class OpenAITestServer:
                     if reply.status != 200:  # `content`, when given, is the error's message
                         self._send(reply.status, {"error": {"message": reply.content or "scripted failure",
                                                             "type": "server_error"}}, reply.headers)
+                    elif reply.html is not None:
+                        self._page(reply.html)
                     elif body.get("stream"):
                         self._stream(server.completion(body, reply.content, reply.reasoning, reply.tool_calls))
                     else:
@@ -115,6 +119,14 @@ class OpenAITestServer:
                 self.send_header("Content-Length", str(len(encoded)))
                 self.end_headers()
                 self.wfile.write(encoded)
+
+            def _page(self, html: str):
+                data = html.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def _send(self, status, payload, headers=None):
                 data = json.dumps(payload).encode()

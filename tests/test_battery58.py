@@ -199,3 +199,78 @@ def test_a_run_whose_data_changed_blames_the_data_not_run_json(tmp_path, capsys)
     assert "n_items says 2, but the run's selection holds 3 item(s)" in err and \
         "the data changed since the run started (rebuilt at the same path?)" in err, err
     assert "edited by hand" not in err
+
+
+def test_a_proxy_s_error_page_to_a_streamed_request_is_said_as_a_page(tmp_path):
+    """Battery 58, E15 (P3): with `--option stream=true`, a proxy's HTML page (status 200) was recorded as "the
+    server's stream ended before the reply did"; it is said as what the server sent. The turn fails, unscored."""
+    from convbench_layout import write_benchmark_folder
+    from openai_test_server import Reply
+
+    from ihbench.dataset.convbench import import_convbench
+
+    data = tmp_path / "imported"
+    import_convbench(write_benchmark_folder(tmp_path / "repo"), data, progress=False)
+    page = "<html><body>502 Bad Gateway</body></html>"
+    with OpenAITestServer(respond=lambda body: Reply(html=page)) as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--base-url", server.base_url, "--data",
+                     str(data), "--config", "bike_bench", "--only-turns", "0", "--epochs", "1", "--option",
+                     "stream=true", "--option", "max_retries=0", "--out", str(tmp_path / "run"), "--quiet"]) == 1
+    records = (tmp_path / "run" / "responses.jsonl").read_text()
+    assert "the server answered with text/html, not a stream of chat completion chunks" in records, records
+
+
+@pytest.mark.parametrize("out", ["runs/ ", "runs/trail ", " lead"])
+def test_a_new_path_whose_name_starts_or_ends_with_a_space_is_refused(out, tmp_path, monkeypatch, capsys):
+    """Battery 58, E14 (P3): `--out " "` was refused, and `runs/ ` or `runs/trail ` made folders named by a space
+    or ending in one (a copy-paste slip), hard to see and to type again."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stopped:
+        main(["run", "--model", "openai", "--model-path", "m", "--data", "d", "--base-url", "http://127.0.0.1:9/v1",
+              "--out", out])
+    assert stopped.value.code == 2
+    assert "a new file or folder whose name starts or ends with a space" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_verify_audio_says_a_missing_folder_is_missing_and_a_run_folder_is_a_run(tmp_path, capsys):
+    """Battery 58, E12 (P3): `verify --audio nosuch` said "no build_info.json"; a run folder was not named as one."""
+    assert main(["verify", "--audio", str(tmp_path / "nosuch")]) == 2
+    assert f"--audio: {tmp_path / 'nosuch'}: no such folder" in capsys.readouterr().err
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "run.json").write_text("{}")
+    assert main(["verify", "--audio", str(tmp_path / "run")]) == 2
+    assert f"--audio: {tmp_path / 'run'} is a run folder" in capsys.readouterr().err
+
+
+def test_the_default_report_folder_of_several_runs_is_named_as_such(tmp_path, monkeypatch, capsys):
+    """Battery 58, E13 (P3): from inside a dataset, `report RUN1 RUN2` called its default ./report "the run's
+    folder"."""
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "official")
+    with OpenAITestServer() as server:
+        for out in ("a", "b"):
+            assert main(["run", "--model", "openai", "--model-path", "m", "--base-url", server.base_url, "--data",
+                         str(data), "--out", str(tmp_path / out), "--limit", "1", "--epochs", "1", "--quiet"]) == 0
+    monkeypatch.chdir(data)
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "a"), str(tmp_path / "b")]) == 2
+    err = capsys.readouterr().err
+    assert "the default --out ./report (where the report of several runs goes without --out)" in err, err
+
+
+def test_a_different_run_s_settings_are_said_as_given(tmp_path, capsys):
+    """Battery 58, E16 (P3): "loader_options is {'extra_body': ...} there but None now" spoke Python; an option
+    left out is "not given", an object is JSON."""
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "official")
+    argv = ["run", "--model", "openai", "--model-path", "m", "--data", str(data), "--out", str(tmp_path / "r"),
+            "--limit", "1", "--epochs", "1", "--quiet"]
+    with OpenAITestServer() as server:
+        assert main([*argv, "--base-url", server.base_url, "--option", 'extra_body={"top_k": 5}']) == 0
+        capsys.readouterr()
+        assert main([*argv, "--base-url", server.base_url]) == 2
+    err = capsys.readouterr().err
+    assert 'loader_options is {"extra_body": {"top_k": 5}} there but not given now' in err, err

@@ -566,7 +566,7 @@ def test_a_selection_deleted_from_run_json_is_one_line_for_run_and_every_turn_fo
                      "--data", data, "--config", "bike_bench", "--modality", "text", "--epochs", "2", "--out",
                      str(run), "--quiet", "--allow-endpoint-change"]) == 2
     err = capsys.readouterr().err
-    assert "convbench.only_turns is missing there but None now" in err and "Traceback" not in err, err
+    assert "convbench.only_turns is missing there but not given now" in err and "Traceback" not in err, err
     assert judge(run, ConvJudge()) == 0 and len(records(run)) == 10
 
 

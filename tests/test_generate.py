@@ -305,6 +305,25 @@ def test_a_key_in_the_workflow_file_or_the_description_is_refused_as_in_goal(edi
     assert not script.requests and not (tmp_path / "out").exists()
 
 
+def test_a_provider_s_key_in_the_workflow_s_knowledge_base_is_refused_before_any_prompt(tmp_path, capsys):
+    """Battery 58, E9: a key in the workflow's knowledge base went into every prompt, the prerequisites and
+    every conversation (`convbench-import` refused the same key in a benchmark's knowledge base)."""
+    import secrets
+
+    key = "sk-proj-" + secrets.token_urlsafe(32)
+    path = tmp_path / "flow.yaml"
+    path.write_text(WORKFLOW.replace("  Porting time: one business day", f"  Porting time: one business day; the admin "
+                                     f"key is {key}"))
+    script = GenerationScript(["cooperative"])
+    with OpenAITestServer(respond=script) as server:
+        assert main(["generate", "--workflow", str(path), "--llm-model", "scripted", "--llm-base-url",
+                     server.base_url, "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"--workflow {path}: holds a provider's API key (a credential; not shown), which every prompt would " \
+        "send and every conversation copy; remove it" in err, err
+    assert key not in err and not script.requests and not (tmp_path / "out").exists()
+
+
 def test_a_local_transformers_model_that_never_answers_json_fails_the_conversation(tmp_path, capsys):
     from ihbench.loaders.tiny import make_tiny_model
 

@@ -178,11 +178,10 @@ async def _run_locked(spec, run_dir, generation, conversations, callers, loader,
 
     from ihbench.dataset.tts import RenderCache, get_engine
     from ihbench.generate.agents import Agents
-    from ihbench.dataset.redaction import quoted
     from ihbench.llm import LLMCache, concurrently
     from ihbench.loaders import create
     from ihbench.runner import (RunConfigError, check_same_run, endpoint_identity, first_difference,
-                                kept_from_first_start, options_identity, versions)
+                                kept_from_first_start, options_identity, setting_said, versions)
 
     identity = {"loader": spec.loader, "model_path": spec.model_path, "data": recorded_source(spec.data),
                 "config": spec.config,
@@ -198,8 +197,9 @@ async def _run_locked(spec, run_dir, generation, conversations, callers, loader,
         before, now = _identity(existing.extra.get("barge_in") or {}), _identity(settings)
         if before != now:
             changed, there, here = first_difference("barge_in", before, now)
-            raise RunConfigError(f"{run_dir.info_path} belongs to a different run: {changed} is {quoted(there)} there but "
-                                 f"{quoted(here)} now; use another --out (or the same options to resume)")
+            raise RunConfigError(f"{run_dir.info_path} belongs to a different run: {changed} is {setting_said(there)} "
+                                 f"there but {setting_said(here)} now; use another --out (or the same options to "
+                                 "resume)")
     if existing:  # the round format the run began with (None: before it was kept): an older line was edited
         settings["round_format"] = round_format(existing, run_dir.info_path)
     cache = LLMCache(spec.cache) if spec.cache else LLMCache()  # a wrong --cache is refused before run.json

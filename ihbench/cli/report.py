@@ -87,7 +87,7 @@ def main(args: argparse.Namespace) -> int:
         return _convbench_report(args)
     _settings(args, ("--tost-margin", "--n-bootstrap", "--seed"), "IHBench runs")
     out = args.out or (args.runs[0] if len(args.runs) == 1 else Path("report"))
-    check_output_path(out, _out_flag(args), may_be=("run", "report"))
+    check_output_path(out, _out_flag(args, out), may_be=("run", "report"))
     reported = {Path(run).resolve() for run in args.runs}
     if (Path(out) / "run.json").is_file() and Path(out).resolve() not in reported:  # its own report lives there
         raise OutputPathError(f"--out: {out} is another run's folder, not one of the runs reported; its summary.json "
@@ -116,9 +116,14 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _out_flag(args) -> str:
-    """How a message names where the report goes: the option, or the run itself when none was given."""
-    return "--out" if args.out else "the run's folder (where its report goes without --out)"
+def _out_flag(args, out) -> str:
+    """How a message names where the report goes: the option, or the default it stood for when none was given
+    (the run's own folder for one run, ./report for several: battery 58, E13)."""
+    if args.out:
+        return "--out"
+    if Path(out) == Path("report"):
+        return "the default --out ./report (where the report of several runs goes without --out)"
+    return "the run's folder (where its report goes without --out)"
 
 
 def _warn_about(run: dict) -> None:
@@ -174,7 +179,7 @@ def _convbench_report(args: argparse.Namespace) -> int:
     from ihbench.report.convbench_summary import not_scored_line, summarize_convbench
 
     out = args.out or args.runs[0]
-    check_output_path(out, _out_flag(args), may_be=("run", "report", "reference_run"))
+    check_output_path(out, _out_flag(args, out), may_be=("run", "report", "reference_run"))
     summary = summarize_convbench(args.runs[0], data=args.data, config=args.config, compare_judge=args.compare_judge)
     paths = write_convbench_report(summary, Path(out))
     scores, counts = summary["scores"], summary["conversations"]

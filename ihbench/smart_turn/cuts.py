@@ -57,9 +57,14 @@ def check_folder(folder: Path) -> None:
     """Refuse, in one line and at once, a folder `ihbench build` did not write: only a build holds
     the assistant's audio (the official data has none)."""
     from ihbench.dataset.builddir import BuildDir
+    from ihbench.dataset.outputs import described_folder
 
+    if not Path(folder).exists():  # said as what it is, as `info` and `run` say it (battery 58, E12)
+        raise UsageError(f"--audio: {folder}: no such folder")
     if not Path(folder).is_dir() or not BuildDir(folder).is_build():
-        raise UsageError(f"--audio: {folder} is not a dataset folder built by `ihbench build` (no build_info.json)")
+        what = described_folder(folder) if Path(folder).is_dir() else None
+        raise UsageError(f"--audio: {folder} is {what or 'not a dataset folder built by `ihbench build`'}"
+                         f"{'' if what else ' (no build_info.json)'}; give a folder `ihbench build` wrote")
 
 
 def load_points(folder: Path) -> list:
