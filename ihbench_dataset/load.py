@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import re
 from contextlib import contextmanager
 from pathlib import Path
@@ -292,8 +293,13 @@ def load_config(path: str, label: str, config: str, revision: Optional[str] = No
         with _library_error_log_off():  # what `datasets.load_dataset` does, with the cache looked at first
             builder = datasets.load_dataset_builder(path, config, revision=revision)
             local = Path(path).is_dir()
-            current = not local or cache_is_current(Path(path), config, builder.cache_dir)
-            builder.download_and_prepare(download_mode=None if current else "force_redownload")
+            if local and not cache_is_current(Path(path), config, builder.cache_dir):
+                # files written anew under the same names (a Hub-layout folder rebuilt in place): a redownload kept
+                # the old split sizes, refused the new files against them or read them back stale; the cache of
+                # this folder's config goes, and is made again from the files
+                shutil.rmtree(builder.cache_dir, ignore_errors=True)
+                builder = datasets.load_dataset_builder(path, config, revision=revision)
+            builder.download_and_prepare()
             if local:
                 record_cache(Path(path), config, builder.cache_dir)
             return builder.as_dataset()

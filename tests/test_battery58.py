@@ -182,23 +182,26 @@ def test_a_run_s_judgments_file_named_with_a_byte_that_is_not_utf8_is_named_by_r
 
 def test_a_run_whose_data_changed_blames_the_data_not_run_json(tmp_path, capsys):
     """Battery 58, E11 (P3): the data rebuilt at its path with more points made `report` guess that run.json's
-    n_items was "edited by hand?"; the data's fingerprint in run.json says which of the two changed. (A rebuild
-    is stood in for by the fingerprint and count a run of other data records; battery 21's test keeps the
-    hand edit.)"""
-    from official_layout import write_official_layout
+    n_items was "edited by hand?"; the data's fingerprint in run.json says which of the two changed (battery 21's
+    test keeps the hand edit). The folder is in the Hub's layout, its file rewritten under the same name: the
+    datasets cache of the old file's split sizes refused it (NonMatchingSplitsSizesError) until that cache was made
+    again."""
+    import datasets
+    from official_layout import official_features, official_rows, write_official_layout
 
     data = write_official_layout(tmp_path / "official")
-    with OpenAITestServer() as server:
+    parquet = data / "conversations" / "test-00000-of-00001.parquet"
+    datasets.Dataset.from_list(official_rows()[:1], features=official_features()).to_parquet(str(parquet))
+    with OpenAITestServer() as server:  # a run of the one point of one conversation
         assert main(["run", "--model", "openai", "--model-path", "m", "--base-url", server.base_url, "--data",
                      str(data), "--out", str(tmp_path / "r"), "--epochs", "1", "--quiet"]) == 0
-    info = json.loads((tmp_path / "r" / "run.json").read_text())
-    (tmp_path / "r" / "run.json").write_text(json.dumps({**info, "n_items": 2, "data_fingerprint": "0" * 16}))
+    datasets.Dataset.from_list(official_rows(), features=official_features()).to_parquet(str(parquet))  # rebuilt
     capsys.readouterr()
     main(["report", str(tmp_path / "r"), "--out", str(tmp_path / "rep"), "--quiet"])
     err = capsys.readouterr().err
-    assert "n_items says 2, but the run's selection holds 3 item(s)" in err and \
+    assert "n_items says 1, but the run's selection holds 3 item(s)" in err and \
         "the data changed since the run started (rebuilt at the same path?)" in err, err
-    assert "edited by hand" not in err
+    assert "edited by hand" not in err and "NonMatchingSplitsSizesError" not in err
 
 
 def test_a_proxy_s_error_page_to_a_streamed_request_is_said_as_a_page(tmp_path):
