@@ -156,18 +156,13 @@ def options_identity(loader_options: dict) -> dict:
 
 
 def kept_from_first_start(identity: dict, existing: Optional[RunInfo]) -> dict:
-    """What a resumed run.json keeps of its first start: the endpoint (a changed one was allowed, not adopted),
-    the options' digest, and the options as recorded then (the same as given, by that digest: read again in
-    another environment, a value hidden as a secret's would be written out, and the run's records would read as
-    another run's; battery 58, E5)."""
+    """What a resumed run.json keeps of its first start: the endpoint (a changed one was allowed, not adopted), and
+    the options' digest. (What either start hid stays hidden: `RunDir.write_info`.)"""
     if existing is None:
         return {"endpoint": identity["endpoint"], "endpoint_digest": identity["endpoint_digest"],
                 "options_digest": identity.get("options_digest")}
-    kept = {"endpoint": existing.endpoint, "endpoint_digest": existing.endpoint_digest or identity["endpoint_digest"],
+    return {"endpoint": existing.endpoint, "endpoint_digest": existing.endpoint_digest or identity["endpoint_digest"],
             "options_digest": existing.options_digest or identity.get("options_digest")}
-    if existing.options_digest and existing.options_digest == identity.get("options_digest"):
-        kept["loader_options"] = existing.loader_options
-    return kept
 
 
 def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint_change: bool = False,

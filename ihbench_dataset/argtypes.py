@@ -419,6 +419,8 @@ class Name(ArgType):
         if len(value) > LONGEST_NAME:  # written into run.json and every record (battery 53, Z11: 120,000 characters)
             raise ArgumentValueError(f"expected {self.expected}, got {len(value):,} characters (not shown); a name or "
                                      f"path has at most {LONGEST_NAME:,}")
+        if not _is_text(value):  # said as what it is, as for a path (battery 59, F1)
+            raise self.refuse(value, "a byte in it that is not UTF-8, and names are recorded as text; use a UTF-8 name")
         if not value.isprintable():
             raise self.refuse(value, "a line break, a tab, a control character or a space other than the plain one "
                                      "in it")

@@ -256,6 +256,23 @@ def quoted(value, as_json: bool = False) -> str:
     return shortened(said, LONGEST_QUOTED_VALUE, left_out="not shown", within="[A-Za-z0-9]{0,40}")
 
 
+def hidden_as_before(before, now):
+    """`now` (a record about to replace `before`, as JSON values) with every value `before` showed with a part hidden
+    shown so again, where `now` is that value with the part in clear: a value is hidden as a secret's when it equals
+    a secret-named variable's, so the same run resumed in a shell without the variable wrote out what its first start
+    had hidden (battery 59, F2). A value hidden now and not before stays hidden: either start's hiding holds."""
+    if isinstance(before, str) and isinstance(now, str):
+        if REDACTED in before and REDACTED not in now and before != now:
+            pattern = ".+".join(map(re.escape, before.split(REDACTED)))
+            return before if re.fullmatch(pattern, now, re.DOTALL) else now
+        return now
+    if isinstance(before, dict) and isinstance(now, dict):
+        return {key: hidden_as_before(before.get(key), value) for key, value in now.items()}
+    if isinstance(before, list) and isinstance(now, list) and len(before) == len(now):
+        return [hidden_as_before(old, new) for old, new in zip(before, now)]
+    return now
+
+
 def redact_text(text: str) -> str:
     """A message a server or library wrote, as it may be recorded or printed: the keys in use and the
     values of environment variables named like secrets replaced, an HTTP credential (`Bearer ...`,

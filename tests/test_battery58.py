@@ -40,7 +40,8 @@ def test_a_resume_with_the_same_options_is_the_same_run_whatever_the_environment
                                                                                         monkeypatch, capsys):
     """Battery 58, E5 (P2): a value of extra_body that equals a secret-named variable's is recorded `<redacted>`;
     with that variable set at one start and not at the other, a resume with the very same options was refused
-    ("'<redacted>' there but '<redacted>' now"). The options are compared as given, by their digest."""
+    ("'<redacted>' there but '<redacted>' now"). The options are compared as given, by their digest; and what
+    either start hid stays hidden in run.json (battery 59, F2: a resume without the variable wrote it out)."""
     from official_layout import write_official_layout
 
     data = write_official_layout(tmp_path / "official")
@@ -62,6 +63,8 @@ def test_a_resume_with_the_same_options_is_the_same_run_whatever_the_environment
         capsys.readouterr()
         assert run(value) == 0, capsys.readouterr().err
         assert "already done" in capsys.readouterr().out
+        # battery 59, F2: hidden at either start, hidden in all of run.json (options, sampling, command line)
+        assert value not in (tmp_path / "r" / "run.json").read_text()
         assert run("another-user-1") == 2  # other options are still another run
     err = capsys.readouterr().err
     assert "belongs to a different run: loader_options.extra_body.user is" in err, err
@@ -277,3 +280,11 @@ def test_a_different_run_s_settings_are_said_as_given(tmp_path, capsys):
         assert main([*argv, "--base-url", server.base_url]) == 2
     err = capsys.readouterr().err
     assert 'loader_options is {"extra_body": {"top_k": 5}} there but not given now' in err, err
+
+
+def test_a_dataset_or_model_name_that_is_not_utf8_is_said_so(capsys):
+    """Battery 59, F1 (P3): `--data` with a byte that is not UTF-8 was refused as holding "a line break, a tab, a
+    control character or a space"."""
+    with pytest.raises(SystemExit):
+        main(["info", f"data{NOT_UTF8}"])
+    assert "a byte in it that is not UTF-8, and names are recorded as text" in capsys.readouterr().err
