@@ -186,9 +186,10 @@ def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint
             if existing.options_digest == identity["options_digest"]:
                 continue  # the same as given, however the environment hides them now (battery 58, E5)
             if recorded[key] == identity.get(key):
-                raise RunConfigError(f"{path} belongs to a different run: loader_options are {quoted(recorded[key])} "
-                                     "there and now, but they read alike with what looks like a key hidden; as given "
-                                     "they differ; use another --out (or the same options to resume)")
+                raise RunConfigError(f"{path} belongs to a different run: loader_options are "
+                                     f"{setting_said(recorded[key])} there and now, but they read alike with what looks "
+                                     "like a key hidden; as given they differ; use another --out (or the same options "
+                                     "to resume)")
         if key == "data" and (moved or same_source(recorded[key], identity.get(key))):
             continue
         if key == "endpoint" and same_servers(recorded[key], identity.get(key)):  # replicas in another order

@@ -59,6 +59,9 @@ class Fields(dict):
         return None
 
 
+#: OpenAI's processing tiers: any other is an HTTP 400 on every item (battery 59, F3)
+SERVICE_TIERS = ("auto", "default", "flex", "scale", "priority")
+
 Check = Union[ArgType, type, Fields, tuple]
 #: how hard a model thinks, in the words servers take (OpenAI's `none` to `xhigh`, gpt-oss's template's
 #: `low`/`medium`/`high`): any other text was written into the system message a model hears (battery 56, C3)
@@ -76,7 +79,7 @@ PASSED_ON: dict[str, dict[str, Check]] = {
                  "thinking": (boolean(), Fields(("type",), {("type", "enabled"): ("budget_tokens",)},
                                                 type=choice(("enabled", "disabled")), budget_tokens=whole(min=1024))),
                  "include_reasoning": boolean(), "enable_thinking": boolean(), "thinking_budget": whole(min=0)},
-    "bookkeeping": {"user": _TEXT, "metadata": _MAPPING, "store": boolean(), "service_tier": _TEXT,
+    "bookkeeping": {"user": _TEXT, "metadata": _MAPPING, "store": boolean(), "service_tier": choice(SERVICE_TIERS),
                     "priority": whole(), "request_id": _TEXT, "cache_salt": _TEXT, "provider": _MAPPING,
                     "logprobs": boolean(), "top_logprobs": whole(0, 20)},
 }
@@ -120,6 +123,9 @@ def check_extra_body(body: dict) -> None:
                              f"{_passed_on_said()}; what the model hears, where its answer ends and what form it "
                              "takes are the benchmark's: leave it out")
         _check_value(name, value, check)
+    if "top_logprobs" in body and body.get("logprobs") is not True:  # refused by OpenAI and vLLM on every item
+        raise UsageError("--option extra_body: top_logprobs needs \"logprobs\": true beside it; the server refuses "
+                         "it alone")
     kwargs = body.get("chat_template_kwargs")
     for name, value in (kwargs or {}).items():
         if name not in THINKING_SWITCHES:

@@ -198,6 +198,10 @@ def test_extra_body_carries_only_the_fields_ihbench_passes_on(body, key, tmp_pat
     ('{"top_k": 99999999999999999999999}', "top_k: expected a whole number from -1 to 2147483647"),
     # battery 58, E2: every unknown field named at once, the known ones beside them not
     ('{"frobnicate": 1, "top_k": 5, "zzz": true}', "'frobnicate', 'zzz' are not fields ihbench passes on"),
+    # battery 59, F3: what the server refuses on every item
+    ('{"top_logprobs": 5}', "top_logprobs needs \"logprobs\": true beside it"),
+    ('{"top_logprobs": 5, "logprobs": false}', "top_logprobs needs \"logprobs\": true beside it"),
+    ('{"service_tier": "cheap"}', "service_tier: expected one of auto, default, flex, scale, priority, got \"cheap\""),
 ])
 def test_extra_body_values_are_checked_before_any_work(body, said, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
@@ -212,6 +216,7 @@ def test_extra_body_values_are_checked_before_any_work(body, said, tmp_path, mon
     {"thinking": {"type": "enabled", "budget_tokens": 2048}}, {"thinking": False}, {"reasoning_effort": "high"},
     {"thinking": {"type": "disabled"}},
     {"reasoning": {"effort": "medium", "max_tokens": 0, "exclude": True}}, {"top_k": -1, "logprobs": True},
+    {"logprobs": True, "top_logprobs": 5, "service_tier": "flex"},
 ])
 def test_extra_body_values_of_the_right_kind_pass_on_as_given(body):
     """The other half of battery 56, C3: what a server takes is not refused."""
