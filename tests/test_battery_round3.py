@@ -135,8 +135,15 @@ def test_make_tiny_model_replaces_its_own_earlier_model_and_nothing_of_the_user_
     out = tmp_path / "tiny"
     assert main(["make-tiny-model", "qwen2-text", "--out", str(out), "--quiet"]) == 0
     first = (out / "model.safetensors").read_bytes()
-    assert main(["make-tiny-model", "qwen2-text", "--out", str(out), "--seed", "1", "--quiet"]) == 0
-    assert (out / "model.safetensors").read_bytes() != first  # the new model, in the same folder
+    assert main(["make-tiny-model", "qwen2-text", "--out", str(out), "--quiet"]) == 0
+    assert (out / "model.safetensors").read_bytes() == first  # made again: the same model, the same weights
+    # another seed or family would change the weights under the runs made with the folder (battery 59, F7)
+    for other in (["qwen2-text", "--seed", "1"], ["qwen2-audio"]):
+        capsys.readouterr()
+        assert main(["make-tiny-model", *other, "--out", str(out), "--quiet"]) == 2
+        assert "holds a tiny qwen2-text model of seed 0; runs made with it would go on with other weights" in \
+            _one_error(capsys, "make-tiny-model")
+    assert (out / "model.safetensors").read_bytes() == first
     (out / "notes.txt").write_text("mine")
     capsys.readouterr()
     assert main(["make-tiny-model", "qwen2-text", "--out", str(out), "--quiet"]) == 2

@@ -14,7 +14,7 @@ def add_parser(add) -> argparse.ArgumentParser:
                       help=f"model family: {', '.join(TINY_FAMILIES)} (gemma4-unified is the 12B, run with --model gemma4)")
     tiny.add_argument("--out", required=True, type=path("folder"),
                       help="folder to write the model, tokenizer and processor to (a model this command made "
-                           "there before is replaced)")
+                           "there before is made again with the same FAMILY and --seed; another is refused)")
     tiny.add_argument("--seed", type=seed(), default=0, help="seed of the random weights (default 0)")
     tiny.set_defaults(func=main)
     return tiny

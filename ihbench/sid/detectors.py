@@ -127,8 +127,11 @@ class EnergyDetector(Detector):
     clip, so this baseline peeks ahead; it is a floor to beat, not a streaming system."""
 
     name = "energy"
-    # a frame of more than a second times no onset (1e9 ms scored every clip "no interruption")
-    option_types = {"frame_ms": number(min=0, max=1000, min_open=True), "margin_db": number(), "floor_dbfs": number(),
+    # a frame of more than a second times no onset (1e9 ms scored every clip "no interruption"); no frame is louder
+    # than 0 dBFS, and a margin past 60 dB is past any clip's range: either made the detector deaf, every clip a miss
+    # (battery 59, F6)
+    option_types = {"frame_ms": number(min=0, max=1000, min_open=True), "margin_db": number(min=0, max=60),
+                    "floor_dbfs": number(min=-120, max=0, max_open=True),
                     "min_frames": count(), "noise_percentile": number(min=0, max=100)}
 
     def __init__(self, *, frame_ms: float = 30.0, margin_db: float = 12.0, floor_dbfs: float = -50.0,

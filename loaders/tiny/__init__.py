@@ -59,7 +59,7 @@ def make_tiny_model(family: str, out: Path, *, seed: int = 0) -> Path:
     import torch
 
     out = Path(out)
-    _check_replaceable(out)
+    _check_replaceable(out, family, seed)
     # Staged and renamed: a build that fails half way (out of disk, ^C) leaves no folder that looks
     # like a checkpoint but cannot load; a folder it made before is replaced whole.
     with new_folders(out.parent), staging_folder(out) as work, torch.random.fork_rng(devices=[]):
@@ -73,18 +73,20 @@ def _files(folder: Path) -> list[str]:
     return sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*") if not path.is_dir())
 
 
-def _check_replaceable(out: Path) -> None:
-    """A folder this function made (its ihbench_tiny_model.json lists the files) is replaced by the
-    new model, as a rebuilt dataset or a rerun of `turns` replaces its own; anything else in it is
-    the user's and is never deleted with it."""
+def _check_replaceable(out: Path, family: str, seed: int) -> None:
+    """A folder this function made (its ihbench_tiny_model.json lists the files) is made again, the same
+    model of the same seed (the same weights), as a rebuilt dataset replaces its own; another family or
+    seed is refused: runs made with the folder would go on with other weights unnoticed (battery 59, F7).
+    Anything else in it is the user's and is never deleted with it."""
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out: {out} is a file; give a folder")
     if not out.is_dir() or not any(out.iterdir()):
         return
     try:
-        listed = json.loads((out / TINY_MODEL_JSON).read_text(encoding="utf-8"))["files"]
+        recorded = json.loads((out / TINY_MODEL_JSON).read_text(encoding="utf-8"))
+        listed = recorded["files"]
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
-        listed = None
+        recorded, listed = {}, None
     if not isinstance(listed, list):
         held = sorted(entry.name for entry in out.iterdir())
         raise UsageError(f"--out: {out} already holds files ({', '.join(held[:3])}{', ...' if len(held) > 3 else ''}) "
@@ -94,6 +96,9 @@ def _check_replaceable(out: Path) -> None:
         shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
         raise UsageError(f"--out: {out} holds what make-tiny-model did not write ({shown}); it would be replaced: move "
                          "it or give another --out")
+    if (recorded.get("family"), recorded.get("seed")) != (family, seed):
+        raise UsageError(f"--out: {out} holds a tiny {recorded.get('family')} model of seed {recorded.get('seed')}; "
+                         "runs made with it would go on with other weights: give another --out (or remove it first)")
 
 
 def make_tiny_speech_lora(model_dir: Path, *, seed: int = 0, subfolder: str = "speech-lora") -> Path:

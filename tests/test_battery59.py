@@ -1,0 +1,21 @@
+"""Battery 59 (issue 23): findings F… of the fifty-ninth battery of bad inputs, tried on an installed wheel as a new
+user would (/work/battery59/LOG.md). Each test's docstring names its finding. (F1-F5 are in test_battery58.py,
+test_battery56.py and test_battery7.py, beside the findings they follow.)"""
+import pytest
+
+from ihbench.cli import main
+
+
+@pytest.mark.parametrize("option, said", [
+    ("floor_dbfs=0", "--option floor_dbfs: expected a number in [-120, 0), got 0"),
+    ("floor_dbfs=10", "--option floor_dbfs: expected a number in [-120, 0), got 10"),
+    ("margin_db=1000", "--option margin_db: expected a number in [0, 60], got 1000"),
+    ("margin_db=-5", "--option margin_db: expected a number in [0, 60], got -5"),
+])
+def test_the_energy_detector_s_levels_are_checked_before_any_work(option, said, tmp_path, capsys):
+    """Battery 59, F6 (P2): a floor at or above 0 dBFS, or a margin of 1000 dB, made the energy detector deaf: every
+    clip was scored a miss, with no word."""
+    assert main(["sid", "--data", str(tmp_path / "none"), "--detector", "energy", "--option", option, "--out",
+                 str(tmp_path / "sid")]) == 2
+    assert said in capsys.readouterr().err
+    assert not (tmp_path / "sid").exists()
