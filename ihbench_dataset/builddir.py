@@ -25,6 +25,7 @@ from pathlib import Path, PurePosixPath
 from typing import Callable, Iterator, Optional, Sequence
 
 from .build_info import BuildInfo, BuildInfoError
+from .io.regular import check_regular
 from .content_names import name_by_content, split_of
 from .errors import IHBenchError
 from .io import (exclusive, lock_file_for, new_folders, read_json_object, temporary_sibling, write_atomic,
@@ -63,9 +64,13 @@ class BuildDir:
         return self.path / config
 
     def has_card(self) -> bool:
+        """A card is there; one that is no regular file (a named pipe, a device) is refused as what it is, not
+        taken for missing (battery 59, F9: "missing", or "a dataset folder ..., not a dataset")."""
+        check_regular(self.card_path, "the dataset's card (README.md)")
         return self.card_path.is_file()
 
     def is_build(self) -> bool:
+        check_regular(self.info_path, "the build's record (build_info.json)")
         return self.info_path.is_file()
 
     def may_be_replaced(self) -> bool:

@@ -19,3 +19,23 @@ def test_the_energy_detector_s_levels_are_checked_before_any_work(option, said, 
                  str(tmp_path / "sid")]) == 2
     assert said in capsys.readouterr().err
     assert not (tmp_path / "sid").exists()
+
+
+@pytest.mark.parametrize("name, said", [("README.md", "is a named pipe, not the dataset's card (README.md)"),
+                                        ("build_info.json", "is a named pipe, not the build's record")])
+@pytest.mark.parametrize("command", [["info", "{ds}"], ["publish-dataset", "{ds}", "--repo", "me/x", "--dry-run"],
+                                     ["verify", "--audio", "{ds}"]])
+def test_a_dataset_s_card_or_record_that_is_a_named_pipe_is_said_so(name, said, command, tmp_path, capsys):
+    """Battery 59, F9 (P2): a named pipe as a dataset's card or build_info.json was said "missing", "not an ihbench
+    build", or "is a dataset folder ..., not a dataset"."""
+    import os
+
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    (folder / "README.md").write_text("---\nconfigs:\n- config_name: conversations\n  data_files: c/*.parquet\n---\n")
+    (folder / "build_info.json").write_text("{}")
+    (folder / name).unlink()
+    os.mkfifo(folder / name)
+    assert main([part.format(ds=folder) for part in command]) == 2
+    err = capsys.readouterr().err
+    assert f"{name}: {said}" in err and "Traceback" not in err, err

@@ -70,6 +70,7 @@ def check_readable(folder: Path, *, progress: bool = False) -> int:
         what = described_folder(folder)  # a run, a report, ...: said as what it is
         raise MissingFileError(f"{folder}: is {what}, not a dataset" if what else
                                f"{folder}: no {CARD}; publish a folder written by `ihbench build`")
+    build.is_build()  # a record that is no regular file is refused, not left out of the upload (battery 59, F9)
     _check_files(build)
     foreign = build.foreign_files()
     if foreign:  # the one rule of both publish commands: the dataset's files, and nothing a user dropped in
