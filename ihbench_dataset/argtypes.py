@@ -60,10 +60,21 @@ class ArgType:
         return value
 
     def refuse(self, value: Any, why: str = "") -> ArgumentValueError:
-        return ArgumentValueError(f"expected {self.expected}, got {value!r}{f' ({why})' if why else ''}")
+        return ArgumentValueError(f"expected {self.expected}, got {_shown(value)}{f' ({why})' if why else ''}")
 
     def __repr__(self) -> str:  # argparse shows it in its own error for a type that is not callable
         return f"<{type(self).__name__}: {self.expected}>"
+
+
+def _shown(value: Any) -> str:
+    """A refused value as typed: text quoted, a JSON value (an --option's object, list, true or null) as JSON spells
+    it, not as Python does (`{'model': 'cpu'}`, `None`; battery 59, with F5)."""
+    if value is None or isinstance(value, (dict, list, bool)):
+        try:
+            return json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError):
+            pass
+    return repr(value)
 
 
 def _bounds(low, high, low_open: bool, high_open: bool) -> str:
@@ -583,6 +594,11 @@ class PathArg(ArgType):
         if not exists and any(ord(character) < 32 or ord(character) == 127 for character in str(value)):
             # a new path with a line break or tab in its name (pasted by mistake): made, it would be hard to name
             raise self.refuse(str(value), "a control character (a line break or tab) in a new path's name")
+        if not exists and any(_unseen(character) for part in _new_parts(path) for character in part):
+            # a zero-width space makes `runs/a<ZWSP>b` look like `runs/ab`; a right-to-left override shows a name
+            # reordered (battery 59, F12): refused as --data refuses them
+            raise self.refuse(str(value), "an invisible or direction-changing character, or a space other than the "
+                                          "plain one, in a new path's name")
         if not exists and any(part != part.strip() for part in _new_parts(path)):
             # `runs/ ` or `runs/trail `: a folder named by a space, or ending in one (a copy-paste slip), is hard to
             # see and to type again, as `--out " "` is (battery 58, E14)
@@ -600,6 +616,15 @@ class PathArg(ArgType):
         elif self.exists:
             raise self.refuse(str(value), "not found")
         return path
+
+
+def _unseen(character: str) -> bool:
+    """A character a name shows wrongly or not at all: a format character (zero-width, direction marks), a line or
+    paragraph separator, a space other than the plain one."""
+    import unicodedata
+
+    kind = unicodedata.category(character)
+    return kind in ("Cf", "Zl", "Zp") or (kind == "Zs" and character != " ")
 
 
 def _new_parts(path: Path) -> list[str]:

@@ -39,3 +39,31 @@ def test_a_dataset_s_card_or_record_that_is_a_named_pipe_is_said_so(name, said, 
     assert main([part.format(ds=folder) for part in command]) == 2
     err = capsys.readouterr().err
     assert f"{name}: {said}" in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("name", ["a\u200bb", "a\u202eb", "a\u00a0b"])
+def test_a_new_path_with_an_invisible_or_reordering_character_is_refused(name, tmp_path, monkeypatch, capsys):
+    """Battery 59, F12 (P3): `runs/a<zero-width space>b` (which reads as `runs/ab`) and a right-to-left override were
+    made as folders, while --data refused the same characters."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit):
+        main(["run", "--model", "openai", "--model-path", "m", "--data", "d", "--base-url", "http://127.0.0.1:9/v1",
+              "--out", f"runs/{name}"])
+    assert "an invisible or direction-changing character, or a space other than the plain one" in \
+        capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["実験-一", "run-\U0001F399", "cafe\u0301"])
+def test_new_paths_in_other_scripts_are_still_names(name, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    main(["run", "--model", "openai", "--model-path", "m", "--data", "d", "--base-url", "http://127.0.0.1:9/v1",
+          "--out", f"runs/{name}"])
+    assert "no such dataset directory" in capsys.readouterr().err  # refused for the data, not for the name
+
+
+def test_a_refused_json_option_value_is_shown_as_json(tmp_path, capsys):
+    """Battery 59, with F5: `device_map={"model": "cpu"}` was refused quoting Python's `{'model': 'cpu'}`."""
+    assert main(["run", "--model", "qwen2-audio", "--model-path", str(tmp_path / "m"), "--data", "d", "--out",
+                 str(tmp_path / "r"), "--option", 'device_map={"model": "cpu"}']) == 2
+    assert 'got {"model": "cpu"}' in capsys.readouterr().err
