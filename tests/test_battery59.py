@@ -67,3 +67,10 @@ def test_a_refused_json_option_value_is_shown_as_json(tmp_path, capsys):
     assert main(["run", "--model", "qwen2-audio", "--model-path", str(tmp_path / "m"), "--data", "d", "--out",
                  str(tmp_path / "r"), "--option", 'device_map={"model": "cpu"}']) == 2
     assert 'got {"model": "cpu"}' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("repo", ["me/-x", "me/.x", ".me/x"])
+def test_a_repo_part_that_starts_with_a_dot_or_dash_is_refused_saying_so(repo, tmp_path, capsys):
+    """Battery 59, F11 (P3): `me/-x` was refused as not "letters, digits, '.', '_', '-'", which it is."""
+    assert main(["publish-dataset", str(tmp_path), "--repo", repo, "--dry-run"]) == 2
+    assert "each part starting with a letter or digit" in capsys.readouterr().err

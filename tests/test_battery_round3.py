@@ -528,7 +528,8 @@ def test_a_loader_s_dtype_is_checked_with_its_other_options_and_named_as_one(tmp
 def test_publish_metrics_names_its_namespace_option(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(["publish-metrics", "--namespace", "", "--dry-run"]) == 2
-    assert "--namespace: expected a user or organization name, got ''" in _one_error(capsys, "publish-metrics")
+    assert "--namespace: expected a user or organization name (letters, digits, '.', '_', '-', starting with a letter " \
+        "or digit), got ''" in _one_error(capsys, "publish-metrics")
     assert os.listdir(tmp_path) == []
 
 

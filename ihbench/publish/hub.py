@@ -43,7 +43,8 @@ def _refuse_credential(name: str, what: str) -> None:
 def check_repo_id(repo_id: str, what: str = "--repo") -> str:
     _refuse_credential(repo_id, what)
     if not isinstance(repo_id, str) or not _REPO_ID.match(repo_id):
-        raise UsageError(f"{what}: expected NAMESPACE/NAME (letters, digits, '.', '_', '-'), got {repo_id!r}")
+        raise UsageError(f"{what}: expected NAMESPACE/NAME (letters, digits, '.', '_', '-'; each part starting with a "
+                         f"letter or digit), got {repo_id!r}")
     _hub_rules(repo_id, what)
     return repo_id
 
@@ -53,7 +54,8 @@ def check_namespace(namespace: str, what: str = "--namespace", names: Sequence[s
     it will hold, each checked whole by the Hub's rules (their length)."""
     _refuse_credential(namespace, what)
     if not isinstance(namespace, str) or not _NAME.match(namespace):
-        raise UsageError(f"{what}: expected a user or organization name, got {namespace!r}")
+        raise UsageError(f"{what}: expected a user or organization name (letters, digits, '.', '_', '-', starting "
+                         f"with a letter or digit), got {namespace!r}")
     _hub_rules(namespace, what)
     for name in names:
         _hub_rules(f"{namespace}/{name}", what)
