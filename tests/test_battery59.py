@@ -74,3 +74,21 @@ def test_a_repo_part_that_starts_with_a_dot_or_dash_is_refused_saying_so(repo, t
     """Battery 59, F11 (P3): `me/-x` was refused as not "letters, digits, '.', '_', '-'", which it is."""
     assert main(["publish-dataset", str(tmp_path), "--repo", repo, "--dry-run"]) == 2
     assert "each part starting with a letter or digit" in capsys.readouterr().err
+
+
+def test_a_second_judgments_file_of_judge_errors_only_is_said_as_such(tmp_path, capsys):
+    """Battery 59, F8 (P3): a second judgments file whose judge never answered (every record a judge error) was
+    said to be "by the same judge ... a judge agrees with itself by construction", its failures never said."""
+    from judged_runs import judged_run
+    from openai_test_server import OpenAITestServer
+
+    run = judged_run(tmp_path, limit=2)
+    down = run / "judgments-down.jsonl"
+    with OpenAITestServer(fail_when=lambda body: 400) as server:  # a judge that refuses every question
+        assert main(["judge", str(run), "--judge-model", "judge-x", "--judge-base-url", server.base_url, "--out",
+                     str(down), "--cache", str(tmp_path / "c.sqlite"), "--quiet"]) == 1
+    capsys.readouterr()
+    assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--n-bootstrap", "10"]) == 0
+    err = capsys.readouterr().err
+    assert "judgments-down.jsonl: " in err and "judge error(s) and no verdict, so no inter-judge comparison" in err, err
+    assert "agrees with itself" not in err

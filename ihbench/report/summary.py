@@ -12,6 +12,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Optional, Sequence
 
+from ihbench.dataset.errors import command_line
 from ihbench.dataset.schema import DEPTH_BINS, depth_bin
 
 from .. import stats
@@ -171,10 +172,20 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0, data
         summary["inter_judge"]["files"] = [str(files[0]), str(files[1])]
         summary["inter_judge"]["judges"] = [", ".join(sorted({j.judge_model for j in side})) or "no verdicts"
                                             for side in (judgments, second)]
-        summary["inter_judge"]["notes"] = [
-            f"{files[1].name} is by the same judge as {files[0].name} ({', '.join(f'{m}, prompt {v}' for m, v in sorted(judges[0]))}): "
-            "no inter-judge comparison (a judge agrees with itself by construction)"] if same else \
-            nothing_to_compare(summary["inter_judge"], (files[0], judgments), (files[1], second))
+        failed = [j for j in second if j.outcome == "judge_error"]
+        if failed and len(failed) == len(second):  # no verdict at all: its judge failed (battery 59, F8)
+            summary["inter_judge"]["notes"] = [
+                f"{files[1].name}: {len(failed)} judge error(s) and no verdict, so no inter-judge comparison; "
+                f"`{command_line('ihbench', 'judge', run_dir, '--judge-model', failed[0].judge_model, '--out', files[1])}`"
+                " asks again"]
+        elif same:
+            summary["inter_judge"]["notes"] = [
+                f"{files[1].name} is by the same judge as {files[0].name} "
+                f"({', '.join(f'{m}, prompt {v}' for m, v in sorted(judges[0]))}): no inter-judge comparison (a judge "
+                "agrees with itself by construction)"]
+        else:
+            summary["inter_judge"]["notes"] = nothing_to_compare(summary["inter_judge"], (files[0], judgments),
+                                                                 (files[1], second))
         summary["inter_judge"]["notes"] += _second_unfinished(run, run_dir, responses, second, files[1])
         if len(files) > 2:  # one comparison a run: the others were left out without a word
             summary["inter_judge"]["notes"].append(
