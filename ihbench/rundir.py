@@ -223,7 +223,7 @@ class RunDir:
             cause = ("the data changed since the run started (rebuilt at the same path?); `ihbench run` again answers "
                      "what is new" if info.data_fingerprint and info.data_fingerprint != items_fingerprint(selected)
                      else "edited by hand?")
-            log.warning("%s: n_items says %d, but the run's selection holds %d item(s) of %s: %s. The planned count "
+            log.warning("%s: n_items says %d, but the run's selection holds %d item(s) of %s: %s; the planned count "
                         "uses %d", self.info_path, info.n_items, count, info.data, cause, count)
         return dataclasses.replace(info, n_items=count)
 

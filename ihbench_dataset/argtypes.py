@@ -423,13 +423,14 @@ class Name(ArgType):
     mistake) would be written into a summary and start a line of its own in a report."""
 
     expected = "a non-empty name on one line"
+    noun = "a name or path"
 
     def convert(self, value: Any) -> str:
         if not isinstance(value, str) or not value.strip():
             raise self.refuse(value)
         if len(value) > LONGEST_NAME:  # written into run.json and every record (battery 53, Z11: 120,000 characters)
-            raise ArgumentValueError(f"expected {self.expected}, got {len(value):,} characters (not shown); a name or "
-                                     f"path has at most {LONGEST_NAME:,}")
+            raise ArgumentValueError(f"expected {self.expected}, got {len(value):,} characters (not shown); {self.noun} "
+                                     f"has at most {LONGEST_NAME:,}")
         if not _is_text(value):  # said as what it is, as for a path (battery 59, F1)
             raise self.refuse(value, "a byte in it that is not UTF-8, and names are recorded as text; use a UTF-8 name")
         if not value.isprintable():
@@ -798,6 +799,7 @@ class Sentence(Name):
     "expected a non-empty name" for a goal)."""
 
     expected = "a non-empty sentence on one line"
+    noun = "a sentence"
 
 
 def sentence() -> Sentence:

@@ -73,7 +73,7 @@ def test_a_resume_with_the_same_options_is_the_same_run_whatever_the_environment
 
 @pytest.mark.parametrize("other, said", [
     (["--llm-model", "other-llm"], "--llm-model 'scripted' there but 'other-llm' now"),
-    (["--temperature", "1.5", "--seed", "9"], "--temperature '0.7' there but '1.5' now, --seed '0' there but '9' now"),
+    (["--temperature", "1.5", "--seed", "9"], "--temperature 0.7 there but 1.5 now, --seed 0 there but 9 now"),
 ])
 def test_generate_goes_on_with_a_suite_only_as_its_author(other, said, tmp_path, capsys):
     """Battery 58, E6 (P3): `generate` went on with a suite under another --llm-model, --temperature or --seed

@@ -92,3 +92,11 @@ def test_a_second_judgments_file_of_judge_errors_only_is_said_as_such(tmp_path, 
     err = capsys.readouterr().err
     assert "judgments-down.jsonl: " in err and "judge error(s) and no verdict, so no inter-judge comparison" in err, err
     assert "agrees with itself" not in err
+
+
+def test_a_goal_too_long_is_said_as_a_sentence(tmp_path, capsys):
+    """Battery 59, F13 (P3): a 15,000-character --goal was refused saying "a name or path has at most 4,096"."""
+    with pytest.raises(SystemExit):
+        main(["generate", "--domain", "telecom", "--goal", "word " * 3000, "--llm-model", "m", "--out",
+              str(tmp_path / "g")])
+    assert "characters (not shown); a sentence has at most 4,096" in capsys.readouterr().err

@@ -278,7 +278,7 @@ def _check_same_author(out: Path, recorded: dict, llm: dict, seed: int) -> None:
     here = {**{key: llm.get(key) for key in ("backend", "model", "temperature")}, "seed": seed}
     differ = [key for key in there if there[key] is not None and there[key] != here[key]]
     if differ:
-        said = ", ".join(f"{AUTHOR_FLAGS[key]} {quoted(str(there[key]))} there but {quoted(str(here[key]))} now"
+        said = ", ".join(f"{AUTHOR_FLAGS[key]} {quoted(there[key])} there but {quoted(here[key])} now"
                          for key in differ)
         raise UsageError(f"--out: {out} holds conversations generated with other settings ({said}); give those to "
                          "go on with the suite, or another --out")
