@@ -154,7 +154,7 @@ def _streamed_reply(chunks, started: float, budget: Optional[int] = None) -> Cha
     if finished is None:  # cut mid-stream (no finish_reason), or no stream at all (a server that ignored stream)
         response = getattr(chunks, "response", None)
         kind = str(getattr(response, "headers", {}).get("content-type", "")).split(";")[0].strip()
-        if kind and kind != "text/event-stream":  # a proxy's error page (battery 58, E15: said as a cut stream)
+        if kind.startswith("text/") and kind != "text/event-stream":  # a proxy's error page (battery 58, E15)
             raise TransportError(f"the server answered with {kind}, not a stream of chat completion chunks (a "
                                  "proxy's error page?)", retryable=True)
         raise TransportError("the server's stream ended before the reply did (no finish_reason): a connection cut "

@@ -402,13 +402,13 @@ class TransformersLoader(Loader):
         """A processor file that sets an audio token the tokenizer lacks is that file's edit, not damaged
         tokenizer files (battery 58, E3): name it, and the token config.json's id says is meant."""
         named = self._file_naming_audio_token(token)
-        if named is None:
-            raise ModelFolderError(f"{self.path}: the tokenizer has no {token} token, which the processor puts in "
-                                   "every audio prompt; its tokenizer files are missing or of another model")
         meant = next((f"; config.json's {key} {given} is {tokenizer.convert_ids_to_tokens(given)} (edited: restore it)"
                       for key, given in self._config_audio_token_ids()
                       if 0 <= given < len(tokenizer)
                       and tokenizer.convert_ids_to_tokens(given) in tokenizer.all_special_tokens), "")
+        if named is None or not meant:  # the tokenizer lost the token the model's config names: its files are the fault
+            raise ModelFolderError(f"{self.path}: the tokenizer has no {token} token, which the processor puts in "
+                                   "every audio prompt; its tokenizer files are missing or of another model")
         raise ModelFolderError(f"{named}: audio_token is {token}, which the tokenizer does not have; the processor "
                                f"puts it in every audio prompt{meant}")
 

@@ -2,6 +2,7 @@
 DOUBLE that replays the golden calls and answers (it stands in for a served model)."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -297,7 +298,8 @@ def test_turns_copied_from_another_run_are_played_again_not_kept(source, data, t
         summary = run_convbench(spec(data, mine, server, allow_endpoint_change=True), progress=False)
     why = ("answered by openai:other-model, and this run's model is openai:test-model" if source == "another model"
            else "its seed is not the one this run (--seed 0) draws for it")
-    assert "responses.jsonl line 1: " in caplog.text and why in caplog.text, caplog.text
+    # every line left out for one reason is said once (battery 58, E7)
+    assert re.search(r"responses\.jsonl \d+ lines \(1, 2, ", caplog.text) and why in caplog.text, caplog.text
     assert summary.skipped == 0 and summary.written > 0
 
 
