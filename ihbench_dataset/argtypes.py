@@ -619,13 +619,20 @@ class PathArg(ArgType):
         return path
 
 
+#: format characters that are part of how words and emoji are spelled: the zero-width joiner and non-joiner (an
+#: emoji sequence, 👩‍🔬; Persian and Urdu spelling) and the tags of a subdivision flag (battery 60, G1)
+_SPELLING_FORMATS = frozenset({"\u200c", "\u200d"}) | frozenset(map(chr, range(0xE0020, 0xE0080)))
+
+
 def _unseen(character: str) -> bool:
-    """A character a name shows wrongly or not at all: a format character (zero-width, direction marks), a line or
-    paragraph separator, a space other than the plain one."""
+    """A character a name shows wrongly or not at all: a format character (zero-width space, direction marks, a
+    soft hyphen) but those that spell words and emoji, a line or paragraph separator, a space other than the plain
+    one."""
     import unicodedata
 
     kind = unicodedata.category(character)
-    return kind in ("Cf", "Zl", "Zp") or (kind == "Zs" and character != " ")
+    return (kind == "Cf" and character not in _SPELLING_FORMATS) or kind in ("Zl", "Zp") or \
+        (kind == "Zs" and character != " ")
 
 
 def _new_parts(path: Path) -> list[str]:

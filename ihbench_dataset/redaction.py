@@ -268,8 +268,14 @@ def hidden_as_before(before, now):
         return now
     if isinstance(before, dict) and isinstance(now, dict):
         return {key: hidden_as_before(before.get(key), value) for key, value in now.items()}
-    if isinstance(before, list) and isinstance(now, list) and len(before) == len(now):
-        return [hidden_as_before(old, new) for old, new in zip(before, now)]
+    if isinstance(before, list) and isinstance(now, list):
+        if len(before) == len(now):
+            return [hidden_as_before(old, new) for old, new in zip(before, now)]
+        # a command line of another length (a flag added at the resume): each word against every hidden one of
+        # before, wherever it stood (battery 60, G2: matched by place only, the word was written out)
+        hidden = [old for old in before if isinstance(old, str) and REDACTED in old]
+        return [next((old for old in hidden if hidden_as_before(old, new) == old), new) if isinstance(new, str)
+                else new for new in now]
     return now
 
 

@@ -54,7 +54,11 @@ def test_a_new_path_with_an_invisible_or_reordering_character_is_refused(name, t
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("name", ["実験-一", "run-\U0001F399", "cafe\u0301"])
+@pytest.mark.parametrize("name", ["実験-一", "run-\U0001F399", "cafe\u0301",
+                                  # battery 60, G1: a ZWJ emoji sequence, a subdivision flag's tags, Persian's ZWNJ
+                                  "\U0001F469\u200d\U0001F52C-run",
+                                  "\U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F-eval",
+                                  "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"])
 def test_new_paths_in_other_scripts_are_still_names(name, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     main(["run", "--model", "openai", "--model-path", "m", "--data", "d", "--base-url", "http://127.0.0.1:9/v1",
@@ -100,3 +104,31 @@ def test_a_goal_too_long_is_said_as_a_sentence(tmp_path, capsys):
         main(["generate", "--domain", "telecom", "--goal", "word " * 3000, "--llm-model", "m", "--out",
               str(tmp_path / "g")])
     assert "characters (not shown); a sentence has at most 4,096" in capsys.readouterr().err
+
+
+def test_a_resume_with_more_words_on_its_command_line_keeps_hidden_what_the_first_start_hid(tmp_path, monkeypatch,
+                                                                                           capsys):
+    """Battery 60, G2 (P1): F2 held only for a resumed command line of as many words as the first; with a flag added
+    (`--concurrency 3`), the first start's hidden extra_body word was written out in run.json's command."""
+    import json
+    import sys
+
+    from official_layout import write_official_layout
+    from openai_test_server import OpenAITestServer
+
+    data = write_official_layout(tmp_path / "official")
+    value = "bluebird-horse-30371149"
+
+    def run(*extra: str) -> int:
+        argv = ["run", "--model", "openai", "--model-path", "m", "--base-url", server.base_url, "--data", str(data),
+                "--out", str(tmp_path / "r"), "--epochs", "1", "--quiet", "--option",
+                f"extra_body={json.dumps({'user': value})}", *extra]
+        monkeypatch.setattr(sys, "argv", ["ihbench", *argv])  # run.json records the command line as typed
+        return main(argv)
+
+    with OpenAITestServer() as server:
+        monkeypatch.setenv("DB_PASSWORD", value)
+        assert run("--limit", "1") == 0
+        monkeypatch.delenv("DB_PASSWORD")
+        assert run("--limit", "2", "--concurrency", "3") == 0, capsys.readouterr().err
+    assert value not in (tmp_path / "r" / "run.json").read_text()
