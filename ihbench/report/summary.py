@@ -12,7 +12,6 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ihbench.dataset.errors import command_line
 from ihbench.dataset.schema import DEPTH_BINS, depth_bin
 
 from .. import stats
@@ -175,9 +174,9 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0, data
         failed = [j for j in second if j.outcome == "judge_error"]
         if failed and len(failed) == len(second):  # no verdict at all: its judge failed (battery 59, F8)
             summary["inter_judge"]["notes"] = [
-                f"{files[1].name}: {len(failed)} judge error(s) and no verdict, so no inter-judge comparison; "
-                f"`{command_line('ihbench', 'judge', run_dir, '--judge-model', failed[0].judge_model, '--out', files[1])}`"
-                " asks again"]
+                f"{files[1].name}: {len(failed)} judge error(s) and no verdict, so no inter-judge comparison; the "
+                f"`ihbench judge` command that wrote it (its --judge-model {failed[0].judge_model}, its server), run "
+                "again, asks again"]
         elif same:
             summary["inter_judge"]["notes"] = [
                 f"{files[1].name} is by the same judge as {files[0].name} "
