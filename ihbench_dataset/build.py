@@ -130,7 +130,8 @@ def _build_locked(out: Path, sources, *, cache_dir, progress: bool, sid: bool, s
 
     previous = BuildDir(out)
     if not previous.may_be_replaced():
-        raise BuildError(f"{out}: exists and is not an ihbench build (no {INFO}); choose another --out")
+        why = f"its {INFO} is not a build's record" if previous.is_build() else f"no {INFO}"
+        raise BuildError(f"{out}: exists and is not an ihbench build ({why}); choose another --out")
     remove_stale_staging(out)  # working folders of killed builds: hundreds of MB each
     report = verify_paths(sources)
     if not report.ok:

@@ -77,7 +77,18 @@ class BuildDir:
         """Nothing there, an empty folder or an earlier build: replacing a build is fine; deleting a
         folder the toolkit did not make is not."""
         path = self.path
-        return not path.exists() or (path.is_dir() and (self.is_build() or not any(path.iterdir())))
+        return not path.exists() or (path.is_dir() and (self.holds_a_build() or not any(path.iterdir())))
+
+    def holds_a_build(self) -> bool:
+        """build_info.json is there and reads as a build's record: a file of that name alone (empty, `{"hello": 1}`)
+        made a user's folder "an earlier build" to write a dataset among its files (battery 60, G4)."""
+        if not self.is_build():
+            return False
+        try:
+            self.info()
+        except BuildDirError:
+            return False
+        return True
 
     # --- build_info.json ----------------------------------------------------------------------
 

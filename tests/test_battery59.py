@@ -132,3 +132,44 @@ def test_a_resume_with_more_words_on_its_command_line_keeps_hidden_what_the_firs
         monkeypatch.delenv("DB_PASSWORD")
         assert run("--limit", "2", "--concurrency", "3") == 0, capsys.readouterr().err
     assert value not in (tmp_path / "r" / "run.json").read_text()
+
+
+def test_a_resumed_suite_keeps_hidden_what_its_first_run_hid(tmp_path, monkeypatch):
+    """Battery 60, G6 (P1): `generate` resumed in a shell without the secret variable whose value stood in the LLM's
+    address wrote it into generate.json and the new conversation's provenance (which `build` copies)."""
+    from generate_script import GenerationScript
+    from openai_test_server import OpenAITestServer
+
+    value = "bluebird-horse-55512345"
+
+    def generate(conversations: int) -> int:
+        return main(["generate", "--domain", "government", "--goal", "Set up a property tax installment plan",
+                     "--intents", "1", "--conversations", str(conversations), "--llm-model", "scripted",
+                     "--llm-base-url", server.base_url.replace("/v1", f"/{value}/v1"), "--out",
+                     str(tmp_path / "suite"), "--cache", str(tmp_path / "c.sqlite"), "--quiet"])
+
+    with OpenAITestServer(respond=GenerationScript(["cooperative"])) as server:
+        monkeypatch.setenv("DB_PASSWORD", value)
+        assert generate(1) == 0
+        monkeypatch.delenv("DB_PASSWORD")
+        assert generate(2) == 0
+    written = [path.read_text() for path in (tmp_path / "suite").rglob("*.json")]
+    assert len(written) >= 3 and not [text for text in written if value in text]
+
+
+def test_a_folder_holding_a_file_named_build_info_json_is_no_build_to_replace(tmp_path, capsys):
+    """Battery 60, G4 (P2): any folder with a file named build_info.json (empty, `{"hello": 1}`) was taken for an
+    earlier build: `build` wrote a dataset among the user's files, `convbench-import` added to it."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "build_info.json").write_text('{"hello": 1}')
+    (folder / "notes.txt").write_text("mine")
+    assert main(["build", "--out", str(folder), "--no-sid", "--no-convbench", "--no-duplex", "--quiet"]) == 2
+    assert "exists and is not an ihbench build (its build_info.json is not a build's record)" in \
+        capsys.readouterr().err
+    from convbench_layout import write_benchmark_folder
+
+    assert main(["convbench-import", str(write_benchmark_folder(tmp_path / "repo")), "--out", str(folder),
+                 "--quiet"]) == 2
+    assert "its build_info.json is not a build's record, so it is no dataset to add to" in capsys.readouterr().err
+    assert sorted(p.name for p in folder.iterdir()) == ["build_info.json", "notes.txt"]

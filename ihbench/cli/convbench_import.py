@@ -33,6 +33,13 @@ def main(args: argparse.Namespace) -> int:
     if args.setup is not None:  # read too: the user's benchmark checkout (battery 43, N1)
         refuse_inside_source(args.out, "--out", args.setup, "--setup benchmark")
     check_output_path(args.out, "--out", may_be=("dataset",))
+    from ihbench.dataset.builddir import INFO, BuildDir
+    from ihbench.dataset.errors import UsageError
+
+    out = BuildDir(args.out)
+    if out.is_build() and not out.holds_a_build():  # a file of that name alone is no dataset (battery 60, G4)
+        raise UsageError(f"--out: {args.out}: its {INFO} is not a build's record, so it is no dataset to add to; "
+                         "choose another --out")
     result = import_convbench(args.source, args.out, name=args.name, setup=args.setup, speaker=args.speaker,
                               text_only=args.text_only, progress=not args.quiet)
     print(f"imported {result['name']} ({result['turns']} turns, {result['tools']} tools, category mapping "

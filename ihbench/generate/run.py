@@ -29,7 +29,7 @@ from ihbench.dataset.argtypes import number
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.io import AppendLog, exclusive, new_folders, read_records, write_json_atomic
 from ihbench.dataset.outputs import GENERATE_JSON
-from ihbench.dataset.redaction import address_without_credentials, quoted, redact
+from ihbench.dataset.redaction import address_without_credentials, hidden_as_before, quoted, redact
 from ihbench.dataset.sources import DOMAINS, SourceError, load_conversation
 from ihbench.dataset.verify import check_conversation, max_chars
 
@@ -254,7 +254,10 @@ async def _generate_locked(spec, out, backend, cache, progress, domain, goal, de
                     summary.failures.append(str(error))
                 bar.update(1)
         if prereq is not None:
-            await _calls(spec, out, agents, prereq, todo, record, summary, progress, slug)
+            # the LLM as the suite's record said it: a part hidden then (a secret variable's value in its address) stays
+            # hidden in the new conversations, set or not now (battery 60, G6)
+            llm = hidden_as_before(recorded.get("llm"), backend.describe())
+            await _calls(spec, out, agents, prereq, todo, record, summary, progress, slug, llm)
 
     with contextlib.suppress(OSError):  # nothing written (every call failed): no empty folder is left
         conversations.rmdir()
@@ -284,7 +287,7 @@ def _check_same_author(out: Path, recorded: dict, llm: dict, seed: int) -> None:
                          "go on with the suite, or another --out")
 
 
-async def _calls(spec, out, agents, prereq, todo, record, summary, progress, slug) -> None:
+async def _calls(spec, out, agents, prereq, todo, record, summary, progress, slug, llm: dict) -> None:
     from tqdm.auto import tqdm
 
     semaphore = asyncio.Semaphore(spec.concurrency)
@@ -320,7 +323,7 @@ async def _calls(spec, out, agents, prereq, todo, record, summary, progress, slu
                 summary.failed += 1
                 summary.failures.append(f"{conversation_id}: {error}")
                 return
-        provenance = _provenance(spec, agents.backend.describe(), seed, intent_index, n_intents, usage, outcome, slug)
+        provenance = _provenance(spec, llm, seed, intent_index, n_intents, usage, outcome, slug)
         document = source_document(prereq, intent, conversation_id, turns, provenance)
         problems = await asyncio.to_thread(lexical_problems, document)
         if problems:  # the baselines are the only text not yet checked; nothing `ihbench verify` refuses is written
@@ -383,17 +386,22 @@ def _write_info(spec, out, backend, summary, started_at, domain, goal, slug, ids
     previous = json.loads(path.read_text(encoding="utf-8-sig")) if path.exists() else {}  # checked at the start
     total = Usage(**{k: v for k, v in (previous.get("tokens") or {}).items() if k != "total_tokens"})
     total.merge(summary.usage)
+    earlier = [r for r in previous.get("runs") or [] if isinstance(r, dict)]
+    llm = hidden_as_before(previous.get("llm"), backend.describe())
+    command = redact(spec.command)
+    for before in earlier:  # a word an earlier run's command hid stays hidden in this one's
+        command = hidden_as_before(before.get("command"), command)
     run = {
-        "command": redact(spec.command), "started": started_at, "seconds": round(summary.seconds, 2),
+        "command": command, "started": started_at, "seconds": round(summary.seconds, 2),
         "domain": domain, "goal": goal, "workflow": str(spec.workflow) if spec.workflow else None,
         "seed": spec.seed, "intents": spec.intents, "conversations": spec.conversations,
-        "llm": backend.describe(), "written": summary.written, "already_done": summary.skipped,
+        "llm": llm, "written": summary.written, "already_done": summary.skipped,
         "discarded": summary.discarded, "failed": summary.failed, "kept_out_discarded": summary.kept_out,
         "usage": summary.usage.as_dict(), "cost_estimate": summary.cost,
     }
     info = {
         "pipeline_version": PIPELINE_VERSION, "prompt_version": PROMPT_VERSION, "prompt_hash": prompt_hash(),
-        "llm": backend.describe(), "domain": domain, "goal": goal, "prerequisites": f"prerequisites/{slug}.json",
+        "llm": llm, "domain": domain, "goal": goal, "prerequisites": f"prerequisites/{slug}.json",
         "seed": spec.seed, "conversation_seeds": {cid: record_seed(spec.seed, cid, 0) for cid in ids},
         "prices_per_1k_tokens": (None if spec.price_input is None else
                                  {"input": spec.price_input, "output": spec.price_output, "currency": "USD"}),
@@ -402,4 +410,4 @@ def _write_info(spec, out, backend, summary, started_at, domain, goal, slug, ids
         "cost_note": "US dollars from the prices given on the command line; \"unknown\" without them",
         "runs": (previous.get("runs") or []) + [run],
     }
-    write_json_atomic(path, info)
+    write_json_atomic(path, hidden_as_before(previous, info))  # what an earlier run hid stays hidden (G6)
