@@ -172,7 +172,8 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0, data
         summary["inter_judge"]["judges"] = [", ".join(sorted({j.judge_model for j in side})) or "no verdicts"
                                             for side in (judgments, second)]
         failed = [j for j in second if j.outcome == "judge_error"]
-        if failed and len(failed) == len(second):  # no verdict at all: its judge failed (battery 59, F8)
+        if same and failed and len(failed) == len(second):  # its judge failed: not one agreeing (battery 59, F8;
+            # another judge's failures are said by `nothing_to_compare`)
             summary["inter_judge"]["notes"] = [
                 f"{files[1].name}: {len(failed)} judge error(s) and no verdict, so no inter-judge comparison; the "
                 f"`ihbench judge` command that wrote it (its --judge-model {failed[0].judge_model}, its server), run "
