@@ -86,10 +86,14 @@ def test_a_second_judgments_file_of_judge_errors_only_is_said_as_such(tmp_path, 
     from judged_runs import judged_run
     from openai_test_server import OpenAITestServer
 
+    import json
+
     run = judged_run(tmp_path, limit=2)
     down = run / "judgments-down.jsonl"
-    with OpenAITestServer(fail_when=lambda body: 400) as server:  # a judge that refuses every question
-        assert main(["judge", str(run), "--judge-model", "judge-x", "--judge-base-url", server.base_url, "--out",
+    first = next(run.glob("judgments*.jsonl"))
+    judge = json.loads(first.read_text().splitlines()[0])["judge_model"]  # the same judge, asked again
+    with OpenAITestServer(fail_when=lambda body: 400) as server:  # ... and refusing every question now
+        assert main(["judge", str(run), "--judge-model", judge, "--judge-base-url", server.base_url, "--out",
                      str(down), "--cache", str(tmp_path / "c.sqlite"), "--quiet"]) == 1
     capsys.readouterr()
     assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--n-bootstrap", "10"]) == 0
