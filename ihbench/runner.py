@@ -194,6 +194,8 @@ def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint
             continue
         if key == "endpoint" and same_servers(recorded[key], identity.get(key)):  # replicas in another order
             continue
+        if key in ("config", "split") and _same_by_default(recorded, identity):
+            continue  # `--split dev` where the first start left out the split the default picked
         if key == "convbench" and _turns_in_order(recorded[key]) == _turns_in_order(identity.get(key)):
             continue  # --only-turns 5,4,3 plays (and now records) 3,4,5
         if recorded[key] != identity.get(key):
@@ -202,6 +204,19 @@ def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint
             name, there, here = first_difference(key, recorded[key], identity.get(key))
             raise RunConfigError(f"{path} belongs to a different run: {name} is {setting_said(there)} there but "
                                  f"{setting_said(here)} now; use another --out (or the same options to resume){hint}")
+
+
+def _same_by_default(recorded: dict, identity: dict) -> bool:
+    """Whether the config and split of the two starts name the same data once defaults are filled in."""
+    if recorded.get("convbench") or identity.get("convbench"):
+        return False  # a ConversationBench config takes no split, and names its config
+    from ihbench.dataset.load import DataSourceError, chosen_by_default
+
+    try:
+        return chosen_by_default(identity["data"], recorded.get("config"), recorded.get("split")) == \
+            chosen_by_default(identity["data"], identity.get("config"), identity.get("split"))
+    except DataSourceError:  # the data cannot say: the settings are compared as given (load_items then says why)
+        return False
 
 
 def first_difference(name: str, there, here) -> tuple[str, object, object]:

@@ -253,6 +253,17 @@ def _refuse_not_a_dataset(path: Path, text: str) -> None:
                           "dataset written by `ihbench build` or `ihbench sid-import`, nor one downloaded from the Hub")
 
 
+def chosen_by_default(source: Union[str, os.PathLike], config: Optional[str],
+                      split: Optional[str]) -> tuple[str, str]:
+    """(config, split) with what a left-out option stands for filled in from the data: a run started without
+    --split, resumed with `--split dev` (the split the default picked), is the same run (battery 60, G5)."""
+    path, label = resolve_source(source)
+    config = config or CONVERSATIONS_CONFIG
+    if split is None:
+        split = _pick_split(list(load_config(path, label, config)), None, f"{label} [{config}]")
+    return config, split
+
+
 def config_names(path: str, revision: Optional[str]) -> list[str]:
     """A local folder's configs as its card lists them; a hub id's (or a folder without a card's)
     as `datasets` finds them."""
