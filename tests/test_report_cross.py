@@ -358,7 +358,7 @@ def test_bad_input_names_the_file_and_field(runs, tmp_path, capsys):
     assert "field timing.stop_latency_s.mean must be a number or null, got 'fast'" in _fails([broken], capsys)
     unnamed = runs["sid"]["alpha"]
     assert f"{unnamed}: an SID run that records no model name; give --model-name {unnamed}=NAME" in \
-        _fails([unnamed], capsys)
+        _fails([unnamed, runs["turns"]["alpha"]], capsys)  # alone, its folder names its row (battery 59, F14)
     stranger = tmp_path / "elsewhere"
     assert f"{stranger} is not one of the run folders given" in \
         _fails([unnamed, "--model-name", f"{stranger}=alpha"], capsys)
@@ -388,3 +388,14 @@ def test_a_report_with_model_names_keeps_failed_and_unjudged_counts_beside_the_s
                  "--model-name", f"{runs['sid']['alpha']}=A", "--out", str(out), *ARGS]) == 0
     said = capsys.readouterr()
     assert f"{damaged}: 1 failed response(s) not scored (`ihbench run` with the same options tries them again)" in said.out
+
+
+def test_one_output_that_records_no_model_is_named_by_its_folder(runs, tmp_path, monkeypatch, capsys):
+    """Battery 59, F14 (P3): `ihbench report SID_OUT` on one SID output (prediction files record no model) asked for
+    --model-name, though one row needs no grouping; its folder names the row, and the report says so."""
+    monkeypatch.chdir(tmp_path)
+    unnamed = runs["sid"]["alpha"]
+    assert main(["report", str(unnamed), "--quiet"]) == 0, capsys.readouterr().err
+    summary = json.loads((tmp_path / "report" / "summary.json").read_text())
+    assert [(r["model"], r["named_by"]) for r in summary["runs"]] == [(unnamed.name, "its folder")]
+    assert f"{unnamed.name} (SID-Bench, named by its folder)" in (tmp_path / "report" / "report.md").read_text()

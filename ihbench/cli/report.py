@@ -20,8 +20,8 @@ def add_parser(add) -> argparse.ArgumentParser:
                         "get a TOST; a run with two judgments files gets inter-judge agreement); `ihbench sid` and "
                         "`ihbench turns` output folders make it a cross-benchmark report, one row per model")
     report.add_argument("--out", type=path("folder"),
-                        help="output folder (default: the run, or ./report for several or for a "
-                        "cross-benchmark report)")
+                        help="output folder (default: the run's own folder for one IHBench run; ./report for "
+                        "several runs, or for any `ihbench sid` or `ihbench turns` output: a cross-benchmark report)")
     report.add_argument("--model-name", action="append", metavar="RUN=NAME",
                         help="cross-benchmark report: the model RUN belongs to (default: the name the run records); "
                         "give it once per run")

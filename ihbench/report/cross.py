@@ -130,7 +130,10 @@ def cross_report(run_dirs: Sequence[Path], *, model_names: Optional[Sequence[str
         raise UsageError(f"--sid-definition: expected one of {', '.join(SID_DEFINITIONS)}, got {sid_definition!r}")
     names = parse_model_names(model_names, run_dirs)
     runs = [read_run(d) for d in run_dirs]  # every folder is checked before anything slow starts
-    grouped = group_by_model(runs, names)
+    by_folder = {}
+    if len(runs) == 1 and not runs[0].recorded_name and not names:  # one row, nothing to group: its folder names it
+        by_folder = {runs[0].path.resolve(): runs[0].path.resolve().name}
+    grouped = group_by_model(runs, {**names, **by_folder})
     ihbench_runs = [r for r in runs if r.kind == "ihbench"]
     ihbench = summarize([r.path for r in ihbench_runs], tost_margin=tost_margin, n_bootstrap=n_bootstrap,
                         seed=seed) if ihbench_runs else None
@@ -157,8 +160,10 @@ def cross_report(run_dirs: Sequence[Path], *, model_names: Optional[Sequence[str
         metrics=[{"key": m.key, "label": m.label, "benchmark": m.kind, "better": m.better} for m in METRICS],
         models=models,
         correlations=rank_correlations(models, present),
-        runs=[{"run": str(r.path), "kind": r.kind, "model": names.get(r.path.resolve(), r.recorded_name),
-               "named_by": "--model-name" if r.path.resolve() in names else "the run",
+        runs=[{"run": str(r.path), "kind": r.kind,
+               "model": {**names, **by_folder}.get(r.path.resolve(), r.recorded_name),
+               "named_by": "--model-name" if r.path.resolve() in names else
+               "its folder" if r.path.resolve() in by_folder else "the run",
                "details": _details(r), **_agreement(r), **_conversations(convbench.get(r.path))} for r in runs],
         ihbench=ihbench,
     )
