@@ -69,6 +69,8 @@ class ArgType:
 def _shown(value: Any) -> str:
     """A refused value as typed: text quoted, a JSON value (an --option's object, list, true or null) as JSON spells
     it, not as Python does (`{'model': 'cpu'}`, `None`; battery 59, with F5)."""
+    if isinstance(value, TypedFloat):
+        return value.typed
     if value is None or isinstance(value, (dict, list, bool)):
         try:
             return json.dumps(value, ensure_ascii=False)
@@ -311,7 +313,7 @@ class KeyValue(ArgType):
             return dict(pairs)
 
         try:
-            return key, json.loads(text, object_pairs_hook=once)
+            return key, json.loads(text, object_pairs_hook=once, parse_float=TypedFloat.read)
         except (json.JSONDecodeError, RecursionError):  # a text (a deep one is refused by the option's own type)
             return key, text
         except ValueError as error:  # an integer of more digits than Python reads (battery 50, W12)
@@ -319,6 +321,19 @@ class KeyValue(ArgType):
                 raise
             raise ArgumentValueError(f"{key}: its JSON holds {TOO_LONG_NUMBER}, got "
                                      f"{_shortened(text)!r}") from None
+
+
+class TypedFloat(float):
+    """A number an --option read from JSON, remembering how it was typed: a refusal shows `1e9`, not Python's
+    1000000000.0 (battery 59, F13). It is a float in every other way (JSON writes it as one)."""
+
+    typed: str
+
+    @classmethod
+    def read(cls, text: str) -> "TypedFloat":
+        number = cls(text)
+        number.typed = text
+        return number
 
 
 class Boolean(ArgType):

@@ -11,6 +11,7 @@ from typing import Any, Optional, Union
 from .argtypes import NoSuchHomeError, expand_home
 from .builddir import BuildDir, BuildDirError
 from .errors import IHBenchError
+from .io.regular import irregular
 from .local_files import cache_is_current, check_config_files, damaged_parquet, record_cache, unfinished_import
 from .long import INTERRUPTIONS_CONFIG, items_from_interruption_rows
 from .outputs import DESCRIPTIONS, folder_kind
@@ -177,7 +178,8 @@ def resolve_source(source: Union[str, os.PathLike]) -> tuple[str, str]:
         raise DataSourceError(f"{text}: a symlink to {os.readlink(path)}, which does not exist")
     if path.exists():
         if not path.is_dir():
-            raise DataSourceError(f"{text}: expected a dataset directory (built by `ihbench build`), got a file")
+            got = irregular(path) or "a file"  # a named pipe or a device said as one (battery 59, F13)
+            raise DataSourceError(f"{text}: expected a dataset directory (built by `ihbench build`), got {got}")
         if not any(path.iterdir()):
             raise DataSourceError(f"{text}: an empty folder, not a dataset (build one with `ihbench build`)")
         kind = folder_kind(path)

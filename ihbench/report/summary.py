@@ -190,8 +190,9 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0, data
         if len(files) > 2:  # one comparison a run: the others were left out without a word
             summary["inter_judge"]["notes"].append(
                 f"{run_dir} holds {len(files)} judgments files; the agreement is of the first two ({files[0].name}, "
-                f"{files[1].name}), and {', '.join(f.name for f in files[2:])} is left out: move it out of the run, "
-                "or rename the one to compare to sort first")
+                f"{files[1].name}), and {', '.join(f.name for f in files[2:])} "
+                f"{'is' if len(files) == 3 else 'are'} left out: move {'it' if len(files) == 3 else 'them'} out of "
+                "the run, or rename the one to compare to sort first")
         for note in summary["inter_judge"]["notes"]:
             log.warning("%s", note)
     return summary

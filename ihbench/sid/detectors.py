@@ -274,10 +274,13 @@ def check_detector_options(name: str, options: dict) -> dict:
     if cls is AudioLLMDetector and isinstance(names.get("loader"), str):  # loader by name: a stand-in to bind
         names.pop("model_path", None)
         names.pop("loader_options", None)
+    accepted = ", ".join(inspect.signature(cls).parameters)
+    unknown = [key for key in names if key not in inspect.signature(cls).parameters]
+    if unknown:  # said as the option it is, not as Python's "unexpected keyword argument" (battery 59, F13)
+        raise UsageError(f"--option {unknown[0]}: detector {name!r} has no such option; it accepts {accepted}")
     try:
         inspect.signature(cls).bind(**names)
     except TypeError as error:
-        accepted = ", ".join(inspect.signature(cls).parameters)
         raise UsageError(f"detector {name!r}: {error}; it accepts {accepted}") from None
     checked = check_all(cls.option_types, options)
     if cls is AudioLLMDetector and isinstance(options.get("loader"), str):

@@ -170,6 +170,8 @@ def _clash(name: str, first: tuple, second: tuple) -> str:
                 "file (call1_ai.wav call1_user.wav call2_ai.wav ...), while a shell glob such as *.wav lists one "
                 "speaker's files first: give them in pairs, or, if they are, rename the files so that each pair "
                 "shares its own name")
+    if Path(second[0]).resolve() == Path(first[0]).resolve():  # one file given twice: renaming is not the remedy
+        return f"AUDIO: {second[0]} is given twice (also as {first[0]}); give each recording once"
     return (f"AUDIO: {second[0]} and {first[0]} both make recording {name!r}; recordings are named after their "
             "files, so rename one")
 

@@ -97,8 +97,10 @@ def _check_replaceable(out: Path, family: str, seed: int) -> None:
         raise UsageError(f"--out: {out} holds what make-tiny-model did not write ({shown}); it would be replaced: move "
                          "it or give another --out")
     if (recorded.get("family"), recorded.get("seed")) != (family, seed):
-        raise UsageError(f"--out: {out} holds a tiny {recorded.get('family')} model of seed {recorded.get('seed')}; "
-                         "runs made with it would go on with other weights: give another --out (or remove it first)")
+        held = (f"a tiny {recorded['family']} model of seed {recorded['seed']}" if "family" in recorded and "seed" in
+                recorded else f"a tiny model whose {TINY_MODEL_JSON} no longer says its family and seed (edited?)")
+        raise UsageError(f"--out: {out} holds {held}; runs made with it would go on with other weights: give another "
+                         "--out (or remove it first)")
 
 
 def make_tiny_speech_lora(model_dir: Path, *, seed: int = 0, subfolder: str = "speech-lora") -> Path:
