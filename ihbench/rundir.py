@@ -48,16 +48,14 @@ def judgment_files_in(folder: Path) -> list[Path]:
     """A run folder's judgments files (`judgments*.jsonl`), in order. One named with what looks like a key
     (copied there by hand: `ihbench judge --out` refuses such a name) is refused without echoing it: its name
     would be copied into the report (battery 53, Z10)."""
+    from ihbench.dataset.argtypes import is_text
     from ihbench.dataset.redaction import credential_in
 
     files = sorted(Path(folder).glob("judgments*.jsonl"))
     for file in files:
-        try:
-            file.name.encode("utf-8")
-        except UnicodeEncodeError:  # battery 58, E8: the report (JSON) ended in a traceback, every time
+        if not is_text(file.name):  # battery 58, E8: the report (JSON) ended in a traceback, every time
             raise RunDirError(f"{folder}: a judgments file there is named {file.name!r}, with a byte that is not "
-                              "UTF-8, and its name would be copied into the report; rename it (judgments-MODEL.jsonl)"
-                              ) from None
+                              "UTF-8, and its name would be copied into the report; rename it (judgments-MODEL.jsonl)")
         found = credential_in(file.name)
         if found:
             raise RunDirError(f"{folder}: a judgments file there is named with {found} (a credential; not shown), "

@@ -446,7 +446,7 @@ class Name(ArgType):
         if len(value) > LONGEST_NAME:  # written into run.json and every record (battery 53, Z11: 120,000 characters)
             raise ArgumentValueError(f"expected {self.expected}, got {len(value):,} characters (not shown); {self.noun} "
                                      f"has at most {LONGEST_NAME:,}")
-        if not _is_text(value):  # said as what it is, as for a path (battery 59, F1)
+        if not is_text(value):  # said as what it is, as for a path (battery 59, F1)
             raise self.refuse(value, "a byte in it that is not UTF-8, and names are recorded as text; use a UTF-8 name")
         if not value.isprintable():
             raise self.refuse(value, "a line break, a tab, a control character or a space other than the plain one "
@@ -593,7 +593,7 @@ class PathArg(ArgType):
         if not str(value).strip():
             raise self.refuse(str(value))
         _refuse_credential(self, str(value))  # made a folder, `http:/u:KEY@x/` would keep the key on disk
-        if not _is_text(str(value)):  # battery 58, E4: written into run.json, it ended in a traceback, a folder left
+        if not is_text(str(value)):  # battery 58, E4: written into run.json, it ended in a traceback, a folder left
             raise self.refuse(str(value), "a byte in its name that is not UTF-8, and paths are recorded as text; "
                                           "use a UTF-8 name")
         try:
@@ -659,7 +659,7 @@ def _new_parts(path: Path) -> list[str]:
     return parts
 
 
-def _is_text(value: str) -> bool:
+def is_text(value: str) -> bool:
     """False for a name holding bytes the file system keeps but UTF-8 cannot spell (Python's surrogate escapes)."""
     try:
         value.encode("utf-8")
