@@ -278,6 +278,11 @@ class EnvVarName(ArgType):
         if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
             raise ArgumentValueError(f"expected {self.expected}; the value given is not one (not shown: it may be "
                                      "a secret)")
+        from .key_shapes import holds_prefixed_key
+
+        if holds_prefixed_key(value):  # an AWS access key id spells a variable's name (battery 61, H6)
+            raise ArgumentValueError(f"expected {self.expected}; the value given is a provider's key by its shape "
+                                     "(not shown), not the name of the variable that holds it")
         return value
 
 

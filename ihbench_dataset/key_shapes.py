@@ -274,9 +274,11 @@ def is_prefixed_key(word: str) -> bool:
 
 #: keys whose whole shape their provider fixes, found by that shape rather than by how random their letters look
 #: (battery 58, E10: about one Hugging Face token in 2,000 spelled enough word pairs to pass as a name): a Hugging
-#: Face token's 34 letters of both cases, SendGrid's `SG.<22>.<43>`; a camelCase name of exactly 34 letters is not one
+#: Face token's 34 letters of both cases, SendGrid's `SG.<22>.<43>`, an AWS access key id's `AKIA` (`ASIA` for a
+#: temporary one) and 16 capitals or digits (battery 61, H6: 20 characters, below the bare run's 24); a camelCase
+#: name of exactly 34 letters is not one
 _FIXED_SHAPE_KEY = re.compile(r"(?<![A-Za-z0-9])(?:hf_(?=[A-Za-z]{0,33}[A-Z])(?=[A-Za-z]{0,33}[a-z])([A-Za-z]{34})"
-                              r"|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})(?![A-Za-z0-9])")
+                              r"|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|A[KS]IA[A-Z0-9]{16})(?![A-Za-z0-9])")
 
 
 def _prefixed_key_spans(text: str) -> list[tuple[int, int]]:

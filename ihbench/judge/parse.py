@@ -20,13 +20,20 @@ _FILLER_WORDS = set("""a an the it its is was be response this that answer than 
 
 
 def check_deficiency(text: str) -> str:
-    if not isinstance(text, str) or len(text.split()) < 3:
+    """Two content words name a deficiency (the judge prompt's own examples: "ignores the correction", "skips
+    verification"; battery 61, H4: three were asked, and those failed every TF item); length or detail words do
+    not count among them, so "less detailed than A" is said as the preference for length it is."""
+    if not isinstance(text, str) or len(re.findall(r"[A-Za-z']+", text)) < 2:
         raise InvalidJudgment("loser_deficiency must name a concrete deficiency in a few words")
-    remainder = _LENGTH_WORDS.sub(" ", text.lower())
+    lowered = text.lower()
+    remainder = _LENGTH_WORDS.sub(" ", lowered)
     content = [w for w in re.findall(r"[a-z']+", remainder) if w not in _FILLER_WORDS]
-    if len(content) < 3:
+    if len(content) < 2 and _LENGTH_WORDS.search(lowered):
         raise InvalidJudgment(f"loser_deficiency {text!r} only complains about length or detail; "
                               "name what the losing response gets wrong or omits for the task")
+    if len(content) < 2:
+        raise InvalidJudgment(f"loser_deficiency {text!r} names no concrete deficiency; name what the losing "
+                              "response gets wrong or omits for the task, in a few words")
     return text.strip()
 
 

@@ -1,0 +1,56 @@
+"""Battery 61 (issue 23): findings H… of the sixty-first battery of bad inputs, tried on an installed wheel as a new
+user would (/work/battery61/LOG.md). Each test's docstring names its finding. (H4 is in test_judge.py.)"""
+import json
+
+import pytest
+
+from ihbench.cli import main
+
+AWS_KEYS = ["AKIAIOSFODNN7EXAMPLQ", "ASIAY34FZKBOKMUTVV7A"]
+
+
+@pytest.mark.parametrize("key", AWS_KEYS)
+def test_an_aws_access_key_id_is_a_key_by_its_shape(key):
+    """Battery 61, H6 (P1): an AWS access key id (`AKIA`/`ASIA` and 16 capitals or digits: 20 characters, below the
+    24 a key without a prefix is judged from) was echoed, written into run.json and passed verify."""
+    from ihbench.dataset.key_shapes import holds_prefixed_key
+    from ihbench.dataset.redaction import credential_in, redact_text
+
+    assert holds_prefixed_key(f"my key is {key}.") and credential_in(f"runs/{key}/x")
+    assert key not in redact_text(f"denied for {key}: no such user")
+
+
+@pytest.mark.parametrize("name", ["AKIAIOSFODNN7EXAMPLQX", "AKIA_model", "ASIAN-FOOD-REVIEWS-2024", "akiaiosfodnn7examplq"])
+def test_names_near_the_aws_shape_are_names(name):
+    from ihbench.dataset.key_shapes import holds_prefixed_key
+
+    assert not holds_prefixed_key(name)
+
+
+@pytest.mark.parametrize("key", AWS_KEYS)
+def test_an_aws_key_id_given_to_run_is_refused_without_echo(key, tmp_path, capsys):
+    for option in (["--model-path", key], ["--model-path", "m", "--option", f"api_key_env={key}"]):
+        try:  # a flag's value is refused by argparse (exit 2), an --option's by the command (returns 2)
+            code = main(["run", "--model", "openai", "--data", str(tmp_path), "--base-url", "http://127.0.0.1:9/v1",
+                         "--out", str(tmp_path / "r"), *option])
+        except SystemExit as exit:
+            code = exit.code
+        assert code == 2
+        err = capsys.readouterr().err
+        assert key not in err and ("API key" in err or "a provider's key by its shape" in err), err
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_source_holding_an_aws_key_id_is_refused_by_verify(tmp_path, capsys):
+    from ihbench.dataset.sources import source_files
+
+    original = next(iter(source_files()))
+    source = json.loads(original.read_text())
+    source["turns"][0]["user"] = f"My AWS key is {AWS_KEYS[0]} if that helps."
+    folder = tmp_path / "sources"
+    folder.mkdir()
+    (folder / original.name).write_text(json.dumps(source))
+    assert main(["verify", str(folder)]) == 1
+    said = capsys.readouterr()
+    assert "turns[0].user: holds a provider's API key (a credential; not shown)" in said.out + said.err
+    assert AWS_KEYS[0] not in said.out + said.err
