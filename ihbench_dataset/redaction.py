@@ -76,12 +76,18 @@ def _redact_url_paths(text: str) -> str:
     return "".join(out) + text[position:]
 
 
+#: a part of an address's path hidden, where `<redacted>` would read as a placeholder (a generated conversation's
+#: provenance, which `verify` checks for `<...>`)
+HIDDEN_PART = "(hidden)"
+
+
 def address_without_credentials(text: str) -> str:
-    """`text` with every URL's user part and every provider's key left out (`http://KEY@host/v1` and
-    `http://host/sk-.../v1`, as given or as `redact` wrote them, -> `http://host/v1`): where a URL is
-    shown as an address, not recorded as the option given, and `<redacted>` would read as a placeholder."""
+    """`text` with every URL's user part left out and every provider's key in its path hidden
+    (`http://KEY@host/v1` -> `http://host/v1`, `http://host/sk-.../v1` -> `http://host/(hidden)/v1`), as given or
+    as `redact` wrote them: where a URL is shown as an address, not recorded as the option given. A path's part is
+    marked, not dropped: without it the address names another endpoint (battery 61, H2)."""
     text = _URL_USER.sub(r"\1", _redact_url(text))
-    return text.replace(f"/{REDACTED}", "").replace(f"{REDACTED}@", "")
+    return text.replace(f"/{REDACTED}", f"/{HIDDEN_PART}").replace(f"{REDACTED}@", "")
 
 
 #: as typed where a name or path goes: a slash short (`http:/u:KEY@h`) is still a URL meant, and as a path it

@@ -159,6 +159,12 @@ def test_a_resumed_suite_keeps_hidden_what_its_first_run_hid(tmp_path, monkeypat
         assert generate(2) == 0
     written = [path.read_text() for path in (tmp_path / "suite").rglob("*.json")]
     assert len(written) >= 3 and not [text for text in written if value in text]
+    # battery 61, H2 (P3): the provenance marks the hidden part of the address, not names another endpoint
+    import json
+
+    said = [json.loads(path.read_text())["provenance"]["llm"]
+            for path in (tmp_path / "suite" / "conversations").glob("*.json")]
+    assert len(said) == 2 and all("/(hidden)/v1" in line for line in said), said
 
 
 def test_a_folder_holding_a_file_named_build_info_json_is_no_build_to_replace(tmp_path, capsys):

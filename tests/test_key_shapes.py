@@ -122,7 +122,7 @@ def test_a_key_of_a_provider_s_shape_is_found_wherever_it_goes(label, key):
     assert not _pieces_of(key, written), written  # no part of it (battery 49, V2: a token_urlsafe's head stayed)
     address = redact(f"http://host:8000/v1/{key}/chat")
     assert address == f"http://host:8000/v1/{REDACTED}/chat" and address_without_credentials(address) == \
-        "http://host:8000/v1/chat"
+        "http://host:8000/v1/(hidden)/chat"
 
 
 def _pieces_of(key: str, text: str) -> list:
