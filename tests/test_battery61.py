@@ -54,3 +54,15 @@ def test_a_source_holding_an_aws_key_id_is_refused_by_verify(tmp_path, capsys):
     said = capsys.readouterr()
     assert "turns[0].user: holds a provider's API key (a credential; not shown)" in said.out + said.err
     assert AWS_KEYS[0] not in said.out + said.err
+
+
+@pytest.mark.parametrize("description, said", [("", "expected a non-empty sentence on one line, got ''"),
+                                               ("a line\nand another", "a non-empty sentence on one line")])
+def test_generate_s_description_is_held_to_a_sentence_s_rules(description, said, tmp_path, capsys):
+    """Battery 61, H3 (P3): `--description ''` (an empty variable) silently meant "the LLM writes it", while the same
+    for --goal was refused."""
+    with pytest.raises(SystemExit):
+        main(["generate", "--domain", "telecom", "--goal", "Port the caller's number", "--description", description,
+              "--llm-model", "m", "--out", str(tmp_path / "g")])
+    assert said in capsys.readouterr().err
+    assert not (tmp_path / "g").exists()

@@ -13,7 +13,8 @@ def add_parser(add) -> argparse.ArgumentParser:
     p = add("generate", help="write a private interruption suite with an LLM (the paper's generation pipeline)")
     p.add_argument("--domain", help="one of the ten domains, e.g. telecom or government (or use --workflow)")
     p.add_argument("--goal", type=sentence(), help="what the agent's workflow achieves, e.g. \"Port the caller's number\"")
-    p.add_argument("--description", help="one sentence describing the organisation's line (default: the LLM writes it)")
+    p.add_argument("--description", type=sentence(),
+                   help="one sentence describing the organisation's line (default: the LLM writes it)")
     p.add_argument("--workflow", type=path("file"), help="YAML with domain, goal, stages, knowledge_base and policies, "
                    "instead of --domain/--goal (see the README)")
     p.add_argument("--intents", type=count(), default=3, help="caller intent profiles per goal (default 3)")
