@@ -472,7 +472,8 @@ def _refuse_credential(option: ArgType, value: str) -> None:
     if found:
         part = _part_named_so(value)
         remedy = f"; {part}: rename it (its name is copied into the outputs)" if part else ""
-        raise ArgumentValueError(f"expected {option.expected}, got {found} (a credential; not shown): a name or path "
+        noun = getattr(option, "noun", "a name or path")
+        raise ArgumentValueError(f"expected {option.expected}, got {found} (a credential; not shown): {noun} "
                                  f"holds none, and a server's key goes in an environment variable{remedy}")
 
 

@@ -57,6 +57,8 @@ def test_a_source_holding_an_aws_key_id_is_refused_by_verify(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("description, said", [("", "expected a non-empty sentence on one line, got ''"),
+                                               ("Line of sk-proj-" + "Ab3dE5fG7h" * 4, "got what looks like an API key "
+                                                "(a credential; not shown): a sentence holds none"),
                                                ("a line\nand another", "a non-empty sentence on one line")])
 def test_generate_s_description_is_held_to_a_sentence_s_rules(description, said, tmp_path, capsys):
     """Battery 61, H3 (P3): `--description ''` (an empty variable) silently meant "the LLM writes it", while the same

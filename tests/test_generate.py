@@ -284,8 +284,6 @@ KEY = "ilylytZOTJH01bMZWXRt0OhZ8g23fR2V"  # drawn with secrets.choice: a key's s
      "{path}: description: holds what looks like an API key"),
     (lambda y: y.replace("name: check_eligibility", "name: check_" + KEY.lower()), [],
      "{path}: stages[1].name: holds what looks like an API key"),
-    (None, ["--domain", "telecom", "--goal", "Port a number", "--description", f"Line of {KEY}"],
-     "--description: holds what looks like an API key"),
 ])
 def test_a_key_in_the_workflow_file_or_the_description_is_refused_as_in_goal(edit, argv, said, tmp_path, capsys):
     """Battery 54, A11: `--goal` refused a key, but the same goal in a --workflow file, or a key in --description,
@@ -383,5 +381,6 @@ def test_an_llm_reached_through_a_url_with_a_key_in_it_writes_conversations_with
                      "--llm-model", "scripted", "--llm-base-url", keyed, "--out", str(out), "--cache",
                      str(tmp_path / "cache.sqlite"), "--quiet"]) == 0
     conversation = written(out)[ID.format(1)]
-    assert conversation["provenance"]["llm"].startswith(f"openai backend, model scripted at {server.base_url}")
+    address = server.base_url if where == "user" else server.base_url.replace("/v1", "/(hidden)/v1")
+    assert conversation["provenance"]["llm"].startswith(f"openai backend, model scripted at {address}")
     assert not any("GENKEY42" in path.read_text(errors="replace") for path in tmp_path.rglob("*") if path.is_file())
