@@ -586,7 +586,15 @@ def test_report_s_console_line_says_how_many_judgments_failed(official, tmp_path
     assert main(["report", str(run), "--quiet", "--n-bootstrap", "10"]) == 0
     out = capsys.readouterr().out
     assert "no TF judgments, no RQ judgments" in out
-    assert f"; 2 judgment(s) failed (judge_error), not scored (`ihbench judge {run}` tries them again)" in out
+    assert f"; 2 judgment(s) failed (judge_error), not scored (`ihbench judge {run} --judge-model j` with the server " \
+        "it used (--judge-base-url) tries them again)" in out
+    # battery 61, H5 (P3): the bare `ihbench judge RUN` it suggested lacked --judge-model, and wrote judgments.jsonl
+    # when the errors were in another file
+    (run / "judgments.jsonl").rename(run / "judgments-j.jsonl")
+    assert main(["report", str(run), "--quiet", "--n-bootstrap", "10"]) == 0
+    out = capsys.readouterr().out
+    assert f"(`ihbench judge {run} --judge-model j --out {run / 'judgments-j.jsonl'}` with the server it used " \
+        "(--judge-base-url) tries them again)" in out
 
 
 def test_the_openai_loader_without_a_server_or_a_key_is_refused_before_work_starts(official, tmp_path, capsys,

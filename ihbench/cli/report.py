@@ -157,10 +157,23 @@ def _not_scored(run: dict) -> list[str]:
                          "file, row and column): they fail again until the dataset is mended or rebuilt")
     judge_failed = sum((run.get("judge_errors") or {}).values())  # as failed responses: said, not scored
     if judge_failed:
-        again = command_line("ihbench", "judge", run["run"])
-        parts.append(f"{judge_failed} judgment(s) failed (judge_error), not scored (`{again}` "
-                     "tries them again)")
+        parts.append(f"{judge_failed} judgment(s) failed (judge_error), not scored ({_judge_again(run)})")
     return parts
+
+
+def _judge_again(run: dict) -> str:
+    """The judge command that asks a run's failed judgments again: the judge that failed them, into their file (a
+    bare `ihbench judge RUN` lacks --judge-model, and would write judgments.jsonl; battery 61, H5)."""
+    judges = run.get("judge_errors_by") or []
+    file = Path(run["judgments_file"]) if run.get("judgments_file") else None
+    words = ["ihbench", "judge", run["run"]]
+    if len(judges) == 1:
+        words += ["--judge-model", judges[0]]
+    if file is not None and file.name != "judgments.jsonl":
+        words += ["--out", str(file)]
+    server = " with the server it used (--judge-base-url)" if len(judges) == 1 else \
+        " with the judge (--judge-model, --judge-base-url) that failed them"
+    return f"`{command_line(*words)}`{server} tries them again"
 
 
 def _by_cause(run: dict) -> dict:

@@ -117,6 +117,8 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0, data
         "judges": sorted({(j.judge_model, j.prompt_version, j.prompt_hash) for j in judgments}),
         "judge_errors": {axis: sum(j.axis == axis and j.outcome == "judge_error" for j in judgments)
                          for axis in ("tf", "rq")},
+        # who failed them: the judge command that asks again is theirs (battery 61, H5)
+        "judge_errors_by": sorted({j.judge_model for j in judgments if j.outcome == "judge_error"}),
         # answers with no verdict yet on an axis (judged before they existed, or never judged): not in
         # the scores, and `ihbench judge` judges only those
         "not_judged": {axis: len({r.key for r in responses if r.answered}
