@@ -155,8 +155,10 @@ _NOT_DATA = {
     "report": "give the data folder its runs were made from (each run's run.json names it)",
     "generated": "build a dataset from its conversations with `ihbench build --sources <it>/conversations`",
     "reference_run": "give the dataset of the benchmark it played",
-    "tiny-model": "it is a model: give it as --model-path",
+    "tiny-model": "it is a model (`ihbench run --model-path` takes it); give a dataset folder built by `ihbench build`",
 }
+#: judge, report and info take --data too, and have no --model-path: said as where a model goes (battery 61, H8)
+_A_MODEL = _NOT_DATA["tiny-model"]
 
 
 def resolve_source(source: Union[str, os.PathLike]) -> tuple[str, str]:
@@ -239,8 +241,7 @@ def _refuse_not_a_dataset(path: Path, text: str) -> None:
     """A local folder that is no dataset of any kind, said as what it is rather than as the library
     finds it ("BuilderConfig 'conversations' not found", "Repo card metadata block was not found")."""
     if (path / "config.json").is_file() and (any(path.glob("*.safetensors")) or any(path.glob("*.bin"))):
-        raise DataSourceError(f"{text}: is a model folder (config.json and weights), not a dataset; give it as "
-                              "--model-path")
+        raise DataSourceError(f"{text}: is a model folder (config.json and weights), not a dataset; {_A_MODEL}")
     if (path / "README.md").is_file():
         try:  # a card it cannot read says why (a byte-order mark, bytes that are not UTF-8) in the card's words
             BuildDir(path).card_configs()

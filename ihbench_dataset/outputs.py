@@ -336,6 +336,9 @@ def described_folder(folder: Union[str, os.PathLike]) -> Optional[str]:
 
 
 def _described(kind: str, folder: Path) -> str:
+    if kind == "dataset" and BuildDir(folder).is_build() and not BuildDir(folder).holds_a_build():
+        # as `build` says it (battery 61, H9): not called a dataset for a file's name alone
+        return "a folder whose build_info.json is not a build's record (a file of yours, or a dataset's, damaged)"
     if kind == "dataset":
         return DESCRIPTIONS[kind] + (" (build_info.json)" if BuildDir(folder).is_build() else " (its card lists configs)")
     return DESCRIPTIONS[kind]

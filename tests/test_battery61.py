@@ -68,3 +68,36 @@ def test_generate_s_description_is_held_to_a_sentence_s_rules(description, said,
               "--llm-model", "m", "--out", str(tmp_path / "g")])
     assert said in capsys.readouterr().err
     assert not (tmp_path / "g").exists()
+
+
+def test_a_model_given_as_judge_s_data_is_said_as_a_model_not_as_an_option_judge_lacks(tmp_path, capsys):
+    """Battery 61, H8 (P3): `judge --data TINY_MODEL` (and report's) said "give it as --model-path", an option
+    neither has."""
+    from ihbench.loaders.tiny import make_tiny_model
+
+    from judged_runs import judged_run
+
+    model = make_tiny_model("qwen2-text", tmp_path / "tiny")
+    run = judged_run(tmp_path, limit=1)
+    capsys.readouterr()
+    for command in (["judge", str(run), "--judge-model", "j", "--judge-base-url", "http://127.0.0.1:9/v1"],
+                    ["report", str(run), "--out", str(tmp_path / "rep")]):
+        assert main([*command, "--data", str(model)]) == 2
+        err = capsys.readouterr().err
+        assert "it is a model (`ihbench run --model-path` takes it); give a dataset folder built by `ihbench build`" \
+            in err, err
+
+
+def test_an_output_folder_holding_a_hand_made_build_info_is_not_called_a_dataset(tmp_path, capsys):
+    """Battery 61, H9 (P3): report --out on a folder of the user's notes and a build_info.json of `{}` called it "a
+    dataset folder (build_info.json)", where build says its record is not a build's."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "build_info.json").write_text("{}")
+    (folder / "notes.txt").write_text("mine")
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "run.json").write_text("{}")
+    assert main(["report", str(tmp_path / "run"), "--out", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert f"--out: {folder} is a folder whose build_info.json is not a build's record" in err, err
+    assert sorted(p.name for p in folder.iterdir()) == ["build_info.json", "notes.txt"]

@@ -494,7 +494,8 @@ def test_info_on_a_model_folder_says_it_is_one(tmp_path, capsys):
         marker.unlink()
     capsys.readouterr()
     assert main(["info", str(model), "--quiet"]) == 2
-    assert f"{model}: is a model folder (config.json and weights), not a dataset; give it as --model-path" in \
+    assert f"{model}: is a model folder (config.json and weights), not a dataset; it is a model (`ihbench run " \
+        "--model-path` takes it); give a dataset folder built by `ihbench build`" in \
         _one_error(capsys, "info")
 
 
