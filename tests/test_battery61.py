@@ -101,3 +101,23 @@ def test_an_output_folder_holding_a_hand_made_build_info_is_not_called_a_dataset
     err = capsys.readouterr().err
     assert f"--out: {folder} is a folder whose build_info.json is not a build's record" in err, err
     assert sorted(p.name for p in folder.iterdir()) == ["build_info.json", "notes.txt"]
+
+
+def test_a_judge_stopped_mid_way_is_said_so_beside_a_torn_line(tmp_path, capsys):
+    """Battery 61, H7 (P3): after a judge killed mid-way (its record says it did not finish) with its last line torn,
+    the report put every answer without a verdict down to the one damaged line."""
+    from judged_runs import judged_run
+
+    run = judged_run(tmp_path, limit=3)
+    judgments = next(run.glob("judgments*.jsonl"))
+    asked = judgments.with_name(judgments.stem + ".asked.json")
+    record = json.loads(asked.read_text())
+    asked.write_text(json.dumps({**record, "unfinished": True}))  # as a judge killed mid-way leaves it
+    lines = judgments.read_text().splitlines(keepends=True)
+    judgments.write_text("".join(lines[:2]) + lines[2][:20])  # two verdicts, then a line cut mid-way
+    capsys.readouterr()
+    assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--n-bootstrap", "10"]) == 0
+    err = capsys.readouterr().err
+    assert "line 3: incomplete (cut mid-line" in err, err
+    assert "(the last `ihbench judge` stopped before it finished (killed, or ended by an error))" in err, err
+    assert "damaged line(s)" not in err, err

@@ -19,7 +19,7 @@ def not_judged_why(run: Path, responses: list[ResponseRecord], judgments: list[J
     may not exist: a judge whose every question waits in a batch writes none)."""
     judged = {axis: {(j.id, j.epoch) for j in judgments if j.axis == axis} for axis in AXES}
     missing = {axis: [r for r in responses if r.answered and r.key not in judged[axis]] for axis in AXES}
-    asked = read_asked(path) if not damaged else None
+    asked = read_asked(path)
     if asked is not None and not _of_this_run(asked, responses, path):
         asked = None
     why = {}
@@ -53,9 +53,10 @@ def _cause(run: Path, answer: ResponseRecord, axis: str, path: Path, damaged: li
     judge = f"`{command_line('ihbench', 'judge', run)}` judges only those"
     if asked is None and not path.exists():
         return "the run was not judged", judge
-    if damaged:  # theirs may be among the lines left out: said, and no other cause named
-        lines = ", ".join(map(str, damaged[:5])) + (", ..." if len(damaged) > 5 else "")
-        return f"{path} has {len(damaged)} damaged line(s) ({lines}), left out", judge
+    lines = ", ".join(map(str, damaged[:5])) + (", ..." if len(damaged) > 5 else "")
+    left_out = f"{path} has {len(damaged)} damaged line(s) ({lines}), left out"
+    if asked is None and damaged:  # nothing else known: theirs may be among the lines left out
+        return left_out, judge
     if asked is None:
         record = asked_path(path)
         state = "cannot be read (see the warning above)" if record.exists() else \
@@ -77,6 +78,8 @@ def _cause(run: Path, answer: ResponseRecord, axis: str, path: Path, damaged: li
                     "requests.jsonl is no longer there", f"{again} writes them again")
         return f"their questions wait in the batch folder {batch}{unusable}", \
             f"answer {batch / 'requests.jsonl'} and run {again} again"
+    if damaged:  # theirs may be among the lines left out (an earlier judge's too); a judge that stopped or
+        return left_out, judge  # waits is said as such above (battery 61, H7: a killed judge said as a damaged line)
     if not asked.saw(answer.digest):
         return "answered after the last `ihbench judge`", judge
     if axis not in asked.axes:
