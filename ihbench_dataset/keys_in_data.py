@@ -9,12 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator, Optional
 
-from .key_shapes import holds_prefixed_key
+from .redaction import credential_in_data
 
 
-def key_in_parquet(path: Path) -> Optional[str]:
-    """The column (`turns.user`, dotted through structs and lists) of `path` whose text holds a provider's key,
-    or None."""
+def key_in_parquet(path: Path) -> Optional[tuple[str, str]]:
+    """(the column, `turns.user` dotted through structs and lists, of `path` whose text holds a credential; what it
+    holds, said without it: a provider's key, an environment secret's value), or None."""
     import pyarrow.parquet as pq
 
     schema = pq.read_schema(path)
@@ -24,8 +24,9 @@ def key_in_parquet(path: Path) -> Optional[str]:
     table = pq.read_table(path, columns=columns)
     for name in columns:
         for where, texts in _texts(name, table.column(name)):
-            if holds_prefixed_key("\n".join(texts)):
-                return where
+            secret = credential_in_data("\n".join(texts))
+            if secret:
+                return where, secret
     return None
 
 

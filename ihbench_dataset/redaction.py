@@ -115,13 +115,33 @@ def credential_in(text: str) -> Optional[str]:
         return None
     if _URL_USER.search(text) or _TYPED_URL_USER.search(text):
         return "a URL with a user part"
-    secrets = set(_environment_secrets())  # long enough, and not paths
-    for name, value in sorted(os.environ.items()):  # the variable named, the more helpful of the two
-        if is_secret_variable(name) and value in secrets and value in text:
-            return f"the value of ${name}"
+    variable = _secret_variable_in(text)
+    if variable:
+        return f"the value of ${variable}"
     if _looks_like_a_key(text):  # pasted where a name goes (battery 45, R7): run.json kept it in clear
         return "what looks like an API key"
     return None
+
+
+def _secret_variable_in(text: str) -> Optional[str]:
+    """The name of the environment variable named like a secret whose value `text` holds (12 characters or more,
+    not a path), or None: the variable named, the more helpful of the two."""
+    secrets = set(_environment_secrets())
+    return next((name for name, value in sorted(os.environ.items())
+                 if is_secret_variable(name) and value in secrets and value in text), None)
+
+
+def credential_in_data(text: str) -> Optional[str]:
+    """What credential a text that a dataset or a prompt copies holds (a conversation's turn, a workflow's knowledge
+    base, a benchmark's), said without it, or None: a provider's key by its prefix or shape, or an environment
+    secret's value (battery 61, H10 and H11: `$MY_SERVICE_TOKEN`'s value went into a built dataset). Not a random
+    run: a reference code or an account number is the conversation's own."""
+    if not isinstance(text, str):
+        return None
+    if holds_prefixed_key(text):
+        return "a provider's API key"
+    variable = _secret_variable_in(text)
+    return f"the value of ${variable}" if variable else None
 
 
 def _query_value(match: "re.Match") -> str:

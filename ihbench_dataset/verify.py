@@ -23,7 +23,7 @@ from .checks.words import stem as _stem
 from .checks.words import stems as _stems
 from .checks.words import strings as _strings
 from .checks.words import has_visible
-from .key_shapes import holds_prefixed_key
+from .redaction import credential_in_data
 from .source_fields import unknown_fields
 from .sources import SourceConversation, SourceError, SourceTurn, load_conversation, source_files
 
@@ -201,9 +201,10 @@ def check_conversation(conversation: SourceConversation) -> list[Problem]:
             match = pattern.search(text)
             if match:
                 add(field, f"placeholder token {match.group(0)!r}")
-        if holds_prefixed_key(text):  # the dataset copies it, the voice reads it, `publish-dataset` uploads it
-            add(field, "holds a provider's API key (a credential; not shown), which the dataset would copy and "
-                       "publish; remove it")
+        secret = credential_in_data(text)
+        if secret:  # the dataset copies it, the voice reads it, `publish-dataset` uploads it
+            add(field, f"holds {secret} (a credential; not shown), which the dataset would copy and publish; "
+                       "remove it")
         if text.strip() and not has_visible(text):  # looks filled to str.strip; a field's own check may say more
             invisible.append(Problem(c.path, field, "is empty: only invisible characters (zero-width, control or "
                                                     "no-break spaces)"))

@@ -162,7 +162,7 @@ def test_a_key_is_found_in_a_parquet_file_s_nested_texts_and_audio_bytes_are_lef
     assert key_in_parquet(tmp_path / "clean.parquet") is None
     rows[0]["turns"][1]["agent"] = f"the key {_key()}"
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "keyed.parquet")
-    assert key_in_parquet(tmp_path / "keyed.parquet") == "turns.agent"
+    assert key_in_parquet(tmp_path / "keyed.parquet") == ("turns.agent", "a provider's API key")
 
 
 def test_a_run_s_judgments_file_named_with_a_byte_that_is_not_utf8_is_named_by_report(tmp_path, capsys):

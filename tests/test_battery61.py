@@ -121,3 +121,62 @@ def test_a_judge_stopped_mid_way_is_said_so_beside_a_torn_line(tmp_path, capsys)
     assert "line 3: incomplete (cut mid-line" in err, err
     assert "(the last `ihbench judge` stopped before it finished (killed, or ended by an error))" in err, err
     assert "damaged line(s)" not in err, err
+
+
+SECRET = "Tq8WzL3nV6pR2xK9"  # a made-up value of 16 characters: an environment secret's, from 12
+
+
+def test_an_environment_secret_s_value_in_a_source_is_refused_by_verify_and_build(tmp_path, capsys, monkeypatch):
+    """Battery 61, H11 (P1): `$MY_SERVICE_TOKEN`'s value pasted in a conversation's turn passed verify, and build
+    wrote it into two Parquet files (a provider's key there is refused since battery 58, E9)."""
+    from ihbench.dataset.sources import source_files
+
+    monkeypatch.setenv("MY_SERVICE_TOKEN", SECRET)
+    original = next(iter(source_files()))
+    source = json.loads(original.read_text())
+    source["turns"][0]["user"] = f"My code is {SECRET} if that helps."
+    folder = tmp_path / "sources"
+    folder.mkdir()
+    (folder / original.name).write_text(json.dumps(source))
+    assert main(["verify", str(folder)]) == 1
+    said = capsys.readouterr()
+    assert "turns[0].user: holds the value of $MY_SERVICE_TOKEN (a credential; not shown)" in said.out + said.err
+    assert main(["build", "--sources", str(folder), "--out", str(tmp_path / "ds"), "--no-sid", "--no-convbench",
+                 "--no-duplex", "--quiet"]) == 2
+    said = capsys.readouterr()
+    assert "holds the value of $MY_SERVICE_TOKEN" in said.err and SECRET not in said.out + said.err
+    assert not (tmp_path / "ds").exists()
+    monkeypatch.delenv("MY_SERVICE_TOKEN")  # the same text is a conversation's own where no secret holds it
+    assert main(["verify", str(folder)]) == 0
+
+
+def test_an_environment_secret_s_value_in_a_workflow_is_refused_before_any_prompt(tmp_path, capsys, monkeypatch):
+    """Battery 61, H10 (P1): a --workflow whose knowledge base held `$MY_SERVICE_TOKEN`'s value was sent in every
+    prompt and written into the suite (the same in --description was refused)."""
+    from openai_test_server import OpenAITestServer
+    from test_generate import WORKFLOW
+
+    monkeypatch.setenv("MY_SERVICE_TOKEN", SECRET)
+    flow = tmp_path / "flow.yaml"
+    flow.write_text(WORKFLOW.replace("Porting time: one business day", f"support_key: {SECRET}"))
+    with OpenAITestServer() as server:
+        assert main(["generate", "--workflow", str(flow), "--llm-model", "m", "--llm-base-url", server.base_url,
+                     "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "c.sqlite"), "--quiet"]) == 2
+        assert server.requests == []
+    err = capsys.readouterr().err
+    assert f"--workflow {flow}: holds the value of $MY_SERVICE_TOKEN (a credential; not shown)" in err, err
+    assert SECRET not in err and not (tmp_path / "out").exists()
+
+
+def test_publish_finds_an_environment_secret_s_value_in_built_data(tmp_path, monkeypatch):
+    """Battery 61, H11: a dataset built before the check (or edited since) is read before a publish."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ihbench.dataset.keys_in_data import key_in_parquet
+
+    pq.write_table(pa.Table.from_pylist([{"id": "c1", "turns": [{"user": f"code {SECRET}", "agent": "ok"}]}]),
+                   tmp_path / "d.parquet")
+    assert key_in_parquet(tmp_path / "d.parquet") is None
+    monkeypatch.setenv("MY_SERVICE_TOKEN", SECRET)
+    assert key_in_parquet(tmp_path / "d.parquet") == ("turns.user", "the value of $MY_SERVICE_TOKEN")

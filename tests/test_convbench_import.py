@@ -457,6 +457,22 @@ def test_a_provider_key_in_the_benchmark_s_texts_is_refused_before_the_dataset_i
     assert key not in err and sorted(p.relative_to(data) for p in data.rglob("*")) == before
 
 
+def test_an_environment_secret_s_value_in_the_benchmark_s_texts_is_refused(folder, tmp_path, capsys, monkeypatch):
+    """Battery 61, H11 (P1): `$MY_SERVICE_TOKEN`'s value in the knowledge base was imported into the setup parquet."""
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "official")
+    before = sorted(p.relative_to(data) for p in data.rglob("*"))
+    value = "Tq8WzL3nV6pR2xK9"
+    monkeypatch.setenv("MY_SERVICE_TOKEN", value)
+    knowledge = folder / "data" / "knowledge_base.txt"
+    knowledge.write_text(knowledge.read_text() + f"\nSupport line code: {value}\n")
+    assert main(["convbench-import", str(folder), "--out", str(data), "--text-only", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{folder}: the knowledge base holds the value of $MY_SERVICE_TOKEN (a credential; not shown)" in err, err
+    assert value not in err and sorted(p.relative_to(data) for p in data.rglob("*")) == before
+
+
 def test_a_provider_key_in_any_field_of_a_turn_is_refused(folder, tmp_path, capsys):
     """Battery 56, C5: a turn's subcategory (and categories, audio_file, tool_use_guidance) went unread, and a key in
     it was imported into the dataset."""

@@ -88,8 +88,7 @@ class GenerateSummary:
 def _check_no_credential(spec: GenerateSpec, goal: str, description: Optional[str], workflow: Optional[dict]) -> None:
     """The goal, description and stage names, which generate.json and every conversation copy, hold no key:
     the rule `--goal` has, for the workflow file's fields and `--description` too (battery 54, A11)."""
-    from ihbench.dataset.key_shapes import holds_prefixed_key
-    from ihbench.dataset.redaction import credential_in
+    from ihbench.dataset.redaction import credential_in, credential_in_data
 
     named = [("goal", goal), ("description", description)] + \
         [(f"stages[{i}].name", stage["name"]) for i, stage in enumerate((workflow or {}).get("stages") or [])]
@@ -101,9 +100,10 @@ def _check_no_credential(spec: GenerateSpec, goal: str, description: Optional[st
                              "conversation would copy; remove it")
     # its knowledge base and policies: a provider's key, which no conversation needs, went into every prompt and
     # every conversation (battery 58, E9); a random-looking account number there is the workflow's own
-    if workflow and holds_prefixed_key(json.dumps(workflow, default=str)):
-        raise UsageError(f"--workflow {spec.workflow}: holds a provider's API key (a credential; not shown), which "
-                         "every prompt would send and every conversation copy; remove it")
+    secret = credential_in_data(json.dumps(workflow, default=str, ensure_ascii=False)) if workflow else None
+    if secret:  # an environment secret's value too (battery 61, H10)
+        raise UsageError(f"--workflow {spec.workflow}: holds {secret} (a credential; not shown), which every prompt "
+                         "would send and every conversation copy; remove it")
 
 
 def check_spec(spec: GenerateSpec) -> tuple[str, str, Optional[str], Optional[dict]]:

@@ -43,9 +43,9 @@ def _check_no_key(build: BuildDir) -> None:
 
     for file in sorted({file for config in build.config_names() for file in build.config_files(config)}):
         if file.suffix == ".parquet":
-            column = key_in_parquet(file)
-            if column:
-                raise UsageError(f"{file}: its column {column} holds a provider's API key (a credential; not shown), "
+            found = key_in_parquet(file)
+            if found:
+                raise UsageError(f"{file}: its column {found[0]} holds {found[1]} (a credential; not shown), "
                                  "which the Hub would show anyone; remove it from the source and rebuild the "
                                  "dataset; nothing was uploaded")
 

@@ -24,7 +24,7 @@ from typing import Optional
 from ..audio import AudioError, decode_audio, repair_wav_sizes
 from ..builddir import BuildDir
 from ..errors import UsageError
-from ..key_shapes import holds_prefixed_key
+from ..redaction import credential_in_data
 from .benchmark import ConvBenchmark, check_calls_against_tools, check_categories, dumps
 from ..io.regular import absent, check_inside
 from .pyfiles import ConvBenchFormatError
@@ -241,9 +241,10 @@ def _check_no_credential(read: ReadBenchmark) -> None:
                                             if field.name != "audio"}))
               for turn in benchmark.turns]
     for where, text in texts:
-        if isinstance(text, str) and holds_prefixed_key(text):
-            raise UsageError(f"{read.root}: {where} holds a provider's API key (a credential; not shown), which the "
-                             "dataset would copy and `publish-dataset` upload; remove it")
+        secret = credential_in_data(text)
+        if secret:  # an environment secret's value too (battery 61, H11)
+            raise UsageError(f"{read.root}: {where} holds {secret} (a credential; not shown), which the dataset would "
+                             "copy and `publish-dataset` upload; remove it")
 
 
 def write_benchmark(benchmark: ConvBenchmark, audio: Optional[list], audio_source: str, out_dir) -> dict:
