@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from ihbench.dataset.characters import name_problem
 from ihbench.dataset.argtypes import LONGEST_NAME
 from ihbench.dataset.checks.words import has_visible
 from ihbench.dataset.redaction import credential_in, quoted
@@ -334,7 +335,7 @@ PASSED_IN = "passed_in"
 def _as_said(name: str) -> str:
     """A model's name as a warning says it: as it is, or quoted and cut when it is long or holds a line break (an
     edited record or run.json: battery 55, B14, 800 KB of warnings)."""
-    return name if name.isprintable() and len(name) <= 300 else quoted(name)
+    return name if not name_problem(name) and len(name) <= 300 else quoted(name)
 
 
 def copied_from_another_run(info: Optional["RunInfo"], *, model: Optional[str], modality: Optional[str],

@@ -29,6 +29,7 @@ from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Optional, Sequence, Union
 
+from ihbench.dataset.characters import name_problem
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.redaction import quoted
 
@@ -247,7 +248,7 @@ class _Summary:
         if data.get("kind") is not None and data["kind"] != cls.kind:
             raise SummaryError(f"field {_dotted(where, 'kind')} is {quoted(data['kind'])}, not {cls.kind!r}")
         name = data.get("model_name")  # a report names the run by it, on a line and in a table cell of its own
-        if isinstance(name, str) and (not name.isprintable() or not name.strip()):
+        if isinstance(name, str) and (name_problem(name) or not name.strip()):
             raise SummaryError(f"field {_dotted(where, 'model_name')} must be a non-empty name on one line, got "
                                f"{name!r}")
         return data
@@ -476,7 +477,7 @@ class ReportSummary(_Summary):
                 if run[rate] is not None:
                     name, value = f"{entry}.{rate}.{rate}", _present(run[rate], f"{entry}.{rate}", (rate,))[rate]
                     _in_range(_number(value, name), name, _SHARE["range"])
-            if not isinstance(run["model"], str) or not run["model"].strip() or not run["model"].isprintable():
+            if not isinstance(run["model"], str) or not run["model"].strip() or name_problem(run["model"]):
                 # every run is some model's: its row is named by it, on one line (as --model-name is checked)
                 raise SummaryError(f"field {_dotted(entry, 'model')} must be a model's name on one line, got "
                                    f"{run['model']!r}")

@@ -16,6 +16,7 @@ from typing import Iterator, Optional
 
 import numpy as np
 
+from ihbench.dataset.characters import name_problem
 from ihbench.dataset.schema import SAMPLING_RATE
 from ihbench.dataset.sid_build import SID_DEV_SPEECH
 
@@ -113,8 +114,9 @@ def typed_name(text: str, what: str) -> str:
         raise UserError(f"the {what} is blank; type a name")
     if len(text) > MAX_TYPED_NAME:
         raise UserError(f"the {what} is {len(text):,} characters long; at most {MAX_TYPED_NAME}")
-    if not text.isprintable():
-        raise UserError(f"the {what} holds a line break or a control character")
+    problem = name_problem(text)
+    if problem:
+        raise UserError(f"the {what} holds {problem}")
     from ihbench.dataset.redaction import credential_in
 
     found = credential_in(text)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
+from .characters import name_problem, unseen_in
 from .errors import UsageError
 from .io.json_object import TOO_DEEP, TOO_LONG_NUMBER, json_problem
 from .io.regular import absent
@@ -453,9 +454,9 @@ class Name(ArgType):
                                      f"has at most {LONGEST_NAME:,}")
         if not is_text(value):  # said as what it is, as for a path (battery 59, F1)
             raise self.refuse(value, "a byte in it that is not UTF-8, and names are recorded as text; use a UTF-8 name")
-        if not value.isprintable():
-            raise self.refuse(value, "a line break, a tab, a control character or a space other than the plain one "
-                                     "in it")
+        problem = name_problem(value)
+        if problem:  # the names a new path may have are names here too (battery 61, H12 and H13)
+            raise self.refuse(value, f"{problem} in it")
         _refuse_credential(self, value)
         return value
 
@@ -616,7 +617,7 @@ class PathArg(ArgType):
         if not exists and any(ord(character) < 32 or ord(character) == 127 for character in str(value)):
             # a new path with a line break or tab in its name (pasted by mistake): made, it would be hard to name
             raise self.refuse(str(value), "a control character (a line break or tab) in a new path's name")
-        if not exists and any(_unseen(character) for part in _new_parts(path) for character in part):
+        if not exists and any(unseen_in(part) for part in _new_parts(path)):
             # a zero-width space makes `runs/a<ZWSP>b` look like `runs/ab`; a right-to-left override shows a name
             # reordered (battery 59, F12): refused as --data refuses them
             raise self.refuse(str(value), "an invisible or direction-changing character, or a space other than the "
@@ -638,22 +639,6 @@ class PathArg(ArgType):
         elif self.exists:
             raise self.refuse(str(value), "not found")
         return path
-
-
-#: format characters that are part of how words and emoji are spelled: the zero-width joiner and non-joiner (an
-#: emoji sequence, 👩‍🔬; Persian and Urdu spelling) and the tags of a subdivision flag (battery 60, G1)
-_SPELLING_FORMATS = frozenset({"\u200c", "\u200d"}) | frozenset(map(chr, range(0xE0020, 0xE0080)))
-
-
-def _unseen(character: str) -> bool:
-    """A character a name shows wrongly or not at all: a format character (zero-width space, direction marks, a
-    soft hyphen) but those that spell words and emoji, a line or paragraph separator, a space other than the plain
-    one."""
-    import unicodedata
-
-    kind = unicodedata.category(character)
-    return (kind == "Cf" and character not in _SPELLING_FORMATS) or kind in ("Zl", "Zp") or \
-        (kind == "Zs" and character != " ")
 
 
 def _new_parts(path: Path) -> list[str]:

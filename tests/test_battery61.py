@@ -180,3 +180,49 @@ def test_publish_finds_an_environment_secret_s_value_in_built_data(tmp_path, mon
     assert key_in_parquet(tmp_path / "d.parquet") is None
     monkeypatch.setenv("MY_SERVICE_TOKEN", SECRET)
     assert key_in_parquet(tmp_path / "d.parquet") == ("turns.user", "the value of $MY_SERVICE_TOKEN")
+
+
+SPELLED = ["fam-\U0001F468\u200d\U0001F469\u200d\U0001F467",  # a ZWJ emoji sequence
+           "\U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F-eval",  # England's flag
+           "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",  # Persian, with its non-joiner
+           "\u0915\u094d\u200d\u0937-run", "\u2764\ufe0f\u200d\U0001F525", "1\ufe0f\u20e3-first"]
+BLANK = ["zwj-a\u200db", "zwnj-a\u200cb", "tag-a\U000E0041b", "vs-a\ufe0fb", "cgj-a\u034fb", "hang-a\u3164b",
+         "brl-a\u2800b", "x-\U0001F3F4\U000E0067"]
+
+
+@pytest.mark.parametrize("name", SPELLED)
+def test_a_name_spelled_with_joiners_is_a_name_where_it_is_made_and_where_it_is_read(name, tmp_path, monkeypatch,
+                                                                                       capsys):
+    """Battery 61, H12 and H13 (P2): G1 let `make-tiny-model --out` and `build --out` make such folders, and then
+    --model-path and --data refused them ("a line break, a tab, a control character ..."): a dataset made that
+    nothing could read."""
+    monkeypatch.chdir(tmp_path)
+    assert _code(["make-tiny-model", "qwen2-text", "--out", name, "--quiet"]) == 0
+    _code(["run", "--model", "openai", "--model-path", name, "--data", "d", "--base-url", "http://127.0.0.1:9/v1",
+           "--out", "r"])
+    assert "no such dataset directory" in capsys.readouterr().err  # refused for the data, not for the model's name
+    for command in (["info", name], ["run", "--model", "openai", "--model-path", "m", "--data", name, "--out", "r",
+                                               "--base-url", "http://127.0.0.1:9/v1"]):
+        _code(command)
+        err = capsys.readouterr().err
+        assert "is an `ihbench make-tiny-model` model folder" in err, err  # read as the folder it is
+
+
+@pytest.mark.parametrize("name", BLANK)
+def test_joiners_and_fillers_that_show_nothing_are_refused_in_a_new_name(name, tmp_path, monkeypatch, capsys):
+    """Battery 61, H1 (P3): G1's allowance took a ZWJ or non-joiner between Latin letters (`zwj-a<ZWJ>b` reads as
+    `zwj-ab`), a lone tag, a Hangul filler or the Braille blank: folders whose names read as others'."""
+    monkeypatch.chdir(tmp_path)
+    assert _code(["make-tiny-model", "qwen2-text", "--out", name, "--quiet"]) == 2
+    assert "an invisible or direction-changing character" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+    assert _code(["run", "--model", "openai", "--model-path", name, "--data", "d", "--out", "r"]) == 2
+    assert "an invisible or direction-changing character in it" in capsys.readouterr().err
+
+
+def _code(argv) -> int:
+    """The exit code of a command, whether argparse refused a flag (SystemExit) or the command returned it."""
+    try:
+        return main(argv)
+    except SystemExit as stop:
+        return stop.code

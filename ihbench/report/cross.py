@@ -14,6 +14,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Optional, Sequence
 
+from ihbench.dataset.characters import name_problem
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.redaction import credential_in
 
@@ -58,9 +59,10 @@ def parse_model_names(pairs: Optional[Sequence[str]], run_dirs: Sequence[Path]) 
         run, equals, name = pair.rpartition("=")
         if not equals or not run or not name.strip():
             raise UsageError(f"--model-name expects RUN=NAME, got {pair!r}")
-        if not name.isprintable():  # a line break in a name starts a heading of its own in report.md
-            raise UsageError(f"--model-name {pair!r}: the name holds a line break, a tab, a control character or a "
-                             "space other than the plain one; give the name on one line")
+        problem = name_problem(name)
+        if problem:  # a line break in a name starts a heading of its own in report.md
+            raise UsageError(f"--model-name {pair!r}: the name holds {problem}; give the name on one line, as it "
+                             "reads")
         found = credential_in(name)
         if found:  # it would be written into report.md and summary.json in clear
             raise UsageError(f"--model-name {run}=...: the name holds {found} (a credential; not shown); a model's "
