@@ -317,7 +317,7 @@ def test_the_operating_point_is_never_tuned_on_the_clips_it_is_reported_on(built
      "argument --timeouts: expected numbers > 0"),
     (["--detector", "smart-turn", "--option", "threshold=2"], "--option threshold: expected a number in [0, 1]"),
     (["--detector", "smart-turn", "--option", "threads=0"], "--option threads: expected a whole number from 1 to 1024"),
-    (["--detector", "smart-turn", "--option", "window=3"], "detector 'smart-turn': "),
+    (["--detector", "smart-turn", "--option", "window=3"], "--option window: detector 'smart-turn' has no such option"),
 ])
 def test_bad_smart_turn_options_are_one_line_before_any_work(argv, message, tmp_path, capsys):
     from ihbench.cli import main
