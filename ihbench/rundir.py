@@ -134,17 +134,8 @@ class RunDir:
             raise RunDirError(f"{self.info_path}: {error}") from None
 
     def write_info(self, info: RunInfo) -> None:
-        """run.json, with what its earlier start hid still hidden (`hidden_as_before`)."""
-        import json
-
-        from ihbench.dataset.redaction import hidden_as_before
-
-        data = info.to_json()
-        try:  # read and checked already by the command that resumes: a damaged one was refused before this
-            data = hidden_as_before(json.loads(self.info_path.read_text(encoding="utf-8-sig")), data)
-        except (OSError, ValueError):
-            pass
-        write_json_atomic(self.info_path, data)
+        """run.json, with what its earlier start hid still hidden (`write_json_atomic` keeps it so)."""
+        write_json_atomic(self.info_path, info.to_json())
 
     @contextmanager
     def writing(self) -> Iterator[None]:

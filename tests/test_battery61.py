@@ -226,3 +226,38 @@ def _code(argv) -> int:
         return main(argv)
     except SystemExit as stop:
         return stop.code
+
+
+def test_sid_run_again_without_the_secret_variable_keeps_its_summary_hidden(tmp_path, monkeypatch):
+    """Battery 61, H14 (P1): `ihbench sid` with an audio-llm detector whose server address held `$SVC_TOKEN`'s value,
+    run again in a shell without the variable, wrote the value into summary.json (run.json and generate.json kept
+    it hidden since battery 59, F2 and battery 60, G6; now every record written again does)."""
+    from openai_test_server import OpenAITestServer, Reply
+    from test_report_cross import write_sid_folder
+
+    data = write_sid_folder(tmp_path / "SID-bench")
+    value = "Kw7Rt2Yp9Lm4Qx8Z"
+    with OpenAITestServer(respond=lambda body: Reply(content="no")) as server:
+        def sid() -> int:
+            return main(["sid", "--data", str(data), "--config", "sid_en", "--out", str(tmp_path / "s"), "--detector",
+                         "audio-llm", "--model", "openai", "--model-path", "m", "--base-url",
+                         server.base_url.replace("/v1", f"/{value}/v1"), "--hop", "60000", "--quiet"])
+
+        monkeypatch.setenv("SVC_TOKEN", value)
+        assert sid() == 0
+        monkeypatch.delenv("SVC_TOKEN")
+        assert sid() == 0
+    written = {path.name: path.read_text(errors="replace") for path in (tmp_path / "s").rglob("*") if path.is_file()}
+    assert "<redacted>" in written["summary.json"] and not [name for name, text in written.items() if value in text]
+
+
+def test_a_json_record_written_again_keeps_hidden_what_it_hid(tmp_path):
+    from ihbench.dataset.io import write_json_atomic
+
+    path = tmp_path / "summary.json"
+    write_json_atomic(path, {"base_url": "http://h/<redacted>/v1", "n": 1})
+    write_json_atomic(path, {"base_url": "http://h/Kw7Rt2Yp9Lm4Qx8Z/v1", "n": 2})
+    assert json.loads(path.read_text()) == {"base_url": "http://h/<redacted>/v1", "n": 2}
+    path.write_text("not json")  # a damaged one is replaced as it is
+    write_json_atomic(path, {"n": 3})
+    assert json.loads(path.read_text()) == {"n": 3}

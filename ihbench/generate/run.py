@@ -410,4 +410,4 @@ def _write_info(spec, out, backend, summary, started_at, domain, goal, slug, ids
         "cost_note": "US dollars from the prices given on the command line; \"unknown\" without them",
         "runs": (previous.get("runs") or []) + [run],
     }
-    write_json_atomic(path, hidden_as_before(previous, info))  # what an earlier run hid stays hidden (G6)
+    write_json_atomic(path, info)  # what an earlier run hid stays hidden (G6), as in every record written again

@@ -54,8 +54,17 @@ def write_atomic(target: PathLike, data: Union[bytes, str]) -> Path:
 
 
 def write_json_atomic(target: PathLike, data) -> Path:
-    """`data` as indented UTF-8 JSON and a final newline (run.json, summary.json, sources)."""
-    return write_atomic(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    """`data` as indented UTF-8 JSON and a final newline (run.json, summary.json, sources), with what the version it
+    replaces hid still hidden: a command run again in a shell without the secret variable whose value an earlier run
+    hid wrote it out in clear (battery 59, F2: run.json; battery 60, G6: generate.json; battery 61, H14: sid's
+    summary.json). One rule for every record a command writes again (`redaction.hidden_as_before`)."""
+    from ..redaction import hidden_as_before
+
+    try:
+        before = json.loads(Path(target).read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError):  # none yet, or not JSON (its reader says so): nothing was hidden in it
+        before = None
+    return write_atomic(target, json.dumps(hidden_as_before(before, data), indent=2, ensure_ascii=False) + "\n")
 
 
 def _fsync(path: Path) -> None:
