@@ -178,22 +178,28 @@ class JsonValue(ArgType):
                 raise self.refuse(_shortened(value), TOO_LONG_NUMBER) from None
         if self.kind is not None and not isinstance(value, self.kind):
             raise self.refuse(value)
-        if not _finite(value):  # 1e999 is read as inf, which no request can carry: a traceback after run.json
-            raise self.refuse(_shortened(json.dumps(value)), "a number too large to be finite, or NaN: JSON has "
-                                                             "neither")
+        unfinite = _first_unfinite(value)
+        if unfinite is not None:  # 1e999 is read as inf, which no request can carry: a traceback after run.json
+            shown = _shown(unfinite) if isinstance(unfinite, TypedFloat) else json.dumps(unfinite)
+            what = "not a number" if math.isnan(unfinite) else "a number too large to be finite"
+            raise ArgumentValueError(f"expected {self.expected} whose numbers are finite, got one holding {shown}, "
+                                     f"{what}, which JSON does not have")  # as typed (battery 61, H16)
         if not _encodable(value):  # "\ud800" decodes to no character, and failed the first write (battery 48, U7)
             raise self.refuse(_shortened(json.dumps(value)), "a lone surrogate escape, which is no character")
         return value
 
 
-def _finite(value: Any, depth: int = 0) -> bool:
+def _first_unfinite(value: Any, depth: int = 0) -> Optional[float]:
+    """The first number in `value` that is infinite or NaN, or None."""
     if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, dict) and depth < 200:
-        return all(_finite(item, depth + 1) for item in value.values())
-    if isinstance(value, list) and depth < 200:
-        return all(_finite(item, depth + 1) for item in value)
-    return True
+        return None if math.isfinite(value) else value
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    if depth < 200:
+        for item in items:
+            found = _first_unfinite(item, depth + 1)
+            if found is not None:
+                return found
+    return None
 
 
 def _encodable(value: Any, depth: int = 0) -> bool:
