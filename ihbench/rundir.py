@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
@@ -107,8 +108,9 @@ class RunDir:
 
     def exists(self) -> bool:
         """run.json is there, as a file or not: a run.json that is a folder is a damaged run that
-        `info` names, never a sign that this is some other kind of folder (a report's, say)."""
-        return self.info_path.exists()
+        `info` names, never a sign that this is some other kind of folder (a report's, say); nor is one that is a
+        link to nothing or a symlink loop (battery 61, H15: said "missing")."""
+        return os.path.lexists(self.info_path)
 
     def info(self) -> RunInfo:
         if not self.exists() and self.responses_path.is_file():  # its answers are here: run.json was lost

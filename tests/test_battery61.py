@@ -261,3 +261,45 @@ def test_a_json_record_written_again_keeps_hidden_what_it_hid(tmp_path):
     path.write_text("not json")  # a damaged one is replaced as it is
     write_json_atomic(path, {"n": 3})
     assert json.loads(path.read_text()) == {"n": 3}
+
+
+def _loop(path):
+    """`path` made a symlink loop: it and its sibling link to each other."""
+    import os
+
+    path.unlink(missing_ok=True)
+    os.symlink(path.name + ".other", path)
+    os.symlink(path.name, path.with_name(path.name + ".other"))
+
+
+def test_a_run_json_that_is_a_symlink_loop_is_said_so(tmp_path, capsys):
+    """Battery 61, H15 (P3): a run.json that was a symlink loop was said "missing" by report, and its folder "not a
+    folder this command wrote" by run."""
+    from judged_runs import judged_run
+
+    run = judged_run(tmp_path, limit=1)
+    _loop(run / "run.json")
+    capsys.readouterr()
+    for command in (["report", str(run), "--out", str(tmp_path / "rep")],
+                    ["run", "--model", "openai", "--model-path", "m", "--base-url", "http://127.0.0.1:9/v1", "--data",
+                     str(tmp_path), "--out", str(run)]):
+        assert _code(command) == 2
+        assert f"{run / 'run.json'}: is a symlink loop (its links point at each other)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("damage", ["folder", "loop"])
+def test_an_sid_output_whose_summary_is_no_file_is_said_so(damage, tmp_path, capsys):
+    """Battery 61, H17 (P3): an sid output whose summary.json was a folder was said to have no summary.json."""
+    from test_report_cross import write_sid_folder, write_sid_predictions
+
+    data = write_sid_folder(tmp_path / "SID-bench")
+    predictions = write_sid_predictions(tmp_path / "p.jsonl", (0.1, 0.2), 0)
+    out = tmp_path / "sid"
+    assert main(["sid", "--data", str(data), "--config", "sid_en", "--predictions", str(predictions), "--out",
+                 str(out), "--quiet"]) == 0
+    (out / "summary.json").unlink()
+    (out / "summary.json").mkdir() if damage == "folder" else _loop(out / "summary.json")
+    capsys.readouterr()
+    assert main(["report", str(out), "--model-name", f"{out}=m", "--out", str(tmp_path / "rep")]) == 2
+    said = "a folder" if damage == "folder" else "a symlink loop"
+    assert f"{out / 'summary.json'}: is {said}" in capsys.readouterr().err

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Optional, Union
 
 from ihbench.dataset.errors import MissingFileError, UsageError
+from ihbench.dataset.io.regular import check_regular
 
 from ..convbench.judge.source import ConvSource, is_reference_run, open_source
 from ..records import RunInfo
@@ -88,6 +89,8 @@ def read_run(path) -> BenchmarkRun:
         raise MissingFileError(f"{run.info_path}: missing ({path} holds a run's "
                                f"{run.responses_path.name}); put it back: it records the model and data the answers "
                                "are of")
+    # a summary.json that is a folder or a loop is a damaged output, said as such (battery 61, H17: "no summary.json")
+    check_regular(run.summary_path, "the summary.json `ihbench sid` or `ihbench turns` writes", RunKindError)
     try:
         summary = read_summary(run.summary_path) if run.summary_path.is_file() else None
     except UnknownSummaryKind as error:

@@ -3,6 +3,7 @@ fills the memory, a named pipe waits for ever for a writer, a folder cannot be r
 reader asks `irregular` first and refuses in one line naming the file and what it is."""
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -20,8 +21,8 @@ def irregular(path: Union[str, os.PathLike]) -> Optional[str]:
     path is its reader's to name."""
     try:
         mode = os.stat(path).st_mode
-    except OSError:
-        return None
+    except OSError as error:  # a link to nothing is missing, its reader's to name; a loop is said as one
+        return "a symlink loop (its links point at each other)" if error.errno == errno.ELOOP else None
     if stat.S_ISREG(mode):
         return None
     kind = "a folder" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode) else \
