@@ -303,3 +303,42 @@ def test_an_sid_output_whose_summary_is_no_file_is_said_so(damage, tmp_path, cap
     assert main(["report", str(out), "--model-name", f"{out}=m", "--out", str(tmp_path / "rep")]) == 2
     said = "a folder" if damage == "folder" else "a symlink loop"
     assert f"{out / 'summary.json'}: is {said}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("description", ["   ", "\u200b", "line\nmore"])
+def test_a_description_that_is_blank_invisible_or_two_lines_is_refused_before_any_call(description, tmp_path, capsys):
+    """Battery 61, H18 and H19 (P2): `--description '   '` made calls and files, then failed naming a temporary file
+    and left the folder refused for good; a zero-width space generated every conversation and discarded them all."""
+    from openai_test_server import OpenAITestServer
+
+    with OpenAITestServer() as server:
+        assert _code(["generate", "--domain", "government", "--goal", "Start water service", "--description",
+                      description, "--llm-model", "m", "--llm-base-url", server.base_url, "--out",
+                      str(tmp_path / "g"), "--cache", str(tmp_path / "c.sqlite")]) == 2
+        assert server.requests == []
+    assert "argument --description: expected a non-empty sentence on one line" in capsys.readouterr().err
+    assert not (tmp_path / "g").exists()
+
+
+@pytest.mark.parametrize("field, value, said", [
+    ("description", '"\\u200b"', "must be a non-empty string: it holds only invisible characters"),
+    ("goal", '"\\u200b\\u200b"', "must be a non-empty string: it holds only invisible characters"),
+    ("goal", '"Port a\\u200bnumber"', "must be one sentence on one line, as --goal is: it holds an invisible"),
+    ("description", '"a line\\nand another"', "must be one sentence on one line, as --description is: it holds a line"),
+])
+def test_a_workflow_s_goal_or_description_is_held_to_the_command_line_s_rule(field, value, said, tmp_path, capsys):
+    """Battery 61, H19 (P2), through --workflow: every call was made and every conversation discarded, exit 0."""
+    from openai_test_server import OpenAITestServer
+    from test_generate import WORKFLOW
+
+    text = WORKFLOW.replace("goal: Port the caller's number to a new postpaid line\n", "goal: Port a number\n")
+    text = text.replace(f"{field}: Port a number", f"{field}: {value}") if field == "goal" else \
+        text.replace("domain: telecom\n", f"domain: telecom\ndescription: {value}\n")
+    flow = tmp_path / "flow.yaml"
+    flow.write_text(text)
+    with OpenAITestServer() as server:
+        assert _code(["generate", "--workflow", str(flow), "--llm-model", "m", "--llm-base-url", server.base_url,
+                      "--out", str(tmp_path / "g"), "--cache", str(tmp_path / "c.sqlite")]) == 2
+        assert server.requests == []
+    assert f"{flow}: {field}: {said}" in capsys.readouterr().err
+    assert not (tmp_path / "g").exists()

@@ -42,9 +42,20 @@ class _File:
     def error(self, field: str, problem: str) -> UsageError:
         return UsageError(f"{self.path}: {field}: {problem}")
 
-    def text(self, value: Any, field: str) -> str:
+    def text(self, value: Any, field: str, *, one_line: bool = False) -> str:
+        """A field's text; `one_line` for those said as a sentence on the command line (--goal, --description),
+        held to the same rule (battery 61, H19: a zero-width space generated every conversation, then discarded
+        them all for it)."""
+        from ihbench.dataset.characters import name_problem
+        from ihbench.dataset.checks.words import has_visible
+
         if not isinstance(value, str) or not value.strip():
             raise self.error(field, "must be a non-empty string")
+        if not has_visible(value):
+            raise self.error(field, "must be a non-empty string: it holds only invisible characters")
+        problem = name_problem(value.strip()) if one_line else None
+        if problem:
+            raise self.error(field, f"must be one sentence on one line, as --{field} is: it holds {problem}")
         return value.strip()
 
     def texts(self, value: Any, field: str) -> list[str]:
@@ -100,8 +111,8 @@ def load_workflow(path) -> dict:
     description = data.get("description")
     workflow = {
         "domain": domain,
-        "goal": file.text(data.get("goal"), "goal"),
-        "description": file.text(description, "description") if description is not None else None,
+        "goal": file.text(data.get("goal"), "goal", one_line=True),
+        "description": file.text(description, "description", one_line=True) if description is not None else None,
         "stages": _stages(file, data.get("stages")),
         "knowledge_base": _knowledge(file, data.get("knowledge_base")),
         "policies": file.texts(data["policies"], "policies") if data.get("policies") is not None else [],
