@@ -342,3 +342,19 @@ def test_a_workflow_s_goal_or_description_is_held_to_the_command_line_s_rule(fie
         assert server.requests == []
     assert f"{flow}: {field}: {said}" in capsys.readouterr().err
     assert not (tmp_path / "g").exists()
+
+
+def test_a_copied_run_given_beside_its_original_is_refused(tmp_path, capsys):
+    """Battery 61, H20 (P3): `report d3 d3copy` (a `cp -r` of the run) reported one run as two, and let a statistics
+    library's "catastrophic cancellation" warning through."""
+    import shutil
+
+    from judged_runs import judged_run
+
+    run = judged_run(tmp_path, limit=1)
+    shutil.copytree(run, tmp_path / "copy")
+    capsys.readouterr()
+    assert main(["report", str(run), str(tmp_path / "copy"), "--out", str(tmp_path / "rep")]) == 2
+    assert f"{tmp_path / 'copy'}: the same run as {run} (its run.json and responses.jsonl are the same bytes" in \
+        capsys.readouterr().err
+    assert not (tmp_path / "rep").exists()

@@ -69,6 +69,7 @@ def main(args: argparse.Namespace) -> int:
         other = seen.setdefault(Path(run).resolve(), run)
         if other is not run:
             raise OutputPathError(f"{run}: given twice (also as {other}); each run is reported once")
+    _refuse_copies(args.runs)
     one_convbench = len(args.runs) == 1 and is_convbench_run(args.runs[0])
     if (args.config or args.compare_judge) and not one_convbench:  # checked before the cross report, which ignored them
         given = " and ".join(flag for flag, value in (("--config", args.config), ("--compare-judge", args.compare_judge))
@@ -114,6 +115,27 @@ def main(args: argparse.Namespace) -> int:
         print("".join(f"; {part}" for part in _not_scored(run)))
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
+
+
+def _refuse_copies(runs) -> None:
+    """A run folder copied (`cp -r d3 d3copy`) and given beside its original is one run twice: two rows of one model's
+    same answers, and a statistics library's warning about data "nearly identical" (battery 61, H20). Known by its
+    run.json and answers being the same bytes."""
+    import hashlib
+
+    from ihbench.dataset.outputs import OutputPathError
+
+    seen = {}
+    for run in runs:
+        try:
+            key = tuple(hashlib.sha256((Path(run) / name).read_bytes()).hexdigest()
+                        for name in ("run.json", "responses.jsonl"))
+        except OSError:  # not an IHBench run with answers (an sid or turns output), or its reader says what is wrong
+            continue
+        other = seen.setdefault(key, run)
+        if other is not run:
+            raise OutputPathError(f"{run}: the same run as {other} (its run.json and responses.jsonl are the same "
+                                  "bytes: a copy?); each run is reported once")
 
 
 def _out_flag(args, out) -> str:
