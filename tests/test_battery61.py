@@ -41,15 +41,21 @@ def test_an_aws_key_id_given_to_run_is_refused_without_echo(key, tmp_path, capsy
     assert not (tmp_path / "r").exists()
 
 
-def test_a_source_holding_an_aws_key_id_is_refused_by_verify(tmp_path, capsys):
+def _sources_saying(tmp_path, said: str):
+    """A folder of one shipped conversation source whose first user turn is `said`."""
     from ihbench.dataset.sources import source_files
 
     original = next(iter(source_files()))
     source = json.loads(original.read_text())
-    source["turns"][0]["user"] = f"My AWS key is {AWS_KEYS[0]} if that helps."
+    source["turns"][0]["user"] = said
     folder = tmp_path / "sources"
     folder.mkdir()
     (folder / original.name).write_text(json.dumps(source))
+    return folder
+
+
+def test_a_source_holding_an_aws_key_id_is_refused_by_verify(tmp_path, capsys):
+    folder = _sources_saying(tmp_path, f"My AWS key is {AWS_KEYS[0]} if that helps.")
     assert main(["verify", str(folder)]) == 1
     said = capsys.readouterr()
     assert "turns[0].user: holds a provider's API key (a credential; not shown)" in said.out + said.err
@@ -129,15 +135,8 @@ SECRET = "Tq8WzL3nV6pR2xK9"  # a made-up value of 16 characters: an environment 
 def test_an_environment_secret_s_value_in_a_source_is_refused_by_verify_and_build(tmp_path, capsys, monkeypatch):
     """Battery 61, H11 (P1): `$MY_SERVICE_TOKEN`'s value pasted in a conversation's turn passed verify, and build
     wrote it into two Parquet files (a provider's key there is refused since battery 58, E9)."""
-    from ihbench.dataset.sources import source_files
-
     monkeypatch.setenv("MY_SERVICE_TOKEN", SECRET)
-    original = next(iter(source_files()))
-    source = json.loads(original.read_text())
-    source["turns"][0]["user"] = f"My code is {SECRET} if that helps."
-    folder = tmp_path / "sources"
-    folder.mkdir()
-    (folder / original.name).write_text(json.dumps(source))
+    folder = _sources_saying(tmp_path, f"My code is {SECRET} if that helps.")
     assert main(["verify", str(folder)]) == 1
     said = capsys.readouterr()
     assert "turns[0].user: holds the value of $MY_SERVICE_TOKEN (a credential; not shown)" in said.out + said.err
