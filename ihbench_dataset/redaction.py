@@ -289,8 +289,12 @@ def hidden_as_before(before, now):
     had hidden (battery 59, F2). A value hidden now and not before stays hidden: either start's hiding holds."""
     if isinstance(before, str) and isinstance(now, str):
         if REDACTED in before and REDACTED not in now and before != now:
-            pattern = ".+".join(map(re.escape, before.split(REDACTED)))
-            return before if re.fullmatch(pattern, now, re.DOTALL) else now
+            match = re.fullmatch("(.+)".join(map(re.escape, before.split(REDACTED))), now, re.DOTALL)
+            if match is None:
+                return now
+            for hidden in match.groups():  # and hidden in every text this process writes from now on: a server's
+                remember_secret(hidden)    # error quoting the address, in a record written after this one
+            return before
         return now
     if isinstance(before, dict) and isinstance(now, dict):
         return {key: hidden_as_before(before.get(key), value) for key, value in now.items()}

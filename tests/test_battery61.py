@@ -357,3 +357,15 @@ def test_a_copied_run_given_beside_its_original_is_refused(tmp_path, capsys):
     assert f"{tmp_path / 'copy'}: the same run as {run} (its run.json and responses.jsonl are the same bytes" in \
         capsys.readouterr().err
     assert not (tmp_path / "rep").exists()
+
+
+def test_what_an_earlier_start_hid_is_hidden_in_every_text_written_after(monkeypatch):
+    """With H14: once a record written again finds a part its earlier version hid (`<redacted>` there, in clear now,
+    the shell no longer holding the variable), that part is hidden in every text written after it, a server's error
+    quoting the address included."""
+    from ihbench.dataset import redaction
+
+    monkeypatch.setattr(redaction, "_IN_USE", set())
+    assert redaction.hidden_as_before({"endpoint": "http://h/<redacted>/v1"},
+                                      {"endpoint": "http://h/Kw7Rt2Yp9Lm4Qx8Z/v1"}) == {"endpoint": "http://h/<redacted>/v1"}
+    assert redaction.redact_text("404 for http://h/Kw7Rt2Yp9Lm4Qx8Z/v1/chat") == "404 for http://h/<redacted>/v1/chat"
