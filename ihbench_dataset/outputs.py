@@ -79,7 +79,7 @@ def folder_kind(folder: Union[str, os.PathLike]) -> Optional[str]:
         return "tiny-model"
     if BuildDir(folder).is_build():
         return "dataset"
-    if os.path.lexists(folder / RUN_JSON):  # a run.json that is not a file (a loop too) is a damaged run, named when read
+    if os.path.lexists(folder / RUN_JSON):  # a run.json that is not a file (a loop too): a damaged run, named when read
         return "run"
     if (folder / GENERATE_JSON).is_file():
         return "generated"
