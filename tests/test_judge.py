@@ -40,7 +40,8 @@ def test_length_or_detail_is_not_a_deficiency(deficiency):
         parse_tf(json.dumps({"winner": "A", "loser_deficiency": deficiency, "reasoning": "x"}))
 
 
-@pytest.mark.parametrize("deficiency", ["ignores the correction", "skips verification", "Repeats the fee."])
+@pytest.mark.parametrize("deficiency", ["ignores the correction", "skips verification", "Repeats the fee.", "rude",
+                                        "less detailed and skips verification"])
 def test_the_prompt_s_own_short_deficiencies_are_accepted(deficiency):
     """Battery 61, H4 (P2): "ignores the correction", an example the TF prompt gives, was refused as "only complains
     about length or detail" (three content words were asked): every TF item a judge error."""
@@ -48,7 +49,7 @@ def test_the_prompt_s_own_short_deficiencies_are_accepted(deficiency):
         "loser_deficiency"] == deficiency
 
 
-@pytest.mark.parametrize("deficiency", ["worse", "It is wrong", "the other one"])
+@pytest.mark.parametrize("deficiency", ["worse", "It is wrong", "the other one", "n/a", "bad overall", ""])
 def test_a_deficiency_that_names_nothing_is_said_so(deficiency):
     with pytest.raises(InvalidJudgment, match="concrete deficiency"):
         parse_tf(json.dumps({"winner": "A", "loser_deficiency": deficiency, "reasoning": "x"}))

@@ -19,19 +19,25 @@ _FILLER_WORDS = set("""a an the it its is was be response this that answer than 
     as much so too not very quite less more and or of in on""".split())
 
 
+#: words that rank the loser without naming what it does: a verdict, not a deficiency
+_VERDICT_WORDS = set("""worse bad wrong poor poorer inferior weaker weak good better fine incorrect unhelpful lower
+    none nothing n/a na unclear overall generally""".split())
+
+
 def check_deficiency(text: str) -> str:
-    """Two content words name a deficiency (the judge prompt's own examples: "ignores the correction", "skips
-    verification"; battery 61, H4: three were asked, and those failed every TF item); length or detail words do
-    not count among them, so "less detailed than A" is said as the preference for length it is."""
-    if not isinstance(text, str) or len(re.findall(r"[A-Za-z']+", text)) < 2:
+    """One word that names what the loser does counts ("rude"; the prompt's own examples are two or three: "ignores
+    the correction"; battery 61, H4 and battery 62, I4: three were asked, and terse judges lost every TF item);
+    length or detail words, and words that only rank it ("worse", "wrong"), do not, so "less detailed than A" is
+    said as the preference for length it is."""
+    if not isinstance(text, str) or not text.strip():
         raise InvalidJudgment("loser_deficiency must name a concrete deficiency in a few words")
     lowered = text.lower()
     remainder = _LENGTH_WORDS.sub(" ", lowered)
-    content = [w for w in re.findall(r"[a-z']+", remainder) if w not in _FILLER_WORDS]
-    if len(content) < 2 and _LENGTH_WORDS.search(lowered):
+    content = [w for w in re.findall(r"[a-z][a-z'/]+", remainder) if w not in _FILLER_WORDS | _VERDICT_WORDS]
+    if not content and _LENGTH_WORDS.search(lowered):
         raise InvalidJudgment(f"loser_deficiency {text!r} only complains about length or detail; "
                               "name what the losing response gets wrong or omits for the task")
-    if len(content) < 2:
+    if not content:
         raise InvalidJudgment(f"loser_deficiency {text!r} names no concrete deficiency; name what the losing "
                               "response gets wrong or omits for the task, in a few words")
     return text.strip()
