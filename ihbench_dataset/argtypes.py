@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from .characters import name_problem, unseen_in
+from .characters import escaped, name_problem, unseen_in
 from .errors import UsageError
 from .io.json_object import TOO_DEEP, TOO_LONG_NUMBER, json_problem
 from .io.regular import absent
@@ -462,7 +462,7 @@ class Name(ArgType):
             raise self.refuse(value, "a byte in it that is not UTF-8, and names are recorded as text; use a UTF-8 name")
         problem = name_problem(value)
         if problem:  # the names a new path may have are names here too (battery 61, H12 and H13)
-            raise self.refuse(value, f"{problem} in it")
+            raise ArgumentValueError(f"expected {self.expected}, got {escaped(value)} ({problem} in it)")
         _refuse_credential(self, value)
         return value
 
@@ -626,8 +626,9 @@ class PathArg(ArgType):
         if not exists and any(unseen_in(part) for part in _new_parts(path)):
             # a zero-width space makes `runs/a<ZWSP>b` look like `runs/ab`; a right-to-left override shows a name
             # reordered (battery 59, F12): refused as --data refuses them
-            raise self.refuse(str(value), "an invisible or direction-changing character, or a space other than the "
-                                          "plain one, in a new path's name")
+            raise ArgumentValueError(f"expected {self.expected}, got {escaped(str(value))} (an invisible or "
+                                     "direction-changing character, or a space other than the plain one, in a new "
+                                     "path's name)")
         if not exists and any(part != part.strip() for part in _new_parts(path)):
             # `runs/ ` or `runs/trail `: a folder named by a space, or ending in one (a copy-paste slip), is hard to
             # see and to type again, as `--out " "` is (battery 58, E14)

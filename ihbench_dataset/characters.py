@@ -53,7 +53,8 @@ def unseen_at(text: str, index: int) -> bool:
         return not _inside_a_flag(text, index)
     if character in _BLANK_LOOKING:
         return True
-    if 0xFE00 <= code <= 0xFE0F or code == 0x034F:  # a variation selector, the grapheme joiner: after a symbol
+    if 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF or code == 0x034F:  # a variation selector (the
+        # supplement's too: battery 62, I5), the grapheme joiner: after a symbol
         before = text[index - 1] if index else None  # or a letter of another script, not alone nor after Latin
         return before is None or before.isspace() or (before.isalpha() and _latin(before))  # a keycap's 1️⃣ is
     kind = unicodedata.category(character)
@@ -93,3 +94,18 @@ def _inside_a_flag(text: str, index: int) -> bool:
     while end < len(text) and 0xE0020 <= ord(text[end]) <= 0xE007E:
         end += 1
     return start > 0 and text[start - 1] == _FLAG and end < len(text) and text[end] == _CANCEL_TAG
+
+
+def escaped(text: str) -> str:
+    """`text` quoted as a refusal shows it, every character that shows nothing or is no letter written as its code
+    (`'mpa\\u3164b'`): quoted raw, a Hangul filler or a variation selector reads as nothing (battery 62, I6)."""
+    def code(c: str) -> str:
+        return f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}"
+
+    def shown(i: int, c: str) -> str:
+        if not (unseen_at(text, i) or (unicodedata.category(c)[0] in "CZ" and c != " ")):
+            return c
+        said = repr(c)[1:-1]  # as Python escapes it where it does (`\\n`, `\\u200d`), else its code
+        return said if said != c else code(c)
+
+    return "'" + "".join(shown(i, c) for i, c in enumerate(text)).replace("'", "\\'") + "'"

@@ -370,3 +370,16 @@ def test_what_an_earlier_start_hid_is_hidden_in_every_text_written_after(monkeyp
     before = {"endpoint": "http://h/<redacted>/v1"}
     assert redaction.hidden_as_before(before, {"endpoint": "http://h/Kw7Rt2Yp9Lm4Qx8Z/v1"}) == before
     assert redaction.redact_text("404 for http://h/Kw7Rt2Yp9Lm4Qx8Z/v1/chat") == "404 for http://h/<redacted>/v1/chat"
+
+
+@pytest.mark.parametrize("character", ["\u3164", "\ufe0f", "\u034f", "\u2800", "\U000E0100"])
+def test_a_refused_character_is_shown_by_its_code(character, tmp_path, capsys):
+    """Battery 62, I5 and I6 (P3): a variation selector of the supplement (U+E0100) after a Latin letter was taken;
+    a refused Hangul filler or selector was quoted raw, so the name in the message read as a plain one."""
+    code = f"\\u{ord(character):04x}" if ord(character) <= 0xFFFF else f"\\U{ord(character):08x}"
+    for option in ("--model-path", "--out"):
+        argv = ["run", "--model", "openai", "--model-path", "m", "--data", "d", "--out", "r"]
+        argv[argv.index(option) + 1] = f"mp{character}b"
+        assert _code(argv) == 2
+        err = capsys.readouterr().err
+        assert f"got 'mp{code}b' (an invisible or direction-changing character" in err, err
