@@ -133,15 +133,22 @@ def _secret_variable_in(text: str) -> Optional[str]:
 
 def credential_in_data(text: str) -> Optional[str]:
     """What credential a text that a dataset or a prompt copies holds (a conversation's turn, a workflow's knowledge
-    base, a benchmark's), said without it, or None: a provider's key by its prefix or shape, or an environment
-    secret's value (battery 61, H10 and H11: `$MY_SERVICE_TOKEN`'s value went into a built dataset). Not a random
-    run: a reference code or an account number is the conversation's own."""
+    base, a benchmark's), said without it, or None: a provider's key by its prefix or shape, a URL with a user part,
+    an environment secret's value (battery 61, H10 and H11: `$MY_SERVICE_TOKEN`'s value went into a built dataset),
+    or a run of letters and digits as random as a key's, 24 or more (a reference code or an account number a
+    caller reads out is shorter, or has a word's or a number's structure)."""
     if not isinstance(text, str):
         return None
     if holds_prefixed_key(text):
         return "a provider's API key"
+    if _URL_USER.search(text) or _TYPED_URL_USER.search(text):  # battery 62, I1 and I3: `https://bob:pw@host`
+        return "a URL with a user part (a password or a key)"
     variable = _secret_variable_in(text)
-    return f"the value of ${variable}" if variable else None
+    if variable:
+        return f"the value of ${variable}"
+    if holds_a_random_run(text):  # battery 62, I2: 32 random letters and digits, which no one says aloud
+        return "what looks like an API key (a run of 24 or more letters and digits as random as a key's)"
+    return None
 
 
 def _query_value(match: "re.Match") -> str:

@@ -1,0 +1,54 @@
+"""Battery 62 (issue 23): findings I… of the sixty-second battery of bad inputs, tried on an installed wheel as a new
+user would (/work/battery62/LOG.md). Each test's docstring names its finding. (I4 is in test_judge.py, I5 and I6 in
+test_battery61.py beside H1.)"""
+import secrets
+import string
+
+import pytest
+
+from ihbench.cli import main
+from test_battery61 import _sources_saying
+
+
+def _random_key() -> str:
+    return "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(32))
+
+
+@pytest.mark.parametrize("said, found", [
+    ("go to https://bob:S3cr3tPassw0rd@example.com", "a URL with a user part (a password or a key)"),
+    (f"the code is {_random_key()}", "what looks like an API key"),
+])
+def test_a_url_password_or_a_random_key_in_a_source_is_refused_by_verify_and_build(said, found, tmp_path, capsys):
+    """Battery 62, I1 and I2 (P1): a URL's password, or 32 random letters and digits, in a conversation's turn passed
+    verify and build wrote it into the dataset (the same refused as a name since battery 45)."""
+    folder = _sources_saying(tmp_path, said)
+    assert main(["verify", str(folder)]) == 1
+    out = capsys.readouterr()
+    assert f"turns[0].user: holds {found}" in out.out + out.err
+    secret = said.split()[-1].split("@")[0].split(":")[-1]
+    assert secret not in out.out + out.err
+    assert main(["build", "--sources", str(folder), "--out", str(tmp_path / "ds"), "--no-sid", "--no-convbench",
+                 "--no-duplex", "--quiet"]) == 2
+    assert not (tmp_path / "ds").exists()
+
+
+def test_a_url_password_in_a_benchmark_is_refused_by_convbench_import(tmp_path, capsys):
+    """Battery 62, I3 (P1): a URL with a password in a ConversationBench benchmark's knowledge base was imported."""
+    from convbench_layout import write_benchmark_folder
+    from official_layout import write_official_layout
+
+    folder = write_benchmark_folder(tmp_path / "bench")
+    data = write_official_layout(tmp_path / "official")
+    before = sorted(p.relative_to(data) for p in data.rglob("*"))
+    knowledge = folder / "data" / "knowledge_base.txt"
+    knowledge.write_text(knowledge.read_text() + "\nCode: http://ann:Pa55word99@host.example/x\n")
+    assert main(["convbench-import", str(folder), "--out", str(data), "--text-only", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "the knowledge base holds a URL with a user part" in err and "Pa55word99" not in err, err
+    assert sorted(p.relative_to(data) for p in data.rglob("*")) == before
+
+
+def test_a_caller_s_reference_codes_are_a_conversation_s_own(tmp_path, capsys):
+    """The neighbour of I2: what a caller reads out (a claim number, a booking code, an email address) stays."""
+    folder = _sources_saying(tmp_path, "My claim is CLM-2024-88731, booking ZX81KQ, email me at bob@example.com.")
+    assert main(["verify", str(folder)]) == 0, capsys.readouterr()
