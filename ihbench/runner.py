@@ -194,8 +194,15 @@ def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint
             continue
         if key == "endpoint" and same_servers(recorded[key], identity.get(key)):  # replicas in another order
             continue
-        if key in ("config", "split") and _same_by_default(recorded, identity):
-            continue  # `--split dev` where the first start left out the split the default picked
+        if key in ("config", "split") and recorded[key] != identity.get(key):
+            there, here = _chosen(recorded, identity)  # with what a left-out option picks filled in
+            if there is not None and here is not None:
+                index = ("config", "split").index(key)
+                if there[index] == here[index]:
+                    continue  # `--split dev` where the first start left out the split the default picked (G5)
+                raise RunConfigError(f"{path} belongs to a different run: {key} is {setting_said(there[index])} "
+                                     f"there but {setting_said(here[index])} now; use another --out (or the same "
+                                     "options to resume)")
         if key == "convbench" and _turns_in_order(recorded[key]) == _turns_in_order(identity.get(key)):
             continue  # --only-turns 5,4,3 plays (and now records) 3,4,5
         if recorded[key] != identity.get(key):
@@ -206,17 +213,21 @@ def check_same_run(existing: RunInfo, identity: dict, path: Path, allow_endpoint
                                  f"{setting_said(here)} now; use another --out (or the same options to resume){hint}")
 
 
-def _same_by_default(recorded: dict, identity: dict) -> bool:
-    """Whether the config and split of the two starts name the same data once defaults are filled in."""
+def _chosen(recorded: dict, identity: dict) -> tuple[Optional[tuple], Optional[tuple]]:
+    """The (config, split) each start names once a left-out option's default is filled in from the data: None for the
+    first start's when the data cannot say (it changed: the settings are then compared as given). The present start's
+    that the data refuses is said as the data says it (battery 62, I10: `--split test` of data with only dev was said
+    as "config is 'conversations' there but not given now")."""
     if recorded.get("convbench") or identity.get("convbench"):
-        return False  # a ConversationBench config takes no split, and names its config
+        return None, None  # a ConversationBench config takes no split, and names its config
     from ihbench.dataset.load import DataSourceError, chosen_by_default
 
+    here = chosen_by_default(identity["data"], identity.get("config"), identity.get("split"))
     try:
-        return chosen_by_default(identity["data"], recorded.get("config"), recorded.get("split")) == \
-            chosen_by_default(identity["data"], identity.get("config"), identity.get("split"))
-    except DataSourceError:  # the data cannot say: the settings are compared as given (load_items then says why)
-        return False
+        there = chosen_by_default(identity["data"], recorded.get("config"), recorded.get("split"))
+    except DataSourceError:
+        return None, here
+    return there, here
 
 
 def first_difference(name: str, there, here) -> tuple[str, object, object]:

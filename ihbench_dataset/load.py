@@ -262,9 +262,7 @@ def chosen_by_default(source: Union[str, os.PathLike], config: Optional[str],
     --split, resumed with `--split dev` (the split the default picked), is the same run (battery 60, G5)."""
     path, label = resolve_source(source)
     config = config or CONVERSATIONS_CONFIG
-    if split is None:
-        split = _pick_split(list(load_config(path, label, config)), None, f"{label} [{config}]")
-    return config, split
+    return config, str(open_config(path, label, config, split, None).split)  # a config or split it has not: said
 
 
 def config_names(path: str, revision: Optional[str]) -> list[str]:

@@ -40,9 +40,16 @@ def test_a_resume_that_spells_out_a_default_is_the_same_run(extra, resumed):
     assert code == 0 and "different run" not in err, err
 
 
-def test_a_resume_with_another_split_is_still_another_run(resumed):
+def test_a_resume_with_a_split_the_data_has_not_is_said_so(resumed):
+    """Battery 62, I10 (P2): a resume with a split the data has not was said as "config is 'conversations' there but
+    not given now" (the config was not changed)."""
     code, err = resumed("--split", "dev")
-    assert code == 2 and "belongs to a different run: split is not given there but 'dev' now" in err, err
+    assert code == 2 and "no split 'dev'; available: test" in err and "config" not in err.split("]")[-1], err
+
+
+def test_a_resume_with_a_config_the_data_has_not_is_said_so(resumed):
+    code, err = resumed("--config", "interruptions")
+    assert code == 2 and "no config 'interruptions'; available: conversations, baseline" in err, err
 
 
 # --- battery 59's F13 nits, and battery 60's wording slips --------------------------------------------------------
