@@ -66,7 +66,8 @@ def _cause(run: Path, answer: ResponseRecord, axis: str, path: Path, damaged: li
         writer = holder(lock_file_for(path))
         if writer:  # a judge at work, not one that stopped: its verdicts are still coming
             return f"a judge is writing this run's judgments now ({writer})", "report again when it ends"
-        return "the last `ihbench judge` stopped before it finished (killed, or ended by an error)", \
+        also = f"; {left_out}" if damaged else ""  # a line it was writing when killed: both said (battery 62, I7)
+        return f"the last `ihbench judge` stopped before it finished (killed, or ended by an error){also}", \
             f"`{command_line('ihbench', 'judge', run)}` goes on from where it stopped"
     if asked.waits((answer.id, answer.epoch, axis)):
         batch = Path(asked.batch) if asked.batch else None
