@@ -190,6 +190,10 @@ def resolve_source(source: Union[str, os.PathLike]) -> tuple[str, str]:
         if kind is None:
             refuse_inside_a_dataset(path, text)
             _refuse_not_a_dataset(path, text)
+        elif not BuildDir(path).holds_a_build() and not (path / "README.md").exists():
+            # a file named build_info.json among a user's files is no dataset to copy again (battery 62, I8)
+            raise DataSourceError(f"{text}: not a dataset: its build_info.json is not a build's record, and it has no "
+                                  "card (README.md); give a dataset folder built by `ihbench build`")
         else:  # before `datasets` reads it: a card listing no configs is named, not "config not found"
             try:
                 BuildDir(path).check_card()

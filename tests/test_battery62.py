@@ -1,22 +1,19 @@
 """Battery 62 (issue 23): findings I… of the sixty-second battery of bad inputs, tried on an installed wheel as a new
 user would (/work/battery62/LOG.md). Each test's docstring names its finding. (I4 is in test_judge.py, I5 and I6 in
 test_battery61.py beside H1.)"""
-import secrets
-import string
-
 import pytest
 
 from ihbench.cli import main
 from test_battery61 import _sources_saying
 
 
-def _random_key() -> str:
-    return "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(32))
+#: 32 letters and digits drawn at random once (the same in every test process): no key of anyone's
+RANDOM_KEY = "ZIsIfjm3Q58fMoZvEAWAgdj7eIKOmvpr"
 
 
 @pytest.mark.parametrize("said, found", [
     ("go to https://bob:S3cr3tPassw0rd@example.com", "a URL with a user part (a password or a key)"),
-    (f"the code is {_random_key()}", "what looks like an API key"),
+    (f"the code is {RANDOM_KEY}", "what looks like an API key"),
 ])
 def test_a_url_password_or_a_random_key_in_a_source_is_refused_by_verify_and_build(said, found, tmp_path, capsys):
     """Battery 62, I1 and I2 (P1): a URL's password, or 32 random letters and digits, in a conversation's turn passed
@@ -52,3 +49,16 @@ def test_a_caller_s_reference_codes_are_a_conversation_s_own(tmp_path, capsys):
     """The neighbour of I2: what a caller reads out (a claim number, a booking code, an email address) stays."""
     folder = _sources_saying(tmp_path, "My claim is CLM-2024-88731, booking ZX81KQ, email me at bob@example.com.")
     assert main(["verify", str(folder)]) == 0, capsys.readouterr()
+
+
+@pytest.mark.parametrize("record", ["garbage", '{"hello": 1}'])
+def test_a_folder_whose_build_info_is_no_build_s_is_not_called_a_damaged_dataset(record, tmp_path, capsys):
+    """Battery 62, I8 (P3): `info` on a folder of the user's with a build_info.json of garbage advised "copy the
+    dataset again or rebuild it"."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "build_info.json").write_text(record)
+    (folder / "notes.txt").write_text("mine")
+    assert main(["info", str(folder)]) == 2
+    assert f"{folder}: not a dataset: its build_info.json is not a build's record, and it has no card (README.md)" \
+        in capsys.readouterr().err
