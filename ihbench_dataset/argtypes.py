@@ -141,8 +141,8 @@ class Number(ArgType):
 
     def convert(self, value: Any) -> float:
         if isinstance(value, str):
-            if not value.isascii():  # float() reads other scripts' digits too (see Whole)
-                raise self.refuse(value)
+            if not value.isascii() or "_" in value:  # float() reads other scripts' digits too (see Whole), and
+                raise self.refuse(value)  # `1_000` (Python's digit grouping, no number a command line spells)
             try:
                 number = float(value)
             except ValueError:
@@ -325,7 +325,8 @@ class KeyValue(ArgType):
             return dict(pairs)
 
         try:
-            return key, json.loads(text, object_pairs_hook=once, parse_float=TypedFloat.read)
+            return key, json.loads(text, object_pairs_hook=once, parse_float=TypedFloat.read,
+                                   parse_constant=TypedFloat.read)
         except (json.JSONDecodeError, RecursionError):  # a text (a deep one is refused by the option's own type)
             return key, text
         except ValueError as error:  # an integer of more digits than Python reads (battery 50, W12)

@@ -62,3 +62,12 @@ def test_a_folder_whose_build_info_is_no_build_s_is_not_called_a_damaged_dataset
     assert main(["info", str(folder)]) == 2
     assert f"{folder}: not a dataset: its build_info.json is not a build's record, and it has no card (README.md)" \
         in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("typed, shown", [("NaN", "NaN"), ("Infinity", "Infinity"), ("1_000", "'1_000'")])
+def test_a_scalar_option_number_is_shown_as_typed_and_digit_grouping_is_no_number(typed, shown, tmp_path, capsys):
+    """Battery 62, I9 (P3): `--option timeout=NaN` was said "got nan", Infinity "got inf"; `timeout=1_000` (Python's
+    digit grouping) was taken as 1000."""
+    assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(tmp_path), "--base-url",
+                 "http://127.0.0.1:9/v1", "--option", f"timeout={typed}", "--out", str(tmp_path / "r")]) == 2
+    assert f"--option timeout: expected a number in (0, 86400], got {shown}" in capsys.readouterr().err
