@@ -71,3 +71,19 @@ def test_a_scalar_option_number_is_shown_as_typed_and_digit_grouping_is_no_numbe
     assert main(["run", "--model", "openai", "--model-path", "m", "--data", str(tmp_path), "--base-url",
                  "http://127.0.0.1:9/v1", "--option", f"timeout={typed}", "--out", str(tmp_path / "r")]) == 2
     assert f"--option timeout: expected a number in (0, 86400], got {shown}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["run.json", "responses.jsonl"])
+def test_report_on_a_run_whose_record_is_a_named_pipe_is_refused_at_once(name, tmp_path, capsys):
+    """Battery 62, I12 (P2): H20's check for a copied run read run.json and responses.jsonl whole: a named pipe there
+    made `report` wait for ever."""
+    import os
+
+    from judged_runs import judged_run
+
+    run = judged_run(tmp_path, limit=1)
+    (run / name).unlink()
+    os.mkfifo(run / name)
+    capsys.readouterr()
+    assert main(["report", str(run), "--out", str(tmp_path / "rep")]) == 2
+    assert f"{run / name}: is a named pipe" in capsys.readouterr().err

@@ -127,10 +127,12 @@ def _refuse_copies(runs) -> None:
 
     seen = {}
     for run in runs:
+        files = [Path(run) / name for name in ("run.json", "responses.jsonl")]
+        if not all(file.is_file() for file in files):  # not an IHBench run with answers (an sid or turns output), or
+            continue  # one its reader names (a named pipe there waited for ever: battery 62, I12)
         try:
-            key = tuple(hashlib.sha256((Path(run) / name).read_bytes()).hexdigest()
-                        for name in ("run.json", "responses.jsonl"))
-        except OSError:  # not an IHBench run with answers (an sid or turns output), or its reader says what is wrong
+            key = tuple(hashlib.sha256(file.read_bytes()).hexdigest() for file in files)
+        except OSError:
             continue
         other = seen.setdefault(key, run)
         if other is not run:
