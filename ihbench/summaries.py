@@ -251,10 +251,32 @@ class _Summary:
         if isinstance(name, str) and (name_problem(name) or not name.strip()):
             raise SummaryError(f"field {_dotted(where, 'model_name')} must be a non-empty name on one line, got "
                                f"{name!r}")
+        for field in ("model_name", "detector"):  # what a report copies of a run: refused as run.json's names are
+            _refuse_credentials(data.get(field), _dotted(where, field))  # (battery 62, I15)
         return data
 
     def to_json(self) -> dict:
         return _json(self)
+
+
+def _refuse_credentials(value, where: str, depth: int = 0) -> None:
+    """A key, an environment secret's value or a URL's password anywhere in `value` (a record's names and settings,
+    edited by hand or written before ihbench refused them), refused without echoing it; a part the writer hid
+    (`<redacted>`) is no credential."""
+    from ihbench.dataset.redaction import REDACTED, credential_in
+
+    if isinstance(value, str):
+        found = credential_in(value.replace(REDACTED, ""))
+        if found:
+            raise SummaryError(f"field {where} holds {found} (a credential; not shown), which every report would "
+                               "copy: edited, or written before ihbench refused keys in names; replace it with a name")
+    elif isinstance(value, dict) and depth < 50:
+        for key, item in value.items():
+            _refuse_credentials(str(key), f"{where} (a key)", depth + 1)
+            _refuse_credentials(item, _dotted(where, str(key)), depth + 1)
+    elif isinstance(value, list) and depth < 50:
+        for index, item in enumerate(value):
+            _refuse_credentials(item, f"{where}[{index}]", depth + 1)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -87,3 +87,26 @@ def test_report_on_a_run_whose_record_is_a_named_pipe_is_refused_at_once(name, t
     capsys.readouterr()
     assert main(["report", str(run), "--out", str(tmp_path / "rep")]) == 2
     assert f"{run / name}: is a named pipe" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("field, value", [("model_path", "AKIAIOSFODNN7EXAMPLQ"), ("extra_note", "m-Tq8WzL3nV6pR2xK9")])
+def test_a_credential_in_an_sid_summary_s_detector_is_refused_by_report(field, value, tmp_path, capsys, monkeypatch):
+    """Battery 62, I15 (P1): a key (or an environment secret's value) in an sid summary's detector record, edited in,
+    was printed by `report` and copied into its summary.json and report.md."""
+    import json
+
+    from test_report_cross import write_sid_folder
+
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "Tq8WzL3nV6pR2xK9")
+    data = write_sid_folder(tmp_path / "SID-bench")
+    out = tmp_path / "sid"
+    assert main(["sid", "--data", str(data), "--config", "sid_en", "--detector", "energy", "--out", str(out),
+                 "--quiet"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    summary["detector"][field] = value
+    (out / "summary.json").write_text(json.dumps(summary))
+    capsys.readouterr()
+    assert main(["report", str(out), "--out", str(tmp_path / "rep")]) == 2
+    said = capsys.readouterr()
+    assert f"field detector.{field} holds" in said.err and value not in said.out + said.err, said.err
+    assert not (tmp_path / "rep").exists()
