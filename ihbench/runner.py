@@ -374,6 +374,12 @@ def _run_locked(spec: RunSpec, run_dir: RunDir, identity: dict, generation, load
             check_moved_data(existing, items, spec.data, run_dir.info_path)
         check_same_data(records, {item.id for item in items}, spec.data, run_dir)
     items = select_items(items, spec.types, spec.limit)
+    from ihbench.dataset.keys_in_data import environment_secret_in
+
+    found = environment_secret_in(items, lambda item: f"{spec.data}: item {item.id}")
+    if found:  # battery 62, I17: sent to the model's server in every prompt, without a word
+        raise RunConfigError(f"{found} (a credential; not shown), which the prompts would carry to the model; unset "
+                             "the variable if that text is no secret, or rebuild the dataset without it")
     if existing and not handed and existing.n_items and len(items) > existing.n_items and \
             existing.limit == spec.limit and sorted(existing.types or []) == sorted(spec.types or []):
         log.warning("%s: the same selection of %s now holds %d point(s), %d more than when the run started (the "

@@ -131,6 +131,16 @@ def _secret_variable_in(text: str) -> Optional[str]:
                  if is_secret_variable(name) and value in secrets and value in text), None)
 
 
+def secret_variable_in(text: str) -> Optional[str]:
+    """The name of the environment variable named like a secret whose value `text` holds, or None."""
+    return _secret_variable_in(text)
+
+
+def any_environment_secret() -> bool:
+    """Whether a variable named like a secret holds a value long enough to look for (else a walk is skipped)."""
+    return bool(_environment_secrets())
+
+
 def credential_in_data(text: str) -> Optional[str]:
     """What credential a text that a dataset or a prompt copies holds (a conversation's turn, a workflow's knowledge
     base, a benchmark's), said without it, or None: a provider's key by its prefix or shape, a URL with a user part,

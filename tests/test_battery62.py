@@ -110,3 +110,51 @@ def test_a_credential_in_an_sid_summary_s_detector_is_refused_by_report(field, v
     said = capsys.readouterr()
     assert f"field detector.{field} holds" in said.err and value not in said.out + said.err, said.err
     assert not (tmp_path / "rep").exists()
+
+
+def _a_text_of(data) -> str:
+    """16 characters of a text of the first point: a value the test sets as an environment secret's."""
+    from ihbench.dataset import load_items
+
+    from ihbench.dataset.keys_in_data import _strings_of
+
+    text = next(text for _, text in _strings_of(load_items(str(data))[0], "") if len(text) >= 24 and " " in text
+                and text[0].isalpha())
+    return text[:16]
+
+
+def test_an_environment_secret_s_value_in_the_data_is_not_sent_nor_exported(tmp_path, capsys, monkeypatch):
+    """Battery 62, I16 (P1) and I17 (P2): with `$MY_SERVICE_TOKEN` set to a text the dataset holds, `run` and `judge`
+    sent it to their servers in every prompt, and `export` copied it into conversation.md."""
+    from judged_runs import judged_run
+    from official_layout import write_official_layout
+    from openai_test_server import OpenAITestServer
+
+    run = judged_run(tmp_path, limit=1)
+    data = write_official_layout(tmp_path / "official2")
+    value = _a_text_of(data)
+    monkeypatch.setenv("MY_SERVICE_TOKEN", value)
+    capsys.readouterr()
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--base-url", server.base_url, "--data",
+                     str(data), "--out", str(tmp_path / "fresh"), "--quiet"]) == 2
+        said = capsys.readouterr().err
+        assert "holds the value of $MY_SERVICE_TOKEN (a credential; not shown), which the prompts would carry" in said
+        assert not (tmp_path / "fresh").exists()
+        judged = json_of(run / "run.json")["data"]
+        monkeypatch.setenv("MY_SERVICE_TOKEN", _a_text_of(judged))
+        assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", server.base_url, "--out",
+                     str(run / "judgments-again.jsonl"), "--cache", str(tmp_path / "c.sqlite"), "--quiet"]) == 2
+        said += capsys.readouterr().err
+        assert "which the judge's prompts would send to its server" in said
+        assert server.requests == []
+    assert main(["export", str(judged), "--out", str(tmp_path / "ex")]) == 2
+    said += capsys.readouterr().err
+    assert "which conversation.md would copy" in said and not list((tmp_path / "ex").rglob("*.md"))
+    assert value not in said
+
+
+def json_of(path):
+    import json
+
+    return json.loads(path.read_text())

@@ -33,6 +33,13 @@ def main(args: argparse.Namespace) -> int:
     except KeyError as error:
         print(shown(f"ihbench export: error: {error.args[0]}"), file=sys.stderr)
         return 2
+    from ihbench.dataset.errors import UsageError
+    from ihbench.dataset.keys_in_data import environment_secret_in
+
+    found = environment_secret_in([conversation], lambda c: f"{args.data}: conversation {c.conversation_id}")
+    if found:  # a new copy of it on disk (battery 62, I16)
+        raise UsageError(f"{found} (a credential; not shown), which conversation.md would copy; unset the variable if "
+                         "that text is no secret, or rebuild the dataset without it")
     target = export_conversation(conversation, load_items(args.data, split=args.split), args.out)
     wavs = len(list(target.glob("*.wav")))
     print(f"exported {conversation.conversation_id} to {target} (conversation.md + {wavs} WAV files)")

@@ -169,12 +169,26 @@ async def judge_run(run_dir: Path, backend: TextLLM, *, axes: Sequence[str] = AX
             raise JudgeConfigError(f"{len(bare)} answered item(s) have no baseline response in {data or info.data} (first: "
                                    f"{bare[0]}), and TF compares the answer with it: give the dataset a baseline "
                                    "(`ihbench set-baseline`), or judge RQ alone (--axes rq)")
+    _refuse_environment_secrets(items, responses, data or info.data)
     seed = (info.seed or 0) if seed is None else seed
     path = run.judgments_path(out)
     check_asked_path(path)
     with run.judging(path):
         return await _judge_locked(run, path, info, responses, items, backend, axes, concurrency, cache, seed,
                                    progress, started)
+
+
+def _refuse_environment_secrets(items: dict, responses: list, data) -> None:
+    """An environment secret's value in what the judge's prompts would carry (an answered item of the data, or an
+    answer) is said before any question (battery 62, I17: it went to the judge's server in every prompt)."""
+    from ihbench.dataset.keys_in_data import environment_secret_in
+
+    answered = [items[key] for key in sorted({r.id for r in responses} & set(items))]
+    found = environment_secret_in(answered, lambda item: f"{data}: item {item.id}") or \
+        environment_secret_in(responses, lambda response: f"the answer to {response.id}")
+    if found:
+        raise JudgeConfigError(f"{found} (a credential; not shown), which the judge's prompts would send to its "
+                               "server; unset the variable if that text is no secret, or mend the data or the answer")
 
 
 async def _judge_locked(run: RunDir, path: Path, info: dict, responses: list, items: dict, backend, axes, concurrency,
