@@ -158,3 +158,19 @@ def json_of(path):
     import json
 
     return json.loads(path.read_text())
+
+
+def test_an_unfinished_run_s_damaged_response_line_is_said_beside_it(tmp_path, capsys):
+    """Battery 62, I13 (P3): a run whose responses.jsonl held only a line cut mid-way was said "unfinished: 0 of 4",
+    the cut line unsaid."""
+    from judged_runs import judged_run
+
+    run = judged_run(tmp_path, limit=2)
+    responses = run / "responses.jsonl"
+    responses.write_text(responses.read_text()[:300])
+    for judgments in run.glob("judgments*"):
+        judgments.unlink()
+    capsys.readouterr()
+    assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--n-bootstrap", "10"]) == 0
+    assert "is unfinished: 0 of 6 planned response(s) are in it; 1 line(s) of its responses.jsonl (1) damaged or " \
+        "cut mid-line, left out" in capsys.readouterr().err
