@@ -174,3 +174,24 @@ def test_an_unfinished_run_s_damaged_response_line_is_said_beside_it(tmp_path, c
     assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--n-bootstrap", "10"]) == 0
     assert "is unfinished: 0 of 6 planned response(s) are in it; 1 line(s) of its responses.jsonl (1) damaged or " \
         "cut mid-line, left out" in capsys.readouterr().err
+
+
+def test_an_out_in_another_run_s_folder_is_refused_before_any_probe_there(tmp_path, capsys, monkeypatch):
+    """Battery 62, I14 (P3): `report --out OTHER_RUN` and `judge --out OTHER_RUN/judgments-x.jsonl` made and removed a
+    probe folder inside the other run before refusing (a kill at that moment would have left it)."""
+    import tempfile
+
+    from judged_runs import judged_run
+
+    run = judged_run(tmp_path / "a", limit=1)
+    other = judged_run(tmp_path / "b", limit=1)
+    probes = []
+    real = tempfile.mkdtemp
+    monkeypatch.setattr(tempfile, "mkdtemp", lambda *a, **k: probes.append(k.get("dir")) or real(*a, **k))
+    capsys.readouterr()
+    assert main(["report", str(run), "--out", str(other)]) == 2
+    assert "is another run's folder" in capsys.readouterr().err
+    assert main(["judge", str(run), "--judge-model", "j", "--judge-base-url", "http://127.0.0.1:9/v1", "--out",
+                 str(other / "judgments-x.jsonl")]) == 2
+    assert "is inside another run's folder" in capsys.readouterr().err
+    assert not [place for place in probes if place and str(other) in str(place)], probes

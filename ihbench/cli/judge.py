@@ -79,8 +79,8 @@ def main(args: argparse.Namespace) -> int:
             raise UsageError(f"--out: {args.out} is in a folder inside the run; `ihbench report` reads judgments "
                              f"from the run's folder itself: give a name there, such as "
                              f"{Path(args.run) / 'judgments-MODEL.jsonl'}")
+        _check_judgments_path(args.out, args.run)  # before any probe of the folder (battery 62, I14)
         check_output_path(args.out, "--out", may_be=("run", "reference_run"), file=True)
-        _check_judgments_path(args.out, args.run)
     convbench = is_convbench_run(args.run)
     if not convbench and args.config:
         raise UsageError("--config: only for a ConversationBench run of the reference harness "

@@ -88,7 +88,6 @@ def main(args: argparse.Namespace) -> int:
         return _convbench_report(args)
     _settings(args, ("--tost-margin", "--n-bootstrap", "--seed"), "IHBench runs")
     out = args.out or (args.runs[0] if len(args.runs) == 1 else Path("report"))
-    check_output_path(out, _out_flag(args, out), may_be=("run", "report"))
     reported = {Path(run).resolve() for run in args.runs}
     if (Path(out) / "run.json").is_file() and Path(out).resolve() not in reported:  # its own report lives there
         raise OutputPathError(f"--out: {out} is another run's folder, not one of the runs reported; its summary.json "
@@ -96,6 +95,7 @@ def main(args: argparse.Namespace) -> int:
     if len(reported) > 1 and Path(out).resolve() in reported:  # a run's folder holds that run's own report
         raise OutputPathError(f"--out: {out} is one of the runs being reported; its own summary.json and report.md "
                               "would be replaced by a report of several runs: give a new folder")
+    check_output_path(out, _out_flag(args, out), may_be=("run", "report"))  # its probe after (battery 62, I14)
     report = summarize(args.runs, tost_margin=args.tost_margin, n_bootstrap=args.n_bootstrap, seed=args.seed,
                        data=args.data)
     paths = write_report(report, out)
