@@ -217,6 +217,12 @@ def test_publish_dataset_refuses_a_dataset_whose_texts_hold_a_provider_s_key(bui
     assert result.returncode == 2, result.stderr
     assert f"{renamed}: its column {field} holds a provider's API key (a credential; not shown)" in result.stderr
     assert key not in result.stderr + result.stdout
+    # battery 62, I1: publish-space copies the dataset into the Space: the same check, nothing staged
+    result = subprocess.run([sys.executable, "-m", "ihbench.cli", "publish-space", "--repo", "acme/s", "--data",
+                             str(keyed), "--dry-run", "--staging-dir", str(tmp_path / "staged")],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and f"{renamed}: its column {field} holds a provider's API key" in result.stderr
+    assert key not in result.stderr + result.stdout and not (tmp_path / "staged").exists()
 
 
 def test_publish_dataset_reads_the_files_not_the_datasets_cache(built, tmp_path):

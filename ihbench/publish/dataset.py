@@ -37,8 +37,9 @@ def _check_files(build: BuildDir) -> None:
             raise UsageError(f"{build.path}: config {config!r} names no file that exists; nothing was uploaded")
 
 
-def _check_no_key(build: BuildDir) -> None:
-    """No provider's key in the texts: a folder built before `verify` looked for one, or edited since."""
+def check_no_credential(build: BuildDir) -> None:
+    """No credential in the texts (`credential_in_data`): a folder built before `verify` looked for one, or edited
+    since. For publish-dataset, and publish-space, which copies the dataset into the Space (battery 62, I1)."""
     from ihbench.dataset.keys_in_data import key_in_parquet
 
     for file in sorted({file for config in build.config_names() for file in build.config_files(config)}):
@@ -78,7 +79,7 @@ def check_readable(folder: Path, *, progress: bool = False) -> int:
         raise UsageError(f"{folder}: not the dataset's files: {shown} (only the card, {INFO}, {STATS_PLOT} "
                          "and the files the card's configs name are published); move them out of the folder; "
                          "nothing was uploaded")
-    _check_no_key(build)
+    check_no_credential(build)
     linked = build.links_out()
     if linked:
         shown = ", ".join(f"{name} (-> {(folder / name).resolve()})" for name in linked[:3])

@@ -119,7 +119,10 @@ def stage_space(repo_id: str, target: Path, *, data: Optional[str] = None, progr
         except DataSourceError as error:
             raise DataSourceError(f"--data: {error}") from None
     if data and Path(data).is_dir():
+        from .dataset import check_no_credential
+
         check_readable(Path(data).resolve(), progress=progress)
+        check_no_credential(BuildDir(Path(data)))
         variables["IHBENCH_DATA"] = str(DATA_FOLDER)
     elif data:
         variables["IHBENCH_DATA"] = check_repo_id(data, "--data (not a folder, so a Hub dataset id)")
