@@ -356,7 +356,7 @@ def test_a_copied_run_given_beside_its_original_is_refused(tmp_path, capsys):
     shutil.copytree(run, tmp_path / "copy")
     capsys.readouterr()
     assert main(["report", str(run), str(tmp_path / "copy"), "--out", str(tmp_path / "rep")]) == 2
-    assert f"{tmp_path / 'copy'}: the same run as {run} (its run.json and responses.jsonl are the same bytes" in \
+    assert f"{tmp_path / 'copy'}: the same run as {run} (its run.json, answers and judgments are the same bytes" in \
         capsys.readouterr().err
     assert not (tmp_path / "rep").exists()
 

@@ -79,8 +79,9 @@ def main(args: argparse.Namespace) -> int:
             raise UsageError(f"--out: {args.out} is in a folder inside the run; `ihbench report` reads judgments "
                              f"from the run's folder itself: give a name there, such as "
                              f"{Path(args.run) / 'judgments-MODEL.jsonl'}")
-        _check_judgments_path(args.out, args.run)  # before any probe of the folder (battery 62, I14)
+        _refuse_another_runs_folder(args.out, args.run)  # before any probe of that folder (battery 62, I14)
         check_output_path(args.out, "--out", may_be=("run", "reference_run"), file=True)
+        _check_judgments_path(args.out, args.run)
     convbench = is_convbench_run(args.run)
     if not convbench and args.config:
         raise UsageError("--config: only for a ConversationBench run of the reference harness "
@@ -186,10 +187,21 @@ def _judge_convbench(args, backend, cache) -> int:
     return incomplete("judge", s.judge_errors, s.judged + s.judge_errors, "conversation(s)", s.path)
 
 
+def _refuse_another_runs_folder(out, run) -> None:
+    """Not inside another run's folder: that run's judge and report would read them as its own."""
+    from ihbench.dataset.outputs import OutputPathError
+    from ihbench.rundir import RUN_JSON
+
+    folder = Path(out).resolve().parent
+    if (folder / RUN_JSON).is_file() and folder != Path(run).resolve():
+        raise OutputPathError(f"--out: {out} is inside another run's folder ({folder}), not {run}'s: its judge and "
+                              "report would take these judgments for its own")
+
+
 def _check_judgments_path(out, run) -> None:
     """In the run's own folder, named as `ihbench report` looks for judgments, and not one of the
-    run's own files (its records would be mixed with judgments); not inside another run's folder (that
-    run's judge and report would read them as its own), nor anywhere else (nothing would read them)."""
+    run's own files (its records would be mixed with judgments); nor anywhere else (nothing would read them; another
+    run's folder: `_refuse_another_runs_folder`)."""
     import fnmatch
 
     from ihbench.dataset.outputs import OutputPathError
@@ -200,9 +212,6 @@ def _check_judgments_path(out, run) -> None:
         raise OutputPathError(f"--out: {out} is a run's own {out.name}; give a judgments file name such as "
                               "judgments-MODEL.jsonl")
     folder = out.resolve().parent
-    if (folder / RUN_JSON).is_file() and folder != run.resolve():
-        raise OutputPathError(f"--out: {out} is inside another run's folder ({folder}), not {run}'s: its judge and "
-                              "report would take these judgments for its own")
     if folder != run.resolve():  # nothing would read it: the report would then call the run unjudged
         raise OutputPathError(f"--out: {out} is outside the run's folder ({run}), and `ihbench report` reads a "
                               "run's judgments only from its own folder (judgments*.jsonl); give a name there, "

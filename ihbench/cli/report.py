@@ -120,7 +120,7 @@ def main(args: argparse.Namespace) -> int:
 def _refuse_copies(runs) -> None:
     """A run folder copied (`cp -r d3 d3copy`) and given beside its original is one run twice: two rows of one model's
     same answers, and a statistics library's warning about data "nearly identical" (battery 61, H20). Known by its
-    run.json and answers being the same bytes."""
+    run.json, answers and judgments being the same bytes."""
     import hashlib
 
     from ihbench.dataset.outputs import OutputPathError
@@ -130,13 +130,14 @@ def _refuse_copies(runs) -> None:
         files = [Path(run) / name for name in ("run.json", "responses.jsonl")]
         if not all(file.is_file() for file in files):  # not an IHBench run with answers (an sid or turns output), or
             continue  # one its reader names (a named pipe there waited for ever: battery 62, I12)
-        try:
+        files += sorted(file for file in Path(run).glob("judgments*.jsonl") if file.is_file())  # judged otherwise:
+        try:  # a copy judged by another judge is a comparison of judges, and reported
             key = tuple(hashlib.sha256(file.read_bytes()).hexdigest() for file in files)
         except OSError:
             continue
         other = seen.setdefault(key, run)
         if other is not run:
-            raise OutputPathError(f"{run}: the same run as {other} (its run.json and responses.jsonl are the same "
+            raise OutputPathError(f"{run}: the same run as {other} (its run.json, answers and judgments are the same "
                                   "bytes: a copy?); each run is reported once")
 
 

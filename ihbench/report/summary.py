@@ -76,9 +76,9 @@ def unfinished_note(run: dict, name: str) -> Optional[str]:
             "`ihbench run` with the same options goes on"
         failed = run.get("generation_errors") or 0
         answered = f" ({run['n_responses'] - failed} answered, {failed} failed)" if failed else ""
-        lines = run.get("damaged_response_lines") or []
+        lines = run.get("cut_response_lines") or []
         damaged = (f"; {len(lines)} line(s) of its responses.jsonl ({', '.join(map(str, lines[:5]))}"
-                   f"{', ...' if len(lines) > 5 else ''}) damaged or cut mid-line, left out") if lines else ""
+                   f"{', ...' if len(lines) > 5 else ''}) cut mid-line, left out") if lines else ""
         return (f"{name} is unfinished: {run['n_responses']} of {planned} planned response(s) are in it{answered}"
                 f"{damaged}; the scores cover the answered ones ({then})")  # (battery 62, I13: the line unsaid)
     return None
@@ -110,9 +110,9 @@ def summarize_run(run_dir: Path, *, n_bootstrap: int = 1000, seed: int = 0, data
         "n_planned": (info.n_items or 0) * (info.epochs or 0) or None,
         # the run's writer at work now (its missing responses are coming, not failed): said, not advised to rerun
         "being_written_by": run.writer(),
-        # lines of responses.jsonl left out (cut mid-line by a crash, or damaged), said beside "unfinished"
-        "damaged_response_lines": sorted({line for line, *_ in getattr(run, "damaged_responses", [])}
-                                         | set(getattr(run, "torn_responses", []))),
+        # lines of responses.jsonl cut mid-line by a crash, left out: said beside "unfinished" (a damaged line is
+        # warned of by the reader, naming why)
+        "cut_response_lines": sorted(getattr(run, "torn_responses", [])),
         # (item, epoch) whose run record is an error: never judged nor scored, tried again by a rerun
         "generation_errors": sum(not r.answered for r in responses) + failed_rounds(info),
         "retried_by": info.retried_by,
