@@ -195,3 +195,19 @@ def test_an_out_in_another_run_s_folder_is_refused_before_any_probe_there(tmp_pa
                  str(other / "judgments-x.jsonl")]) == 2
     assert "is inside another run's folder" in capsys.readouterr().err
     assert not [place for place in probes if place and str(other) in str(place)], probes
+
+
+@pytest.mark.parametrize("secret", ["https://bob:S3cr3tPassw0rd@example.com", RANDOM_KEY])
+def test_verify_hides_a_credential_its_problem_quotes(secret, tmp_path, capsys):
+    """Battery 63, J1 (P1): a credential used as a voice's name or a knowledge base's key was quoted in full by
+    verify's problem line ("unknown voice 'https://bob:...'"), where build hid it."""
+    import json
+
+    folder = _sources_saying(tmp_path, "Hello there.")
+    source_path = next(folder.glob("*.json"))
+    source = json.loads(source_path.read_text())
+    source["user_voice"] = secret
+    source_path.write_text(json.dumps(source))
+    assert main(["verify", "--no-audio", str(folder)]) == 1
+    said = capsys.readouterr()
+    assert "unknown voice" in said.err and secret.split("@")[0].split(":")[-1] not in said.out + said.err, said.err

@@ -5,7 +5,7 @@ import argparse
 import re
 import sys
 
-from .common import notes, shown
+from .common import notes, said
 
 
 def add_parser(add) -> argparse.ArgumentParser:
@@ -91,8 +91,8 @@ def main(args: argparse.Namespace) -> int:
     checked = [verify_benchmark_folder(folder, check_audio=not args.no_audio) for folder in folders]
     problems = [*(report.problems if report else []), *(p for _, found in checked for p in found)]
     notes(args, report.notes if report else [])
-    for problem in problems:
-        print(shown(problem), file=sys.stderr)
+    for problem in problems:  # a credential it quotes hidden, as build says the same problem (battery 63, J1)
+        print(said(problem), file=sys.stderr)
     conversations = report.conversations if report else []
     points = sum(len(c.interrupted_turns) for c in conversations)
     turns = sum(len(benchmark.turns) for benchmark, _ in checked if benchmark)
@@ -277,7 +277,7 @@ def _print_content(args: argparse.Namespace, content) -> int:
     from ihbench.dataset.verify import Problem
 
     for conversation, finding in content.findings:
-        print(shown(Problem(conversation.path, finding.field, f"{finding.check}: {finding.message}",
+        print(said(Problem(conversation.path, finding.field, f"{finding.check}: {finding.message}",
                             finding.turn.number)), file=sys.stderr)
     waiting = [line for line in content.not_checked if _waiting(line)]
     _print_not_checked([line for line in content.not_checked if line not in waiting])
