@@ -251,8 +251,9 @@ class _Summary:
         if isinstance(name, str) and (name_problem(name) or not name.strip()):
             raise SummaryError(f"field {_dotted(where, 'model_name')} must be a non-empty name on one line, got "
                                f"{name!r}")
-        for field in ("model_name", "detector"):  # what a report copies of a run: refused as run.json's names are
-            _refuse_credentials(data.get(field), _dotted(where, field))  # (battery 62, I15)
+        for field, value in data.items():  # what a report copies of a run: refused as run.json's names are
+            if field != "sealed":  # (battery 62, I15: model_name, detector; battery 63, J2: data, config; any)
+                _refuse_credentials(value, _dotted(where, str(field)))
         return data
 
     def to_json(self) -> dict:

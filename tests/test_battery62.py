@@ -211,3 +211,25 @@ def test_verify_hides_a_credential_its_problem_quotes(secret, tmp_path, capsys):
     assert main(["verify", "--no-audio", str(folder)]) == 1
     said = capsys.readouterr()
     assert "unknown voice" in said.err and secret.split("@")[0].split(":")[-1] not in said.out + said.err, said.err
+
+
+@pytest.mark.parametrize("field", ["data", "config"])
+def test_a_credential_in_any_field_of_an_sid_summary_is_refused_by_report(field, tmp_path, capsys):
+    """Battery 63, J2 (P1): I15's check read model_name and detector; a URL password in `config` or `data` was copied
+    into report.md and summary.json."""
+    import json
+
+    from test_report_cross import write_sid_folder
+
+    data = write_sid_folder(tmp_path / "SID-bench")
+    out = tmp_path / "sid"
+    assert main(["sid", "--data", str(data), "--config", "sid_en", "--detector", "energy", "--out", str(out),
+                 "--quiet"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    summary[field] = "https://bob:S3cr3tPassw0rd@example.com"
+    (out / "summary.json").write_text(json.dumps(summary))
+    capsys.readouterr()
+    assert main(["report", str(out), "--out", str(tmp_path / "rep")]) == 2
+    said = capsys.readouterr()
+    assert f"field {field} holds a URL with a user part" in said.err and "S3cr3t" not in said.out + said.err
+    assert not (tmp_path / "rep").exists()
