@@ -23,6 +23,15 @@ LINE_OR_CONTROL = "a line break, a tab, a control character or a space other tha
 UNSEEN = "an invisible or direction-changing character"
 
 
+def shows_nothing(character: str) -> bool:
+    """A character that draws nothing wherever it stands: a control or format character, a space, a separator, a
+    blank-looking letter (the Hangul filler), a variation selector or the grapheme joiner alone. A text of only these
+    is empty (an answer of U+3164 was scored: battery 63, J5)."""
+    code = ord(character)
+    return unicodedata.category(character) in ("Cc", "Cf", "Zs", "Zl", "Zp") or character in _BLANK_LOOKING or \
+        0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF or code == 0x034F
+
+
 def name_problem(text: str) -> Optional[str]:
     """What is wrong with the characters of a name, said as the refusal says it, or None."""
     for index, character in enumerate(text):

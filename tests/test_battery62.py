@@ -233,3 +233,18 @@ def test_a_credential_in_any_field_of_an_sid_summary_is_refused_by_report(field,
     said = capsys.readouterr()
     assert f"field {field} holds a URL with a user part" in said.err and "S3cr3t" not in said.out + said.err
     assert not (tmp_path / "rep").exists()
+
+
+@pytest.mark.parametrize("answer", ["\u3164", "\u3164\u3164 \ufe0f", "\u2800"])
+def test_an_answer_of_blank_looking_characters_is_a_failed_item(answer, tmp_path, capsys):
+    """Battery 63, J5 (P2): an answer made only of the Hangul filler (it draws blank) was judged and scored, where one
+    of zero-width spaces is a failed item, retried and never scored."""
+    from official_layout import write_official_layout
+    from openai_test_server import OpenAITestServer, Reply
+
+    data = write_official_layout(tmp_path / "official")
+    with OpenAITestServer(respond=lambda body: Reply(content=answer)) as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--base-url", server.base_url, "--data",
+                     str(data), "--out", str(tmp_path / "r"), "--limit", "1", "--epochs", "1", "--option",
+                     "max_retries=0", "--quiet"]) == 1
+    assert "only invisible characters" in (tmp_path / "r" / "responses.jsonl").read_text()

@@ -4,8 +4,9 @@ names), and every string of a parsed file with its field path."""
 from __future__ import annotations
 
 import re
-import unicodedata
 from functools import lru_cache
+
+from ..characters import shows_nothing
 
 WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
 
@@ -67,11 +68,9 @@ def flatten(value) -> str:
     return " ".join(text for _, text in strings(value))
 
 
-_INVISIBLE = {"Cc", "Cf", "Zs", "Zl", "Zp"}
-
 
 def has_visible(text: str) -> bool:
-    """Whether a reader can see anything in the text (not only spaces, zero-width and control
-    characters): a field made only of those is empty, however it looks to `str.strip`. Stops at the
-    first visible character (every reply and agent answer is checked)."""
-    return any(unicodedata.category(ch) not in _INVISIBLE for ch in text)
+    """Whether a reader can see anything in the text (not only spaces, zero-width, control or blank-looking
+    characters: `characters.shows_nothing`): a field made only of those is empty, however it looks to `str.strip`.
+    Stops at the first visible character (every reply and agent answer is checked)."""
+    return not all(map(shows_nothing, text))
