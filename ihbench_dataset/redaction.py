@@ -258,14 +258,16 @@ def remember_url_credentials(url) -> None:
 
 
 def hide_secrets_in_use(text: str) -> str:
-    """`text` (a server's answer) with the keys and URL passwords this toolkit sent replaced: the one
-    part of `redact_text` that cannot change a model's words (only a secret it was never meant to see)."""
-    if not isinstance(text, str) or not text or not _IN_USE:
+    """`text` (a server's answer) with the keys and URL passwords this toolkit sent replaced, and an environment
+    secret's value or a provider's key it holds (battery 63, J6: an answer echoing `$MY_SERVICE_TOKEN`'s value was
+    written to responses.jsonl): the part of `redact_text` that changes no model's words but a secret's (no prompt
+    carries an environment secret: run refuses such data)."""
+    if not isinstance(text, str) or not text:
         return text
-    for secret in sorted(_IN_USE, key=len, reverse=True):
+    for secret in sorted(set(_IN_USE) | set(_environment_secrets()), key=len, reverse=True):
         if secret in text:
             text = text.replace(secret, REDACTED)
-    return text
+    return without_prefixed_keys(text, REDACTED)
 
 
 #: a server's message is recorded up to this many characters: an error page of a megabyte went whole

@@ -248,3 +248,19 @@ def test_an_answer_of_blank_looking_characters_is_a_failed_item(answer, tmp_path
                      str(data), "--out", str(tmp_path / "r"), "--limit", "1", "--epochs", "1", "--option",
                      "max_retries=0", "--quiet"]) == 1
     assert "only invisible characters" in (tmp_path / "r" / "responses.jsonl").read_text()
+
+
+@pytest.mark.parametrize("answer", ["your token is Tq8WzL3nV6pR2xK9", "key sk-proj-Ab3dE5fG7hAb3dE5fG7hAb3dE5fG7hAb3d ok"])
+def test_an_answer_echoing_a_secret_is_written_without_it(answer, tmp_path, monkeypatch):
+    """Battery 63, J6 (P1): a model's answer holding an environment secret's value (or a provider's key) was written
+    to responses.jsonl as it came."""
+    from official_layout import write_official_layout
+    from openai_test_server import OpenAITestServer, Reply
+
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "Tq8WzL3nV6pR2xK9")
+    data = write_official_layout(tmp_path / "official")
+    with OpenAITestServer(respond=lambda body: Reply(content=answer)) as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--base-url", server.base_url, "--data",
+                     str(data), "--out", str(tmp_path / "r"), "--limit", "1", "--epochs", "1", "--quiet"]) == 0
+    written = (tmp_path / "r" / "responses.jsonl").read_text()
+    assert "<redacted>" in written and "Tq8WzL3nV6pR2xK9" not in written and "Ab3dE5fG7h" not in written
