@@ -16,7 +16,8 @@ from typing import Optional
 _ZWNJ, _ZWJ = "\u200c", "\u200d"
 _FLAG, _CANCEL_TAG = "\U0001F3F4", "\U000E007F"
 #: letters and symbols that draw as blank space: names that look empty or spaced (a Hangul filler, the Braille blank)
-_BLANK_LOOKING = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+_BLANK_LOOKING = frozenset("\u115f\u1160\u3164\uffa0\u2800\u17b4\u17b5")  # and Khmer's two inherent vowels,
+#: which Unicode marks to be ignored in display (battery 63, J3)
 #: what may stand between an emoji and the joiner: a variation selector, a skin tone
 _EMOJI_TAIL = frozenset("\ufe0f") | frozenset(map(chr, range(0x1F3FB, 0x1F400)))
 LINE_OR_CONTROL = "a line break, a tab, a control character or a space other than the plain one"

@@ -264,3 +264,20 @@ def test_an_answer_echoing_a_secret_is_written_without_it(answer, tmp_path, monk
                      str(data), "--out", str(tmp_path / "r"), "--limit", "1", "--epochs", "1", "--quiet"]) == 0
     written = (tmp_path / "r" / "responses.jsonl").read_text()
     assert "<redacted>" in written and "Tq8WzL3nV6pR2xK9" not in written and "Ab3dE5fG7h" not in written
+
+
+def test_a_repo_refusal_shows_an_invisible_character_by_its_code(tmp_path, capsys):
+    """Battery 63, J7 (P3): `--repo "me/<U+3164>"` was refused quoting the Hangul filler raw (it read 'me/ ')."""
+    assert main(["publish-dataset", str(tmp_path), "--repo", "me/\u3164", "--dry-run"]) == 2
+    assert "got 'me/\\u3164'" in capsys.readouterr().err
+
+
+def test_khmer_inherent_vowels_are_refused_in_a_new_name(tmp_path, monkeypatch, capsys):
+    """Battery 63, J3 (P3): U+17B4 and U+17B5, which Unicode marks to be ignored in display, made `run-a<U+17B4>b`
+    a folder that reads `run-ab`."""
+    monkeypatch.chdir(tmp_path)
+    for character in ("\u17b4", "\u17b5"):
+        with pytest.raises(SystemExit):
+            main(["make-tiny-model", "qwen2-text", "--out", f"run-a{character}b"])
+        assert f"run-a\\u{ord(character):04x}b" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -41,7 +41,7 @@ def test_length_or_detail_is_not_a_deficiency(deficiency):
 
 
 @pytest.mark.parametrize("deficiency", ["ignores the correction", "skips verification", "Repeats the fee.", "rude",
-                                        "less detailed and skips verification"])
+                                        "less detailed and skips verification", "no greeting", "asks for no PIN"])
 def test_the_prompt_s_own_short_deficiencies_are_accepted(deficiency):
     """Battery 61, H4 (P2): "ignores the correction", an example the TF prompt gives, was refused as "only complains
     about length or detail" (three content words were asked): every TF item a judge error."""
@@ -49,7 +49,8 @@ def test_the_prompt_s_own_short_deficiencies_are_accepted(deficiency):
         "loser_deficiency"] == deficiency
 
 
-@pytest.mark.parametrize("deficiency", ["worse", "It is wrong", "the other one", "n/a", "bad overall", ""])
+@pytest.mark.parametrize("deficiency", ["worse", "It is wrong", "the other one", "n/a", "bad overall", "",
+                                        "no deficiency", "no issues", "none really", "equally good", "both fine"])
 def test_a_deficiency_that_names_nothing_is_said_so(deficiency):
     with pytest.raises(InvalidJudgment, match="concrete deficiency"):
         parse_tf(json.dumps({"winner": "A", "loser_deficiency": deficiency, "reasoning": "x"}))

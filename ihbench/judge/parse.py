@@ -21,7 +21,8 @@ _FILLER_WORDS = set("""a an the it its is was be response this that answer than 
 
 #: words that rank the loser without naming what it does: a verdict, not a deficiency
 _VERDICT_WORDS = set("""worse bad wrong poor poorer inferior weaker weak good better fine incorrect unhelpful lower
-    none nothing n/a na unclear overall generally""".split())
+    none nothing n/a na unclear overall generally no deficiency deficiencies issue issues problem problems really
+    equally both same similar okay ok acceptable""".split())  # and "no deficiency", "both fine" (battery 63, J4)
 
 
 def check_deficiency(text: str) -> str:

@@ -43,8 +43,11 @@ def _refuse_credential(name: str, what: str) -> None:
 def check_repo_id(repo_id: str, what: str = "--repo") -> str:
     _refuse_credential(repo_id, what)
     if not isinstance(repo_id, str) or not _REPO_ID.match(repo_id):
+        from ihbench.dataset.characters import escaped
+
+        shown = escaped(repo_id) if isinstance(repo_id, str) else repr(repo_id)  # U+3164 by its code (battery 63, J7)
         raise UsageError(f"{what}: expected NAMESPACE/NAME (letters, digits, '.', '_', '-'; each part starting with a "
-                         f"letter or digit), got {repo_id!r}")
+                         f"letter or digit), got {shown}")
     _hub_rules(repo_id, what)
     return repo_id
 
