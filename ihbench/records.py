@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -198,6 +198,10 @@ class ResponseRecord:
             raise RecordError(f"field 'audio_turns' must be >= 0, got {turns}")
         check = _checked(data)
         known, extra = _known(cls, {k: v for k, v in data.items() if k != "check"})
+        missing = [f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING
+                   and f.name not in known and f.name != "format_version"]
+        if missing:  # a key deleted by hand ended in a TypeError traceback (battery 63, J9)
+            raise RecordError(f"field {missing[0]!r} is missing")
         record = cls(**{"format_version": 1, **known}, extra=extra)
         if check is not None and check != record.digest:
             raise RecordError("changed since it was written (its answer no longer matches the check written with "

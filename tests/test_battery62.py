@@ -281,3 +281,26 @@ def test_khmer_inherent_vowels_are_refused_in_a_new_name(tmp_path, monkeypatch, 
             main(["make-tiny-model", "qwen2-text", "--out", f"run-a{character}b"])
         assert f"run-a\\u{ord(character):04x}b" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["report", "judge"])
+def test_a_response_record_without_its_response_key_is_a_damaged_line(command, tmp_path, capsys):
+    """Battery 63, J9 (P2): a responses.jsonl line whose "response" key was deleted ended report, judge and a resumed
+    run in a TypeError traceback."""
+    import json
+
+    from judged_runs import judged_run
+
+    run = judged_run(tmp_path, limit=1)
+    lines = (run / "responses.jsonl").read_text().splitlines()
+    record = json.loads(lines[0])
+    record["error"] = "HTTP 500: down"  # a failed item's record (as a down server's), then its key deleted
+    del record["response"]
+    (run / "responses.jsonl").write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
+    capsys.readouterr()
+    argv = ["report", str(run), "--out", str(tmp_path / "rep"), "--n-bootstrap", "10"] if command == "report" else \
+        ["judge", str(run), "--judge-model", "j", "--judge-base-url", "http://127.0.0.1:9/v1", "--out",
+         str(run / "judgments-x.jsonl"), "--cache", str(tmp_path / "c.sqlite"), "--quiet"]
+    main(argv)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "field 'response' is missing" in err, err
