@@ -304,3 +304,23 @@ def test_a_response_record_without_its_response_key_is_a_damaged_line(command, t
     main(argv)
     err = capsys.readouterr().err
     assert "Traceback" not in err and "field 'response' is missing" in err, err
+
+
+def test_a_judge_answer_echoing_a_secret_is_written_and_cached_without_it(tmp_path, capsys, monkeypatch):
+    """Battery 63, J10 (P1): a judge's answer holding an environment secret's value and a provider's key was written
+    into judgments.jsonl and the judge's cache as it came (with J6's rule, the server's text hides them)."""
+    import json
+
+    from judged_runs import judged_run
+    from openai_test_server import OpenAITestServer, Reply
+
+    run = judged_run(tmp_path, limit=1)
+    key = "sk-proj-Ab3dE5fG7hAb3dE5fG7hAb3dE5fG7hAb3d"
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "Tq8WzL3nV6pR2xK9")
+    answer = json.dumps({"winner": "B", "loser_deficiency": "it repeats Tq8WzL3nV6pR2xK9",
+                         "reasoning": f"the key {key} shows"})
+    with OpenAITestServer(respond=lambda body: Reply(content=answer)) as server:
+        main(["judge", str(run), "--judge-model", "j2", "--judge-base-url", server.base_url, "--axes", "tf", "--out",
+              str(run / "judgments-j2.jsonl"), "--cache", str(tmp_path / "c.sqlite"), "--quiet"])
+    written = (run / "judgments-j2.jsonl").read_bytes() + (tmp_path / "c.sqlite").read_bytes()
+    assert b"<redacted>" in written and b"Tq8WzL3nV6pR2xK9" not in written and b"Ab3dE5fG7h" not in written
