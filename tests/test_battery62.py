@@ -324,3 +324,13 @@ def test_a_judge_answer_echoing_a_secret_is_written_and_cached_without_it(tmp_pa
               str(run / "judgments-j2.jsonl"), "--cache", str(tmp_path / "c.sqlite"), "--quiet"])
     written = (run / "judgments-j2.jsonl").read_bytes() + (tmp_path / "c.sqlite").read_bytes()
     assert b"<redacted>" in written and b"Tq8WzL3nV6pR2xK9" not in written and b"Ab3dE5fG7h" not in written
+
+
+@pytest.mark.parametrize("answer, yes, no", [("No. Actually yes.", False, False), ("Yes, but no", False, False),
+                                             ("yes no", False, False), ("Yes.", True, False), ("No, not yet", False, True)])
+def test_an_answer_that_says_both_yes_and_no_is_neither(answer, yes, no):
+    """Battery 63, J11 (P2): the audio-LLM detector scored "No. Actually yes." by its first word; an answer holding both
+    is a failed call, retried and never scored, as "maybe" is."""
+    from ihbench.sid.detectors import says_no, says_yes
+
+    assert (says_yes(answer), says_no(answer)) == (yes, no)

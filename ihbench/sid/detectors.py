@@ -173,12 +173,18 @@ _YES = re.compile(r"^[\s\"'*`(\[]*yes\b", re.IGNORECASE)
 _NO = re.compile(r"^[\s\"'*`(\[]*(?:no|nope|nah)\b", re.IGNORECASE)
 
 
+_ANY_YES = re.compile(r"\byes\b", re.IGNORECASE)
+_ANY_NO = re.compile(r"\b(?:no|nope|nah)\b", re.IGNORECASE)
+
+
 def says_yes(text: Optional[str]) -> bool:
-    return bool(text) and bool(_YES.match(text))
+    """Opens with yes and says no "no" after it: "No. Actually yes." or "Yes, but no" is neither (battery 63, J11:
+    scored by its first word), a failed call as "maybe" is."""
+    return bool(text) and bool(_YES.match(text)) and not _ANY_NO.search(text)
 
 
 def says_no(text: Optional[str]) -> bool:
-    return bool(text) and bool(_NO.match(text))
+    return bool(text) and bool(_NO.match(text)) and not _ANY_YES.search(text)
 
 
 class AudioLLMDetector(Detector):
