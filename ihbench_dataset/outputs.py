@@ -218,6 +218,9 @@ def _check_creatable(path, what: str, own: Path) -> None:
     existing = next((folder for folder in (own, *own.parents) if folder.exists()), None)
     if existing is None or existing == own and not own.is_dir():
         return  # a file where a folder is expected: said by the command's own checks, in its words
+    if folder_kind(existing) is not None and os.access(existing, os.W_OK | os.X_OK):
+        return  # one of the toolkit's own folders (a dataset, a run): asked, not probed, so a command refused later
+        # for its other input leaves nothing in it, not even a changed time (battery 63, J8)
     try:
         os.rmdir(tempfile.mkdtemp(dir=existing, prefix=".ihbench-can-write-"))
     except OSError as error:

@@ -334,3 +334,17 @@ def test_an_answer_that_says_both_yes_and_no_is_neither(answer, yes, no):
     from ihbench.sid.detectors import says_no, says_yes
 
     assert (says_yes(answer), says_no(answer)) == (yes, no)
+
+
+def test_a_refused_import_leaves_a_dataset_s_folder_untouched(tmp_path, capsys):
+    """Battery 63, J8 (P3): `convbench-import EMPTY --out DATASET` made and removed a probe folder inside the dataset
+    before refusing its source: the dataset's modification time changed with every refused try."""
+    import os
+
+    from official_layout import write_official_layout
+
+    data = write_official_layout(tmp_path / "official")
+    (tmp_path / "empty").mkdir()
+    os.utime(data, (1_000_000, 1_000_000))
+    assert main(["convbench-import", str(tmp_path / "empty"), "--out", str(data), "--text-only", "--quiet"]) == 2
+    assert os.stat(data).st_mtime == 1_000_000
