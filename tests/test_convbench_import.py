@@ -441,14 +441,11 @@ def test_a_key_in_the_benchmark_s_config_is_refused_before_the_dataset_is_writte
 def test_a_provider_key_in_the_benchmark_s_texts_is_refused_before_the_dataset_is_written(folder, tmp_path, capsys):
     """Battery 55, B13: a key in the benchmark's knowledge base or system prompt was imported into the setup parquet,
     and `publish-dataset` would have uploaded it."""
-    import secrets
-    import string
-
     from official_layout import write_official_layout
 
     data = write_official_layout(tmp_path / "official")
     before = sorted(p.relative_to(data) for p in data.rglob("*"))
-    key = "sk-proj-" + "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(48))
+    key = "sk-proj-iQrfNKp8zXzy5-ZWaoni92lBRlTW0UvCLlOAWN8xeH4"  # drawn once (fixed)
     knowledge = folder / "data" / "knowledge_base.txt"
     knowledge.write_text(knowledge.read_text() + f"\nInternal note: the CRM key is {key}.\n")
     assert main(["convbench-import", str(folder), "--out", str(data), "--text-only", "--quiet"]) == 2

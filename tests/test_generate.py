@@ -306,9 +306,7 @@ def test_a_key_in_the_workflow_file_or_the_description_is_refused_as_in_goal(edi
 def test_a_provider_s_key_in_the_workflow_s_knowledge_base_is_refused_before_any_prompt(tmp_path, capsys):
     """Battery 58, E9: a key in the workflow's knowledge base went into every prompt, the prerequisites and
     every conversation (`convbench-import` refused the same key in a benchmark's knowledge base)."""
-    import secrets
-
-    key = "sk-proj-" + secrets.token_urlsafe(32)
+    key = "sk-proj-iQrfNKp8zXzy5-ZWaoni92lBRlTW0UvCLlOAWN8xeH4"  # drawn once (fixed)
     path = tmp_path / "flow.yaml"
     path.write_text(WORKFLOW.replace("  Porting time: one business day", f"  Porting time: one business day; the admin "
                                      f"key is {key}"))
