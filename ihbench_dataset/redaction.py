@@ -115,7 +115,7 @@ def credential_in(text: str) -> Optional[str]:
         return None
     if _URL_USER.search(text) or _TYPED_URL_USER.search(text):
         return "a URL with a user part"
-    variable = _secret_variable_in(text)
+    variable = secret_variable_in(text)
     if variable:
         return f"the value of ${variable}"
     if _looks_like_a_key(text):  # pasted where a name goes (battery 45, R7): run.json kept it in clear
@@ -123,17 +123,12 @@ def credential_in(text: str) -> Optional[str]:
     return None
 
 
-def _secret_variable_in(text: str) -> Optional[str]:
+def secret_variable_in(text: str) -> Optional[str]:
     """The name of the environment variable named like a secret whose value `text` holds (12 characters or more,
     not a path), or None: the variable named, the more helpful of the two."""
     secrets = set(_environment_secrets())
     return next((name for name, value in sorted(os.environ.items())
                  if is_secret_variable(name) and value in secrets and value in text), None)
-
-
-def secret_variable_in(text: str) -> Optional[str]:
-    """The name of the environment variable named like a secret whose value `text` holds, or None."""
-    return _secret_variable_in(text)
 
 
 def any_environment_secret() -> bool:
@@ -153,7 +148,7 @@ def credential_in_data(text: str) -> Optional[str]:
         return "a provider's API key"
     if _URL_USER.search(text) or _TYPED_URL_USER.search(text):  # battery 62, I1 and I3: `https://bob:pw@host`
         return "a URL with a user part (a password or a key)"
-    variable = _secret_variable_in(text)
+    variable = secret_variable_in(text)
     if variable:
         return f"the value of ${variable}"
     if holds_a_random_run(text):  # battery 62, I2: 32 random letters and digits, which no one says aloud
