@@ -66,33 +66,15 @@ def environment_secret_in(records, label) -> Optional[str]:
     another tool, sent the value of `$MY_SERVICE_TOKEN` in every prompt of a run and a judge, and `export` wrote it
     into a Markdown file (battery 62, I16 and I17). Only environment secrets: a benchmark's own random-looking codes
     are its data."""
+    from .checks.words import strings
     from .redaction import any_environment_secret, secret_variable_in
 
     if not any_environment_secret():
         return None
     for record in records:
-        for where, text in _strings_of(record, ""):
+        for where, text in strings(record):
             variable = secret_variable_in(text)
             if variable:
-                return f"{label(record)}: {where.lstrip('.')} holds the value of ${variable}"
+                return f"{label(record)}: {where} holds the value of ${variable}"
     return None
 
-
-def _strings_of(value, where: str, depth: int = 0):
-    """(dotted place, text) of every string in a record: a dataclass's fields, dicts and lists, audio arrays and
-    bytes left unread."""
-    import dataclasses
-
-    if isinstance(value, str):
-        yield where, value
-    elif depth > 20:
-        return
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for field in dataclasses.fields(value):
-            yield from _strings_of(getattr(value, field.name), f"{where}.{field.name}", depth + 1)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _strings_of(item, f"{where}.{key}", depth + 1)
-    elif isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            yield from _strings_of(item, f"{where}[{index}]", depth + 1)

@@ -116,9 +116,9 @@ def _a_text_of(data) -> str:
     """16 characters of a text of the first point: a value the test sets as an environment secret's."""
     from ihbench.dataset import load_items
 
-    from ihbench.dataset.keys_in_data import _strings_of
+    from ihbench.dataset.checks.words import strings
 
-    text = next(text for _, text in _strings_of(load_items(str(data))[0], "") if len(text) >= 24 and " " in text
+    text = next(text for _, text in strings(load_items(str(data))[0]) if len(text) >= 24 and " " in text
                 and text[0].isalpha())
     return text[:16]
 

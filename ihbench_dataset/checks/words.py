@@ -53,9 +53,18 @@ def distinctive(word: str, sentence_start: bool) -> bool:
 
 
 def strings(value, field: str = ""):
-    """Every string in a parsed JSON value, with its field path (`turns[3].interruption.baseline`)."""
+    """Every string in a parsed JSON value (or a record of dataclasses: an item, a conversation), with its field path
+    (`turns[3].interruption.baseline`); audio arrays and bytes are left unread."""
+    import dataclasses
+
     if isinstance(value, str):
         yield field or "value", value
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for inner in dataclasses.fields(value):
+            yield from strings(getattr(value, inner.name), f"{field}.{inner.name}" if field else inner.name)
+    elif isinstance(value, tuple):
+        value = list(value)
+        yield from strings(value, field)
     elif isinstance(value, dict):
         for key, inner in value.items():
             yield from strings(inner, f"{field}.{key}" if field else key)
