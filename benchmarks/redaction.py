@@ -4,8 +4,9 @@ Every message a server sends back is judged for keys before it is recorded or pr
 once made that time grow with the square of the length: a URL scheme read from every word of a long
 dashed run (`ab12-cd34-...`), and a file extension read from every `.` of a dotted one. A 1 MB error
 page then took 40 s an item. Messages are now cut to 4000 characters first (`shortened`), so this
-times `redact_text` and `credential_in` (a name's check) on worst-case shapes at 100 and 200 KB in one run: doubling the length must
-about double the time.
+times `redact_text`, `credential_in` (a name's check), `credential_in_data` (every text a dataset or prompt copies)
+and `hide_secrets_in_use` (every model or judge answer, whole) on worst-case shapes at 100 and 200 KB in one run,
+with an environment secret set as a user's shell would have one: doubling the length must about double the time.
 
 Run: .venv/bin/python benchmarks/redaction.py
 Target: for every shape, time(200 KB) / time(100 KB) <= 2.5. Last line: key=value pairs.
@@ -52,10 +53,14 @@ def _text(shape, characters: int) -> str:
 
 
 def main() -> None:
-    from ihbench.dataset.redaction import credential_in, redact_text
+    import os
 
+    from ihbench.dataset.redaction import credential_in, credential_in_data, hide_secrets_in_use, redact_text
+
+    os.environ.setdefault("BENCH_SERVICE_TOKEN", "Tq8WzL3nV6pR2xK9")  # the environment-secret pass has one to look for
     ratios = {}
-    for check in (redact_text, credential_in):  # a message recorded; a name or path given (checked whole)
+    # a message recorded; a name or path given (checked whole); a dataset's text; an answer as written
+    for check in (redact_text, credential_in, credential_in_data, hide_secrets_in_use):
         for name, shape in SHAPES.items():
             seconds = {}
             for kilobytes in (100, 200):
