@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from ihbench.dataset.errors import UsageError
-from ihbench.dataset.redaction import redact_text
+from ihbench.dataset.redaction import credential_in_data, redact_text
 
 from .records import ResponseRecord
 from .rundir import RunDir
@@ -42,14 +42,21 @@ def set_baseline(run_dir, data_dir, out_dir, *, epoch: int = 0) -> Path:
     empty = [record for _, record, _ in run.damaged_responses
              if ResponseRecord.empty_answer(record) and record.get("epoch") == epoch]
     if empty:  # an answer with no text is no baseline (`ihbench verify` calls such a baseline empty)
-        raise UsageError(f"{run.path}: {len(empty)} answer(s) of epoch {epoch} have no text (empty, or invisible "
-                         f"characters only), e.g. {empty[0].get('id')}: an answer with no text is a failed item, not "
+        raise UsageError(f"{run.path}: {len(empty)} answer(s) of epoch {epoch} have no words (empty, or invisible "
+                         f"characters or punctuation only), e.g. {empty[0].get('id')}: an answer with no text is a failed item, not "
                          "a baseline; `ihbench run` with the same options answers them again")
     responses = {r.id: r.response for r in current if r.epoch == epoch and r.answered}
     failed = sorted({item.id for item in items} - set(responses))
     if failed:
         raise UsageError(f"{run.path}: epoch {epoch} has no response for {len(failed)} point(s), e.g. "
                          f"{', '.join(failed[:3])} (errors or an unfinished run); finish or rerun it first")
+    for item_id, text in sorted(responses.items()):  # battery 64, K10: written into the dataset's Parquet in clear
+        found = credential_in_data(text)
+        if found:
+            raise UsageError(f"{run.responses_path}: the answer to {item_id} (epoch {epoch}) holds {found} (a "
+                             "credential; not shown): a baseline is copied into a dataset, and a dataset holds none; "
+                             "give a run whose answers hold no credential (`ihbench run` writes answers with any "
+                             "hidden)")
     model = info.model
     provenance = (f"Replaced on {time.strftime('%Y-%m-%d')} by `ihbench set-baseline` with epoch {epoch} of the run "
                   f"`{run.path.name}`: loader `{info.loader}`, model `{info.model_path}`"

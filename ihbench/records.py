@@ -24,7 +24,7 @@ from typing import Any, Callable, Optional
 
 from ihbench.dataset.characters import name_problem
 from ihbench.dataset.argtypes import LONGEST_NAME
-from ihbench.dataset.checks.words import has_visible
+from ihbench.dataset.checks.words import has_words
 from ihbench.dataset.redaction import credential_in, quoted
 
 RECORD_FORMAT = 5
@@ -152,11 +152,11 @@ class ResponseRecord:
 
     @property
     def answered(self) -> bool:
-        """An answer with text; an error is no answer, and neither is an empty one or one of invisible
-        characters only (`ihbench verify`'s rule, `checks.words.has_visible`; the loaders record it as
+        """An answer with words; an error is no answer, and neither is an empty one or one without a letter or digit
+        that shows (only invisible characters, punctuation or U+FFFD: `checks.words.has_words`; the loaders record it as
         `EmptyReplyError`): the next `ihbench run` tries the item again, the judge skips it and counts
         it as failed, and nothing scores it."""
-        return self.error is None and self.response is not None and has_visible(self.response)
+        return self.error is None and self.response is not None and has_words(self.response)
 
     @property
     def on_data_audio(self) -> bool:
@@ -173,7 +173,7 @@ class ResponseRecord:
         """A line that records an answer with no text and no error (an older version wrote the empty
         answer of a local model as one; hand-edited lines): refused by `from_json`."""
         return isinstance(data, dict) and data.get("error") is None and isinstance(data.get("response"), str) \
-            and not has_visible(data["response"])
+            and not has_words(data["response"])
 
     @classmethod
     def from_json(cls, data: dict) -> "ResponseRecord":
@@ -280,6 +280,8 @@ class JudgmentRecord:
         if outcome == "judged":
             if axis == "tf" and data.get("verdict") not in TF_VERDICTS:
                 raise RecordError(f"tf verdict must be one of {TF_VERDICTS}")
+            if axis == "tf" and isinstance(data.get("loser_deficiency"), str):
+                _check_deficiency(data["loser_deficiency"])
             if axis == "rq":
                 if data.get("verdict") not in ("pass", "fail"):
                     raise RecordError("rq verdict must be pass or fail")
@@ -317,6 +319,17 @@ def _checked(data: dict) -> Optional[str]:
 #: what a judgment's check covers: which answer it judges, and what it found
 _VERDICT_FIELDS = ("id", "epoch", "axis", "outcome", "judge_model", "response_hash", "verdict", "criteria", "order",
                    "winner_label")
+
+
+def _check_deficiency(text: str) -> None:
+    """A TF verdict's deficiency held to the judge's own rule when read back (battery 64, K14: "rude" edited to "no
+    issues" was scored; the line's check covers the verdict, not its words, and older judges accepted more)."""
+    from ihbench.judge.parse import InvalidJudgment, check_deficiency
+
+    try:
+        check_deficiency(text)
+    except InvalidJudgment as error:
+        raise RecordError(f"{error}: not a verdict the judge accepts now; left out, and judged again") from None
 
 
 def _verdict_check(data: dict) -> str:

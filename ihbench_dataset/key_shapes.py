@@ -47,9 +47,11 @@ KEY_PREFIX = (r"(?:sk-|sk_car_|sk_|hf_|gh[pousr]_|github_pat_|gsk_|csk-|fw_|tgp_
 KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9])" + KEY_PREFIX + r"[A-Za-z0-9_-]{16,}")
 #: prefixes no name shares (`glpat-`, Slack's `xoxp-`, Langfuse's `sk-lf-`): after one, a body of 20 characters or
 #: more with digits and both cases, or of hex with digits, is a key's whatever words chance spells in it (a
-#: GitLab token's 20 characters spelled one in 50, a UUID's hex `cafe` or `bead`)
+#: GitLab token's 20 characters spelled one in 50, a UUID's hex `cafe` or `bead`; Anthropic's `sk-ant-api03-` and
+#: OpenAI's `sk-proj-`: battery 64, K4, a body spelled in alphabet order was taken for a name's)
 _ONLY_KEYS_PREFIX = re.compile(r"(?:github_pat_|glpat-|nvapi-|esecret_|tgp_v1_|shp(?:at|ss|ca|pa)_|xox[abposre]-|xapp-"
-                               r"|lsv2_(?:pt|sk)_|sk_car_|rubygems_|HRKU-|sk-lf-|jina_|dckr_pat_)")
+                               r"|lsv2_(?:pt|sk)_|sk_car_|rubygems_|HRKU-|sk-lf-|jina_|dckr_pat_"
+                               r"|sk-ant-|sk-(?:proj|svcacct|admin)-)")
 #: after a prefix, a run this long of mixed case with digits is a key's body; no model name or folder of a
 #: key's prefix has one (`sk-learn-classifier`, `hf_cache_2024`, `hf_checkpoint1500steps`)
 _PREFIXED_RUN = 16

@@ -253,16 +253,17 @@ def remember_url_credentials(url) -> None:
 
 
 def hide_secrets_in_use(text: str) -> str:
-    """`text` (a server's answer) with the keys and URL passwords this toolkit sent replaced, and an environment
-    secret's value or a provider's key it holds (battery 63, J6: an answer echoing `$MY_SERVICE_TOKEN`'s value was
-    written to responses.jsonl): the part of `redact_text` that changes no model's words but a secret's (no prompt
-    carries an environment secret: run refuses such data)."""
+    """`text` (a server's answer) with the keys and URL passwords this toolkit sent replaced, and every credential
+    it holds as the data rule reads one (`credential_in_data`): an environment secret's value, a provider's key, a
+    URL's user part, a run as random as a key's (battery 63, J6, and battery 64, K4: a model's or judge's answer
+    quoting `https://alice:pw@host` or 32 random letters was written to responses.jsonl and the judge's cache). The
+    part of `redact_text` that changes no model's words but a secret's: `Bearer`/`Basic` words are an answer's own."""
     if not isinstance(text, str) or not text:
         return text
-    for secret in sorted(set(_IN_USE) | set(_environment_secrets()), key=len, reverse=True):
+    for secret in sorted(_IN_USE, key=len, reverse=True):
         if secret in text:
             text = text.replace(secret, REDACTED)
-    return without_prefixed_keys(text, REDACTED)
+    return _redact_url(text)
 
 
 #: a server's message is recorded up to this many characters: an error page of a megabyte went whole

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Optional
 
-from ihbench.dataset.checks.words import has_visible
+from ihbench.dataset.checks.words import has_words
 from ihbench.dataset.errors import ItemFailure
 
 __all__ = ["EmptyAfterThinkingError", "EmptyReplyError", "ItemFailure", "MalformedReplyError", "NonFiniteScoresError",
@@ -100,6 +100,17 @@ def check_not_filtered(finish_reason: object, text: Optional[str], used: Optiona
                                      "ended it, not the budget")
 
 
+def check_whole_unbudgeted(finish_reason: object, text: Optional[str]) -> None:
+    """`check_not_filtered` for a call that asks no token budget (a judge's, a verifier's, generate's): `length` is
+    then always the server's own limit, and the answer it cut is none (battery 64, K3: a judge's answer cut so was
+    scored)."""
+    check_not_filtered(finish_reason, text)
+    if ended_at_budget(finish_reason):
+        raise StoppedByProviderError(f"the server stopped the answer (finish_reason {_reason_shown(finish_reason)}) "
+                                     f"after {len(text or '')} character(s): its own token limit cut it, and no "
+                                     "budget was asked")
+
+
 def _reason(finish_reason: object) -> Optional[str]:
     """A finish_reason as this module compares it (`STOP`, ` Stop `, `end-turn`: one spelling); None if not text."""
     return finish_reason.strip().lower().replace("-", "_").replace(" ", "_") if isinstance(finish_reason, str) \
@@ -126,9 +137,9 @@ def _reason_shown(value: object, longest: int = 80) -> str:
 
 
 def no_text(text: Optional[str]) -> bool:
-    """An answer with nothing a listener would hear: None, empty, or only spaces, zero-width, control
-    or no-break characters (`ihbench verify`'s rule for an empty field, `checks.words.has_visible`)."""
-    return text is None or not has_visible(text)
+    """An answer with nothing a listener would hear: None, empty, or without a letter or digit that shows (only
+    spaces, zero-width or control characters, punctuation, U+FFFD: `checks.words.has_words`)."""
+    return text is None or not has_words(text)
 
 
 def checked_answer(text: Optional[str], what: str = "the model's answer") -> str:
@@ -140,11 +151,14 @@ def checked_answer(text: Optional[str], what: str = "the model's answer") -> str
 
 
 def invisible_only(text: Optional[str]) -> str:
-    """" (only invisible characters: U+200B)" for a text that looks filled to `str.strip` and is not
-    (`no_text`), "" for an empty or blank one."""
+    """" (only invisible characters: U+200B)" or " (no letter or digit, only: U+002E, U+FFFD)" for a text that looks
+    filled to `str.strip` and has no words (`no_text`), "" for an empty or blank one."""
+    from ihbench.dataset.checks.words import has_visible
+
     if not text or not text.strip():
         return ""
-    return f" (only invisible characters: {', '.join(sorted({f'U+{ord(c):04X}' for c in text}))})"
+    what = "only invisible characters" if not has_visible(text) else "no letter or digit, only"
+    return f" ({what}: {', '.join(sorted({f'U+{ord(c):04X}' for c in text}))[:200]})"
 
 
 class EmptyAfterThinkingError(ItemFailure, ValueError):

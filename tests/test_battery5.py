@@ -129,8 +129,8 @@ def test_set_baseline_refuses_a_run_whose_answers_have_no_text(official, tmp_pat
     assert main(["set-baseline", str(out), "--data", str(official), "--out", str(tmp_path / "b"), "--quiet"]) == 2
     err = capsys.readouterr().err
     error = [line for line in err.splitlines() if line.startswith("ihbench set-baseline: error: ")]
-    assert error == [f"ihbench set-baseline: error: {out}: 2 answer(s) of epoch 0 have no text (empty, or invisible "
-                     f"characters only), e.g. {lines[0]['id']}: an answer with no text is a failed item, not a "
+    assert error == [f"ihbench set-baseline: error: {out}: 2 answer(s) of epoch 0 have no words (empty, or invisible "
+                     f"characters or punctuation only), e.g. {lines[0]['id']}: an answer with no text is a failed item, not a "
                      "baseline; `ihbench run` with the same options answers them again"], err
     assert not (tmp_path / "b").exists()
 

@@ -311,6 +311,13 @@ def test_an_answer_that_is_neither_yes_nor_no_is_a_failed_call_never_a_no():
                                "that.')"]
 
 
+
+def test_an_answer_saying_both_yes_and_no_is_said_so():
+    """Battery 64, K9: "Yes and no." is a failed call (battery 63, J11), said as "neither yes nor no"."""
+    detector = get_detector("audio-llm", loader=_Scripted(["Yes and no."]), hop_ms=2000)
+    assert detector.detect(_tone(1.2), SR) == {"total_nonbreak": True, "break_time": -1.0}
+    assert detector.errors == ["prefix ending at 1.200s: the answer says both yes and no ('Yes and no.')"]
+
 def test_audio_llm_detector_asks_every_hop_and_stops_at_the_first_yes():
     loader = _Scripted(["no", "Nope", " Yes, they did.", "yes"])
     detector = get_detector("audio-llm", loader=loader, hop_ms=500)
@@ -331,8 +338,10 @@ def test_audio_llm_detector_runs_a_tiny_qwen2_audio(tmp_path):
     detector = get_detector("audio-llm", loader=loader, hop_ms=400, max_new_tokens=3)
     durations = (1.0, 1.7)
     predictions = run_detector(detector, [_speech_like(d) for d in durations], ["a.wav", "b.wav"], progress=False)
-    # random weights answer neither yes nor no: every such answer is a failure named, never a "no"
-    assert detector.errors and all("the answer is neither yes nor no" in error for error in detector.errors)
+    # random weights answer neither yes nor no (or only pieces of characters, no words): every such answer is a
+    # failure named, never a "no"
+    assert detector.errors and all("the answer is neither yes nor no" in error or "no letter or digit" in error
+                                   for error in detector.errors)
     assert detector.failed_clips == sum(p["total_nonbreak"] for p in predictions)
     for duration, prediction, calls in zip(durations, predictions, detector.calls_per_clip):
         assert set(prediction) == {"audio", "total_nonbreak", "break_time"}

@@ -135,10 +135,25 @@ def _debug(args: argparse.Namespace) -> bool:
     return args.traceback or os.environ.get("IHBENCH_DEBUG", "").strip().lower() not in ("", "0", "false", "no")
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def print_traceback(error: Optional[BaseException] = None) -> None:
+    """A traceback as `--traceback` prints it, and Python at a bug: every credential its messages quote hidden, as
+    the error line hides them (battery 64, K13: the line said `<redacted>.flac`, the traceback above it the key)."""
     import traceback
 
+    from ihbench.dataset.redaction import redact_text
+
+    error = error if error is not None else sys.exc_info()[1]
+    sys.stderr.write(redact_text("".join(traceback.format_exception(error))))
+
+
+def _excepthook(kind, error, trace) -> None:
+    print_traceback(error)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
     _printable_anywhere()
+    if argv is None:  # the command's own process: a bug's traceback, which Python prints, hides credentials too
+        sys.excepthook = _excepthook
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     vars(args).pop(_GIVEN, None)
@@ -169,12 +184,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 141  # as the shell reports a command stopped by SIGPIPE
     except IHBenchError as error:  # meant for the user: one line; anything else is a bug and keeps its traceback
         if _debug(args):
-            traceback.print_exc()
+            print_traceback()
         print(said(f"ihbench {args.command}: error: {error}"), file=sys.stderr)
         return 2
     except OSError as error:  # the machine said no: full disk, read-only folder, permission, ...
         if _debug(args):
-            traceback.print_exc()
+            print_traceback()
         where = f": {error.filename}" if error.filename else ""
         # pyarrow's own prefix ("Error writing bytes to file. Detail: [errno 28] ...") gives way to the system's words
         reason = os.strerror(error.errno) if error.errno and not error.strerror else (error.strerror or error)
@@ -200,7 +215,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if extra is None:
             raise
         if _debug(args):
-            traceback.print_exc()
+            print_traceback()
         print(f"ihbench {args.command}: error: this needs {error.name.split('.')[0]}, which comes with the optional "
               f"extra {extra!r}: pip install 'ihbench[{extra}]'", file=sys.stderr)
         return 2

@@ -15,14 +15,24 @@ class InvalidJudgment(InvalidAnswer):
 # A deficiency that only says the loser is shorter / less detailed is a preference for length.
 _LENGTH_WORDS = re.compile(r"\b(more|less|not enough|insufficient|lacks?|lacking)?\s*(detail(ed|s)?|thorough(ness)?|"
                            r"longer|shorter|length|brief|briefer|verbose|concise|wordy|elaborat\w*)\b")
-_FILLER_WORDS = set("""a an the it its is was be response this that answer than other one b a's
-    as much so too not very quite less more and or of in on""".split())
+#: words that carry no claim of their own: articles, pronouns, prepositions, forms of "be" and "have", quantifiers
+_FILLER_WORDS = set("""a an the it its is was be response responses this that answer answers than other one b a's
+    as much so too not very quite less more and or of in on at to for with by from about all any anything some
+    something there they them their these those he she his her i we us you your are were been being has have had
+    each every either neither nor no either's assistant model candidate agent baseline reply replies""".split())
 
 
-#: words that rank the loser without naming what it does: a verdict, not a deficiency
+#: words that rank the loser, or say it has no fault, without naming what it does: a verdict, not a deficiency
+#: ("no deficiency", "both fine": battery 63, J4; "no problems at all", "neither has issues", "they are equivalent",
+#: "tie", "no real difference": battery 64, K2)
 _VERDICT_WORDS = set("""worse bad wrong poor poorer inferior weaker weak good better fine incorrect unhelpful lower
     none nothing n/a na unclear overall generally no deficiency deficiencies issue issues problem problems really
-    equally both same similar okay ok acceptable""".split())  # and "no deficiency", "both fine" (battery 63, J4)
+    equally both same similar okay ok acceptable equivalent equal identical comparable tie tied draw difference
+    differences different distinguishable indistinguishable flaw flaws flawed fault faults mistake mistakes error
+    errors concern concerns real notable significant major minor obvious apparent particular particularly clear
+    found noted identified seen applicable great perfect excellent correct appropriate adequate reasonable nice
+    well strong solid valid weakness weaknesses shortcoming shortcomings downside downsides drawback drawbacks
+    complaint complaints note worth mention mentioning""".split())
 
 
 def check_deficiency(text: str) -> str:

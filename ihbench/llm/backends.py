@@ -13,7 +13,7 @@ from typing import Optional, Protocol
 from ihbench.dataset.errors import IHBenchError, ItemFailure
 from ihbench.dataset.redaction import redact
 from ihbench.loaders.clients import openai_client, server_text
-from ihbench.loaders.failures import check_not_filtered
+from ihbench.loaders.failures import check_whole_unbudgeted
 from ihbench.loaders.retry import TransportError, checked_completion, transport_error
 
 __all__ = ["OpenAICompatibleLLM", "PromptTooLongError", "TextLLM", "TransformersLLM", "TransportError"]
@@ -76,7 +76,7 @@ class OpenAICompatibleLLM:
         counts = {key: getattr(usage, key) for key in ("prompt_tokens", "completion_tokens")
                   if isinstance(getattr(usage, key, None), int)}
         text = server_text(completion.choices[0].message.content or "")
-        check_not_filtered(completion.choices[0].finish_reason, text)  # a judgment cut short is none
+        check_whole_unbudgeted(completion.choices[0].finish_reason, text)  # a judgment cut short is none
         return text, counts
 
     def describe(self) -> dict:

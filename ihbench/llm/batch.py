@@ -28,6 +28,7 @@ from ihbench.dataset.errors import ItemFailure, UsageError
 from ihbench.dataset.io import exclusive, lock_file_for
 from ihbench.dataset.io.regular import absent
 from ihbench.loaders.clients import server_text
+from ihbench.loaders.failures import StoppedByProviderError, check_whole_unbudgeted
 
 from .ask import reask_reason
 from .backends import response_format
@@ -110,7 +111,14 @@ class BatchLLM:
             self.refused = True  # the command stops here: the questions waiting are kept as they are
             raise _another_model(where, line, answered_by, self.model, self.folder)
         usage = completion.get("usage") if isinstance(completion.get("usage"), dict) else {}  # a string: none
-        return server_text(completion["choices"][0]["message"].get("content") or ""), {
+        text = server_text(completion["choices"][0]["message"].get("content") or "")
+        try:  # a filtered or cut answer, as a live call's (battery 64, K3): asked again
+            check_whole_unbudgeted(completion["choices"][0].get("finish_reason"), text)
+        except StoppedByProviderError as error:
+            self.pending[key] = body
+            self.failed.add(key)
+            raise BatchPending(f"asked again: {where} line {line}: {error}") from None
+        return text, {
             k: usage[k] for k in ("prompt_tokens", "completion_tokens") if isinstance(usage.get(k), int)}
 
     def describe(self) -> dict:

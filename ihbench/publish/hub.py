@@ -43,13 +43,17 @@ def _refuse_credential(name: str, what: str) -> None:
 def check_repo_id(repo_id: str, what: str = "--repo") -> str:
     _refuse_credential(repo_id, what)
     if not isinstance(repo_id, str) or not _REPO_ID.match(repo_id):
-        from ihbench.dataset.characters import escaped
-
-        shown = escaped(repo_id) if isinstance(repo_id, str) else repr(repo_id)  # U+3164 by its code (battery 63, J7)
         raise UsageError(f"{what}: expected NAMESPACE/NAME (letters, digits, '.', '_', '-'; each part starting with a "
-                         f"letter or digit), got {shown}")
+                         f"letter or digit), got {_shown(repo_id)}")
     _hub_rules(repo_id, what)
     return repo_id
+
+
+def _shown(name) -> str:
+    """A refused name with each invisible character by its code (U+3164: battery 63, J7; battery 64, K7)."""
+    from ihbench.dataset.characters import escaped
+
+    return escaped(name) if isinstance(name, str) else repr(name)
 
 
 def check_namespace(namespace: str, what: str = "--namespace", names: Sequence[str] = ()) -> str:
@@ -58,7 +62,7 @@ def check_namespace(namespace: str, what: str = "--namespace", names: Sequence[s
     _refuse_credential(namespace, what)
     if not isinstance(namespace, str) or not _NAME.match(namespace):
         raise UsageError(f"{what}: expected a user or organization name (letters, digits, '.', '_', '-', starting "
-                         f"with a letter or digit), got {namespace!r}")
+                         f"with a letter or digit), got {_shown(namespace)}")
     _hub_rules(namespace, what)
     for name in names:
         _hub_rules(f"{namespace}/{name}", what)

@@ -14,7 +14,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ihbench.dataset.characters import name_problem
+from ihbench.dataset.characters import escaped, name_problem
 from ihbench.dataset.errors import UsageError
 from ihbench.dataset.redaction import credential_in
 
@@ -57,16 +57,16 @@ def parse_model_names(pairs: Optional[Sequence[str]], run_dirs: Sequence[Path]) 
     names: dict[Path, str] = {}
     for pair in pairs or []:
         run, equals, name = pair.rpartition("=")
+        found = credential_in(pair)
+        if found:  # before any refusal quotes it; a name would be written into report.md and summary.json in clear
+            raise UsageError(f"--model-name {escaped(run) if run and not credential_in(run) else '...'}=...: holds "
+                             f"{found} (a credential; not shown); a model's name holds none")
         if not equals or not run or not name.strip():
-            raise UsageError(f"--model-name expects RUN=NAME, got {pair!r}")
+            raise UsageError(f"--model-name expects RUN=NAME, got {escaped(pair)}")
         problem = name_problem(name)
         if problem:  # a line break in a name starts a heading of its own in report.md
-            raise UsageError(f"--model-name {pair!r}: the name holds {problem}; give the name on one line, as it "
-                             "reads")
-        found = credential_in(name)
-        if found:  # it would be written into report.md and summary.json in clear
-            raise UsageError(f"--model-name {run}=...: the name holds {found} (a credential; not shown); a model's "
-                             "name holds none")
+            raise UsageError(f"--model-name {escaped(pair)}: the name holds {problem}; give the name on one line, as "
+                             "it reads")
         key = Path(run).resolve()
         if key not in given:
             raise UsageError(f"--model-name {pair}: {run} is not one of the run folders given")

@@ -234,8 +234,11 @@ class AudioLLMDetector(Detector):
                 self.failed_clips += failed
                 return end / SAMPLING_RATE
             elif not says_no(response.text):  # an answer to another question is no "no" either
-                self.errors.append(f"prefix ending at {end / SAMPLING_RATE:.3f}s: the answer is neither yes nor no "
-                                   f"({' '.join((response.text or '').split())[:60]!r})")
+                text = response.text or ""
+                what = "says both yes and no" if _ANY_YES.search(text) and _ANY_NO.search(text) else \
+                    "is neither yes nor no"  # battery 64, K9: "Yes and no." was called neither
+                self.errors.append(f"prefix ending at {end / SAMPLING_RATE:.3f}s: the answer {what} "
+                                   f"({' '.join(text.split())[:60]!r})")
                 failed = True
         self.failed_clips += failed
         return None

@@ -4,6 +4,7 @@ names), and every string of a parsed file with its field path."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 from ..characters import shows_nothing
@@ -83,3 +84,10 @@ def has_visible(text: str) -> bool:
     characters: `characters.shows_nothing`): a field made only of those is empty, however it looks to `str.strip`.
     Stops at the first visible character (every reply and agent answer is checked)."""
     return not all(map(shows_nothing, text))
+
+
+def has_words(text: str) -> bool:
+    """Whether an answer says anything a listener would hear: a letter or a digit that shows (`has_visible` alone
+    took an answer of only U+FFFD, the mark of bytes no one could decode, or of only `...`, for one: battery 64,
+    K1). Punctuation, symbols and emoji beside a word are kept as written."""
+    return any(unicodedata.category(character)[0] in "LN" and not shows_nothing(character) for character in text)

@@ -98,8 +98,11 @@ def check_name(name: str, what: str = "--name") -> str:
         raise UsageError(f"{what}: expected a config name, got {found} (a credential; not shown): a config's name "
                          "names its folder and its entry in the dataset card")
     if not isinstance(name, str) or not _NAME.match(name):
+        from ..characters import escaped  # an invisible character by its code (battery 64, K7)
+
         raise UsageError(f"{what}: expected a config name (1 to 64 lower-case letters, digits and _, starting with a "
-                         f"letter), got {name!r}" + (f" ({len(name)} character(s))" if isinstance(name, str) else ""))
+                         f"letter), got " + (f"{escaped(name)} ({len(name)} character(s))" if isinstance(name, str)
+                                             else repr(name)))
     if name.endswith(SETUP_SUFFIX):
         raise UsageError(f"{what}: {name!r} ends in {SETUP_SUFFIX!r}, which names a benchmark's setup config; "
                          "choose another name")

@@ -40,9 +40,9 @@ def sid_features():
     })
 
 
-def _wav_bytes(row: dict, annotations: str) -> tuple[bytes, float, int, str]:
-    """The file's own bytes (the benchmark is defined on them), its duration and channels from the header,
-    and a digest of its sound (samples at 16-bit precision: one recording saved as PCM or as float is one)."""
+def _clip_facts(row: dict, annotations: str) -> tuple[float, int, str]:
+    """The clip's duration and channels from its header, and a digest of its sound (samples at 16-bit precision: one
+    recording saved as PCM or as float is one); every clip is decoded here once, before anything is written."""
     path = Path(row["audio"])
     data = path.read_bytes()
     try:
@@ -57,7 +57,7 @@ def _wav_bytes(row: dict, annotations: str) -> tuple[bytes, float, int, str]:
     except AudioError as error:
         raise SidFormatError(str(error)) from None
     sound = hashlib.sha256(np.round(np.clip(samples, -1, 1) * 32767).astype(np.int16).tobytes()).hexdigest()
-    return data, duration, audio_channels(data), sound
+    return duration, audio_channels(data), sound
 
 
 #: how far a break time may lie past the audio's end, or a listed duration from the audio's (a rounding, a
@@ -97,11 +97,14 @@ class _Copies:
                         len(self.repeated), listed(self.repeated))
 
 
-def _arrow_rows(rows: list[dict], annotations: str, mismatched: list[str], multichannel: list[str],
-                copies: _Copies, config: str) -> list[dict]:
-    arrow = []
+def _check_clips(rows: list[dict], annotations: str, copies: _Copies, config: str, progress) -> tuple[list, list]:
+    """Every clip of a config decoded and held against its annotation, before the dataset is touched (battery 64,
+    K12: a clip that was no audio was found while writing, and the refused import had changed the dataset's folder).
+    Returns the clips whose length is not the listed duration, and those of more than one channel."""
+    mismatched: list[str] = []
+    multichannel: list[str] = []
     for row in rows:
-        data, duration, channels, sound = _wav_bytes(row, annotations)
+        duration, channels, sound = _clip_facts(row, annotations)
         name = PurePath(row["audio"]).name
         copies.see(config, name, sound, row)
         if row["break_time"] > duration + _BEYOND_AUDIO_S:  # a break the audio does not reach: APT would time it
@@ -114,29 +117,25 @@ def _arrow_rows(rows: list[dict], annotations: str, mismatched: list[str], multi
             mismatched.append(f"{name} ({duration:.3f}s, listed {row['duration']}s)")
         if channels > 1:
             multichannel.append(f"{name} ({channels} channels)")
-        arrow.append({"audio": {"bytes": data, "path": name}, "audio_file": name,
-                      "total_nonbreak": row["total_nonbreak"], "duration": row["duration"],
-                      "break_time": row["break_time"], "text_with_break": row["text_with_break"]})
-    return arrow
+        progress.update(1)
+    return mismatched, multichannel
 
 
-def _write_parquet(rows: list[dict], target: Path, annotations: str, progress, copies: _Copies,
-                   config: str) -> tuple[list[str], list[str]]:
-    """Row groups of a few dozen clips, so a split with three-minute noise clips never sits in memory.
-    Returns the clips whose length is not the listed duration, and those of more than one channel."""
+def _write_parquet(rows: list[dict], target: Path) -> None:
+    """Row groups of a few dozen clips, so a split with three-minute noise clips never sits in memory; each clip's
+    own bytes (the benchmark is defined on them), checked by `_check_clips`."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     schema = sid_features().arrow_schema
-    mismatched: list[str] = []
-    multichannel: list[str] = []
     with pq.ParquetWriter(str(target), schema) as writer:
         for start in range(0, len(rows), _ROWS_PER_GROUP):
-            chunk = rows[start:start + _ROWS_PER_GROUP]
-            writer.write_table(pa.Table.from_pylist(_arrow_rows(chunk, annotations, mismatched, multichannel, copies,
-                                                                config), schema=schema))
-            progress.update(len(chunk))
-    return mismatched, multichannel
+            writer.write_table(pa.Table.from_pylist([
+                {"audio": {"bytes": Path(row["audio"]).read_bytes(), "path": PurePath(row["audio"]).name},
+                 "audio_file": PurePath(row["audio"]).name, "total_nonbreak": row["total_nonbreak"],
+                 "duration": row["duration"], "break_time": row["break_time"],
+                 "text_with_break": row["text_with_break"]} for row in rows[start:start + _ROWS_PER_GROUP]],
+                schema=schema))
 
 
 def _clip_warnings(config: str, annotations: str, mismatched: list[str], multichannel: list[str]) -> None:
@@ -164,35 +163,36 @@ def import_sid(root: PathLike, out_dir: PathLike, *, progress: bool = True) -> d
     Everything is read and checked before anything is replaced; each Parquet is written to a
     temporary file and renamed only once every config is complete.
     """
-    configs = read_sid_folder(root)
-    out = BuildDir(Path(out_dir).resolve())
-    # one writer (not during a build); a folder made here is removed again if the import fails (a clip
-    # that cannot be decoded is found only while writing), so a refused import leaves nothing
-    with out.writing(), new_folders(out.path):
-        return _import_locked(root, out, configs, progress)
-
-
-def _import_locked(root, out: BuildDir, configs, progress: bool) -> dict:
     from tqdm.auto import tqdm
 
+    configs = read_sid_folder(root)
     annotations = {config: str(_annotation_file(Path(root), SID_CONFIGS[config][0])) for config in configs}
-    notes, written, odd_clips, copies = list(configs.notes), {}, {}, _Copies()
-    try:
-        with tqdm(total=sum(map(len, configs.values())), unit="clip", desc="importing SID-Bench",
-                  disable=not progress) as bar:
-            for config, rows in configs.items():
-                written[config] = out.new_file(config, SPLIT)
-                odd_clips[config] = _write_parquet(rows, written[config], annotations[config], bar, copies, config)
-    except BaseException:
-        out.discard_files(written)  # nothing of this import stays
-        raise
-    for config, (mismatched, multichannel) in odd_clips.items():  # said once the bar is gone: lines of their own
-        _clip_warnings(config, annotations[config], mismatched, multichannel)
-    copies.warn(root)
-    replaced = [config for config in configs if config in out.config_names()] if out.has_card() else []
-    out.install_files(written, SPLIT, lambda files: update_readme_configs(out.card_path, list(configs), files))
+    odd_clips, copies = {}, _Copies()
+    with tqdm(total=sum(map(len, configs.values())), unit="clip", desc="checking SID-Bench's clips",
+              disable=not progress) as bar:
+        for config, rows in configs.items():
+            odd_clips[config] = _check_clips(rows, annotations[config], copies, config, bar)
+    out = BuildDir(Path(out_dir).resolve())
+    # one writer (not during a build); a folder made here is removed again if the import fails (a disk full while
+    # writing), so a refused import leaves nothing
+    with out.writing(), new_folders(out.path):
+        written = {}
+        try:
+            with tqdm(total=len(configs), unit="config", desc="writing SID-Bench", disable=not progress) as bar:
+                for config, rows in configs.items():
+                    written[config] = out.new_file(config, SPLIT)
+                    _write_parquet(rows, written[config])
+                    bar.update(1)
+        except BaseException:
+            out.discard_files(written)  # nothing of this import stays
+            raise
+        for config, (mismatched, multichannel) in odd_clips.items():  # said once the bars are gone
+            _clip_warnings(config, annotations[config], mismatched, multichannel)
+        copies.warn(root)
+        replaced = [config for config in configs if config in out.config_names()] if out.has_card() else []
+        out.install_files(written, SPLIT, lambda files: update_readme_configs(out.card_path, list(configs), files))
     return {"out": str(out.path), "configs": {config: len(rows) for config, rows in configs.items()},
-            "split": SPLIT, "notes": notes, "replaced": replaced}
+            "split": SPLIT, "notes": list(configs.notes), "replaced": replaced}
 
 
 def _new_readme_body(configs: Sequence[str]) -> str:

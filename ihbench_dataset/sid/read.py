@@ -14,6 +14,7 @@ from typing import Any, Iterator, Optional, Union
 from ..errors import IHBenchError
 from ..io import json_lines
 from ..io.regular import absent, check_inside
+from ..redaction import credential_in_data
 
 SPLIT = "test"
 #: config name -> (ground-truth file, WAV directory), in SID-Bench's own layout
@@ -99,14 +100,22 @@ def checked_jsonl(path: PathLike, problem, error: type) -> Iterator[tuple[int, d
         yield number, row
 
 
-def read_sid_annotations(path: PathLike) -> list[dict]:
+def read_sid_annotations(path: PathLike, *, from_a_folder: bool = False) -> list[dict]:
     """One ground-truth jsonl, validated, with `line` kept so later errors can point back to it.
 
-    No WAV is needed, so the shipped annotation files alone can be scored against predictions.
+    No WAV is needed, so the shipped annotation files alone can be scored against predictions. `from_a_folder`: the
+    rows of a benchmark's folder go into a dataset (sid-import) or name a predictions file's clips (sid), so a
+    credential in a clip's name or text is refused, unsaid (battery 64, K11), as build and convbench-import refuse one
+    (`redaction.credential_in_data`).
     """
     path = Path(path)
     rows, seen = [], {}
     for number, row in checked_jsonl(path, row_problem, SidFormatError):
+        for field in ("audio", "text_with_break") if from_a_folder else ():
+            found = credential_in_data(row[field])
+            if found:
+                raise SidFormatError(f"{path} line {number}: {field} holds {found} (a credential; not shown); a "
+                                     "benchmark's clips and texts hold none, and a dataset would publish it")
         if row["audio"] in seen:
             raise SidFormatError(f"{path} line {number}: audio {row['audio']!r} already listed on line "
                                  f"{seen[row['audio']]}")
@@ -179,7 +188,7 @@ def read_sid_folder(root: PathLike) -> SidConfigs:
             configs.notes.append(f"{root}: no {file_name}; config {config} skipped")
             continue
         check_inside(annotations, root, SidFormatError)
-        rows = read_sid_annotations(annotations)
+        rows = read_sid_annotations(annotations, from_a_folder=True)
         wav_dir = _wav_directory(root, annotations, subdir)
         configs[config] = _attach_wavs(rows, annotations, wav_dir, subdir)
         for row in configs[config]:  # the WAV folder too: a language folder linked elsewhere leads out

@@ -102,7 +102,7 @@ def build(out: Path) -> None:
     model = Gemma3nAudioTextForConditionalGeneration(config).eval()
     # the real generation_config: <eos> and <end_of_turn> end a turn
     save_model(model, out, {"eos_token_id": [ids["<eos>"], ids["<end_of_turn>"]], "pad_token_id": ids["<pad>"],
-                             "bos_token_id": ids["<bos>"]})
+                             "bos_token_id": ids["<bos>"]}, tokenizer)
     config_path = out / "config.json"  # saved under the class the real checkpoint names
     config_path.write_text(json.dumps({**json.loads(config_path.read_text()),
                                        "architectures": ["Gemma3nForConditionalGeneration"]}, indent=2) + "\n")

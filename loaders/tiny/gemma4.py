@@ -212,7 +212,7 @@ def build(out: Path) -> None:
     model = Gemma4ForConditionalGeneration(config).eval()
     # the real generation_config: <eos>, <turn|> and <|tool_response> end a turn
     save_model(model, out, {"eos_token_id": [ids["<eos>"], ids["<turn|>"], ids["<|tool_response>"]],
-                             "pad_token_id": ids["<pad>"], "bos_token_id": ids["<bos>"]})
+                             "pad_token_id": ids["<pad>"], "bos_token_id": ids["<bos>"]}, tokenizer)
     _save_gemma4_processor(out, Gemma4AudioFeatureExtractor(), tokenizer)
 
 

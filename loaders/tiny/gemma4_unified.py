@@ -78,7 +78,7 @@ def build(out: Path) -> None:
     # and end-of-audio markers are never generated
     save_model(model, out, {"eos_token_id": [ids["<eos>"], ids["<turn|>"], ids["<|tool_response>"]],
                              "pad_token_id": ids["<pad>"], "bos_token_id": ids["<bos>"],
-                             "suppress_tokens": [ids["<audio|>"], ids["<image|>"]]})
+                             "suppress_tokens": [ids["<audio|>"], ids["<image|>"]]}, tokenizer)
     _save_processor(out, Gemma4UnifiedAudioFeatureExtractor(), tokenizer)
 
 

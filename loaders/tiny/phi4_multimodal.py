@@ -65,7 +65,7 @@ def build(out: Path) -> None:
     )
     model = Phi4MultimodalForCausalLM(config).eval()
     save_model(model, out, {"eos_token_id": config.eos_token_id, "pad_token_id": ids["<|endoftext|>"],
-                             "bos_token_id": ids["<|endoftext|>"]})
+                             "bos_token_id": ids["<|endoftext|>"]}, tokenizer)
     _save_phi4_processor(out, Phi4MultimodalFeatureExtractor(), tokenizer)
 
 

@@ -102,7 +102,7 @@ def build(out: Path) -> None:
     # The real generation_config.json is the whole Omni model's and names no token ids at all
     # (so a thinker loaded alone does not stop at <|im_end|>: QwenLM/Qwen2.5-Omni#371); the loader
     # supplies them, and this keeps that path tested.
-    save_model(model, out, {})
+    save_model(model, out, {}, tokenizer)
     save_omni_processor(out, "Qwen2_5OmniProcessor", WhisperFeatureExtractor(**FEATURE_EXTRACTOR), tokenizer,
                         QWEN2_5_OMNI_CHAT_TEMPLATE)
 

@@ -52,5 +52,5 @@ def build(out: Path) -> None:
     )
     model = Qwen2AudioForConditionalGeneration(config).eval()
     save_model(model, out, {"eos_token_id": [ids["<|im_end|>"], ids["<|endoftext|>"]],
-                             "pad_token_id": ids["<|endoftext|>"], "bos_token_id": ids["<|endoftext|>"]})
+                             "pad_token_id": ids["<|endoftext|>"], "bos_token_id": ids["<|endoftext|>"]}, tokenizer)
     processor.save_pretrained(out)

@@ -22,5 +22,5 @@ def build(out: Path) -> None:
                          bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"],
                          pad_token_id=ids["<|endoftext|>"])
     save_model(Qwen2ForCausalLM(config).eval(), out, {"eos_token_id": ids["<|im_end|>"],
-                                                        "pad_token_id": ids["<|endoftext|>"]})
+                                                        "pad_token_id": ids["<|endoftext|>"]}, tokenizer)
     tokenizer.save_pretrained(out)

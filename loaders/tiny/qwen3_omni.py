@@ -133,6 +133,6 @@ def build(out: Path) -> None:
                                 im_start_token_id=ids["<|im_start|>"], im_end_token_id=ids["<|im_end|>"])
     model = Qwen3OmniMoeForConditionalGeneration(config).eval()
     # Like Qwen2.5-Omni's, the generation config names no token ids; the loader supplies them.
-    save_model(model, out, {})
+    save_model(model, out, {}, tokenizer)
     save_omni_processor(out, PROCESSOR, WhisperFeatureExtractor(**FEATURE_EXTRACTOR), tokenizer,
                         QWEN3_OMNI_CHAT_TEMPLATE)

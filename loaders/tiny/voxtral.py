@@ -80,5 +80,5 @@ def build(out: Path) -> None:
     )
     model = VoxtralForConditionalGeneration(config).eval()
     # the real generation_config.json: bos 1, eos 2, pad 11
-    save_model(model, out, {"bos_token_id": BOS, "eos_token_id": EOS, "pad_token_id": PAD})
+    save_model(model, out, {"bos_token_id": BOS, "eos_token_id": EOS, "pad_token_id": PAD}, tokenizer)
     processor.save_pretrained(out)
