@@ -27,25 +27,29 @@ except (ImportError, AttributeError):
     def gpu(function):
         return function
 
-def _quiet(component: type) -> type:
+def _quiet(component):
     """`component` whose own check of a value sent through the API (a choice not offered, a number out of range) is
     said to the caller as gradio says it, without gradio's traceback on the server's terminal (battery 64, K8: one
-    per bad call). The page itself sends only what it offers."""
-    class Quiet(component):
-        def get_block_name(self) -> str:  # the front end draws it as the component it is
-            return component.__name__.lower()
+    per bad call). The page itself sends only what it offers. Its method is wrapped, not its class subclassed: gradio
+    writes a `.pyi` file beside the module of every component class defined."""
+    check = component.preprocess
 
-        def preprocess(self, payload):
-            try:
-                return super().preprocess(payload)
-            except gr.Error as error:
-                raise gr.Error(error.message, print_exception=False) from None
+    def preprocess(payload):
+        try:
+            return check(payload)
+        except gr.Error as error:
+            raise gr.Error(error.message, print_exception=False) from None
 
-    Quiet.__name__ = Quiet.__qualname__ = component.__name__
-    return Quiet
+    component.preprocess = preprocess
+    return component
 
 
-Dropdown, Slider = _quiet(gr.Dropdown), _quiet(gr.Slider)
+def Dropdown(*args, **kwargs) -> gr.Dropdown:  # noqa: N802 (read as the component it makes)
+    return _quiet(gr.Dropdown(*args, **kwargs))
+
+
+def Slider(*args, **kwargs) -> gr.Slider:  # noqa: N802
+    return _quiet(gr.Slider(*args, **kwargs))
 
 DETECTORS = ["silero-vad", "energy", "smart-turn"]
 METRICS = ["rq_pass_rate", "tf_win_rate", "fir", "irl", "apt", "convbench_pass_rate"]

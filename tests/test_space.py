@@ -476,3 +476,14 @@ def test_a_choice_not_offered_or_a_number_out_of_range_sent_through_the_api_prin
     assert "Traceback" not in capfd.readouterr().err
     page = client.view_api(return_format="dict", print_info=False)
     assert "/show_conversation" in page["named_endpoints"]  # the quiet components are still the page's own
+
+
+def test_building_the_space_writes_nothing_beside_its_code(tmp_path, monkeypatch):
+    """A component class defined in app.py made gradio write `spaces/app.pyi` beside it (into site-packages, for an
+    installed wheel): the K8 fix wraps the components' checks instead."""
+    before = sorted((REPO / "spaces").iterdir())
+    import app as space_app
+
+    monkeypatch.setenv("IHBENCH_DATA", str(tmp_path / "none"))
+    space_app.build_app().close()
+    assert sorted((REPO / "spaces").iterdir()) == before and not list((REPO / "spaces").glob("*.pyi"))
