@@ -408,15 +408,40 @@ def serve(app, **options) -> None:
     """`app.queue().launch(...)`, asked again (up to three times) when gradio's own first request for
     the page times out: on a busy machine the first page of six tabs takes longer than gradio allows,
     and it stops with advice (share=True) that no user of `ihbench space` can follow. The clean-clone
-    CI lost every browser test to it while the machine ran other work."""
-    for attempt in range(3):
-        try:
-            app.queue().launch(**options)
-            return
-        except ValueError as error:
-            if _NOT_REACHED not in str(error) or attempt == 2:
-                raise
-            app.close()  # its server was started before the check: the port is free again for the next try
+    CI lost every browser test to it while the machine ran other work. A port taken between the command's check and
+    the server's start (two Spaces started at once) is said as the port it is (battery 65, L2: gradio's advice about
+    launch() and uvicorn's bind error were printed under an address announced for a server that never ran)."""
+    import logging
+
+    from ihbench.dataset.errors import UsageError
+
+    bind_errors = logging.getLogger("uvicorn.error")
+    quiet = _WithoutBindErrors()
+    bind_errors.addFilter(quiet)
+    try:
+        for attempt in range(3):
+            try:
+                app.queue().launch(**options)
+                return
+            except ValueError as error:
+                if _NOT_REACHED not in str(error) or attempt == 2:
+                    raise
+                app.close()  # its server was started before the check: the port is free again for the next try
+            except OSError as error:
+                if "Cannot find empty port" not in str(error):
+                    raise
+                raise UsageError(f"port {options.get('server_port')} on {options.get('server_name')} was taken as the "
+                                 "Space started (another server bound it first); give another --port") from None
+    finally:
+        bind_errors.removeFilter(quiet)
+
+
+class _WithoutBindErrors:
+    """uvicorn's own line for a port in use: `serve` says it as the option it is."""
+
+    @staticmethod
+    def filter(record) -> bool:
+        return "error while attempting to bind" not in record.getMessage()
 
 
 def main() -> None:
@@ -424,10 +449,12 @@ def main() -> None:
     host = os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
     ui.check_owner_endpoint()  # started as a Space starts it (not through `ihbench space`): said before serving
     app = build_app()
+    # quiet: the address is said below once the server runs; gradio's own lines advise launch(share=True), which no
+    # user of `ihbench space` (nor of a Space) can set
+    serve(app, server_name=host, server_port=port, max_file_size="20mb", show_error=False, quiet=True,
+          prevent_thread_lock=True)
     print(f"IHBench Space on http://{host}:{port}", flush=True)
-    # quiet: the address is said above; gradio's own lines advise launch(share=True), which no user of
-    # `ihbench space` (nor of a Space) can set
-    serve(app, server_name=host, server_port=port, max_file_size="20mb", show_error=False, quiet=True)
+    app.block_thread()
 
 
 if __name__ == "__main__":

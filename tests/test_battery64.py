@@ -51,7 +51,10 @@ def test_a_short_answer_with_a_word_or_number_is_kept(answer, tmp_path):
                                         "both are good", "no real difference", "N/A - both responses are fine",
                                         "nothing worth mentioning", "no notable weakness", "no issue found",
                                         "none found", "nothing to note", "no significant deficiency",
-                                        "no clear deficiency", "both responses are acceptable"])
+                                        "no clear deficiency", "both responses are acceptable",
+                                        # battery 65, L1: however the sentence goes on
+                                        "nothing stands out", "no deficiency worth noting", "there is nothing missing",
+                                        "both handle it"])
 def test_a_deficiency_that_says_there_is_none_is_refused(deficiency):
     """K2 (P2): TF verdicts whose loser_deficiency says the loser has none ("tie", "neither has issues") were scored
     as wins; only the exact phrases of battery 63 (J4) were refused."""
@@ -62,7 +65,9 @@ def test_a_deficiency_that_says_there_is_none_is_refused(deficiency):
 
 
 @pytest.mark.parametrize("deficiency", ["rude", "no greeting", "doesn't answer", "has no apology", "asks again",
-                                        "grammatical errors", "misses the date", "does not mention the refund"])
+                                        "grammatical errors", "misses the date", "does not mention the refund",
+                                        "neither confirms nor denies the refund", "bothers the caller twice",
+                                        "without an apology"])
 def test_a_deficiency_naming_what_the_loser_does_is_kept(deficiency):
     from ihbench.judge.parse import check_deficiency
 

@@ -487,3 +487,23 @@ def test_building_the_space_writes_nothing_beside_its_code(tmp_path, monkeypatch
     monkeypatch.setenv("IHBENCH_DATA", str(tmp_path / "none"))
     space_app.build_app().close()
     assert sorted((REPO / "spaces").iterdir()) == before and not list((REPO / "spaces").glob("*.pyi"))
+
+
+def test_a_port_taken_as_the_space_starts_is_said_as_the_port(tmp_path, monkeypatch, capfd):
+    """Battery 65, L2: two Spaces started on one port at once (free at the command's check, taken at the bind): the
+    address was announced, then uvicorn's bind error and gradio's advice about launch() printed."""
+    import app as space_app
+    from ihbench.dataset.errors import UsageError
+
+    monkeypatch.setenv("IHBENCH_DATA", str(tmp_path / "none"))
+    demo = space_app.build_app()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        capfd.readouterr()
+        with pytest.raises(UsageError, match=rf"^port {port} on 127.0.0.1 was taken as the Space started"):
+            space_app.serve(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    err = capfd.readouterr().err
+    assert "Errno 98" not in err and "launch()" not in err, err
+    demo.close()

@@ -35,6 +35,16 @@ _VERDICT_WORDS = set("""worse bad wrong poor poorer inferior weaker weak good be
     complaint complaints note worth mention mentioning""".split())
 
 
+#: a deficiency that opens by saying there is none, whatever words follow ("nothing stands out", "there is nothing
+#: missing", "both handle it", "no deficiency worth noting": battery 65, L1); "no greeting", a thing the loser lacks,
+#: names one
+_FAULT_NOUNS = (r"(?:deficienc\w*|issues?|problems?|flaws?|faults?|mistakes?|errors?|concerns?|weakness\w*|"
+                r"shortcomings?|drawbacks?|downsides?|differences?|complaints?)")
+_SAYS_NONE = re.compile(r"\W*(?:(?:there\s+(?:is|are|was|were)|i\s+(?:see|found|find)|it\s+has|they\s+have)\s+)?"
+                        r"(?:(?:nothing|none|both|n/a|tie|equal|equally)\b|(?:no|not\s+any|without)\s+(?:\w+\s+){0,2}?"
+                        + _FAULT_NOUNS + r"\b)")
+
+
 def check_deficiency(text: str) -> str:
     """One word that names what the loser does counts ("rude"; the prompt's own examples are two or three: "ignores
     the correction"; battery 61, H4 and battery 62, I4: three were asked, and terse judges lost every TF item);
@@ -48,7 +58,7 @@ def check_deficiency(text: str) -> str:
     if not content and _LENGTH_WORDS.search(lowered):
         raise InvalidJudgment(f"loser_deficiency {text!r} only complains about length or detail; "
                               "name what the losing response gets wrong or omits for the task")
-    if not content:
+    if not content or _SAYS_NONE.match(lowered):
         raise InvalidJudgment(f"loser_deficiency {text!r} names no concrete deficiency; name what the losing "
                               "response gets wrong or omits for the task, in a few words")
     return text.strip()
