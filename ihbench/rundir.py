@@ -406,6 +406,12 @@ class RunDir:
         if foreign and not responses:
             records, command = ((self.path / "barge_in.jsonl", "ihbench barge-in") if held_back is not None
                                 else (self.responses_path, "ihbench run"))
+            torn = getattr(self, "torn_responses", []) if held_back is None else []
+            if torn:  # battery 65, L3: its one line cut mid-line was said as lines of another run
+                raise RunDirError(f"{records}: its line {torn[0]} is cut mid-line (the run stopped while writing it, or "
+                                  f"the file was cut) and no whole line is left, while {target} holds "
+                                  f"{len(judgments)} judgment(s) of answers it had: restore the file, or `{command}` "
+                                  "with the same options answers again")
             if records.is_file() and _has_a_line(records):  # lines there, none of them fits run.json
                 raise RunDirError(f"{records}: every line is left out (said above), while {target} holds "
                                   f"{len(judgments)} judgment(s) of them: the lines are not of the run "

@@ -25,6 +25,7 @@ from pathlib import Path, PurePosixPath
 from typing import Callable, Iterator, Optional, Sequence
 
 from .build_info import BuildInfo, BuildInfoError
+from .io.json_object import not_utf8
 from .io.regular import check_regular
 from .content_names import name_by_content, split_of
 from .errors import IHBenchError
@@ -140,7 +141,7 @@ class BuildDir:
         try:
             text = self.card_path.read_text(encoding="utf-8")
         except UnicodeDecodeError as error:
-            raise BuildDirError(f"{self.card_path}: not UTF-8 text (byte {error.start}); {AGAIN}") from None
+            raise BuildDirError(f"{self.card_path}: {not_utf8(error)}; {AGAIN}") from None
         if text.startswith("\ufeff"):  # a Windows editor's byte-order mark: `datasets` then finds no metadata
             raise BuildDirError(f"{self.card_path}: starts with a byte-order mark (saved by a Windows editor), which "
                                 "hides its metadata (configs:) from `datasets`; save it as UTF-8 without BOM")

@@ -282,3 +282,22 @@ def test_a_judgment_whose_deficiency_names_none_is_left_out_by_report(tmp_path, 
     main(["report", str(run), "--out", str(tmp_path / "rep"), "--n-bootstrap", "10", "--quiet"])
     err = capsys.readouterr().err
     assert "judgments.jsonl line" in err and "names no concrete deficiency" in err, err
+
+
+@pytest.mark.parametrize("command", ["report", "judge"])
+def test_a_responses_file_of_one_cut_line_is_said_as_cut(command, tmp_path, capsys):
+    """Battery 65, L3 (P2): responses.jsonl holding only its first line, cut mid-line, was said "every line is left
+    out (said above) ... the lines are not of the run run.json describes (edited by hand, or copied)": nothing was
+    said above, and nothing was edited or copied."""
+    from judged_runs import judged_run
+
+    run = judged_run(tmp_path, limit=2)
+    responses = run / "responses.jsonl"
+    responses.write_bytes(responses.read_bytes()[:120])
+    capsys.readouterr()
+    argv = ["report", str(run), "--out", str(tmp_path / "rep"), "--n-bootstrap", "10"] if command == "report" else \
+        ["judge", str(run), "--judge-model", "j", "--judge-base-url", "http://127.0.0.1:9/v1", "--cache",
+         str(tmp_path / "c.sqlite"), "--quiet"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "responses.jsonl: its line 1 is cut mid-line" in err and "copied from another run" not in err, err

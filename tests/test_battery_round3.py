@@ -53,7 +53,7 @@ def official(tmp_path):
 @pytest.mark.parametrize("name, text, message", [
     ("generation_config.json", '{"eos_token_id": [1,', "not valid JSON (Expecting value at line 1 column 21)"),
     ("generation_config.json", "[1, 2]", "not a JSON object (an array)"),
-    ("preprocessor_config.json", "\ufeff{}".encode("utf-16").decode("latin-1"), "not UTF-8 text (byte 0)"),
+    ("preprocessor_config.json", "\ufeff{}".encode("utf-16").decode("latin-1"), "not UTF-8 text (byte 0xff at offset 0)"),
 ])
 def test_a_model_folder_json_file_that_is_not_json_is_named_not_ignored(name, text, message, official, tmp_path,
                                                                          capsys):

@@ -99,7 +99,9 @@ def load_workflow(path) -> dict:
         where = f"line {mark.line + 1} column {mark.column + 1}" if mark else "top level"
         raise file.error(where, f"not valid YAML ({getattr(error, 'problem', None) or error})") from None
     except UnicodeDecodeError as error:
-        raise file.error("top level", f"not UTF-8 text (byte {error.start})") from None
+        from ihbench.dataset.io.json_object import not_utf8
+
+        raise file.error("top level", not_utf8(error)) from None
     if not isinstance(data, dict):
         raise file.error("top level", "must be a mapping with " + ", ".join(FIELDS))
     unknown = sorted(set(map(str, data)) - set(FIELDS))

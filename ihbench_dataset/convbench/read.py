@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..io import json_lines
-from ..io.json_object import TOO_DEEP, TOO_LONG_NUMBER, json_problem
+from ..io.json_object import TOO_DEEP, TOO_LONG_NUMBER, json_problem, not_utf8
 from ..io.regular import absent, check_inside
 from .benchmark import ConvBenchmark, ConvTurn, normalise_turn
 from .pyfiles import (
@@ -149,7 +149,7 @@ def _read_kb(path: Path) -> str:
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as error:
-        raise ConvBenchFormatError(f"{path}: not UTF-8 text (byte {error.start})") from None
+        raise ConvBenchFormatError(f"{path}: {not_utf8(error)}") from None
     if not text.strip():  # every kb_grounding verdict would be judged against nothing
         raise ConvBenchFormatError(f"{path}: is empty; the model and the judges read the knowledge base from it")
     return text
@@ -224,7 +224,7 @@ def _rows(path: Path) -> list[tuple[int, dict]]:
         try:
             text = path.read_text(encoding="utf-8-sig")  # a Windows editor's BOM is not part of the JSON
         except UnicodeDecodeError as error:
-            raise ConvBenchFormatError(f"{path}: not UTF-8 text (byte {error.start})") from None
+            raise ConvBenchFormatError(f"{path}: {not_utf8(error)}") from None
         try:
             data = json.loads(text)
         except json.JSONDecodeError as error:

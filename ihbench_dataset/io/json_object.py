@@ -86,6 +86,12 @@ def json_problem(problem: json.JSONDecodeError, place: str = "line") -> str:
     return f"{problem.msg}{' ' if problem.msg.endswith(' at') else ' at '}{where}"
 
 
+def not_utf8(problem: UnicodeDecodeError) -> str:
+    """A file's decoding failure, said with the byte and where it stands (battery 65, L4: "(byte 0)" read as a NUL
+    byte, not as the offset of 0xff)."""
+    return f"not UTF-8 text (byte 0x{problem.object[problem.start]:02x} at offset {problem.start})"
+
+
 def read_json_object(path: Union[str, Path], error: type[Exception], *, hint: str = "") -> dict:
     from .regular import check_regular
 
@@ -94,7 +100,7 @@ def read_json_object(path: Union[str, Path], error: type[Exception], *, hint: st
     try:
         text = Path(path).read_bytes().decode("utf-8-sig")  # a Windows editor's BOM is not part of the JSON
     except UnicodeDecodeError as problem:
-        raise error(f"{path}: not UTF-8 text (byte {problem.start}){suffix}") from None
+        raise error(f"{path}: {not_utf8(problem)}{suffix}") from None
     except OSError as problem:
         raise error(f"{path}: cannot be read ({problem.strerror or problem}){suffix}") from None
     try:
