@@ -301,3 +301,19 @@ def test_a_responses_file_of_one_cut_line_is_said_as_cut(command, tmp_path, caps
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "responses.jsonl: its line 1 is cut mid-line" in err and "copied from another run" not in err, err
+
+
+def test_a_pretty_printed_json_file_given_for_json_lines_is_said_so(tmp_path):
+    """Battery 65, L5 (P3): `turns --transcripts` given one JSON document over several lines said only "line 1: not
+    valid JSON (Expecting property name ...)", of a file `python -m json.tool` reads."""
+    from ihbench.dataset.io import json_lines
+
+    pretty = tmp_path / "t.json"
+    pretty.write_text(json.dumps({"turns": [{"user": "hi"}]}, indent=2) + "\n")
+    with pytest.raises(ValueError, match=r"line 1: not valid JSON \(.*\): the file is one JSON document over 7 lines, "
+                                         r"not JSON Lines \(one JSON object per line\)$"):
+        list(json_lines(pretty, ValueError))
+    broken = tmp_path / "b.jsonl"
+    broken.write_text('{"a": 1}\n{"a": \n')
+    with pytest.raises(ValueError, match=r"line 2: not valid JSON \([^)]*\)$"):  # a damaged line: said as one
+        list(json_lines(broken, ValueError))

@@ -73,8 +73,25 @@ def json_lines(path: Union[str, Path], error: type, *, where: str = "{path} line
         data = path.read_bytes()
     except OSError as failure:  # a read that fails names no file (/proc/self/mem: "Input/output error")
         raise error(f"{path}: cannot be read ({failure.strerror or failure})") from None
-    yield from _decoded(data.split(b"\n"), lambda number, why: error(
-        f"{where.format(path=path, number=number)}: {why}"), hand_made=hand_made)
+    lines = data.rstrip(b"\n").count(b"\n") + 1
+
+    def refusal(number: int, why: str) -> Exception:
+        if why.startswith("not valid JSON") and _one_document(data):  # battery 65, L5: a pretty-printed file
+            why = f"{why}: the file is one JSON document over {lines} lines, not JSON Lines (one JSON object per line)"
+        return error(f"{where.format(path=path, number=number)}: {why}")
+
+    yield from _decoded(data.split(b"\n"), refusal, hand_made=hand_made)
+
+
+def _one_document(data: bytes) -> bool:
+    """Whether a file that is no JSON Lines is one JSON document written over several lines."""
+    if data.count(b"\n") < 1:
+        return False
+    try:
+        json.loads(data.decode("utf-8-sig"))
+    except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return False
+    return True
 
 
 #: (file, its size and time, line, problem) already warned of: a command that reads a file twice (the
