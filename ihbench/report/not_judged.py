@@ -60,7 +60,8 @@ def _cause(run: Path, answer: ResponseRecord, axis: str, path: Path, damaged: li
     if asked is None:
         record = asked_path(path)
         state = "cannot be read (see the warning above)" if record.exists() else \
-            "is missing beside it (it was removed, or an older version judged)"
+            "is missing beside it (it was removed, the judgments file was copied here without it, or an older " \
+            "version judged)"  # a copied file named too (battery 65, L6)
         return f"{record.name} {state}, so what the last judge asked is not known", judge
     if asked.unfinished and axis in asked.axes and not asked.waits((answer.id, answer.epoch, axis)):
         writer = holder(lock_file_for(path))
