@@ -504,12 +504,15 @@ def masked(text: str, typed: tuple = ()) -> str:
     return _PATH.sub(hide, text)
 
 
-def _first_judge_error(path: Path) -> str:
-    """The first judge_error's reason in a judgments file, for a page that has no terminal to read."""
+def _last_judge_error(path: Path, judge_model: str) -> str:
+    """The reason of the last judge_error `judge_model` wrote in a judgments file, for a page that has no terminal to
+    read: the file keeps an earlier judge's errors too, and the first of them was said as this judge's (battery 65,
+    L9: an HTTP 500 said for a judge whose answers were empty)."""
     from ihbench.records import JudgmentRecord, read_typed
 
-    errors = [r.error for r in read_typed(path, JudgmentRecord) if r.outcome == "judge_error" and r.error]
-    return f": {masked(errors[0])}" if errors else ""
+    errors = [r.error for r in read_typed(path, JudgmentRecord)
+              if r.outcome == "judge_error" and r.error and r.judge_model == judge_model]
+    return f": {masked(errors[-1])}" if errors else ""
 
 
 def judge_run_dir(run_dir: Optional[str], judge_base_url: str, judge_model: str):
@@ -550,7 +553,7 @@ def judge_run_dir(run_dir: Optional[str], judge_base_url: str, judge_model: str)
                         "error column, and run the model again")
     if summary.judged == 0 and summary.judge_errors:
         raise UserError(f"the judge returned no usable verdicts ({summary.judge_errors} judge errors)"
-                        + _first_judge_error(summary.path))
+                        + _last_judge_error(summary.path, judge_model))
     report = summarize([Path(run_dir)])
     paths = write_report(report, Path(run_dir))
     scores = report.runs[0]

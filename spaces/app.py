@@ -28,10 +28,11 @@ except (ImportError, AttributeError):
         return function
 
 def _quiet(component):
-    """`component` whose own check of a value sent through the API (a choice not offered, a number out of range) is
-    said to the caller as gradio says it, without gradio's traceback on the server's terminal (battery 64, K8: one
-    per bad call). The page itself sends only what it offers. Its method is wrapped, not its class subclassed: gradio
-    writes a `.pyi` file beside the module of every component class defined."""
+    """`component` whose own check of a value sent through the API (a choice not offered, a number out of range, a
+    file of a type not offered) is said to the caller as gradio says it, without gradio's traceback on the server's
+    terminal (battery 64, K8 and battery 65, L7: one per bad call). The page itself sends only what it offers. Its
+    method is wrapped, not its class subclassed: gradio writes a `.pyi` file beside the module of every component
+    class defined."""
     check = component.preprocess
 
     def preprocess(payload):
@@ -43,13 +44,6 @@ def _quiet(component):
     component.preprocess = preprocess
     return component
 
-
-def Dropdown(*args, **kwargs) -> gr.Dropdown:  # noqa: N802 (read as the component it makes)
-    return _quiet(gr.Dropdown(*args, **kwargs))
-
-
-def Slider(*args, **kwargs) -> gr.Slider:  # noqa: N802
-    return _quiet(gr.Slider(*args, **kwargs))
 
 DETECTORS = ["silero-vad", "energy", "smart-turn"]
 METRICS = ["rq_pass_rate", "tf_win_rate", "fir", "irl", "apt", "convbench_pass_rate"]
@@ -226,6 +220,9 @@ def build_app() -> gr.Blocks:
         _turns_tab()
         _convbench_tab(app)
         _metric_tabs(app)
+    for block in app.blocks.values():  # every input's own checks said without a traceback (`_quiet`)
+        if callable(getattr(block, "preprocess", None)):
+            _quiet(block)
     return app
 
 
@@ -234,16 +231,16 @@ def _data_tabs(app: gr.Blocks) -> None:
     run_state = gr.State(None)  # the run directory the Evaluate tab wrote
     with gr.Tab("Browse"):
         with gr.Row():
-            domain = Dropdown([""] + ui.domains(), value="", label="Domain")
-            kind = Dropdown([""] + list(INTERRUPTION_TYPES), value="", label="Interruption type")
+            domain = gr.Dropdown([""] + ui.domains(), value="", label="Domain")
+            kind = gr.Dropdown([""] + list(INTERRUPTION_TYPES), value="", label="Interruption type")
         conversations = ui.conversation_choices()
-        conversation = Dropdown(conversations, value=conversations[0] if conversations else None,
+        conversation = gr.Dropdown(conversations, value=conversations[0] if conversations else None,
                                    label="Conversation", elem_id="conversation")
         with gr.Row():
             with gr.Column(scale=3):
                 transcript = gr.Markdown(elem_id="transcript")
             with gr.Column(scale=2):
-                turn = Dropdown([], label="Turn", elem_id="turn")
+                turn = gr.Dropdown([], label="Turn", elem_id="turn")
                 detail = gr.Markdown(elem_id="turn-detail")
                 assistant_audio = gr.Audio(label="Assistant (delivered part)", type="numpy")
                 user_audio = gr.Audio(label="User", type="numpy")
@@ -254,15 +251,15 @@ def _data_tabs(app: gr.Blocks) -> None:
         app.load(show_conversation, conversation, [transcript, turn])
     with gr.Tab("Evaluate"):
         with gr.Row():
-            loader = Dropdown(ui.loader_names(), value="qwen2-audio", label="Model family", elem_id="model-family")
+            loader = gr.Dropdown(ui.loader_names(), value="qwen2-audio", label="Model family", elem_id="model-family")
             model_path = gr.Textbox(label="Model path or id", elem_id="model-path")
             base_url = gr.Textbox(label="Server URL (openai family only)")
         with gr.Row():
-            eval_kind = Dropdown([""] + list(INTERRUPTION_TYPES), value="", label="Type")
-            eval_domain = Dropdown([""] + ui.domains(), value="", label="Domain")
-            count = Slider(1, ui.MAX_ITEMS, value=2, step=1, label="Interruption points")
-            epochs = Slider(1, 3, value=1, step=1, label="Epochs")
-            max_new_tokens = Slider(1, 512, value=64, step=1, label="Max new tokens")
+            eval_kind = gr.Dropdown([""] + list(INTERRUPTION_TYPES), value="", label="Type")
+            eval_domain = gr.Dropdown([""] + ui.domains(), value="", label="Domain")
+            count = gr.Slider(1, ui.MAX_ITEMS, value=2, step=1, label="Interruption points")
+            epochs = gr.Slider(1, 3, value=1, step=1, label="Epochs")
+            max_new_tokens = gr.Slider(1, 512, value=64, step=1, label="Max new tokens")
         with gr.Row():
             run_button = gr.Button("Run", variant="primary", elem_id="run")
             stop_button = gr.Button("Stop", elem_id="stop")
@@ -283,9 +280,9 @@ def _data_tabs(app: gr.Blocks) -> None:
         judge_button.click(judge, [run_state, judge_base_url, judge_model], [scores, chart])
     with gr.Tab("Detect"):
         with gr.Row():
-            detector = Dropdown(DETECTORS, value="silero-vad", label="Detector", elem_id="detector")
-            sid_clip = Dropdown([""] + ui.sid_clip_choices(), value="", label="SID clip", elem_id="sid-clip")
-            threshold = Slider(0, 1, value=0.5, step=0.01, elem_id="smart-turn-threshold",
+            detector = gr.Dropdown(DETECTORS, value="silero-vad", label="Detector", elem_id="detector")
+            sid_clip = gr.Dropdown([""] + ui.sid_clip_choices(), value="", label="SID clip", elem_id="sid-clip")
+            threshold = gr.Slider(0, 1, value=0.5, step=0.01, elem_id="smart-turn-threshold",
                                   label="smart-turn threshold: the turn ends at a pause where P(complete) > it")
         upload = gr.Audio(label="Record or upload", type="filepath", sources=["upload", "microphone"])
         detect_button = gr.Button("Detect", elem_id="detect")
@@ -299,7 +296,7 @@ def _turns_tab() -> None:
     with gr.Tab("Turns"):
         recordings = ui_turns.recording_choices()
         with gr.Row():
-            recording = Dropdown([""] + recordings, value=recordings[0] if recordings else "",
+            recording = gr.Dropdown([""] + recordings, value=recordings[0] if recordings else "",
                                     label="Two-channel recording of the dataset (duplex config)", elem_id="recording")
             upload = gr.Audio(label="Or upload a stereo call (channel 0 the AI, channel 1 the user)", type="filepath",
                               sources=["upload"])
@@ -321,7 +318,7 @@ def _convbench_tab(app: gr.Blocks) -> None:
     with gr.Tab("ConversationBench"):
         with gr.Row():
             runs = ui_convbench.run_choices()
-            run = Dropdown(runs, value=runs[0] if runs else None, label="ConversationBench run (runs folder)",
+            run = gr.Dropdown(runs, value=runs[0] if runs else None, label="ConversationBench run (runs folder)",
                               elem_id="convbench-run")
             typed = gr.Textbox(label="Or the path of a run folder", elem_id="convbench-path")
             open_button = gr.Button("Open", elem_id="convbench-open", scale=0)
@@ -331,22 +328,22 @@ def _convbench_tab(app: gr.Blocks) -> None:
                 gr.Markdown(problem)
             families = ui_convbench.tool_families()
             with gr.Row():
-                loader = Dropdown(families, value="qwen3-omni" if "qwen3-omni" in families else families[0],
+                loader = gr.Dropdown(families, value="qwen3-omni" if "qwen3-omni" in families else families[0],
                                      label="Model family (those that call tools)", elem_id="convbench-family")
                 tiny = gr.Checkbox(True, label="Tiny random-weight model (made here; its replies are noise)",
                                    elem_id="convbench-tiny")
                 model_path = gr.Textbox(label="Or a model path or id", elem_id="convbench-model-path")
                 base_url = gr.Textbox(label="Server URL (openai family only)", elem_id="convbench-base-url")
             with gr.Row():
-                turns = Slider(1, ui_convbench.MAX_TURNS, value=3, step=1, label="First turns")
-                max_new_tokens = Slider(1, 512, value=32, step=1, label="Max new tokens")
+                turns = gr.Slider(1, ui_convbench.MAX_TURNS, value=3, step=1, label="First turns")
+                max_new_tokens = gr.Slider(1, 512, value=32, step=1, label="Max new tokens")
             with gr.Row():
                 run_button = gr.Button("Run", variant="primary", elem_id="convbench-run-model")
                 stop_button = gr.Button("Stop", elem_id="convbench-stop")
             status = gr.Markdown(elem_id="convbench-status")
         header = gr.Markdown(elem_id="convbench-header")
         with gr.Row():
-            turn = Dropdown([], label="Turn (✗: a dimension failed)", elem_id="convbench-turn")
+            turn = gr.Dropdown([], label="Turn (✗: a dimension failed)", elem_id="convbench-turn")
             previous_button = gr.Button("◀ Previous", elem_id="convbench-previous", scale=0)
             next_button = gr.Button("Next ▶", elem_id="convbench-next", scale=0)
         with gr.Row():
@@ -384,7 +381,7 @@ def _convbench_tab(app: gr.Blocks) -> None:
 def _metric_tabs(app: gr.Blocks) -> None:
     """Metrics and Leaderboard: they work without a dataset."""
     with gr.Tab("Metrics"):
-        metric = Dropdown(METRICS, value="rq_pass_rate", label="Metric module")
+        metric = gr.Dropdown(METRICS, value="rq_pass_rate", label="Metric module")
         verdicts = gr.File(label="Verdicts or predictions (.jsonl)", file_types=[".jsonl"])
         metric_button = gr.Button("Score", elem_id="score")
         metric_result = gr.Dataframe(headers=["key", "value"], label="Result")

@@ -317,3 +317,44 @@ def test_a_pretty_printed_json_file_given_for_json_lines_is_said_so(tmp_path):
     broken.write_text('{"a": 1}\n{"a": \n')
     with pytest.raises(ValueError, match=r"line 2: not valid JSON \([^)]*\)$"):  # a damaged line: said as one
         list(json_lines(broken, ValueError))
+
+
+def test_the_space_says_the_judge_error_of_the_judge_just_asked(tmp_path):
+    """Battery 65, L9 (P2): the Space's Judge button said the first judge_error of the run's judgments file, an earlier
+    judge's (finish_reason 'length'), for every later judge whose own failure (an empty answer) was never said."""
+    from official_layout import write_official_layout
+    from openai_test_server import OpenAITestServer, Reply
+
+    from ihbench import ui
+
+    data = write_official_layout(tmp_path / "official")
+    with OpenAITestServer() as server:
+        assert main(["run", "--model", "openai", "--model-path", "m", "--base-url", server.base_url, "--data",
+                     str(data), "--out", str(tmp_path / "r"), "--limit", "1", "--epochs", "1", "--quiet"]) == 0
+    said = {}
+    for judge, reply in (("cut", Reply(content='{"winner": "A"}', finish_reason="length")), ("empty", Reply(content=""))):
+        with OpenAITestServer(respond=lambda body, reply=reply: reply) as server:
+            with pytest.raises(ui.UserError) as error:
+                ui.judge_run_dir(str(tmp_path / "r"), server.base_url, judge)
+        said[judge] = str(error.value)
+    assert "finish_reason 'length'" in said["cut"]
+    assert "finish_reason" not in said["empty"] and "the judge returned no usable verdicts" in said["empty"], said
+
+
+def test_the_space_s_detect_tab_refuses_a_clip_cut_short(tmp_path):
+    """Battery 65, L8 (P2): a WAV whose header gives 3 s and whose file holds 4 samples was detected ("no interruption
+    request in this clip"), where the Turns tab and `ihbench turns` refuse it as cut short."""
+    import numpy as np
+    import soundfile
+
+    from ihbench import ui
+
+    whole = tmp_path / "whole.wav"
+    tone = 0.3 * np.sin(2 * np.pi * 220 * np.arange(48000) / 16000).astype(np.float32)
+    soundfile.write(whole, tone, 16000, subtype="PCM_16")
+    cut = tmp_path / "cut.wav"
+    cut.write_bytes(whole.read_bytes()[:52])
+    with pytest.raises(ui.UserError, match="cut.wav .*: cut short: its header gives 3.00 s"):
+        ui.detect("energy", str(cut), None)
+    figure, result = ui.detect("energy", str(whole), None)
+    assert set(result["prediction"]) == {"total_nonbreak", "break_time"}

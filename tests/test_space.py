@@ -462,7 +462,8 @@ def test_a_model_or_judge_typed_as_a_url_with_a_credential_is_refused_by_the_pag
         assert "SPK44x" not in str(error.value)
 
 
-def test_a_choice_not_offered_or_a_number_out_of_range_sent_through_the_api_prints_no_traceback(space, capfd):
+def test_a_choice_not_offered_or_a_number_out_of_range_sent_through_the_api_prints_no_traceback(space, capfd,
+                                                                                                 tmp_path):
     """Battery 64, K8: gradio's own checks (a conversation not in the list, a slider below its minimum) answered
     the caller in one line, and printed a traceback on the Space's terminal for each call."""
     from gradio_client.exceptions import AppError
@@ -473,6 +474,12 @@ def test_a_choice_not_offered_or_a_number_out_of_range_sent_through_the_api_prin
         client.predict(conversation_id="nope", api_name="/show_conversation")
     with pytest.raises(AppError, match="less than minimum value"):
         client.predict("openai", "m", "", "", 0, 1, 4, "http://127.0.0.1:9/v1", api_name="/run_model")
+    from gradio_client import handle_file  # battery 65, L7: a file of a type the Metrics tab does not offer
+
+    wav = tmp_path / "clip.wav"
+    wav.write_bytes(b"RIFF")
+    with pytest.raises(AppError, match="Invalid file type"):
+        client.predict("rq_pass_rate", handle_file(str(wav)), api_name="/score_file")
     assert "Traceback" not in capfd.readouterr().err
     page = client.view_api(return_format="dict", print_info=False)
     assert "/show_conversation" in page["named_endpoints"]  # the quiet components are still the page's own
