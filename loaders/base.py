@@ -220,10 +220,12 @@ def _header_problem(header: dict) -> str:
 def _kind_of(path) -> str:
     import stat
 
+    import errno
+
     try:
         mode = path.stat().st_mode
-    except OSError:
-        return "link to nothing"
+    except OSError as error:  # a loop was said "a link to nothing" (battery 65, L13)
+        return "symlink loop: its links point at each other" if error.errno == errno.ELOOP else "link to nothing"
     return ("folder" if stat.S_ISDIR(mode) else "named pipe" if stat.S_ISFIFO(mode) else
             "socket" if stat.S_ISSOCK(mode) else "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special file")
 

@@ -358,3 +358,43 @@ def test_the_space_s_detect_tab_refuses_a_clip_cut_short(tmp_path):
         ui.detect("energy", str(cut), None)
     figure, result = ui.detect("energy", str(whole), None)
     assert set(result["prediction"]) == {"total_nonbreak", "break_time"}
+
+
+@pytest.mark.parametrize("linked", ["data/knowledge_base.txt", "turns.py"])
+def test_a_benchmark_file_that_is_a_symlink_loop_is_one_line(linked, tmp_path, capsys):
+    """Battery 65, L12 (P2): a benchmark's knowledge base (or turns.py) linked to itself ended convbench-import and
+    verify in pathlib's RuntimeError traceback."""
+    import shutil
+
+    from conftest import REPO
+
+    bench = tmp_path / "bench"
+    shutil.copytree(REPO / "ihbench_dataset" / "sources" / "convbench" / "convbench_dev", bench)
+    (bench / linked).unlink()
+    os.symlink(os.path.basename(linked), bench / linked)
+    capsys.readouterr()
+    assert main(["convbench-import", str(bench), "--out", str(tmp_path / "ds"), "--name", "cb_loop",
+                 "--text-only", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{linked}: is a symlink loop (its links point at each other)" in err and "Traceback" not in err, err
+    assert not (tmp_path / "ds").exists()
+
+
+def test_a_model_file_that_is_a_symlink_loop_is_said_as_one(tmp_path):
+    """Battery 65, L13 (P3): a model folder's config.json linked to itself was "a link to nothing"."""
+    from ihbench.loaders.base import ModelFolderError, check_model_folder
+
+    (tmp_path / "m").mkdir()
+    os.symlink("config.json", tmp_path / "m" / "config.json")
+    with pytest.raises(ModelFolderError, match=r"config.json: not a regular file \(a symlink loop: its links point"):
+        check_model_folder(tmp_path / "m")
+
+
+@pytest.mark.parametrize("answer, yes, no", [("Yeah.", True, False), ("\uff59\uff45\uff53", True, False),
+                                             ("yep", True, False), ("Nope.", False, True),
+                                             ("Yeah, no", False, False), ("No - 'yeah' is a backchannel", False, True)])
+def test_an_informal_yes_is_a_yes_as_an_informal_no_is_a_no(answer, yes, no):
+    """Battery 65, L15 (P3): "Yeah." and full-width "ｙｅｓ" were failed calls while "Nope." was a no."""
+    from ihbench.sid.detectors import says_no, says_yes
+
+    assert (says_yes(answer), says_no(answer)) == (yes, no)

@@ -169,7 +169,7 @@ SYSTEM_PROMPT = ("You monitor a live microphone for a voice assistant that is ta
 QUESTION = ("Has the speaker clearly begun a request, a question or an objection that the assistant should stop "
             "and listen to? Backchannels such as 'mm-hm' or 'yeah', fillers, silence and noise do not count. "
             "Answer yes or no.")
-_YES = re.compile(r"^[\s\"'*`(\[]*yes\b", re.IGNORECASE)
+_YES = re.compile(r"^[\s\"'*`(\[]*(?:yes|yeah|yep|yup)\b", re.IGNORECASE)  # as "nope" is a no (battery 65, L15)
 _NO = re.compile(r"^[\s\"'*`(\[]*(?:no|nope|nah)\b", re.IGNORECASE)
 
 
@@ -179,12 +179,20 @@ _ANY_NO = re.compile(r"\b(?:no|nope|nah)\b", re.IGNORECASE)
 
 def says_yes(text: Optional[str]) -> bool:
     """Opens with yes and says no "no" after it: "No. Actually yes." or "Yes, but no" is neither (battery 63, J11:
-    scored by its first word), a failed call as "maybe" is."""
+    scored by its first word), a failed call as "maybe" is. Read as NFKC folds it: full-width `ｙｅｓ` is yes."""
+    text = _folded(text)
     return bool(text) and bool(_YES.match(text)) and not _ANY_NO.search(text)
 
 
 def says_no(text: Optional[str]) -> bool:
+    text = _folded(text)
     return bool(text) and bool(_NO.match(text)) and not _ANY_YES.search(text)
+
+
+def _folded(text: Optional[str]) -> Optional[str]:
+    import unicodedata
+
+    return unicodedata.normalize("NFKC", text) if isinstance(text, str) else text
 
 
 class AudioLLMDetector(Detector):

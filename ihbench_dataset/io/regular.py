@@ -58,6 +58,12 @@ def check_inside(path: Path, root: Path, error: type[Exception]) -> None:
     of that folder: followed, an import would take in any file of the machine (a token linked as a
     knowledge base or a clip lands in the dataset, and `publish-dataset` uploads it). One rule for
     every importer; a path that stays inside (or is not there) passes."""
-    if os.path.lexists(path) and not Path(path).resolve().is_relative_to(Path(root).resolve()):
-        raise error(f"{path}: a link to {Path(path).resolve()}, outside {root}; put the file itself in the benchmark's "
-                    "folder")
+    if not os.path.lexists(path):
+        return
+    try:
+        target = Path(path).resolve()
+    except (RuntimeError, OSError):  # Python 3.11 raises RuntimeError on a loop (battery 65, L12: a traceback)
+        raise error(f"{path}: is a symlink loop (its links point at each other); put the file itself in the "
+                    "benchmark's folder") from None
+    if not target.is_relative_to(Path(root).resolve()):
+        raise error(f"{path}: a link to {target}, outside {root}; put the file itself in the benchmark's folder")
