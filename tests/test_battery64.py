@@ -398,3 +398,23 @@ def test_an_informal_yes_is_a_yes_as_an_informal_no_is_a_no(answer, yes, no):
     from ihbench.sid.detectors import says_no, says_yes
 
     assert (says_yes(answer), says_no(answer)) == (yes, no)
+
+
+def test_doctor_refuses_context_options_without_data(tmp_path, capsys):
+    """Battery 65, L10 (P3): `doctor --split x` without --data passed every check, as if the split had been checked."""
+    from ihbench.loaders.tiny import make_tiny_model
+
+    model = make_tiny_model("qwen2-audio", tmp_path / "tiny")
+    capsys.readouterr()
+    assert main(["doctor", "--model", "qwen2-audio", "--model-path", str(model), "--split", "x"]) == 2
+    assert "--split: only with --data" in capsys.readouterr().err
+
+
+def test_sid_on_a_hub_id_it_cannot_read_says_so(tmp_path, monkeypatch, capsys):
+    """Battery 65, L11 (P3): `sid --data bosonai/IHBench` said "got not found"."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["sid", "--data", "bosonai/IHBench", "--config", "sid_dev_en", "--detector", "energy", "--out", "o",
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "bosonai/IHBench: no such folder; expected a local dataset directory" in err
+    assert "a Hub dataset is read once downloaded" in err and list(tmp_path.iterdir()) == []

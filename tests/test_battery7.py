@@ -77,9 +77,9 @@ def test_sid_on_a_data_path_that_is_no_folder_names_the_path_whatever_the_config
     assert main(["sid", "--data", data, "--config", "sid_dev_en", "--detector", "energy", "--out", "o",
                  "--quiet"]) == 2
     # battery 41's nit: "not a directory" named neither the option nor what --data expects
-    got = "a file" if data == "afile" else "not found"
-    assert _one_error(capsys, "sid") == (f"ihbench sid: error: --data: {data}: expected a dataset directory with "
-                                         f"sid_* configs or a SID-Bench folder, got {got}")
+    got = "is a file" if data == "afile" else "no such folder"  # battery 65, L11: "got not found"
+    assert _one_error(capsys, "sid") == (f"ihbench sid: error: --data: {data}: {got}; expected a local dataset "
+                                         f"directory with sid_* configs or a SID-Bench folder")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
 
 

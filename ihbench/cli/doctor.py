@@ -32,6 +32,14 @@ def main(args: argparse.Namespace) -> int:
     from ihbench.doctor import checks
     from ihbench.protocol import parse_history_audio
 
+    if args.data is None:  # they shape only the context check, which needs the data (battery 65, L10: a pass read
+        from ihbench.dataset.errors import UsageError  # as if the split given had been checked)
+
+        given = [flag for flag, value in (("--config", args.config), ("--split", args.split),
+                                          ("--history-audio", args.history_audio)) if value is not None]
+        if given:
+            raise UsageError(f"{', '.join(given)}: only with --data (they shape the context check against the data's "
+                             "deepest point, which is skipped without it); give --data, or leave them out")
     history_audio = parse_history_audio(args.history_audio)
     failed = total = 0
     for check in checks(args.model, args.model_path, dict(args.option or ()), data=args.data, config=args.config,

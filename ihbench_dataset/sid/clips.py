@@ -2,6 +2,7 @@
 SID-Bench folder or a loaded `Dataset`; clips are decoded one at a time."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, Iterator, Optional, Sequence, Union
@@ -136,9 +137,11 @@ def sid_rows(dataset_or_dir: Any, config: str = "sid_en", *, config_flag: str = 
                              f"{', '.join(sid) or 'none (run ihbench sid-import or ihbench build)'}; "
                              f"all configs: {', '.join(built)}")
     if not root.is_dir():  # the folder itself first: the config cannot be judged without it
-        what = "a file" if root.is_file() else "not found" if not root.exists() else "not a folder"
-        raise SidFormatError(f"{data_flag + ': ' if data_flag else ''}{root}: expected a dataset directory with "
-                             f"sid_* configs or a SID-Bench folder, got {what}")
+        what = "is a file" if root.is_file() else "no such folder" if not root.exists() else "is not a folder"
+        local = "; a Hub dataset is read once downloaded (`ihbench sid-import` or `ihbench build`)" \
+            if not root.exists() and re.fullmatch(r"[\w.-]+/[\w.-]+", str(root)) else ""  # battery 65, L11
+        raise SidFormatError(f"{data_flag + ': ' if data_flag else ''}{root}: {what}; expected a local dataset "
+                             f"directory with sid_* configs or a SID-Bench folder{local}")
     if config not in SID_CONFIGS:
         raise UsageError(f"{config_flag}: expected one of {', '.join(SID_CONFIGS)} or a config of the dataset "
                          f"directory, got {config!r}")
