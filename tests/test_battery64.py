@@ -54,7 +54,10 @@ def test_a_short_answer_with_a_word_or_number_is_kept(answer, tmp_path):
                                         "no clear deficiency", "both responses are acceptable",
                                         # battery 65, L1: however the sentence goes on
                                         "nothing stands out", "no deficiency worth noting", "there is nothing missing",
-                                        "both handle it"])
+                                        "both handle it",
+                                        # battery 66, M1: a fault denied, or the loser called fine, anywhere
+                                        "there's nothing wrong with it", "it is perfectly fine", "it does nothing wrong",
+                                        "the loser is fine too", "hard to fault", "it\u2019s fine"])
 def test_a_deficiency_that_says_there_is_none_is_refused(deficiency):
     """K2 (P2): TF verdicts whose loser_deficiency says the loser has none ("tie", "neither has issues") were scored
     as wins; only the exact phrases of battery 63 (J4) were refused."""
@@ -67,7 +70,9 @@ def test_a_deficiency_that_says_there_is_none_is_refused(deficiency):
 @pytest.mark.parametrize("deficiency", ["rude", "no greeting", "doesn't answer", "has no apology", "asks again",
                                         "grammatical errors", "misses the date", "does not mention the refund",
                                         "neither confirms nor denies the refund", "bothers the caller twice",
-                                        "without an apology"])
+                                        "without an apology", "fine otherwise but ignores the correction",
+                                        "nothing wrong except it repeats the greeting", "says the wrong date",
+                                        "is rude to the caller", "sounds robotic and repeats itself"])
 def test_a_deficiency_naming_what_the_loser_does_is_kept(deficiency):
     from ihbench.judge.parse import check_deficiency
 

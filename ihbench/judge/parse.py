@@ -35,14 +35,31 @@ _VERDICT_WORDS = set("""worse bad wrong poor poorer inferior weaker weak good be
     complaint complaints note worth mention mentioning""".split())
 
 
-#: a deficiency that opens by saying there is none, whatever words follow ("nothing stands out", "there is nothing
-#: missing", "both handle it", "no deficiency worth noting": battery 65, L1); "no greeting", a thing the loser lacks,
-#: names one
+#: a deficiency that says there is none, whatever words go with it, unless a contrast names one after ("nothing
+#: wrong except it repeats the greeting"): one that opens so ("nothing stands out", "there is nothing missing", "both
+#: handle it", "no deficiency worth noting": battery 65, L1), a fault denied anywhere ("it does nothing wrong", "hard to
+#: fault"), the loser called fine ("it is perfectly fine", "the loser is fine too": battery 66, M1). "no greeting", a
+#: thing the loser lacks, names one.
 _FAULT_NOUNS = (r"(?:deficienc\w*|issues?|problems?|flaws?|faults?|mistakes?|errors?|concerns?|weakness\w*|"
                 r"shortcomings?|drawbacks?|downsides?|differences?|complaints?)")
-_SAYS_NONE = re.compile(r"\W*(?:(?:there\s+(?:is|are|was|were)|i\s+(?:see|found|find)|it\s+has|they\s+have)\s+)?"
-                        r"(?:(?:nothing|none|both|n/a|tie|equal|equally)\b|(?:no|not\s+any|without)\s+(?:\w+\s+){0,2}?"
-                        + _FAULT_NOUNS + r"\b)")
+_SAYS_NONE = [
+    re.compile(r"\W*(?:(?:there\s+(?:is|are|was|were)|there's|i\s+(?:see|found|find)|it\s+has|they\s+have)\s+)?"
+               r"(?:(?:nothing|none|both|n/a|tie|equal|equally)\b|(?:no|not\s+any|without)\s+(?:\w+\s+){0,2}?"
+               + _FAULT_NOUNS + r"\b)"),
+    re.compile(r".*\b(?:nothing|no|not\s+any|hardly\s+any|without)\s+(?:\w+\s+){0,2}?(?:wrong|missing|amiss|"
+               + _FAULT_NOUNS + r")\b"),
+    re.compile(r".*\b(?:hard|difficult|impossible|can't|cannot|can\s+not)\s+(?:to\s+)?(?:fault|criticiz\w*|criticis\w*)"),
+    re.compile(r".*\b(?:is|are|was|were|looks?|seems?|sounds?|'s)\s+(?:\w+\s+)?(?:fine|good|great|ok|okay|acceptable|"
+               r"perfect|excellent|flawless|appropriate|adequate|reasonable|solid)\b"),
+    re.compile(r".*\b(?:fine|good|ok|okay|acceptable)\s+(?:too|as\s+well|as\s+is|also)\b"),
+]
+#: words after which a deficiency is named, whatever came before them
+_CONTRAST = re.compile(r"\b(?:but|yet|though|although|however|except|other\s+than|apart\s+from|besides|only)\b")
+
+
+def _says_none(lowered: str) -> bool:
+    lowered = lowered.replace("\u2019", "'")
+    return not _CONTRAST.search(lowered) and any(pattern.match(lowered) for pattern in _SAYS_NONE)
 
 
 def check_deficiency(text: str) -> str:
@@ -58,7 +75,7 @@ def check_deficiency(text: str) -> str:
     if not content and _LENGTH_WORDS.search(lowered):
         raise InvalidJudgment(f"loser_deficiency {text!r} only complains about length or detail; "
                               "name what the losing response gets wrong or omits for the task")
-    if not content or _SAYS_NONE.match(lowered):
+    if not content or _says_none(lowered):
         raise InvalidJudgment(f"loser_deficiency {text!r} names no concrete deficiency; name what the losing "
                               "response gets wrong or omits for the task, in a few words")
     return text.strip()
