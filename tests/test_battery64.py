@@ -423,3 +423,22 @@ def test_sid_on_a_hub_id_it_cannot_read_says_so(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "bosonai/IHBench: no such folder; expected a local dataset directory" in err
     assert "a Hub dataset is read once downloaded" in err and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("detector", ["", "nope"])
+def test_sid_names_an_unknown_detector_before_comparing_with_earlier_results(detector, tmp_path, capsys):
+    """Battery 66, M2 (P2): `sid --detector ''` into an --out of earlier sid results ended in a TypeError traceback;
+    `--detector nope` was said as replacing the earlier detector's results."""
+    from test_report_cross import write_sid_folder
+
+    root = write_sid_folder(tmp_path / "sid")
+    out = tmp_path / "out"
+    assert main(["sid", "--data", str(root), "--config", "sid_en", "--detector", "energy", "--out", str(out),
+                 "--quiet"]) == 0
+    before = sorted((p.name, p.stat().st_mtime) for p in out.iterdir())
+    capsys.readouterr()
+    assert main(["sid", "--data", str(root), "--config", "sid_en", "--detector", detector, "--out", str(out),
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"unknown detector {detector!r}; available: audio-llm, energy" in err and "Traceback" not in err, err
+    assert sorted((p.name, p.stat().st_mtime) for p in out.iterdir()) == before

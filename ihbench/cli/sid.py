@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 import sys
+from pathlib import Path
+from typing import Optional
 
 
 def add_parser(add) -> argparse.ArgumentParser:
@@ -60,6 +61,10 @@ def main(args: argparse.Namespace) -> int:
     from ihbench.sid.run_sid import SidClipsFailed, run_sid
 
     check_output_path(args.out, "--out", may_be=("sid",))
+    if args.detector is not None:  # named before an --out of earlier results is compared with it (battery 66, M2:
+        from ihbench.sid.detectors import DETECTORS  # '' ended in a traceback there)
+
+        DETECTORS.get(args.detector)
     llm_flags = [flag for flag, value in (("--hop", args.hop), ("--model", args.model),
                                           ("--model-path", args.model_path), ("--base-url", args.base_url))
                  if value is not None]
@@ -116,7 +121,9 @@ def _refuse_replacing_another(args: argparse.Namespace, model_path) -> None:
     except SummaryError:
         return  # a damaged summary is replaced: it holds no results anyone could read
 
-    def place(value) -> str:
+    def place(value) -> Optional[str]:
+        if value is None:
+            return None
         try:
             path = expand_home(value)
         except NoSuchHomeError:
