@@ -442,3 +442,16 @@ def test_sid_names_an_unknown_detector_before_comparing_with_earlier_results(det
     err = capsys.readouterr().err
     assert f"unknown detector {detector!r}; available: audio-llm, energy" in err and "Traceback" not in err, err
     assert sorted((p.name, p.stat().st_mtime) for p in out.iterdir()) == before
+
+
+def test_a_run_s_records_file_pretty_printed_is_said_as_one_document(tmp_path, capsys):
+    """Battery 66, M3 (P3): L5's case on a run's own responses.jsonl was said "edited or damaged, not torn"."""
+    from judged_runs import judged_run
+
+    run = judged_run(tmp_path, limit=1)
+    records = [json.loads(line) for line in (run / "responses.jsonl").read_text().splitlines()]
+    (run / "responses.jsonl").write_text(json.dumps(records, indent=2) + "\n")
+    capsys.readouterr()
+    assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--n-bootstrap", "10", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "responses.jsonl: line 1 is not valid JSON" in err and "the file is one JSON document over" in err, err

@@ -73,25 +73,24 @@ def json_lines(path: Union[str, Path], error: type, *, where: str = "{path} line
         data = path.read_bytes()
     except OSError as failure:  # a read that fails names no file (/proc/self/mem: "Input/output error")
         raise error(f"{path}: cannot be read ({failure.strerror or failure})") from None
-    lines = data.rstrip(b"\n").count(b"\n") + 1
-
     def refusal(number: int, why: str) -> Exception:
-        if why.startswith("not valid JSON") and _one_document(data):  # battery 65, L5: a pretty-printed file
-            why = f"{why}: the file is one JSON document over {lines} lines, not JSON Lines (one JSON object per line)"
-        return error(f"{where.format(path=path, number=number)}: {why}")
+        document = _one_document(data) if why.startswith("not valid JSON") else ""  # battery 65, L5: pretty-printed
+        return error(f"{where.format(path=path, number=number)}: {why}{document}")
 
     yield from _decoded(data.split(b"\n"), refusal, hand_made=hand_made)
 
 
-def _one_document(data: bytes) -> bool:
-    """Whether a file that is no JSON Lines is one JSON document written over several lines."""
-    if data.count(b"\n") < 1:
-        return False
+def _one_document(data: bytes) -> str:
+    """What to add to a refusal of a file that is no JSON Lines but one JSON document written over several lines
+    (pretty-printed), or ""."""
+    lines = data.rstrip(b"\n").count(b"\n") + 1
+    if lines < 2:
+        return ""
     try:
         json.loads(data.decode("utf-8-sig"))
     except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        return False
-    return True
+        return ""
+    return f": the file is one JSON document over {lines} lines, not JSON Lines (one JSON object per line)"
 
 
 #: (file, its size and time, line, problem) already warned of: a command that reads a file twice (the
@@ -155,8 +154,12 @@ def read_records(path: Path, *, repair: bool = False,
     # split on "\n" alone: a record's text may hold U+2028 and other characters splitlines() splits on
     lines = data[:end].split(b"\n")
     kept, rejected = [], []
-    for number, record in _decoded(lines, lambda number, why: CorruptLogError(
-            f"{path}: line {number} is {why}; the file was edited or damaged, not torn by a crash"), keys_once=True):
+    def refusal(number: int, why: str) -> Exception:
+        document = _one_document(data) if why.startswith("not valid JSON") else ""  # battery 66, M3: pretty-printed
+        return CorruptLogError(f"{path}: line {number} is {why}" + (document or "; the file was edited or damaged, not "
+                                                                    "torn by a crash"))
+
+    for number, record in _decoded(lines, refusal, keys_once=True):
         problem = str(record) if isinstance(record, KeyTwice) else "not a JSON object" if not isinstance(record, dict) \
             else (check(record) if check else None)
         if problem:
