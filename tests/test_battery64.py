@@ -397,7 +397,9 @@ def test_a_model_file_that_is_a_symlink_loop_is_said_as_one(tmp_path):
 
 @pytest.mark.parametrize("answer, yes, no", [("Yeah.", True, False), ("\uff59\uff45\uff53", True, False),
                                              ("yep", True, False), ("Nope.", False, True),
-                                             ("Yeah, no", False, False), ("No - 'yeah' is a backchannel", False, True)])
+                                             ("Yeah, no", False, False), ("No - 'yeah' is a backchannel", False, True),
+                                             # battery 66, M4: an invisible character before the word
+                                             ("\u200bYes", True, False), ("\ufeffNo", False, True)])
 def test_an_informal_yes_is_a_yes_as_an_informal_no_is_a_no(answer, yes, no):
     """Battery 65, L15 (P3): "Yeah." and full-width "ｙｅｓ" were failed calls while "Nope." was a no."""
     from ihbench.sid.detectors import says_no, says_yes

@@ -190,9 +190,14 @@ def says_no(text: Optional[str]) -> bool:
 
 
 def _folded(text: Optional[str]) -> Optional[str]:
+    """NFKC, without characters that show nothing (a zero-width space or a BOM before "No": battery 66, M4)."""
     import unicodedata
 
-    return unicodedata.normalize("NFKC", text) if isinstance(text, str) else text
+    from ihbench.dataset.characters import shows_nothing
+
+    if not isinstance(text, str):
+        return text
+    return "".join(c if not shows_nothing(c) or c.isspace() else "" for c in unicodedata.normalize("NFKC", text))
 
 
 class AudioLLMDetector(Detector):
