@@ -19,6 +19,15 @@ def _seal(record: dict) -> str:
     return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
 
 
+def _refused(command: str, run, tmp_path, capsys) -> str:
+    """What `report` or `judge` (against no judge: it never gets that far) says refusing `run`, with exit 2."""
+    argv = ["report", str(run), "--out", str(tmp_path / "rep"), "--n-bootstrap", "10"] if command == "report" else \
+        ["judge", str(run), "--judge-model", "j", "--judge-base-url", "http://127.0.0.1:9/v1", "--cache",
+         str(tmp_path / "c.sqlite"), "--quiet"]
+    assert main(argv) == 2
+    return capsys.readouterr().err
+
+
 def _run_answering(answer: str, root, **reply) -> int:
     from official_layout import write_official_layout
     from openai_test_server import OpenAITestServer, Reply
@@ -158,14 +167,9 @@ def test_a_responses_file_that_is_a_symlink_loop_or_a_link_to_nothing_is_said_so
     (run / "responses.jsonl").unlink()
     os.symlink("responses.jsonl" if link == "loop" else "gone.jsonl", run / "responses.jsonl")
     capsys.readouterr()
-    argv = ["report", str(run), "--out", str(tmp_path / "rep"), "--n-bootstrap", "10"] if command == "report" else \
-        ["judge", str(run), "--judge-model", "j", "--judge-base-url", "http://127.0.0.1:9/v1", "--cache",
-         str(tmp_path / "c.sqlite"), "--quiet"]
-    assert main(argv) == 2
-    err = capsys.readouterr().err
+    err = _refused(command, run, tmp_path, capsys)
     assert ("a symlink loop" if link == "loop" else "a link to nothing (to gone.jsonl)") in err, err
     assert "Traceback" not in err and "answers are gone" not in err
-
 
 
 def test_a_refused_config_name_shows_an_invisible_character_by_its_code(tmp_path, capsys):
@@ -300,11 +304,7 @@ def test_a_responses_file_of_one_cut_line_is_said_as_cut(command, tmp_path, caps
     responses = run / "responses.jsonl"
     responses.write_bytes(responses.read_bytes()[:120])
     capsys.readouterr()
-    argv = ["report", str(run), "--out", str(tmp_path / "rep"), "--n-bootstrap", "10"] if command == "report" else \
-        ["judge", str(run), "--judge-model", "j", "--judge-base-url", "http://127.0.0.1:9/v1", "--cache",
-         str(tmp_path / "c.sqlite"), "--quiet"]
-    assert main(argv) == 2
-    err = capsys.readouterr().err
+    err = _refused(command, run, tmp_path, capsys)
     assert "responses.jsonl: its line 1 is cut mid-line" in err and "copied from another run" not in err, err
 
 
