@@ -157,6 +157,7 @@ _NOT_DATA = {
     "reference_run": "give the dataset of the benchmark it played",
     "tiny-model": "it is a model (`ihbench run --model-path` takes it); give a dataset folder built by `ihbench build`",
 }
+_NOT_DATA["model"] = _NOT_DATA["tiny-model"]
 #: judge, report and info take --data too, and have no --model-path: said as where a model goes (battery 61, H8)
 _A_MODEL = _NOT_DATA["tiny-model"]
 

@@ -56,7 +56,11 @@ DESCRIPTIONS = {
     "generated": "an `ihbench generate` output folder (generate.json)",
     "reference_run": "a ConversationBench run of the reference harness (transcript.jsonl)",
     "tiny-model": "an `ihbench make-tiny-model` model folder (ihbench_tiny_model.json)",
+    "model": "a transformers model folder (config.json and weights)",
 }
+#: the weights' files by which a folder with config.json is a model's (battery 66, M5: a run's --out inside the very
+#: checkpoint it ran was written there)
+_WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
 _CONFIGS = re.compile(r"^configs\s*:", re.MULTILINE)
 #: The names ihbench gives what it keeps beside an output NAME, with the widest process id (Linux's
 #: PID_MAX_LIMIT): its lock (`io.lock_file_for`), `io.atomic`'s temporary file and working folders, and
@@ -73,10 +77,13 @@ class OutputPathError(UsageError):
 
 def folder_kind(folder: Union[str, os.PathLike]) -> Optional[str]:
     """Which of the toolkit's own folders `folder` is ("dataset", "run", "sid", "turns", "report",
-    "generated", "reference_run", "tiny-model"), or None for any other folder (or none at all)."""
+    "generated", "reference_run", "tiny-model"), or a model's it reads ("model"), or None for any other folder (or
+    none at all)."""
     folder = Path(folder)
     if (folder / TINY_MODEL_JSON).is_file():
         return "tiny-model"
+    if (folder / "config.json").is_file() and any((folder / name).is_file() for name in _WEIGHTS):
+        return "model"
     if BuildDir(folder).is_build():
         return "dataset"
     if os.path.lexists(folder / RUN_JSON):  # a run.json that is not a file (a loop too): a damaged run, named when read

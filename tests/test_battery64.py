@@ -457,3 +457,26 @@ def test_a_run_s_records_file_pretty_printed_is_said_as_one_document(tmp_path, c
     assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--n-bootstrap", "10", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "responses.jsonl: line 1 is not valid JSON" in err and "the file is one JSON document over" in err, err
+
+
+@pytest.mark.parametrize("argv", [["make-tiny-model", "qwen2-text", "--out", "MODEL/t"],
+                                  ["export", "DATA", "--out", "MODEL/ex"],
+                                  ["run", "--model", "openai", "--model-path", "m", "--base-url", "http://127.0.0.1:9/v1",
+                                   "--data", "DATA", "--out", "MODEL/run"]])
+def test_an_output_inside_a_users_model_folder_is_refused(argv, tmp_path, capsys):
+    """Battery 66, M5 (P1): --out inside a transformers checkpoint (config.json and weights, no marker of the
+    toolkit's: the --model-path being run, say) was written there; inside a tiny model's folder it was refused."""
+    from official_layout import write_official_layout
+
+    from ihbench.loaders.tiny import make_tiny_model
+
+    data = write_official_layout(tmp_path / "official")
+    model = make_tiny_model("qwen2-text", tmp_path / "model")
+    (model / "ihbench_tiny_model.json").unlink()  # a user's own checkpoint, as a download leaves it
+    before = sorted(p.name for p in model.iterdir())
+    argv = [word.replace("MODEL", str(model)).replace("DATA", str(data)) for word in argv]
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"is inside {model}, a transformers model folder (config.json and weights)" in err, err
+    assert sorted(p.name for p in model.iterdir()) == before
