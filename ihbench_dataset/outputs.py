@@ -56,7 +56,7 @@ DESCRIPTIONS = {
     "generated": "an `ihbench generate` output folder (generate.json)",
     "reference_run": "a ConversationBench run of the reference harness (transcript.jsonl)",
     "tiny-model": "an `ihbench make-tiny-model` model folder (ihbench_tiny_model.json)",
-    "model": "a transformers model folder (config.json and weights)",
+    "model": "a model folder (config.json and weights)",
 }
 #: the weights' files by which a folder with config.json is a model's (battery 66, M5: a run's --out inside the very
 #: checkpoint it ran was written there)

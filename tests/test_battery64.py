@@ -66,7 +66,10 @@ def test_a_short_answer_with_a_word_or_number_is_kept(answer, tmp_path):
                                         "both handle it",
                                         # battery 66, M1: a fault denied, or the loser called fine, anywhere
                                         "there's nothing wrong with it", "it is perfectly fine", "it does nothing wrong",
-                                        "the loser is fine too", "hard to fault", "it\u2019s fine"])
+                                        "the loser is fine too", "hard to fault", "it\u2019s fine", "it's fine",
+                                        "no big deal", "it is also correct", "doesn't lack anything",
+                                        "can't find a flaw", "there isn't a deficiency", "I could not find any issue",
+                                        "does not have any problems", "lacks nothing"])
 def test_a_deficiency_that_says_there_is_none_is_refused(deficiency):
     """K2 (P2): TF verdicts whose loser_deficiency says the loser has none ("tie", "neither has issues") were scored
     as wins; only the exact phrases of battery 63 (J4) were refused."""
@@ -81,7 +84,9 @@ def test_a_deficiency_that_says_there_is_none_is_refused(deficiency):
                                         "neither confirms nor denies the refund", "bothers the caller twice",
                                         "without an apology", "fine otherwise but ignores the correction",
                                         "nothing wrong except it repeats the greeting", "says the wrong date",
-                                        "is rude to the caller", "sounds robotic and repeats itself"])
+                                        "is rude to the caller", "sounds robotic and repeats itself",
+                                        "doesn't fix the error", "does not correct the mistake", "lacks an apology",
+                                        "has a factual error", "factually correct but ignores the correction"])
 def test_a_deficiency_naming_what_the_loser_does_is_kept(deficiency):
     from ihbench.judge.parse import check_deficiency
 
@@ -478,5 +483,5 @@ def test_an_output_inside_a_users_model_folder_is_refused(argv, tmp_path, capsys
     capsys.readouterr()
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert f"is inside {model}, a transformers model folder (config.json and weights)" in err, err
+    assert f"is inside {model}, a model folder (config.json and weights)" in err, err
     assert sorted(p.name for p in model.iterdir()) == before

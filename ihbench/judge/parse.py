@@ -49,8 +49,14 @@ _SAYS_NONE = [
     re.compile(r".*\b(?:nothing|no|not\s+any|hardly\s+any|without)\s+(?:\w+\s+){0,2}?(?:wrong|missing|amiss|"
                + _FAULT_NOUNS + r")\b"),
     re.compile(r".*\b(?:hard|difficult|impossible|can't|cannot|can\s+not)\s+(?:to\s+)?(?:fault|criticiz\w*|criticis\w*)"),
+    # a fault found in none ("can't find a flaw", "there isn't a deficiency", "does not have any problems"), nothing
+    # lacked ("doesn't lack anything", "lacks nothing"): battery 66, M1
+    re.compile(r".*(?:\bnot|n't|\bno|\bwithout|\bnever)\s+(?:(?:find|see|have|has|had|spot|identify|notice|detect|"
+               r"contain|show|make|made)\s+)?(?:(?:any|a|an|one|single|real|notable|significant|major|big|obvious|clear|"
+               r"particular)\s+){0,2}" + _FAULT_NOUNS + r"\b"),
+    re.compile(r".*\b(?:lacks?\s+(?:anything|nothing)|lacking\s+nothing|no\s+big\s+deal)\b"),
     re.compile(r".*\b(?:is|are|was|were|looks?|seems?|sounds?|'s)\s+(?:\w+\s+)?(?:fine|good|great|ok|okay|acceptable|"
-               r"perfect|excellent|flawless|appropriate|adequate|reasonable|solid)\b"),
+               r"perfect|excellent|flawless|appropriate|adequate|reasonable|solid|correct|accurate|helpful)\b"),
     re.compile(r".*\b(?:fine|good|ok|okay|acceptable)\s+(?:too|as\s+well|as\s+is|also)\b"),
 ]
 #: words after which a deficiency is named, whatever came before them
