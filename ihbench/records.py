@@ -24,6 +24,7 @@ from typing import Any, Callable, Optional
 
 from ihbench.dataset.characters import name_problem
 from ihbench.dataset.argtypes import LONGEST_NAME
+from ihbench.dataset.checks.deficiency import deficiency_problem
 from ihbench.dataset.checks.words import has_words
 from ihbench.dataset.redaction import credential_in, quoted
 
@@ -324,12 +325,9 @@ _VERDICT_FIELDS = ("id", "epoch", "axis", "outcome", "judge_model", "response_ha
 def _check_deficiency(text: str) -> None:
     """A TF verdict's deficiency held to the judge's own rule when read back (battery 64, K14: "rude" edited to "no
     issues" was scored; the line's check covers the verdict, not its words, and older judges accepted more)."""
-    from ihbench.judge.parse import InvalidJudgment, check_deficiency
-
-    try:
-        check_deficiency(text)
-    except InvalidJudgment as error:
-        raise RecordError(f"{error}: not a verdict the judge accepts now; left out, and judged again") from None
+    problem = deficiency_problem(text)
+    if problem:
+        raise RecordError(f"{problem}: not a verdict the judge accepts now; left out, and judged again")
 
 
 def _verdict_check(data: dict) -> str:
