@@ -14,7 +14,7 @@ from .errors import IHBenchError
 from .io.regular import irregular
 from .local_files import cache_is_current, check_config_files, damaged_parquet, record_cache, unfinished_import
 from .long import INTERRUPTIONS_CONFIG, items_from_interruption_rows
-from .outputs import DESCRIPTIONS, folder_kind
+from .outputs import DESCRIPTIONS, folder_kind, is_model_folder
 from .schema import EvalItem
 from .wide import WideConversation, baselines_from_rows, conversations_from_rows, items_from_conversation_rows
 
@@ -245,7 +245,7 @@ def refuse_inside_a_dataset(path: Path, text: str) -> None:
 def _refuse_not_a_dataset(path: Path, text: str) -> None:
     """A local folder that is no dataset of any kind, said as what it is rather than as the library
     finds it ("BuilderConfig 'conversations' not found", "Repo card metadata block was not found")."""
-    if (path / "config.json").is_file() and (any(path.glob("*.safetensors")) or any(path.glob("*.bin"))):
+    if is_model_folder(path):
         raise DataSourceError(f"{text}: is a model folder (config.json and weights), not a dataset; {_A_MODEL}")
     if (path / "README.md").is_file():
         try:  # a card it cannot read says why (a byte-order mark, bytes that are not UTF-8) in the card's words

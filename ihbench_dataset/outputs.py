@@ -58,9 +58,7 @@ DESCRIPTIONS = {
     "tiny-model": "an `ihbench make-tiny-model` model folder (ihbench_tiny_model.json)",
     "model": "a model folder (config.json and weights)",
 }
-#: the weights' files by which a folder with config.json is a model's (battery 66, M5: a run's --out inside the very
-#: checkpoint it ran was written there)
-_WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
+
 _CONFIGS = re.compile(r"^configs\s*:", re.MULTILINE)
 #: The names ihbench gives what it keeps beside an output NAME, with the widest process id (Linux's
 #: PID_MAX_LIMIT): its lock (`io.lock_file_for`), `io.atomic`'s temporary file and working folders, and
@@ -75,6 +73,13 @@ class OutputPathError(UsageError):
     """An output path where the command must not write; the message names both paths."""
 
 
+def is_model_folder(folder: Path) -> bool:
+    """config.json and weights (any `*.safetensors` or `*.bin`: Mistral's `consolidated.safetensors` too): a model's
+    folder, which no output goes into (battery 66, M5 and battery 67, N2: a run's --out inside the very checkpoint it
+    ran was written there) and no command reads as data."""
+    return (folder / "config.json").is_file() and (any(folder.glob("*.safetensors")) or any(folder.glob("*.bin")))
+
+
 def folder_kind(folder: Union[str, os.PathLike]) -> Optional[str]:
     """Which of the toolkit's own folders `folder` is ("dataset", "run", "sid", "turns", "report",
     "generated", "reference_run", "tiny-model"), or a model's it reads ("model"), or None for any other folder (or
@@ -82,7 +87,7 @@ def folder_kind(folder: Union[str, os.PathLike]) -> Optional[str]:
     folder = Path(folder)
     if (folder / TINY_MODEL_JSON).is_file():
         return "tiny-model"
-    if (folder / "config.json").is_file() and any((folder / name).is_file() for name in _WEIGHTS):
+    if is_model_folder(folder):
         return "model"
     if BuildDir(folder).is_build():
         return "dataset"

@@ -478,6 +478,8 @@ def test_an_output_inside_a_users_model_folder_is_refused(argv, tmp_path, capsys
     data = write_official_layout(tmp_path / "official")
     model = make_tiny_model("qwen2-text", tmp_path / "model")
     (model / "ihbench_tiny_model.json").unlink()  # a user's own checkpoint, as a download leaves it
+    # weights by another name (battery 67, N2: Mistral's consolidated.safetensors was not known as a model's)
+    (model / "model.safetensors").rename(model / "consolidated.safetensors")
     before = sorted(p.name for p in model.iterdir())
     argv = [word.replace("MODEL", str(model)).replace("DATA", str(data)) for word in argv]
     capsys.readouterr()
