@@ -69,7 +69,13 @@ def test_a_short_answer_with_a_word_or_number_is_kept(answer, tmp_path):
                                         "the loser is fine too", "hard to fault", "it\u2019s fine", "it's fine",
                                         "no big deal", "it is also correct", "doesn't lack anything",
                                         "can't find a flaw", "there isn't a deficiency", "I could not find any issue",
-                                        "does not have any problems", "lacks nothing"])
+                                        "does not have any problems", "lacks nothing",
+                                        # battery 67, N1: praise, a fault not found, typos, other languages
+                                        "Flawless", "Zero issues", "cannot find fault", "I don't see anything wrong",
+                                        "perfectly acceptable", "Good job", "It does everything right",
+                                        "couldn't find anything", "Looks right to me", "alright", "Equivalent quality",
+                                        "no omissions", "did nothing incorrect", "the loser is just as good",
+                                        "no deficency", "Keine Mängel", "ningún defecto", "Nope"])
 def test_a_deficiency_that_says_there_is_none_is_refused(deficiency):
     """K2 (P2): TF verdicts whose loser_deficiency says the loser has none ("tie", "neither has issues") were scored
     as wins; only the exact phrases of battery 63 (J4) were refused."""
@@ -86,7 +92,9 @@ def test_a_deficiency_that_says_there_is_none_is_refused(deficiency):
                                         "nothing wrong except it repeats the greeting", "says the wrong date",
                                         "is rude to the caller", "sounds robotic and repeats itself",
                                         "doesn't fix the error", "does not correct the mistake", "lacks an apology",
-                                        "has a factual error", "factually correct but ignores the correction"])
+                                        "has a factual error", "factually correct but ignores the correction",
+                                        "leaves a gap in the steps", "gives the same answer twice",
+                                        "misses the issue the caller raised"])
 def test_a_deficiency_naming_what_the_loser_does_is_kept(deficiency):
     from ihbench.judge.parse import check_deficiency
 

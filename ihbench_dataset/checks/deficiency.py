@@ -35,8 +35,23 @@ _VERDICT_WORDS = set("""worse bad wrong poor poorer inferior weaker weak good be
 #: fault"), the loser called fine ("it is perfectly fine", "the loser is fine too": battery 66, M1). "no greeting", a
 #: thing the loser lacks, names one.
 _FAULT_NOUNS = (r"(?:deficienc\w*|issues?|problems?|flaws?|faults?|mistakes?|errors?|concerns?|weakness\w*|"
-                r"shortcomings?|drawbacks?|downsides?|differences?|complaints?)")
+                r"shortcomings?|drawbacks?|downsides?|differences?|complaints?|shortfalls?|gaps?|omissions?|defects?|"
+                r"défauts?|mängel|mangel|defectos?|difett[oi]|defeitos?|problèmes?|problemas?|problemi)")
 _SAYS_NONE = [
+    # battery 67, N1: praise, a fault not found, nothing done wrong, however it is worded (the deny list is the rule's
+    # limit: a judge is re-asked on a refusal, so a wide one costs a call, a narrow one a verdict scored wrongly)
+    re.compile(r".*\b(?:flawless|impeccable|faultless|spot\s+on|well\s+done|good\s+job|nicely\s+done|works\s+well|"
+               r"everything\s+(?:right|well|correctly)|no\s+complaints?|all\s+right|alright|just\s+as\s+good|"
+               r"(?:perfectly|totally|entirely|wholly|completely|quite|also)\s+(?:fine|acceptable|adequate|correct|"
+               r"right|good|ok|okay|reasonable)|handled\s+(?:it\s+)?(?:perfectly|well))\b"),
+    re.compile(r"\W*(?:nope|nil|nada|zero|none|nothing|equivalent|identical|comparable|same)\W*$"),
+    re.compile(r"\W*(?:equivalent|identical|comparable|same)\b"),
+    re.compile(r".*\b(?:anything|a\s+(?:single\s+)?thing)\s+(?:wrong|missing|amiss|incorrect|to\s+(?:criticiz|criticis|"
+               r"fault|improve))"),
+    re.compile(r".*(?:n't|\bnot|\bcannot)\s+(?:\w+\s+)?(?:find|see|spot|identify|notice)\s+(?:any\s+)?(?:anything|fault)"),
+    re.compile(r".*\bnothing\s+(?:\w+\s+)?(?:incorrect|wrong|bad|amiss|missing|lacking|to\s+criticiz|to\s+criticis)"),
+    re.compile(r".*\b(?:zero|aucune?|keine?|ningún|ninguna|ningun|nessun[ao]?|nenhum[a]?|geen|inga|brak)\s+(?:\w+\s+)?"
+               + _FAULT_NOUNS + r"\b"),
     re.compile(r"\W*(?:(?:there\s+(?:is|are|was|were)|there's|i\s+(?:see|found|find)|it\s+has|they\s+have)\s+)?"
                r"(?:(?:nothing|none|both|n/a|tie|equal|equally)\b|(?:no|not\s+any|without)\s+(?:\w+\s+){0,2}?"
                + _FAULT_NOUNS + r"\b)"),
@@ -49,7 +64,7 @@ _SAYS_NONE = [
                r"contain|show|make|made)\s+)?(?:(?:any|a|an|one|single|real|notable|significant|major|big|obvious|clear|"
                r"particular)\s+){0,2}" + _FAULT_NOUNS + r"\b"),
     re.compile(r".*\b(?:lacks?\s+(?:anything|nothing)|lacking\s+nothing|no\s+big\s+deal)\b"),
-    re.compile(r".*\b(?:is|are|was|were|looks?|seems?|sounds?|'s)\s+(?:\w+\s+)?(?:fine|good|great|ok|okay|acceptable|"
+    re.compile(r".*\b(?:is|are|was|were|looks?|seems?|sounds?|'s)\s+(?:\w+\s+){0,2}(?:fine|good|right|great|ok|okay|acceptable|"
                r"perfect|excellent|flawless|appropriate|adequate|reasonable|solid|correct|accurate|helpful)\b"),
     re.compile(r".*\b(?:fine|good|ok|okay|acceptable)\s+(?:too|as\s+well|as\s+is|also)\b"),
 ]
@@ -58,8 +73,30 @@ _CONTRAST = re.compile(r"\b(?:but|yet|though|although|however|except|other\s+tha
 
 
 def _says_none(lowered: str) -> bool:
-    lowered = lowered.replace("\u2019", "'")
+    lowered = _spelled(lowered.replace("\u2019", "'"))
     return not _CONTRAST.search(lowered) and any(pattern.match(lowered) for pattern in _SAYS_NONE)
+
+
+_FAULT_WORDS = ("deficiency", "issues", "issue", "problem", "problems", "flaws", "mistakes", "errors", "weakness")
+
+
+def _spelled(lowered: str) -> str:
+    """A fault's noun as spelled with one letter wrong ("no deficency", "no isues": battery 67, N1), as it is meant."""
+    def word(match: "re.Match") -> str:
+        found = match.group(0)
+        return next((right for right in _FAULT_WORDS if found != right and _one_edit(found, right)), found)
+
+    return re.sub(r"[a-z]{5,}", word, lowered)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether `a` and `b` differ by one letter added, removed or changed."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        return sum(x != y for x, y in zip(a, b)) == 1
+    short, long = sorted((a, b), key=len)
+    return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
 
 
 def deficiency_problem(text) -> Optional[str]:
