@@ -8,6 +8,7 @@ item; everything else propagates with its traceback, and the records written so 
 """
 from __future__ import annotations
 
+import re
 import sys
 from typing import Optional
 
@@ -148,6 +149,22 @@ def checked_answer(text: Optional[str], what: str = "the model's answer") -> str
     if no_text(text):
         raise EmptyReplyError(f"{what} has no text{invisible_only(text)}")
     return text
+
+
+#: an answer that is an error page or an error object, sent as a completion's text with status 200
+_ERROR_PAGE = re.compile(r"\s*(?:<!doctype\s+html|<html\b|<head\b|<body\b)", re.IGNORECASE)
+_ERROR_OBJECT = re.compile(r'\s*\{\s*"(?:error|detail|message)"\s*:', re.IGNORECASE)
+
+
+def error_page(text: str) -> Optional[str]:
+    """What an answer is when it is a server's error rather than a model's words (an HTML page, a JSON error object
+    such as `{"error": "rate limited"}`), or None: a voice agent speaks neither, and scored either would be a loss the
+    model never made (battery 67, N3)."""
+    if _ERROR_PAGE.match(text):
+        return "an HTML page"
+    if _ERROR_OBJECT.match(text) and text.rstrip().endswith("}"):
+        return "a JSON error object"
+    return None
 
 
 def invisible_only(text: Optional[str]) -> str:

@@ -29,14 +29,14 @@ from ihbench.dataset.argtypes import (boolean, concurrency, count, each, env_var
 from ihbench.dataset.audio import encode_wav
 from ihbench.dataset.audio_format import SAMPLING_RATE
 from ihbench.dataset.errors import UsageError
-from ihbench.dataset.redaction import redact
+from ihbench.dataset.redaction import redact, shortened
 
 from .base import GenerationConfig, Loader, ModelInput, Response
 from .chat import ChatReply, ToolCall, parse_arguments
 from .clients import openai_client, server_text
 from .extra_body import check_extra_body
-from .failures import (EmptyReplyError, UnsupportedInputError, check_not_filtered, describe_failure, ended_at_budget,
-                       empty_after_thinking, invisible_only, no_text)
+from .failures import (EmptyReplyError, MalformedReplyError, UnsupportedInputError, check_not_filtered,
+                       describe_failure, empty_after_thinking, ended_at_budget, error_page, invisible_only, no_text)
 from .reasoning import split_reasoning
 from .retry import TransportError, checked_completion, retry_sync, transport_error
 
@@ -399,6 +399,9 @@ class OpenAICompatLoader(Loader):
                 else ""
             raise EmptyReplyError(f"the server's reply has no text (finish_reason {finish!r}){invisible_only(text)}"
                                   f"{said}")
+        page = error_page(text)
+        if page:  # a proxy's or server's error sent as the model's words, status 200 (battery 67, N3)
+            raise MalformedReplyError(f"the server's reply is {page}, not a model's words: {shortened(text, 200)!r}")
         if _SPECIAL_ONLY.fullmatch(text):  # a template's end-of-turn token leaked: a local loader strips them
             raise EmptyReplyError(f"the server's reply is only special tokens ({text.strip()[:80]!r}): no words; the "
                                   "server did not strip them (vLLM does unless skip_special_tokens is false)")

@@ -495,3 +495,13 @@ def test_an_output_inside_a_users_model_folder_is_refused(argv, tmp_path, capsys
     err = capsys.readouterr().err
     assert f"is inside {model}, a model folder (config.json and weights)" in err, err
     assert sorted(p.name for p in model.iterdir()) == before
+
+
+@pytest.mark.parametrize("answer", ["<html><body>Error 502</body></html>", "<!DOCTYPE html><html>Bad gateway</html>",
+                                    '{"error": "rate limited"}'])
+def test_an_error_page_sent_as_an_answer_is_a_failed_item(answer, tmp_path):
+    """Battery 67, N3 (P2): a completion whose text was a proxy's HTML error page or a JSON error object (status 200)
+    was kept as the model's answer, judged and scored."""
+    assert _run_answering(answer, tmp_path) == 1
+    record = json.loads((tmp_path / "r" / "responses.jsonl").read_text().splitlines()[0])
+    assert record["response"] is None and "MalformedReplyError" in record["error"], record
