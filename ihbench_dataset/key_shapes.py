@@ -51,7 +51,7 @@ KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9])" + KEY_PREFIX + r"[A-Za-z0-9_-]{16,}"
 #: OpenAI's `sk-proj-`: battery 64, K4, a body spelled in alphabet order was taken for a name's)
 _ONLY_KEYS_PREFIX = re.compile(r"(?:github_pat_|glpat-|nvapi-|esecret_|tgp_v1_|shp(?:at|ss|ca|pa)_|xox[abposre]-|xapp-"
                                r"|lsv2_(?:pt|sk)_|sk_car_|rubygems_|HRKU-|sk-lf-|jina_|dckr_pat_"
-                               r"|sk-ant-|sk-(?:proj|svcacct|admin)-)")
+                               r"|sk-ant-|sk-(?:proj|svcacct|admin)-|gh[pousr]_|gsk_|xai-|[sr]k_(?:live|test)_)")
 #: after a prefix, a run this long of mixed case with digits is a key's body; no model name or folder of a
 #: key's prefix has one (`sk-learn-classifier`, `hf_cache_2024`, `hf_checkpoint1500steps`)
 _PREFIXED_RUN = 16
@@ -258,6 +258,8 @@ def is_prefixed_key(word: str) -> bool:
     if len(rest) >= 20 and re.search("[0-9]", rest) and \
             (_is_hex(rest) or (re.search("[A-Z]", rest) and re.search("[a-z]", rest))):
         return True
+    if only and re.search("[A-Za-z0-9]{20,}", word[only.end():]):  # one run of 20 or more, whatever its letters
+        return True  # (battery 67, N4: `sk-ant-api03-<lower-case letters>` was no key); words joined by `-` are a name
     # `hf_hub_download_cache_01`; a word with a number, `fc-resnet50-voxceleb` (battery 54, A7)
     words = any(_is_word(part) or (len(part.rstrip("0123456789")) >= 4 and _is_word(part.rstrip("0123456789")))
                 for part in re.split("[-_]", body) if len(part) >= 3)
@@ -279,7 +281,7 @@ def is_prefixed_key(word: str) -> bool:
 #: Face token's 34 letters of both cases, SendGrid's `SG.<22>.<43>`, an AWS access key id's `AKIA` (`ASIA` for a
 #: temporary one) and 16 capitals or digits (battery 61, H6: 20 characters, below the bare run's 24); a camelCase
 #: name of exactly 34 letters is not one
-_FIXED_SHAPE_KEY = re.compile(r"(?<![A-Za-z0-9])(?:hf_(?=[A-Za-z]{0,33}[A-Z])(?=[A-Za-z]{0,33}[a-z])([A-Za-z]{34})"
+_FIXED_SHAPE_KEY = re.compile(r"(?<![A-Za-z0-9])(?:hf_([A-Za-z]{34})"
                               r"|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|A[KS]IA[A-Z0-9]{16})(?![A-Za-z0-9])")
 
 

@@ -505,3 +505,16 @@ def test_an_error_page_sent_as_an_answer_is_a_failed_item(answer, tmp_path):
     assert _run_answering(answer, tmp_path) == 1
     record = json.loads((tmp_path / "r" / "responses.jsonl").read_text().splitlines()[0])
     assert record["response"] is None and "MalformedReplyError" in record["error"], record
+
+
+@pytest.mark.parametrize("key", ["sk-ant-api03-abcdefghijklmnopqrstuv", "sk-proj-abcdefghijklmnopqrstuv",
+                                 "ghp_abcdefghijklmnopqrstuvwxyzabcdefghij", "gsk_abcdefghijklmnopqrstuvwxyz",
+                                 "hf_abcdefghijklmnopqrstuvwxyzabcdefgh", "sk_live_abcdefghijklmnopqrstuvwx"])
+def test_a_key_of_its_provider_s_prefix_is_one_whatever_its_letters(key):
+    """Battery 67, N4 (P1): a key whose body after a prefix only keys carry was lower-case letters only was written
+    (run.json, responses, a staged Space) and echoed; names after such prefixes (`xapp-slack-bot-config-version2`)
+    stay names."""
+    from ihbench.dataset.redaction import credential_in, hide_secrets_in_use
+
+    assert credential_in(key) and hide_secrets_in_use(f"use {key} now") == "use <redacted> now"
+    assert credential_in("xapp-slack-bot-config-version2") is None and credential_in("hf_hub_download_cache") is None
