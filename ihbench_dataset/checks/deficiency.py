@@ -68,6 +68,8 @@ _SAYS_NONE = [
                r"perfect|excellent|flawless|appropriate|adequate|reasonable|solid|correct|accurate|helpful)\b"),
     re.compile(r".*\b(?:fine|good|ok|okay|acceptable)\s+(?:too|as\s+well|as\s+is|also)\b"),
 ]
+#: words that name nothing the loser does: made once, not on every verdict read
+_NO_CLAIM = frozenset(_FILLER_WORDS | _VERDICT_WORDS)
 #: words after which a deficiency is named, whatever came before them
 _CONTRAST = re.compile(r"\b(?:but|yet|though|although|however|except|other\s+than|apart\s+from|besides|only)\b")
 
@@ -109,7 +111,7 @@ def deficiency_problem(text) -> Optional[str]:
         return "loser_deficiency must name a concrete deficiency in a few words"
     lowered = text.lower()
     remainder = _LENGTH_WORDS.sub(" ", lowered)
-    content = [w for w in re.findall(r"[a-z][a-z'/]+", remainder) if w not in _FILLER_WORDS | _VERDICT_WORDS]
+    content = [w for w in re.findall(r"[a-z][a-z'/]+", remainder) if w not in _NO_CLAIM]
     if not content and _LENGTH_WORDS.search(lowered):
         return (f"loser_deficiency {text!r} only complains about length or detail; name what the losing response "
                 "gets wrong or omits for the task")
